@@ -1,0 +1,175 @@
+"""The one front door from sympy expressions to fast numeric callables.
+
+``compile(exprs, args, backend)`` lambdifies with common-subexpression elimination,
+vectorised over numpy arrays (``backend="numpy"``) or evaluated at arbitrary precision
+(``backend="mpmath"``).  The result exposes the generated Python ``source`` and is
+cached per (expressions, arguments, backend), so models may call ``compile`` freely.
+
+Numeric loops must call compiled functions, never ``subs``/``evalf`` (DESIGN.md, step 3).
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from typing import Any, Callable, Iterable, Sequence
+
+import mpmath
+import numpy as np
+import sympy as sp
+
+from .errors import SymqError
+
+__all__ = ["CompiledFunction", "compile", "clear_cache", "cache_info"]
+
+_BACKENDS = ("numpy", "mpmath")
+_CACHE: dict[tuple, "CompiledFunction"] = {}
+_LOCK = threading.Lock()
+_STATS = {"hits": 0, "misses": 0}
+
+
+def _as_symbol(arg: Any) -> sp.Basic:
+    symbol = getattr(arg, "symbol", arg)  # accept a Parameter
+    if not isinstance(symbol, (sp.Symbol, sp.Indexed, sp.IndexedBase, sp.Function, sp.MatrixSymbol)):
+        raise SymqError(f"compile: argument {arg!r} is not a sympy symbol or a Parameter")
+    return symbol
+
+
+class CompiledFunction:
+    """A compiled expression (or tuple of expressions).
+
+    Call it with one positional value per argument.  With the numpy backend the
+    arguments broadcast against each other and every output has the broadcast shape
+    (constant outputs included).  With the mpmath backend the call runs at ``dps``
+    decimal digits when given, otherwise at the current ``mpmath.mp.dps``.
+
+    Attributes
+    ----------
+    exprs : tuple of sympy.Expr
+        The compiled expressions.
+    args : tuple of sympy.Symbol
+        The arguments, in call order.
+    backend : str
+        ``"numpy"`` or ``"mpmath"``.
+    source : str
+        The generated Python source.
+    """
+
+    def __init__(self, exprs: tuple[sp.Expr, ...], args: tuple[sp.Basic, ...], backend: str,
+                 single: bool) -> None:
+        self.exprs = exprs
+        self.args = args
+        self.backend = backend
+        self.single = single
+        modules = ["numpy", "scipy"] if backend == "numpy" else ["mpmath"]
+        target = exprs[0] if single else list(exprs)
+        self._func: Callable[..., Any] = sp.lambdify(args, target, modules=modules, cse=True)
+        try:
+            self.source = inspect.getsource(self._func)
+        except (OSError, TypeError):  # pragma: no cover - lambdify always registers its source
+            self.source = "<source unavailable>"
+
+    def __call__(self, *values: Any, dps: int | None = None) -> Any:
+        if len(values) != len(self.args):
+            raise SymqError(
+                f"compiled function of ({', '.join(map(str, self.args))}) called with "
+                f"{len(values)} values"
+            )
+        if self.backend == "mpmath":
+            if dps is None:
+                return self._call_mpmath(values)
+            with mpmath.workdps(dps):
+                return self._call_mpmath(values)
+        arrays = [np.asarray(v, dtype=float) if not isinstance(v, np.ndarray) else v for v in values]
+        out = self._func(*arrays)
+        shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
+        if self.single:
+            return self._shaped(out, shape)
+        return tuple(self._shaped(o, shape) for o in out)
+
+    def _call_mpmath(self, values: Sequence[Any]) -> Any:
+        converted = [mpmath.mpmathify(v) if not isinstance(v, (mpmath.mpf, mpmath.mpc)) else v
+                     for v in values]
+        out = self._func(*converted)
+        return out if self.single else tuple(out)
+
+    @staticmethod
+    def _shaped(value: Any, shape: tuple[int, ...]) -> Any:
+        array = np.asarray(value, dtype=complex if np.iscomplexobj(value) else float)
+        if array.shape == shape:
+            return array if shape else array[()]
+        if not shape:
+            return array[()]
+        return np.broadcast_to(array, shape).copy()
+
+    def __repr__(self) -> str:
+        names = ", ".join(map(str, self.args))
+        return f"<CompiledFunction ({names}) -> {len(self.exprs)} expr(s), backend={self.backend}>"
+
+
+def compile(exprs: sp.Expr | Iterable[sp.Expr], args: Iterable[Any], backend: str = "numpy"
+            ) -> CompiledFunction:  # noqa: A001 - the front door is called compile on purpose
+    """Compile sympy expressions into a vectorised numeric callable.
+
+    Parameters
+    ----------
+    exprs : sympy.Expr or sequence of sympy.Expr
+        One expression (the callable returns one value) or several (it returns a tuple).
+    args : sequence of sympy.Symbol or Parameter
+        The arguments of the callable, in order.
+    backend : {"numpy", "mpmath"}
+        numpy: vectorised float evaluation.  mpmath: arbitrary precision.
+
+    Returns
+    -------
+    CompiledFunction
+        Cached per (expressions, arguments, backend).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> x, y = sp.symbols("x y")
+    >>> f = compile(x**2 + sp.sin(y), (x, y))
+    >>> float(f(2.0, 0.0))
+    4.0
+    """
+    if backend not in _BACKENDS:
+        raise SymqError(f"compile: backend={backend!r} must be one of {', '.join(_BACKENDS)}")
+    single = isinstance(exprs, (sp.Basic, int, float))
+    expr_tuple = (sp.sympify(exprs),) if single else tuple(sp.sympify(e) for e in exprs)
+    if not expr_tuple:
+        raise SymqError("compile: exprs must contain at least one expression")
+    arg_tuple = tuple(_as_symbol(a) for a in args)
+    free = set().union(*(e.free_symbols for e in expr_tuple))
+    missing = free - set(arg_tuple)
+    missing = {s for s in missing if not any(s in getattr(a, "free_symbols", set()) for a in arg_tuple)}
+    if missing:
+        raise SymqError(
+            "compile: expression depends on symbols not given as arguments: "
+            + ", ".join(sorted(map(str, missing)))
+        )
+    key = (expr_tuple, arg_tuple, backend, single)
+    with _LOCK:
+        cached = _CACHE.get(key)
+        if cached is not None:
+            _STATS["hits"] += 1
+            return cached
+        _STATS["misses"] += 1
+    compiled = CompiledFunction(expr_tuple, arg_tuple, backend, single)
+    with _LOCK:
+        _CACHE.setdefault(key, compiled)
+    return _CACHE[key]
+
+
+def clear_cache() -> None:
+    """Forget every compiled function."""
+    with _LOCK:
+        _CACHE.clear()
+        _STATS.update(hits=0, misses=0)
+
+
+def cache_info() -> dict[str, int]:
+    """Cache statistics: ``hits``, ``misses`` and ``size``."""
+    with _LOCK:
+        return {**_STATS, "size": len(_CACHE)}
+

@@ -1,0 +1,123 @@
+"""Derivation records: ordered, named steps that print as Markdown with LaTeX.
+
+A model's ``derive`` methods append :class:`Step` objects (a title, a sympy object or
+``Eq``, one line of prose) to a :class:`Derivation`.  ``Derivation.to_markdown()`` renders
+every formula with :func:`sympy.latex`; no TeX is written by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+import sympy as sp
+
+__all__ = ["Step", "Derivation"]
+
+
+def _latex(obj: Any) -> str:
+    if isinstance(obj, str):
+        return obj
+    return sp.latex(obj)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One named step of a derivation.
+
+    Parameters
+    ----------
+    title : str
+        Short name of the step ("KKT conditions").
+    content : sympy object, or a sequence of them
+        The equation(s) or expression(s) established by the step.
+    prose : str
+        One line saying what the step does and where it comes from.
+    """
+
+    title: str
+    content: Any
+    prose: str = ""
+
+    def formulas(self) -> list[Any]:
+        """The step's formulas as a list."""
+        if isinstance(self.content, (list, tuple)):
+            return list(self.content)
+        return [self.content]
+
+    def to_markdown(self, number: int | None = None) -> str:
+        head = f"### {number}. {self.title}" if number is not None else f"### {self.title}"
+        lines = [head, ""]
+        if self.prose:
+            lines += [self.prose, ""]
+        for formula in self.formulas():
+            lines += ["$$", _latex(formula), "$$", ""]
+        return "\n".join(lines)
+
+
+@dataclass
+class Derivation:
+    """An ordered record of derivation steps.
+
+    Parameters
+    ----------
+    title : str
+        Title of the derivation.
+    source : str
+        The paper (and section) it follows.
+    summary : str
+        A paragraph put before the steps.
+    """
+
+    title: str
+    source: str = ""
+    summary: str = ""
+    steps: list[Step] = field(default_factory=list)
+
+    def add(self, title: str, content: Any, prose: str = "") -> Any:
+        """Append a step and return its content (so derivations read as code)."""
+        self.steps.append(Step(title, content, prose))
+        return content
+
+    def section(self, heading: str) -> None:
+        """Start a new section (rendered as a level-2 heading)."""
+        self.steps.append(Step(heading, [], "\x00section"))
+
+    def __iter__(self) -> Iterator[Step]:
+        return (s for s in self.steps if s.prose != "\x00section")
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __getitem__(self, title: str) -> Step:
+        for step in self:
+            if step.title == title:
+                return step
+        raise KeyError(f"no step titled {title!r}; steps: {[s.title for s in self]}")
+
+    def to_markdown(self) -> str:
+        """Render as Markdown, formulas as ``$$ ... $$`` blocks produced by ``sympy.latex``."""
+        lines = [f"# {self.title}", ""]
+        if self.source:
+            lines += [f"*Source:* {self.source}", ""]
+        if self.summary:
+            lines += [self.summary, ""]
+        number = 0
+        for step in self.steps:
+            if step.prose == "\x00section":
+                lines += [f"## {step.title}", ""]
+                continue
+            number += 1
+            lines.append(step.to_markdown(number))
+        return "\n".join(lines).rstrip() + "\n"
+
+    def __str__(self) -> str:
+        return self.to_markdown()
+
+    def _repr_markdown_(self) -> str:  # Jupyter
+        return self.to_markdown()
+
+
+def equations(pairs: Sequence[tuple[Any, Any]]) -> list[sp.Eq]:
+    """Build a list of ``Eq(lhs, rhs)`` without letting sympy evaluate them to booleans."""
+    return [sp.Eq(lhs, rhs, evaluate=False) for lhs, rhs in pairs]

@@ -1,0 +1,368 @@
+"""Declared model parameters and their domains.
+
+A :class:`Parameter` couples a sympy symbol (with the matching assumptions) to a
+:class:`Domain` that validates numeric values and parses command-line text.  Models
+declare their parameters once; the same declaration drives symbolic derivation
+(``Parameter.symbol``), validation (``Parameter.validate``) and the CLI
+(``Parameter.parse``).
+
+Examples
+--------
+>>> rho = Parameter("rho", PositiveReal(), typical=0.5, description="total work rate")
+>>> rho.validate(0.7)
+0.7
+>>> rho.validate(-1)
+Traceback (most recent call last):
+...
+symq.core.errors.InvalidParameter: parameter rho=-1 must be a positive real number
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import sympy as sp
+
+from .errors import InvalidParameter
+
+__all__ = [
+    "Domain",
+    "PositiveReal",
+    "NonNegativeReal",
+    "Interval",
+    "IntegerAtLeast",
+    "PositiveVector",
+    "Choice",
+    "Parameter",
+    "validate_parameters",
+]
+
+
+def _is_real_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+class Domain(ABC):
+    """The set of allowed values of a parameter."""
+
+    #: sympy assumptions given to the parameter's symbol.
+    assumptions: dict[str, bool] = {}
+
+    @abstractmethod
+    def describe(self) -> str:
+        """Human-readable description used in error messages."""
+
+    @abstractmethod
+    def coerce(self, name: str, value: Any) -> Any:
+        """Return ``value`` in canonical form, or raise :class:`InvalidParameter`."""
+
+    def parse(self, name: str, text: str) -> Any:
+        """Parse command-line text into a valid value."""
+        try:
+            value = float(text)
+        except ValueError:
+            raise InvalidParameter(name, text, self.describe(), "not a number") from None
+        return self.coerce(name, value)
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+def _real(name: str, value: Any, domain: Domain) -> float:
+    if isinstance(value, sp.Basic):
+        if not value.is_number:
+            raise InvalidParameter(name, value, domain.describe(), "not a number")
+        value = float(value)
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value.item()
+    if not _is_real_number(value):
+        raise InvalidParameter(name, value, domain.describe(), "not a real number")
+    if not math.isfinite(float(value)):
+        raise InvalidParameter(name, value, domain.describe(), "not finite")
+    return value
+
+
+@dataclass(frozen=True)
+class PositiveReal(Domain):
+    """Real numbers x > 0."""
+
+    assumptions = {"positive": True, "real": True}
+
+    def describe(self) -> str:
+        return "a positive real number"
+
+    def coerce(self, name: str, value: Any) -> Any:
+        value = _real(name, value, self)
+        if not value > 0:
+            raise InvalidParameter(name, value, self.describe())
+        return value
+
+
+@dataclass(frozen=True)
+class NonNegativeReal(Domain):
+    """Real numbers x >= 0."""
+
+    assumptions = {"nonnegative": True, "real": True}
+
+    def describe(self) -> str:
+        return "a nonnegative real number"
+
+    def coerce(self, name: str, value: Any) -> Any:
+        value = _real(name, value, self)
+        if not value >= 0:
+            raise InvalidParameter(name, value, self.describe())
+        return value
+
+
+@dataclass(frozen=True)
+class Interval(Domain):
+    """Real numbers in an interval; each end open or closed.
+
+    Parameters
+    ----------
+    low, high : float
+        End points (``-inf``/``inf`` allowed).
+    left_open, right_open : bool
+        Whether each end is excluded.
+    """
+
+    low: float
+    high: float
+    left_open: bool = False
+    right_open: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.low < self.high:
+            raise ValueError(f"empty interval [{self.low}, {self.high}]")
+
+    @property
+    def assumptions(self) -> dict[str, bool]:  # type: ignore[override]
+        out = {"real": True}
+        if self.low > 0 or (self.low == 0 and self.left_open):
+            out["positive"] = True
+        elif self.low >= 0:
+            out["nonnegative"] = True
+        return out
+
+    def describe(self) -> str:
+        left = "(" if self.left_open else "["
+        right = ")" if self.right_open else "]"
+        return f"a real number in {left}{self.low:g}, {self.high:g}{right}"
+
+    def coerce(self, name: str, value: Any) -> Any:
+        value = _real(name, value, self)
+        below = value <= self.low if self.left_open else value < self.low
+        above = value >= self.high if self.right_open else value > self.high
+        if below or above:
+            raise InvalidParameter(name, value, self.describe())
+        return value
+
+
+@dataclass(frozen=True)
+class IntegerAtLeast(Domain):
+    """Integers n >= ``minimum``."""
+
+    minimum: int = 1
+
+    @property
+    def assumptions(self) -> dict[str, bool]:  # type: ignore[override]
+        out = {"integer": True}
+        if self.minimum >= 1:
+            out["positive"] = True
+        elif self.minimum >= 0:
+            out["nonnegative"] = True
+        return out
+
+    def describe(self) -> str:
+        return f"an integer >= {self.minimum}"
+
+    def coerce(self, name: str, value: Any) -> Any:
+        if isinstance(value, (np.integer,)):
+            value = int(value)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, sp.Integer):
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidParameter(name, value, self.describe(), "not an integer")
+        if value < self.minimum:
+            raise InvalidParameter(name, value, self.describe())
+        return value
+
+    def parse(self, name: str, text: str) -> Any:
+        try:
+            value = int(text)
+        except ValueError:
+            raise InvalidParameter(name, text, self.describe(), "not an integer") from None
+        return self.coerce(name, value)
+
+
+@dataclass(frozen=True)
+class PositiveVector(Domain):
+    """Non-empty vectors of positive finite reals (returned as a float numpy array)."""
+
+    min_length: int = 1
+
+    assumptions = {"positive": True, "real": True}
+
+    def describe(self) -> str:
+        if self.min_length <= 1:
+            return "a non-empty vector of positive real numbers"
+        return f"a vector of at least {self.min_length} positive real numbers"
+
+    def coerce(self, name: str, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.parse(name, value)
+        try:
+            array = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidParameter(name, value, self.describe(), "not numeric") from None
+        if array.ndim == 0:
+            array = array.reshape(1)
+        if array.ndim != 1:
+            raise InvalidParameter(name, value, self.describe(), f"has {array.ndim} dimensions")
+        if array.size < self.min_length:
+            raise InvalidParameter(name, value, self.describe(), f"has length {array.size}")
+        if not np.all(np.isfinite(array)):
+            raise InvalidParameter(name, value, self.describe(), "contains a non-finite entry")
+        bad = np.flatnonzero(array <= 0)
+        if bad.size:
+            i = int(bad[0])
+            raise InvalidParameter(
+                name, value, self.describe(), f"entry {i} is {array[i]:g}"
+            )
+        return array
+
+    def parse(self, name: str, text: str) -> Any:
+        pieces = [p for p in text.replace(" ", "").split(",") if p != ""]
+        try:
+            values = [float(p) for p in pieces]
+        except ValueError:
+            raise InvalidParameter(
+                name, text, self.describe(), "write it as comma-separated numbers, e.g. 4,2,1"
+            ) from None
+        return self.coerce(name, values)
+
+
+@dataclass(frozen=True)
+class Choice(Domain):
+    """One of a finite set of names (case-insensitive)."""
+
+    choices: tuple[str, ...]
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(self.choices)
+
+    def coerce(self, name: str, value: Any) -> Any:
+        if isinstance(value, str):
+            for choice in self.choices:
+                if choice.lower() == value.lower():
+                    return choice
+        raise InvalidParameter(name, value, self.describe())
+
+    def parse(self, name: str, text: str) -> Any:
+        return self.coerce(name, text)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A declared model parameter.
+
+    Parameters
+    ----------
+    name : str
+        Name used in formulas, the CLI (``name=value``) and error messages.
+    domain : Domain
+        Allowed values.
+    typical : object, optional
+        A typical value, used by examples, ``symq list`` and claim samples.
+    description : str
+        One line saying what the parameter is.
+    latex : str, optional
+        Name of the symbol when printed (sympy symbol name, e.g. ``"\\rho"`` is produced
+        automatically for ``rho``).
+    """
+
+    name: str
+    domain: Domain
+    typical: Any = None
+    description: str = ""
+    symbol_name: str | None = field(default=None, compare=False)
+
+    @property
+    def symbol(self) -> sp.Symbol:
+        """The sympy symbol of this parameter, carrying the domain's assumptions."""
+        return sp.Symbol(self.symbol_name or self.name, **self.domain.assumptions)
+
+    def indexed(self) -> sp.IndexedBase:
+        """The parameter as an indexed base (for vector parameters: ``C[j]``)."""
+        return sp.IndexedBase(self.symbol_name or self.name, **self.domain.assumptions)
+
+    def validate(self, value: Any) -> Any:
+        """Return the value in canonical form or raise :class:`InvalidParameter`."""
+        return self.domain.coerce(self.name, value)
+
+    def parse(self, text: str) -> Any:
+        """Parse command-line text (``"4,2,1"``, ``"0.5"``) into a valid value."""
+        return self.domain.parse(self.name, text)
+
+    def __str__(self) -> str:
+        text = f"{self.name}: {self.domain.describe()}"
+        if self.description:
+            text += f" — {self.description}"
+        if self.typical is not None:
+            typical = self.typical
+            if isinstance(typical, (list, tuple, np.ndarray)):
+                typical = ",".join(f"{v:g}" for v in np.asarray(typical, dtype=float))
+            text += f" (typical {typical})"
+        return text
+
+
+def validate_parameters(
+    parameters: tuple[Parameter, ...] | list[Parameter],
+    values: Mapping[str, Any],
+    *,
+    use_typical: bool = False,
+) -> dict[str, Any]:
+    """Validate a mapping of values against declared parameters.
+
+    Parameters
+    ----------
+    parameters : sequence of Parameter
+        The declaration.
+    values : mapping
+        Values by parameter name.
+    use_typical : bool
+        Fill missing values with the typical value instead of raising.
+
+    Returns
+    -------
+    dict
+        Canonical values by name, in declaration order.
+
+    Raises
+    ------
+    InvalidParameter
+        For an unknown name, a missing value or a value outside its domain.
+    """
+    declared = {p.name: p for p in parameters}
+    for name in values:
+        if name not in declared:
+            raise InvalidParameter(
+                name, values[name], "one of the declared parameters " + ", ".join(declared),
+                "unknown parameter",
+            )
+    out: dict[str, Any] = {}
+    for p in parameters:
+        if p.name in values:
+            out[p.name] = p.validate(values[p.name])
+        elif use_typical and p.typical is not None:
+            out[p.name] = p.validate(p.typical)
+        else:
+            raise InvalidParameter(p.name, None, p.domain.describe(), "missing")
+    return out

@@ -1,0 +1,96 @@
+"""Markdown reports of claim verdicts (``symq check --report DIR``)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import re
+from pathlib import Path
+from typing import Sequence
+
+from .claims import Status, Verdict
+from .derivation import Derivation
+
+__all__ = ["verdict_table", "write_report"]
+
+_MARK = {Status.HOLDS: "holds", Status.FAILS: "**fails**", Status.INCONCLUSIVE: "*inconclusive*"}
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _error(verdict: Verdict) -> str:
+    return "" if verdict.max_error is None else f"{verdict.max_error:.3g}"
+
+
+def verdict_table(verdicts: Sequence[Verdict], markdown: bool = False) -> str:
+    """A table of verdicts, plain text for the terminal or Markdown for reports."""
+    headers = ("paper", "claim", "status", "max error", "evidence", "seconds", "detail")
+    rows = [
+        (v.paper, v.claim, str(v.status), _error(v), ", ".join(map(str, v.evidence)),
+         f"{v.seconds:.2f}", v.detail)
+        for v in verdicts
+    ]
+    if markdown:
+        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        for v, row in zip(verdicts, rows):
+            cells = list(row)
+            cells[2] = _MARK[v.status]
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers[:-1])]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
+    lines = [fmt.format(*headers), fmt.format(*("-" * w for w in widths), "-" * 6)]
+    lines += [fmt.format(*row) for row in rows]
+    counts = {s: sum(v.status is s for v in verdicts) for s in Status}
+    lines.append("")
+    lines.append(f"{len(verdicts)} claims: {counts[Status.HOLDS]} hold, {counts[Status.FAILS]} fail, "
+                 f"{counts[Status.INCONCLUSIVE]} inconclusive")
+    return "\n".join(lines)
+
+
+def write_report(directory: str | Path, verdicts: Sequence[Verdict],
+                 derivations: dict[str, Derivation], figures: dict[str, list[Path]],
+                 titles: dict[str, str] | None = None) -> Path:
+    """Write ``report.md`` (verdicts, figures, derivations) into ``directory``.
+
+    Parameters
+    ----------
+    directory : path
+        Created if needed; figures are expected inside it.
+    verdicts : sequence of Verdict
+        The verdicts, all papers together.
+    derivations : dict
+        Derivation per paper key.
+    figures : dict
+        Figure files per paper key (may be empty when matplotlib is missing).
+    titles : dict, optional
+        Paper titles by key.
+
+    Returns
+    -------
+    Path
+        The report file.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    titles = titles or {}
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = ["# symq check report", "",
+             f"Generated {now} with Python {platform.python_version()}.", "",
+             "## Verdicts", "", verdict_table(verdicts, markdown=True), ""]
+    keys = list(dict.fromkeys([v.paper for v in verdicts] + list(derivations)))
+    for key in keys:
+        lines += [f"## {key}: {titles.get(key, '')}".rstrip(": "), ""]
+        for path in figures.get(key, []):
+            rel = Path(path).relative_to(directory) if Path(path).is_absolute() else Path(path)
+            lines += [f"![{rel.stem}]({rel.as_posix()})", ""]
+        if key in derivations:
+            body = re.sub(r"(?m)^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ",
+                          derivations[key].to_markdown())
+            lines += [body, ""]
+    path = directory / "report.md"
+    path.write_text("\n".join(lines))
+    return path

@@ -1,0 +1,351 @@
+"""Simulation output statistics shared by every simulator in symq.
+
+A simulator returns its estimates as :class:`ConfidenceInterval` objects, so that a claim can
+compare a closed form with a simulation in units of half-widths (:meth:`ConfidenceInterval.distance`).
+
+Two classical interval estimators are provided:
+
+* :func:`batch_means` for one long, autocorrelated run (non-overlapping batch means after a
+  warm-up period, Student-t interval on the batch means);
+* :func:`replication_ci` for independent replications (Student-t interval).
+
+:func:`lag1_autocorrelation` reports how far the batch means are from independent.
+
+References
+----------
+A. M. Law, *Simulation Modeling and Analysis*, 5th ed., McGraw-Hill, 2015, Sections 9.4.1
+(independent replications) and 9.5.3 (batch means).
+
+Examples
+--------
+>>> import numpy as np
+>>> rng = np.random.default_rng(1)
+>>> ci = replication_ci(rng.normal(1.0, 0.1, size=20))
+>>> ci.contains(1.0)
+True
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+
+from symq.core.errors import InvalidParameter
+
+__all__ = [
+    "ConfidenceInterval",
+    "batch_means",
+    "replication_ci",
+    "lag1_autocorrelation",
+]
+
+#: Plural noun used by ``str(ci)`` for the ``n`` of each method.
+_UNITS = {"batch_means": "batches", "replications": "replications"}
+
+
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    """A two-sided confidence interval ``mean ± half_width`` for an expectation.
+
+    Parameters
+    ----------
+    mean : float
+        Point estimate.
+    half_width : float
+        Half-width of the interval, ``>= 0``.
+    level : float
+        Confidence level in ``(0, 1)``, e.g. ``0.95``.
+    n : int
+        Number of batches or of independent replications the interval is based on.
+    method : str
+        How the interval was computed: ``"batch_means"``, ``"replications"`` or a name chosen by
+        the simulator that built it.
+
+    Examples
+    --------
+    >>> ci = ConfidenceInterval(mean=1.234, half_width=0.012, level=0.95, n=30, method="batch_means")
+    >>> str(ci)
+    '1.234 ± 0.012 (95%, 30 batches)'
+    >>> ci.contains(1.24), round(ci.distance(1.24), 3)
+    (True, 0.5)
+    """
+
+    mean: float
+    half_width: float
+    level: float
+    n: int
+    method: str
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.mean):
+            raise InvalidParameter("mean", self.mean, "a finite real number")
+        if not (self.half_width >= 0.0 and math.isfinite(self.half_width)):
+            raise InvalidParameter("half_width", self.half_width, "a finite real number >= 0")
+        _check_level(self.level)
+        if isinstance(self.n, bool) or not isinstance(self.n, numbers.Integral) or self.n < 1:
+            raise InvalidParameter("n", self.n, "an integer >= 1")
+
+    @property
+    def low(self) -> float:
+        """Lower end ``mean - half_width``."""
+        return self.mean - self.half_width
+
+    @property
+    def high(self) -> float:
+        """Upper end ``mean + half_width``."""
+        return self.mean + self.half_width
+
+    @property
+    def relative_half_width(self) -> float:
+        """``half_width / |mean|`` (``inf`` if the mean is 0 and the half-width is not)."""
+        if self.mean == 0.0:
+            return 0.0 if self.half_width == 0.0 else math.inf
+        return self.half_width / abs(self.mean)
+
+    def contains(self, x: float) -> bool:
+        """Whether ``low <= x <= high``."""
+        return self.low <= float(x) <= self.high
+
+    def distance(self, x: float) -> float:
+        """Distance from the estimate to ``x`` in units of half-widths, ``|x - mean| / half_width``.
+
+        A value ``<= 1`` means that ``x`` lies inside the interval.  If the half-width is 0 the
+        distance is 0 when ``x == mean`` and ``inf`` otherwise.
+        """
+        gap = abs(float(x) - self.mean)
+        if self.half_width == 0.0:
+            return 0.0 if gap == 0.0 else math.inf
+        return gap / self.half_width
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable dictionary of the fields, with ``low`` and ``high``."""
+        return {
+            "mean": float(self.mean),
+            "half_width": float(self.half_width),
+            "low": float(self.low),
+            "high": float(self.high),
+            "level": float(self.level),
+            "n": int(self.n),
+            "method": str(self.method),
+        }
+
+    def __str__(self) -> str:
+        if self.half_width > 0.0:
+            # two significant digits of the half-width fix the number of decimals
+            decimals = min(15, max(0, 1 - math.floor(math.log10(self.half_width))))
+            body = f"{self.mean:.{decimals}f} ± {self.half_width:.{decimals}f}"
+        else:
+            body = f"{self.mean:.6g} ± 0"
+        unit = _UNITS.get(self.method)
+        count = f"{self.n} {unit}" if unit else f"n={self.n}, {self.method}"
+        return f"{body} ({self.level * 100:g}%, {count})"
+
+
+def _check_level(level: float) -> float:
+    try:
+        value = float(level)
+    except (TypeError, ValueError):
+        raise InvalidParameter("level", level, "a real number in (0, 1)") from None
+    if not 0.0 < value < 1.0:
+        raise InvalidParameter("level", level, "a real number in (0, 1)", "e.g. 0.95")
+    return value
+
+
+def _as_finite_1d(name: str, values: ArrayLike) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidParameter(name, _short(values), "a one-dimensional array of real numbers") from None
+    if array.ndim != 1:
+        raise InvalidParameter(
+            name, f"<array of shape {array.shape}>", "a one-dimensional array of real numbers"
+        )
+    bad = ~np.isfinite(array)
+    if bad.any():
+        index = int(np.argmax(bad))
+        raise InvalidParameter(
+            name,
+            f"<array with {name}[{index}]={array[index]!r}>",
+            "an array of finite real numbers",
+            f"{int(bad.sum())} non-finite value(s)",
+        )
+    return array
+
+
+def _short(values: object) -> object:
+    text = repr(values)
+    return values if len(text) <= 60 else f"<{type(values).__name__}>"
+
+
+def _t_interval(means: np.ndarray, level: float, method: str) -> ConfidenceInterval:
+    n = means.size
+    mean = float(means.mean())
+    std = float(means.std(ddof=1))
+    quantile = float(stats.t.ppf(0.5 + level / 2.0, df=n - 1))
+    return ConfidenceInterval(mean, quantile * std / math.sqrt(n), level, n, method)
+
+
+def batch_means(
+    samples: ArrayLike,
+    n_batches: int = 30,
+    level: float = 0.95,
+    warmup: float | int = 0.0,
+) -> ConfidenceInterval:
+    """Confidence interval for the stationary mean of one long run by non-overlapping batch means.
+
+    The first ``warmup`` samples are dropped; the rest is cut into ``n_batches`` consecutive
+    batches of equal size ``b = m // n_batches`` (the ``m mod n_batches`` leftover samples are
+    dropped at the start, i.e. they are treated as extra warm-up).  The interval is the
+    Student-t interval with ``n_batches - 1`` degrees of freedom on the batch means
+    (Law 2015, Section 9.5.3).  It is valid when the batches are long compared with the
+    correlation time of the output; :func:`lag1_autocorrelation` of the batch means is a check.
+
+    Parameters
+    ----------
+    samples : array_like
+        One-dimensional sequence of finite observations, in simulation order.
+    n_batches : int, default 30
+        Number of batches, ``>= 2``.
+    level : float, default 0.95
+        Confidence level in ``(0, 1)``.
+    warmup : float or int, default 0.0
+        Warm-up to discard: a fraction of the samples if a float in ``[0, 1)``, a number of
+        samples if an integer ``>= 0``.
+
+    Returns
+    -------
+    ConfidenceInterval
+        With ``method="batch_means"`` and ``n=n_batches``.
+
+    Raises
+    ------
+    InvalidParameter
+        If a sample is not finite, ``n_batches < 2``, ``level`` is not in ``(0, 1)``, the
+        warm-up is out of range, or fewer than 2 samples per batch remain after the warm-up.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.random.default_rng(0).exponential(2.0, size=30_000)
+    >>> ci = batch_means(x, n_batches=30, warmup=0.1)
+    >>> ci.n, ci.method, ci.contains(2.0)
+    (30, 'batch_means', True)
+    """
+    data = _as_finite_1d("samples", samples)
+    if isinstance(n_batches, bool) or not isinstance(n_batches, numbers.Integral) or n_batches < 2:
+        raise InvalidParameter("n_batches", n_batches, "an integer >= 2")
+    n_batches = int(n_batches)
+    level = _check_level(level)
+
+    if isinstance(warmup, bool):
+        raise InvalidParameter("warmup", warmup, "a fraction in [0, 1) or an integer count >= 0")
+    if isinstance(warmup, numbers.Integral):
+        if warmup < 0:
+            raise InvalidParameter("warmup", warmup, "a fraction in [0, 1) or an integer count >= 0")
+        skip = int(warmup)
+    elif isinstance(warmup, numbers.Real) and 0.0 <= float(warmup) < 1.0:
+        skip = int(math.floor(float(warmup) * data.size))
+    else:
+        raise InvalidParameter(
+            "warmup",
+            warmup,
+            "a fraction in [0, 1) or an integer count >= 0",
+            "pass an int to drop a number of samples",
+        )
+
+    remaining = data.size - skip
+    batch_size = remaining // n_batches if remaining > 0 else 0
+    if batch_size < 2:
+        raise InvalidParameter(
+            "samples",
+            f"<{data.size} samples>",
+            f"at least 2 * n_batches = {2 * n_batches} samples after the warm-up",
+            f"{max(remaining, 0)} remain after dropping warmup={warmup!r}",
+        )
+    used = data[data.size - n_batches * batch_size :]
+    means = used.reshape(n_batches, batch_size).mean(axis=1)
+    return _t_interval(means, level, "batch_means")
+
+
+def replication_ci(values: ArrayLike, level: float = 0.95) -> ConfidenceInterval:
+    """Student-t confidence interval from independent replications.
+
+    ``mean ± t_{n-1, (1+level)/2} * s / sqrt(n)`` with ``s`` the sample standard deviation
+    (Law 2015, Section 9.4.1).
+
+    Parameters
+    ----------
+    values : array_like
+        One estimate per independent replication, at least 2, all finite.
+    level : float, default 0.95
+        Confidence level in ``(0, 1)``.
+
+    Returns
+    -------
+    ConfidenceInterval
+        With ``method="replications"`` and ``n=len(values)``.
+
+    Raises
+    ------
+    InvalidParameter
+        If fewer than 2 values are given, a value is not finite, or ``level`` is not in ``(0, 1)``.
+
+    Examples
+    --------
+    >>> ci = replication_ci([1.0, 2.0, 3.0])
+    >>> ci.mean, round(ci.half_width, 4)
+    (2.0, 2.4841)
+    """
+    data = _as_finite_1d("values", values)
+    if data.size < 2:
+        raise InvalidParameter(
+            "values", _short(values), "at least 2 independent replications", f"got {data.size}"
+        )
+    return _t_interval(data, _check_level(level), "replications")
+
+
+def lag1_autocorrelation(batch_means: ArrayLike) -> float:
+    """Lag-1 sample autocorrelation of a sequence, e.g. of batch means.
+
+    ``r1 = sum_{i<n} (x_i - m)(x_{i+1} - m) / sum_i (x_i - m)^2`` with ``m`` the sample mean.
+    Batch means of batches much longer than the correlation time have ``r1`` near 0 (within about
+    ``±2/sqrt(n)``); a clearly positive ``r1`` means the batches are too short.
+
+    Parameters
+    ----------
+    batch_means : array_like
+        One-dimensional sequence of at least 3 finite values, not all equal.
+
+    Returns
+    -------
+    float
+        The estimate, in ``[-1, 1]``.
+
+    Raises
+    ------
+    InvalidParameter
+        If fewer than 3 values are given, a value is not finite, or all values are equal
+        (the autocorrelation is then undefined).
+    """
+    data = _as_finite_1d("batch_means", batch_means)
+    if data.size < 3:
+        raise InvalidParameter(
+            "batch_means", _short(batch_means), "a sequence of at least 3 values", f"got {data.size}"
+        )
+    centred = data - data.mean()
+    denominator = float(centred @ centred)
+    if denominator == 0.0:
+        raise InvalidParameter(
+            "batch_means",
+            f"<{data.size} values all equal to {data[0]!r}>",
+            "a sequence that is not constant",
+            "the autocorrelation of a constant sequence is undefined",
+        )
+    r1 = float(centred[:-1] @ centred[1:]) / denominator
+    return min(1.0, max(-1.0, r1))
