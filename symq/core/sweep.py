@@ -31,7 +31,6 @@ Examples
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 import multiprocessing
@@ -49,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from symq.core.errors import InvalidParameter, SymqError
+from symq.core.result import to_jsonable
 
 __all__ = [
     "grid",
@@ -229,33 +229,6 @@ def parse_axis(text: str) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def _jsonable(obj: Any) -> Any:
-    """Convert ``obj`` to JSON-serialisable Python objects."""
-    if obj is None or isinstance(obj, (bool, str)):
-        return obj
-    if isinstance(obj, np.generic):
-        return _jsonable(obj.item())
-    if isinstance(obj, numbers.Integral):
-        return int(obj)
-    if isinstance(obj, float):
-        return obj
-    if isinstance(obj, complex):
-        return {"real": obj.real, "imag": obj.imag}
-    if isinstance(obj, numbers.Real):
-        return float(obj)
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if hasattr(obj, "to_dict") and callable(obj.to_dict):
-        return _jsonable(obj.to_dict())
-    if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set, frozenset)):
-        return [_jsonable(v) for v in obj]
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return _jsonable(dataclasses.asdict(obj))
-    return str(obj)
-
-
 @dataclass
 class SweepResult:
     """Results of a sweep, in the order of the points.
@@ -287,14 +260,15 @@ class SweepResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dictionary.
 
-        Numpy scalars become Python numbers, arrays become lists, objects with a ``to_dict()``
-        method are converted with it, dataclasses field by field, anything else with ``str``.
+        Converted with :func:`symq.core.result.to_jsonable`: numpy scalars become Python
+        numbers, arrays become lists, objects with a ``to_dict()`` method are converted with it,
+        non-finite floats become the strings ``"inf"``, ``"-inf"``, ``"nan"``.
         """
         return {
             "backend": self.backend,
             "seconds": float(self.seconds),
-            "points": _jsonable(self.points),
-            "results": _jsonable(self.results),
+            "points": to_jsonable(self.points),
+            "results": to_jsonable(self.results),
         }
 
 

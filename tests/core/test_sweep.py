@@ -231,9 +231,12 @@ def test_to_dict_is_json_serialisable() -> None:
     cis = sweep(make_ci, grid(x=[1.0, 2.0]), processes=1)
     data = json.loads(json.dumps(cis.to_dict()))
     assert data["results"][1] == make_ci({"x": 2.0}, None).to_dict()
-    manual = SweepResult([{"a": np.float64(0.5)}], [np.int64(3)], 0.1, "serial").to_dict()
-    assert json.dumps(manual) == (
-        '{"backend": "serial", "seconds": 0.1, "points": [{"a": 0.5}], "results": [3]}'
+    manual = SweepResult(
+        [{"a": np.float64(0.5)}, {"a": 1.0}], [np.int64(3), np.float64("nan")], 0.1, "serial"
+    ).to_dict()
+    assert json.dumps(manual, allow_nan=False) == (
+        '{"backend": "serial", "seconds": 0.1, "points": [{"a": 0.5}, {"a": 1.0}], '
+        '"results": [3, "nan"]}'
     )
 
 

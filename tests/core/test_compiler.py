@@ -1,0 +1,74 @@
+"""compile(): numpy and mpmath callables agree with independent evaluations."""
+
+import mpmath
+import numpy as np
+import pytest
+import sympy as sp
+
+from symq.core import compiler
+from symq.core.compiler import compile as symq_compile
+from symq.core.errors import SymqError
+from symq.core.parameters import Parameter, PositiveReal
+
+x, y = sp.symbols("x y", positive=True)
+
+
+def test_numpy_backend_matches_sympy_evalf_on_a_grid():
+    expr = sp.exp(-x) * sp.sin(y) / (1 + x**2) + sp.sqrt(x * y)
+    f = symq_compile(expr, (x, y))
+    xs = np.linspace(0.1, 3, 7)
+    ys = np.linspace(0.2, 2, 7)
+    got = f(xs, ys)
+    expected = [float(expr.evalf(30, subs={x: a, y: b})) for a, b in zip(xs, ys)]
+    np.testing.assert_allclose(got, expected, rtol=1e-14)
+
+
+def test_broadcasting_and_constant_outputs_have_the_broadcast_shape():
+    f = symq_compile([x + y, sp.Integer(3)], (x, y))
+    a, b = f(np.arange(4.0).reshape(4, 1), np.arange(3.0))
+    assert a.shape == (4, 3) and b.shape == (4, 3)
+    np.testing.assert_array_equal(b, 3.0)
+    assert np.ndim(f(1.0, 2.0)[0]) == 0
+
+
+def test_mpmath_backend_reaches_50_digits():
+    expr = sp.log(1 + x) - x + x**2 / 2   # cancellation-prone near 0
+    f = symq_compile(expr, (x,), backend="mpmath")
+    with mpmath.workdps(80):
+        x0 = mpmath.mpf("1e-5")
+        exact = mpmath.log(1 + x0) - x0 + x0**2 / 2   # ~ x0^3/3 = 3.3e-16
+    value = f(x0, dps=50)
+    # 50 working digits keep ~38 significant digits of this cancellation-prone value
+    assert abs(value - exact) < mpmath.mpf("1e-50")
+
+
+def test_source_is_exposed_and_uses_cse():
+    expr = (x + y) ** 2 + sp.sin(x + y) + sp.cos(x + y)
+    f = symq_compile(expr, (x, y))
+    assert "def " in f.source and "x0" in f.source  # cse introduced a temporary
+
+
+def test_cache_returns_the_same_object():
+    compiler.clear_cache()
+    f1 = symq_compile(x * y + 1, (x, y))
+    f2 = symq_compile(x * y + 1, (x, y))
+    f3 = symq_compile(x * y + 1, (x, y), backend="mpmath")
+    assert f1 is f2 and f1 is not f3
+    info = compiler.cache_info()
+    assert info["hits"] == 1 and info["misses"] == 2 and info["size"] == 2
+
+
+def test_parameters_are_accepted_as_arguments():
+    rho = Parameter("rho", PositiveReal())
+    f = symq_compile(rho.symbol / (1 - rho.symbol), (rho,))
+    assert f(0.5) == pytest.approx(1.0)
+
+
+def test_errors():
+    with pytest.raises(SymqError, match="backend='julia'"):
+        symq_compile(x, (x,), backend="julia")
+    with pytest.raises(SymqError, match="not given as arguments: y"):
+        symq_compile(x + y, (x,))
+    f = symq_compile(x + 1, (x,))
+    with pytest.raises(SymqError, match="called with 2 values"):
+        f(1.0, 2.0)
