@@ -14,6 +14,7 @@ __all__ = [
     "NotConverged",
     "UnknownName",
     "DerivationTimeout",
+    "MissingDependency",
 ]
 
 
@@ -92,3 +93,7 @@ class UnknownName(SymqError, KeyError):
 
 class DerivationTimeout(SymqError, TimeoutError):
     """A symbolic step exceeded its time budget."""
+
+
+class MissingDependency(SymqError, ImportError):
+    """An optional dependency needed for the requested feature is not installed."""

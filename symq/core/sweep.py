@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from symq.core.errors import InvalidParameter, SymqError
+from symq.core.errors import InvalidParameter, MissingDependency, SymqError
 from symq.core.result import to_jsonable
 
 __all__ = [
@@ -90,10 +90,6 @@ class SweepTaskError(SymqError, RuntimeError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.point, self.index, self.error))
-
-
-class MissingDependency(SymqError, ImportError):
-    """An optional dependency needed for the requested feature is not installed."""
 
 
 # --------------------------------------------------------------------------------------------

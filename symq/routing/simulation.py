@@ -12,8 +12,8 @@ rate and :math:`\rho = x / C < 1` for the utilisation.  Then
     E[T/X] = \frac{1}{C - x}, \qquad
     E[N] = \frac{\rho}{1 - \rho} = \frac{x}{C - x},
 
-which depend on the size law only through its mean (Kleinrock 1976, Section 4.4;
-Altman, Ayesta, Prabhu 2011, Section 2, "PS insensitivity").  The social cost of a farm with
+which depend on the size law only through its mean (Kleinrock 1976, Chapter 4;
+Altman, Ayesta, Prabhu 2011, model section, "PS insensitivity").  The social cost of a farm with
 loads :math:`x_j` and holding costs :math:`w_j` is therefore
 :math:`J = \sum_j w_j E[N_j] = \sum_j w_j x_j / (C_j - x_j)`.
 
@@ -34,10 +34,10 @@ the floating-point magnitudes of :math:`V` bounded.
 References
 ----------
 E. Altman, U. Ayesta, B. J. Prabhu, "Load balancing in processor sharing systems",
-*Telecommunication Systems* 47(1-2):35-48, 2011, DOI 10.1007/s11235-010-9300-8 (Section 2,
-M/G/1-PS insensitivity: :math:`E[N_j] = \rho_j/(1-\rho_j)`, sojourn :math:`s/(C_j-x_j)`).
+*Telecommunication Systems* 47(1-2):35-48, 2011, DOI 10.1007/s11235-010-9300-8 (model
+section, M/G/1-PS insensitivity: :math:`E[N_j] = \rho_j/(1-\rho_j)`, sojourn :math:`s/(C_j-x_j)`).
 
-L. Kleinrock, *Queueing Systems, Vol. II: Computer Applications*, Wiley, 1976, Section 4.4.
+L. Kleinrock, *Queueing Systems, Vol. II: Computer Applications*, Wiley, 1976, Chapter 4 (processor sharing).
 
 Examples
 --------
@@ -410,8 +410,8 @@ def simulate_ps_queue(
     Poisson(``lam``) arrivals, i.i.d. sizes from ``law`` with mean ``mean``, capacity ``C``
     shared equally among the jobs present.  The simulation is exact (event by event, see the
     module docstring), starts empty, and the first ``warmup`` fraction of the jobs is
-    discarded.  Insensitivity (Altman, Ayesta, Prabhu 2011, Section 2; Kleinrock 1976,
-    Section 4.4) predicts, with :math:`x = \lambda\,\text{mean}` and :math:`\rho = x/C`,
+    discarded.  Insensitivity (Altman, Ayesta, Prabhu 2011, model section; Kleinrock
+    1976, Chapter 4) predicts, with :math:`x = \lambda\,\text{mean}` and :math:`\rho = x/C`,
 
     .. math::
 
@@ -578,7 +578,7 @@ def simulate_farm(
     Bernoulli routing), server j sees a Poisson stream of rate :math:`\lambda q_j`
     (thinning), independent of the other servers.  Its work rate is
     :math:`x_j = \lambda q_j E[X]`; any load vector :math:`x` with :math:`\sum_j x_j = \rho`
-    is attained by :math:`q_j = x_j/\rho` (Altman, Ayesta, Prabhu 2011, Section 2).  Each
+    is attained by :math:`q_j = x_j/\rho` (Altman, Ayesta, Prabhu 2011, model section).  Each
     used server is therefore simulated independently by :func:`simulate_ps_queue` with arrival
     rate ``loads[j] / mean``, and the social cost
 

@@ -1,0 +1,720 @@
+r"""Symbolic derivation of the social optimum, the Wardrop equilibrium and the price of anarchy.
+
+Everything here is derived with sympy from the model's defining data (the holding-cost rate
+:math:`w_j x_j/(C_j - x_j)` of an M/G/1-PS server, Altman, Ayesta, Prabhu 2011, Section 2):
+
+* social optimum (paper Section 3, note A3): ``diff`` gives the marginal cost, ``solve`` the
+  KKT stationarity condition, summing over the active prefix gives the multiplier, the
+  optimal loads, the optimal cost and the entry thresholds;
+* Wardrop equilibrium (paper Section 4, note A4): ``integrate`` gives the Beckmann potential
+  :math:`\Phi`, whose KKT conditions are the Wardrop conditions; ``solve`` gives the common
+  cost per unit of work, the loads, the cost and the thresholds;
+* price of anarchy (paper Section 5, note A5): closed form, heavy-traffic ``limit``, and the
+  family with unbounded PoA.
+
+Closed forms are written with prefix aggregates over the active set :math:`S = \{1..m\}`
+(servers sorted by :math:`r_j = w_j/C_j`): :math:`\Sigma_C = \sum_S C_j`,
+:math:`\Sigma_s = \sum_S s_j` with :math:`s_j = \sqrt{w_j C_j}`, :math:`\Sigma_w = \sum_S w_j`,
+so that :mod:`symq.routing.solve` compiles them once and evaluates them on prefix-sum arrays.
+Each derived result is checked against the expected form inside the derivation (a failing
+check raises :class:`~symq.core.errors.SymqError`).
+
+Examples
+--------
+>>> forms = closed_forms()
+>>> forms.opt_cost
+Sigma_s**2/(Sigma_C - rho) - Sigma_w
+>>> pw = piecewise_loads([4, 2, 1], [1, 2, 4])
+>>> pw.at(5, "optimal")
+(10/3, 4/3, 1/3)
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Sequence
+
+import numpy as np
+import sympy as sp
+
+from symq.core.derivation import Derivation
+from symq.core.errors import InvalidParameter, SymqError
+
+from .farm import ServerFarm
+from .farm import rho as _RHO_PARAMETER
+
+__all__ = [
+    "ClosedForms",
+    "closed_forms",
+    "derivation",
+    "PiecewiseLoads",
+    "piecewise_loads",
+    "kkt_residuals",
+    "kkt_holds_exactly",
+    "exact_zero",
+    "SYMBOLS",
+]
+
+SOURCE = ("E. Altman, U. Ayesta, B. J. Prabhu, Load balancing in processor sharing systems, "
+          "Telecommunication Systems 47(1-2):35-48, 2011")
+
+# ----------------------------------------------------------------------------- symbols
+
+_pos = {"positive": True, "real": True}
+x_j = sp.Symbol("x_j", nonnegative=True, real=True)
+C_j = sp.Symbol("C_j", **_pos)
+w_j = sp.Symbol("w_j", **_pos)
+s_j = sp.Symbol("s_j", **_pos)
+r_j = sp.Symbol("r_j", **_pos)
+u = sp.Symbol("u", nonnegative=True, real=True)
+d_j = sp.Symbol("d_j", **_pos)          # slack C_j - x_j
+mu = sp.Symbol("mu", **_pos)
+t = sp.Symbol("t", **_pos)
+c = sp.Symbol("c", **_pos)
+rho = _RHO_PARAMETER.symbol
+Sigma_C = sp.Symbol("Sigma_C", **_pos)
+Sigma_s = sp.Symbol("Sigma_s", **_pos)
+Sigma_w = sp.Symbol("Sigma_w", **_pos)
+r_next = sp.Symbol("r_{m+1}", **_pos)
+q = sp.Symbol("q", **_pos)
+h = sp.Symbol("h", **_pos)
+M = sp.Symbol("M", **_pos)
+J, J_opt, J_ne, PoA = sp.symbols("J J^* J^NE PoA", **_pos)
+theta_opt = sp.Symbol("theta^OPT_m", real=True)
+theta_ne = sp.Symbol("theta^NE_m", real=True)
+_j = sp.Symbol("j", integer=True, positive=True)
+_m = sp.Symbol("m", integer=True, positive=True)
+_K = sp.Symbol("K", integer=True, positive=True)
+_C = sp.IndexedBase("C", **_pos)
+_w = sp.IndexedBase("w", **_pos)
+_x = sp.IndexedBase("x", nonnegative=True, real=True)
+
+#: The symbols of the closed forms, by name (the arguments used by :mod:`symq.routing.solve`).
+SYMBOLS: dict[str, sp.Symbol] = {
+    "x_j": x_j, "C_j": C_j, "w_j": w_j, "s_j": s_j, "mu": mu, "t": t, "c": c, "rho": rho,
+    "Sigma_C": Sigma_C, "Sigma_s": Sigma_s, "Sigma_w": Sigma_w, "r_next": r_next, "h": h,
+}
+
+
+def _aggregate_opt(tag: str) -> tuple[sp.Symbol, sp.Symbol, sp.Symbol]:
+    return tuple(sp.Symbol(f"Sigma^{tag}_{k}", **_pos) for k in ("C", "s", "w"))  # type: ignore
+
+
+# ----------------------------------------------------------------------------- helpers
+
+class _Silent:
+    """A stand-in for :class:`Derivation` that records nothing (used by :func:`closed_forms`)."""
+
+    def add(self, title: str, content: Any, prose: str = "") -> Any:
+        return content
+
+    def section(self, heading: str) -> None:
+        return None
+
+
+def _check(derived: sp.Expr, expected: sp.Expr, what: str) -> None:
+    """Raise unless sympy proves ``derived == expected``."""
+    difference = sp.simplify(derived - expected)
+    if difference != 0:
+        raise SymqError(f"derivation check failed for {what}: difference {difference}")
+
+
+def _eq(lhs: Any, rhs: Any) -> sp.Eq:
+    return sp.Eq(lhs, rhs, evaluate=False)
+
+
+def _prefix_sum(expr: sp.Expr) -> sp.Expr:
+    r"""Sum a per-server expression over the active prefix by linearity of summation.
+
+    Each additive term must be a coefficient (free of server data) times one of
+    :math:`C_j, s_j, w_j, 1`; the sums are replaced by :math:`\Sigma_C, \Sigma_s, \Sigma_w, m`.
+    """
+    aggregates = {C_j: Sigma_C, s_j: Sigma_s, w_j: Sigma_w, sp.Integer(1): _m}
+    total = sp.Integer(0)
+    for term in sp.Add.make_args(sp.expand(expr)):
+        coefficient, data = term.as_independent(C_j, s_j, w_j, as_Add=False)
+        if data not in aggregates:
+            raise SymqError(f"cannot sum the term {term} by linearity")
+        total += coefficient * aggregates[data]
+    return total
+
+
+def _indexed(expr: sp.Expr) -> sp.Expr:
+    return expr.subs({s_j: sp.sqrt(_w[_j] * _C[_j]), C_j: _C[_j], w_j: _w[_j], x_j: _x[_j]})
+
+
+def _kept_root(roots: list[sp.Expr], upper: sp.Expr, what: str) -> sp.Expr:
+    """The unique root strictly below ``upper`` (loads below capacity, rho below Sigma_C)."""
+    kept = [root for root in roots if sp.simplify(upper - root).is_positive]
+    if len(kept) != 1:
+        raise SymqError(f"derivation: expected one admissible root for {what}, got {roots}")
+    return kept[0]
+
+
+# ----------------------------------------------------------------------------- derivation steps
+
+def _derive_model(d: Any) -> dict[str, sp.Expr]:
+    d.section("A2. Model: PS servers with holding costs (paper Section 2)")
+    cost_j = w_j * x_j / (C_j - x_j)
+    d.add("Social cost", _eq(J, sp.Sum(_indexed(cost_j), (_j, 1, _K))),
+          "M/G/1-PS insensitivity gives E[N_j] = x_j/(C_j - x_j) whatever the job-size law, so the "
+          "holding-cost rate is this sum (paper Section 2, note A2).")
+    selfish_j = w_j / (C_j - x_j)
+    d.add("Selfish cost per unit of work", _eq(sp.Symbol("cost_j"), selfish_j),
+          "A job of size s at server j has mean sojourn s/(C_j - x_j); the size factors out, so "
+          "every job ranks the servers by this cost (paper Section 2).")
+    return {"cost_j": cost_j, "selfish_j": selfish_j}
+
+
+def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
+    d.section("A3. Social optimum (paper Section 3)")
+    cost_j = model["cost_j"]
+    marginal = sp.simplify(sp.diff(cost_j, x_j))
+    _check(marginal, w_j * C_j / (C_j - x_j) ** 2, "the marginal cost")
+    d.add("Marginal cost", _eq(sp.Derivative(cost_j, x_j), marginal),
+          "Differentiate the holding-cost rate of server j (paper Section 3).")
+    curvature = sp.factor(sp.diff(marginal, x_j))
+    _check(curvature, 2 * w_j * C_j / (C_j - x_j) ** 3, "the curvature")
+    d.add("Strict convexity", _eq(sp.Derivative(cost_j, (x_j, 2)), curvature),
+          "Positive for 0 <= x_j < C_j: J is strictly convex and the optimum is unique.")
+    d.add("KKT conditions",
+          [_eq(marginal, mu), sp.GreaterThan(w_j / C_j, mu, evaluate=False)],
+          "Minimise J subject to sum_j x_j = rho: equal marginal costs mu on used servers "
+          "(first line), r_j = w_j/C_j >= mu on unused ones (second line), paper Section 3.")
+    roots = sp.solve(sp.Eq(marginal, mu), x_j)
+    x_mu = _kept_root(roots, C_j, "the optimal load")
+    d.add("Solve the stationarity condition", _eq(x_j, x_mu),
+          "sympy.solve returns two roots; the one below the capacity C_j is kept.")
+    x_t = sp.expand(x_mu.subs(mu, 1 / t ** 2)).subs(sp.sqrt(C_j) * sp.sqrt(w_j), s_j)
+    _check(x_t.subs(s_j, sp.sqrt(w_j * C_j)), x_mu.subs(mu, 1 / t ** 2), "the substitution t")
+    d.add("Substitute t = 1/sqrt(mu)", [_eq(t, 1 / sp.sqrt(mu)), _eq(s_j, sp.sqrt(w_j * C_j)),
+                                        _eq(x_j, x_t)],
+          "Loads are linear in t on a fixed active set S (note A3).")
+    total = _prefix_sum(x_t)
+    d.add("Prefix aggregates",
+          [_eq(Sigma_C, sp.Sum(_C[_j], (_j, 1, _m))),
+           _eq(Sigma_s, sp.Sum(sp.sqrt(_w[_j] * _C[_j]), (_j, 1, _m))),
+           _eq(Sigma_w, sp.Sum(_w[_j], (_j, 1, _m)))],
+          "The used set is a prefix S = {1..m} of the servers sorted by r_j = w_j/C_j (note A3).")
+    d.add("Work conservation on S", _eq(sp.Sum(_x[_j], (_j, 1, _m)), total),
+          "Sum the loads over S by linearity; this must equal rho.")
+    t_star = sp.solve(sp.Eq(total, rho), t)[0]
+    mu_star = sp.simplify(1 / t_star ** 2)
+    _check(t_star, (Sigma_C - rho) / Sigma_s, "the multiplier t")
+    d.add("Multiplier", [_eq(t, t_star), _eq(mu, mu_star)],
+          "Solve the work-conservation equation for t (note A3, mu = 1/t^2).")
+    x_star = x_t.subs(t, t_star)
+    d.add("Optimal loads", _eq(sp.Symbol("x_j^*"), x_star),
+          "Square-root assignment for j in S; x_j^* = 0 outside S (paper Section 3, note A3).")
+    per_server = sp.simplify(cost_j.subs(x_j, x_t).subs(s_j, sp.sqrt(w_j * C_j)))
+    per_server = sp.expand(per_server).subs(sp.sqrt(C_j) * sp.sqrt(w_j), s_j)
+    _check(per_server, s_j / t - w_j, "the cost of one server at the optimum")
+    d.add("Cost of a used server", _eq(cost_j.subs(x_j, sp.Symbol("x_j^*")), per_server),
+          "Substitute the optimal load into w_j x_j/(C_j - x_j) and simplify.")
+    cost_star = sp.simplify(_prefix_sum(per_server).subs(t, t_star))
+    _check(cost_star, Sigma_s ** 2 / (Sigma_C - rho) - Sigma_w, "the optimal cost")
+    cost_star = Sigma_s ** 2 / (Sigma_C - rho) - Sigma_w
+    d.add("Optimal cost", _eq(J_opt, cost_star),
+          "Sum over S and substitute t; checked against J* = (sum sqrt(wC))^2/(sum C - rho) - "
+          "sum w of note A3.")
+    threshold = _kept_root(sp.solve(sp.Eq(mu_star, r_next), rho), Sigma_C, "the threshold")
+    _check(threshold, Sigma_C - Sigma_s / sp.sqrt(r_next), "the optimal threshold")
+    contribution = C_j - sp.sqrt(w_j * C_j) / sp.sqrt(r_next)
+    _check(contribution, C_j * (1 - sp.sqrt((w_j / C_j) / r_next)), "the threshold terms")
+    d.add("Entry threshold",
+          [_eq(theta_opt, threshold),
+           _eq(theta_opt, sp.Sum(_C[_j] * (1 - sp.sqrt(_w[_j] / _C[_j] / r_next)), (_j, 1, _m)))],
+          "Server m+1 is used once mu(S={1..m}) falls to r_{m+1}: solve mu = r_{m+1} for rho "
+          "(note A3; s_j = C_j sqrt(r_j) gives the second form).")
+    unit = x_star.subs({s_j: sp.sqrt(C_j), Sigma_s: sp.Sum(sp.sqrt(_C[_j]), (_j, 1, _m))})
+    d.add("Equal holding costs w = 1", _eq(sp.Symbol("x_j^*"), unit),
+          "With w_j = 1 this is the Bell-Stidham / Kleinrock square-root assignment (note A3).")
+    return {"marginal": marginal, "x_t": x_t, "t": t_star, "mu": mu_star,
+            "load": x_t.subs(s_j, sp.sqrt(C_j * w_j)), "cost": cost_star, "threshold": threshold}
+
+
+def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
+    d.section("A4. Wardrop equilibrium via a potential (paper Section 4)")
+    selfish = model["selfish_j"]
+    d.add("Wardrop conditions",
+          [_eq(selfish, c), sp.GreaterThan(w_j / C_j, c, evaluate=False)],
+          "Every used server offers the same cost c per unit of work, unused ones cost at least "
+          "c at zero load (paper Section 4).")
+    integral = sp.integrate(selfish.subs(x_j, u), (u, 0, C_j - d_j))
+    potential_d = w_j * sp.log(C_j / d_j)
+    if sp.simplify(sp.expand_log(integral - potential_d, force=True)) != 0:
+        raise SymqError(f"derivation check failed for the potential: {integral}")
+    potential = w_j * sp.log(C_j / (C_j - x_j))
+    d.add("Beckmann potential",
+          [_eq(sp.Symbol("Phi_j"), sp.Integral(selfish.subs(x_j, u), (u, 0, x_j))),
+           _eq(sp.Symbol("Phi_j"), potential)],
+          "Integrate the selfish cost (sympy.integrate with the slack C_j - x_j > 0); "
+          "Phi = sum_j Phi_j (paper Section 4, note A4).")
+    gradient = sp.simplify(sp.diff(potential, x_j))
+    _check(gradient, selfish, "the gradient of the potential")
+    curvature = sp.simplify(sp.diff(potential, x_j, 2))
+    _check(curvature, w_j / (C_j - x_j) ** 2, "the curvature of the potential")
+    d.add("Potential gradient and curvature",
+          [_eq(sp.Derivative(potential, x_j), gradient),
+           _eq(sp.Derivative(potential, (x_j, 2)), curvature)],
+          "The gradient is the selfish cost, so the KKT conditions of min Phi s.t. sum x = rho are "
+          "the Wardrop conditions; Phi is strictly convex, so the equilibrium is its unique "
+          "minimiser (paper Section 4).")
+    x_c = _kept_root(sp.solve(sp.Eq(gradient, c), x_j), C_j, "the equilibrium load")
+    d.add("Solve the Wardrop condition", _eq(x_j, x_c), "Linear in 1/c on a fixed active set.")
+    total = _prefix_sum(x_c)
+    d.add("Work conservation on S", _eq(sp.Sum(_x[_j], (_j, 1, _m)), total),
+          "Sum over the prefix S = {1..m} of the r-ordering (note A4).")
+    c_star = sp.solve(sp.Eq(total, rho), c)[0]
+    _check(c_star, Sigma_w / (Sigma_C - rho), "the equilibrium cost per unit of work")
+    d.add("Cost per unit of work", _eq(c, c_star), "Solve work conservation for c (note A4).")
+    x_ne = x_c.subs(c, c_star)
+    d.add("Equilibrium loads", _eq(sp.Symbol("x_j^NE"), x_ne),
+          "For j in S^NE; x_j^NE = 0 outside (paper Section 4, note A4).")
+    per_server = sp.simplify(model["cost_j"].subs(x_j, x_c))
+    _check(per_server, c * x_c, "the cost of one server at equilibrium")
+    cost_ne = sp.simplify(_prefix_sum(sp.expand(per_server)).subs(c, c_star))
+    _check(cost_ne, rho * Sigma_w / (Sigma_C - rho), "the equilibrium cost")
+    cost_ne = rho * Sigma_w / (Sigma_C - rho)
+    d.add("Equilibrium cost", [_eq(model["cost_j"].subs(x_j, sp.Symbol("x_j^NE")), c * x_j),
+                               _eq(J_ne, cost_ne)],
+          "w_j x_j/(C_j - x_j) = c x_j on used servers, so J^NE = c rho: every job pays c per "
+          "unit of work (note A4).")
+    threshold = sp.solve(sp.Eq(c_star, r_next), rho)[0]
+    _check(threshold, Sigma_C - Sigma_w / r_next, "the equilibrium threshold")
+    d.add("Entry threshold",
+          [_eq(theta_ne, threshold),
+           _eq(theta_ne, sp.Sum(_C[_j] * (1 - _w[_j] / _C[_j] / r_next), (_j, 1, _m)))],
+          "Server m+1 is used once c(S={1..m}) falls to r_{m+1} (note A4).")
+    gap = sp.sqrt(q) * (1 - sp.sqrt(q))
+    _check(sp.sqrt(q) - q, gap, "the threshold gap")
+    d.add("Subset property",
+          [_eq(theta_ne - theta_opt,
+               sp.Sum(_C[_j] * (sp.sqrt(q) - q).subs(q, _w[_j] / _C[_j] / r_next), (_j, 1, _m))),
+           _eq(sp.sqrt(q) - q, gap)],
+          "With q = r_j/r_{m+1} in (0, 1], sqrt(q) - q >= 0: theta^OPT_m <= theta^NE_m, the "
+          "optimum opens every server at a lower load, so S^NE is a subset of S^OPT (paper "
+          "Section 4, note A4).")
+    return {"selfish": gradient, "potential": potential, "c": c_star,
+            "load": x_c, "cost": cost_ne, "threshold": threshold}
+
+
+def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> dict[str, Any]:
+    d.section("A5. Price of anarchy (paper Section 5)")
+    C_o, s_o, w_o = _aggregate_opt("OPT")
+    C_n, _, w_n = _aggregate_opt("NE")
+    poa = (ne["cost"].subs({Sigma_C: C_n, Sigma_w: w_n})
+           / opt["cost"].subs({Sigma_C: C_o, Sigma_s: s_o, Sigma_w: w_o}))
+    d.add("Price of anarchy", _eq(PoA, poa),
+          "PoA = J^NE / J*, each with the aggregates of its own active set (note A5).")
+    all_used = sp.simplify(ne["cost"] / opt["cost"])
+    limit = sp.limit(all_used, rho, Sigma_C, "-")
+    _check(limit, Sigma_C * Sigma_w / Sigma_s ** 2, "the heavy-traffic limit")
+    d.add("Heavy-traffic limit",
+          [_eq(PoA, all_used), _eq(sp.Limit(PoA, rho, Sigma_C, "-"), limit)],
+          "Near rho = sum C every server is used in both solutions; sympy.limit gives the limit, "
+          ">= 1 by Cauchy-Schwarz with equality iff all r_j are equal (note A5).")
+    unit = limit.subs({Sigma_w: _K, Sigma_s: sp.Sum(sp.sqrt(_C[_j]), (_j, 1, _K)),
+                       Sigma_C: sp.Sum(_C[_j], (_j, 1, _K))})
+    d.add("Equal holding costs w = 1", _eq(sp.Limit(PoA, rho, Sigma_C, "-"), unit),
+          "Below K, and tending to K when one capacity dominates: the tight case of the bound "
+          "PoA <= |S^OPT| (Haviv & Roughgarden 2007; note A5).")
+
+    # the family C = (1, 1), w = (1, h), rho = 1 - 1/h
+    rho_h = 1 - 1 / h
+    d.add("Unbounded family: instance",
+          [_eq(sp.Symbol("C"), sp.Matrix([[1, 1]])), _eq(sp.Symbol("w"), sp.Matrix([[1, h]])),
+           _eq(rho, rho_h)],
+          "Two servers of equal speed, the second one h > 1 times more expensive (note A5).")
+    e = sp.Symbol("epsilon", **_pos)   # h = (1 + epsilon)^2 > 1
+    theta_ne_1 = ne["threshold"].subs({Sigma_C: 1, Sigma_w: 1, r_next: h})
+    theta_opt_1 = opt["threshold"].subs({Sigma_C: 1, Sigma_s: 1, r_next: h})
+    _check(theta_ne_1, rho_h, "the family's equilibrium threshold")
+    margin = sp.factor((rho_h - theta_opt_1).subs(h, (1 + e) ** 2))
+    if not margin.is_positive:
+        raise SymqError(f"derivation check failed: the family's optimum uses one server ({margin})")
+    d.add("Unbounded family: active sets",
+          [_eq(sp.Symbol("theta^NE_1"), theta_ne_1),
+           _eq(sp.Symbol("theta^OPT_1"), theta_opt_1)],
+          "rho equals theta^NE_1 (the boundary case c = h = w_2/C_2: only server 1 is used at "
+          "equilibrium) and exceeds theta^OPT_1 (both servers are used at the optimum).")
+    c_h = sp.simplify(ne["c"].subs({Sigma_C: 1, Sigma_w: 1, rho: rho_h}))
+    j_ne = sp.simplify(ne["cost"].subs({Sigma_C: 1, Sigma_w: 1, rho: rho_h}))
+    _check(j_ne, h - 1, "the family's equilibrium cost")
+    d.add("Unbounded family: equilibrium", [_eq(c, c_h), _eq(J_ne, j_ne)],
+          "All the traffic goes to server 1.")
+    aggregates = {Sigma_C: 2, Sigma_s: 1 + sp.sqrt(h), Sigma_w: 1 + h, rho: rho_h}
+    t_h = opt["t"].subs(aggregates)
+    x1 = sp.simplify(opt["load"].subs({C_j: 1, w_j: 1, t: t_h}))
+    x2 = sp.simplify(opt["load"].subs({C_j: 1, w_j: h, t: t_h}))
+    j_opt = sp.simplify(opt["cost"].subs(aggregates))
+    x1_note = (h ** sp.Rational(3, 2) - 1) / (h ** sp.Rational(3, 2) + h)
+    x2_note = (sp.sqrt(h) - 1) / (h + sp.sqrt(h))
+    j_note = (2 * h ** sp.Rational(3, 2) - h - 1) / (h + 1)
+    _check(x1, x1_note, "the family's x_1*")
+    _check(x2, x2_note, "the family's x_2*")
+    _check(j_opt, j_note, "the family's J*")
+    d.add("Unbounded family: optimum",
+          [_eq(sp.Symbol("x_1^*"), x1_note), _eq(sp.Symbol("x_2^*"), x2_note), _eq(J_opt, j_note)],
+          "Substitute the instance into the optimal loads and cost; checked against note A5.")
+    poa_h = sp.simplify(j_ne / j_opt)
+    poa_note = (h + 1) * (sp.sqrt(h) + 1) / (2 * h + sp.sqrt(h) + 1)
+    _check(poa_h, poa_note, "the family's PoA")
+    d.add("Unbounded family: price of anarchy", [_eq(PoA, j_ne / j_note), _eq(PoA, poa_note)],
+          "The ratio simplifies to the form of note A5 (checked by sympy).")
+    growth = sp.limit(poa_note / sp.sqrt(h), h, sp.oo)
+    if growth != sp.Rational(1, 2):
+        raise SymqError(f"derivation check failed: PoA/sqrt(h) -> {growth}")
+    in_rho = (sp.sqrt(h) / 2).subs(h, 1 / (1 - rho))
+    d.add("Unbounded family: asymptotics",
+          [_eq(sp.Limit(PoA / sp.sqrt(h), h, sp.oo), growth), _eq(sp.Symbol("PoA_asympt"), in_rho)],
+          "PoA ~ sqrt(h)/2 grows without bound; with h = 1/(1 - rho), PoA ~ 1/(2 sqrt(1 - rho)) "
+          "as rho -> 1 (paper Section 5, note A5).")
+    variant = {Sigma_C: 1 + M, Sigma_s: 1 + M * sp.sqrt(h), Sigma_w: 1 + h * M, rho: rho_h}
+    j_variant = sp.limit(opt["cost"].subs(variant), M, sp.oo)
+    _check(j_variant, 2 * (sp.sqrt(h) - 1), "the variant's limit cost")
+    poa_variant = sp.simplify(j_ne / j_variant)
+    _check(poa_variant, (sp.sqrt(h) + 1) / 2, "the variant's limit PoA")
+    d.add("Variant C = (1, M), w = (1, hM)",
+          [_eq(sp.Limit(J_opt, M, sp.oo), j_variant), _eq(sp.Limit(PoA, M, sp.oo), (sp.sqrt(h) + 1) / 2)],
+          "Same rho and same equilibrium (r = (1, h)); a large expensive server (note A5).")
+    return {"poa": poa, "heavy_traffic": limit, "family": {
+        "rho": rho_h, "x1": x1_note, "x2": x2_note, "J_opt": j_note, "J_ne": j_ne,
+        "poa": poa_note, "asymptotic": sp.sqrt(h) / 2}}
+
+
+# ----------------------------------------------------------------------------- public API
+
+@dataclass(frozen=True)
+class ClosedForms:
+    r"""The closed forms derived by this module (sympy expressions).
+
+    Attributes
+    ----------
+    opt_t, opt_mu : sympy.Expr
+        :math:`t = (\Sigma_C - \rho)/\Sigma_s` and :math:`\mu = 1/t^2` (note A3).
+    opt_load : sympy.Expr
+        :math:`x_j^* = C_j - \sqrt{w_j C_j}\, t` as a function of ``C_j, w_j, t``.
+    opt_cost : sympy.Expr
+        :math:`J^* = \Sigma_s^2/(\Sigma_C - \rho) - \Sigma_w`.
+    opt_threshold : sympy.Expr
+        :math:`\theta^{OPT}_m = \Sigma_C - \Sigma_s/\sqrt{r_{m+1}}`.
+    marginal_cost : sympy.Expr
+        :math:`w_j C_j/(C_j - x_j)^2`.
+    ne_c, ne_load, ne_cost, ne_threshold : sympy.Expr
+        :math:`c = \Sigma_w/(\Sigma_C - \rho)`, :math:`x_j = C_j - w_j/c`,
+        :math:`J^{NE} = \rho\Sigma_w/(\Sigma_C - \rho)`, :math:`\theta^{NE}_m = \Sigma_C -
+        \Sigma_w/r_{m+1}` (note A4).
+    selfish_cost, potential : sympy.Expr
+        :math:`w_j/(C_j - x_j)` and :math:`w_j \ln(C_j/(C_j - x_j))`.
+    poa : sympy.Expr
+        PoA with the aggregates of each active set.
+    heavy_traffic_poa : sympy.Expr
+        :math:`\Sigma_C\Sigma_w/\Sigma_s^2` over all servers (note A5).
+    family : dict
+        The unbounded family as functions of ``h``: ``rho, x1, x2, J_opt, J_ne, poa,
+        asymptotic``.
+    """
+
+    opt_t: sp.Expr
+    opt_mu: sp.Expr
+    opt_load: sp.Expr
+    opt_cost: sp.Expr
+    opt_threshold: sp.Expr
+    marginal_cost: sp.Expr
+    ne_c: sp.Expr
+    ne_load: sp.Expr
+    ne_cost: sp.Expr
+    ne_threshold: sp.Expr
+    selfish_cost: sp.Expr
+    potential: sp.Expr
+    poa: sp.Expr
+    heavy_traffic_poa: sp.Expr
+    family: dict
+
+
+def _run(d: Any) -> ClosedForms:
+    model = _derive_model(d)
+    opt = _derive_optimum(d, model)
+    ne = _derive_equilibrium(d, model)
+    anarchy = _derive_anarchy(d, opt, ne)
+    return ClosedForms(
+        opt_t=opt["t"], opt_mu=opt["mu"], opt_load=opt["load"], opt_cost=opt["cost"],
+        opt_threshold=opt["threshold"], marginal_cost=opt["marginal"],
+        ne_c=ne["c"], ne_load=ne["load"], ne_cost=ne["cost"], ne_threshold=ne["threshold"],
+        selfish_cost=ne["selfish"], potential=ne["potential"],
+        poa=anarchy["poa"], heavy_traffic_poa=anarchy["heavy_traffic"], family=anarchy["family"],
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def closed_forms() -> ClosedForms:
+    """Derive (once per process) and return the closed forms.
+
+    Returns
+    -------
+    ClosedForms
+        The same expressions as :func:`derivation` records, derived by the same code.
+    """
+    return _run(_Silent())
+
+
+def derivation() -> Derivation:
+    """The recorded derivation printed by ``symq derive ps-routing``.
+
+    Returns
+    -------
+    Derivation
+        Sections A2-A5 (paper Sections 2-5) plus a worked example on the typical farm
+        ``C = (4, 2, 1)``, ``w = (1, 2, 4)``.  Deterministic: the same text on every run.
+    """
+    d = Derivation(
+        "Load balancing in processor sharing systems",
+        source=SOURCE,
+        summary=("Routing of Poisson traffic (total work rate rho) to K processor-sharing servers "
+                 "with capacities C_j and holding costs w_j: the social optimum (a square-root "
+                 "water-filling), the Wardrop equilibrium (minimiser of a Beckmann potential) and "
+                 "the price of anarchy, derived with sympy; each closed form is checked against "
+                 "the expected form during the derivation."),
+    )
+    _run(d)
+    d.section("Example: the typical farm C = (4, 2, 1), w = (1, 2, 4)")
+    example = piecewise_loads((4, 2, 1), (1, 2, 4))
+    x = [sp.Symbol(f"x_{k + 1}") for k in range(3)]
+    d.add("Optimal loads as functions of rho",
+          [_eq(x[k], example.optimal[k]) for k in range(3)],
+          "One piece per active set between the thresholds theta^OPT = (2, 4) (note A7).")
+    d.add("Equilibrium loads as functions of rho",
+          [_eq(x[k], example.equilibrium[k]) for k in range(3)],
+          "Thresholds theta^NE = (3, 21/4): each server opens later than at the optimum.")
+    return d
+
+
+# ----------------------------------------------------------------------------- concrete farms
+
+def _exact(name: str, value: Any) -> sp.Expr:
+    """An exact sympy number: ints and Fractions exactly, floats by their decimal repr."""
+    if isinstance(value, sp.Basic):
+        if not value.is_number or not value.is_real:
+            raise InvalidParameter(name, value, "a real number")
+        return value
+    if isinstance(value, Fraction):
+        return sp.Rational(value.numerator, value.denominator)
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool):
+        return sp.Integer(int(value))
+    if isinstance(value, (numbers.Real, np.floating)) and not isinstance(value, bool):
+        return sp.Rational(repr(float(value)))
+    raise InvalidParameter(name, value, "a real number")
+
+
+def _exact_farm(C: Sequence[Any], w: Sequence[Any]) -> tuple[list[sp.Expr], list[sp.Expr]]:
+    C_list, w_list = list(C), list(w)
+    ServerFarm([float(v) for v in C_list] if C_list else [], [float(v) for v in w_list])
+    return ([_exact(f"C[{k}]", v) for k, v in enumerate(C_list)],
+            [_exact(f"w[{k}]", v) for k, v in enumerate(w_list)])
+
+
+@dataclass(frozen=True)
+class PiecewiseLoads:
+    """Exact loads of a concrete farm as ``Piecewise`` functions of the total work rate.
+
+    Attributes
+    ----------
+    rho : sympy.Symbol
+        The work-rate symbol.
+    order : tuple of int
+        Servers sorted by ``r_j = w_j / C_j`` (stable).
+    thresholds_optimal, thresholds_equilibrium : tuple of sympy.Expr
+        ``theta_1 .. theta_{K-1}``: the (m+1)-th server of ``order`` is used iff rho > theta_m.
+    pieces_optimal, pieces_equilibrium : tuple of tuple of sympy.Expr
+        ``pieces[m-1]`` are the loads (original server order) when the first m servers of
+        ``order`` are used.
+    optimal, equilibrium : tuple of sympy.Piecewise
+        One ``Piecewise`` per server (original order) over ``0 < rho < sum(C)``.
+    """
+
+    rho: sp.Symbol
+    order: tuple[int, ...]
+    thresholds_optimal: tuple[sp.Expr, ...]
+    thresholds_equilibrium: tuple[sp.Expr, ...]
+    pieces_optimal: tuple[tuple[sp.Expr, ...], ...]
+    pieces_equilibrium: tuple[tuple[sp.Expr, ...], ...]
+    optimal: tuple[sp.Expr, ...]
+    equilibrium: tuple[sp.Expr, ...]
+
+    def at(self, value: Any, kind: str = "optimal") -> tuple[sp.Expr, ...]:
+        """Exact loads at ``rho = value`` (a rational is kept exact).
+
+        Parameters
+        ----------
+        value : number
+            Total work rate, ``0 < value < sum(C)``.
+        kind : {"optimal", "equilibrium"}
+        """
+        exact = _exact("rho", value)
+        loads = self.optimal if _kind(kind) == "optimal" else self.equilibrium
+        return tuple(load.subs(self.rho, exact) for load in loads)
+
+
+def _kind(kind: str) -> str:
+    if kind not in ("optimal", "equilibrium"):
+        raise InvalidParameter("kind", kind, "one of optimal, equilibrium")
+    return kind
+
+
+def piecewise_loads(C: Sequence[Any], w: Sequence[Any], rho_symbol: sp.Symbol | None = None
+                    ) -> PiecewiseLoads:
+    r"""Exact piecewise-linear loads of a concrete farm, for the optimum and the equilibrium.
+
+    The closed forms of :func:`closed_forms` are evaluated on the exact prefix aggregates of
+    every active prefix; the pieces are glued at the exact thresholds (note A7: loads are
+    linear in :math:`\rho` between consecutive thresholds, and adjacent pieces agree at them).
+
+    Parameters
+    ----------
+    C, w : sequence of numbers
+        Capacities and holding costs (ints, Fractions, sympy numbers kept exact; floats are
+        read through their decimal representation).
+    rho_symbol : sympy.Symbol, optional
+        The work-rate symbol (default: the model's ``rho``).
+
+    Returns
+    -------
+    PiecewiseLoads
+
+    Examples
+    --------
+    >>> pw = piecewise_loads([1, 1], [1, 4])
+    >>> pw.thresholds_optimal, pw.thresholds_equilibrium
+    ((1/2,), (3/4,))
+    """
+    Cx, wx = _exact_farm(C, w)
+    var = rho if rho_symbol is None else rho_symbol
+    forms = closed_forms()
+    K = len(Cx)
+    r = [wx[k] / Cx[k] for k in range(K)]
+    order = tuple(sorted(range(K), key=lambda k: r[k]))
+    s = [sp.sqrt(wx[k] * Cx[k]) for k in range(K)]
+    pieces_opt, pieces_ne, th_opt, th_ne = [], [], [], []
+    SC = Ss = Sw = sp.Integer(0)
+    for m in range(1, K + 1):
+        k_new = order[m - 1]
+        SC, Ss, Sw = SC + Cx[k_new], Ss + s[k_new], Sw + wx[k_new]
+        prefix = order[:m]
+        t_m = forms.opt_t.subs({Sigma_C: SC, Sigma_s: Ss, rho: var})
+        c_m = forms.ne_c.subs({Sigma_C: SC, Sigma_w: Sw, rho: var})
+        opt_loads = [sp.Integer(0)] * K
+        ne_loads = [sp.Integer(0)] * K
+        for k in prefix:
+            opt_loads[k] = sp.expand(forms.opt_load.subs({C_j: Cx[k], w_j: wx[k], t: t_m}))
+            ne_loads[k] = sp.expand(forms.ne_load.subs({C_j: Cx[k], w_j: wx[k], c: c_m}))
+        pieces_opt.append(tuple(opt_loads))
+        pieces_ne.append(tuple(ne_loads))
+        if m < K:
+            r_up = r[order[m]]
+            th_opt.append(sp.radsimp(forms.opt_threshold.subs({Sigma_C: SC, Sigma_s: Ss, r_next: r_up})))
+            th_ne.append(sp.simplify(forms.ne_threshold.subs({Sigma_C: SC, Sigma_w: Sw, r_next: r_up})))
+
+    def glue(pieces: list[tuple[sp.Expr, ...]], thresholds: list[sp.Expr]) -> tuple[sp.Expr, ...]:
+        out = []
+        for k in range(K):
+            args = [(pieces[m][k], sp.Le(var, thresholds[m])) for m in range(K - 1)]
+            args.append((pieces[K - 1][k], True))
+            out.append(sp.Piecewise(*args))
+        return tuple(out)
+
+    return PiecewiseLoads(
+        rho=var, order=order, thresholds_optimal=tuple(th_opt), thresholds_equilibrium=tuple(th_ne),
+        pieces_optimal=tuple(pieces_opt), pieces_equilibrium=tuple(pieces_ne),
+        optimal=glue(pieces_opt, th_opt), equilibrium=glue(pieces_ne, th_ne),
+    )
+
+
+_X = sp.Dummy("X")
+
+
+def exact_zero(value: Any) -> bool:
+    """Whether a number built from rationals and radicals is exactly zero.
+
+    A 30-digit evaluation screens out non-zero values; a candidate zero is then proved by
+    cancellation (radicals as independent generators) or, failing that, by its minimal
+    polynomial being ``X`` (rigorous for algebraic numbers).
+
+    Parameters
+    ----------
+    value : sympy.Expr
+        The number (an expression free of symbols).
+    """
+    value = sp.sympify(value)
+    if value.is_Rational:
+        return bool(value == 0)
+    if not value.is_number:
+        return bool(sp.simplify(value) == 0)
+    approx = value.evalf(30)
+    if approx.is_Number and abs(approx) > sp.Float("1e-20"):
+        return False
+    if sp.cancel(sp.together(value)) == 0:
+        return True
+    return sp.minimal_polynomial(value, _X) == _X
+
+
+def kkt_residuals(C: Sequence[Any], w: Sequence[Any], rho_value: Any, loads: Sequence[Any],
+                  kind: str = "optimal") -> list[sp.Expr]:
+    r"""Exact residuals of the KKT (or Wardrop) conditions at a load vector, in sympy.
+
+    For ``kind="optimal"`` the per-server function is the marginal cost
+    :math:`g_j = w_j C_j/(C_j - x_j)^2` (paper Section 3); for ``"equilibrium"`` it is the
+    selfish cost :math:`g_j = w_j/(C_j - x_j)` (Wardrop conditions, paper Section 4).  With
+    :math:`\mu` the value of :math:`g` on the first used server, the residuals are
+
+    * :math:`\sum_j x_j - \rho` (work conservation),
+    * :math:`g_j - \mu` for every other used server (stationarity),
+    * :math:`\max(0, \mu - w_j/C_j)` for every unused server (dual feasibility),
+    * :math:`\max(0, -x_j)` and :math:`\max(0, x_j - C_j)` for every server (bounds),
+
+    each simplified exactly.  All are zero iff the loads are the optimum (equilibrium).
+
+    Parameters
+    ----------
+    C, w : sequence of numbers
+        The farm (kept exact, see :func:`piecewise_loads`).
+    rho_value : number
+        Total work rate.
+    loads : sequence of numbers or sympy expressions
+        The loads to check.
+    kind : {"optimal", "equilibrium"}
+
+    Returns
+    -------
+    list of sympy.Expr
+    """
+    Cx, wx = _exact_farm(C, w)
+    if len(loads) != len(Cx):
+        raise InvalidParameter("loads", loads, f"a vector of length {len(Cx)}")
+    forms = closed_forms()
+    g = forms.marginal_cost if _kind(kind) == "optimal" else forms.selfish_cost
+    rv = _exact("rho", rho_value) if not isinstance(rho_value, sp.Symbol) else rho_value
+    x = [_exact(f"loads[{k}]", v) if not isinstance(v, sp.Basic) else v for k, v in enumerate(loads)]
+    used = [k for k in range(len(x)) if not exact_zero(x[k])]
+    residuals: list[sp.Expr] = [sum(x) - rv]
+    if used:
+        value = [g.subs({C_j: Cx[k], w_j: wx[k], x_j: x[k]}) for k in range(len(x))]
+        ref = value[used[0]]
+        residuals += [value[k] - ref for k in used[1:]]
+        for k in range(len(x)):
+            if k not in used:   # dual feasibility: r_k >= mu
+                gap = ref - wx[k] / Cx[k]
+                residuals.append(sp.Integer(0) if exact_zero(gap) or gap.is_nonpositive else gap)
+    for k in range(len(x)):   # bounds 0 <= x_k < C_k
+        residuals.append(sp.Integer(0) if exact_zero(x[k]) or x[k].is_nonnegative else -x[k])
+        residuals.append(sp.Integer(0) if (Cx[k] - x[k]).is_positive else x[k] - Cx[k])
+    return [sp.Integer(0) if exact_zero(res) else res for res in residuals]
+
+
+def kkt_holds_exactly(C: Sequence[Any], w: Sequence[Any], rho_value: Any, loads: Sequence[Any],
+                      kind: str = "optimal") -> bool:
+    """Whether every residual of :func:`kkt_residuals` is exactly zero."""
+    return all(res == 0 for res in kkt_residuals(C, w, rho_value, loads, kind))

@@ -1,0 +1,158 @@
+"""The symq command line: list, solve, derive, check, sweep, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from symq.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list_shows_models_and_papers(capsys):
+    code, out, _ = run(capsys, "list")
+    assert code == 0 and "ps-routing" in out and "Papers" in out
+    code, out, _ = run(capsys, "list", "--json")
+    data = json.loads(out)
+    assert any(m["name"] == "ps-routing" for m in data["models"])
+    assert any(p["key"] == "ps-routing" for p in data["papers"])
+
+
+def test_solve_json_satisfies_kkt_and_wardrop_conditions(capsys):
+    code, out, _ = run(capsys, "solve", "ps-routing", "C=4,2,1", "w=1,2,4", "rho=5", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["model"] == "ps-routing" and data["params"]["rho"] == 5
+    C, w, rho = np.array([4.0, 2, 1]), np.array([1.0, 2, 4]), 5.0
+    opt, ne = data["results"]["optimal"], data["results"]["equilibrium"]
+    for alloc in (opt, ne):
+        x = np.array(alloc["loads"])
+        assert x.sum() == pytest.approx(rho, rel=1e-12)
+        assert np.all(x >= 0) and np.all(x < C)
+        assert alloc["cost"] == pytest.approx(float(np.sum(w * x / (C - x))), rel=1e-12)
+        assert alloc["active"] == [int(j) for j in np.flatnonzero(x > 0)]
+    # social optimum: equal marginal costs w C/(C-x)^2 on used servers (KKT, independent check)
+    x = np.array(opt["loads"])
+    used = x > 0
+    marginal = w * C / (C - x) ** 2
+    assert np.ptp(marginal[used]) < 1e-9 * marginal[used].max()
+    assert np.all(w[~used] / C[~used] >= marginal[used].max() * (1 - 1e-12))
+    # Wardrop: equal average costs w/(C-x) on used servers
+    x = np.array(ne["loads"])
+    used = x > 0
+    average = w / (C - x)
+    assert np.ptp(average[used]) < 1e-9 * average[used].max()
+    assert np.all(w[~used] / C[~used] >= average[used].max() * (1 - 1e-12))
+    assert data["results"]["poa"] == pytest.approx(ne["cost"] / opt["cost"], rel=1e-12)
+    assert data["results"]["poa"] >= 1
+
+
+def test_solve_plain_text(capsys):
+    code, out, _ = run(capsys, "solve", "ps-routing", "C=1,1", "w=1,1", "rho=1")
+    assert code == 0 and "poa" in out and "optimal" in out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["solve", "ps-routing", "C=4,2,1", "w=1,2,4", "rho=7"], ["rho", "7"]),
+    (["solve", "ps-routing", "C=4,-2,1", "w=1,2,4", "rho=1"], ["C", "positive"]),
+    (["solve", "ps-routing", "C=4,2", "w=1,2,4", "rho=1"], ["length"]),
+    (["solve", "ps-routing", "C=4,2,1", "w=1,2,4"], ["rho", "missing"]),
+    (["solve", "ps-routing", "C=4,2,1", "w=1,2,4", "rho"], ["key=value"]),
+    (["solve", "ps-routing", "C=4,2,1", "w=1,2,4", "rho=1", "k=3"], ["no such parameter"]),
+    (["solve", "nosuchmodel"], ["valid choices", "ps-routing"]),
+    (["derive", "nosuchpaper"], ["valid choices", "ps-routing"]),
+    (["check", "nosuchpaper"], ["valid choices", "ps-routing"]),
+    (["sweep", "ps-routing", "C=4,2,1", "w=1,2,4", "rho=1:2"], ["rho", "a:b:n"]),
+])
+def test_bad_input_gives_one_line_and_exit_2(capsys, argv, words):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("symq: error:")
+    for word in words:
+        assert word in lines[0]
+
+
+def test_argparse_errors_are_one_line():
+    proc = subprocess.run([sys.executable, "-m", "symq", "frobnicate"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_derive_prints_markdown(capsys):
+    code, out, _ = run(capsys, "derive", "ps-routing")
+    assert code == 0 and out.startswith("# ") and "$$" in out
+
+
+def test_sweep_serial_json(capsys):
+    code, out, _ = run(capsys, "sweep", "ps-routing", "C=1,1", "w=1,1", "rho=0.5:1.5:3",
+                       "--processes", "1", "--json")
+    assert code == 0
+    data = json.loads(out)
+    rhos = [p["params"]["rho"] for p in data["points"]]
+    assert rhos == [0.5, 1.0, 1.5]
+    # two identical servers: both solutions split evenly, so PoA = 1 and J = 2 (rho/2)/(1 - rho/2)
+    for p in data["points"]:
+        r = p["params"]["rho"]
+        assert p["results"]["poa"] == pytest.approx(1.0, rel=1e-12)
+        assert p["results"]["J_opt"] == pytest.approx(2 * (r / 2) / (1 - r / 2), rel=1e-12)
+
+
+def test_sweep_on_a_dask_cluster(capsys):
+    from dask.distributed import LocalCluster  # part of the test extra
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster:
+        code, out, _ = run(capsys, "sweep", "ps-routing", "C=2,1", "w=1,1", "rho=0.5:2.5:5",
+                           "--scheduler", cluster.scheduler_address, "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["backend"] == "dask" and len(data["points"]) == 5
+    serial = [main(["sweep", "ps-routing", "C=2,1", "w=1,1", "rho=0.5:2.5:5", "--processes", "1",
+                    "--json"])]
+    out2, _ = capsys.readouterr()
+    assert serial == [0]
+    assert json.loads(out2)["points"] == data["points"]
+
+
+@pytest.fixture
+def toy_papers():
+    from symq.core import registry
+    from symq.core.claims import Claim
+
+    def claims():
+        return [
+            Claim("true", "toy", "1 = 1", lambda p: 1.0, lambda p: 1.0, [{}]),
+            Claim("false", "toy", "1 = 2", lambda p: 1.0, lambda p: 2.0, [{"a": 1}]),
+        ]
+
+    def crashing():
+        return [Claim("bug", "toy", "x", lambda p: 1 / 0, lambda p: 1.0, [{}])]
+
+    registry.register_paper(registry.PaperSpec("toy-findings", "Toy", "nobody", claims))
+    registry.register_paper(registry.PaperSpec("toy-bug", "Toy bug", "nobody", crashing))
+    yield
+    registry._PAPERS.pop("toy-findings", None)
+    registry._PAPERS.pop("toy-bug", None)
+
+
+def test_check_exits_0_on_a_failing_claim_and_1_on_a_crash(capsys, toy_papers, tmp_path):
+    code, out, _ = run(capsys, "check", "toy-findings", "--json")
+    assert code == 0
+    verdicts = {v["claim"]: v for v in json.loads(out)}
+    assert verdicts["true"]["status"] == "holds"
+    assert verdicts["false"]["status"] == "fails" and verdicts["false"]["max_error"] == 0.5
+    code, out, err = run(capsys, "check", "toy-bug", "--report", str(tmp_path))
+    assert code == 1 and "internal error" in out and "ZeroDivisionError" in err
+    report = (tmp_path / "report.md").read_text()
+    assert "| toy-bug | bug | *inconclusive*" in report
