@@ -1,0 +1,53 @@
+"""Routing of Poisson traffic to heterogeneous processor-sharing servers.
+
+Altman, Ayesta, Prabhu, "Load balancing in processor sharing systems", Telecommunication
+Systems 47(1-2):35-48, 2011.  Server j has capacity ``C_j`` and holding cost ``w_j``; the total
+work rate is ``rho``; the social cost is ``J = sum_j w_j x_j / (C_j - x_j)``.
+
+* :mod:`~symq.routing.farm`: the farm, its validation and its declared parameters;
+* :mod:`~symq.routing.symbolic`: sympy derivation of the closed forms (optimum, equilibrium,
+  PoA), exact piecewise loads and exact KKT residuals;
+* :mod:`~symq.routing.solve`: fast O(K log K) solvers on the compiled closed forms;
+* :mod:`~symq.routing.numeric`: an independent scipy.optimize cross-check;
+* :mod:`~symq.routing.model`: the registered ``ps-routing`` model.
+
+Examples
+--------
+>>> from symq.routing import social_optimum, wardrop_equilibrium, price_of_anarchy
+>>> social_optimum([4, 2, 1], [1, 2, 4], 5).active
+[0, 1, 2]
+>>> wardrop_equilibrium([4, 2, 1], [1, 2, 4], 5).active
+[0, 1]
+"""
+
+from .farm import ServerFarm
+from .model import MODEL
+from .numeric import NumericSolution, minimize_potential, minimize_social_cost, potential, social_cost
+from .solve import (
+    Allocation,
+    heavy_traffic_poa,
+    poa_bound_equal_costs,
+    price_of_anarchy,
+    social_optimum,
+    thresholds,
+    unbounded_family,
+    wardrop_equilibrium,
+)
+from .symbolic import (
+    ClosedForms,
+    PiecewiseLoads,
+    closed_forms,
+    derivation,
+    kkt_holds_exactly,
+    kkt_residuals,
+    piecewise_loads,
+)
+
+__all__ = [
+    "ServerFarm", "MODEL",
+    "Allocation", "social_optimum", "wardrop_equilibrium", "thresholds", "price_of_anarchy",
+    "heavy_traffic_poa", "poa_bound_equal_costs", "unbounded_family",
+    "NumericSolution", "minimize_social_cost", "minimize_potential", "social_cost", "potential",
+    "ClosedForms", "PiecewiseLoads", "closed_forms", "derivation", "piecewise_loads",
+    "kkt_residuals", "kkt_holds_exactly",
+]
