@@ -26,10 +26,10 @@ from symq.routing import numeric, solve, symbolic
 __all__ = ["PAPER", "build_claims", "CLAIM_BUILDERS", "claim_group"]
 
 KEY = "ps-routing"
-SECTION_2 = "Altman, Ayesta, Prabhu 2011, Section 2 (note A2)"
-SECTION_3 = "Altman, Ayesta, Prabhu 2011, Section 3 (note A3)"
-SECTION_4 = "Altman, Ayesta, Prabhu 2011, Section 4 (note A4)"
-SECTION_5 = "Altman, Ayesta, Prabhu 2011, Section 5 (note A5)"
+SECTION_2 = "Altman, Ayesta, Prabhu 2011, model section (note A2)"
+SECTION_3 = "Altman, Ayesta, Prabhu 2011, centralised-routing section (note A3)"
+SECTION_4 = "Altman, Ayesta, Prabhu 2011, decentralised-routing section (note A4)"
+SECTION_5 = "Altman, Ayesta, Prabhu 2011, price-of-anarchy section (note A5)"
 
 #: Functions returning lists of claims; :func:`build_claims` concatenates them in order.
 CLAIM_BUILDERS: list[Callable[[], list[Claim]]] = []
@@ -209,7 +209,7 @@ def _structural_claims() -> list[Claim]:
         ne = set(solve.wardrop_equilibrium(p["C"], p["w"], p["rho"]).active)
         th_opt = solve.thresholds(p["C"], p["w"], "optimal")
         th_ne = solve.thresholds(p["C"], p["w"], "equilibrium")
-        return ne <= opt and bool(np.all(th_opt <= th_ne * (1 + 1e-12)))
+        return ne <= opt and bool(np.all(th_opt <= th_ne + 1e-12 * float(np.sum(p["C"]))))
 
     def haviv_roughgarden(p: Mapping[str, Any]) -> bool:
         value = solve.price_of_anarchy(p["C"], p["w"], p["rho"])

@@ -2,7 +2,7 @@ r"""A farm of heterogeneous processor-sharing servers and its declared parameter
 
 Server :math:`j` has capacity (speed) :math:`C_j > 0` and holding cost :math:`w_j > 0` per job
 per unit time; Poisson traffic brings work at total rate :math:`\rho`.  A stationary regime
-exists iff :math:`\rho < \sum_j C_j` (Altman, Ayesta, Prabhu 2011, Section 2).
+exists iff :math:`\rho < \sum_j C_j` (Altman, Ayesta, Prabhu 2011, model section).
 
 Examples
 --------

@@ -66,13 +66,13 @@ class NumericSolution:
 
 
 def social_cost(C: ArrayLike, w: ArrayLike, loads: ArrayLike) -> float:
-    r"""Social cost :math:`\sum_j w_j x_j/(C_j - x_j)` of a load vector (paper Section 2)."""
+    r"""Social cost :math:`\sum_j w_j x_j/(C_j - x_j)` of a load vector (paper, model section)."""
     C, w, x = (np.asarray(v, dtype=float) for v in (C, w, loads))
     return float(np.sum(w * x / (C - x)))
 
 
 def potential(C: ArrayLike, w: ArrayLike, loads: ArrayLike) -> float:
-    r"""Beckmann potential :math:`\sum_j w_j \ln(C_j/(C_j - x_j))` (paper Section 4)."""
+    r"""Beckmann potential :math:`\sum_j w_j \ln(C_j/(C_j - x_j))` (paper, decentralised-routing section)."""
     C, w, x = (np.asarray(v, dtype=float) for v in (C, w, loads))
     return float(np.sum(-w * np.log1p(-x / C)))
 
@@ -198,7 +198,7 @@ def _minimize(farm: ServerFarm, rho: float, value: Callable[[np.ndarray], np.nda
 def minimize_social_cost(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
                          rho: float | None = None, *, tol: float = 1e-14,
                          maxiter: int = 100, polish: bool = True) -> NumericSolution:
-    r"""Minimise :math:`J` numerically (social optimum, paper Section 3).
+    r"""Minimise :math:`J` numerically (social optimum, paper, centralised-routing section).
 
     In utilisations :math:`u_j = x_j/C_j`: :math:`J = \sum_j w_j u_j/(1 - u_j)`, gradient
     :math:`w_j/(1-u_j)^2`.
@@ -241,7 +241,7 @@ def minimize_social_cost(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
 def minimize_potential(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
                        rho: float | None = None, *, tol: float = 1e-14,
                        maxiter: int = 100, polish: bool = True) -> NumericSolution:
-    r"""Minimise the Beckmann potential :math:`\Phi` numerically (Wardrop equilibrium, Section 4).
+    r"""Minimise the Beckmann potential :math:`\Phi` numerically (Wardrop equilibrium, decentralised-routing section).
 
     In utilisations: :math:`\Phi = -\sum_j w_j \ln(1 - u_j)`, gradient :math:`w_j/(1-u_j)`.
 

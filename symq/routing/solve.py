@@ -13,14 +13,14 @@ evaluated on prefix-sum arrays:
 
 Cost :math:`O(K \log K)` (the sort); :math:`K = 10^5` servers take a few milliseconds.
 
-The price of anarchy :math:`J^{NE}/J^*` (paper Section 5, note A5), its heavy-traffic limit
+The price of anarchy :math:`J^{NE}/J^*` (paper, price-of-anarchy section, note A5), its heavy-traffic limit
 :math:`\Sigma_C\Sigma_w/\Sigma_s^2`, the bound :math:`|S^{OPT}|` for equal holding costs
 (Haviv & Roughgarden 2007) and the two-server family with PoA :math:`\sim \sqrt h/2` are
 evaluated from the same compiled closed forms.
 
 References
 ----------
-Altman, Ayesta, Prabhu (2011), Section 3 (optimum, note A3) and Section 4 (equilibrium,
+Altman, Ayesta, Prabhu (2011), centralised-routing section (optimum, note A3) and decentralised-routing section (equilibrium,
 note A4).
 
 Examples
@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from symq.core.compiler import CompiledFunction, compile
-from symq.core.errors import InvalidParameter, SymqError
+from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import Interval
 
 from . import symbolic
@@ -154,8 +154,10 @@ def _thresholds(scan: _Scan, kind: str) -> np.ndarray:
     if scan.C.size == 1:
         return np.zeros(0)
     if kind == "optimal":
-        return k.opt_threshold(scan.SC[:-1], scan.Ss[:-1], scan.r[1:])
-    return k.ne_threshold(scan.SC[:-1], scan.Sw[:-1], scan.r[1:])
+        theta = k.opt_threshold(scan.SC[:-1], scan.Ss[:-1], scan.r[1:])
+    else:
+        theta = k.ne_threshold(scan.SC[:-1], scan.Sw[:-1], scan.r[1:])
+    return np.maximum(theta, 0.0)   # theta_m >= 0; ties can round to -1e-16
 
 
 def thresholds(C: ArrayLike | ServerFarm, w: ArrayLike | None = None, kind: str = "optimal"
@@ -190,14 +192,20 @@ def _active_count(theta: np.ndarray, rho: float) -> int:
     return 1 + int(np.count_nonzero(theta < rho))
 
 
+def _precision_error(rho: float, farm: ServerFarm) -> StabilityError:
+    return StabilityError(
+        f"total work rate rho={rho:.17g} is too close to sum(C)={farm.capacity:.17g}: the "
+        "allocation cannot be resolved in double precision (use piecewise_loads for exact values)")
+
+
 def _finish(farm: ServerFarm, scan: _Scan, m: int, sorted_loads: np.ndarray, cost: float,
-            multiplier: float, kind: str) -> Allocation:
+            multiplier: float, kind: str, rho: float) -> Allocation:
     sorted_loads = np.clip(sorted_loads, 0.0, None)
     loads = np.zeros(farm.K)
     loads[scan.order[:m]] = sorted_loads
-    if not (np.all(np.isfinite(loads)) and np.isfinite(cost) and np.isfinite(multiplier)):
-        raise SymqError(f"{kind} allocation is not finite (loads {loads}, cost {cost}); "
-                        "rho is too close to sum(C) for double precision")
+    finite = np.all(np.isfinite(loads)) and np.isfinite(cost) and np.isfinite(multiplier)
+    if not (finite and np.all(loads < farm.C) and cost > 0 and multiplier > 0):
+        raise _precision_error(rho, farm)
     loads.setflags(write=False)
     active = np.flatnonzero(loads > 0).tolist()
     return Allocation(loads=loads, cost=float(cost), active=active, multiplier=float(multiplier),
@@ -208,7 +216,7 @@ def social_optimum(C: ArrayLike | ServerFarm, w: ArrayLike | None = None, rho: f
                    ) -> Allocation:
     r"""Loads minimising the social cost :math:`J = \sum_j w_j x_j/(C_j - x_j)`.
 
-    Closed form of the KKT conditions (Altman, Ayesta, Prabhu 2011, Section 3; note A3): on
+    Closed form of the KKT conditions (Altman, Ayesta, Prabhu 2011, centralised-routing section; note A3): on
     the active prefix S, :math:`x_j^* = C_j - \sqrt{w_j C_j}\,(\Sigma_C - \rho)/\Sigma_s` and
     :math:`J^* = \Sigma_s^2/(\Sigma_C - \rho) - \Sigma_w`.
 
@@ -229,7 +237,8 @@ def social_optimum(C: ArrayLike | ServerFarm, w: ArrayLike | None = None, rho: f
     InvalidParameter
         Bad capacities, costs or work rate.
     StabilityError
-        If ``rho >= sum(C)``.
+        If ``rho >= sum(C)``, or if rho is so close to sum(C) that some load rounds to its
+        capacity in double precision.
 
     Examples
     --------
@@ -247,7 +256,7 @@ def social_optimum(C: ArrayLike | ServerFarm, w: ArrayLike | None = None, rho: f
     t = k.opt_t(SC, Ss, rho)
     loads = k.opt_load(scan.C[:m], scan.w[:m], t)
     return _finish(farm, scan, m, loads, k.opt_cost(SC, Ss, Sw, rho), k.opt_mu(SC, Ss, rho),
-                   "optimal")
+                   "optimal", rho)
 
 
 def wardrop_equilibrium(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
@@ -255,7 +264,7 @@ def wardrop_equilibrium(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
     r"""Loads of the Wardrop equilibrium of selfish (non-atomic) jobs.
 
     Closed form of the minimiser of the Beckmann potential
-    :math:`\Phi = \sum_j w_j \ln(C_j/(C_j - x_j))` (Altman, Ayesta, Prabhu 2011, Section 4;
+    :math:`\Phi = \sum_j w_j \ln(C_j/(C_j - x_j))` (Altman, Ayesta, Prabhu 2011, decentralised-routing section;
     note A4): on the active prefix, :math:`c = \Sigma_w/(\Sigma_C - \rho)`,
     :math:`x_j = C_j - w_j/c` and :math:`J^{NE} = c\rho`.
 
@@ -291,7 +300,7 @@ def wardrop_equilibrium(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
     SC, Sw = scan.SC[m - 1], scan.Sw[m - 1]
     c = k.ne_c(SC, Sw, rho)
     loads = k.ne_load(scan.C[:m], scan.w[:m], c)
-    return _finish(farm, scan, m, loads, k.ne_cost(SC, Sw, rho), c, "equilibrium")
+    return _finish(farm, scan, m, loads, k.ne_cost(SC, Sw, rho), c, "equilibrium", rho)
 
 
 # ----------------------------------------------------------------------------- price of anarchy

@@ -1,15 +1,15 @@
 r"""Symbolic derivation of the social optimum, the Wardrop equilibrium and the price of anarchy.
 
 Everything here is derived with sympy from the model's defining data (the holding-cost rate
-:math:`w_j x_j/(C_j - x_j)` of an M/G/1-PS server, Altman, Ayesta, Prabhu 2011, Section 2):
+:math:`w_j x_j/(C_j - x_j)` of an M/G/1-PS server, Altman, Ayesta, Prabhu 2011, model section):
 
-* social optimum (paper Section 3, note A3): ``diff`` gives the marginal cost, ``solve`` the
+* social optimum (paper, centralised-routing section, note A3): ``diff`` gives the marginal cost, ``solve`` the
   KKT stationarity condition, summing over the active prefix gives the multiplier, the
   optimal loads, the optimal cost and the entry thresholds;
-* Wardrop equilibrium (paper Section 4, note A4): ``integrate`` gives the Beckmann potential
+* Wardrop equilibrium (paper, decentralised-routing section, note A4): ``integrate`` gives the Beckmann potential
   :math:`\Phi`, whose KKT conditions are the Wardrop conditions; ``solve`` gives the common
   cost per unit of work, the loads, the cost and the thresholds;
-* price of anarchy (paper Section 5, note A5): closed form, heavy-traffic ``limit``, and the
+* price of anarchy (paper, price-of-anarchy section, note A5): closed form, heavy-traffic ``limit``, and the
   family with unbounded PoA.
 
 Closed forms are written with prefix aggregates over the active set :math:`S = \{1..m\}`
@@ -99,8 +99,10 @@ SYMBOLS: dict[str, sp.Symbol] = {
 }
 
 
-def _aggregate_opt(tag: str) -> tuple[sp.Symbol, sp.Symbol, sp.Symbol]:
-    return tuple(sp.Symbol(f"Sigma^{tag}_{k}", **_pos) for k in ("C", "s", "w"))  # type: ignore
+def _tagged_aggregates(tag: str) -> tuple[sp.Symbol, sp.Symbol, sp.Symbol]:
+    """Aggregates of a named active set (``Sigma^OPT_C`` ...), for the PoA formula."""
+    C_, s_, w_ = (sp.Symbol(f"Sigma^{tag}_{k}", **_pos) for k in ("C", "s", "w"))
+    return C_, s_, w_
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -157,25 +159,25 @@ def _kept_root(roots: list[sp.Expr], upper: sp.Expr, what: str) -> sp.Expr:
 # ----------------------------------------------------------------------------- derivation steps
 
 def _derive_model(d: Any) -> dict[str, sp.Expr]:
-    d.section("A2. Model: PS servers with holding costs (paper Section 2)")
+    d.section("A2. Model: PS servers with holding costs (paper, model section)")
     cost_j = w_j * x_j / (C_j - x_j)
     d.add("Social cost", _eq(J, sp.Sum(_indexed(cost_j), (_j, 1, _K))),
           "M/G/1-PS insensitivity gives E[N_j] = x_j/(C_j - x_j) whatever the job-size law, so the "
-          "holding-cost rate is this sum (paper Section 2, note A2).")
+          "holding-cost rate is this sum (paper, model section, note A2).")
     selfish_j = w_j / (C_j - x_j)
     d.add("Selfish cost per unit of work", _eq(sp.Symbol("cost_j"), selfish_j),
           "A job of size s at server j has mean sojourn s/(C_j - x_j); the size factors out, so "
-          "every job ranks the servers by this cost (paper Section 2).")
+          "every job ranks the servers by this cost (paper, model section).")
     return {"cost_j": cost_j, "selfish_j": selfish_j}
 
 
 def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
-    d.section("A3. Social optimum (paper Section 3)")
+    d.section("A3. Social optimum (paper, centralised-routing section)")
     cost_j = model["cost_j"]
     marginal = sp.simplify(sp.diff(cost_j, x_j))
     _check(marginal, w_j * C_j / (C_j - x_j) ** 2, "the marginal cost")
     d.add("Marginal cost", _eq(sp.Derivative(cost_j, x_j), marginal),
-          "Differentiate the holding-cost rate of server j (paper Section 3).")
+          "Differentiate the holding-cost rate of server j (paper, centralised-routing section).")
     curvature = sp.factor(sp.diff(marginal, x_j))
     _check(curvature, 2 * w_j * C_j / (C_j - x_j) ** 3, "the curvature")
     d.add("Strict convexity", _eq(sp.Derivative(cost_j, (x_j, 2)), curvature),
@@ -183,7 +185,7 @@ def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
     d.add("KKT conditions",
           [_eq(marginal, mu), sp.GreaterThan(w_j / C_j, mu, evaluate=False)],
           "Minimise J subject to sum_j x_j = rho: equal marginal costs mu on used servers "
-          "(first line), r_j = w_j/C_j >= mu on unused ones (second line), paper Section 3.")
+          "(first line), r_j = w_j/C_j >= mu on unused ones (second line), paper, centralised-routing section.")
     roots = sp.solve(sp.Eq(marginal, mu), x_j)
     x_mu = _kept_root(roots, C_j, "the optimal load")
     d.add("Solve the stationarity condition", _eq(x_j, x_mu),
@@ -208,7 +210,7 @@ def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
           "Solve the work-conservation equation for t (note A3, mu = 1/t^2).")
     x_star = x_t.subs(t, t_star)
     d.add("Optimal loads", _eq(sp.Symbol("x_j^*"), x_star),
-          "Square-root assignment for j in S; x_j^* = 0 outside S (paper Section 3, note A3).")
+          "Square-root assignment for j in S; x_j^* = 0 outside S (paper, centralised-routing section, note A3).")
     per_server = sp.simplify(cost_j.subs(x_j, x_t).subs(s_j, sp.sqrt(w_j * C_j)))
     per_server = sp.expand(per_server).subs(sp.sqrt(C_j) * sp.sqrt(w_j), s_j)
     _check(per_server, s_j / t - w_j, "the cost of one server at the optimum")
@@ -237,12 +239,12 @@ def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
 
 
 def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
-    d.section("A4. Wardrop equilibrium via a potential (paper Section 4)")
+    d.section("A4. Wardrop equilibrium via a potential (paper, decentralised-routing section)")
     selfish = model["selfish_j"]
     d.add("Wardrop conditions",
           [_eq(selfish, c), sp.GreaterThan(w_j / C_j, c, evaluate=False)],
           "Every used server offers the same cost c per unit of work, unused ones cost at least "
-          "c at zero load (paper Section 4).")
+          "c at zero load (paper, decentralised-routing section).")
     integral = sp.integrate(selfish.subs(x_j, u), (u, 0, C_j - d_j))
     potential_d = w_j * sp.log(C_j / d_j)
     if sp.simplify(sp.expand_log(integral - potential_d, force=True)) != 0:
@@ -252,7 +254,7 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
           [_eq(sp.Symbol("Phi_j"), sp.Integral(selfish.subs(x_j, u), (u, 0, x_j))),
            _eq(sp.Symbol("Phi_j"), potential)],
           "Integrate the selfish cost (sympy.integrate with the slack C_j - x_j > 0); "
-          "Phi = sum_j Phi_j (paper Section 4, note A4).")
+          "Phi = sum_j Phi_j (paper, decentralised-routing section, note A4).")
     gradient = sp.simplify(sp.diff(potential, x_j))
     _check(gradient, selfish, "the gradient of the potential")
     curvature = sp.simplify(sp.diff(potential, x_j, 2))
@@ -262,7 +264,7 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
            _eq(sp.Derivative(potential, (x_j, 2)), curvature)],
           "The gradient is the selfish cost, so the KKT conditions of min Phi s.t. sum x = rho are "
           "the Wardrop conditions; Phi is strictly convex, so the equilibrium is its unique "
-          "minimiser (paper Section 4).")
+          "minimiser (paper, decentralised-routing section).")
     x_c = _kept_root(sp.solve(sp.Eq(gradient, c), x_j), C_j, "the equilibrium load")
     d.add("Solve the Wardrop condition", _eq(x_j, x_c), "Linear in 1/c on a fixed active set.")
     total = _prefix_sum(x_c)
@@ -273,7 +275,7 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
     d.add("Cost per unit of work", _eq(c, c_star), "Solve work conservation for c (note A4).")
     x_ne = x_c.subs(c, c_star)
     d.add("Equilibrium loads", _eq(sp.Symbol("x_j^NE"), x_ne),
-          "For j in S^NE; x_j^NE = 0 outside (paper Section 4, note A4).")
+          "For j in S^NE; x_j^NE = 0 outside (paper, decentralised-routing section, note A4).")
     per_server = sp.simplify(model["cost_j"].subs(x_j, x_c))
     _check(per_server, c * x_c, "the cost of one server at equilibrium")
     cost_ne = sp.simplify(_prefix_sum(sp.expand(per_server)).subs(c, c_star))
@@ -297,15 +299,15 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
            _eq(sp.sqrt(q) - q, gap)],
           "With q = r_j/r_{m+1} in (0, 1], sqrt(q) - q >= 0: theta^OPT_m <= theta^NE_m, the "
           "optimum opens every server at a lower load, so S^NE is a subset of S^OPT (paper "
-          "Section 4, note A4).")
+          "decentralised-routing section, note A4).")
     return {"selfish": gradient, "potential": potential, "c": c_star,
             "load": x_c, "cost": cost_ne, "threshold": threshold}
 
 
 def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> dict[str, Any]:
-    d.section("A5. Price of anarchy (paper Section 5)")
-    C_o, s_o, w_o = _aggregate_opt("OPT")
-    C_n, _, w_n = _aggregate_opt("NE")
+    d.section("A5. Price of anarchy (paper, price-of-anarchy section)")
+    C_o, s_o, w_o = _tagged_aggregates("OPT")
+    C_n, _, w_n = _tagged_aggregates("NE")
     poa = (ne["cost"].subs({Sigma_C: C_n, Sigma_w: w_n})
            / opt["cost"].subs({Sigma_C: C_o, Sigma_s: s_o, Sigma_w: w_o}))
     d.add("Price of anarchy", _eq(PoA, poa),
@@ -372,7 +374,7 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     d.add("Unbounded family: asymptotics",
           [_eq(sp.Limit(PoA / sp.sqrt(h), h, sp.oo), growth), _eq(sp.Symbol("PoA_asympt"), in_rho)],
           "PoA ~ sqrt(h)/2 grows without bound; with h = 1/(1 - rho), PoA ~ 1/(2 sqrt(1 - rho)) "
-          "as rho -> 1 (paper Section 5, note A5).")
+          "as rho -> 1 (paper, price-of-anarchy section, note A5).")
     variant = {Sigma_C: 1 + M, Sigma_s: 1 + M * sp.sqrt(h), Sigma_w: 1 + h * M, rho: rho_h}
     j_variant = sp.limit(opt["cost"].subs(variant), M, sp.oo)
     _check(j_variant, 2 * (sp.sqrt(h) - 1), "the variant's limit cost")
@@ -511,10 +513,10 @@ def _exact(name: str, value: Any) -> sp.Expr:
 
 
 def _exact_farm(C: Sequence[Any], w: Sequence[Any]) -> tuple[list[sp.Expr], list[sp.Expr]]:
-    C_list, w_list = list(C), list(w)
-    ServerFarm([float(v) for v in C_list] if C_list else [], [float(v) for v in w_list])
-    return ([_exact(f"C[{k}]", v) for k, v in enumerate(C_list)],
-            [_exact(f"w[{k}]", v) for k, v in enumerate(w_list)])
+    Cx = [_exact(f"C[{k}]", v) for k, v in enumerate(C)]
+    wx = [_exact(f"w[{k}]", v) for k, v in enumerate(w)]
+    ServerFarm([float(v) for v in Cx], [float(v) for v in wx])   # positivity, lengths
+    return Cx, wx
 
 
 @dataclass(frozen=True)
@@ -651,6 +653,8 @@ def exact_zero(value: Any) -> bool:
     value = sp.sympify(value)
     if value.is_Rational:
         return bool(value == 0)
+    if value.has(sp.oo, -sp.oo, sp.zoo, sp.nan):
+        return False
     if not value.is_number:
         return bool(sp.simplify(value) == 0)
     approx = value.evalf(30)
@@ -666,14 +670,15 @@ def kkt_residuals(C: Sequence[Any], w: Sequence[Any], rho_value: Any, loads: Seq
     r"""Exact residuals of the KKT (or Wardrop) conditions at a load vector, in sympy.
 
     For ``kind="optimal"`` the per-server function is the marginal cost
-    :math:`g_j = w_j C_j/(C_j - x_j)^2` (paper Section 3); for ``"equilibrium"`` it is the
-    selfish cost :math:`g_j = w_j/(C_j - x_j)` (Wardrop conditions, paper Section 4).  With
+    :math:`g_j = w_j C_j/(C_j - x_j)^2` (paper, centralised-routing section); for ``"equilibrium"`` it is the
+    selfish cost :math:`g_j = w_j/(C_j - x_j)` (Wardrop conditions, paper, decentralised-routing section).  With
     :math:`\mu` the value of :math:`g` on the first used server, the residuals are
 
     * :math:`\sum_j x_j - \rho` (work conservation),
     * :math:`g_j - \mu` for every other used server (stationarity),
     * :math:`\max(0, \mu - w_j/C_j)` for every unused server (dual feasibility),
-    * :math:`\max(0, -x_j)` and :math:`\max(0, x_j - C_j)` for every server (bounds),
+    * :math:`\max(0, -x_j)` for every server, and :math:`\infty` for a server with
+      :math:`x_j \ge C_j` (bounds; the stationarity residuals are then omitted),
 
     each simplified exactly.  All are zero iff the loads are the optimum (equilibrium).
 
@@ -699,19 +704,25 @@ def kkt_residuals(C: Sequence[Any], w: Sequence[Any], rho_value: Any, loads: Seq
     rv = _exact("rho", rho_value) if not isinstance(rho_value, sp.Symbol) else rho_value
     x = [_exact(f"loads[{k}]", v) if not isinstance(v, sp.Basic) else v for k, v in enumerate(loads)]
     used = [k for k in range(len(x)) if not exact_zero(x[k])]
+    feasible = [_positive(Cx[k] - x[k]) for k in range(len(x))]
     residuals: list[sp.Expr] = [sum(x) - rv]
-    if used:
+    for k in range(len(x)):   # bounds 0 <= x_k < C_k
+        residuals.append(sp.Integer(0) if k not in used or _positive(x[k]) else -x[k])
+        residuals.append(sp.Integer(0) if feasible[k] else sp.oo)
+    if used and all(feasible):
         value = [g.subs({C_j: Cx[k], w_j: wx[k], x_j: x[k]}) for k in range(len(x))]
         ref = value[used[0]]
         residuals += [value[k] - ref for k in used[1:]]
         for k in range(len(x)):
             if k not in used:   # dual feasibility: r_k >= mu
                 gap = ref - wx[k] / Cx[k]
-                residuals.append(sp.Integer(0) if exact_zero(gap) or gap.is_nonpositive else gap)
-    for k in range(len(x)):   # bounds 0 <= x_k < C_k
-        residuals.append(sp.Integer(0) if exact_zero(x[k]) or x[k].is_nonnegative else -x[k])
-        residuals.append(sp.Integer(0) if (Cx[k] - x[k]).is_positive else x[k] - Cx[k])
+                residuals.append(sp.Integer(0) if exact_zero(gap) or not _positive(gap) else gap)
     return [sp.Integer(0) if exact_zero(res) else res for res in residuals]
+
+
+def _positive(value: sp.Expr) -> bool:
+    """Whether an algebraic number is > 0 (exact zero test, then a 30-digit sign)."""
+    return not exact_zero(value) and bool(sp.sympify(value).evalf(30) > 0)
 
 
 def kkt_holds_exactly(C: Sequence[Any], w: Sequence[Any], rho_value: Any, loads: Sequence[Any],
