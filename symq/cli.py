@@ -28,7 +28,7 @@ import numpy as np
 
 from . import __version__
 from .core import registry
-from .core.claims import Verdict
+from .core.claims import Verdict, internal_error_verdict
 from .core.errors import InvalidParameter, SymqError
 from .core.parameters import validate_parameters
 from .core.report import verdict_table, write_report
@@ -85,22 +85,23 @@ def _cmd_list(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- check
 
 def _run_claims(keys: Sequence[str], progress: bool) -> tuple[list[Verdict], bool]:
+    from tqdm import tqdm
+
     specs = [registry.get_paper(k) for k in keys] if keys else list(registry.papers().values())
+    claims = [claim for spec in specs for claim in spec.build_claims()]
     verdicts: list[Verdict] = []
     crashed = False
-    for spec in specs:
-        for claim in spec.build_claims():
-            if progress:
-                print(f"checking {spec.key}: {claim.name} ...", file=sys.stderr, flush=True)
-            start = time.perf_counter()
-            try:
-                verdicts.append(claim.check())
-            except Exception as exc:  # a bug in symq: report it, keep going, exit non-zero
-                from .core.claims import internal_error_verdict
-
-                traceback.print_exc(file=sys.stderr)
-                verdicts.append(internal_error_verdict(claim, exc, time.perf_counter() - start))
-                crashed = True
+    bar = tqdm(claims, desc="symq check", unit="claim", file=sys.stderr,
+               disable=not (progress and sys.stderr.isatty()))
+    for claim in bar:
+        bar.set_postfix_str(f"{claim.paper}: {claim.name}"[:60])
+        start = time.perf_counter()
+        try:
+            verdicts.append(claim.check())
+        except Exception as exc:  # a bug in symq: report it, keep going, exit non-zero
+            traceback.print_exc(file=sys.stderr)
+            verdicts.append(internal_error_verdict(claim, exc, time.perf_counter() - start))
+            crashed = True
     return verdicts, crashed
 
 

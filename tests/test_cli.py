@@ -156,3 +156,18 @@ def test_check_exits_0_on_a_failing_claim_and_1_on_a_crash(capsys, toy_papers, t
     assert code == 1 and "internal error" in out and "ZeroDivisionError" in err
     report = (tmp_path / "report.md").read_text()
     assert "| toy-bug | bug | *inconclusive*" in report
+
+
+def test_check_ps_routing_every_claim_holds_and_json_parses(capsys, tmp_path):
+    code, out, _ = run(capsys, "check", "ps-routing", "--json", "--report", str(tmp_path))
+    assert code == 0
+    verdicts = json.loads(out)
+    assert len(verdicts) >= 10
+    keys = {"paper", "claim", "status", "max_error", "evidence", "detail", "seconds"}
+    assert all(keys <= set(v) for v in verdicts)
+    not_holding = [(v["claim"], v["detail"]) for v in verdicts if v["status"] != "holds"]
+    assert not not_holding
+    evidence = {e.strip() for v in verdicts for e in v["evidence"].split(",")}
+    assert {"numeric", "exact", "symbolic", "simulation"} <= evidence
+    report = (tmp_path / "report.md").read_text()
+    assert report.count("| ps-routing |") == len(verdicts) and "$$" in report
