@@ -6,7 +6,7 @@ All versions simulate the same jobs with the virtual-time algorithm of
 :mod:`symq.routing.simulation` (one heap push and pop per job):
 
 * ``numba``          -- ``symq.routing.simulation._ps_kernel`` (compiled; compile time excluded);
-* ``python (array)`` -- a line-by-line pure-Python translation: hand-written binary heap on lists;
+* ``python (kernel)`` -- the kernel's own source run by the interpreter (``_ps_kernel.py_func``);
 * ``python (heapq)`` -- idiomatic Python: the same loop with the C-accelerated ``heapq`` module.
 
 The Python versions run on fewer jobs (the first ``--py-jobs`` of the same stream) and must
@@ -27,64 +27,6 @@ import numba
 import numpy as np
 
 from symq.routing.simulation import _ps_kernel, draw_sizes
-
-
-def ps_python_array(arrivals: list[float], sizes: list[float], capacity: float) -> list[float]:
-    """Pure-Python virtual-time PS simulation with a hand-written array heap (as the kernel)."""
-    n_jobs = len(arrivals)
-    sojourn = [0.0] * n_jobs
-    keys = [0.0] * n_jobs
-    ids = [0] * n_jobs
-    size = 0
-    t = 0.0
-    v = 0.0
-    i = 0
-    inf = math.inf
-    while i < n_jobs or size > 0:
-        t_dep = t + (keys[0] - v) * size / capacity if size > 0 else inf
-        if i < n_jobs and arrivals[i] < t_dep:
-            t_next = arrivals[i]
-            v = v + (t_next - t) * capacity / size if size > 0 else 0.0
-            t = t_next
-            key = v + sizes[i]
-            k = size  # sift up
-            while k > 0:
-                parent = (k - 1) >> 1
-                if keys[parent] <= key:
-                    break
-                keys[k] = keys[parent]
-                ids[k] = ids[parent]
-                k = parent
-            keys[k] = key
-            ids[k] = i
-            size += 1
-            i += 1
-        else:
-            t = t_dep
-            v = keys[0]
-            j = ids[0]
-            size -= 1
-            if size > 0:  # sift down the last element from the root
-                key = keys[size]
-                ident = ids[size]
-                k = 0
-                while True:
-                    child = 2 * k + 1
-                    if child >= size:
-                        break
-                    if child + 1 < size and keys[child + 1] < keys[child]:
-                        child += 1
-                    if keys[child] >= key:
-                        break
-                    keys[k] = keys[child]
-                    ids[k] = ids[child]
-                    k = child
-                keys[k] = key
-                ids[k] = ident
-            sojourn[j] = t - arrivals[j]
-            if size == 0:
-                v = 0.0
-    return sojourn
 
 
 def ps_python_heapq(arrivals: list[float], sizes: list[float], capacity: float) -> list[float]:
@@ -145,13 +87,14 @@ def main() -> None:
 
     t_numba, (sojourn, _, _) = _best_of(args.repeats, _ps_kernel, arrivals, sizes, capacity, 0.0, 0.0, 0)
     arr_py, siz_py = arrivals[:n_py].tolist(), sizes[:n_py].tolist()
-    t_array, soj_array = _best_of(args.repeats, ps_python_array, arr_py, siz_py, capacity)
+    t_array, (soj_array, _, _) = _best_of(args.repeats, _ps_kernel.py_func, arrivals[:n_py],
+                                          sizes[:n_py], capacity, 0.0, 0.0, 0)
     t_heapq, soj_heapq = _best_of(args.repeats, ps_python_heapq, arr_py, siz_py, capacity)
 
     # same jobs, same algorithm: identical sojourns (the first n_py jobs do not depend on later
     # arrivals except through the drain at the end, so compare with the kernel run on n_py jobs)
     ref, _, _ = _ps_kernel(arrivals[:n_py], sizes[:n_py], capacity, 0.0, 0.0, 0)
-    assert np.allclose(soj_array, ref, rtol=1e-12, atol=1e-12), "pure-Python (array) differs"
+    assert np.allclose(soj_array, ref, rtol=1e-12, atol=1e-12), "interpreted kernel differs"
     assert np.allclose(soj_heapq, ref, rtol=1e-12, atol=1e-12), "pure-Python (heapq) differs"
 
     rate_numba = args.jobs / t_numba
@@ -163,7 +106,7 @@ def main() -> None:
     print(f"{'version':<16}{'jobs':>11}{'seconds':>10}{'jobs/s':>14}{'numba speed-up':>16}")
     for name, jobs, seconds, rate in [
         ("numba", args.jobs, t_numba, rate_numba),
-        ("python (array)", n_py, t_array, rate_array),
+        ("python (kernel)", n_py, t_array, rate_array),
         ("python (heapq)", n_py, t_heapq, rate_heapq),
     ]:
         print(f"{name:<16}{jobs:>11,}{seconds:>10.3f}{rate:>14,.0f}{rate_numba / rate:>15.1f}x")

@@ -188,6 +188,16 @@ def thresholds(C: ArrayLike | ServerFarm, w: ArrayLike | None = None, kind: str 
     return np.concatenate([[0.0], _thresholds(scan, _kind(kind))])
 
 
+def _prepare(C: ArrayLike | ServerFarm, w: ArrayLike | None, rho: float | None
+             ) -> tuple[ServerFarm, float, _Scan]:
+    """Validate the farm and the load (accepting ``(farm, rho)`` as well) and scan it."""
+    if rho is None and isinstance(C, ServerFarm):
+        rho, w = w, None
+    farm = as_farm(C, w)
+    rho = farm.check_load(rho)
+    return farm, rho, _scan(farm)
+
+
 def _active_count(theta: np.ndarray, rho: float) -> int:
     return 1 + int(np.count_nonzero(theta < rho))
 
@@ -245,11 +255,7 @@ def social_optimum(C: ArrayLike | ServerFarm, w: ArrayLike | None = None, rho: f
     >>> social_optimum([1.0, 1.0], [1.0, 1.0], 1.0).loads.tolist()
     [0.5, 0.5]
     """
-    if rho is None and isinstance(C, ServerFarm):
-        rho, w = w, None
-    farm = as_farm(C, w)
-    rho = farm.check_load(rho)
-    scan = _scan(farm)
+    farm, rho, scan = _prepare(C, w, rho)
     k = kernels()
     m = _active_count(_thresholds(scan, "optimal"), rho)
     SC, Ss, Sw = scan.SC[m - 1], scan.Ss[m - 1], scan.Sw[m - 1]
@@ -290,11 +296,7 @@ def wardrop_equilibrium(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
     >>> wardrop_equilibrium([1.0, 1.0], [1.0, 4.0], 0.5).loads.tolist()
     [0.5, 0.0]
     """
-    if rho is None and isinstance(C, ServerFarm):
-        rho, w = w, None
-    farm = as_farm(C, w)
-    rho = farm.check_load(rho)
-    scan = _scan(farm)
+    farm, rho, scan = _prepare(C, w, rho)
     k = kernels()
     m = _active_count(_thresholds(scan, "equilibrium"), rho)
     SC, Sw = scan.SC[m - 1], scan.Sw[m - 1]
