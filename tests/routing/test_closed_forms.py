@@ -6,7 +6,6 @@ out in the comments; none of the expected numbers is copied from symq's output.
 
 import doctest
 import json
-import time
 from fractions import Fraction as F
 
 import numpy as np
@@ -191,17 +190,13 @@ def test_server_farm_accepts_farm_objects():
     assert f.K == 3 and f.order.tolist() == [0, 1, 2] and f.capacity == 7.0
 
 
-def test_large_farm_is_fast_and_consistent():
+def test_large_farm_is_consistent():
     rng = np.random.default_rng(0)
     K = 100_000
     C, w = rng.uniform(0.2, 5, K), np.exp(rng.normal(0, 1, K))
     rho = 0.6 * C.sum()
-    social_optimum(C[:3], w[:3], 1.0)   # compile outside the timing
-    start = time.perf_counter()
-    opt = social_optimum(C, w, rho)
+    opt = social_optimum(C, w, rho)     # the speed is measured in benchmarks/bench_routing.py
     ne = wardrop_equilibrium(C, w, rho)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 1.0
     for alloc in (opt, ne):
         assert close(alloc.loads.sum(), rho, 1e-10)
         assert np.all(alloc.loads >= 0) and np.all(alloc.loads < C)
