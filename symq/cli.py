@@ -114,7 +114,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.report:
         keys = list(dict.fromkeys(v.paper for v in verdicts))
         specs = {k: registry.get_paper(k) for k in keys}
-        derivations = {k: s.derivation() for k, s in specs.items() if s.derivation is not None}
+        derivations = {k: s.build_derivation() for k, s in specs.items()
+                       if s.derivation is not None}
         figures: dict[str, list[Path]] = {}
         directory = Path(args.report)
         directory.mkdir(parents=True, exist_ok=True)
@@ -135,10 +136,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- derive
 
 def _cmd_derive(args: argparse.Namespace) -> int:
-    spec = registry.get_paper(args.paper)
-    if spec.derivation is None:
-        raise SymqError(f"paper {spec.key} has no derivation")
-    text = spec.derivation().to_markdown()
+    text = registry.get_paper(args.paper).build_derivation().to_markdown()
     if args.output:
         Path(args.output).write_text(text)
     else:

@@ -17,7 +17,8 @@ from typing import Any, Callable, Mapping
 
 from .claims import Claim
 from .derivation import Derivation
-from .errors import InvalidParameter, UnknownName
+from .budget import time_budget
+from .errors import InvalidParameter, SymqError, UnknownName
 from .parameters import Parameter, validate_parameters
 from .result import Result
 
@@ -131,6 +132,22 @@ class PaperSpec:
     derivation: Callable[[], Derivation] | None = None
     models: tuple[str, ...] = field(default_factory=tuple)
     figures: Callable[[Any], list[Any]] | None = None
+    derivation_budget: float = 300.0
+
+    def build_derivation(self) -> Derivation:
+        """Run :attr:`derivation` within :attr:`derivation_budget` seconds.
+
+        Raises
+        ------
+        SymqError
+            If the paper has no derivation.
+        DerivationTimeout
+            If the derivation runs out of time.
+        """
+        if self.derivation is None:
+            raise SymqError(f"paper {self.key} has no derivation")
+        with time_budget(self.derivation_budget, f"the derivation of {self.key}"):
+            return self.derivation()
 
     def build_claims(self) -> list[Claim]:
         claims = self.claims()

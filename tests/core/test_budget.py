@@ -1,0 +1,46 @@
+"""time_budget stops runaway symbolic work and leaves quick work alone."""
+
+import time
+
+import pytest
+
+from symq.core.budget import time_budget
+from symq.core.errors import DerivationTimeout, InvalidParameter
+
+
+def test_quick_work_finishes():
+    with time_budget(5.0, "nothing"):
+        value = sum(range(10))
+    assert value == 45
+
+
+def test_slow_work_is_stopped_with_a_named_error():
+    start = time.perf_counter()
+    with pytest.raises(DerivationTimeout, match="the endless loop exceeded its time budget of 0.2 s"):
+        with time_budget(0.2, "the endless loop"):
+            while True:
+                pass
+    assert time.perf_counter() - start < 5.0  # stopped, not left to hang
+
+
+def test_nested_budgets_restore_the_outer_one():
+    with pytest.raises(DerivationTimeout, match="outer"):
+        with time_budget(0.3, "outer"):
+            with time_budget(10.0, "inner"):
+                pass
+            while True:
+                pass
+
+
+def test_bad_budget():
+    with pytest.raises(InvalidParameter, match="seconds"):
+        with time_budget(0, "x"):
+            pass
+
+
+def test_an_inner_budget_cannot_extend_the_outer_deadline():
+    with pytest.raises(DerivationTimeout, match="outer"):
+        with time_budget(0.3, "outer"):
+            with time_budget(10.0, "inner"):
+                while True:
+                    pass
