@@ -215,7 +215,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         validate_parameters(model.parameters, point)
     task = functools.partial(_solve_point, model.name)
     outcome = sweep(task, points, seed=args.seed, scheduler=args.scheduler,
-                    processes=args.processes, progress=not args.json, desc=f"sweep {model.name}")
+                    processes=args.processes,
+                    progress=not args.json and sys.stderr.isatty(), desc=f"sweep {model.name}")
     if args.json:
         print(json.dumps({"model": model.name, "axes": to_jsonable(axes),
                           "fixed": to_jsonable(fixed), "seconds": outcome.seconds,

@@ -23,6 +23,7 @@ from .errors import SymqError
 __all__ = ["CompiledFunction", "compile", "clear_cache", "cache_info"]
 
 _BACKENDS = ("numpy", "mpmath")
+_FORMS = ("as-is", "cancel", "horner")
 _CACHE: dict[tuple, "CompiledFunction"] = {}
 _LOCK = threading.Lock()
 _STATS = {"hits": 0, "misses": 0}
@@ -107,8 +108,23 @@ class CompiledFunction:
         return f"<CompiledFunction ({names}) -> {len(self.exprs)} expr(s), backend={self.backend}>"
 
 
-def compile(exprs: sp.Expr | Iterable[sp.Expr], args: Iterable[Any], backend: str = "numpy"
-            ) -> CompiledFunction:  # noqa: A001 - the front door is called compile on purpose
+def _rewrite(expr: sp.Expr, args: tuple[sp.Basic, ...], form: str) -> sp.Expr:
+    """Bring an expression into the requested form before code generation."""
+    if form == "as-is":
+        return expr
+    cancelled = sp.cancel(expr)
+    if form == "cancel":
+        return cancelled
+    numerator, denominator = sp.fraction(cancelled)
+    variables = [a for a in args if isinstance(a, sp.Symbol)]
+    try:
+        return sp.horner(numerator, *variables) / sp.horner(denominator, *variables)
+    except (sp.PolynomialError, sp.GeneratorsNeeded):  # not a polynomial ratio in the args
+        return cancelled
+
+
+def compile(exprs: sp.Expr | Iterable[sp.Expr], args: Iterable[Any], backend: str = "numpy",
+            form: str = "as-is") -> CompiledFunction:  # noqa: A001 - the front door's name
     """Compile sympy expressions into a vectorised numeric callable.
 
     Parameters
@@ -119,11 +135,16 @@ def compile(exprs: sp.Expr | Iterable[sp.Expr], args: Iterable[Any], backend: st
         The arguments of the callable, in order.
     backend : {"numpy", "mpmath"}
         numpy: vectorised float evaluation.  mpmath: arbitrary precision.
+    form : {"as-is", "cancel", "horner"}
+        Rewrite before code generation: ``"cancel"`` puts a rational function over a common
+        denominator with common factors removed (no 0/0 at removable singularities);
+        ``"horner"`` also writes numerator and denominator in Horner form (fewer operations,
+        better conditioned near the roots).  Non-polynomial ratios fall back to ``"cancel"``.
 
     Returns
     -------
     CompiledFunction
-        Cached per (expressions, arguments, backend).
+        Cached per (expressions, arguments, backend, form).
 
     Examples
     --------
@@ -135,6 +156,8 @@ def compile(exprs: sp.Expr | Iterable[sp.Expr], args: Iterable[Any], backend: st
     """
     if backend not in _BACKENDS:
         raise SymqError(f"compile: backend={backend!r} must be one of {', '.join(_BACKENDS)}")
+    if form not in _FORMS:
+        raise SymqError(f"compile: form={form!r} must be one of {', '.join(_FORMS)}")
     single = isinstance(exprs, (sp.Basic, int, float))
     expr_tuple = (sp.sympify(exprs),) if single else tuple(sp.sympify(e) for e in exprs)
     if not expr_tuple:
@@ -148,14 +171,15 @@ def compile(exprs: sp.Expr | Iterable[sp.Expr], args: Iterable[Any], backend: st
             "compile: expression depends on symbols not given as arguments: "
             + ", ".join(sorted(map(str, missing)))
         )
-    key = (expr_tuple, arg_tuple, backend, single)
+    key = (expr_tuple, arg_tuple, backend, single, form)
     with _LOCK:
         cached = _CACHE.get(key)
         if cached is not None:
             _STATS["hits"] += 1
             return cached
         _STATS["misses"] += 1
-    compiled = CompiledFunction(expr_tuple, arg_tuple, backend, single)
+    rewritten = tuple(_rewrite(e, arg_tuple, form) for e in expr_tuple)
+    compiled = CompiledFunction(rewritten, arg_tuple, backend, single)
     with _LOCK:
         _CACHE.setdefault(key, compiled)
     return _CACHE[key]

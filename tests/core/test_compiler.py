@@ -72,3 +72,22 @@ def test_errors():
     f = symq_compile(x + 1, (x,))
     with pytest.raises(SymqError, match="called with 2 values"):
         f(1.0, 2.0)
+
+
+def test_cancel_form_removes_removable_singularities():
+    expr = (x**2 - 1) / (x - 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        assert np.isnan(symq_compile(expr, (x,))(1.0))
+    assert symq_compile(expr, (x,), form="cancel")(1.0) == 2.0
+
+
+def test_horner_form_agrees_with_exact_rationals():
+    expr = (3 * x**4 - 2 * x**3 + x - 7) / (x**2 + x + 1)
+    f = symq_compile(expr, (x,), form="horner")
+    assert "x**4" not in f.source          # nested multiplication, not powers
+    points = [sp.Rational(k, 7) for k in range(-20, 21)]
+    exact = [expr.subs(x, p) for p in points]  # exact rational arithmetic
+    got = f(np.array([float(p) for p in points]))
+    np.testing.assert_allclose(got, [float(e) for e in exact], rtol=1e-14, atol=1e-14)
+    with pytest.raises(SymqError, match="form='nested'"):
+        symq_compile(expr, (x,), form="nested")
