@@ -41,7 +41,8 @@ class InvalidParameter(SymqError, ValueError):
         self.name = name
         self.value = value
         self.domain = domain
-        message = f"parameter {name}={value!r} must be {domain}"
+        shown = value.tolist() if hasattr(value, "tolist") and hasattr(value, "shape") else value
+        message = f"parameter {name}={shown!r} must be {domain}"
         if reason:
             message += f" ({reason})"
         super().__init__(message)

@@ -222,7 +222,6 @@ class PositiveVector(Domain):
             array = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
             raise InvalidParameter(name, value, self.describe(), "not numeric") from None
-        value = array.tolist()  # shown as a plain list in messages
         if array.ndim == 0:
             array = array.reshape(1)
         if array.ndim != 1:

@@ -77,7 +77,7 @@ class ServerFarm:
         costs = _W.validate(self.w)
         if costs.size != capacities.size:
             raise InvalidParameter(
-                "w", costs.tolist(), f"a vector of the same length as C ({capacities.size})",
+                "w", self.w, f"a vector of the same length as C ({capacities.size})",
                 f"has length {costs.size}",
             )
         capacities = np.array(capacities, dtype=float)
