@@ -22,6 +22,7 @@ from .compiler import CompiledFunction, compile
 from .derivation import Derivation, Step
 from .errors import (
     DerivationTimeout,
+    InvalidMoments,
     InvalidParameter,
     NotConverged,
     StabilityError,
@@ -56,7 +57,7 @@ __all__ = [
     "mixed_error", "relative_error", "symbolic_error",
     "CompiledFunction", "compile",
     "Derivation", "Step",
-    "DerivationTimeout", "InvalidParameter", "NotConverged", "StabilityError", "SymqError",
+    "DerivationTimeout", "InvalidMoments", "InvalidParameter", "NotConverged", "StabilityError", "SymqError",
     "UnknownName",
     "Choice", "Domain", "IntegerAtLeast", "Interval", "NonNegativeReal", "Parameter",
     "PositiveReal", "PositiveVector", "validate_parameters",

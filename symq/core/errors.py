@@ -15,6 +15,7 @@ __all__ = [
     "UnknownName",
     "DerivationTimeout",
     "MissingDependency",
+    "InvalidMoments",
 ]
 
 
@@ -98,3 +99,11 @@ class DerivationTimeout(SymqError, TimeoutError):
 
 class MissingDependency(SymqError, ImportError):
     """An optional dependency needed for the requested feature is not installed."""
+
+
+class InvalidMoments(SymqError, ValueError):
+    """A moment sequence that no distribution (or no ME of the requested order) has.
+
+    The message says which condition fails (positivity, Hankel/Stieltjes determinants,
+    too few moments for the order, inconsistent values at zero).
+    """
