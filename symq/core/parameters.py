@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from fractions import Fraction
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -37,6 +38,7 @@ __all__ = [
     "Interval",
     "IntegerAtLeast",
     "PositiveVector",
+    "RationalVector",
     "Choice",
     "Parameter",
     "validate_parameters",
@@ -250,6 +252,61 @@ class PositiveVector(Domain):
 
 
 @dataclass(frozen=True)
+class RationalVector(Domain):
+    """Non-empty vectors of finite numbers kept exact: returned as a tuple of sympy Rationals.
+
+    Text such as ``"1, 3/2, 0.1"`` is parsed exactly (``0.1`` is 1/10); binary floats are
+    converted exactly.  With ``positive=True`` every entry must be > 0.
+    """
+
+    positive: bool = True
+    min_length: int = 1
+
+    def describe(self) -> str:
+        kind = "positive numbers" if self.positive else "finite numbers"
+        size = "a non-empty vector" if self.min_length <= 1 else f"a vector of at least {self.min_length}"
+        return f"{size} of {kind} (decimals or fractions such as 2/3)"
+
+    def _entry(self, name: str, value: Any, index: int, whole: Any) -> sp.Rational:
+        try:
+            if isinstance(value, str):
+                q = sp.Rational(Fraction(value.strip()))
+            elif isinstance(value, sp.Rational):
+                q = value
+            elif isinstance(value, (int, Fraction, np.integer)) and not isinstance(value, bool):
+                q = sp.Rational(Fraction(int(value)) if isinstance(value, np.integer) else value)
+            elif isinstance(value, sp.Float):
+                q = sp.Rational(value)
+            elif _is_real_number(value) or isinstance(value, np.floating):
+                if not math.isfinite(float(value)):
+                    raise ValueError
+                q = sp.Rational(Fraction(float(value)))
+            else:
+                q = sp.Rational(Fraction(str(value)))
+        except (ValueError, TypeError, ZeroDivisionError):
+            raise InvalidParameter(name, whole, self.describe(),
+                                   f"entry {index} = {value!r} is not a finite number") from None
+        if self.positive and not q > 0:
+            raise InvalidParameter(name, whole, self.describe(), f"entry {index} is {value}")
+        return q
+
+    def coerce(self, name: str, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.parse(name, value)
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+        if not isinstance(value, (list, tuple)):
+            value = [value]
+        if len(value) < self.min_length:
+            raise InvalidParameter(name, value, self.describe(), f"has length {len(value)}")
+        return tuple(self._entry(name, v, i, value) for i, v in enumerate(value))
+
+    def parse(self, name: str, text: str) -> Any:
+        pieces = [p for p in text.replace(" ", "").split(",") if p != ""]
+        return self.coerce(name, pieces)
+
+
+@dataclass(frozen=True)
 class Choice(Domain):
     """One of a finite set of names (case-insensitive)."""
 
@@ -283,9 +340,12 @@ class Parameter:
         A typical value, used by examples, ``symq list`` and claim samples.
     description : str
         One line saying what the parameter is.
-    latex : str, optional
-        Name of the symbol when printed (sympy symbol name, e.g. ``"\\rho"`` is produced
-        automatically for ``rho``).
+    symbol_name : str, optional
+        Name of the sympy symbol when it differs from ``name``.
+    required : bool
+        Whether a value must be given; an optional parameter takes ``default`` when omitted.
+    default : object
+        Value of an optional parameter when omitted (``None`` means "decided by the model").
     """
 
     name: str
@@ -293,6 +353,8 @@ class Parameter:
     typical: Any = None
     description: str = ""
     symbol_name: str | None = field(default=None, compare=False)
+    required: bool = True
+    default: Any = None
 
     @property
     def symbol(self) -> sp.Symbol:
@@ -363,6 +425,8 @@ def validate_parameters(
             out[p.name] = p.validate(values[p.name])
         elif use_typical and p.typical is not None:
             out[p.name] = p.validate(p.typical)
+        elif not p.required:
+            out[p.name] = p.default if p.default is None else p.validate(p.default)
         else:
             raise InvalidParameter(p.name, None, p.domain.describe(), "missing")
     return out

@@ -97,3 +97,30 @@ def test_validate_parameters_missing_unknown_and_typical():
         validate_parameters(decl, {"a": 2, "b": 1, "c": 4})
     with pytest.raises(InvalidParameter, match="b=None"):
         validate_parameters(decl, {}, use_typical=True)
+
+
+def test_rational_vector_is_exact():
+    from fractions import Fraction
+
+    from symq.core.parameters import RationalVector
+
+    m = Parameter("moments", RationalVector())
+    assert m.parse("1, 3/2, 0.1") == (1, sp.Rational(3, 2), sp.Rational(1, 10))
+    assert m.validate([0.5, Fraction(2, 3), sp.Rational(5, 7)]) == (
+        sp.Rational(1, 2), sp.Rational(2, 3), sp.Rational(5, 7))
+    assert m.validate([0.1])[0] == sp.Rational(Fraction(0.1))  # binary float kept exactly
+    with pytest.raises(InvalidParameter, match="entry 1 is -2"):
+        m.parse("1,-2")
+    with pytest.raises(InvalidParameter, match="not a finite number"):
+        m.validate([1.0, math.inf])
+    signed = Parameter("zero", RationalVector(positive=False))
+    assert signed.parse("0,-1/2") == (0, sp.Rational(-1, 2))
+
+
+def test_optional_parameters_take_their_default():
+    decl = (Parameter("a", PositiveReal()), Parameter("n", IntegerAtLeast(1), required=False),
+            Parameter("k", IntegerAtLeast(1), required=False, default=2))
+    assert validate_parameters(decl, {"a": 1.0}) == {"a": 1.0, "n": None, "k": 2}
+    assert validate_parameters(decl, {"a": 1.0, "n": 3})["n"] == 3
+    with pytest.raises(InvalidParameter, match="n=0"):
+        validate_parameters(decl, {"a": 1.0, "n": 0})
