@@ -67,8 +67,11 @@ def to_rational(value: Any, name: str = "coefficient") -> sp.Rational:
     if isinstance(value, mpmath.mpf):
         if not mpmath.isfinite(value):
             raise InvalidParameter(name, value, "a finite real number")
-        man, exp = value.man_exp
-        return sp.Rational(int(man)) * sp.Rational(2) ** int(exp) if man else sp.Integer(0)
+        sign, man, exp, _ = value._mpf_
+        if not man:
+            return sp.Integer(0)
+        magnitude = sp.Rational(int(man)) * sp.Rational(2) ** int(exp)
+        return -magnitude if sign else magnitude
     if isinstance(value, sp.Float):
         return to_rational(value._to_mpmath(value._prec), name)
     if isinstance(value, sp.Basic):
