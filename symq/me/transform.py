@@ -31,6 +31,7 @@ from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
 import mpmath
+import numpy as np
 import sympy as sp
 
 from symq.core.errors import InvalidParameter
@@ -59,6 +60,8 @@ def to_rational(value: Any, name: str = "coefficient") -> sp.Rational:
         return value
     if isinstance(value, (int, Fraction)):
         return sp.Rational(value)
+    if isinstance(value, np.integer):
+        return sp.Integer(int(value))
     if isinstance(value, str):
         try:
             return sp.Rational(Fraction(value.strip()))
