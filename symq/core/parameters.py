@@ -421,7 +421,7 @@ def validate_parameters(
             )
     out: dict[str, Any] = {}
     for p in parameters:
-        if p.name in values:
+        if p.name in values and not (values[p.name] is None and not p.required):
             out[p.name] = p.validate(values[p.name])
         elif use_typical and p.typical is not None:
             out[p.name] = p.validate(p.typical)

@@ -179,7 +179,7 @@ def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto"
         sd = math.sqrt(max(float(target.moments[1]) - m1**2, 0.0)) if n_moments > 1 else m1
         horizon = m1 + 12 * sd
     for n in range(1, order_max + 1):
-        for J in range(0, min(n_zero, 2 * n - 1) + 1):
+        for J in range(0, min(n_zero, n - 1) + 1):  # J >= n would leave no numerator
             if (method == "classical" and J > 0) or (method == "extended" and J == 0):
                 continue
             K = 2 * n - 1 - J

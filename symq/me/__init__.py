@@ -1,0 +1,54 @@
+"""Matrix-exponential (ME) distributions: Padé moment matching with behaviour at zero, and
+certified nonnegativity.
+
+Angius, Horváth, Halawani, Barukab, Ahmad, Balbo, "Constructing Matrix Exponential Distributions by
+Moments and Behavior around Zero", Mathematical Problems in Engineering 2014, Article ID 610907.
+
+* :mod:`~symq.me.transform`: exact rational Laplace transforms N(s)/D(s);
+* :mod:`~symq.me.distribution`: the :class:`ME` distribution (pdf, cdf, moments, sampling, scipy);
+* :mod:`~symq.me.pade`: classical and two-point Padé moment matching (exact or mpmath);
+* :mod:`~symq.me.certify`: certified nonnegativity by interval arithmetic and exact rules;
+* :mod:`~symq.me.fit`: try classical and extended fits over orders, keep the certified ones;
+* :mod:`~symq.me.queueing`: M/ME/1 waiting times (Pollaczek-Khinchine) and an M/G/1 simulator;
+* :mod:`~symq.me.symbolic`: the derivation printed by ``symq derive me-pade``;
+* :mod:`~symq.me.model`: the registered ``me-fit`` model.
+
+Examples
+--------
+>>> from symq.me import ME, from_moments, certify
+>>> erlang = ME.erlang(3, 3)
+>>> fitted = from_moments(erlang.moments(5))
+>>> fitted == erlang, certify(fitted).status.value
+(True, 'NONNEGATIVE')
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .certify import Certificate, Nonnegativity, certify
+from .distribution import ME, NotADistribution
+from .fit import Candidate, FitReport, NoCertifiedFit, Target, fit
+from .model import MODEL
+from .pade import PadeResult, moment_order, pade_fit, stieltjes_check
+from .queueing import WaitingTime, mg1_waiting_time, simulate_mg1_waiting
+from .transform import RationalLST, to_rational
+
+
+def from_moments(moments: Sequence[Any], order: int | None = None, zero: Sequence[Any] = (),
+                 *, dps: int = 50) -> ME:
+    """The ME distribution of a (two-point) Padé fit; see :func:`symq.me.pade.pade_fit`.
+
+    The result is not certified: call :func:`certify` (or use :func:`fit`, which keeps only
+    certified fits) before using it as a density.
+    """
+    return ME(pade_fit(moments, order=order, zero=zero, dps=dps).lst)
+
+
+__all__ = [
+    "ME", "NotADistribution", "RationalLST", "to_rational",
+    "from_moments", "pade_fit", "PadeResult", "moment_order", "stieltjes_check",
+    "certify", "Certificate", "Nonnegativity",
+    "fit", "Target", "Candidate", "FitReport", "NoCertifiedFit",
+    "mg1_waiting_time", "WaitingTime", "simulate_mg1_waiting", "MODEL",
+]
