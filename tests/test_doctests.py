@@ -1,4 +1,4 @@
-"""The examples in the docstrings of the core modules run and print what they show."""
+"""The examples in the docstrings of symq's modules run and print what they show."""
 
 import doctest
 import importlib
@@ -7,22 +7,29 @@ import pkgutil
 import pytest
 
 import symq.core
+import symq.me
+
+PACKAGES = (symq.core, symq.me)
 
 
 def _modules_with_examples():
     names = []
-    for info in pkgutil.iter_modules(symq.core.__path__):
-        module = importlib.import_module(f"symq.core.{info.name}")
-        if any(test.examples for test in doctest.DocTestFinder().find(module)):
-            names.append(module.__name__)
+    for package in PACKAGES:
+        modules = [package.__name__] + [f"{package.__name__}.{info.name}"
+                                        for info in pkgutil.iter_modules(package.__path__)]
+        for name in modules:
+            module = importlib.import_module(name)
+            if any(test.examples for test in doctest.DocTestFinder().find(module)):
+                names.append(module.__name__)
     return names
 
 
 MODULES = _modules_with_examples()
 
 
-def test_core_has_docstring_examples():
-    assert {"symq.core.compiler", "symq.core.parameters", "symq.core.sweep"} <= set(MODULES)
+def test_packages_have_docstring_examples():
+    assert {"symq.core.compiler", "symq.core.parameters", "symq.core.sweep",
+            "symq.me"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)
