@@ -8,10 +8,10 @@ BuTools' ``CheckMEPositiveDensity`` answers ``False`` (meaning *inconclusive*) f
 such as :math:`\tfrac23 (1 + \cos t) e^{-t}`.  :func:`certify` decides the question with a
 certificate, following note me_pade.md §3.2-§3.3:
 
-1. exact preprocessing on the rational :math:`N/D`: derivatives :math:`f^{(j)}(0)` (a negative
-   first nonzero one gives a witness near zero), the Routh-Hurwitz test (a pole with
-   :math:`\operatorname{Re} \ge 0` is not a distribution) and an exact factorisation of
-   :math:`D` over :math:`\mathbb{Q}` (multiplicities, rational poles);
+1. exact preprocessing on the rational :math:`N/D`: the Routh-Hurwitz test (a pole with
+   :math:`\operatorname{Re} \ge 0` is not a distribution: INVALID, checked first),
+   derivatives :math:`f^{(j)}(0)` (a negative first nonzero one gives a witness near zero) and
+   an exact factorisation of :math:`D` over :math:`\mathbb{Q}` (multiplicities, rational poles);
 2. certified pole disks (the classical bound :math:`|z - z_k| \le n |p(z_k)| / |p'(z_k)|` evaluated
    in interval arithmetic, disjointness, real roots centred on the real axis);
 3. exact rules before any search (§3.3 and §1.4): all poles real with nonnegative residues,
@@ -364,7 +364,7 @@ def _imaginary_axis_root(a: Sequence[Fraction]) -> bool:
 
 
 def _imaginary_axis_gcd(a: Sequence[Fraction]) -> sp.Poly:
-    """gcd over Q of Re p(iy) and Im p(iy), as a polynomial in y (its real roots y give p(iy) = 0)."""
+    """gcd over Q of Re p(iy) and Im p(iy) as a polynomial in y; its real roots give p(iy) = 0."""
     re_part = [Fraction(0)] * len(a)
     im_part = [Fraction(0)] * len(a)
     for k, c in enumerate(a):
@@ -400,8 +400,8 @@ def _taylor_guard(ex: _Exact) -> tuple[mpmath.mpf, Any, Any]:
     """
     n = ex.n
     # rho: positive root of rho^n = sum |a_j| rho^j (Cauchy bound), any positive value is valid
-    cauchy = [mpmath.mpf(1)] + [-abs(float(ex.a[j])) for j in range(n - 1, -1, -1)]
     try:
+        cauchy = [1.0] + [-abs(float(ex.a[j])) for j in range(n - 1, -1, -1)]
         rho = max(r.real for r in np.roots([float(c) for c in cauchy])
                   if abs(r.imag) < 1e-9 and r.real > 0)
         rho = mpmath.mpf(float(rho)) * (1 + mpmath.mpf(2) ** -20)
@@ -441,6 +441,11 @@ class _Pole:
     exact: Fraction | None = None  # the pole itself when rational
     coeffs: list[Any] = field(default_factory=list)  # Hermite coefficients (intervals)
     exact_coeffs: list[Fraction] | None = None
+
+    @property
+    def weight(self) -> int:
+        """2 for an upper-half-plane pole standing for itself and its conjugate, else 1."""
+        return 1 if self.real else 2
 
     @property
     def re_lo(self) -> mpmath.mpf:
@@ -503,7 +508,10 @@ def _enclose_factor(p: list[Fraction], mult: int, dps: int, use_polyroots: bool
         box = iv.mpf(c) + iv.mpf([-radius, radius])
         return [_Pole(c, radius, mult, True, box, exact=root)]
     dp_iv = [_ivq(c * k) for k, c in enumerate(p)][1:]
-    approx = _approximate_roots(p, dps, use_polyroots)
+    try:
+        approx = _approximate_roots(p, dps, use_polyroots)
+    except (mpmath.libmp.NoConvergence, ZeroDivisionError, ValueError):
+        return None
     tol = mpmath.mpf(10) ** (-(dps // 2))
     poles = []
     n_real = n_upper = 0
@@ -586,6 +594,10 @@ def _attach_coefficients(ex: _Exact, poles: list[_Pole]) -> None:
             P.coeffs = [_ivq(c) for c in P.exact_coeffs]
         else:
             P.coeffs = _hermite(P.box, P.multiplicity, b_iv, a_iv)
+        for c in P.coeffs:
+            parts = (c.real, c.imag) if isinstance(c, iv.mpc) else (c,)
+            if not all(mpmath.isfinite(_lo(x)) and mpmath.isfinite(_hi(x)) for x in parts):
+                raise _NeedPrecision("residues", "residue enclosures are not finite")
 
 
 # ====================================================================== interval evaluation
@@ -593,38 +605,54 @@ class _Evaluator:
     r"""Enclosures of :math:`g(t) = e^{-\mu t} f(t)`, which has the sign of f (note §3.2 step 6).
 
     Factoring out the dominant exponential keeps the natural interval extension tight for
-    large t (the dominant term becomes an almost constant function of t).
+    large t (the dominant term becomes an almost constant function of t).  Clusters of close
+    poles (see :func:`_clusters`) are enclosed both term by term and in Newton form, and the
+    two enclosures are intersected.
     """
 
-    def __init__(self, poles: list[_Pole], mu: mpmath.mpf) -> None:
+    def __init__(self, poles: list[_Pole], mu: mpmath.mpf,
+                 clusters: Sequence[tuple[list[_Pole], list[_Pole]]] = ()) -> None:
         self.mu = mu
-        M = iv.mpf(mu)
-        self.real_terms = []
-        self.complex_terms = []
-        for P in poles:
-            c = P.coeffs
-            m = len(c)
-            if P.real:
-                w = P.box - M
+        self.M = iv.mpf(mu)
+        clustered = {id(P) for members, _ in clusters for P in members}
+        self.plain = [self._term(P) for P in poles if id(P) not in clustered]
+        self.clusters = [([self._term(P) for P in members], [self._term(P) for P in newton])
+                         for members, newton in clusters]
+
+    def _term(self, P: _Pole) -> tuple[bool, int, Any, list[Any], list[Any]]:
+        c = P.coeffs
+        m = len(c)
+        w = P.box - self.M if P.real else iv.mpc(P.box.real - self.M, P.box.imag)
+        dc = [w * c[j] + ((j + 1) * c[j + 1] if j + 1 < m else 0) for j in range(m)]
+        return P.real, P.weight, w, c, dc
+
+    @staticmethod
+    def _sum(terms: list[tuple[bool, int, Any, list[Any], list[Any]]], I: Any,
+             derivative: bool) -> tuple[Any, Any]:
+        g = iv.mpf(0)
+        dg = iv.mpf(0)
+        for real, weight, w, c, dc in terms:
+            if real:
+                E = iv.exp(w * I)
+                g += (_horner(c, I) if len(c) > 1 else c[0]) * E
+                if derivative:
+                    dg += (_horner(dc, I) if len(dc) > 1 else dc[0]) * E
             else:
-                w = iv.mpc(P.box.real - M, P.box.imag)
-            dc = [w * c[j] + ((j + 1) * c[j + 1] if j + 1 < m else 0) for j in range(m)]
-            (self.real_terms if P.real else self.complex_terms).append((w, c, dc))
+                E = iv.exp(iv.mpc(w.real * I, w.imag * I))
+                g += weight * ((_horner(c, I) if len(c) > 1 else c[0]) * E).real
+                if derivative:
+                    dg += weight * ((_horner(dc, I) if len(dc) > 1 else dc[0]) * E).real
+        return g, dg
 
     def natural(self, I: Any, derivative: bool = True) -> tuple[Any, Any]:
         """Natural interval extensions of g and g' over I."""
-        g = iv.mpf(0)
-        dg = iv.mpf(0)
-        for w, c, dc in self.real_terms:
-            E = iv.exp(w * I)
-            g += (_horner(c, I) if len(c) > 1 else c[0]) * E
+        g, dg = self._sum(self.plain, I, derivative)
+        for separate, newton in self.clusters:
+            g1, d1 = self._sum(separate, I, derivative)
+            g2, d2 = self._sum(newton, I, derivative)
+            g += _intersect(g1, g2)
             if derivative:
-                dg += (_horner(dc, I) if len(dc) > 1 else dc[0]) * E
-        for w, c, dc in self.complex_terms:
-            E = iv.exp(iv.mpc(w.real * I, w.imag * I))
-            g += 2 * ((_horner(c, I) if len(c) > 1 else c[0]) * E).real
-            if derivative:
-                dg += 2 * ((_horner(dc, I) if len(dc) > 1 else dc[0]) * E).real
+                dg += _intersect(d1, d2)
         return g, dg
 
     def point(self, t: mpmath.mpf) -> Any:
@@ -633,7 +661,7 @@ class _Evaluator:
 
     def f_point(self, t: mpmath.mpf) -> Any:
         """Enclosure of f(t) = e^{mu t} g(t) at a point."""
-        return iv.exp(iv.mpf(self.mu) * iv.mpf(t)) * self.point(t)
+        return iv.exp(self.M * iv.mpf(t)) * self.point(t)
 
     def box(self, a: mpmath.mpf, b: mpmath.mpf, m: mpmath.mpf) -> tuple[mpmath.mpf, Any]:
         """Lower bound of g on [a, b] (natural extension ∩ mean-value form) and g(m)."""
@@ -642,6 +670,137 @@ class _Evaluator:
         gm = self.point(m)
         mv = gm + dg * (I - iv.mpf(m))
         return max(_lo(g), _lo(mv)), gm
+
+
+def _intersect(x: Any, y: Any) -> Any:
+    lo, hi = max(_lo(x), _lo(y)), min(_hi(x), _hi(y))
+    if lo > hi:  # both contain the true value, so this cannot happen; stay safe
+        return x
+    return iv.mpf([lo, hi])
+
+
+def _hull(boxes: Sequence[Any], real: bool) -> Any:
+    if real:
+        return iv.mpf([min(_lo(b) for b in boxes), max(_hi(b) for b in boxes)])
+    re = iv.mpf([min(_lo(b.real) for b in boxes), max(_hi(b.real) for b in boxes)])
+    im = iv.mpf([min(_lo(b.imag) for b in boxes), max(_hi(b.imag) for b in boxes)])
+    return iv.mpc(re, im)
+
+
+def _poly_mul(p: Sequence[Any], q: Sequence[Any]) -> list[Any]:
+    out: list[Any] = [0] * (len(p) + len(q) - 1)
+    for i, x in enumerate(p):
+        for j, y in enumerate(q):
+            out[i + j] = out[i + j] + x * y
+    return out
+
+
+def _rest_denominator(members: list[_Pole], poles: list[_Pole]) -> list[Any]:
+    r"""Interval coefficients of :math:`D(s) / \prod_{members} (s - z_i)` (D is monic)."""
+    inside = {id(P) for P in members}
+    rest: list[Any] = [iv.mpf(1)]
+    for P in poles:
+        if P.real:
+            factor = [-P.box, iv.mpf(1)]
+        elif id(P) in inside:  # keep the conjugate of an upper-half-plane member
+            factor = [-iv.mpc(P.box.real, -P.box.imag), iv.mpf(1)]
+        else:
+            re, im = P.box.real, P.box.imag
+            factor = [re * re + im * im, -2 * re, iv.mpf(1)]
+        power = 0 if (P.real and id(P) in inside) else P.multiplicity
+        for _ in range(power):
+            rest = _poly_mul(rest, factor)
+    return rest
+
+
+def _intersect_any(x: Any, y: Any) -> Any:
+    if isinstance(x, iv.mpc) or isinstance(y, iv.mpc):
+        x, y = (v if isinstance(v, iv.mpc) else iv.mpc(v, 0) for v in (x, y))
+        return iv.mpc(_intersect(x.real, y.real), _intersect(x.imag, y.imag))
+    return _intersect(x, y)
+
+
+def _newton_form(members: list[_Pole], poles: list[_Pole], b_iv: list[Any]) -> list[_Pole]:
+    r"""Newton (divided-difference) form of a cluster of close simple poles.
+
+    :math:`\sum_i c_i e^{z_i t} = \sum_j \beta_j\, e^{\cdot t}[z_1, \dots, z_j]` with
+    :math:`\beta_j = h[z_j, \dots, z_k]`, :math:`h = N / (D / \prod_i (s - z_i))`: the
+    numerator of the cluster's partial fractions is interpolated by h at the nodes.  Two
+    enclosures of :math:`\beta_j` are intersected: the divided-difference table of
+    :math:`h(z_i) = c_i \prod_{l \ne i} (z_i - z_l)` and, by the Hermite-Genocchi formula,
+    :math:`h^{(k-j)}(\operatorname{hull}(z_j..z_k))/(k-j)!` (no cancellation when the poles
+    nearly coincide).  Again by Hermite-Genocchi the divided difference of :math:`e^{zt}`
+    lies in :math:`t^{j-1}/(j-1)! \cdot \operatorname{hull}\{e^{\zeta t}: \zeta \in
+    \operatorname{hull}(z_1..z_j)\}`, so term j is a pseudo-pole with box
+    :math:`\operatorname{hull}(z_1..z_j)` and Hermite coefficient :math:`\beta_j/(j-1)!`.
+    """
+    k = len(members)
+    Z = [P.box for P in members]
+    real = members[0].real
+    Q = []
+    for i in range(k):
+        acc = members[i].coeffs[0]
+        for l in range(k):
+            if l != i:
+                acc = acc * (Z[i] - Z[l])
+        Q.append(acc)
+    table = list(Q)  # table[a] = h[z_a .. z_{a+level}]
+    beta: list[Any] = [None] * k
+    beta[k - 1] = table[k - 1]
+    for level in range(1, k):
+        table = [(table[a + 1] - table[a]) / (Z[a + level] - Z[a]) for a in range(k - level)]
+        beta[k - 1 - level] = table[k - 1 - level]
+    rest = _rest_denominator(members, poles)
+    for j in range(k - 1):
+        order = k - 1 - j
+        B = _hull(Z[j:], real)
+        nt = _taylor_coefficients(b_iv, B, order + 1)
+        dt = _taylor_coefficients(rest, B, order + 1)
+        q: list[Any] = []
+        for r in range(order + 1):
+            acc = nt[r]
+            for i in range(1, r + 1):
+                acc = acc - dt[i] * q[r - i]
+            q.append(acc / dt[0])
+        beta[j] = _intersect_any(beta[j], q[order])
+    zero = iv.mpf(0) if real else iv.mpc(0, 0)
+    pseudo = []
+    for j in range(k):
+        box = _hull(Z[: j + 1], real)
+        coeffs = [zero] * j + [beta[j] / math.factorial(j)]
+        center = _mid(box) if real else mpmath.mpc(_mid(box.real), _mid(box.imag))
+        pseudo.append(_Pole(center, mpmath.mpf(0), j + 1, real, box, coeffs=coeffs))
+    return pseudo
+
+
+def _clusters(poles: list[_Pole], scale: mpmath.mpf, b_iv: list[Any]
+              ) -> list[tuple[list[_Pole], list[_Pole]]]:
+    """Groups of simple poles (real with real, upper-half-plane with upper) closer than
+    ``0.05 * scale`` to each other (single linkage), with their Newton forms."""
+    out = []
+    tau = scale / 20
+    for real in (True, False):
+        cands = [P for P in poles if P.real == real and P.multiplicity == 1]
+        parent = list(range(len(cands)))
+
+        def find(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        for i in range(len(cands)):
+            for j in range(i + 1, len(cands)):
+                if abs(mpmath.mpc(cands[i].center) - mpmath.mpc(cands[j].center)) <= tau:
+                    parent[find(i)] = find(j)
+        groups: dict[int, list[_Pole]] = {}
+        for i, P in enumerate(cands):
+            groups.setdefault(find(i), []).append(P)
+        for members in groups.values():
+            if len(members) > 1:
+                members.sort(key=lambda P: -P.re_hi)
+                out.append((members, _newton_form(members, poles, b_iv)))
+    return out
 
 
 # ====================================================================== tail bound
@@ -672,8 +831,7 @@ def _tail_bound(margin: mpmath.mpf, dominant: _Pole, others: list[_Pole], m: int
         delta = dominant.re_lo - P.re_hi
         if not delta > 0:
             return None
-        weight = 1 if P.real else 2
-        mags = [iv.mpf(_hi(abs(c))) * weight for c in P.coeffs]
+        mags = [iv.mpf(_hi(abs(c))) * P.weight for c in P.coeffs]
         for j in range(len(mags)):
             if j - m + 1 > 0:
                 t_min = max(t_min, mpmath.mpf(j - m + 1) / delta)
@@ -882,6 +1040,22 @@ def _shared_pair_exact(ex: _Exact, R: _Pole) -> tuple[Fraction, Fraction, Fracti
     return c1, cpair2, w
 
 
+def _evaluation_terms(run: _Run, mu: mpmath.mpf, excluded: Sequence[_Pole] = ()
+                      ) -> tuple[_Evaluator, list[_Pole]]:
+    """The evaluator of g = e^{-mu t} f and the term list for tail bounds (clusters in Newton
+    form)."""
+    scale = abs(mu) if mu != 0 else mpmath.mpf(1)
+    clusters = _clusters(run.poles, scale, [_ivq(c) for c in run.ex.b])
+    skip = {id(P) for P in excluded}
+    # tail terms: Newton form for clusters away from the dominant line, single poles otherwise
+    newton_clusters = [(members, newton) for members, newton in clusters
+                       if not any(id(P) in skip for P in members)]
+    replaced = {id(P) for members, _ in newton_clusters for P in members}
+    terms = [P for P in run.poles if id(P) not in replaced]
+    terms += [Q for _, newton in newton_clusters for Q in newton]
+    return _Evaluator(run.poles, mu, clusters), terms
+
+
 def _witness_search(run: _Run, ev: _Evaluator, times: Iterator[mpmath.mpf]
                     ) -> _Verdict | None:
     """The first t in ``times`` whose enclosure of f(t) is certainly negative."""
@@ -894,20 +1068,27 @@ def _witness_search(run: _Run, ev: _Evaluator, times: Iterator[mpmath.mpf]
 
 
 def _rule_dominant_pair(run: _Run, R: _Pole, pair: _Pole
-                        ) -> tuple[_Verdict | None, mpmath.mpf | None]:
+                        ) -> tuple[_Verdict | None, mpmath.mpf | None, mpmath.mpf | None]:
     r"""Note §3.2 step 3b / §3.3 (d): one real pole and one pair on the dominant line.
 
     :math:`e^{\lambda t} (c_1 e^{-\lambda t} + 2 \operatorname{Re} c_p e^{(-\lambda + i\omega) t})
     = c_1 + 2|c_p| \cos(\omega t + \varphi)`, which is :math:`\ge 0` for all t iff
     :math:`c_1 \ge 2|c_p|` (exact rational test on :math:`c_1^2` and :math:`|c_p|^2`).  With no
-    other pole this decides; with other poles a strict inequality leaves the margin
-    :math:`c_1 - 2|c_p|` for the tail bound, equality is INCONCLUSIVE and a reversed inequality
-    gives a witness at large t.
+    other pole this decides.  With other poles:
+
+    * :math:`c_1 > 2|c_p|` leaves the margin :math:`c_1 - 2|c_p|` for the tail bound;
+    * :math:`c_1 = 2|c_p|`: the dominant group G is :math:`\ge 0` with zeros at
+      :math:`t_k = (\pi - \varphi + 2\pi k)/\omega`, so the sign of f there is the sign of the
+      rest R.  If R has a strictly dominant real pole with a positive residue, R > 0 beyond its
+      own tail bound T and f = G + R > 0 there; branch and bound covers [h, T].  If that
+      residue is negative, f(t_k) = R(t_k) < 0 for large k;
+    * :math:`c_1 < 2|c_p|`: f < 0 near :math:`t_k` for large k.
 
     Returns
     -------
-    verdict, margin
-        A verdict, or None and a lower bound of :math:`c_1 - 2|c_p|` for the general path.
+    verdict, margin, T
+        A verdict; or a lower bound of :math:`c_1 - 2|c_p|` for the general path; or a tail
+        bound T already established (touching case).
     """
     ex = run.ex
     if R.exact is None or R.multiplicity != 1 or pair.multiplicity != 1:
@@ -922,36 +1103,65 @@ def _rule_dominant_pair(run: _Run, R: _Pole, pair: _Pole
     others = len(run.poles) > 2
     ok = c1 > 0 and c1 * c1 >= 4 * cp2
     strict = c1 > 0 and c1 * c1 > 4 * cp2
+    method = "dominant pair exact test"
     if ok and not others:
-        return _Verdict(Nonnegativity.NONNEGATIVE, "dominant pair exact test"), None
+        return _Verdict(Nonnegativity.NONNEGATIVE, method), None, None
     if strict:
         margin = _ivq(c1) - 2 * iv.sqrt(_ivq(cp2))
-        return None, _lo(margin)
-    if ok:
-        return _Verdict(Nonnegativity.INCONCLUSIVE, "dominant pair exact test",
-                        reason="touching zeros: c_1 = 2|c_pair| on the dominant line and other "
-                               "poles decide the sign near the touching points"), None
-    # c1 < 2|c_pair|: f < 0 near t_k = (pi - phi + 2 pi k)/omega for large k
-    ev = _Evaluator(run.poles, R.center)
+        return None, _lo(margin), None
+
     cp = pair.coeffs[0]
     phi = mpmath.arg(mpmath.mpc(_mid(cp.real), _mid(cp.imag)))
     omega = mpmath.sqrt(_mpq(w))
+    period = 2 * mpmath.pi / omega
+    first = (mpmath.pi - phi) % (2 * mpmath.pi) / omega
+    if not first > 0:
+        first += period
+
+    def touching_times(start: mpmath.mpf) -> Iterator[mpmath.mpf]:
+        k0 = max(0, int(mpmath.ceil((start - first) / period)))
+        return (first + (k0 + k) * period for k in range(200))
+
+    if ok:  # c1 = 2|c_pair| with other poles
+        rest = [P for P in run.poles if P is not R and P is not pair]
+        group = _dominant_group(rest)
+        undecided = _Verdict(Nonnegativity.INCONCLUSIVE, method,
+                             reason="touching zeros: c_1 = 2|c_pair| on the dominant line and the "
+                                    "remaining poles have no strictly dominant real pole")
+        if len(group) != 1 or not group[0].real:
+            return undecided, None, None
+        R2 = group[0]
+        m2 = R2.multiplicity
+        lead = R2.exact_coeffs[m2 - 1] if R2.exact_coeffs is not None else R2.coeffs[m2 - 1]
+        sign = _sign(lead)
+        if sign is None:
+            raise _NeedPrecision(method, "sign of the residue of the second pole not certain")
+        lead_iv = _ivq(lead) if isinstance(lead, Fraction) else lead
+        ev, terms = _evaluation_terms(run, R.center, [R, pair, R2])
+        T = _tail_bound(_lo(abs(lead_iv)), R2, terms, m2, group=[R, pair])
+        if T is None:
+            raise _NeedPrecision(method, "no tail bound for the remaining poles")
+        if sign > 0:
+            return None, None, T
+        verdict = _witness_search(run, ev, touching_times(T))
+        if verdict is None:
+            return undecided, None, None
+        verdict.method = method
+        return verdict, None, None
+
+    # c1 < 2|c_pair|: f < 0 near t_k for large k
+    ev, terms = _evaluation_terms(run, R.center, [R, pair])
     margin_iv = 2 * iv.sqrt(_ivq(cp2)) - _ivq(c1)
     start = mpmath.mpf(0)
     if others and _lo(margin_iv) > 0:
-        T = _tail_bound(_lo(margin_iv), R, run.poles, 1, group=[pair])
+        T = _tail_bound(_lo(margin_iv), R, terms, 1, group=[pair])
         start = T if T is not None else start
-    first = (mpmath.pi - phi) % (2 * mpmath.pi) / omega
-    period = 2 * mpmath.pi / omega
-    if not first > 0:
-        first += period
-    k0 = max(0, int(mpmath.ceil((start - first) / period)))
-    verdict = _witness_search(run, ev, (first + (k0 + k) * period for k in range(200)))
+    verdict = _witness_search(run, ev, touching_times(start))
     if verdict is None:
-        return _Verdict(Nonnegativity.INCONCLUSIVE, "dominant pair exact test",
-                        reason="c_1 < 2|c_pair| but no witness was enclosed"), None
-    verdict.method = "dominant pair exact test"
-    return verdict, None
+        return _Verdict(Nonnegativity.INCONCLUSIVE, method,
+                        reason="c_1 < 2|c_pair| but no witness was enclosed"), None, None
+    verdict.method = method
+    return verdict, None, None
 
 
 def _branch_and_bound(run: _Run, ev: _Evaluator, h: mpmath.mpf, T: mpmath.mpf) -> _Verdict:
@@ -984,6 +1194,27 @@ def _branch_and_bound(run: _Run, ev: _Evaluator, h: mpmath.mpf, T: mpmath.mpf) -
     return _Verdict(Nonnegativity.NONNEGATIVE, "branch and bound")
 
 
+def _hunt_witness(run: _Run) -> _Verdict | None:
+    """Search [h, 60/|Re z_1|] for a certified negative value when no rule could decide.
+
+    Used only to turn an INCONCLUSIVE answer into NEGATIVE; it never proves nonnegativity.
+    """
+    if not run.poles or not all(P.coeffs for P in run.poles):
+        return None
+    mu = max(P.re_lo for P in run.poles)
+    if not mu < 0:
+        return None
+    h, _, _ = _taylor_guard(run.ex)
+    ev, _ = _evaluation_terms(run, mpmath.mpf(mu))
+    scan = _Run(run.ex, run.dps, run.deadline, run.max_boxes, run.min_width, run.poles)
+    verdict = _branch_and_bound(scan, ev, h, 60 / abs(mu))
+    run.boxes += scan.boxes
+    if verdict.status is Nonnegativity.NEGATIVE:
+        verdict.method = "branch and bound (witness search)"
+        return verdict
+    return None
+
+
 def _decide(run: _Run) -> _Verdict:
     """Rules in the order of note §3.2/§3.3 at the current precision."""
     ex = run.ex
@@ -1006,8 +1237,9 @@ def _decide(run: _Run) -> _Verdict:
     R = real_group[0]
     m = R.multiplicity
     pair_group: list[_Pole] = []
+    T_touching = None
     if complex_group:
-        verdict, margin = _rule_dominant_pair(run, R, complex_group[0])
+        verdict, margin, T_touching = _rule_dominant_pair(run, R, complex_group[0])
         if verdict is not None:
             return verdict
         pair_group = complex_group
@@ -1019,8 +1251,8 @@ def _decide(run: _Run) -> _Verdict:
         lead_iv = _ivq(lead) if isinstance(lead, Fraction) else lead
         margin = _lo(abs(lead_iv))
         if sign < 0:
-            ev = _Evaluator(run.poles, R.center)
-            T = _tail_bound(margin, R, run.poles, m)
+            ev, terms = _evaluation_terms(run, R.center, [R])
+            T = _tail_bound(margin, R, terms, m)
             if T is None:
                 raise _NeedPrecision("dominant residue", "no tail bound")
             T = max(T, mpmath.mpf(2) ** -10)
@@ -1031,13 +1263,19 @@ def _decide(run: _Run) -> _Verdict:
             verdict.method = "dominant residue negative"
             return verdict
 
-    T = _tail_bound(margin, R, run.poles, m, group=pair_group)
+    ev, terms = _evaluation_terms(run, R.center, [R, *pair_group])
+    if T_touching is not None:
+        T = T_touching
+    else:
+        T = _tail_bound(margin, R, terms, m, group=pair_group)
     if T is None:
         raise _NeedPrecision("tail bound", "no tail bound could be established")
     run.tail = float(T)
     h, _, _ = _taylor_guard(ex)
-    ev = _Evaluator(run.poles, R.center)
-    return _branch_and_bound(run, ev, h, T)
+    verdict = _branch_and_bound(run, ev, h, T)
+    if T_touching is not None:
+        verdict.method = "dominant pair exact test + branch and bound"
+    return verdict
 
 
 # ====================================================================== front door
@@ -1121,8 +1359,9 @@ def certify(obj: Any, *, dps: int = 40, max_boxes: int = 20000, min_width: float
     -----
     Rules, in order (Angius, Horváth et al. 2014; note me_pade.md §3.2-§3.3, §1.4):
 
-    1. exact :math:`f^{(j)}(0)`; the first nonzero one negative -> NEGATIVE near 0;
-    2. exact Routh-Hurwitz test; failure -> INVALID (pole with Re >= 0);
+    1. exact Routh-Hurwitz test; failure -> INVALID (pole with Re >= 0).  It comes first:
+       such a transform is not that of a distribution at all, whatever f does near 0;
+    2. exact :math:`f^{(j)}(0)`; the first nonzero one negative -> NEGATIVE near 0;
     3. certified pole disks; residues/Hermite coefficients (exact for rational poles);
     4. all poles real: constant numerator, nonnegative coefficients, Descartes' rule;
     5. order 3 with constant numerator: dominant pole real <=> density (exact);
@@ -1160,7 +1399,8 @@ def certify(obj: Any, *, dps: int = 40, max_boxes: int = 20000, min_width: float
         except (TypeError, ValueError):
             budget_ok = False
         if not budget_ok:
-            raise InvalidParameter("time_budget", time_budget, "a positive number of seconds or None")
+            raise InvalidParameter("time_budget", time_budget,
+                                   "a positive number of seconds or None")
 
     start = time.perf_counter()
     deadline = None if time_budget is None else start + float(time_budget)
@@ -1170,7 +1410,7 @@ def certify(obj: Any, *, dps: int = 40, max_boxes: int = 20000, min_width: float
     last: _NeedPrecision | None = None
     try:
         with _precision(run.dps):
-            verdict = _rule_initial_sign(run) or _rule_hurwitz(run)
+            verdict = _rule_hurwitz(run) or _rule_initial_sign(run)
         if verdict is None:
             for factor in (1, 2, 4):
                 run.dps = int(dps) * factor
@@ -1186,12 +1426,20 @@ def certify(obj: Any, *, dps: int = 40, max_boxes: int = 20000, min_width: float
                 assert last is not None
                 verdict = _Verdict(Nonnegativity.INCONCLUSIVE, last.method,
                                    reason=f"{last.reason} (tried up to dps={run.dps})")
+            if (verdict.status is Nonnegativity.INCONCLUSIVE
+                    and verdict.method != "branch and bound"):
+                try:
+                    with _precision(run.dps):
+                        verdict = _hunt_witness(run) or verdict
+                except _OutOfTime:  # keep the reason of the INCONCLUSIVE answer
+                    pass
     except _OutOfTime:
         verdict = _Verdict(Nonnegativity.INCONCLUSIVE, "time budget",
                            reason=f"time budget of {float(time_budget):g} s exceeded")
     with _precision(run.dps):
         report = _report(run)
-    nonneg_bb = verdict.status is Nonnegativity.NONNEGATIVE and verdict.method == "branch and bound"
+    nonneg_bb = (verdict.status is Nonnegativity.NONNEGATIVE
+                 and verdict.method.endswith("branch and bound"))
     return Certificate(
         status=verdict.status,
         method=verdict.method,
