@@ -1,4 +1,4 @@
-"""Certified nonnegativity (symq.me.certify) vs a float64 grid check, side by side.
+"""Certified nonnegativity (symq.me.certification) vs a float64 grid check, side by side.
 
 Run: ``python benchmarks/bench_certify.py``.
 
@@ -22,7 +22,6 @@ lognormal moments (realistic inputs whose truth is not known in advance).
 
 from __future__ import annotations
 
-import importlib
 import statistics
 import time
 
@@ -32,7 +31,7 @@ import sympy as sp
 
 from symq.me.transform import RationalLST
 
-certify_module = importlib.import_module("symq.me.certify")
+import symq.me.certification as certify_module  # noqa: E402
 certify = certify_module.certify
 Nonnegativity = certify_module.Nonnegativity
 

@@ -7,7 +7,7 @@ Moments and Behavior around Zero", Mathematical Problems in Engineering 2014, Ar
 * :mod:`~symq.me.transform`: exact rational Laplace transforms N(s)/D(s);
 * :mod:`~symq.me.distribution`: the :class:`ME` distribution (pdf, cdf, moments, sampling, scipy);
 * :mod:`~symq.me.pade`: classical and two-point Padé moment matching (exact or mpmath);
-* :mod:`~symq.me.certify`: certified nonnegativity by interval arithmetic and exact rules;
+* :mod:`~symq.me.certification`: certified nonnegativity by interval arithmetic and exact rules;
 * :mod:`~symq.me.fit`: try classical and extended fits over orders, keep the certified ones;
 * :mod:`~symq.me.queueing`: M/ME/1 waiting times (Pollaczek-Khinchine) and an M/G/1 simulator;
 * :mod:`~symq.me.symbolic`: the derivation printed by ``symq derive me-pade``;
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .certify import Certificate, Nonnegativity, certify
+from .certification import Certificate, Nonnegativity, certify
 from .distribution import ME, NotADistribution
 from .fit import Candidate, FitReport, NoCertifiedFit, Target, fit
 from .model import MODEL

@@ -39,7 +39,7 @@ tail), and the value with the smaller a-priori error bound is kept.  An ME *func
 values, negative ones included (the Padé fits of the paper may be invalid); ``icdf``, ``iccdf``,
 ``sample`` and ``to_scipy`` first check that it behaves as a distribution (:meth:`ME.check_density`)
 and raise :class:`NotADistribution` otherwise.  Certified nonnegativity is the job of
-:mod:`symq.me.certify`.
+:mod:`symq.me.certification`.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ class ME:
     :math:`f(t) = \alpha e^{At}(-A)\mathbf 1`, :math:`F(t) = 1 - \alpha e^{At}\mathbf 1`, no atom at
     zero.  An object of this class is an ME *function* with total mass one; it is a distribution
     only if :math:`f \ge 0`, which :meth:`check_density` tests numerically and
-    :mod:`symq.me.certify` certifies.
+    :mod:`symq.me.certification` certifies.
 
     Examples
     --------
@@ -902,7 +902,7 @@ class ME:
         positive leading coefficient; note §1.2-§1.3), then the sign of :math:`f` and the
         monotonicity of :math:`F` on the sampling grid (about 5000-70000 points up to the
         time where :math:`1 - F \\le 10^{-16}`), each beyond its float round-off bound.
-        This is a numerical check, not a certificate: see :mod:`symq.me.certify`.
+        This is a numerical check, not a certificate: see :mod:`symq.me.certification`.
 
         Raises
         ------

@@ -4,7 +4,7 @@ Angius, Horváth et al. (2014): classical Padé may return a function that is no
 prescribing the behaviour around zero (f(0), f'(0), ...) can avoid that and fit the shape better.
 :func:`fit` tries, for every order n up to ``order_max`` and every number J of prescribed values
 at zero (J = 0 is classical Padé), the two-point Padé fit that uses 2n-1-J moments and J zero
-values; each candidate is certified (:func:`symq.me.certify.certify`); the best certified
+values; each candidate is certified (:func:`symq.me.certification.certify`); the best certified
 nonnegative candidate is returned together with a report of every candidate and why it was
 rejected.  "Best" is the smallest L1 distance between densities when the target has a density,
 otherwise the candidate that matches the most moments (then the highest order).
@@ -23,7 +23,7 @@ from scipy import integrate
 
 from symq.core.errors import InvalidParameter, SymqError
 
-from .certify import Nonnegativity, certify
+from .certification import Nonnegativity, certify
 from .distribution import ME
 from .pade import pade_fit
 

@@ -11,7 +11,7 @@ from symq.core.parameters import IntegerAtLeast, Parameter, RationalVector
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
 
-from .certify import Nonnegativity, certify
+from .certification import Nonnegativity, certify
 from .distribution import ME
 from .pade import pade_fit
 

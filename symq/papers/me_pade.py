@@ -26,7 +26,7 @@ from scipy import integrate, stats
 from symq.core.claims import Claim, Evidence, Inconclusive
 from symq.core.registry import PaperSpec, register_paper
 from symq.me import symbolic
-from symq.me.certify import Nonnegativity, certify
+from symq.me.certification import Nonnegativity, certify
 from symq.me.distribution import ME
 from symq.me.fit import Target, fit
 from symq.me.pade import pade_fit

@@ -1,4 +1,4 @@
-"""Certified nonnegativity of ME densities (symq.me.certify; note me_pade.md §3).
+"""Certified nonnegativity of ME densities (symq.me.certification; note me_pade.md §3).
 
 Evidence is independent of the certifier: densities are built from explicit time-domain formulas
 (sums of t^j e^{-lt}, e^{-at} cos bt, ...) whose Laplace transforms are written by hand, and every
@@ -9,7 +9,6 @@ independently by sympy roots + residues and cross-checked with mpmath's Talbot i
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 
@@ -21,9 +20,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from symq.core.errors import InvalidParameter, SymqError
+import symq.me.certification as certify_module
 from symq.me.transform import RationalLST
 
-certify_module = importlib.import_module("symq.me.certify")
 certify = certify_module.certify
 Certificate = certify_module.Certificate
 Nonnegativity = certify_module.Nonnegativity

@@ -7,7 +7,7 @@ import sympy as sp
 from scipy import stats
 
 from symq.core.errors import InvalidParameter
-from symq.me.certify import Nonnegativity, certify
+from symq.me.certification import Nonnegativity, certify
 from symq.me.distribution import ME
 from symq.me.fit import NoCertifiedFit, Target, fit
 
