@@ -131,6 +131,12 @@ class FitReport:
                 "best": None if self.best is None else self.best.to_dict()}
 
 
+def _is_sympy_variable(obj: Any) -> bool:
+    from sympy.stats.rv import RandomSymbol
+
+    return isinstance(obj, RandomSymbol)
+
+
 def l1_distance(me: ME, pdf: Callable[[np.ndarray], np.ndarray], upper: float) -> float:
     """:math:`\\int_0^{upper} |f_{ME}(t) - f(t)| dt` by adaptive quadrature."""
     value, _ = integrate.quad(lambda t: abs(float(me.pdf(t)) - float(pdf(np.asarray(t)))),
@@ -145,8 +151,10 @@ def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto"
 
     Parameters
     ----------
-    target : Target or sequence of moments
-        The target (moments with optional values at zero and density).
+    target : Target, sequence of moments, scipy distribution or sympy.stats variable
+        The target.  A scipy distribution gives its moments and density (values at zero from
+        ``zero``); a sympy.stats continuous variable gives exact moments, exact derivatives of
+        its density at zero and its density.
     order_max : int
         Largest order tried.
     method : {"auto", "classical", "extended"}
@@ -166,7 +174,14 @@ def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto"
     (ME, FitReport)
         The chosen fit and the report of every candidate.
     """
-    if not isinstance(target, Target):
+    n_needed = 2 * order_max - 1 if isinstance(order_max, int) else 1
+    if isinstance(target, Target):
+        pass
+    elif _is_sympy_variable(target):
+        target = Target.from_sympy(target, n_needed, n_zero=max(order_max - 1, 0))
+    elif hasattr(target, "pdf") and hasattr(target, "moment"):
+        target = Target.from_scipy(target, n_needed, zero=zero)
+    else:
         target = Target(tuple(target), tuple(zero))
     if method not in ("auto", "classical", "extended"):
         raise InvalidParameter("method", method, "one of auto, classical, extended")

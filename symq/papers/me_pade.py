@@ -265,6 +265,33 @@ def build_claims() -> list[Claim]:
             _closer_in_shape(), _queue_accuracy(), _known_densities()]
 
 
+def figures(directory: Any) -> list[Any]:
+    """Classical vs extended fits of the lognormal targets (``symq check --report``)."""
+    from pathlib import Path
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from symq.me.plots import plot_density_comparison
+
+    paths = []
+    for case in _CASES:
+        sigma, order, J = case["sigma"], case["order"], case["J"]
+        fig, ax = plt.subplots(figsize=(6, 4))
+        plot_density_comparison({f"classical order {order}": _classical(sigma, order),
+                                 f"order {order}, {J} value(s) at zero": _extended(sigma, order, J),
+                                 "best certified": _best(sigma, "auto")},
+                                _lognormal(sigma).pdf, upper=4.0, ax=ax)
+        ax.set_title(f"ME fits of a lognormal (sigma = {sigma}, mean 1)")
+        path = Path(directory) / f"me-pade-lognormal-{sigma}.png"
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
 PAPER = register_paper(PaperSpec(
     key=KEY,
     title="Constructing Matrix Exponential Distributions by Moments and Behavior around Zero",
@@ -273,4 +300,5 @@ PAPER = register_paper(PaperSpec(
     claims=build_claims,
     derivation=symbolic.derivation,
     models=("me-fit",),
+    figures=figures,
 ))

@@ -71,3 +71,15 @@ def test_bad_arguments():
         fit([1, 2, 6], method="best")
     with pytest.raises(InvalidParameter, match="order_max"):
         fit([1, 2, 6], order_max=0)
+
+
+def test_scipy_and_sympy_distributions_are_accepted_as_targets():
+    from sympy import stats as sstats
+
+    # Erlang(2) with mean 1 as a scipy distribution: float moments, mpmath path
+    me, report = fit(stats.gamma(2, scale=0.5), order_max=2, zero=(0,))
+    assert report.best.status == "NONNEGATIVE"
+    np.testing.assert_allclose([float(m) for m in me.moments(3)], [1.0, 1.5, 3.0], rtol=1e-12)
+    # the same law from sympy.stats: exact moments and values at zero, exact Erlang recovered
+    me, _ = fit(sstats.Gamma("Y", 2, sp.Rational(1, 2)), order_max=2)
+    assert me == ME.erlang(2, 2)
