@@ -37,12 +37,12 @@ from .transform import RationalLST, to_rational
 
 def from_moments(moments: Sequence[Any], order: int | None = None, zero: Sequence[Any] = (),
                  *, dps: int = 50) -> ME:
-    """The ME distribution of a (two-point) Padé fit; see :func:`symq.me.pade.pade_fit`.
+    """The ME distribution of a (two-point) Padé fit; same as :meth:`ME.from_moments`.
 
     The result is not certified: call :func:`certify` (or use :func:`fit`, which keeps only
     certified fits) before using it as a density.
     """
-    return ME(pade_fit(moments, order=order, zero=zero, dps=dps).lst)
+    return ME.from_moments(moments, order=order, zero=zero, dps=dps)
 
 
 __all__ = [

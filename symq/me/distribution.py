@@ -292,6 +292,18 @@ class ME:
         return cls(RationalLST.from_coefficients(b, a))
 
     @classmethod
+    def from_moments(cls, moments: Iterable[Any], order: int | None = None,
+                     zero: Iterable[Any] = (), *, dps: int = 50) -> "ME":
+        """Classical or two-point Padé fit to moments (and values at zero).
+
+        Delegates to :func:`symq.me.pade.pade_fit`; the result is not certified, so call
+        :func:`symq.me.certify` (or use :func:`symq.me.fit`) before using it as a density.
+        """
+        from .pade import pade_fit
+
+        return cls(pade_fit(list(moments), order=order, zero=list(zero), dps=dps).lst)
+
+    @classmethod
     def exponential(cls, rate: Any) -> "ME":
         r"""Exponential distribution, :math:`f^*(s) = \lambda/(s + \lambda)`."""
         lam = cls._positive(rate, "rate")

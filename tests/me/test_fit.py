@@ -83,3 +83,12 @@ def test_scipy_and_sympy_distributions_are_accepted_as_targets():
     # the same law from sympy.stats: exact moments and values at zero, exact Erlang recovered
     me, _ = fit(sstats.Gamma("Y", 2, sp.Rational(1, 2)), order_max=2)
     assert me == ME.erlang(2, 2)
+
+
+def test_from_moments_constructor_matches_the_exact_transform():
+    # hypoexponential(1, 2): LST 2/((s+1)(s+2)); its moments from sympy's series at s = 0
+    s = sp.Symbol("s")
+    lst = 2 / ((s + 1) * (s + 2))
+    series = sp.series(lst, s, 0, 4).removeO()
+    moments = [sp.factorial(k) * (-1) ** k * series.coeff(s, k) for k in range(1, 4)]
+    assert ME.from_moments(moments) == ME.from_expr(lst)
