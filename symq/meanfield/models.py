@@ -1,0 +1,64 @@
+"""The registered mean-field models: ``supermarket`` and ``refined-jsq``.
+
+Registered with :func:`symq.core.registry.register_model` on import, so that
+``symq solve supermarket d=2 lam=0.9`` and ``symq solve refined-jsq d=2 lam=0.9 N=100`` work
+without any edit of the CLI.  ``lam`` is declared positive only: ``lam >= 1`` is an unstable
+system and raises :class:`~symq.core.errors.StabilityError` in the solver, not
+:class:`~symq.core.errors.InvalidParameter`.
+"""
+
+from __future__ import annotations
+
+from symq.core.parameters import IntegerAtLeast, Parameter, PositiveReal
+from symq.core.registry import ModelSpec, register_model
+from symq.core.result import Result
+
+from .supermarket import refined_jsq, solve_supermarket
+
+__all__ = ["SUPERMARKET", "REFINED_JSQ", "D", "LAM", "N"]
+
+D = Parameter("d", IntegerAtLeast(1), typical=2, description="queues sampled per arrival")
+LAM = Parameter("lam", PositiveReal(), typical=0.9,
+                description="per-server arrival rate (unit service rate); must be < 1")
+N = Parameter("N", IntegerAtLeast(1), typical=100, description="number of servers")
+
+
+def _supermarket(d: int, lam: float) -> Result:
+    return solve_supermarket(d, lam)
+
+
+def _refined(d: int, lam: float, N: int) -> Result:  # noqa: N803
+    return refined_jsq(d, lam, N)
+
+
+def _supermarket_scalars(result: Result) -> dict[str, float]:
+    v = result.values
+    return {"ET": float(v["ET"]), "EQ": float(v["EQ"]), "EW": float(v["EW"]),
+            "P_wait": float(v["P_wait"])}
+
+
+def _refined_scalars(result: Result) -> dict[str, float]:
+    v = result.values
+    return {"EQ": float(v["EQ"]), "EQ_N": float(v["EQ_N"]), "ET": float(v["ET"]),
+            "ET_N": float(v["ET_N"])}
+
+
+SUPERMARKET = register_model(ModelSpec(
+    name="supermarket",
+    summary=("JSQ(d) supermarket model, exponential service, mean-field fixed point "
+             "(Vvedenskaya-Dobrushin-Karpelevich 1996; Mitzenmacher 2001)"),
+    parameters=(D, LAM),
+    solve=_supermarket,
+    scalar_outputs=_supermarket_scalars,
+    paper="li-supermarket",
+))
+
+REFINED_JSQ = register_model(ModelSpec(
+    name="refined-jsq",
+    summary=("JSQ(d) with N servers: refined mean field E[X^N] ~ pi + V/N "
+             "(Gast & Van Houdt, SIGMETRICS 2018, Theorem 1)"),
+    parameters=(D, LAM, N),
+    solve=_refined,
+    scalar_outputs=_refined_scalars,
+    paper="li-supermarket",
+))
