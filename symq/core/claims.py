@@ -152,6 +152,7 @@ class Verdict:
     tolerance: float | None = None
     n_points: int = 0
     source: str = ""
+    expected: Status = Status.HOLDS
 
     @property
     def holds(self) -> bool:
@@ -171,6 +172,7 @@ class Verdict:
             "tolerance": to_jsonable(self.tolerance),
             "n_points": self.n_points,
             "worst_point": to_jsonable(self.worst_point),
+            "expected": str(self.expected),
         }
 
 
@@ -221,6 +223,10 @@ class Claim:
         Key of the paper the claim belongs to (set by the paper registry).
     seed : int
         Seed of the generator passed to a callable sample.
+    expected : Status
+        The verdict symq's own analysis expects: ``HOLDS`` for claims symq confirms, ``FAILS``
+        for a paper's statement that symq refutes (the failure is then the finding).  The
+        verdict is computed the same way either way; ``expected`` only documents it.
     """
 
     name: str
@@ -235,6 +241,7 @@ class Claim:
     paper: str = ""
     seed: int = 0
     notes: str = field(default="", repr=False)
+    expected: Status = Status.HOLDS
 
     @classmethod
     def predicate(cls, name: str, source: str, statement: Any,
@@ -276,6 +283,7 @@ class Claim:
                 evidence=self.evidences, detail=detail, seconds=time.perf_counter() - start,
                 worst_point=dict(point) if point is not None else None,
                 tolerance=self.tolerance, n_points=n, source=self.source,
+                expected=self.expected,
             )
 
         try:

@@ -48,6 +48,9 @@ def verdict_table(verdicts: Sequence[Verdict], markdown: bool = False) -> str:
     lines.append("")
     lines.append(f"{len(verdicts)} claims: {counts[Status.HOLDS]} hold, {counts[Status.FAILS]} fail, "
                  f"{counts[Status.INCONCLUSIVE]} inconclusive")
+    refuted = [v.claim for v in verdicts if v.status is Status.FAILS and v.expected is Status.FAILS]
+    if refuted:
+        lines.append(f"refuted as symq expects (a finding, not a bug): {'; '.join(refuted)}")
     return "\n".join(lines)
 
 

@@ -16,7 +16,16 @@ Examples
 2.0
 """
 
-from .models import REFINED_JSQ, SUPERMARKET
+from .jsq_ph import (
+    JSQPHFixedPoint,
+    jsq_ph_drift,
+    product_form_candidate,
+    product_form_ET,
+    product_form_residual,
+    solve_jsq_ph,
+)
+from .models import JSQ_PH, REFINED_JSQ, SUPERMARKET
+from .phase_type import erlang, hyperexponential2, ph_moments, ph_stationary_phase
 from .population import FixedPoint, PopulationProcess, RefinedTerms, Stability, Trajectory
 from .supermarket import (
     closed_form_symbolic,
@@ -34,5 +43,8 @@ __all__ = [
     "PopulationProcess", "FixedPoint", "Stability", "RefinedTerms", "Trajectory",
     "solve_supermarket", "refined_jsq", "jsq_process", "closed_form_tail", "closed_form_symbolic",
     "truncation_level", "verify_closed_form", "derivation", "heavy_traffic_ET",
-    "SUPERMARKET", "REFINED_JSQ",
+    "SUPERMARKET", "REFINED_JSQ", "JSQ_PH",
+    "solve_jsq_ph", "JSQPHFixedPoint", "jsq_ph_drift", "product_form_candidate",
+    "product_form_residual", "product_form_ET",
+    "hyperexponential2", "erlang", "ph_moments", "ph_stationary_phase",
 ]

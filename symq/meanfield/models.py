@@ -9,13 +9,14 @@ system and raises :class:`~symq.core.errors.StabilityError` in the solver, not
 
 from __future__ import annotations
 
-from symq.core.parameters import IntegerAtLeast, Parameter, PositiveReal
+from symq.core.parameters import IntegerAtLeast, Interval, Parameter, PositiveReal
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Result
 
 from .supermarket import refined_jsq, solve_supermarket
+from .jsq_ph import jsq_ph_model
 
-__all__ = ["SUPERMARKET", "REFINED_JSQ", "D", "LAM", "N"]
+__all__ = ["SUPERMARKET", "REFINED_JSQ", "JSQ_PH", "D", "LAM", "N"]
 
 D = Parameter("d", IntegerAtLeast(1), typical=2, description="queues sampled per arrival")
 LAM = Parameter("lam", PositiveReal(), typical=0.9,
@@ -60,5 +61,20 @@ REFINED_JSQ = register_model(ModelSpec(
     parameters=(D, LAM, N),
     solve=_refined,
     scalar_outputs=_refined_scalars,
+    paper="li-supermarket",
+))
+
+JSQ_PH = register_model(ModelSpec(
+    name="jsq-ph",
+    summary=("JSQ(d) with H2(mean 1, scv, f) service, FCFS: true mean-field fixed point by the "
+             "cavity QBD iteration, and the residual of Li's (2010) product-form candidate"),
+    parameters=(D, LAM,
+                Parameter("scv", PositiveReal(), typical=10,
+                          description="squared coefficient of variation of the H2 job size (>= 1)"),
+                Parameter("f", Interval(0, 1, left_open=True, right_open=True), typical=0.5,
+                          description="fraction of the mean job size carried by H2 branch 1")),
+    solve=jsq_ph_model,
+    scalar_outputs=lambda r: {k: float(r.values[k]) for k in
+                              ("ET", "EQ", "EW", "product_form_ET", "product_form_residual")},
     paper="li-supermarket",
 ))

@@ -106,3 +106,12 @@ def test_verdict_json_has_the_cli_keys():
     for key in ("paper", "claim", "status", "max_error", "evidence", "detail", "seconds"):
         assert key in data
     assert data["status"] == "holds" and data["evidence"] == "numeric"
+
+
+def test_expected_verdict_is_carried_to_the_json():
+    refuted = Claim("refuted", "paper", "1 = 2", lambda p: 1.0, lambda p: 2.0, [{}],
+                    expected=Status.FAILS)
+    verdict = refuted.check()
+    assert verdict.status is Status.FAILS and verdict.expected is Status.FAILS
+    assert verdict.to_dict()["expected"] == "fails"
+    assert _geometric_sum_claim(1e-12).check().to_dict()["expected"] == "holds"

@@ -1,0 +1,508 @@
+"""JSQ(d) (supermarket model) with phase-type service, FCFS: the true mean-field fixed point.
+
+State (``/work/shared/references/meanfield.md`` section 2.4): ``x_{k,j}`` is the fraction of
+servers with at least ``k`` jobs whose job in service is in phase ``j``; ``u_k = sum_j x_{k,j}``,
+``u_0 = 1``.  With PH service ``(alpha, A)``, exit vector ``a = -A 1`` and
+``h_d(p, q) = sum_{i<d} p^i q^{d-1-i}``, the mean-field ODE of SQ(d) is::
+
+    dx_1/dt = lam (1 - u_1^d) alpha + x_1 A + (x_2 . a) alpha
+    dx_k/dt = lam h_d(u_{k-1}, u_k) (x_{k-1} - x_k) + x_k A + (x_{k+1} . a) alpha,   k >= 2.
+
+Its fixed point is the stationary law of one M/PH/1 queue whose arrival rate depends on its own
+length, ``lam_k = lam h_d(u_k, u_{k+1})`` (Bramson, Lu, Prabhakar, SIGMETRICS 2010 and
+Queueing Systems 71, 2012: asymptotic independence; AAP 23(5), 2013: FIFO tails depend on the
+service law).  :func:`solve_jsq_ph` computes it by the cavity / level-dependent QBD iteration of
+section 2.4 (solver 2, as Hellemans and Van Houdt's ``SQ_PH.m``).
+
+:func:`product_form_residual` checks the product-form reading of Li (2010, arXiv 1008.3788,
+"Doubly exponential solution for randomized load balancing models with general service
+times"): ``x_k = u_k theta`` with ``u_k = rho^((d^k-1)/(d-1))`` and
+``theta = alpha (-A)^{-1}/E[X]``.  It is a fixed point only for exponential service; for
+``k >= 2`` the drift is ``(u_k - u_{k+1})(theta - alpha)/E[X]`` (note section 2.3).
+
+Examples
+--------
+>>> from symq.meanfield.phase_type import hyperexponential2
+>>> fp = solve_jsq_ph(2, 0.9, *hyperexponential2(1.0, 10.0))
+>>> fp.residual < 1e-10, fp.ET > 2 * 2.614
+(True, True)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numba
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from symq.core.errors import InvalidParameter, NotConverged, StabilityError
+from symq.core.result import Exactness, Result
+
+from .phase_type import hyperexponential2
+from .simulation import validate_ph
+
+__all__ = [
+    "JSQPHFixedPoint", "solve_jsq_ph", "jsq_ph_drift", "product_form_candidate",
+    "product_form_residual", "product_form_ET", "jsq_ph_model",
+]
+
+#: tail probability below which the truncation level K is accepted.
+TAIL = 1e-16
+#: largest truncation level tried by the adaptive truncation.
+MAX_LEVELS = 2000
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _check_d_lam(d: Any, lam: Any) -> tuple[int, float]:
+    if isinstance(d, (float, np.floating)) and float(d).is_integer():
+        d = int(d)
+    if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d < 1:
+        raise InvalidParameter("d", d, "an integer >= 1", "the number of sampled queues")
+    if isinstance(lam, (bool, np.bool_)) or not isinstance(lam, (numbers.Real, np.floating)) \
+            or not (math.isfinite(float(lam)) and float(lam) > 0):
+        raise InvalidParameter("lam", lam, "a finite real number > 0 with lam*E[X] < 1",
+                               "per-server arrival rate")
+    return int(d), float(lam)
+
+
+def _check_stable(d: int, lam: float, mean: float) -> None:
+    if lam * mean >= 1.0:
+        raise StabilityError(
+            f"per-server load lam*E[X]={lam * mean:.6g} (lam={lam:g}, E[X]={mean:.6g}) must be < 1 "
+            f"for JSQ(d={d}) with phase-type service: every server needs lam*E[X] < 1")
+
+
+def _hd(p: NDArray[np.float64], q: NDArray[np.float64], d: int) -> NDArray[np.float64]:
+    """``h_d(p, q) = (p^d - q^d)/(p - q) = sum_{i<d} p^i q^(d-1-i)`` (no 0/0 in the tail)."""
+    out = np.zeros(np.broadcast(p, q).shape)
+    for i in range(d):
+        out = out + p ** i * q ** (d - 1 - i)
+    return out
+
+
+def _exponent(d: int, k: NDArray[np.float64]) -> NDArray[np.float64]:
+    if d == 1:
+        return k
+    with np.errstate(over="ignore"):
+        return (np.power(float(d), k) - 1.0) / (d - 1.0)
+
+
+def _exponential_tail(d: int, rho: float, K: int) -> NDArray[np.float64]:  # noqa: N803
+    """``rho^((d^k-1)/(d-1))`` for ``k = 1..K`` (``rho^k`` for ``d = 1``)."""
+    return np.exp(math.log(rho) * _exponent(d, np.arange(1, K + 1, dtype=float)))
+
+
+def _exponential_levels(d: int, rho: float, tail: float = TAIL) -> int:
+    target = math.log(tail) / math.log(rho)
+    if d == 1:
+        return int(math.floor(target)) + 1
+    return int(math.floor(math.log1p((d - 1) * target) / math.log(d))) + 1
+
+
+# --------------------------------------------------------------------------------------------
+# the mean-field drift (plain numpy, independent of the R-recursion)
+# --------------------------------------------------------------------------------------------
+
+
+def jsq_ph_drift(x: ArrayLike, d: int, lam: float, alpha: ArrayLike, A: ArrayLike,  # noqa: N803
+                 x_next: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Right-hand side of the mean-field ODE of SQ(d) with PH service (note section 2.4).
+
+    Parameters
+    ----------
+    x : array_like, shape (K, m)
+        ``x[k-1, j]`` = fraction of servers with at least ``k`` jobs and the job in service in
+        phase ``j``.
+    d, lam : int, float
+        Number of probes and per-server arrival rate.
+    alpha, A : array_like
+        Phase-type service law.
+    x_next : array_like, shape (m,), optional
+        ``x_{K+1}`` (default 0: the ODE truncated at ``K`` levels).
+
+    Returns
+    -------
+    ndarray, shape (K, m)
+        ``dx_k/dt`` for ``k = 1..K``.
+    """
+    d, lam = _check_d_lam(d, lam)
+    a_vec, T, _ = validate_ph(alpha, A)
+    X = np.asarray(x, dtype=float)  # noqa: N806
+    if X.ndim != 2 or X.shape[1] != a_vec.size or X.shape[0] < 1:
+        raise InvalidParameter("x", X, f"an array of shape (K, {a_vec.size}) with K >= 1")
+    nxt = np.zeros(a_vec.size) if x_next is None else np.asarray(x_next, dtype=float)
+    exit_ = -T.sum(axis=1)
+    u = X.sum(axis=1)
+    u_prev = np.concatenate([[1.0], u[:-1]])
+    x_prev = np.vstack([np.zeros((1, a_vec.size)), X[:-1]])
+    x_after = np.vstack([X[1:], nxt[None, :]])
+    rate = lam * _hd(u_prev, u, d)
+    drift = rate[:, None] * (x_prev - X) + X @ T + (x_after @ exit_)[:, None] * a_vec[None, :]
+    # level 1: arrivals to empty servers, lam (1 - u_1^d) alpha (the x_0 - x_1 form has no x_0)
+    drift[0] = lam * (1.0 - u[0] ** d) * a_vec + X[0] @ T + float(x_after[0] @ exit_) * a_vec
+    return drift
+
+
+# --------------------------------------------------------------------------------------------
+# cavity / level-dependent QBD iteration (numba kernel)
+# --------------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True)
+def _qbd_iteration(u: np.ndarray, d: int, lam: float, alpha: np.ndarray, A: np.ndarray,  # noqa: N803
+                   tol: float, max_iter: int) -> tuple[np.ndarray, np.ndarray, int, float]:
+    """Iterate u -> tail of the M/PH/1 queue with arrival rates lam h_d(u_k, u_{k+1}).
+
+    Backward R-recursion (note section 2.4, solver 2): U_K = A; for k = K-1..1,
+    R_k = lam_k (-U_{k+1})^{-1}, U_k = A - lam_k I + R_k a alpha; R_0 = lam_0 alpha (-U_1)^{-1};
+    p_1 = R_0, p_{k+1} = p_k R_k, normalised with p_0.  Returns (u, x, iterations, change).
+    """
+    K = u.size
+    m = alpha.size
+    a = np.zeros(m)
+    for i in range(m):
+        s = 0.0
+        for j in range(m):
+            s -= A[i, j]
+        a[i] = s
+    R = np.zeros((K, m, m))
+    p = np.zeros((K, m))
+    x = np.zeros((K, m))
+    rates = np.zeros(K)
+    cur = u.copy()
+    change = np.inf
+    it = 0
+    while it < max_iter:
+        it += 1
+        # arrival rates lam_k = lam h_d(u_k, u_{k+1}), u_0 = 1, lam_K = 0 (truncation)
+        for k in range(K):
+            hi = 1.0 if k == 0 else cur[k - 1]
+            lo = cur[k]
+            h = 0.0
+            for i in range(d):
+                h += hi ** i * lo ** (d - 1 - i)
+            rates[k] = lam * h
+        U = A.copy()
+        for k in range(K - 1, 0, -1):
+            Rk = rates[k] * np.linalg.inv(-U)
+            R[k] = Rk
+            ra = Rk @ a
+            U = A.copy()
+            for i in range(m):
+                U[i, i] -= rates[k]
+                for j in range(m):
+                    U[i, j] += ra[i] * alpha[j]
+        p[0] = rates[0] * (alpha @ np.linalg.inv(-U))
+        for k in range(1, K):
+            p[k] = p[k - 1] @ R[k]
+        total = 1.0 + p.sum()
+        # tails x_k = sum_{i >= k} p_i, normalised
+        acc = np.zeros(m)
+        for k in range(K - 1, -1, -1):
+            for j in range(m):
+                acc[j] += p[k, j] / total
+                x[k, j] = acc[j]
+        change = 0.0
+        for k in range(K):
+            new = 0.0
+            for j in range(m):
+                new += x[k, j]
+            diff = abs(new - cur[k])
+            if diff > change:
+                change = diff
+            cur[k] = new
+        if change < tol:
+            break
+    return cur, x, it, change
+
+
+# --------------------------------------------------------------------------------------------
+# public API
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JSQPHFixedPoint:
+    """Mean-field fixed point of JSQ(d) with PH service, FCFS (from :func:`solve_jsq_ph`).
+
+    Attributes
+    ----------
+    d : int
+    lam : float
+        Per-server arrival rate.
+    alpha, A : ndarray
+        The phase-type service law.
+    mean : float
+        ``E[X]``.
+    u : ndarray, shape (K,)
+        Tail ``u_1..u_K`` (fraction of servers with at least ``k`` jobs), ``u_K < 1e-16`` under
+        adaptive truncation.
+    x : ndarray, shape (K, m)
+        ``x_{k,j}``: at least ``k`` jobs and the job in service in phase ``j``.
+    EQ : float
+        Mean number of jobs per server, ``sum_k u_k``.
+    ET : float
+        Mean response time ``EQ / lam`` (Little).
+    EW : float
+        Mean waiting time ``ET - E[X]``.
+    iterations : int
+        Cavity iterations (summed over truncation levels tried).
+    residual : float
+        ``max |dx/dt|`` of the mean-field ODE at ``x`` (:func:`jsq_ph_drift`, computed
+        independently of the R-recursion).
+    change : float
+        Last max change of ``u`` in the iteration (``< tol``).
+    invariants : dict
+        ``"u1 - lam E[X]"`` and ``"|x1 - lam E[X] theta|"`` (max norm), both ~0 (note 2.4).
+    """
+
+    d: int
+    lam: float
+    alpha: NDArray[np.float64]
+    A: NDArray[np.float64]
+    mean: float
+    u: NDArray[np.float64]
+    x: NDArray[np.float64]
+    EQ: float
+    ET: float
+    EW: float
+    iterations: int
+    residual: float
+    change: float
+    invariants: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def K(self) -> int:  # noqa: N802
+        """Truncation level (number of levels)."""
+        return int(self.u.size)
+
+    def tail(self, threshold: float = TAIL) -> list[float]:
+        """``u_1, u_2, ...`` while ``u_k >= threshold``."""
+        out: list[float] = []
+        for value in self.u:
+            if value < threshold:
+                break
+            out.append(float(value))
+        return out
+
+
+def solve_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, tol: float = 1e-12,  # noqa: N803
+                 K: int | None = None, max_iter: int = 100_000,  # noqa: N803
+                 max_levels: int = MAX_LEVELS) -> JSQPHFixedPoint:
+    """Mean-field fixed point of JSQ(d) with phase-type service, FCFS (note section 2.4).
+
+    Cavity / level-dependent QBD iteration: given the tail ``u``, the queue-length-dependent
+    arrival rates are ``lam_0 = lam (1 - u_1^d)/(1 - u_1)`` and ``lam_k = lam h_d(u_k, u_{k+1})``;
+    the M/PH/1 queue with these rates, truncated at ``K`` levels, is solved by the backward
+    R-recursion, and its tail becomes the new ``u`` (Bramson, Lu, Prabhakar 2010/2012: the
+    arrivals to a tagged queue are Poisson with a rate depending on its length).  The iteration
+    starts from the exponential tails ``rho^((d^k-1)/(d-1))``, ``rho = lam E[X]``, and stops
+    when the max change of ``u`` is below ``tol``.  Unless ``K`` is given, the truncation grows
+    until ``u_K < 1e-16``.
+
+    Parameters
+    ----------
+    d : int
+        Number of queues probed per arrival, ``>= 1`` (``d = 1``: M/PH/1, Pollaczek-Khinchine).
+    lam : float
+        Per-server arrival rate, ``lam E[X] < 1``.
+    alpha, A : array_like
+        Phase-type service law (see :func:`~symq.meanfield.simulation.validate_ph`).
+    tol : float, default 1e-12
+        Stopping tolerance on ``max_k |u_k^new - u_k|``.
+    K : int, optional
+        Fixed truncation level (no adaptation).  Default: adaptive, ``u_K < 1e-16``.
+    max_iter : int, default 100000
+        Iterations allowed per truncation level.
+    max_levels : int, default 2000
+        Cap of the adaptive truncation.
+
+    Returns
+    -------
+    JSQPHFixedPoint
+
+    Raises
+    ------
+    InvalidParameter
+        Bad ``d``, ``lam``, ``(alpha, A)``, ``tol``, ``K``, ``max_iter`` or ``max_levels``.
+    StabilityError
+        ``lam E[X] >= 1``.
+    NotConverged
+        The iteration did not reach ``tol`` in ``max_iter`` iterations, or the adaptive
+        truncation reached ``max_levels`` with ``u_K >= 1e-16`` (heavy tail: lower ``lam`` or the
+        SCV, or raise ``max_levels``).
+
+    Examples
+    --------
+    >>> fp = solve_jsq_ph(2, 0.9, [1.0], [[-1.0]])  # exponential: lam^(2^k - 1)
+    >>> round(fp.ET, 6)
+    2.614057
+    """
+    d, lam = _check_d_lam(d, lam)
+    a_vec, T, mean = validate_ph(alpha, A)
+    _check_stable(d, lam, mean)
+    if isinstance(tol, bool) or not isinstance(tol, (numbers.Real, np.floating)) \
+            or not (math.isfinite(float(tol)) and float(tol) > 0):
+        raise InvalidParameter("tol", tol, "a finite real number > 0")
+    for name, value, low in (("max_iter", max_iter, 1), ("max_levels", max_levels, 2)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise InvalidParameter(name, value, f"an integer >= {low}")
+    if K is not None and (isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 2):
+        raise InvalidParameter("K", K, "an integer >= 2 (or None for adaptive truncation)")
+    rho = lam * mean
+    adaptive = K is None
+    levels = int(K) if K is not None else min(max(_exponential_levels(d, rho) + 2, 8), int(max_levels))
+    u0 = _exponential_tail(d, rho, levels)
+    total_iter = 0
+    while True:
+        u, x, it, change = _qbd_iteration(u0, d, lam, a_vec, T, float(tol), int(max_iter))
+        total_iter += int(it)
+        if not (change < tol) or not np.all(np.isfinite(u)):
+            raise NotConverged(f"solve_jsq_ph cavity iteration (d={d}, lam={lam:g}, K={levels})",
+                               float(change), float(tol), total_iter)
+        if not adaptive or u[-1] < TAIL:
+            break
+        if levels >= max_levels:
+            raise NotConverged(
+                f"solve_jsq_ph adaptive truncation (u_K={u[-1]:.3g} >= {TAIL:g} at the cap "
+                f"K=max_levels={max_levels}; the queue-length tail is too heavy: lower lam or the "
+                f"SCV, or raise max_levels), reported residual u_K",
+                float(u[-1]), TAIL, total_iter)
+        ratio = float(u[-1] / u[-2]) if u[-2] > 0 else 0.5
+        ratio = min(max(ratio, 1e-3), 1.0 - 1e-6)
+        extra = math.ceil(1.2 * math.log(TAIL / u[-1]) / math.log(ratio)) + 5
+        new_levels = min(max(levels + extra, math.ceil(1.25 * levels)), int(max_levels))
+        u0 = np.concatenate([u, u[-1] * ratio ** np.arange(1, new_levels - levels + 1)])
+        levels = new_levels
+    if adaptive:
+        # the growth overshoots for doubly exponential tails: re-solve at the first level with
+        # u_k < 1e-16 (plus one), warm-started, and keep it if it still meets the tail criterion
+        first = int(np.argmax(u < TAIL)) + 2
+        if first < levels:
+            u_t, x_t, it_t, change_t = _qbd_iteration(u[:first].copy(), d, lam, a_vec, T,
+                                                      float(tol), int(max_iter))
+            total_iter += int(it_t)
+            if change_t < tol and u_t[-1] < TAIL and np.all(np.isfinite(u_t)):
+                u, x, change = u_t, x_t, change_t
+    drift = jsq_ph_drift(x, d, lam, a_vec, T)
+    theta = np.linalg.solve(-T.T, a_vec) / mean
+    eq = float(u.sum())
+    invariants = {"u1 - lam E[X]": float(u[0] - rho),
+                  "|x1 - lam E[X] theta|": float(np.max(np.abs(x[0] - rho * theta)))}
+    return JSQPHFixedPoint(d=d, lam=lam, alpha=a_vec, A=T, mean=mean, u=u, x=x, EQ=eq,
+                           ET=eq / lam, EW=eq / lam - mean, iterations=total_iter,
+                           residual=float(np.max(np.abs(drift))), change=float(change),
+                           invariants=invariants)
+
+
+def product_form_candidate(d: int, lam: float, alpha: ArrayLike, A: ArrayLike,  # noqa: N803
+                           K: int | None = None) -> NDArray[np.float64]:
+    """Li's product-form candidate ``x_k = u_k theta``, ``u_k = rho^((d^k-1)/(d-1))``, ``k = 1..K``.
+
+    ``rho = lam E[X]`` and ``theta = alpha (-A)^{-1}/E[X]`` (Li 2010, arXiv 1008.3788: "arrival
+    information x service information"; the reading of note section 2.2).  ``K`` defaults to the
+    first level with ``u_K < 1e-16``.  Returns an array of shape ``(K, m)``.
+    """
+    d, lam = _check_d_lam(d, lam)
+    a_vec, T, mean = validate_ph(alpha, A)
+    _check_stable(d, lam, mean)
+    rho = lam * mean
+    if K is None:
+        K = _exponential_levels(d, rho)  # noqa: N806
+    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
+        raise InvalidParameter("K", K, "an integer >= 1")
+    theta = np.linalg.solve(-T.T, a_vec) / mean
+    return _exponential_tail(d, rho, int(K))[:, None] * theta[None, :]
+
+
+def product_form_residual(d: int, lam: float, alpha: ArrayLike, A: ArrayLike,  # noqa: N803
+                          K: int | None = None) -> NDArray[np.float64]:
+    """Max abs drift per level of Li's product-form candidate plugged into the ODE of section 2.4.
+
+    The candidate (:func:`product_form_candidate`) is extended by one level (``x_{K+1}``), so
+    no truncation error enters.  Level 1 is 0 (up to round-off); for ``k >= 2`` the drift is
+    ``(u_k - u_{k+1})(theta - alpha)/E[X]`` (note section 2.3): zero only when
+    ``theta = alpha`` (exponential service), nonzero for H2 (Bramson, Lu, Prabhakar, AAP 2013:
+    FIFO tails depend on the service law).
+
+    Returns
+    -------
+    ndarray, shape (K,)
+        ``max_j |dx_{k,j}/dt|`` for ``k = 1..K``.
+
+    Examples
+    --------
+    >>> float(product_form_residual(2, 0.9, [1.0], [[-1.0]]).max()) < 1e-15
+    True
+    """
+    d, lam = _check_d_lam(d, lam)
+    a_vec, T, mean = validate_ph(alpha, A)
+    _check_stable(d, lam, mean)
+    if K is None:
+        K = _exponential_levels(d, lam * mean)  # noqa: N806
+    ext = product_form_candidate(d, lam, a_vec, T, int(K) + 1)
+    drift = jsq_ph_drift(ext[:-1], d, lam, a_vec, T, x_next=ext[-1])
+    return np.max(np.abs(drift), axis=1)
+
+
+def product_form_ET(d: int, lam: float, alpha: ArrayLike, A: ArrayLike) -> float:  # noqa: N802, N803
+    """``E[T]`` of Li's product form: ``sum_k rho^((d^k-1)/(d-1)) / lam`` (the exponential value).
+
+    Examples
+    --------
+    >>> round(product_form_ET(2, 0.9, [1.0], [[-1.0]]), 6)
+    2.614057
+    """
+    d, lam = _check_d_lam(d, lam)
+    _, _, mean = validate_ph(alpha, A)
+    _check_stable(d, lam, mean)
+    rho = lam * mean
+    levels = _exponential_levels(d, rho, 1e-18)
+    return float(_exponential_tail(d, rho, levels).sum() / lam)
+
+
+def jsq_ph_model(d: int, lam: float, scv: float, f: float = 0.5) -> Result:
+    """The registered ``jsq-ph`` model: JSQ(d), H2(mean 1, ``scv``, ``f``) service, FCFS.
+
+    Returns
+    -------
+    Result
+        ``values``: ``ET``, ``EQ``, ``EW``, ``tail`` (``u_1, ...`` while ``u_k >= 1e-16``),
+        ``iterations``, ``residual`` (ODE drift at the fixed point), ``invariants``, ``K``,
+        ``product_form_ET`` (Li's product form, i.e. the exponential-service value) and
+        ``product_form_residual`` (max ODE drift of Li's candidate ``x_k = u_k theta``).
+
+    Raises
+    ------
+    InvalidParameter
+        ``scv < 1`` or ``f`` outside ``(0, 1)`` (from :func:`hyperexponential2`), bad ``d``/``lam``.
+    StabilityError
+        ``lam >= 1``.
+    """
+    start = time.perf_counter()
+    alpha, A = hyperexponential2(1.0, scv, f)  # noqa: N806
+    fp = solve_jsq_ph(d, lam, alpha, A)
+    mid = time.perf_counter()
+    pf_res = float(np.max(product_form_residual(d, lam, alpha, A)))
+    pf_et = product_form_ET(d, lam, alpha, A)
+    values = {
+        "ET": fp.ET, "EQ": fp.EQ, "EW": fp.EW, "tail": fp.tail(), "iterations": fp.iterations,
+        "residual": fp.residual, "invariants": fp.invariants, "K": fp.K,
+        "product_form_ET": pf_et, "product_form_residual": pf_res,
+        "alpha": alpha.tolist(), "A": A.tolist(),
+    }
+    return Result(model="jsq-ph", params={"d": fp.d, "lam": fp.lam, "scv": float(scv), "f": float(f)},
+                  values=values,
+                  method=(f"cavity / level-dependent QBD iteration (note 2.4, solver 2), K={fp.K} "
+                          f"levels, {fp.iterations} iterations, ODE residual {fp.residual:.1e}"),
+                  exactness=Exactness.NUMERIC,
+                  timings={"solve": mid - start, "product_form": time.perf_counter() - mid})

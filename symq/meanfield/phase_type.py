@@ -1,0 +1,183 @@
+"""Phase-type job sizes for the mean-field models: H2(mean, SCV, f), Erlang, moments.
+
+The two-phase hyperexponential uses the ``(EX, SCV, f)`` parametrisation of Hellemans and
+Van Houdt (``general_functions/hyperexponential_init.m`` of their attained-service load
+balancing code; see ``/work/shared/references/meanfield.md`` section 1.1): ``f`` is the
+fraction of the mean carried by branch 1, ``f = 1/2`` being "balanced means".
+
+A phase-type law ``(alpha, A)`` has density ``alpha exp(A x) a`` with exit vector
+``a = -A 1``; its moments are ``m_k = k! alpha (-A)^{-k} 1``.
+
+Examples
+--------
+>>> alpha, A = hyperexponential2(1.0, 10.0)
+>>> m = ph_moments(alpha, A, 2)
+>>> round(float(m[0]), 12), round(float(m[1] / m[0] ** 2 - 1), 12)
+(1.0, 10.0)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from symq.core.errors import InvalidParameter
+
+from .simulation import validate_ph
+
+__all__ = ["hyperexponential2", "erlang", "ph_moments", "ph_stationary_phase"]
+
+
+def _positive_real(name: str, value: Any, domain: str = "a finite real number > 0") -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating)):
+        raise InvalidParameter(name, value, domain)
+    out = float(value)
+    if not (math.isfinite(out) and out > 0):
+        raise InvalidParameter(name, value, domain)
+    return out
+
+
+def hyperexponential2(mean: float, scv: float, f: float = 0.5
+                      ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Two-phase hyperexponential H2 with given mean, squared coefficient of variation and ``f``.
+
+    With ``p`` the probability of branch 1 and ``mu_1, mu_2`` the branch rates::
+
+        p / mu_1 = f * mean,   (1 - p) / mu_2 = (1 - f) * mean,
+        2 (p / mu_1^2 + (1 - p) / mu_2^2) = (1 + scv) * mean^2.
+
+    Eliminating the rates gives ``c p^2 - (c + 2f - 1) p + f^2 = 0`` with ``c = (1 + scv)/2``.
+    Both roots lie in ``(0, 1)`` (the polynomial is ``f^2 > 0`` at 0 and ``(1-f)^2 > 0`` at 1,
+    with its vertex inside); the larger root is taken, which is the choice of Hellemans and
+    Van Houdt (``hyperexponential_init.m``: ``p = EX mu_1 f`` with
+    ``mu_1 = (SCV + 4f - 1 + s)/(2 EX f (SCV + 1))``, ``s = sqrt((SCV-1)(SCV-1+8f(1-f)))``).
+    For ``f = 1/2``: ``p = (1 + sqrt((scv-1)/(scv+1)))/2``, ``mu_1 = 2p/mean``,
+    ``mu_2 = 2(1-p)/mean``.  ``scv = 1`` gives the exponential law (``mu_1 = mu_2``).
+
+    Parameters
+    ----------
+    mean : float
+        Mean job size, ``> 0``.
+    scv : float
+        Squared coefficient of variation, ``>= 1`` (an H2 cannot be less variable).
+    f : float, default 0.5
+        Fraction of the mean carried by branch 1, in ``(0, 1)``.
+
+    Returns
+    -------
+    alpha : ndarray, shape (2,)
+        ``[p, 1 - p]``.
+    A : ndarray, shape (2, 2)
+        ``diag(-mu_1, -mu_2)``.
+
+    Raises
+    ------
+    InvalidParameter
+        ``mean <= 0``, ``scv < 1`` or ``f`` outside ``(0, 1)`` (or non-finite input).
+
+    Examples
+    --------
+    >>> alpha, A = hyperexponential2(1.0, 1.0)
+    >>> alpha.tolist(), A.tolist()
+    ([0.5, 0.5], [[-1.0, 0.0], [0.0, -1.0]])
+    """
+    mean = _positive_real("mean", mean)
+    if isinstance(scv, (bool, np.bool_)) or not isinstance(scv, (numbers.Real, np.floating)) \
+            or not (math.isfinite(float(scv)) and float(scv) >= 1.0):
+        raise InvalidParameter("scv", scv, "a finite real number >= 1",
+                               "a two-phase hyperexponential has SCV >= 1; use erlang() for SCV < 1")
+    scv = float(scv)
+    if isinstance(f, (bool, np.bool_)) or not isinstance(f, (numbers.Real, np.floating)) \
+            or not (math.isfinite(float(f)) and 0.0 < float(f) < 1.0):
+        raise InvalidParameter("f", f, "a real number in (0, 1)",
+                               "the fraction of the mean carried by branch 1 of the H2")
+    f = float(f)
+    c = 0.5 * (1.0 + scv)
+    b = c + 2.0 * f - 1.0
+    disc = max(b * b - 4.0 * c * f * f, 0.0)  # = (c-1)(c-1+4f(1-f)) >= 0
+    p = (b + math.sqrt(disc)) / (2.0 * c)
+    mu1 = p / (f * mean)
+    mu2 = (1.0 - p) / ((1.0 - f) * mean)
+    alpha = np.array([p, 1.0 - p])
+    A = np.array([[-mu1, 0.0], [0.0, -mu2]])  # noqa: N806
+    validate_ph(alpha, A)
+    return alpha, A
+
+
+def erlang(k: int, mean: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Erlang-``k`` law with the given mean: ``k`` phases of rate ``k / mean`` in series (SCV ``1/k``).
+
+    Raises
+    ------
+    InvalidParameter
+        ``k`` not an integer ``>= 1`` or ``mean <= 0``.
+
+    Examples
+    --------
+    >>> alpha, A = erlang(2, 1.0)
+    >>> alpha.tolist(), A.tolist()
+    ([1.0, 0.0], [[-2.0, 2.0], [0.0, -2.0]])
+    """
+    if isinstance(k, (float, np.floating)) and float(k).is_integer():
+        k = int(k)
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InvalidParameter("k", k, "an integer >= 1", "the number of Erlang phases")
+    mean = _positive_real("mean", mean)
+    k = int(k)
+    rate = k / mean
+    alpha = np.zeros(k)
+    alpha[0] = 1.0
+    A = -rate * np.eye(k) + rate * np.eye(k, k=1)  # noqa: N806
+    return alpha, A
+
+
+def ph_moments(alpha: ArrayLike, A: ArrayLike, K: int) -> NDArray[np.float64]:  # noqa: N803
+    """Moments ``m_1..m_K`` of a phase-type law: ``m_k = k! alpha (-A)^{-k} 1``.
+
+    Parameters
+    ----------
+    alpha, A : array_like
+        Phase-type representation (checked by :func:`~symq.meanfield.simulation.validate_ph`).
+    K : int
+        Number of moments, ``>= 1``.
+
+    Raises
+    ------
+    InvalidParameter
+        Invalid representation or ``K`` not an integer ``>= 1``.
+
+    Examples
+    --------
+    >>> ph_moments([1.0], [[-2.0]], 3).tolist()  # exponential of rate 2: k!/2^k
+    [0.5, 0.5, 0.75]
+    """
+    if isinstance(K, (float, np.floating)) and float(K).is_integer():
+        K = int(K)  # noqa: N806
+    if isinstance(K, (bool, np.bool_)) or not isinstance(K, (int, np.integer)) or K < 1:
+        raise InvalidParameter("K", K, "an integer >= 1", "the number of moments")
+    a, T, _ = validate_ph(alpha, A)
+    inv = np.linalg.inv(-T)
+    row = a.copy()
+    out = np.empty(int(K))
+    for k in range(1, int(K) + 1):
+        row = row @ inv
+        out[k - 1] = math.factorial(k) * float(row.sum())
+    return out
+
+
+def ph_stationary_phase(alpha: ArrayLike, A: ArrayLike) -> NDArray[np.float64]:  # noqa: N803
+    """``theta = alpha (-A)^{-1} / E[X]``: the phase law of a job in service seen at a random time.
+
+    Used by the mean-field invariant ``x_1 = lam E[X] theta`` (note section 2.4).
+
+    Examples
+    --------
+    >>> ph_stationary_phase([0.5, 0.5], [[-2.0, 0.0], [0.0, -0.5]]).tolist()
+    [0.2, 0.8]
+    """
+    a, T, mean = validate_ph(alpha, A)
+    return np.linalg.solve(-T.T, a) / mean
