@@ -93,7 +93,6 @@ def derivation() -> Derivation:
           "f*(s) = alpha (sI - A)^(-1) (-A) 1 = N(s)/D(s); total mass one means N(0) = D(0), "
           "i.e. b_0 = a_0.")
     r = sp.symbols("r_0:6")
-    m = sp.symbols("m_1:6")
     k = sp.Symbol("k", integer=True, nonnegative=True)
     d.add("Expansion at zero: moments",
           sp.Eq(fstar, sp.Sum((-1) ** k * sp.Indexed("r", k) * s**k, (k, 0, sp.oo)), evaluate=False),

@@ -63,10 +63,11 @@ from scipy import stats
 
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.simstats import ConfidenceInterval, batch_means
+from symq.core.randomness import RngLike
+from symq.core.randomness import as_generator as _generator
 
 __all__ = ["JSQEstimate", "simulate_jsq", "validate_ph"]
 
-RngLike = int | np.random.Generator | np.random.SeedSequence | None
 
 #: Time slices per batch for the time-average statistics.
 _SLICES_PER_BATCH = 20
@@ -273,18 +274,6 @@ def _integer(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise InvalidParameter(name, value, f"an integer >= {minimum}")
     return int(value)
-
-
-def _generator(rng: RngLike) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, np.random.SeedSequence):
-        return np.random.default_rng(rng)
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
-        return np.random.default_rng(int(rng))
-    raise InvalidParameter(
-        "rng", rng, "None, a nonnegative integer seed, a SeedSequence or a numpy Generator"
-    )
 
 
 def validate_ph(alpha: ArrayLike, A: ArrayLike) -> tuple[np.ndarray, np.ndarray, float]:

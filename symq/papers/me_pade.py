@@ -234,7 +234,6 @@ def _queue_accuracy() -> Claim:
 
 
 def _known_densities() -> Claim:
-    t = sp.Symbol("t", nonnegative=True)
     s = sp.Symbol("s")
     catalogue = {
         # name: (transform, expected status)

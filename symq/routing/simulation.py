@@ -50,7 +50,6 @@ True
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -61,6 +60,8 @@ from numpy.typing import ArrayLike
 from symq.core.errors import InvalidParameter, StabilityError, UnknownName
 from symq.core.parameters import IntegerAtLeast, Interval, NonNegativeReal, PositiveReal
 from symq.core.simstats import ConfidenceInterval, batch_means
+from symq.core.randomness import RngLike
+from symq.core.randomness import as_generator as _generator
 
 __all__ = [
     "SIZE_LAWS",
@@ -76,8 +77,6 @@ SIZE_LAWS: tuple[str, ...] = ("exponential", "deterministic", "hyperexponential"
 
 #: Time slices per batch used for the time-average number in system.
 _SLICES_PER_BATCH = 20
-
-RngLike = int | np.random.Generator | np.random.SeedSequence | None
 
 
 # --------------------------------------------------------------------------------------------
@@ -256,18 +255,6 @@ def _check_stable(x: float, C: float, detail: str) -> None:
             f"work rate x = {detail} = {x:g} must be < capacity C={C:g} for a stable PS queue "
             f"(utilisation rho = x/C = {x / C:g} >= 1)"
         )
-
-
-def _generator(rng: RngLike) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, np.random.SeedSequence):
-        return np.random.default_rng(rng)
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0:
-        return np.random.default_rng(int(rng))
-    raise InvalidParameter(
-        "rng", rng, "None, a nonnegative integer seed, a SeedSequence or a numpy Generator"
-    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -152,9 +152,9 @@ def test_mpmath_path_recovers_coefficients_to_40_digits(name):
                 assert abs(g - r) <= R(1, 10**40) * top, (name, K, J, k)
         # moments of the returned rational transform equal the (rational value of the) inputs
         fitted = series_moments(fit.lst.expr, K)
-        for got, given in zip(fitted, m_mp):
-            given = to_exact(given)
-            assert abs(got - given) <= R(1, 10**40) * given
+        for got, value in zip(fitted, m_mp):
+            exact_value = to_exact(value)
+            assert abs(got - exact_value) <= R(1, 10**40) * exact_value
         assert fit.residual < 1e-40
         # values prescribed at zero hold exactly for j <= n - 2 and to 40 digits beyond
         at_inf = sp.series(fit.lst.expr.subs(s, 1 / w), w, 0, J + 2).removeO()
@@ -220,9 +220,9 @@ def test_lognormal_moments_fit_and_are_reproduced(n):
         fit = pade_fit(moments[:K], order=n, zero=[0.0] * J)
         assert fit.order == n and fit.moments_used == K and len(fit.lst.numerator) <= n - J
         fitted = series_moments(fit.lst.expr, K)
-        for got, given in zip(fitted, moments):
-            given = sp.Rational(Fraction(given))          # the exact value of the double
-            assert abs(got - given) <= R(1, 10**38) * given
+        for got, value in zip(fitted, moments):
+            exact_value = sp.Rational(Fraction(value))    # the exact value of the double
+            assert abs(got - exact_value) <= R(1, 10**38) * exact_value
         assert fit.residual < 1e-38
 
 
