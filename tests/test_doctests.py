@@ -8,8 +8,10 @@ import pytest
 
 import symq.core
 import symq.me
+import symq.meanfield
+import symq.routing
 
-PACKAGES = (symq.core, symq.me)
+PACKAGES = (symq.core, symq.me, symq.meanfield, symq.routing)
 
 
 def _modules_with_examples():
