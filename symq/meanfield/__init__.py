@@ -7,7 +7,13 @@
 * :mod:`~symq.meanfield.supermarket`: JSQ(d) with exponential service (Vvedenskaya,
   Dobrushin, Karpelevich 1996; Mitzenmacher 2001): closed form checked symbolically,
   numeric fixed point, metrics, refined mean field.
-* :mod:`~symq.meanfield.models`: the registered ``supermarket`` and ``refined-jsq`` models.
+* :mod:`~symq.meanfield.phase_type` and :mod:`~symq.meanfield.jsq_ph`: JSQ(d) with
+  phase-type service, FCFS (cavity / level-dependent QBD iteration) and Li's product form;
+* :mod:`~symq.meanfield.nonlinear`: level-dependent QBDs solved by backward R-recursion (the
+  UL-type RG-factorization) and nonlinear fixed points pi = stat(Q(pi)) (Li 2016);
+* :mod:`~symq.meanfield.simulation`: the finite-N JSQ(d) simulator (numba);
+* :mod:`~symq.meanfield.models`: the registered ``supermarket``, ``refined-jsq`` and ``jsq-ph``
+  models.
 
 Examples
 --------
@@ -25,8 +31,16 @@ from .jsq_ph import (
     solve_jsq_ph,
 )
 from .models import JSQ_PH, REFINED_JSQ, SUPERMARKET
+from .nonlinear import (
+    LevelDependentQBD,
+    NonlinearQBD,
+    jsq_exponential_qbd,
+    jsq_ph_qbd,
+    relative_entropy_trajectory,
+)
 from .phase_type import erlang, hyperexponential2, ph_moments, ph_stationary_phase
 from .population import FixedPoint, PopulationProcess, RefinedTerms, Stability, Trajectory
+from .simulation import JSQEstimate, simulate_jsq
 from .supermarket import (
     closed_form_symbolic,
     closed_form_tail,
@@ -47,4 +61,7 @@ __all__ = [
     "solve_jsq_ph", "JSQPHFixedPoint", "jsq_ph_drift", "product_form_candidate",
     "product_form_residual", "product_form_ET",
     "hyperexponential2", "erlang", "ph_moments", "ph_stationary_phase",
+    "LevelDependentQBD", "NonlinearQBD", "jsq_exponential_qbd", "jsq_ph_qbd",
+    "relative_entropy_trajectory",
+    "simulate_jsq", "JSQEstimate",
 ]

@@ -1,0 +1,127 @@
+"""Tests of symq.meanfield.nonlinear (Li 2016: nonlinear level-dependent QBDs, RG-factorization).
+
+The references are computed here independently: geometric and product-form birth-death laws,
+the Pollaczek-Khinchine formula, the doubly exponential closed form, the ODE fixed point of
+PopulationProcess and the cavity solver of jsq_ph.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from symq.core.errors import InvalidParameter, NotConverged
+from symq.meanfield.jsq_ph import solve_jsq_ph
+from symq.meanfield.nonlinear import (
+    LevelDependentQBD,
+    NonlinearQBD,
+    jsq_exponential_qbd,
+    jsq_ph_qbd,
+    relative_entropy_trajectory,
+    tails,
+)
+from symq.meanfield.phase_type import hyperexponential2
+from symq.meanfield.supermarket import LAM, jsq_process
+
+
+def birth_death(lam_of, mu_of):
+    return LevelDependentQBD(1, 1, up=lambda k: [[lam_of(k)]],
+                             local=lambda k: [[-lam_of(k) - (mu_of(k) if k else 0.0)]],
+                             down=lambda k: [[mu_of(k)]])
+
+
+@pytest.mark.parametrize("lam,mu", [(0.3, 1.0), (0.8, 2.0), (0.9, 1.0)])
+def test_mm1_geometric(lam, mu):
+    sol = birth_death(lambda k: lam, lambda k: mu).stationary(1e-16)
+    rho = lam / mu
+    expected = (1 - rho) * rho ** np.arange(sol.K + 1)
+    assert np.max(np.abs(sol.flat - expected)) < 1e-13
+    assert sol.residual < 1e-12
+    assert sol.top_mass < 1e-16
+
+
+def test_birth_death_product_formula():
+    lam_of = lambda k: 2.0 / (k + 1) + 0.1 * math.sin(k)
+    mu_of = lambda k: 1.0 + 0.5 * k
+    sol = birth_death(lam_of, mu_of).stationary(1e-16)
+    weights = np.ones(sol.K + 1)
+    for k in range(1, sol.K + 1):
+        weights[k] = weights[k - 1] * lam_of(k - 1) / mu_of(k)
+    expected = weights / weights.sum()
+    assert np.max(np.abs(sol.flat - expected)) < 1e-14
+    assert sol.residual < 1e-12
+
+
+@pytest.mark.parametrize("lam,scv", [(0.5, 4.0), (0.7, 2.0)])
+def test_m_h2_1_pollaczek_khinchine(lam, scv):
+    alpha, A = hyperexponential2(1.0, scv, 0.5)
+    a = -A.sum(axis=1)
+    qbd = LevelDependentQBD(
+        1, 2, up=lambda k: lam * alpha[None, :] if k == 0 else lam * np.eye(2),
+        local=lambda k: np.array([[-lam]]) if k == 0 else A - lam * np.eye(2),
+        down=lambda k: a[:, None] if k == 1 else np.outer(a, alpha))
+    sol = qbd.stationary(1e-16)
+    EQ = float(np.sum(np.arange(sol.K + 1) * sol.level_mass))
+    pk = lam + lam ** 2 * (1 + scv) / (2 * (1 - lam))   # E[L] of M/G/1, E[X] = 1
+    assert EQ == pytest.approx(pk, rel=1e-10)
+    assert sol.residual < 1e-12
+
+
+@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("lam", [0.5, 0.9])
+def test_jsq_exponential_fixed_point(d, lam):
+    fp = jsq_exponential_qbd(d, lam).fixed_point([np.array([1 - lam]), np.array([lam])], tol=1e-14)
+    k = np.arange(1, fp.tail.size + 1, dtype=float)
+    closed = lam ** ((float(d) ** k - 1) / (d - 1))
+    assert np.max(np.abs(fp.tail - closed)) < 1e-11
+    assert fp.residual < 1e-12 and fp.generator_residual < 1e-12
+    K = 12
+    ode = jsq_process(d, K).fixed_point(np.zeros(K), {LAM: lam})
+    assert np.max(np.abs(fp.tail[:K] - ode.x)) < 1e-10
+
+
+def test_jsq_ph_matches_cavity_solver():
+    alpha, A = hyperexponential2(1.0, 4.0, 0.5)
+    fp = jsq_ph_qbd(2, 0.8, alpha, A).fixed_point([np.array([1.0])], tol=1e-13)
+    ref = solve_jsq_ph(2, 0.8, alpha, A)
+    n = min(fp.tail.size, ref.u.size)
+    assert np.max(np.abs(fp.tail[:n] - ref.u[:n])) < 1e-9
+    assert fp.mean_level / 0.8 == pytest.approx(ref.ET, rel=1e-9)
+
+
+def test_damped_iteration_and_tails():
+    fp = jsq_exponential_qbd(2, 0.7).fixed_point([np.array([1.0])], damping=0.3)
+    assert fp.tail[0] == pytest.approx(0.7, abs=1e-10)
+    assert tails([np.array([0.5]), np.array([0.25, 0.25])]).tolist() == [1.0, 0.5]
+
+
+def test_lyapunov_nonincreasing():
+    check = relative_entropy_trajectory(2, 0.9, K=20, t_final=30.0, n_times=200)
+    assert check.nonincreasing
+    assert all(v[-1] < 0.75 * v[0] for v in check.l1)   # and it does decrease
+    assert check.max_increase < 0
+
+
+def test_invalid_generator():
+    bad_rows = birth_death(lambda k: 1.0, lambda k: 1.0)
+    bad_rows._local = lambda k: [[-0.5]]
+    with pytest.raises(InvalidParameter):
+        bad_rows.stationary()
+    negative = LevelDependentQBD(1, 1, up=lambda k: [[-1.0]], local=lambda k: [[1.0]],
+                                 down=lambda k: [[0.0]])
+    with pytest.raises(InvalidParameter):
+        negative.stationary()
+    with pytest.raises(InvalidParameter):
+        LevelDependentQBD(0, 1, up=None, local=None, down=None)
+    with pytest.raises(InvalidParameter):
+        LevelDependentQBD(1, 2, up=lambda k: [[1.0]], local=lambda k: [[-1.0]],
+                          down=lambda k: [[1.0]]).stationary()
+
+
+def test_truncation_cap_not_converged():
+    with pytest.raises(NotConverged, match="residual"):
+        birth_death(lambda k: 0.999, lambda k: 1.0).stationary(1e-16, max_levels=64)
+    with pytest.raises(NotConverged, match="residual"):
+        jsq_exponential_qbd(2, 0.9).fixed_point([np.array([1.0])], max_iter=3)
+    with pytest.raises(InvalidParameter):
+        NonlinearQBD(42)
