@@ -10,8 +10,7 @@ $SYMQ_EXAMPLE_OUTPUT or the current folder).
 import os
 from pathlib import Path
 
-from symq.meanfield import refined_jsq, solve_supermarket
-from symq.meanfield.simulation import simulate_jsq
+from symq.meanfield import refined_jsq, simulate_jsq, solve_supermarket
 
 N = 100
 rows = []

@@ -1,6 +1,6 @@
 """Nonlinear level-dependent QBDs: the UL-type RG-factorization and the fixed point ``pi = stat(Q(pi))``.
 
-Q.-L. Li, "Nonlinear Markov processes in big networks", Special Matrices 4 (2016) 202-217
+Q.-L. Li, "Nonlinear Markov processes in big networks", Special Matrices 4 (2016)
 (arXiv 1504.07974), models the mean-field limit of many weakly interacting block-structured
 Markov processes as a *nonlinear* block-structured Markov process: the occupancy vector ``x``
 (a probability row vector partitioned by levels) solves ``dx/dt = x Q(x)``, where ``Q(x)`` is a

@@ -1,4 +1,4 @@
-"""Claims of Q.-L. Li, "Nonlinear Markov processes in big networks" (Special Matrices 4 (2016) 202-217).
+"""Claims of Q.-L. Li, "Nonlinear Markov processes in big networks" (Special Matrices 4 (2016)).
 
 Li models the mean-field limit of many weakly interacting block-structured Markov processes as a
 nonlinear block-structured Markov process ``dx/dt = x Q(x)``; fixed points solve
@@ -28,7 +28,7 @@ from symq.meanfield.simulation import simulate_jsq
 __all__ = ["PAPER", "build_claims", "derivation"]
 
 KEY = "li-nonlinear"
-SOURCE = "Li 2016 (Special Matrices 4, 202-217), fixed points via the UL-type RG-factorization"
+SOURCE = "Li 2016 (Special Matrices 4), fixed points via the UL-type RG-factorization"
 STABILITY = "Li 2016, stability of the nonlinear Markov process (Jacobian, Lyapunov functions)"
 LIMIT = "Li 2016, mean-field limit of N weakly interacting networks"
 _CASES = [{"d": d, "lam": lam} for d in (2, 3) for lam in (0.5, 0.9)]
@@ -178,7 +178,7 @@ def derivation() -> Derivation:
     u = sp.Function("u")
     der = Derivation(
         title="Nonlinear level-dependent QBD: UL-type RG-factorization and the fixed point",
-        source="Q.-L. Li, Special Matrices 4 (2016) 202-217; mean-field note sections 2.4 and 3",
+        source="Q.-L. Li, Special Matrices 4 (2016); mean-field note sections 2.4 and 3",
         summary="Levels k = 0..K, blocks A_0 (up), A_1 (local), A_2 (down) depending on the "
                 "occupancy vector; the fixed point solves pi Q(pi) = 0.")
     der.add("Block-structured generator",
@@ -207,7 +207,7 @@ def derivation() -> Derivation:
 PAPER = register_paper(PaperSpec(
     key=KEY,
     title="Nonlinear Markov Processes in Big Networks",
-    citation="Q.-L. Li, Special Matrices 4 (2016) 202-217",
+    citation="Q.-L. Li, Special Matrices 4 (2016)",
     claims=build_claims,
     derivation=derivation,
     models=(),

@@ -208,7 +208,7 @@ def build_claims() -> list[Claim]:
 PAPER = register_paper(PaperSpec(
     key=KEY,
     title="Doubly Exponential Solution for Randomized Load Balancing Models with General "
-          "Service Times (exponential-service part)",
+          "Service Times",
     citation="Q.-L. Li, arXiv 1008.3788 (2010); ground truth Vvedenskaya, Dobrushin, Karpelevich "
              "(1996), Mitzenmacher (2001), Gast & Van Houdt (2018)",
     claims=build_claims,
