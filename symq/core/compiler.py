@@ -88,6 +88,20 @@ class CompiledFunction:
             return self._shaped(out, shape)
         return tuple(self._shaped(o, shape) for o in out)
 
+    def scalar(self, *values: float) -> Any:
+        """Evaluate at one point given as Python floats, without broadcasting.
+
+        The fast path for solvers that call a function with many scalar arguments at one
+        point at a time (Newton steps, ODE right-hand sides): it skips the conversion of every
+        argument to an array.  Outputs are returned as the generated code produces them.
+        """
+        if len(values) != len(self.args):
+            raise SymqError(
+                f"compiled function of ({', '.join(map(str, self.args))}) called with "
+                f"{len(values)} values"
+            )
+        return self._func(*values)
+
     def _call_mpmath(self, values: Sequence[Any]) -> Any:
         converted = [mpmath.mpmathify(v) if not isinstance(v, (mpmath.mpf, mpmath.mpc)) else v
                      for v in values]

@@ -133,15 +133,11 @@ class RefinedTerms:
 def _scalar_call(func: CompiledFunction, x: ArrayLike, p: ArrayLike) -> NDArray[np.float64]:
     """Evaluate a compiled column matrix at one point, as a flat float array.
 
-    The point is passed as Python floats to the lambdified code that
-    :class:`~symq.core.compiler.CompiledFunction` generated (``_func``): with thousands of
-    scalar arguments this is several times faster than the broadcasting front door, which
-    turns every argument into a 0-d array.  Falls back to the front door otherwise.
+    Uses :meth:`~symq.core.compiler.CompiledFunction.scalar`: with thousands of scalar
+    arguments it is several times faster than the broadcasting front door.
     """
     args = [*np.asarray(x, dtype=float).tolist(), *np.asarray(p, dtype=float).tolist()]
-    raw = getattr(func, "_func", None)
-    out = raw(*args) if raw is not None and func.backend == "numpy" else func(*args)
-    return np.asarray(out, dtype=float).ravel()
+    return np.asarray(func.scalar(*args), dtype=float).ravel()
 
 
 class PopulationProcess:

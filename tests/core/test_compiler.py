@@ -91,3 +91,12 @@ def test_horner_form_agrees_with_exact_rationals():
     np.testing.assert_allclose(got, [float(e) for e in exact], rtol=1e-14, atol=1e-14)
     with pytest.raises(SymqError, match="form='nested'"):
         symq_compile(expr, (x,), form="nested")
+
+
+def test_scalar_fast_path_agrees_with_the_front_door():
+    f = symq_compile([x * y, sp.exp(-x)], (x, y))
+    fast = f.scalar(0.3, 2.0)
+    slow = f(0.3, 2.0)
+    assert np.allclose(np.asarray(fast, dtype=float).ravel(), np.asarray(slow, dtype=float).ravel())
+    with pytest.raises(SymqError, match="called with 1 values"):
+        f.scalar(0.3)
