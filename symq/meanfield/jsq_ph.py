@@ -1,6 +1,6 @@
 """JSQ(d) (supermarket model) with phase-type service, FCFS: the true mean-field fixed point.
 
-State (``/work/shared/references/meanfield.md`` section 2.4): ``x_{k,j}`` is the fraction of
+State (mean-field reference note, section 2.4): ``x_{k,j}`` is the fraction of
 servers with at least ``k`` jobs whose job in service is in phase ``j``; ``u_k = sum_j x_{k,j}``,
 ``u_0 = 1``.  With PH service ``(alpha, A)``, exit vector ``a = -A 1`` and
 ``h_d(p, q) = sum_{i<d} p^i q^{d-1-i}``, the mean-field ODE of SQ(d) is::

@@ -2,7 +2,7 @@
 
 The two-phase hyperexponential uses the ``(EX, SCV, f)`` parametrisation of Hellemans and
 Van Houdt (``general_functions/hyperexponential_init.m`` of their attained-service load
-balancing code; see ``/work/shared/references/meanfield.md`` section 1.1): ``f`` is the
+balancing code; see the mean-field reference note, section 1.1): ``f`` is the
 fraction of the mean carried by branch 1, ``f = 1/2`` being "balanced means".
 
 A phase-type law ``(alpha, A)`` has density ``alpha exp(A x) a`` with exit vector
