@@ -60,7 +60,7 @@ from mpmath.libmp import to_float
 
 from symq.core.errors import InvalidParameter
 
-from .transform import RationalLST
+from .transform import RationalLST, to_mpf
 
 __all__ = ["Nonnegativity", "Certificate", "certify"]
 
@@ -215,10 +215,6 @@ def _ivq(q: Fraction) -> Any:
     if q.denominator == 1:
         return iv.mpf(q.numerator)
     return iv.mpf(q.numerator) / iv.mpf(q.denominator)
-
-
-def _mpq(q: Fraction) -> mpmath.mpf:
-    return mpmath.mpf(q.numerator) / q.denominator
 
 
 def _lo(x: Any) -> mpmath.mpf:
@@ -459,7 +455,7 @@ class _Pole:
 def _approximate_roots(p: list[Fraction], dps: int, use_polyroots: bool) -> list[Any]:
     """Approximate roots of a monic rational polynomial (numpy + Newton polish, or polyroots)."""
     d = len(p) - 1
-    coeffs_mp = [_mpq(c) for c in reversed(p)]
+    coeffs_mp = [to_mpf(c) for c in reversed(p)]
     if not use_polyroots:
         try:
             start = np.roots([float(c) for c in reversed(p)])
@@ -503,7 +499,7 @@ def _enclose_factor(p: list[Fraction], mult: int, dps: int, use_polyroots: bool
     p_iv = [_ivq(c) for c in p]
     if d == 1:
         root = -p[0]
-        c = _mpq(root)
+        c = to_mpf(root)
         radius = _disk(c, True, p_iv, [iv.mpf(1)], 1)
         box = iv.mpf(c) + iv.mpf([-radius, radius])
         return [_Pole(c, radius, mult, True, box, exact=root)]
@@ -1112,7 +1108,7 @@ def _rule_dominant_pair(run: _Run, R: _Pole, pair: _Pole
 
     cp = pair.coeffs[0]
     phi = mpmath.arg(mpmath.mpc(_mid(cp.real), _mid(cp.imag)))
-    omega = mpmath.sqrt(_mpq(w))
+    omega = mpmath.sqrt(to_mpf(w))
     period = 2 * mpmath.pi / omega
     first = (mpmath.pi - phi) % (2 * mpmath.pi) / omega
     if not first > 0:

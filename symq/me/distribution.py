@@ -54,7 +54,7 @@ import sympy as sp
 
 from symq.core.errors import InvalidParameter, NotConverged, SymqError
 
-from .transform import RationalLST, s, to_rational
+from .transform import RationalLST, s, to_mpf, to_rational
 
 __all__ = ["ME", "NotADistribution"]
 
@@ -84,11 +84,6 @@ class NotADistribution(SymqError, ValueError):
 # ---------------------------------------------------------------------------------------------
 # small exact / mpmath helpers
 # ---------------------------------------------------------------------------------------------
-def _mpf(r: sp.Rational) -> mpmath.mpf:
-    """An exact rational as an mpf at the current mpmath precision."""
-    r = sp.Rational(r)
-    return mpmath.mpf(int(r.p)) / int(r.q)
-
 
 def _is_float_like(x: Any) -> bool:
     return isinstance(x, (float, np.floating, sp.Float, mpmath.mpf))
@@ -479,7 +474,7 @@ class ME:
         out: list[tuple[Any, int, int]] = []
         with mpmath.workdps(dps):
             for index, (coeffs, mult, n_real) in enumerate(self._factors()):
-                desc = [_mpf(c) for c in reversed(coeffs)]
+                desc = [to_mpf(c) for c in reversed(coeffs)]
                 roots = None
                 for attempt in range(5):
                     try:
@@ -540,8 +535,8 @@ class ME:
         factors = self._factors()
         out = []
         with mpmath.workdps(dps):
-            num = [_mpf(c) for c in self._lst.numerator]
-            facs = [[_mpf(c) for c in coeffs] for coeffs, _, _ in factors]
+            num = [to_mpf(c) for c in self._lst.numerator]
+            facs = [[to_mpf(c) for c in coeffs] for coeffs, _, _ in factors]
             done: dict[Any, list[Any]] = {}
             for p, mult, index in self._pole_data(dps):
                 if isinstance(p, mpmath.mpc) and p.imag < 0:
@@ -599,8 +594,8 @@ class ME:
             tau = 0.5 / rho
             d = self._lst.derivatives_at_zero(_TAYLOR_TERMS)
             tau_mp = mpmath.mpf(tau)
-            q = [float(_mpf(dj) * tau_mp**j / mpmath.factorial(j)) for j, dj in enumerate(d)]
-            Q = [0.0] + [float(_mpf(dj) * tau_mp ** (j + 1) / mpmath.factorial(j + 1))
+            q = [float(to_mpf(dj) * tau_mp**j / mpmath.factorial(j)) for j, dj in enumerate(d)]
+            Q = [0.0] + [float(to_mpf(dj) * tau_mp ** (j + 1) / mpmath.factorial(j + 1))
                          for j, dj in enumerate(d)]
             re, im, power, weight, cpdf, cccdf = [], [], [], [], [], []
             for p, mult, c, e in herm:
@@ -623,8 +618,8 @@ class ME:
                 C[i, i + 1] = 1.0
             rho_mp = mpmath.mpf(rho)
             for k in range(n):
-                C[n - 1, k] = -float(_mpf(a[k]) / rho_mp ** (n - k))
-            z0 = np.array([1.0] + [float(-_mpf(d[j]) / rho_mp ** (j + 1)) for j in range(n - 1)])
+                C[n - 1, k] = -float(to_mpf(a[k]) / rho_mp ** (n - k))
+            z0 = np.array([1.0] + [float(-to_mpf(d[j]) / rho_mp ** (j + 1)) for j in range(n - 1)])
         power_arr = np.array(power, dtype=float)
         form = {
             "rho": rho, "tau": tau,
@@ -761,7 +756,7 @@ class ME:
         while True:
             P = dps + guard
             with mpmath.workdps(P):
-                tm = _mpf(t_exact) if isinstance(t_exact, sp.Rational) else mpmath.mpf(
+                tm = to_mpf(t_exact) if isinstance(t_exact, sp.Rational) else mpmath.mpf(
                     sp.N(t_exact, P + 5) if isinstance(t_exact, sp.Basic) else t_exact)
                 if mpmath.isnan(tm):
                     raise InvalidParameter("t", t, "a real number (not NaN)")
@@ -779,9 +774,9 @@ class ME:
                     size = mpmath.mpf(0)
                     for j, dj in enumerate(d):
                         if what == "pdf":
-                            term = _mpf(dj) * tm**j / mpmath.factorial(j)
+                            term = to_mpf(dj) * tm**j / mpmath.factorial(j)
                         else:
-                            term = _mpf(dj) * tm ** (j + 1) / mpmath.factorial(j + 1)
+                            term = to_mpf(dj) * tm ** (j + 1) / mpmath.factorial(j + 1)
                         value += term
                         size += abs(term)
                     if what == "ccdf":

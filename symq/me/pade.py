@@ -54,7 +54,7 @@ import mpmath
 import sympy as sp
 
 from symq.core.errors import InvalidMoments, InvalidParameter
-from symq.me.transform import RationalLST, to_rational
+from symq.me.transform import RationalLST, to_mpf, to_rational
 
 __all__ = [
     "PadeResult",
@@ -128,20 +128,7 @@ class _Data:
 
 
 def _rational(value: Any, name: str) -> Fraction:
-    """Exact rational value of a number (binary floats exactly).
-
-    mpmath and sympy floats are converted from their ``(sign, man, exp, bc)`` tuple here, because
-    ``transform.to_rational`` currently drops the sign of negative mpf values.
-    """
-    raw = getattr(value, "_mpf_", None)
-    if isinstance(value, (mpmath.mpf, sp.Float)) and raw is not None:
-        sign, man, exp, _ = raw
-        if not man:
-            if exp:     # inf, -inf, nan
-                raise InvalidParameter(name, value, "a finite real number")
-            return Fraction(0)
-        num = -int(man) if sign else int(man)
-        return Fraction(num * 2**exp) if exp >= 0 else Fraction(num, 2**-exp)
+    """Exact rational value of a number (binary floats exactly), as a Fraction."""
     q = to_rational(value, name)
     return Fraction(int(q.p), int(q.q))
 
@@ -213,10 +200,6 @@ def _check_dps(dps: Any) -> int:
 def _default_tol(size: int, data_eps: float, dps: int) -> float:
     """Relative rank / semidefiniteness tolerance: safety factor x size x input precision."""
     return _TOL_FACTOR * size * max(data_eps, 10.0 ** (-dps))
-
-
-def _mpf(q: Fraction) -> mpmath.mpf:
-    return mpmath.mpf(q.numerator) / q.denominator if q.denominator != 1 else mpmath.mpf(q.numerator)
 
 
 def _fmt(x: Any) -> str:
@@ -604,7 +587,7 @@ def stieltjes_check(moments: Sequence[Any], *, tol: float | None = None, dps: in
     with mpmath.workdps(dps):
         m: list[Any] = [Fraction(1)] + data.values
         if not is_exact:
-            m = [_mpf(x) for x in m]
+            m = [to_mpf(x) for x in m]
         _stieltjes(m, is_exact, tol, dps, data.eps)
 
 
@@ -667,14 +650,14 @@ def _reduced(m: Sequence[Fraction], exact: bool) -> tuple[list[Any], Any]:
             fact *= k
             r.append(mk / fact)
         return r, Fraction(1)
-    scale = _mpf(m[0]) if m else mpmath.mpf(1)
+    scale = to_mpf(m[0]) if m else mpmath.mpf(1)
     r = [mpmath.mpf(1)]
     fact = mpmath.mpf(1)
     power = mpmath.mpf(1)
     for k, mk in enumerate(m, start=1):
         fact *= k
         power *= scale
-        r.append(_mpf(mk) / (power * fact))
+        r.append(to_mpf(mk) / (power * fact))
     return r, scale
 
 
@@ -723,8 +706,8 @@ def _problem(mom: _Data, zer: _Data, exact: bool, eps: float, dps: int, tol: flo
     if not mom.values:      # no mean: take the time unit from the first nonzero value at zero
         j0 = next((j for j, x in enumerate(zer.values) if x != 0), None)
         if j0 is not None:
-            scale = mpmath.root(1 / abs(_mpf(zer.values[j0])), j0 + 1)
-    d = [_mpf(x) * scale ** (j + 1) for j, x in enumerate(zer.values)]
+            scale = mpmath.root(1 / abs(to_mpf(zer.values[j0])), j0 + 1)
+    d = [to_mpf(x) * scale ** (j + 1) for j, x in enumerate(zer.values)]
     return _Problem(r, d, scale, False, eps, dps, tol)
 
 
@@ -931,7 +914,7 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
     with mpmath.workdps(dps):
         if k:
             m0 = [Fraction(1)] + mom.values
-            _stieltjes(m0 if is_exact else [_mpf(x) for x in m0], is_exact, tol, dps, eps)
+            _stieltjes(m0 if is_exact else [to_mpf(x) for x in m0], is_exact, tol, dps, eps)
         prob = _problem(mom, zer, is_exact, eps, dps, tol)
         sol, singular = _attempt(prob, n, K, J)
         first_sol = sol

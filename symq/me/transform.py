@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 import mpmath
 import numpy as np
@@ -36,7 +36,7 @@ import sympy as sp
 
 from symq.core.errors import InvalidParameter
 
-__all__ = ["s", "to_rational", "RationalLST"]
+__all__ = ["s", "to_rational", "to_mpf", "RationalLST"]
 
 #: The transform variable.
 s = sp.Symbol("s")
@@ -251,8 +251,8 @@ class RationalLST:
             v = sp.Rational(value)
             return self.N.eval(v) / self.D.eval(v)
         z = mpmath.mpmathify(value)
-        num = mpmath.polyval([mpmath.mpf(x.p) / x.q for x in reversed(self.numerator)], z)
-        den = mpmath.polyval([mpmath.mpf(x.p) / x.q for x in reversed(self.denominator)], z)
+        num = mpmath.polyval([to_mpf(x) for x in reversed(self.numerator)], z)
+        den = mpmath.polyval([to_mpf(x) for x in reversed(self.denominator)], z)
         return num / den
 
     def __str__(self) -> str:
@@ -262,6 +262,13 @@ class RationalLST:
         return f"${sp.latex(self.expr)}$"
 
 
-def coefficients_as_mpf(coefficients: Sequence[sp.Rational]) -> list[mpmath.mpf]:
-    """Ascending rational coefficients as mpmath numbers at the current precision."""
-    return [mpmath.mpf(c.p) / c.q for c in coefficients]
+def to_mpf(value: sp.Rational | Fraction | int) -> mpmath.mpf:
+    """An exact rational as an mpmath number at the current working precision."""
+    if isinstance(value, Fraction):
+        numerator, denominator = value.numerator, value.denominator
+    else:
+        value = sp.Rational(value)
+        numerator, denominator = int(value.p), int(value.q)
+    if denominator == 1:
+        return mpmath.mpf(numerator)
+    return mpmath.mpf(numerator) / denominator

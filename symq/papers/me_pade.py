@@ -31,6 +31,7 @@ from symq.me.distribution import ME
 from symq.me.fit import Target, fit
 from symq.me.pade import pade_fit
 from symq.me.queueing import mg1_waiting_time, simulate_mg1_waiting
+from symq.me.transform import to_mpf
 
 __all__ = ["PAPER", "build_claims"]
 
@@ -157,7 +158,7 @@ def _moments_reproduced() -> list[Claim]:
             _classical(point["sigma"], point["order"])
         K = 2 * point["order"] - 1 - point["J"]
         with mpmath.workdps(60):
-            return [mpmath.mpf(m.p) / m.q for m in me.moments(K)]
+            return [to_mpf(m) for m in me.moments(K)]
 
     def reference_float(point: Mapping[str, Any]) -> list[mpmath.mpf]:
         K = 2 * point["order"] - 1 - point["J"]
