@@ -39,6 +39,9 @@ def plot_density_comparison(fits: Mapping[str, ME], target_pdf: Callable[[np.nda
     for name in fits:
         ax.plot(data["t"], data[name], label=name)
     ax.axhline(0.0, color="grey", linewidth=0.6)
+    if "target" in data:  # an improper fit (e.g. a right-half-plane pole) must not hide the rest
+        top = float(np.max(data["target"]))
+        ax.set_ylim(-0.6 * top, 1.4 * top)
     ax.set_xlabel("t")
     ax.set_ylabel("density")
     ax.legend(fontsize=8)

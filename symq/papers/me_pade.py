@@ -269,17 +269,15 @@ def figures(directory: Any) -> list[Any]:
     """Classical vs extended fits of the lognormal targets (``symq check --report``)."""
     from pathlib import Path
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend is left alone
 
     from symq.me.plots import plot_density_comparison
 
     paths = []
     for case in _CASES:
         sigma, order, J = case["sigma"], case["order"], case["J"]
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig = Figure(figsize=(6, 4))
+        ax = fig.subplots()
         plot_density_comparison({f"classical order {order}": _classical(sigma, order),
                                  f"order {order}, {J} value(s) at zero": _extended(sigma, order, J),
                                  "best certified": _best(sigma, "auto")},
@@ -287,7 +285,6 @@ def figures(directory: Any) -> list[Any]:
         ax.set_title(f"ME fits of a lognormal (sigma = {sigma}, mean 1)")
         path = Path(directory) / f"me-pade-lognormal-{sigma}.png"
         fig.savefig(path, dpi=110, bbox_inches="tight")
-        plt.close(fig)
         paths.append(path)
     return paths
 

@@ -376,21 +376,18 @@ def figures(directory: Any) -> list[Any]:
     """PoA against the load for a few farms (``symq check --report``)."""
     from pathlib import Path
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend is left alone
 
     from symq.routing.plots import plot_poa_curve
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     for C, w in (([4, 2, 1], [1, 1, 1]), ([4, 2, 1], [1, 2, 4]), ([1, 1], [1, 10])):
         plot_poa_curve(C, w, ax=ax, n=120)
     ax.legend(fontsize=8)
     ax.set_title("Price of anarchy against the load (dotted: heavy-traffic limit)")
     path = Path(directory) / "ps-routing-poa.png"
     fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
     return [path]
 
 
