@@ -42,6 +42,7 @@ __all__ = [
     "ConfidenceInterval",
     "batch_means",
     "replication_ci",
+    "ratio_batch_means",
     "lag1_autocorrelation",
 ]
 
@@ -308,6 +309,57 @@ def replication_ci(values: ArrayLike, level: float = 0.95) -> ConfidenceInterval
             "values", _short(values), "at least 2 independent replications", f"got {data.size}"
         )
     return _t_interval(data, _check_level(level), "replications")
+
+
+def ratio_batch_means(numerators: ArrayLike, denominators: ArrayLike, n_batches: int = 30,
+                      level: float = 0.95) -> ConfidenceInterval:
+    """Batch-means interval for a ratio estimator such as a time average.
+
+    A time average is ``sum(area_i) / sum(duration_i)`` over consecutive slices whose durations
+    differ.  The slices are grouped into ``n_batches`` equal consecutive batches; each batch gives
+    the ratio of its sums, and the Student-t interval of those batch ratios is centred on the
+    overall ratio (Law 2015, Section 9.5.3, batch means for a ratio of sums).
+
+    Parameters
+    ----------
+    numerators, denominators : array_like
+        Per-slice numerators (areas) and positive denominators (durations), same length, a
+        multiple of ``n_batches``.
+    n_batches : int
+        Number of batches, at least 2.
+    level : float
+        Confidence level in ``(0, 1)``.
+
+    Raises
+    ------
+    InvalidParameter
+        Mismatched or non-finite inputs, non-positive denominators, a length that is not a
+        positive multiple of ``n_batches``, or a bad ``level``.
+
+    Examples
+    --------
+    >>> ci = ratio_batch_means([1.0, 3.0, 2.0, 2.0], [1.0, 1.0, 2.0, 2.0], n_batches=2)
+    >>> ci.mean, ci.n
+    (1.3333333333333333, 2)
+    """
+    num = _as_finite_1d("numerators", numerators)
+    den = _as_finite_1d("denominators", denominators)
+    if num.size != den.size:
+        raise InvalidParameter("denominators", _short(denominators),
+                               f"an array of the same length as numerators ({num.size})")
+    if np.any(den <= 0):
+        raise InvalidParameter("denominators", _short(denominators), "positive durations")
+    if isinstance(n_batches, bool) or not isinstance(n_batches, (int, np.integer)) or n_batches < 2:
+        raise InvalidParameter("n_batches", n_batches, "an integer >= 2")
+    if num.size == 0 or num.size % n_batches:
+        raise InvalidParameter("numerators", _short(numerators),
+                               f"a positive multiple of n_batches={n_batches} slices",
+                               f"got {num.size}")
+    level = _check_level(level)
+    ratios = num.reshape(n_batches, -1).sum(axis=1) / den.reshape(n_batches, -1).sum(axis=1)
+    half = _t_interval(ratios, level, "batch_means").half_width
+    return ConfidenceInterval(float(num.sum() / den.sum()), half, level, int(n_batches),
+                              "batch_means")
 
 
 def lag1_autocorrelation(batch_means: ArrayLike) -> float:

@@ -59,10 +59,10 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from symq.core.errors import InvalidParameter, StabilityError
-from symq.core.simstats import ConfidenceInterval, batch_means
+from symq.core.parameters import IntegerAtLeast, Interval
+from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
 from symq.core.randomness import RngLike
 from symq.core.randomness import as_generator as _generator
 
@@ -271,9 +271,7 @@ def _jsq_kernel(
 
 
 def _integer(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise InvalidParameter(name, value, f"an integer >= {minimum}")
-    return int(value)
+    return int(IntegerAtLeast(minimum).coerce(name, value))
 
 
 def validate_ph(alpha: ArrayLike, A: ArrayLike) -> tuple[np.ndarray, np.ndarray, float]:
@@ -348,17 +346,6 @@ def _uniformised_tables(alpha: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, n
     alpha_cum = np.cumsum(alpha)
     alpha_cum[-1] = 1.0
     return np.ascontiguousarray(alpha_cum), np.ascontiguousarray(trans_cum), q
-
-
-def _ratio_interval(num: np.ndarray, den: np.ndarray, n_batches: int, level: float) -> ConfidenceInterval:
-    """Batch-means interval for a time average from slices grouped into ``n_batches`` batches."""
-    num_b = num.reshape(n_batches, -1).sum(axis=1)
-    den_b = den.reshape(n_batches, -1).sum(axis=1)
-    means = num_b / den_b
-    center = float(num.sum() / den.sum())
-    std = float(means.std(ddof=1))
-    quantile = float(stats.t.ppf(0.5 + level / 2.0, df=n_batches - 1))
-    return ConfidenceInterval(center, quantile * std / math.sqrt(n_batches), level, n_batches, "batch_means")
 
 
 # --------------------------------------------------------------------------------------------
@@ -488,15 +475,8 @@ def simulate_jsq(
     n_batches = _integer("n_batches", n_batches, 2)
     K = _integer("K", K, 1)
     max_queue = _integer("max_queue", max_queue, 2)
-    try:
-        level = float(level)
-    except (TypeError, ValueError):
-        raise InvalidParameter("level", level, "a real number in (0, 1)") from None
-    if not 0.0 < level < 1.0:
-        raise InvalidParameter("level", level, "a real number in (0, 1)")
-    if isinstance(warmup, bool) or not isinstance(warmup, numbers.Real) or not 0.0 <= float(warmup) < 1.0:
-        raise InvalidParameter("warmup", warmup, "a fraction in [0, 1)")
-    warmup = float(warmup)
+    level = float(Interval(0.0, 1.0, left_open=True, right_open=True).coerce("level", level))
+    warmup = float(Interval(0.0, 1.0, right_open=True).coerce("warmup", warmup))
     min_jobs = _MIN_JOBS_PER_BATCH * n_batches
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < min_jobs:
         raise InvalidParameter("n_jobs", n_jobs, f"an integer >= {min_jobs}",
@@ -536,8 +516,8 @@ def simulate_jsq(
             "a server's queue reached max_queue jobs; increase max_queue (memory 8*N*max_queue bytes)",
         )
     mean_response = batch_means(response, n_batches=n_batches, level=level, warmup=n_warm)
-    mean_queue = _ratio_interval(s_area / N, s_time, n_batches, level)
-    utilisation = _ratio_interval(s_busy / N, s_time, n_batches, level)
+    mean_queue = ratio_batch_means(s_area / N, s_time, n_batches, level)
+    utilisation = ratio_batch_means(s_busy / N, s_time, n_batches, level)
     tail = tail_area[1:] / (t_post * N)
     return JSQEstimate(
         mean_response=mean_response,

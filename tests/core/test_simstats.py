@@ -241,3 +241,32 @@ def test_bad_input_raises_readable_error(call, name: str, fragment: str) -> None
     message = str(info.value)
     assert message.startswith(f"parameter {name}=")
     assert fragment in message
+
+
+def test_ratio_batch_means_matches_a_hand_computation():
+    from symq.core.simstats import ratio_batch_means
+
+    rng = np.random.default_rng(3)
+    durations = rng.uniform(0.5, 2.0, 60)
+    areas = durations * rng.normal(2.0, 0.3, 60)
+    ci = ratio_batch_means(areas, durations, n_batches=6, level=0.9)
+    # independent: batch ratios by explicit loops, t interval from scipy
+    ratios = [areas[10 * b:10 * b + 10].sum() / durations[10 * b:10 * b + 10].sum()
+              for b in range(6)]
+    half = stats.t.ppf(0.95, 5) * np.std(ratios, ddof=1) / np.sqrt(6)
+    assert ci.mean == pytest.approx(areas.sum() / durations.sum())
+    assert ci.half_width == pytest.approx(half)
+    assert ci.n == 6 and ci.level == 0.9
+
+
+@pytest.mark.parametrize("num, den, n_batches, word", [
+    ([1.0, 2.0], [1.0], 2, "same length"),
+    ([1.0, 2.0], [1.0, 0.0], 2, "positive durations"),
+    ([1.0, 2.0, 3.0], [1.0, 1.0, 1.0], 2, "multiple of n_batches"),
+    ([1.0, 2.0], [1.0, 1.0], 1, "n_batches"),
+])
+def test_ratio_batch_means_errors(num, den, n_batches, word):
+    from symq.core.simstats import ratio_batch_means
+
+    with pytest.raises(InvalidParameter, match=word):
+        ratio_batch_means(num, den, n_batches=n_batches)
