@@ -38,7 +38,14 @@ from .nonlinear import (
     jsq_ph_qbd,
     relative_entropy_trajectory,
 )
-from .phase_type import erlang, hyperexponential2, ph_moments, ph_stationary_phase
+from .phase_type import (
+    erlang,
+    hyper_erlang,
+    hyperexponential2,
+    ph_from_me,
+    ph_moments,
+    ph_stationary_phase,
+)
 from .population import FixedPoint, PopulationProcess, RefinedTerms, Stability, Trajectory
 from .simulation import JSQEstimate, simulate_jsq
 from .supermarket import (
@@ -60,7 +67,7 @@ __all__ = [
     "SUPERMARKET", "REFINED_JSQ", "JSQ_PH",
     "solve_jsq_ph", "JSQPHFixedPoint", "jsq_ph_drift", "product_form_candidate",
     "product_form_residual", "product_form_ET",
-    "hyperexponential2", "erlang", "ph_moments", "ph_stationary_phase",
+    "hyperexponential2", "hyper_erlang", "erlang", "ph_from_me", "ph_moments", "ph_stationary_phase",
     "LevelDependentQBD", "NonlinearQBD", "jsq_exponential_qbd", "jsq_ph_qbd",
     "relative_entropy_trajectory",
     "simulate_jsq", "JSQEstimate",

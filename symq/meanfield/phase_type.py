@@ -1,4 +1,4 @@
-"""Phase-type job sizes for the mean-field models: H2(mean, SCV, f), Erlang, moments.
+"""Phase-type job sizes for the mean-field models: H2(mean, SCV, f), hyper-Erlang, Erlang, ME -> PH.
 
 The two-phase hyperexponential uses the ``(EX, SCV, f)`` parametrisation of Hellemans and
 Van Houdt (``general_functions/hyperexponential_init.m`` of their attained-service load
@@ -22,6 +22,7 @@ import math
 import numbers
 from typing import Any
 
+import mpmath
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -29,7 +30,8 @@ from symq.core.errors import InvalidParameter
 
 from .simulation import validate_ph
 
-__all__ = ["hyperexponential2", "erlang", "ph_moments", "ph_stationary_phase"]
+__all__ = ["hyperexponential2", "hyper_erlang", "erlang", "ph_from_me", "ph_moments",
+           "ph_stationary_phase"]
 
 
 def _positive_real(name: str, value: Any, domain: str = "a finite real number > 0") -> float:
@@ -132,6 +134,150 @@ def erlang(k: int, mean: float) -> tuple[NDArray[np.float64], NDArray[np.float64
     alpha = np.zeros(k)
     alpha[0] = 1.0
     A = -rate * np.eye(k) + rate * np.eye(k, k=1)  # noqa: N806
+    return alpha, A
+
+
+def hyper_erlang(k: int, mean: float, scv: float, f: float = 0.5
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Hyper-Erlang ``HE_k``: an H2 whose two branches are Erlang-``k``, with given mean and SCV.
+
+    Each branch of an H2 is replaced by an Erlang-``k`` law with the same branch mean, which
+    divides the second moment of each branch by ``2/(1 + 1/k)``.  The H2 is therefore fitted (by
+    :func:`hyperexponential2`) to the inflated SCV ``2 (scv + 1)/(1 + 1/k) - 1``, so that the
+    hyper-Erlang has exactly the requested mean and SCV (Hellemans and Van Houdt,
+    ``hyper_erlang_init.m``; reference note section 1.1).  ``k = 1`` is the H2 itself.
+
+    Parameters
+    ----------
+    k : int
+        Erlang phases per branch, ``>= 1``.
+    mean : float
+        Mean job size, ``> 0``.
+    scv : float
+        Squared coefficient of variation, ``>= 1/k``.
+    f : float, default 0.5
+        Fraction of the mean carried by branch 1, in ``(0, 1)``.
+
+    Returns
+    -------
+    alpha : ndarray, shape (2k,)
+    A : ndarray, shape (2k, 2k)
+        Block diagonal: two Erlang-``k`` chains.
+
+    Raises
+    ------
+    InvalidParameter
+        ``k`` not an integer ``>= 1``, ``mean <= 0``, ``scv < 1/k``, or ``f`` outside ``(0, 1)``.
+
+    Examples
+    --------
+    >>> alpha, A = hyper_erlang(2, 1.0, 4.0)
+    >>> m = ph_moments(alpha, A, 2)
+    >>> round(float(m[0]), 12), round(float(m[1] / m[0] ** 2 - 1), 12)
+    (1.0, 4.0)
+    """
+    if isinstance(k, (float, np.floating)) and float(k).is_integer():
+        k = int(k)
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InvalidParameter("k", k, "an integer >= 1", "the number of Erlang phases per branch")
+    k = int(k)
+    if isinstance(scv, (bool, np.bool_)) or not isinstance(scv, (numbers.Real, np.floating)) \
+            or not (math.isfinite(float(scv)) and float(scv) >= 1.0 / k):
+        raise InvalidParameter("scv", scv, f"a finite real number >= 1/k = {1.0 / k:g}",
+                               f"a hyper-Erlang with {k} phases per branch has SCV >= 1/k")
+    inflated = max(2.0 * (float(scv) + 1.0) / (1.0 + 1.0 / k) - 1.0, 1.0)
+    beta, rates = hyperexponential2(mean, inflated, f)
+    alpha = np.zeros(2 * k)
+    A = np.zeros((2 * k, 2 * k))  # noqa: N806
+    for branch in range(2):
+        rate = k * -rates[branch, branch]  # Erlang-k with the branch mean 1/mu
+        start = branch * k
+        alpha[start] = beta[branch]
+        A[start:start + k, start:start + k] = -rate * np.eye(k) + rate * np.eye(k, k=1)
+    validate_ph(alpha, A)
+    return alpha, A
+
+
+def ph_from_me(me: Any, dps: int = 30) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """A phase-type representation of a :class:`symq.me.ME` law, where one exists in series form.
+
+    If every pole of the transform is real, the law has the bidiagonal representation of
+    Cumani's canonical form CF1: phases in series with rates ``mu_1 <= ... <= mu_n`` (the
+    negated poles, ascending, with multiplicity), entered at phase ``i`` with weight
+    ``beta_i``.  The transform of entering at ``i`` is ``prod_{j>=i} mu_j/(s + mu_j)``, so
+    ``N(s) = sum_i beta_i (prod_{j>=i} mu_j) prod_{j<i} (s + mu_j)``: the ``beta_i`` are the
+    Newton divided differences of ``N`` at the nodes ``-mu_1, -mu_2, ...``, computed here in
+    mpmath with ``dps`` digits.  The law is an acyclic PH exactly when all ``beta_i >= 0``
+    (Cumani 1982); the representation then has the order of the ME.
+
+    Parameters
+    ----------
+    me : symq.me.ME
+        The matrix-exponential law.
+    dps : int, default 30
+        Working decimal digits.
+
+    Returns
+    -------
+    alpha, A : ndarray
+        Initial vector and bidiagonal sub-generator (float64).
+
+    Raises
+    ------
+    InvalidParameter
+        ``me`` is not an :class:`~symq.me.ME`, has complex poles (no series representation;
+        this converter does not search for a larger cyclic PH), or some ``beta_i < 0`` (the
+        law is not an acyclic PH of its own order).
+
+    Examples
+    --------
+    >>> from symq.me import ME
+    >>> alpha, A = ph_from_me(ME.hyperexponential([0.25, 0.75], [1, 4]))  # 1/4 Exp(1) + 3/4 Exp(4)
+    >>> alpha.tolist(), A.tolist()
+    ([0.1875, 0.8125], [[-1.0, 1.0], [0.0, -4.0]])
+    """
+    from symq.me import ME  # local: symq.me is only needed for this converter
+
+    if not isinstance(me, ME):
+        raise InvalidParameter("me", me, "a symq.me.ME distribution")
+    with mpmath.workdps(int(dps) + 10):
+        rates: list[Any] = []
+        for pole, mult in me.poles(dps=int(dps) + 10):
+            if isinstance(pole, mpmath.mpc):
+                raise InvalidParameter(
+                    "me", me, "an ME law whose transform has only real poles",
+                    f"pole {mpmath.nstr(pole, 8)} is complex: the series (CF1) form does not "
+                    "exist; a PH representation, if any, needs more phases")
+            rates.extend([-pole] * int(mult))
+        rates.sort()
+        n = len(rates)
+        coeffs = [mpmath.mpf(sp_rational.p) / sp_rational.q for sp_rational in me.numerator]
+        coeffs += [mpmath.mpf(0)] * (n - len(coeffs))
+        beta = []
+        for i in range(n):
+            node = -rates[i]
+            # synthetic division of N by (s - node): remainder N(node), quotient carries on
+            quotient = [mpmath.mpf(0)] * max(len(coeffs) - 1, 0)
+            carry = mpmath.mpf(0)
+            for power in range(len(coeffs) - 1, -1, -1):
+                carry = carry * node + coeffs[power]
+                if power > 0:
+                    quotient[power - 1] = carry
+            tail_product = mpmath.fprod(rates[i:])
+            beta.append(carry / tail_product)
+            coeffs = quotient
+        scale = max(mpmath.fsum(abs(b) for b in beta), mpmath.mpf(1))
+        worst = min(beta)
+        if worst < -mpmath.mpf(10) ** (-int(dps) + 5) * scale:
+            raise InvalidParameter(
+                "me", me, "an ME law that is an acyclic PH (all CF1 entry weights >= 0)",
+                f"the CF1 entry weight {mpmath.nstr(worst, 6)} is negative: the law is not a "
+                "PH of its own order")
+        alpha = np.array([max(float(b), 0.0) for b in beta])
+        mu = np.array([float(r) for r in rates])
+    alpha /= alpha.sum()
+    A = -np.diag(mu) + np.diag(mu[:-1], k=1)  # noqa: N806
+    validate_ph(alpha, A)
     return alpha, A
 
 
