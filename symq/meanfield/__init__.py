@@ -12,6 +12,8 @@
 * :mod:`~symq.meanfield.nonlinear`: level-dependent QBDs solved by backward R-recursion (the
   UL-type RG-factorization) and nonlinear fixed points pi = stat(Q(pi)) (Li 2016);
 * :mod:`~symq.meanfield.simulation`: the finite-N JSQ(d) simulator (numba);
+* :mod:`~symq.meanfield.tails`: queue-length tail regimes under power-law service (Bramson, Lu,
+  Prabhakar 2013) through PH laws over growing scales;
 * :mod:`~symq.meanfield.models`: the registered ``supermarket``, ``refined-jsq`` and ``jsq-ph``
   models.
 
@@ -48,6 +50,7 @@ from .phase_type import (
 )
 from .population import FixedPoint, PopulationProcess, RefinedTerms, Stability, Trajectory
 from .simulation import JSQEstimate, simulate_jsq
+from .tails import TailScan, powerlaw_hyperexponential, tail_regime_scan
 from .supermarket import (
     closed_form_symbolic,
     closed_form_tail,
@@ -71,4 +74,5 @@ __all__ = [
     "LevelDependentQBD", "NonlinearQBD", "jsq_exponential_qbd", "jsq_ph_qbd",
     "relative_entropy_trajectory",
     "simulate_jsq", "JSQEstimate",
+    "tail_regime_scan", "TailScan", "powerlaw_hyperexponential",
 ]
