@@ -98,9 +98,30 @@ def _jsq_kernel(
     n_slices: int,
     K: int,
     max_queue: int,
-    seed: int,
+    stop_at: int,
+    counters: np.ndarray,
+    clock: np.ndarray,
+    qlen: np.ndarray,
+    head: np.ndarray,
+    phase: np.ndarray,
+    buf: np.ndarray,
+    busy: np.ndarray,
+    pos: np.ndarray,
+    perm: np.ndarray,
+    cnt: np.ndarray,
+    last: np.ndarray,
+    tail_area: np.ndarray,
+    response: np.ndarray,
+    slice_time: np.ndarray,
+    slice_area: np.ndarray,
+    slice_busy: np.ndarray,
 ):
-    """Simulate JSQ(d) with PH service until ``n_jobs`` departures.
+    """Simulate JSQ(d) with PH service until ``stop_at`` departures (of ``n_jobs`` in all).
+
+    The state lives in the arrays passed in, so that a run can be split into chunks (for a
+    progress bar) and continue exactly where the previous chunk stopped: ``counters`` holds
+    ``[busy servers, jobs in system, departures, warm flag]`` and ``clock`` ``[t, t_warm]``; the
+    random stream is seeded by the caller (:func:`_seed_kernel`) once per run.
 
     Parameters
     ----------
@@ -131,32 +152,17 @@ def _jsq_kernel(
     t_post : float
         Length of the post-warm-up period.
     """
-    np.random.seed(seed)
     m = alpha_cum.shape[0]
-    qlen = np.zeros(N, dtype=np.int64)
-    head = np.zeros(N, dtype=np.int64)
-    phase = np.zeros(N, dtype=np.int64)
-    buf = np.empty((N, max_queue))
-    busy = np.empty(N, dtype=np.int64)
-    pos = np.full(N, -1, dtype=np.int64)
-    perm = np.arange(N)
-    cnt = np.zeros(K + 2, dtype=np.int64)  # cnt[k] = number of servers with >= k jobs
-    last = np.zeros(K + 2)
-    tail_area = np.zeros(K + 1)
-    response = np.empty(n_jobs)
-    slice_time = np.zeros(n_slices)
-    slice_area = np.zeros(n_slices)
-    slice_busy = np.zeros(n_slices)
     per_slice = max((n_jobs - n_warm) // n_slices, 1)
     lam_n = lam * N
-    n_b = 0  # busy servers
-    total = 0  # jobs in system
-    t = 0.0
-    t_warm = 0.0
-    n_dep = 0
-    warm = n_warm == 0
+    n_b = counters[0]  # busy servers
+    total = counters[1]  # jobs in system
+    n_dep = counters[2]
+    warm = counters[3] == 1
+    t = clock[0]
+    t_warm = clock[1]
     status = _OK
-    while n_dep < n_jobs:
+    while n_dep < stop_at:
         rate = lam_n + q * n_b
         dt = -math.log(1.0 - np.random.random()) / rate
         if warm:
@@ -259,9 +265,69 @@ def _jsq_kernel(
                 t_warm = t
                 for k in range(K + 2):
                     last[k] = t
-    if warm:
+    counters[0] = n_b
+    counters[1] = total
+    counters[2] = n_dep
+    counters[3] = 1 if warm else 0
+    clock[0] = t
+    clock[1] = t_warm
+    return status
+
+
+@numba.njit(cache=True)
+def _seed_kernel(seed: int) -> None:
+    """Seed numba's random stream (separate from numpy's) for the kernel."""
+    np.random.seed(seed)
+
+
+def _run_kernel(N: int, d: int, lam: float, n_jobs: int, replace: bool, alpha_cum: np.ndarray,
+                trans_cum: np.ndarray, q: float, n_warm: int, n_slices: int, K: int,
+                max_queue: int, seed: int, progress: bool
+                ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """Run :func:`_jsq_kernel` in one call, or in chunks with a tqdm bar when ``progress``."""
+    counters = np.array([0, 0, 0, 1 if n_warm == 0 else 0], dtype=np.int64)
+    clock = np.zeros(2)
+    qlen = np.zeros(N, dtype=np.int64)
+    head = np.zeros(N, dtype=np.int64)
+    phase = np.zeros(N, dtype=np.int64)
+    buf = np.empty((N, max_queue))
+    busy = np.empty(N, dtype=np.int64)
+    pos = np.full(N, -1, dtype=np.int64)
+    perm = np.arange(N)
+    cnt = np.zeros(K + 2, dtype=np.int64)  # cnt[k] = number of servers with >= k jobs
+    last = np.zeros(K + 2)
+    tail_area = np.zeros(K + 1)
+    response = np.empty(n_jobs)
+    slice_time = np.zeros(n_slices)
+    slice_area = np.zeros(n_slices)
+    slice_busy = np.zeros(n_slices)
+    chunks = 100 if progress else 1
+    stops = np.unique(np.linspace(0, n_jobs, chunks + 1).astype(np.int64))[1:]
+    _seed_kernel(seed)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=n_jobs, unit="job", desc=f"JSQ({d}) N={N}")
+    status = _OK
+    try:
+        for stop in stops:
+            before = int(counters[2])
+            status = _jsq_kernel(N, d, lam, n_jobs, replace, alpha_cum, trans_cum, q, n_warm,
+                                 n_slices, K, max_queue, int(stop), counters, clock, qlen, head,
+                                 phase, buf, busy, pos, perm, cnt, last, tail_area, response,
+                                 slice_time, slice_area, slice_busy)
+            if bar is not None:
+                bar.update(int(counters[2]) - before)
+            if status != _OK:
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    t, t_warm = float(clock[0]), float(clock[1])
+    if counters[3] == 1:
         for k in range(1, K + 1):
             tail_area[k] += cnt[k] * (t - last[k])
+    n_dep = int(counters[2])
     return status, response[:n_dep], slice_time, slice_area, slice_busy, tail_area, t - t_warm
 
 
@@ -412,6 +478,7 @@ def simulate_jsq(
     n_batches: int = 30,
     K: int = 30,
     max_queue: int = 1000,
+    progress: bool = False,
 ) -> JSQEstimate:
     """Simulate the finite-N supermarket model JSQ(d) with phase-type service, FCFS.
 
@@ -447,6 +514,8 @@ def simulate_jsq(
     max_queue : int, default 1000
         Capacity of each server's buffer of arrival epochs (memory ``8 * N * max_queue`` bytes);
         a queue reaching it raises :class:`InvalidParameter` naming ``max_queue``.
+    progress : bool, default False
+        Show a tqdm progress bar (the run is split into 100 chunks; same result as without).
 
     Returns
     -------
@@ -506,8 +575,9 @@ def simulate_jsq(
     n_slices = n_batches * _SLICES_PER_BATCH
 
     start = time.perf_counter()
-    status, response, s_time, s_area, s_busy, tail_area, t_post = _jsq_kernel(
-        N, d, lam, n_jobs, replace, alpha_cum, trans_cum, q, n_warm, n_slices, K, max_queue, seed
+    status, response, s_time, s_area, s_busy, tail_area, t_post = _run_kernel(
+        N, d, lam, n_jobs, replace, alpha_cum, trans_cum, q, n_warm, n_slices, K, max_queue, seed,
+        bool(progress)
     )
     elapsed = time.perf_counter() - start
     if status == _OVERFLOW:

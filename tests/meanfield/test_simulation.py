@@ -153,3 +153,12 @@ def test_unstable_load_raises():
 def test_buffer_overflow_is_reported():
     with pytest.raises(InvalidParameter, match="max_queue"):
         simulate_jsq(N=1, d=1, lam=0.99, n_jobs=200_000, rng=1, max_queue=5)
+
+
+def test_progress_bar_run_gives_the_same_result(capsys) -> None:
+    # the chunked run (progress bar) continues the same random stream and state exactly
+    plain = simulate_jsq(50, 2, 0.7, 60_000, rng=11)
+    chunked = simulate_jsq(50, 2, 0.7, 60_000, rng=11, progress=True)
+    assert chunked.mean_response.mean == plain.mean_response.mean
+    assert np.array_equal(chunked.tail, plain.tail)
+    assert chunked.mean_queue.mean == plain.mean_queue.mean
