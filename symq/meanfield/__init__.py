@@ -9,6 +9,7 @@
   numeric fixed point, metrics, refined mean field.
 * :mod:`~symq.meanfield.phase_type` and :mod:`~symq.meanfield.jsq_ph`: JSQ(d) with
   phase-type service, FCFS (cavity / level-dependent QBD iteration) and Li's product form;
+* :mod:`~symq.meanfield.refined_ph`: the refined ``1/N`` term for phase-type service;
 * :mod:`~symq.meanfield.nonlinear`: level-dependent QBDs solved by backward R-recursion (the
   UL-type RG-factorization) and nonlinear fixed points pi = stat(Q(pi)) (Li 2016);
 * :mod:`~symq.meanfield.simulation`: the finite-N JSQ(d) simulator (numba);
@@ -32,7 +33,7 @@ from .jsq_ph import (
     product_form_residual,
     solve_jsq_ph,
 )
-from .models import JSQ_PH, REFINED_JSQ, SUPERMARKET
+from .models import JSQ_PH, REFINED_JSQ, REFINED_JSQ_PH, SUPERMARKET
 from .nonlinear import (
     LevelDependentQBD,
     NonlinearQBD,
@@ -49,6 +50,7 @@ from .phase_type import (
     ph_stationary_phase,
 )
 from .population import FixedPoint, PopulationProcess, RefinedTerms, Stability, Trajectory
+from .refined_ph import jsq_ph_process, refined_jsq_ph
 from .simulation import JSQEstimate, simulate_jsq
 from .tails import TailScan, powerlaw_hyperexponential, tail_regime_scan
 from .supermarket import (
@@ -67,7 +69,7 @@ __all__ = [
     "PopulationProcess", "FixedPoint", "Stability", "RefinedTerms", "Trajectory",
     "solve_supermarket", "refined_jsq", "jsq_process", "closed_form_tail", "closed_form_symbolic",
     "truncation_level", "verify_closed_form", "derivation", "heavy_traffic_ET",
-    "SUPERMARKET", "REFINED_JSQ", "JSQ_PH",
+    "SUPERMARKET", "REFINED_JSQ", "JSQ_PH", "REFINED_JSQ_PH", "refined_jsq_ph", "jsq_ph_process",
     "solve_jsq_ph", "JSQPHFixedPoint", "jsq_ph_drift", "product_form_candidate",
     "product_form_residual", "product_form_ET",
     "hyperexponential2", "hyper_erlang", "erlang", "ph_from_me", "ph_moments", "ph_stationary_phase",

@@ -175,7 +175,26 @@ def _ph_claims() -> list[Claim]:
         return simulate_jsq(1000, 2, 0.8, 4_000_000, service=(alpha, A), rng=2010,
                             level=0.99).mean_response
 
+    @functools.lru_cache(maxsize=None)
+    def simulated_n(N: int) -> Any:  # noqa: N803
+        alpha, A = hyperexponential2(1.0, 4.0, 0.5)
+        return simulate_jsq(N, 2, 0.8, 4_000_000, service=(alpha, A), rng=3000 + N,
+                            level=0.99).mean_response
+
+    def refined_ph(point: Mapping[str, Any]) -> float:
+        from symq.meanfield.refined_ph import refined_jsq_ph
+        alpha, A = hyperexponential2(1.0, 4.0, 0.5)
+        return refined_jsq_ph(2, 0.8, alpha, A, point["N"])["ET_N"]
+
     return [
+        Claim(
+            "the refined 1/N term explains the finite-N gap for PH service", REFINED,
+            "JSQ(2), lam = 0.8, H2 service (SCV 4): E[T] from pi + V/N (population process in "
+            "x_{k,j}, Lyapunov equation) lies within the 99% confidence interval of a 4e6-job "
+            "simulation at N = 20, 50, 100",
+            refined_ph, lambda p: simulated_n(p["N"]), [{"N": N} for N in (20, 50, 100)],
+            tolerance=1.0, error=lambda value, ci: ci_error(ci, value),
+            evidence=Evidence.SIMULATION),
         Claim(
             "product-form doubly exponential fixed point for general service", SOURCE + "; "
             "Bramson, Lu, Prabhakar 2010-2013",
