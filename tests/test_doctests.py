@@ -17,8 +17,8 @@ PACKAGES = (symq.core, symq.me, symq.meanfield, symq.routing)
 def _modules_with_examples():
     names = []
     for package in PACKAGES:
-        modules = [package.__name__] + [f"{package.__name__}.{info.name}"
-                                        for info in pkgutil.iter_modules(package.__path__)]
+        modules = [package.__name__] + [
+            info.name for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")]
         for name in modules:
             module = importlib.import_module(name)
             if any(test.examples for test in doctest.DocTestFinder().find(module)):

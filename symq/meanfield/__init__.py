@@ -15,6 +15,8 @@
 * :mod:`~symq.meanfield.simulation`: the finite-N JSQ(d) simulator (numba);
 * :mod:`~symq.meanfield.tails`: queue-length tail regimes under power-law service (Bramson, Lu,
   Prabhakar 2013) through PH laws over growing scales;
+* :mod:`~symq.meanfield.attained`: load balancing with attained-service reporting (Hellemans &
+  Van Houdt 2021): policies as ranking scores, cavity analysis with age layers, simulator;
 * :mod:`~symq.meanfield.models`: the registered ``supermarket``, ``refined-jsq`` and ``jsq-ph``
   models.
 
@@ -25,6 +27,7 @@ Examples
 2.0
 """
 
+from . import attained
 from .jsq_ph import (
     JSQPHFixedPoint,
     jsq_ph_drift,
@@ -49,10 +52,15 @@ from .phase_type import (
     ph_moments,
     ph_stationary_phase,
 )
-from .population import FixedPoint, PopulationProcess, RefinedTerms, Stability, Trajectory
+from .population import (
+    FixedPoint,
+    PopulationProcess,
+    RefinedTerms,
+    Stability,
+    Trajectory,
+)
 from .refined_ph import jsq_ph_process, refined_jsq_ph
 from .simulation import JSQEstimate, simulate_jsq
-from .tails import TailScan, powerlaw_hyperexponential, tail_regime_scan
 from .supermarket import (
     closed_form_symbolic,
     closed_form_tail,
@@ -64,6 +72,7 @@ from .supermarket import (
     truncation_level,
     verify_closed_form,
 )
+from .tails import TailScan, powerlaw_hyperexponential, tail_regime_scan
 
 __all__ = [
     "PopulationProcess", "FixedPoint", "Stability", "RefinedTerms", "Trajectory",
@@ -77,4 +86,5 @@ __all__ = [
     "relative_entropy_trajectory",
     "simulate_jsq", "JSQEstimate",
     "tail_regime_scan", "TailScan", "powerlaw_hyperexponential",
+    "attained",
 ]

@@ -1,0 +1,35 @@
+"""Attained-service load balancing (Hellemans & Van Houdt, IEEE/ACM ToN 2021, arXiv 2011.08250).
+
+* :mod:`~symq.meanfield.attained.policies`: dispatching policies as ranking scores
+  ``xi(k, l)`` of (age layer, queue length); the built-ins SQ, SQ-RTB, SQ-RE, SQ-RTB-RE, LAS,
+  LAS-QTB, RE, LEW and user-defined scores; the mean residual life of a phase-type law.
+* :mod:`~symq.meanfield.attained.cavity`: the mean-field fixed point (cavity queue with age
+  layers, reference note section 1.3) and its metrics.
+* :mod:`~symq.meanfield.attained.simulation`: the finite-N simulator (numba, exact event
+  simulation) taking a policy's score table.
+* :mod:`~symq.meanfield.attained.model`: the registered ``attained`` model and
+  :func:`simulate_policy` (policy -> score table -> simulator).
+"""
+
+from .cavity import (
+    TRUNCATION_RTOL,
+    AttainedFixedPoint,
+    TruncationWarning,
+    solve_attained,
+)
+from .model import ATTAINED, SIMULATION_QUEUE_CAP, simulate_policy, solve_attained_model
+from .policies import (
+    POLICY_NAMES,
+    SCORE_VARIABLES,
+    TIE_RTOL,
+    Policy,
+    get_policy,
+    mean_residual_life,
+)
+
+__all__ = [
+    "Policy", "get_policy", "POLICY_NAMES", "SCORE_VARIABLES", "TIE_RTOL", "mean_residual_life",
+    "solve_attained", "AttainedFixedPoint", "TruncationWarning", "TRUNCATION_RTOL",
+    "simulate_attained", "AttainedEstimate", "simulate_policy", "solve_attained_model",
+    "ATTAINED", "SIMULATION_QUEUE_CAP",
+]

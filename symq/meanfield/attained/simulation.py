@@ -1,0 +1,691 @@
+r"""Finite-N simulation of attained-service (age-aware) load balancing with phase-type job sizes.
+
+Model (Hellemans and Van Houdt, Section 1.1 of ``references/meanfield.md``): :math:`N`
+identical unit-speed FCFS servers, Poisson arrivals of total rate :math:`\lambda N` and i.i.d.
+phase-type job sizes :math:`X \sim PH(\alpha, A)` (any mean; the load :math:`\lambda E[X]` must
+be :math:`< 1`).  On each arrival the dispatcher probes :math:`d` servers uniformly at random
+(with replacement by default, as in the authors' simulator).  A probed server reports its queue
+length :math:`\ell` (jobs present, including the one in service) and the age :math:`a` (attained
+service) of the job in service, coarsened into the layer
+
+.. math:: k = \min\bigl(r + 1, \max(1, \lceil a / \Delta \rceil)\bigr), \qquad k = 1, \dots, r + 1,
+
+with layer width :math:`\Delta` (``delta``).  The policy is a ranking score :math:`\xi(k, \ell)`
+given as a table ``scores`` of shape ``(r + 1, B)``: ``scores[k - 1, l - 1]`` is
+:math:`\xi(k, \ell)` for a busy server with :math:`\ell = 1, \dots, B` jobs; **for**
+:math:`\ell > B` **the last column** ``scores[k - 1, B - 1]`` **is used** (the table is clamped,
+as the queue truncation :math:`B` of the paper's analysis).  The job joins the probed server with
+the smallest score; an idle server always wins; ties are broken uniformly at random among the
+probe slots achieving the minimum (with replacement, two probes of the same server count as two
+slots).  Examples of tables, with ``r + 1`` rows and ``B`` columns:
+
+* SQ(d): ``scores[k, l] = l + 1`` (queue length only);
+* LAS(d): ``scores[k, l] = k + 1`` (least attained service);
+* SQ(d)-RTB: ``scores[k, l] = (r + 1) * (l + 1) + (k + 1)`` (shortest queue, ties to the
+  youngest job in service),
+
+written with 0-based numpy indices ``k, l``.
+
+Algorithm
+---------
+An exact discrete-event simulation in continuous time (no uniformisation, no time step).  A
+job's size is sampled when its service starts (sizes are i.i.d. and the discipline is FCFS, so
+this has the law of sampling at arrival) by walking the phase-type chain: an exponential
+holding time in each visited phase, then a jump of the embedded chain
+:math:`P_{ij} = A_{ij} / (-A_{ii})` or absorption with probability
+:math:`-\sum_j A_{ij} / (-A_{ii})`.  The completion times of the busy servers sit in an indexed
+binary min-heap, so that each departure costs :math:`O(\log N)`; the age of the job in service
+at server :math:`i` is ``now - start[i]``.  Arrival epochs of the jobs present are kept in a
+shared pool of slots linked into one FCFS list per server, whose size follows the total number
+of jobs in the system (it grows on demand, up to ``max_in_system`` jobs).
+
+Statistics after a warm-up (a fraction of the departures): per-job response time
+:math:`R` = departure - arrival and waiting time :math:`W` = service start - arrival in
+departure order (batch means), the probability of waiting :math:`P(W > 0)` (batch means of the
+indicator), and the time-average number of jobs per server :math:`E[Q]` and busy fraction
+(ratio batch means over time batches that each contain the same number of departures).
+
+References
+----------
+T. Hellemans, B. Van Houdt, "Improved load balancing in large scale systems using attained
+service time reporting", *IEEE/ACM Transactions on Networking* (2022); simulator
+``simulation_code/simulSQd_HErlang.m`` of the authors' code (probing with replacement, layer
+``min(r+1, max(1, ceil(a/Delta)))``).
+
+Examples
+--------
+>>> import numpy as np
+>>> sq = np.arange(1.0, 11.0)[None, :]            # SQ(d): one age layer, B = 10
+>>> est = simulate_attained(50, 2, 0.5, [1.0], [[-1.0]], sq, 1.0, n_jobs=30_000, rng=1)
+>>> est.N, est.d, est.n_jobs
+(50, 2, 30000)
+>>> abs(est.P_wait.mean - 0.5**2) < 0.05            # mean-field limit lam^d
+True
+>>> abs(est.mean_queue.mean - 0.5 * est.ER.mean) < 0.05   # Little's law
+True
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numpy.typing import ArrayLike
+
+from symq.core.errors import InvalidParameter, StabilityError
+from symq.core.parameters import IntegerAtLeast, Interval
+from symq.core.randomness import RngLike
+from symq.core.randomness import as_generator as _generator
+from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
+from symq.meanfield.simulation import validate_ph
+
+__all__ = ["AttainedEstimate", "simulate_attained"]
+
+#: Time slices per batch for the time-average statistics.
+_SLICES_PER_BATCH = 20
+#: Minimum number of post-warm-up departures per batch.
+_MIN_JOBS_PER_BATCH = 100
+#: Smallest initial number of job slots (the pool then grows by doubling).
+_MIN_POOL = 1024
+#: Number of kernel calls the run is cut into when ``progress=True``.
+_PROGRESS_CHUNKS = 100
+
+# kernel status codes
+_OK = 0
+_POOL_FULL = 1
+
+# indices into the integer state vector
+_I_NDEP = 0  # departures so far
+_I_NBUSY = 1  # busy servers = heap size
+_I_TOTAL = 2  # jobs in the system
+_I_NFREE = 3  # free pool slots
+_I_WARM = 4  # 1 once the warm-up is over
+_I_PEAK = 5  # largest number of jobs in the system seen
+_I_NARR = 6  # arrivals so far
+_I_SIZE = 7
+
+# indices into the float state vector
+_F_T = 0  # current time
+_F_TARR = 1  # time of the next arrival
+_F_TWARM = 2  # time at which the warm-up ended
+_F_SIZE = 3
+
+
+# --------------------------------------------------------------------------------------------
+# numba kernel
+# --------------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True)
+def _sample_size(alpha_cum, rates, jump_cum):
+    """One phase-type job size by walking the chain (holding times + embedded jumps)."""
+    m = alpha_cum.shape[0]
+    v = np.random.random()
+    ph = 0
+    while ph < m - 1 and v >= alpha_cum[ph]:
+        ph += 1
+    x = 0.0
+    while True:
+        x += -math.log(1.0 - np.random.random()) / rates[ph]
+        if jump_cum[ph, m - 1] <= 0.0:  # absorption is certain from this phase
+            return x
+        v = np.random.random()
+        nxt = 0
+        while nxt < m and v >= jump_cum[ph, nxt]:
+            nxt += 1
+        if nxt >= m:
+            return x
+        ph = nxt
+
+
+@numba.njit(cache=True)
+def _sift_up(heap, hpos, key, p):
+    s = heap[p]
+    ks = key[s]
+    while p > 0:
+        parent = (p - 1) >> 1
+        o = heap[parent]
+        if key[o] <= ks:
+            break
+        heap[p] = o
+        hpos[o] = p
+        p = parent
+    heap[p] = s
+    hpos[s] = p
+
+
+@numba.njit(cache=True)
+def _sift_down(heap, hpos, key, p, n):
+    s = heap[p]
+    ks = key[s]
+    while True:
+        c = 2 * p + 1
+        if c >= n:
+            break
+        o = heap[c]
+        ko = key[o]
+        if c + 1 < n:
+            o2 = heap[c + 1]
+            if key[o2] < ko:
+                c += 1
+                o = o2
+                ko = key[o2]
+        if ko >= ks:
+            break
+        heap[p] = o
+        hpos[o] = p
+        p = c
+    heap[p] = s
+    hpos[s] = p
+
+
+@numba.njit(cache=True)
+def _attained_kernel(
+    N, d, lam, replace, scores, delta, alpha_cum, rates, jump_cum,
+    target, n_warm, per_slice,
+    qlen, qhead, qtail, start, depart, heap, hpos, pool_arr, pool_next, free, perm,
+    response, wait, slice_time, slice_area, slice_busy,
+    ist, fst, seed, first,
+):
+    """Advance the simulation until ``target`` departures (or until the job pool is full).
+
+    All state lives in the arrays passed in (modified in place), so that the run can be cut
+    into several calls (progress bar, pool growth) with the same random stream.
+
+    Returns the status: 0 when ``target`` departures are reached, 1 when an arrival finds the
+    pool of job slots full (nothing of that arrival has been drawn yet; grow the pool and call
+    again).
+    """
+    if first:
+        np.random.seed(seed)
+        fst[_F_TARR] = -math.log(1.0 - np.random.random()) / (lam * N)
+    n_rows = scores.shape[0]
+    n_cols = scores.shape[1]
+    n_slices = slice_time.shape[0]
+    lam_n = lam * N
+    t = fst[_F_T]
+    t_arr = fst[_F_TARR]
+    n_dep = ist[_I_NDEP]
+    n_b = ist[_I_NBUSY]
+    total = ist[_I_TOTAL]
+    n_free = ist[_I_NFREE]
+    warm = ist[_I_WARM] != 0
+    peak = ist[_I_PEAK]
+    n_arr = ist[_I_NARR]
+    status = _OK
+    while n_dep < target:
+        is_arrival = n_b == 0 or t_arr <= depart[heap[0]]
+        if is_arrival:
+            if n_free == 0:
+                status = _POOL_FULL
+                break
+            t_new = t_arr
+        else:
+            t_new = depart[heap[0]]
+        if warm:
+            dt = t_new - t
+            s_idx = (n_dep - n_warm) // per_slice
+            if s_idx >= n_slices:
+                s_idx = n_slices - 1
+            slice_time[s_idx] += dt
+            slice_area[s_idx] += total * dt
+            slice_busy[s_idx] += n_b * dt
+        t = t_new
+        if is_arrival:
+            # ---- probe d servers, join the smallest score (idle wins, uniform tie-break)
+            best = -1
+            best_score = 0.0
+            ties = 0
+            for j in range(d):
+                if replace:
+                    s = np.random.randint(0, N)
+                else:
+                    kk = j + np.random.randint(0, N - j)
+                    s = perm[kk]
+                    perm[kk] = perm[j]
+                    perm[j] = s
+                ql = qlen[s]
+                if ql == 0:
+                    sc = -np.inf
+                else:
+                    x = (t - start[s]) / delta
+                    if x > n_rows - 1:
+                        k = n_rows - 1
+                    else:
+                        k = int(math.ceil(x)) - 1
+                        if k < 0:
+                            k = 0
+                    col = ql - 1
+                    if col >= n_cols:
+                        col = n_cols - 1
+                    sc = scores[k, col]
+                if best < 0 or sc < best_score:
+                    best = s
+                    best_score = sc
+                    ties = 1
+                elif sc == best_score:
+                    ties += 1
+                    if np.random.random() * ties < 1.0:
+                        best = s
+            s = best
+            # ---- enqueue the arrival epoch in the FCFS list of server s
+            n_free -= 1
+            f = free[n_free]
+            pool_arr[f] = t
+            pool_next[f] = -1
+            if qtail[s] >= 0:
+                pool_next[qtail[s]] = f
+            else:
+                qhead[s] = f
+            qtail[s] = f
+            ql = qlen[s]
+            qlen[s] = ql + 1
+            total += 1
+            n_arr += 1
+            if total > peak:
+                peak = total
+            if ql == 0:
+                start[s] = t
+                depart[s] = t + _sample_size(alpha_cum, rates, jump_cum)
+                heap[n_b] = s
+                hpos[s] = n_b
+                n_b += 1
+                _sift_up(heap, hpos, depart, n_b - 1)
+            t_arr = t - math.log(1.0 - np.random.random()) / lam_n
+        else:
+            # ---- departure from the server at the top of the heap
+            s = heap[0]
+            f = qhead[s]
+            a = pool_arr[f]
+            response[n_dep] = t - a
+            wait[n_dep] = start[s] - a
+            qhead[s] = pool_next[f]
+            if qhead[s] < 0:
+                qtail[s] = -1
+            free[n_free] = f
+            n_free += 1
+            qlen[s] -= 1
+            total -= 1
+            if qlen[s] > 0:
+                start[s] = t
+                depart[s] = t + _sample_size(alpha_cum, rates, jump_cum)
+                _sift_down(heap, hpos, depart, 0, n_b)
+            else:
+                hpos[s] = -1
+                n_b -= 1
+                if n_b > 0:
+                    last = heap[n_b]
+                    heap[0] = last
+                    hpos[last] = 0
+                    _sift_down(heap, hpos, depart, 0, n_b)
+            n_dep += 1
+            if not warm and n_dep >= n_warm:
+                warm = True
+                fst[_F_TWARM] = t
+    fst[_F_T] = t
+    fst[_F_TARR] = t_arr
+    ist[_I_NDEP] = n_dep
+    ist[_I_NBUSY] = n_b
+    ist[_I_TOTAL] = total
+    ist[_I_NFREE] = n_free
+    ist[_I_WARM] = 1 if warm else 0
+    ist[_I_PEAK] = peak
+    ist[_I_NARR] = n_arr
+    return status
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _integer(name: str, value: object, minimum: int) -> int:
+    return int(IntegerAtLeast(minimum).coerce(name, value))
+
+
+def _positive_real(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
+        math.isfinite(value) and value > 0
+    ):
+        raise InvalidParameter(name, value, "a finite real number > 0")
+    return float(value)
+
+
+def _score_table(scores: ArrayLike) -> np.ndarray:
+    try:
+        table = np.array(scores, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidParameter(
+            "scores", scores, "a 2-D array of finite real numbers of shape (r+1, B)"
+        ) from None
+    if table.ndim != 2 or table.shape[0] < 1 or table.shape[1] < 1:
+        raise InvalidParameter(
+            "scores", f"<array of shape {table.shape}>",
+            "a 2-D array of finite real numbers of shape (r+1, B) with r+1 >= 1 and B >= 1",
+        )
+    if not np.all(np.isfinite(table)):
+        raise InvalidParameter(
+            "scores", f"<array of shape {table.shape} with non-finite entries>",
+            "a 2-D array of finite real numbers of shape (r+1, B)",
+            "idle servers always win; busy scores must be finite",
+        )
+    return np.ascontiguousarray(table)
+
+
+def _ph_tables(alpha: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cumulative initial law, holding rates and cumulative embedded jump law (phases, exit)."""
+    m = alpha.size
+    rates = -np.diag(A).copy()
+    P = A / rates[:, None]
+    np.fill_diagonal(P, 0.0)
+    P[P < 1e-15] = 0.0
+    exit_ = np.clip(-A.sum(axis=1) / rates, 0.0, None)
+    table = np.hstack([P, exit_[:, None]])
+    table /= table.sum(axis=1, keepdims=True)
+    jump_cum = np.cumsum(table, axis=1)
+    jump_cum[:, -1] = 1.0
+    # rows that surely exit: make jump_cum[i, m-1] exactly 0 so the kernel skips a draw
+    sure_exit = table[:, :m].sum(axis=1) <= 0.0
+    jump_cum[sure_exit, :m] = 0.0
+    alpha_cum = np.cumsum(alpha)
+    alpha_cum[-1] = 1.0
+    return (np.ascontiguousarray(alpha_cum), np.ascontiguousarray(rates),
+            np.ascontiguousarray(jump_cum))
+
+
+# --------------------------------------------------------------------------------------------
+# public API
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttainedEstimate:
+    """Estimates from one run of :func:`simulate_attained`.
+
+    Attributes
+    ----------
+    EW : ConfidenceInterval
+        Mean waiting time (arrival to service start), batch means over the jobs in departure
+        order after the warm-up.
+    ER : ConfidenceInterval
+        Mean response time (arrival to departure), same batches.
+    mean_queue : ConfidenceInterval
+        Time-average number of jobs per server :math:`E[Q]` (ratio batch means over time
+        batches with equal numbers of departures).
+    P_wait : ConfidenceInterval
+        Probability that a job waits, :math:`P(W > 0)` (fraction of jobs that find their chosen
+        server busy).
+    utilisation : ConfidenceInterval
+        Time-average fraction of busy servers (equals :math:`\\lambda E[X]`).
+    N, d : int
+    lam : float
+        Arrival rate per server.
+    n_jobs : int
+        Simulated departures, warm-up included.
+    n_warm : int
+        Departures discarded as warm-up.
+    n_arrivals : int
+        Arrivals during the run (``n_jobs`` plus the jobs still present at the end).
+    sim_time, post_warmup_time : float
+        Simulated time at the end of the run and length of the post-warm-up period.
+    peak_in_system : int
+        Largest number of jobs present at once.
+    replace : bool
+        Whether the probes were drawn with replacement.
+    mean_size : float
+        :math:`E[X]`.
+    delta : float
+        Width of the age layers.
+    layers : int
+        Number of age layers ``r + 1`` (rows of the score table).
+    jobs_per_second : float
+        Simulated departures per second of wall-clock time of the kernel.
+    """
+
+    EW: ConfidenceInterval
+    ER: ConfidenceInterval
+    mean_queue: ConfidenceInterval
+    P_wait: ConfidenceInterval
+    utilisation: ConfidenceInterval
+    N: int
+    d: int
+    lam: float
+    n_jobs: int
+    n_warm: int
+    n_arrivals: int
+    sim_time: float
+    post_warmup_time: float
+    peak_in_system: int
+    replace: bool
+    mean_size: float
+    delta: float
+    layers: int
+    jobs_per_second: float
+
+    @property
+    def load(self) -> float:
+        """Per-server load :math:`\\lambda E[X]`."""
+        return self.lam * self.mean_size
+
+
+def simulate_attained(
+    N: int,
+    d: int,
+    lam: float,
+    alpha: ArrayLike,
+    A: ArrayLike,
+    scores: ArrayLike,
+    delta: float,
+    n_jobs: int = 10**6,
+    *,
+    warmup: float = 0.2,
+    replace: bool = True,
+    rng: RngLike = None,
+    progress: bool = False,
+    batches: int = 30,
+    level: float = 0.95,
+    max_in_system: int = 10**7,
+) -> AttainedEstimate:
+    """Simulate load balancing with queue-length and attained-service (age) reports.
+
+    ``N`` FCFS unit-speed servers, Poisson arrivals of total rate ``lam * N``, i.i.d.
+    ``PH(alpha, A)`` job sizes; each arrival probes ``d`` servers and joins the probed server of
+    smallest score ``scores[k - 1, min(l, B) - 1]``, where ``l >= 1`` is its queue length, ``B``
+    the number of columns of ``scores`` (queue lengths beyond ``B`` use the last column) and
+    ``k = min(r + 1, max(1, ceil(a / delta)))`` the age layer of the job in service (``a`` its
+    attained service, ``r + 1`` the number of rows).  Idle probed servers always win; ties are
+    broken uniformly at random among the probe slots with the minimal score.  The run starts
+    empty and stops after ``n_jobs`` departures.
+
+    Parameters
+    ----------
+    N : int
+        Number of servers, ``>= 1``.
+    d : int
+        Number of probes per arrival, ``>= 1`` (``<= N`` when ``replace=False``).
+    lam : float
+        Arrival rate per server, ``> 0``, with ``lam * E[X] < 1``.
+    alpha, A : array_like
+        Phase-type job-size law: initial probabilities (summing to 1) and sub-generator.
+    scores : array_like, shape (r + 1, B)
+        Finite ranking scores ``xi(k, l)`` of busy servers; smaller wins.
+    delta : float
+        Width of the age layers, ``> 0``.
+    n_jobs : int, default 10**6
+        Departures to simulate; at least ``100 * batches`` of them after the warm-up.  The
+        response and waiting times of all jobs are kept (16 bytes per job).
+    warmup : float, default 0.2
+        Fraction of the departures discarded before estimating, in ``[0, 1)``.
+    replace : bool, default True
+        Probe with replacement (as the paper's simulator) or ``d`` distinct servers.
+    rng : int, SeedSequence, numpy.random.Generator or None
+        Randomness; the same seed gives the same result (with or without ``progress``).
+    progress : bool, default False
+        Show a tqdm progress bar (the kernel then runs in chunks of departures).
+    batches : int, default 30
+        Number of batches of the batch-means intervals, ``>= 2``.
+    level : float, default 0.95
+        Confidence level of the intervals, in ``(0, 1)``.
+    max_in_system : int, default 10**7
+        Largest number of jobs allowed in the system at once (memory about 16 bytes per job);
+        the pool of job slots grows on demand up to it.
+
+    Returns
+    -------
+    AttainedEstimate
+
+    Raises
+    ------
+    InvalidParameter
+        For an out-of-domain input (the message names it), or when more than
+        ``max_in_system`` jobs are present at once (names ``max_in_system``).
+    StabilityError
+        If ``lam * E[X] >= 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> las = np.array([[1.0], [2.0], [3.0]])          # LAS(d): age layers only, 3 layers
+    >>> est = simulate_attained(20, 1, 0.5, [1.0], [[-1.0]], las, 0.5, n_jobs=20_000, rng=0)
+    >>> est.layers, est.load
+    (3, 0.5)
+    """
+    N = _integer("N", N, 1)
+    d = _integer("d", d, 1)
+    if not isinstance(replace, (bool, np.bool_)):
+        raise InvalidParameter("replace", replace, "True or False")
+    replace = bool(replace)
+    if not replace and d > N:
+        raise InvalidParameter("d", d, f"an integer <= N={N} when probing without replacement "
+                                       "(replace=False)")
+    if not isinstance(progress, (bool, np.bool_)):
+        raise InvalidParameter("progress", progress, "True or False")
+    lam = _positive_real("lam", lam)
+    delta = _positive_real("delta", delta)
+    table = _score_table(scores)
+    batches = _integer("batches", batches, 2)
+    level = float(Interval(0.0, 1.0, left_open=True, right_open=True).coerce("level", level))
+    warmup = float(Interval(0.0, 1.0, right_open=True).coerce("warmup", warmup))
+    max_in_system = _integer("max_in_system", max_in_system, 1)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
+        raise InvalidParameter("n_jobs", n_jobs, "an integer")
+    n_jobs = int(n_jobs)
+    n_warm = int(math.floor(warmup * n_jobs))
+    if n_jobs - n_warm < _MIN_JOBS_PER_BATCH * batches:
+        need = math.ceil(_MIN_JOBS_PER_BATCH * batches / (1.0 - warmup))
+        raise InvalidParameter(
+            "n_jobs", n_jobs, f"an integer >= {need}",
+            f"{_MIN_JOBS_PER_BATCH} post-warm-up jobs per batch for batches={batches}, "
+            f"warmup={warmup:g}",
+        )
+    alpha_v, A_m, mean_x = validate_ph(alpha, A)
+    load = lam * mean_x
+    if load >= 1.0:
+        raise StabilityError(
+            f"load lam*E[X]={load:.6g} (lam={lam!r}, E[X]={mean_x:.6g}) must be < 1 for "
+            f"N={N} servers probed d={d} at a time: each server serves at unit speed"
+        )
+    gen = _generator(rng)
+    seed = int(gen.integers(0, 2**32 - 1))
+    alpha_cum, rates, jump_cum = _ph_tables(alpha_v, A_m)
+
+    n_slices = batches * _SLICES_PER_BATCH
+    per_slice = max((n_jobs - n_warm) // n_slices, 1)
+    pool = min(max_in_system, max(_MIN_POOL, 4 * N))
+    qlen = np.zeros(N, dtype=np.int64)
+    qhead = np.full(N, -1, dtype=np.int64)
+    qtail = np.full(N, -1, dtype=np.int64)
+    start = np.zeros(N)
+    depart = np.zeros(N)
+    heap = np.zeros(N, dtype=np.int64)
+    hpos = np.full(N, -1, dtype=np.int64)
+    pool_arr = np.zeros(pool)
+    pool_next = np.full(pool, -1, dtype=np.int64)
+    free = np.arange(pool - 1, -1, -1, dtype=np.int64)
+    perm = np.arange(N, dtype=np.int64)
+    response = np.empty(n_jobs)
+    wait = np.empty(n_jobs)
+    slice_time = np.zeros(n_slices)
+    slice_area = np.zeros(n_slices)
+    slice_busy = np.zeros(n_slices)
+    ist = np.zeros(_I_SIZE, dtype=np.int64)
+    ist[_I_NFREE] = pool
+    ist[_I_WARM] = 1 if n_warm == 0 else 0
+    fst = np.zeros(_F_SIZE)
+
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n_jobs, desc="simulate_attained", unit="job")
+    chunk = max(1, -(-n_jobs // _PROGRESS_CHUNKS)) if progress else n_jobs
+    first = True
+    elapsed = 0.0
+    try:
+        while ist[_I_NDEP] < n_jobs:
+            target = min(n_jobs, int(ist[_I_NDEP]) + chunk)
+            before = int(ist[_I_NDEP])
+            tic = time.perf_counter()
+            status = _attained_kernel(
+                N, d, lam, replace, table, delta, alpha_cum, rates, jump_cum,
+                target, n_warm, per_slice,
+                qlen, qhead, qtail, start, depart, heap, hpos, pool_arr, pool_next, free, perm,
+                response, wait, slice_time, slice_area, slice_busy,
+                ist, fst, seed, first,
+            )
+            elapsed += time.perf_counter() - tic
+            first = False
+            if bar is not None:
+                bar.update(int(ist[_I_NDEP]) - before)
+            if status == _POOL_FULL:
+                if pool >= max_in_system:
+                    raise InvalidParameter(
+                        "max_in_system", max_in_system,
+                        "larger than the number of jobs present at once during the run",
+                        f"{pool} jobs were present at time {fst[_F_T]:.6g}; the policy may be "
+                        "unstable at this load, or increase max_in_system",
+                    )
+                new = min(max_in_system, 2 * pool)
+                pool_arr = np.concatenate([pool_arr, np.zeros(new - pool)])
+                pool_next = np.concatenate([pool_next, np.full(new - pool, -1, dtype=np.int64)])
+                # the stack of free slots is empty here (all `pool` slots hold a job); it
+                # receives the new slots and must hold up to `new` entries later on
+                free = np.empty(new, dtype=np.int64)
+                free[: new - pool] = np.arange(new - 1, pool - 1, -1, dtype=np.int64)
+                ist[_I_NFREE] = new - pool
+                pool = new
+    finally:
+        if bar is not None:
+            bar.close()
+
+    EW = batch_means(wait, n_batches=batches, level=level, warmup=n_warm)
+    ER = batch_means(response, n_batches=batches, level=level, warmup=n_warm)
+    P_wait = batch_means((wait > 0.0).astype(float), n_batches=batches, level=level,
+                         warmup=n_warm)
+    mean_queue = ratio_batch_means(slice_area / N, slice_time, batches, level)
+    utilisation = ratio_batch_means(slice_busy / N, slice_time, batches, level)
+    return AttainedEstimate(
+        EW=EW,
+        ER=ER,
+        mean_queue=mean_queue,
+        P_wait=P_wait,
+        utilisation=utilisation,
+        N=N,
+        d=d,
+        lam=lam,
+        n_jobs=n_jobs,
+        n_warm=n_warm,
+        n_arrivals=int(ist[_I_NARR]),
+        sim_time=float(fst[_F_T]),
+        post_warmup_time=float(fst[_F_T] - fst[_F_TWARM]),
+        peak_in_system=int(ist[_I_PEAK]),
+        replace=replace,
+        mean_size=mean_x,
+        delta=delta,
+        layers=int(table.shape[0]),
+        jobs_per_second=n_jobs / elapsed if elapsed > 0 else math.inf,
+    )
