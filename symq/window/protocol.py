@@ -1,0 +1,343 @@
+"""Adaptive window protocols declared symbolically: increase, loss rate, decrease, bounds.
+
+Altman, Avrachenkov, Kherani and Prabhu (IEEE INFOCOM 2005; reference note part B2): the
+window ``W(t)`` grows at ``dW/dt = a(W)`` per round-trip time, losses form a Poisson process
+of rate ``lam(W)`` per round-trip time, and a loss takes the window to ``d(W) = (1 - b(W)) W``.
+Optional bounds: a floor ``w_min`` (after a loss ``W = max(d(W), w_min)``) and a cap ``w_max``
+(growth stops there).  Time is measured in round-trip times; the throughput is ``E[W]/rtt``.
+
+Presets: :func:`newreno`, :func:`scalable`, :func:`highspeed` (RFC 3649, decrease factor kept
+at or above its High_Decrease 0.1) and the one-parameter family :func:`highspeed_family`.
+
+Examples
+--------
+>>> tcp = newreno(1e-4)
+>>> tcp.increase, tcp.loss, tcp.after_loss
+(1, 0.0001*w, 0.5*w)
+>>> tcp.power_law()
+PowerLawParameters(alpha=1.0, k=0.0, gamma=0.0001, l=1.0, beta=0.5)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import sympy as sp
+
+from symq.core.compiler import compile as symq_compile
+from symq.core.errors import InvalidParameter
+from symq.core.parameters import parse_formula
+
+__all__ = ["W", "WindowProtocol", "PowerLawParameters", "newreno", "scalable", "highspeed",
+           "highspeed_family", "general", "PRESETS"]
+
+#: The window variable of every profile.
+W = sp.Symbol("w", positive=True)
+
+#: Windows at which profiles are checked numerically (positivity, decrease, monotonicity).
+_CHECK_GRID = np.geomspace(1e-6, 1e9, 301)
+
+
+@dataclass(frozen=True)
+class PowerLawParameters:
+    """``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w`` (reference note B4); ``m = l-k+1``."""
+
+    alpha: float
+    k: float
+    gamma: float
+    l: float  # noqa: E741
+    beta: float
+
+    @property
+    def m(self) -> float:
+        """``m = l - k + 1``: stable without bounds iff ``m > 0`` (note B5)."""
+        return self.l - self.k + 1.0
+
+
+def _as_expr(name: str, value: Any, symbols: Mapping[str, sp.Symbol]) -> sp.Expr:
+    if isinstance(value, str):
+        return parse_formula(name, value, ("w", *[s for s in symbols if s != "w"]))
+    if isinstance(value, (numbers.Real, np.floating)) and not isinstance(value, bool):
+        return sp.Float(float(value)) if not float(value).is_integer() else sp.Integer(int(value))
+    if isinstance(value, sp.Expr):
+        return value
+    raise InvalidParameter(name, value, "a sympy expression or a formula in w")
+
+
+def _power(expr: sp.Expr) -> tuple[float, float] | None:
+    """``(c, e)`` if ``expr == c w^e`` with constants ``c > 0`` and real ``e``, else None."""
+    if expr.has(sp.Piecewise, sp.Min, sp.Max):
+        return None
+    exponent = sp.simplify(W * sp.diff(expr, W) / expr)
+    if exponent.free_symbols:
+        return None
+    try:
+        c, e = float(expr.subs(W, 1)), float(exponent)
+        samples = [(float(expr.subs(W, w)), c * w ** e) for w in (0.37, 5.3, 1234.5)]
+    except TypeError:
+        return None
+    if not (math.isfinite(c) and math.isfinite(e) and c > 0):
+        return None
+    if any(not math.isclose(x, y, rel_tol=1e-12) for x, y in samples):
+        return None
+    return c, e
+
+
+@dataclass(frozen=True)
+class WindowProtocol:
+    """An adaptive window protocol ``(a(w), lam(w), d(w), w_min, w_max)``.
+
+    Parameters
+    ----------
+    increase : sympy expression or str
+        ``a(w)``: window increase per round-trip time, ``> 0`` for ``w > 0``.
+    loss : sympy expression or str
+        ``lam(w)``: loss rate per round-trip time, ``> 0`` for ``w > 0`` (``p w`` for a
+        per-packet loss probability ``p``).
+    after_loss : sympy expression or str
+        ``d(w) = (1 - b(w)) w``: the window right after a loss, ``0 < d(w) < w``, nondecreasing.
+    parameters : mapping, optional
+        Values of the other symbols used in the expressions (name or symbol -> number); any
+        symbol other than ``w`` must be given here.
+    w_min, w_max : float
+        Floor after a loss (``0``: none) and cap (``inf``: none), ``0 <= w_min < w_max``.
+    rtt : float
+        Round-trip time, ``> 0`` (only the throughput ``E[W]/rtt`` uses it).
+    name : str
+        Display name.
+
+    Raises
+    ------
+    InvalidParameter
+        Unknown symbols, a non-positive increase or loss rate, a decrease that does not reduce
+        the window or is not monotone, or bad bounds (checked symbolically where sympy can
+        decide, and at 301 windows from 1e-6 to 1e9 inside the bounds).
+    """
+
+    increase: sp.Expr
+    loss: sp.Expr
+    after_loss: sp.Expr
+    parameters: Mapping[Any, float] = field(default_factory=dict)
+    w_min: float = 0.0
+    w_max: float = math.inf
+    rtt: float = 1.0
+    name: str = "protocol"
+
+    def __post_init__(self) -> None:
+        values = {}
+        for key, value in dict(self.parameters).items():
+            name = str(key)
+            if name == "w":
+                raise InvalidParameter("parameters", key, "symbols other than the window w")
+            if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating)) \
+                    or not math.isfinite(float(value)):
+                raise InvalidParameter(name, value, "a finite real number")
+            values[name] = float(value)
+        symbols = {"w": W, **{n: sp.Symbol(n) for n in values}}
+        exprs = {}
+        for label in ("increase", "loss", "after_loss"):
+            expr = _as_expr(label, getattr(self, label), symbols)
+            subs = {s: values[str(s)] for s in expr.free_symbols if str(s) in values}
+            expr = expr.subs(subs)
+            expr = expr.subs({s: W for s in expr.free_symbols if str(s) == "w" and s != W})
+            unknown = sorted(str(s) for s in expr.free_symbols if s != W)
+            if unknown:
+                raise InvalidParameter(label, getattr(self, label),
+                                       "an expression in w and the declared parameters "
+                                       f"({', '.join(values) or 'none'})",
+                                       "undeclared symbol " + ", ".join(unknown))
+            exprs[label] = expr
+        object.__setattr__(self, "increase", exprs["increase"])
+        object.__setattr__(self, "loss", exprs["loss"])
+        object.__setattr__(self, "after_loss", exprs["after_loss"])
+        object.__setattr__(self, "parameters", values)
+        for label in ("w_min", "w_max", "rtt"):
+            value = getattr(self, label)
+            if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating)) \
+                    or math.isnan(float(value)):
+                raise InvalidParameter(label, value, "a real number")
+            object.__setattr__(self, label, float(value))
+        if not (0.0 <= self.w_min < self.w_max):
+            raise InvalidParameter("w_min", self.w_min, f"a number in [0, w_max={self.w_max:g})")
+        if not (math.isfinite(self.rtt) and self.rtt > 0):
+            raise InvalidParameter("rtt", self.rtt, "a finite real number > 0")
+        self._check_profiles()
+
+    # ------------------------------------------------------------------ checks
+    def _check_profiles(self) -> None:
+        a, lam, d = self.numeric()
+        grid = _CHECK_GRID[(_CHECK_GRID <= self.w_max)]
+        with np.errstate(all="ignore"):
+            av, lv, dv = a(grid), lam(grid), d(grid)
+        for label, vals, what in (("increase", av, "a(w) > 0"), ("loss", lv, "lam(w) > 0")):
+            bad = ~(np.isfinite(vals) & (vals > 0))
+            if np.any(bad):
+                w0 = float(grid[np.argmax(bad)])
+                raise InvalidParameter(label, getattr(self, label),
+                                       f"a finite rate with {what} for every window w > 0",
+                                       f"at w = {w0:.3g} it is {float(vals[np.argmax(bad)]):.3g}")
+        bad = ~(np.isfinite(dv) & (dv > 0) & (dv < grid))
+        if np.any(bad):
+            w0 = float(grid[np.argmax(bad)])
+            raise InvalidParameter("after_loss", self.after_loss,
+                                   "a window 0 < d(w) < w: a loss must reduce the window",
+                                   f"at w = {w0:.3g}, d(w) = {float(dv[np.argmax(bad)]):.3g}")
+        if np.any(np.diff(dv) < -1e-12 * np.abs(dv[1:])):
+            raise InvalidParameter("after_loss", self.after_loss,
+                                   "a nondecreasing function of the window",
+                                   "a larger window must not end smaller after a loss")
+
+    # ------------------------------------------------------------------ views
+    @property
+    def decrease(self) -> sp.Expr:
+        """``b(w) = 1 - d(w)/w``: the fraction of the window lost at a loss."""
+        return sp.simplify(1 - self.after_loss / W)
+
+    def numeric(self) -> tuple[Callable[[Any], Any], Callable[[Any], Any], Callable[[Any], Any]]:
+        """Vectorised numpy callables ``(a, lam, d)`` compiled once by :func:`symq.core.compile`."""
+        funcs = []
+        for expr in (self.increase, self.loss, self.after_loss):
+            compiled = symq_compile(expr, [W])
+
+            def call(w: Any, _f: Any = compiled, _e: sp.Expr = expr) -> Any:
+                arr = np.asarray(w, dtype=float)
+                out = np.asarray(_f(arr), dtype=float)
+                return np.broadcast_to(out, arr.shape).copy() if out.shape != arr.shape else out
+
+            funcs.append(call)
+        return tuple(funcs)  # type: ignore[return-value]
+
+    def power_law(self) -> PowerLawParameters | None:
+        """The parameters if ``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w``, else None."""
+        a, lam = _power(self.increase), _power(self.loss)
+        beta = sp.simplify(self.after_loss / W)
+        if a is None or lam is None or beta.free_symbols:
+            return None
+        return PowerLawParameters(alpha=a[0], k=a[1], gamma=lam[0], l=lam[1], beta=float(beta))
+
+    @property
+    def bounded(self) -> bool:
+        """Whether a floor or a cap is set."""
+        return self.w_min > 0 or math.isfinite(self.w_max)
+
+    def with_bounds(self, w_min: float | None = None, w_max: float | None = None) -> WindowProtocol:
+        """The same profiles with other bounds."""
+        return WindowProtocol(self.increase, self.loss, self.after_loss,
+                              w_min=self.w_min if w_min is None else w_min,
+                              w_max=self.w_max if w_max is None else w_max, rtt=self.rtt,
+                              name=self.name)
+
+    def __repr__(self) -> str:
+        bounds = ""
+        if self.bounded:
+            bounds = f", w_min={self.w_min:g}, w_max={self.w_max:g}"
+        return (f"WindowProtocol({self.name!r}: a(w)={self.increase}, lam(w)={self.loss}, "
+                f"d(w)={self.after_loss}{bounds})")
+
+
+# ------------------------------------------------------------------------ presets
+
+def _probability(p: Any) -> float:
+    if isinstance(p, bool) or not isinstance(p, (numbers.Real, np.floating)) \
+            or not (math.isfinite(float(p)) and 0 < float(p) < 1):
+        raise InvalidParameter("p", p, "a loss probability in (0, 1)")
+    return float(p)
+
+
+def _loss(p: float, loss_model: str) -> sp.Expr:
+    if loss_model == "packet":
+        return sp.Float(p) * W
+    if loss_model == "time":
+        return sp.Float(p)
+    raise InvalidParameter("loss_model", loss_model, "one of packet, time",
+                           "packet: lam(w) = p w per RTT; time: lam(w) = p per RTT")
+
+
+def newreno(p: float, beta: float = 0.5, loss_model: str = "packet", **bounds: float
+            ) -> WindowProtocol:
+    """TCP NewReno congestion avoidance: ``a = 1`` packet per RTT, halving (note B6).
+
+    ``loss_model="packet"``: each packet is lost with probability ``p``, ``lam(w) = p w``;
+    ``"time"``: losses at rate ``p`` per RTT.  ``bounds``: ``w_min``, ``w_max``, ``rtt``.
+    """
+    p = _probability(p)
+    return WindowProtocol(sp.Integer(1), _loss(p, loss_model), sp.Float(beta) * W,
+                          name="NewReno", **bounds)
+
+
+def scalable(p: float, increase: float = 0.01, beta: float = 0.875, loss_model: str = "packet",
+             **bounds: float) -> WindowProtocol:
+    """Scalable TCP (Kelly 2003): ``a(w) = 0.01 w`` per RTT, ``d(w) = 7/8 w`` (note B6)."""
+    p = _probability(p)
+    return WindowProtocol(sp.Float(increase) * W, _loss(p, loss_model), sp.Float(beta) * W,
+                          name="Scalable TCP", **bounds)
+
+
+#: RFC 3649 constants.
+LOW_WINDOW, HIGH_WINDOW, HIGH_DECREASE = 38, 83000, sp.Rational(1, 10)
+
+
+def highspeed_decrease() -> sp.Expr:
+    """RFC 3649 ``b(w)``: 1/2 up to Low_Window, then log-linear to 0.1 at High_Window, capped.
+
+    Beyond High_Window the RFC's formula would keep falling (and turn negative beyond
+    ``38 (83000/38)^1.25``); it is kept at High_Decrease = 0.1 there, as the RFC's table and
+    the Linux implementation do.
+    """
+    slope = (HIGH_DECREASE - sp.Rational(1, 2)) / (sp.log(HIGH_WINDOW) - sp.log(LOW_WINDOW))
+    middle = slope * (sp.log(W) - sp.log(LOW_WINDOW)) + sp.Rational(1, 2)
+    return sp.Piecewise((sp.Rational(1, 2), W <= LOW_WINDOW), (middle, W <= HIGH_WINDOW),
+                        (HIGH_DECREASE, True))
+
+
+def highspeed_increase() -> sp.Expr:
+    """RFC 3649 ``a(w) = 2 w^2 p(w) b(w)/(2 - b(w))``, ``p(w) = 0.078/w^1.2``; 1 up to Low_Window."""
+    b = highspeed_decrease()
+    p_w = sp.Float(0.078) / W ** sp.Float(1.2)
+    return sp.Piecewise((sp.Integer(1), W <= LOW_WINDOW),
+                        (2 * W ** 2 * p_w * b / (2 - b), True))
+
+
+def highspeed(p: float, loss_model: str = "packet", **bounds: float) -> WindowProtocol:
+    """HighSpeed TCP (RFC 3649): window-dependent increase ``a(w)`` and decrease ``b(w)``."""
+    p = _probability(p)
+    return WindowProtocol(highspeed_increase(), _loss(p, loss_model),
+                          (1 - highspeed_decrease()) * W, name="HighSpeed TCP", **bounds)
+
+
+def highspeed_family(S: float, p: float, b: float = 0.5, C: float = math.sqrt(1.5),  # noqa: N803
+                     loss_model: str = "packet", **bounds: float) -> WindowProtocol:
+    """One-parameter HighSpeed family: response ``w = C p^-S`` (note B6, an interpretation).
+
+    Inverting the local AIMD response ``w = sqrt(a (2 - b)/(2 b p))`` at ``p = (C/w)^(1/S)``
+    gives ``a(w) = 2b/(2-b) C^(1/S) w^(2 - 1/S)`` with a constant decrease ``b``.  ``S = 1/2``
+    with the defaults is NewReno exactly (``a = 1``), ``S = 1`` is multiplicative increase
+    (Scalable-like), RFC 3649's response has ``S = 0.835``.
+    """
+    p = _probability(p)
+    if isinstance(S, bool) or not isinstance(S, (numbers.Real, np.floating)) \
+            or not (math.isfinite(float(S)) and float(S) > 0):
+        raise InvalidParameter("S", S, "a finite real number > 0", "the response exponent")
+    if not 0 < b < 1:
+        raise InvalidParameter("b", b, "a decrease fraction in (0, 1)")
+    S = float(S)  # noqa: N806
+    coefficient = sp.Float(2 * b / (2 - b) * C ** (1 / S))
+    exponent = sp.nsimplify(2 - 1 / S, rational=True, tolerance=1e-12)
+    return WindowProtocol(coefficient * W ** exponent, _loss(p, loss_model),
+                          sp.Float(1 - b) * W, name=f"HighSpeed family S={S:g}", **bounds)
+
+
+def general(increase: Any, loss: Any, after_loss: Any, **options: Any) -> WindowProtocol:
+    """A protocol from three formulas in ``w`` (text or sympy), e.g. ``general("1", "1e-4*w", "0.5*w")``."""
+    return WindowProtocol(increase, loss, after_loss, name=options.pop("name", "general"),
+                          **options)
+
+
+#: Presets by name (the ``protocol=`` choices of the ``awp`` model).
+PRESETS: dict[str, Callable[..., WindowProtocol]] = {
+    "newreno": newreno, "scalable": scalable, "highspeed": highspeed,
+}
