@@ -222,7 +222,7 @@ def derivation() -> Derivation:
         summary="dW/dt = a(W) between losses; losses at rate lam(W); a loss takes W to "
                 "d(W) = (1 - b(W)) W; time in round-trip times.",
     )
-    a, lam, d = sp.Function("a"), sp.Function("lambda"), sp.Function("d")
+    a, lam = sp.Function("a"), sp.Function("lambda")
     generic = sp.Eq(a(W) * F(W), sp.Integral(lam(U) * F(U), (U, W, sp.Function("d^{-1}")(W))))
     der.add("Stationary Kolmogorov equation (level crossing)", generic,
             "The rate of up-crossings of level w (the drift a(w) times the density) equals the "
