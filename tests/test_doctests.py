@@ -10,8 +10,9 @@ import symq.core
 import symq.me
 import symq.meanfield
 import symq.routing
+import symq.window
 
-PACKAGES = (symq.core, symq.me, symq.meanfield, symq.routing)
+PACKAGES = (symq.core, symq.me, symq.meanfield, symq.routing, symq.window)
 
 
 def _modules_with_examples():

@@ -6,7 +6,23 @@ congestion control protocols", IEEE INFOCOM 2005 (reference note part B).
 * :mod:`~symq.window.protocol`: :class:`WindowProtocol` declared with sympy profiles, presets
   NewReno, Scalable TCP, HighSpeed TCP (RFC 3649) and the one-parameter HighSpeed family;
 * :mod:`~symq.window.symbolic`: the stationary Kolmogorov (level-crossing) equation, the drift
-  identity, stability by sympy limits.
+  identity, stability by sympy limits;
+* :mod:`~symq.window.powerlaw`: the q-series closed form of the power-law class
+  ``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w``; :mod:`~symq.window.mimd`: multiplicative
+  increase with constant losses and a floor;
+* :mod:`~symq.window.numeric`: the general numerical solver (embedded post-loss chain, Palm
+  inversion, error control);
+* :mod:`~symq.window.solve`: :func:`solve_protocol`, one front door to the three;
+* :mod:`~symq.window.simulation` and :mod:`~symq.window.montecarlo`: exact-event Monte Carlo
+  (numba);
+* :mod:`~symq.window.ordering`: stochastic ordering of two protocols' windows;
+* :mod:`~symq.window.model`: the registered ``awp`` model.
+
+Examples
+--------
+>>> from symq.window import newreno, solve_protocol
+>>> round(solve_protocol(newreno(1e-4)).mean, 3)
+130.983
 """
 
 from .protocol import (
@@ -20,10 +36,21 @@ from .protocol import (
     newreno,
     scalable,
 )
+from .mimd import MIMDFloor
+from .model import AWP, protocol_from_options, solve_awp
+from .montecarlo import simulate_protocol
+from .numeric import WindowSolution, solve_window
+from .ordering import Ordering, compare
+from .powerlaw import PowerLawWindow
+from .simulation import WindowEstimate, simulate_window
+from .solve import WindowLaw, solve_protocol
 from .symbolic import Stability, delay_equation, drift_identity, kolmogorov_equation, stability
 
 __all__ = [
     "W", "WindowProtocol", "PowerLawParameters", "newreno", "scalable", "highspeed",
     "highspeed_family", "general", "PRESETS",
     "kolmogorov_equation", "delay_equation", "drift_identity", "Stability", "stability",
+    "PowerLawWindow", "MIMDFloor", "solve_window", "WindowSolution", "solve_protocol", "WindowLaw",
+    "simulate_window", "WindowEstimate", "simulate_protocol", "compare", "Ordering",
+    "AWP", "solve_awp", "protocol_from_options",
 ]

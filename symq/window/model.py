@@ -1,0 +1,138 @@
+"""The registered ``awp`` model: ``symq solve awp protocol=newreno p=1e-4 --json``.
+
+A preset (``newreno``, ``scalable``, ``highspeed``, ``highspeed-family`` with ``S=``) with a
+per-packet loss probability ``p`` (``loss_model=time``: ``p`` losses per round-trip time), or a
+general protocol from three formulas in ``w``: ``a=`` (increase per round-trip time),
+``loss=`` (loss rate per round-trip time) and ``after_loss=`` (the window right after a loss).
+Returns ``EW``, ``EW2``, ``throughput``, ``loss_rate`` and ``stable``; an unstable protocol
+returns ``stable: false``, its stability verdict and no moments.
+
+Examples
+--------
+>>> r = solve_awp(protocol="newreno", p=1e-4)
+>>> r["stable"], round(r["EW"], 2)
+(True, 130.98)
+>>> solve_awp(a="0.01*w", loss="0.05", after_loss="0.875*w", w_min=1.0)["stable"]
+False
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from symq.core.errors import InvalidParameter
+from symq.core.parameters import Choice, Expression, NonNegativeReal, Parameter, PositiveReal
+from symq.core.registry import ModelSpec, register_model
+from symq.core.result import Exactness, Result
+
+from .protocol import PRESETS, WindowProtocol, general, highspeed_family
+from .solve import solve_protocol
+from .symbolic import stability
+
+__all__ = ["AWP", "solve_awp", "protocol_from_options"]
+
+PROTOCOLS = ("newreno", "scalable", "highspeed", "highspeed-family")
+
+
+def protocol_from_options(protocol: str | None = None, p: float | None = None,
+                          a: Any = None, loss: Any = None, after_loss: Any = None,
+                          S: float | None = None, loss_model: str = "packet",  # noqa: N803
+                          w_min: float | None = None, w_max: float | None = None,
+                          rtt: float = 1.0) -> WindowProtocol:
+    """A :class:`~symq.window.protocol.WindowProtocol` from the ``awp`` model's options."""
+    bounds: dict[str, float] = {"rtt": rtt}
+    if w_min is not None:
+        bounds["w_min"] = w_min
+    if w_max is not None:
+        bounds["w_max"] = w_max
+    formulas = {"a": a, "loss": loss, "after_loss": after_loss}
+    given = {k: v for k, v in formulas.items() if v is not None}
+    if protocol is None:
+        if len(given) != 3:
+            missing = [k for k in formulas if k not in given]
+            raise InvalidParameter(missing[0], None, "a formula in w",
+                                   "a general protocol needs a=, loss= and after_loss= "
+                                   "(or give protocol=" + "|".join(PROTOCOLS) + " and p=)")
+        return general(given["a"], given["loss"], given["after_loss"], **bounds)
+    if given:
+        name = next(iter(given))
+        raise InvalidParameter(name, given[name], "absent when a preset protocol is given",
+                               f"protocol={protocol} fixes the profiles")
+    if p is None:
+        raise InvalidParameter("p", None, "a loss probability in (0, 1)",
+                               f"protocol={protocol} needs p=")
+    if protocol == "highspeed-family":
+        if S is None:
+            raise InvalidParameter("S", None, "a real number > 0",
+                                   "the response exponent of the HighSpeed family")
+        return highspeed_family(S, p, loss_model=loss_model, **bounds)
+    return PRESETS[protocol](p, loss_model=loss_model, **bounds)
+
+
+def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None,
+              loss: Any = None, after_loss: Any = None, S: float | None = None,  # noqa: N803
+              loss_model: str = "packet", w_min: float | None = None,
+              w_max: float | None = None, rtt: float = 1.0, method: str = "auto") -> Result:
+    """Solve one protocol; unstable ones give ``stable = False`` and no moments."""
+    start = time.perf_counter()
+    tcp = protocol_from_options(protocol, p, a, loss, after_loss, S, loss_model, w_min, w_max,
+                                rtt)
+    verdict = stability(tcp)
+    params = {"protocol": tcp.name, "a": str(tcp.increase), "loss": str(tcp.loss),
+              "after_loss": str(tcp.after_loss), "w_min": tcp.w_min, "w_max": tcp.w_max,
+              "rtt": tcp.rtt}
+    values: dict[str, Any] = {"stable": verdict.stable, "stability": verdict.status,
+                              "stability_reason": verdict.reason}
+    if verdict.stable:
+        law = solve_protocol(tcp, method=method)
+        values.update(law.summary())
+        values["stable"] = True
+        exactness = Exactness.EXACT if law.method.startswith("closed form") else Exactness.NUMERIC
+        how = law.method
+    else:
+        exactness = Exactness.EXACT if verdict.method == "symbolic" else Exactness.NUMERIC
+        how = f"stability test ({verdict.method} limits); no stationary law"
+    return Result(model="awp", params=params, values=values, method=how, exactness=exactness,
+                  timings={"solve": time.perf_counter() - start})
+
+
+def _scalars(result: Result) -> dict[str, float]:
+    v = result.values
+    if not v["stable"]:
+        return {"stable": 0.0}
+    return {"EW": float(v["EW"]), "EW2": float(v["EW2"]), "throughput": float(v["throughput"]),
+            "loss_rate": float(v["loss_rate"]), "stable": 1.0}
+
+
+AWP = register_model(ModelSpec(
+    name="awp",
+    summary=("adaptive window protocol (TCP NewReno, Scalable, HighSpeed or a general profile) "
+             "under window-dependent Poisson losses: stationary window law, stability "
+             "(Altman, Avrachenkov, Kherani, Prabhu, INFOCOM 2005)"),
+    parameters=(
+        Parameter("protocol", Choice(PROTOCOLS), typical="newreno", required=False,
+                  description="preset: " + ", ".join(PROTOCOLS) + " (omit for a general one)"),
+        Parameter("p", PositiveReal(), typical=1e-4, required=False,
+                  description="loss probability per packet (per RTT with loss_model=time)"),
+        Parameter("a", Expression(("w",)), required=False,
+                  description="general protocol: window increase per RTT, a formula in w"),
+        Parameter("loss", Expression(("w",)), required=False,
+                  description="general protocol: loss rate per RTT, a formula in w"),
+        Parameter("after_loss", Expression(("w",)), required=False,
+                  description="general protocol: the window right after a loss, e.g. 0.5*w"),
+        Parameter("S", PositiveReal(), required=False,
+                  description="response exponent of the highspeed-family preset"),
+        Parameter("loss_model", Choice(("packet", "time")), required=False, default="packet",
+                  description="packet: lam = p w; time: lam = p"),
+        Parameter("w_min", NonNegativeReal(), required=False, description="window floor"),
+        Parameter("w_max", PositiveReal(), required=False, description="window cap"),
+        Parameter("rtt", PositiveReal(), required=False, default=1.0,
+                  description="round-trip time (throughput = E[W]/rtt)"),
+        Parameter("method", Choice(("auto", "closed form", "numeric")), required=False,
+                  default="auto", description="solver"),
+    ),
+    solve=solve_awp,
+    scalar_outputs=_scalars,
+    paper="awp",
+))

@@ -1,0 +1,206 @@
+"""One front door for the stationary law of a window protocol: closed form or numerical solver.
+
+:func:`solve_protocol` checks stability first (:func:`~symq.window.symbolic.stability`) and
+raises :class:`~symq.core.errors.StabilityError` for a protocol without a stationary law; then
+it uses, in this order,
+
+* the q-series closed form of the power-law class (:mod:`symq.window.powerlaw`; note B4) when
+  ``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w`` with ``m = l - k + 1 > 0`` and no bounds;
+* the exact law of multiplicative increase with constant loss rate and a floor
+  (:mod:`symq.window.mimd`; note B5);
+* the general numerical solver (:mod:`symq.window.numeric`: embedded post-loss chain with
+  Palm inversion and error control) otherwise, or when ``method="numeric"`` is asked.
+
+Examples
+--------
+>>> from symq.window.protocol import newreno
+>>> law = solve_protocol(newreno(1e-4))
+>>> law.method, round(law.mean * 1e-2, 4)   # E[W] sqrt(p): Ott-Kemperman-Mathis
+('closed form (power-law q-series)', 1.3098)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from symq.core.errors import InvalidParameter, StabilityError
+
+from .protocol import WindowProtocol
+from .symbolic import Stability, stability
+
+__all__ = ["WindowLaw", "solve_protocol", "METHODS"]
+
+#: Accepted values of ``method``.
+METHODS = ("auto", "closed form", "numeric")
+
+
+@dataclass(frozen=True)
+class WindowLaw:
+    """Stationary (time-average) law of the window of a protocol (from :func:`solve_protocol`).
+
+    Attributes
+    ----------
+    protocol : WindowProtocol
+    method : str
+        Which solver produced it.
+    mean, second_moment : float
+        ``E[W]``, ``E[W^2]`` (in packets).
+    throughput : float
+        ``E[W]/rtt`` (packets per unit time).
+    loss_rate : float
+        ``E[lam(W)]``: losses per round-trip time.
+    pdf, cdf, pre_loss_cdf : callable
+        Vectorised density and cdf of ``W``; cdf of the window just before a loss (Palm).
+    moment : callable
+        ``moment(s) = E[W^s]``.
+    drift_balance : float
+        ``E[a(W)] - E[lam(W) b(W) W]`` relative to ``E[a(W)]`` (0 for an exact stationary law;
+        note B3).
+    error_estimate : float
+        Relative error estimate of ``mean`` (0 for closed forms).
+    stability : Stability
+    atom_at_cap : float
+        Probability that the window sits at ``w_max``.
+    """
+
+    protocol: WindowProtocol
+    method: str
+    mean: float
+    second_moment: float
+    throughput: float
+    loss_rate: float
+    pdf: Callable[[Any], Any]
+    cdf: Callable[[Any], Any]
+    pre_loss_cdf: Callable[[Any], Any]
+    moment: Callable[[float], float]
+    drift_balance: float
+    error_estimate: float
+    stability: Stability
+    atom_at_cap: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        """The scalar results (``EW``, ``EW2``, ``throughput``, ``loss_rate``, ...)."""
+        return {"EW": self.mean, "EW2": self.second_moment, "throughput": self.throughput,
+                "loss_rate": self.loss_rate, "stable": True, "method": self.method,
+                "drift_balance": self.drift_balance, "error_estimate": self.error_estimate,
+                "atom_at_cap": self.atom_at_cap}
+
+
+def _mimd_floor_balance(exact: Any, a: float, lam: float, beta: float, w_min: float) -> float:
+    """Relative ``E[a W] - E[lam (W - max(beta W, w_min))]`` for the MIMD floor law (note B3).
+
+    With a floor the window after a loss is ``max(d(W), w_min)``; the expectation of that
+    maximum is integrated with :func:`scipy.integrate.quad`, split at the kink ``w_min/beta``.
+    """
+    from scipy.integrate import quad
+
+    def density(w: float) -> float:
+        return float(exact.pdf(np.array([w]))[0])
+
+    kink = w_min / beta
+    low = quad(lambda w: w_min * density(w), w_min, kink, limit=200)[0]
+    high = quad(lambda w: beta * w * density(w), kink, np.inf, limit=200)[0]
+    mean = float(exact.mean())
+    gain = a * mean
+    return float((gain - lam * (mean - low - high)) / gain)
+
+
+def _closed_form(protocol: WindowProtocol) -> WindowLaw | None:
+    law = protocol.power_law()
+    if law is None:
+        return None
+    verdict = stability(protocol)
+    if not protocol.bounded and law.m > 0:
+        from .powerlaw import PowerLawWindow
+
+        exact = PowerLawWindow(law.alpha, law.k, law.gamma, law.l, law.beta)
+        mean = float(exact.mean())
+        # E[a(W)] = alpha E[W^k] and E[lam(W) b W] = gamma (1 - beta) E[W^(l+1)] (note B3)
+        alpha_side = law.alpha * float(exact.moment(law.k))
+        gamma_side = law.gamma * (1 - law.beta) * float(exact.moment(law.l + 1))
+        return WindowLaw(protocol=protocol, method="closed form (power-law q-series)", mean=mean,
+                         second_moment=float(exact.second_moment()),
+                         throughput=mean / protocol.rtt, loss_rate=float(exact.loss_rate()),
+                         pdf=exact.pdf, cdf=exact.cdf, pre_loss_cdf=exact.pre_loss_cdf,
+                         moment=exact.moment,
+                         drift_balance=float(1.0 - gamma_side / alpha_side),
+                         error_estimate=0.0, stability=verdict)
+    if law.k == 1 and law.l == 0 and protocol.w_min > 0 and not math.isfinite(protocol.w_max):
+        from .mimd import MIMDFloor
+
+        exact = MIMDFloor(law.alpha, law.gamma, law.beta, protocol.w_min)
+        if not exact.mean_exists:
+            raise StabilityError(
+                f"{protocol.name}: the window is stable but E[W] is infinite (tail exponent "
+                f"theta = {exact.theta:.4g} <= 1: needs a < lam (1 - beta), i.e. "
+                f"{law.alpha:g} < {law.gamma * (1 - law.beta):g})")
+        mean = float(exact.mean())
+        second = float(exact.moment(2)) if exact.theta > 2 else math.inf
+
+        def pre_loss_cdf(w: Any) -> Any:
+            raise InvalidParameter("pre_loss_cdf", w, "a protocol solved numerically",
+                                   "not provided by the MIMD closed form; use method='numeric'")
+
+        return WindowLaw(protocol=protocol, method="closed form (MIMD, constant rate, floor)",
+                         mean=mean, second_moment=second, throughput=mean / protocol.rtt,
+                         loss_rate=law.gamma, pdf=exact.pdf, cdf=exact.cdf,
+                         pre_loss_cdf=pre_loss_cdf, moment=exact.moment,
+                         drift_balance=_mimd_floor_balance(exact, law.alpha, law.gamma,
+                                                           law.beta, protocol.w_min),
+                         error_estimate=0.0, stability=verdict)
+    return None
+
+
+def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float = 1e-8
+                   ) -> WindowLaw:
+    """Stationary law of the window of ``protocol`` (see the module notes for the dispatch).
+
+    Parameters
+    ----------
+    protocol : WindowProtocol
+    method : {"auto", "closed form", "numeric"}
+        ``"closed form"`` raises if none applies; ``"numeric"`` forces the general solver.
+    rtol : float
+        Target relative accuracy of the numerical solver.
+
+    Raises
+    ------
+    StabilityError
+        The protocol has no stationary law (transient, collapsing or borderline), or its mean
+        window is infinite.
+    InvalidParameter
+        Unknown ``method``, or ``"closed form"`` for a protocol outside the closed-form classes.
+    """
+    if not isinstance(protocol, WindowProtocol):
+        raise InvalidParameter("protocol", protocol, "a WindowProtocol")
+    if method not in METHODS:
+        raise InvalidParameter("method", method, "one of " + ", ".join(METHODS))
+    verdict = stability(protocol)
+    if not verdict.stable:
+        raise StabilityError(f"{protocol.name} has no stationary window law: {verdict.status} "
+                             f"({verdict.reason}); moments are not defined")
+    if method in ("auto", "closed form"):
+        exact = _closed_form(protocol)
+        if exact is not None:
+            return exact
+        if method == "closed form":
+            raise InvalidParameter("method", method, "'auto' or 'numeric' for this protocol",
+                                   "no closed form: not a power-law profile without bounds, "
+                                   "nor multiplicative increase with constant losses and a floor")
+    from .numeric import solve_window
+
+    a, lam, d = protocol.numeric()
+    sol = solve_window(a, lam, d, w_min=protocol.w_min, w_max=protocol.w_max, rtol=rtol)
+    atom = float(sol.atom_at_cap)
+    gain = float(sol.expect(lambda w: a(w) * (w < protocol.w_max)))
+    return WindowLaw(protocol=protocol, method="numeric (embedded post-loss chain)",
+                     mean=float(sol.mean), second_moment=float(sol.second_moment),
+                     throughput=float(sol.mean) / protocol.rtt, loss_rate=float(sol.loss_rate),
+                     pdf=sol.pdf, cdf=sol.cdf, pre_loss_cdf=sol.pre_loss_cdf, moment=sol.moment,
+                     drift_balance=float(sol.drift_balance) / gain if gain else math.nan,
+                     error_estimate=float(sol.error_estimate), stability=verdict,
+                     atom_at_cap=atom)
