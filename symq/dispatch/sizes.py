@@ -1,0 +1,222 @@
+"""Job-size laws for the dispatching models: what value iteration, exact formulas and the simulator need.
+
+A :class:`SizeLaw` gives the mean, the second moment, the cdf, the partial moments
+``E[X; X <= x]`` and ``E[X^2; X <= x]`` (for the mean-preserving hat-kernel discretisation of
+value iteration and for SITA), and samples.  Constructors: :func:`exponential`,
+:func:`from_scipy` (any frozen continuous ``scipy.stats`` law with finite variance),
+:func:`from_phase_type` (``(alpha, A)``) and :func:`from_me` (a :class:`symq.me.ME` law).
+
+Examples
+--------
+>>> X = exponential(1.0)
+>>> X.mean, X.second_moment
+(1.0, 2.0)
+>>> round(float(X.partial_mean(1.0)), 12)    # 1 - 2/e
+0.264241117657
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from symq.core.errors import InvalidParameter
+from symq.core.randomness import RngLike, as_generator
+
+__all__ = ["SizeLaw", "exponential", "from_scipy", "from_phase_type", "from_me", "get_sizes",
+           "SIZE_NAMES"]
+
+
+@dataclass(frozen=True)
+class SizeLaw:
+    """A job-size law on ``(0, inf)`` with finite second moment.
+
+    Attributes
+    ----------
+    name : str
+    mean, second_moment : float
+    is_exponential : bool
+        True for the exponential law (exact formulas for RR, LWL, JSQ need it).
+    """
+
+    name: str
+    mean: float
+    second_moment: float
+    _cdf: Callable[[NDArray[np.float64]], NDArray[np.float64]] = field(repr=False)
+    _ccdf: Callable[[NDArray[np.float64]], NDArray[np.float64]] = field(repr=False)
+    _partial: Callable[[NDArray[np.float64]], NDArray[np.float64]] = field(repr=False)
+    _partial2: Callable[[NDArray[np.float64]], NDArray[np.float64]] = field(repr=False)
+    _sample: Callable[[int, np.random.Generator], NDArray[np.float64]] = field(repr=False)
+    is_exponential: bool = False
+
+    @property
+    def scv(self) -> float:
+        """Squared coefficient of variation."""
+        return self.second_moment / self.mean ** 2 - 1.0
+
+    def cdf(self, x: ArrayLike) -> NDArray[np.float64]:
+        """``P(X <= x)``."""
+        return self._cdf(np.maximum(np.asarray(x, dtype=float), 0.0))
+
+    def ccdf(self, x: ArrayLike) -> NDArray[np.float64]:
+        """``P(X > x)`` (computed directly, accurate in the tail)."""
+        return self._ccdf(np.maximum(np.asarray(x, dtype=float), 0.0))
+
+    def partial_mean(self, x: ArrayLike) -> NDArray[np.float64]:
+        """``E[X; X <= x]``."""
+        return self._partial(np.maximum(np.asarray(x, dtype=float), 0.0))
+
+    def partial_second_moment(self, x: ArrayLike) -> NDArray[np.float64]:
+        """``E[X^2; X <= x]``."""
+        return self._partial2(np.maximum(np.asarray(x, dtype=float), 0.0))
+
+    def sample(self, n: int, rng: RngLike = None) -> NDArray[np.float64]:
+        """``n`` independent sizes."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise InvalidParameter("n", n, "an integer >= 0")
+        return self._sample(int(n), as_generator(rng))
+
+
+def _positive(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating)) \
+            or not (math.isfinite(float(value)) and float(value) > 0):
+        raise InvalidParameter(name, value, "a finite real number > 0")
+    return float(value)
+
+
+def exponential(mean: float = 1.0) -> SizeLaw:
+    """Exponential sizes with the given mean (closed-form partial moments)."""
+    mean = _positive("mean", mean)
+    rate = 1.0 / mean
+
+    def partial(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        # E[X; X <= x] = mean (1 - e^{-rx}(1 + rx))
+        return mean * -np.expm1(-rate * x) - x * np.exp(-rate * x)
+
+    def partial2(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        # E[X^2; X <= x] = 2 mean^2 (1 - e^{-rx}(1 + rx + (rx)^2/2))
+        y = rate * x
+        return 2 * mean ** 2 * (-np.expm1(-y) - np.exp(-y) * (y + y * y / 2))
+
+    return SizeLaw(name=f"exp(mean={mean:g})", mean=mean, second_moment=2 * mean ** 2,
+                   _cdf=lambda x: -np.expm1(-rate * x), _ccdf=lambda x: np.exp(-rate * x),
+                   _partial=partial, _partial2=partial2,
+                   _sample=lambda n, g: g.exponential(mean, size=n), is_exponential=True)
+
+
+def from_scipy(dist: Any, name: str | None = None) -> SizeLaw:
+    """Sizes from a frozen continuous ``scipy.stats`` law on ``[0, inf)`` with finite variance.
+
+    Partial moments come from ``dist.expect`` (quadrature) through a tabulated cumulative
+    integral on a fine grid, so that vectorised calls stay cheap.
+    """
+    try:
+        support = dist.support()
+        mean, var = float(dist.mean()), float(dist.var())
+    except AttributeError:
+        raise InvalidParameter("dist", dist, "a frozen scipy.stats continuous distribution") from None
+    if support[0] < 0 or not (math.isfinite(mean) and math.isfinite(var) and mean > 0):
+        raise InvalidParameter("dist", dist, "a law on [0, inf) with finite mean and variance")
+    top = float(dist.isf(1e-14))
+    grid = np.concatenate([[0.0], np.geomspace(max(top, 1.0) * 1e-9, top, 20001)])
+    mid = 0.5 * (grid[1:] + grid[:-1])
+    mass = np.diff(dist.cdf(grid))
+    m1 = np.concatenate([[0.0], np.cumsum(mass * mid)])
+    m2 = np.concatenate([[0.0], np.cumsum(mass * mid * mid)])
+    m1 *= mean / m1[-1]
+    m2 *= (var + mean ** 2) / m2[-1]
+    return SizeLaw(name=name or dist.dist.name, mean=mean, second_moment=var + mean ** 2,
+                   _cdf=lambda x: dist.cdf(x), _ccdf=lambda x: dist.sf(x),
+                   _partial=lambda x: np.interp(x, grid, m1),
+                   _partial2=lambda x: np.interp(x, grid, m2),
+                   _sample=lambda n, g: dist.rvs(size=n, random_state=g))
+
+
+def from_phase_type(alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> SizeLaw:  # noqa: N803
+    """Sizes from a phase-type representation ``(alpha, A)`` (exact partial moments by expm)."""
+    import scipy.linalg
+
+    a = np.asarray(alpha, dtype=float)
+    T = np.asarray(A, dtype=float)  # noqa: N806
+    if a.ndim != 1 or T.shape != (a.size, a.size) or np.any(a < 0) \
+            or abs(a.sum() - 1) > 1e-10 or np.any(np.diag(T) >= 0):
+        raise InvalidParameter("A", (alpha, A), "a phase-type pair (alpha, A): alpha a "
+                               "probability vector, A a sub-generator")
+    inv = np.linalg.inv(-T)
+    ones = np.ones(a.size)
+    mean = float(a @ inv @ ones)
+    second = float(2 * a @ inv @ inv @ ones)
+
+    def each(x: NDArray[np.float64], f: Callable[[float], float]) -> NDArray[np.float64]:
+        flat = np.array([f(float(v)) for v in np.ravel(x)])
+        return flat.reshape(np.shape(x))
+
+    def ccdf1(x: float) -> float:
+        return float(a @ scipy.linalg.expm(T * x) @ ones)
+
+    def partial1(x: float) -> float:
+        # E[X; X > x] = alpha e^{Tx} (x I + (-T)^{-1}) 1
+        e = a @ scipy.linalg.expm(T * x)
+        return mean - float(e @ (x * ones + inv @ ones))
+
+    def partial2(x: float) -> float:
+        # E[X^2; X > x] = alpha e^{Tx} (x^2 + 2x (-T)^{-1} + 2 (-T)^{-2}) 1
+        e = a @ scipy.linalg.expm(T * x)
+        return second - float(e @ (x * x * ones + 2 * x * inv @ ones + 2 * inv @ inv @ ones))
+
+    exit_rates = -T.sum(axis=1)
+    cum_alpha = np.cumsum(a)
+    jump = np.hstack([T - np.diag(np.diag(T)), exit_rates[:, None]]) / -np.diag(T)[:, None]
+    cum_jump = np.cumsum(jump, axis=1)
+
+    def sample(n: int, g: np.random.Generator) -> NDArray[np.float64]:
+        out = np.empty(n)
+        for i in range(n):
+            phase = int(np.searchsorted(cum_alpha, g.random() * cum_alpha[-1], side="right"))
+            total = 0.0
+            while phase < a.size:
+                total += g.exponential(1.0 / -T[phase, phase])
+                phase = int(np.searchsorted(cum_jump[phase], g.random(), side="right"))
+            out[i] = total
+        return out
+
+    return SizeLaw(name=name, mean=mean, second_moment=second,
+                   _cdf=lambda x: 1.0 - each(x, ccdf1), _ccdf=lambda x: each(x, ccdf1),
+                   _partial=lambda x: each(x, partial1), _partial2=lambda x: each(x, partial2),
+                   _sample=sample, is_exponential=a.size == 1)
+
+
+def from_me(law: Any, name: str | None = None) -> SizeLaw:
+    """Sizes from a :class:`symq.me.ME` law through its PH representation when one exists
+    (:func:`symq.meanfield.phase_type.ph_from_me` is not used here: domains do not import each
+    other; the ME law's own matrix representation must be Markovian)."""
+    alpha, A = law.to_matrix_float()  # noqa: N806
+    return from_phase_type(alpha, A, name=name or repr(law))
+
+
+#: Names accepted by :func:`get_sizes` (the ``sizes=`` option of the ``dispatch`` model).
+SIZE_NAMES = ("exp", "uniform", "h2")
+
+
+def get_sizes(name: str = "exp", scv: float = 4.0) -> SizeLaw:
+    """A size law with mean 1 by name: ``exp``, ``uniform`` on (0, 2), ``h2`` (balanced means)
+    with the given SCV."""
+    import scipy.stats
+
+    key = str(name).lower()
+    if key == "exp":
+        return exponential(1.0)
+    if key == "uniform":
+        return from_scipy(scipy.stats.uniform(0.0, 2.0), name="uniform(0, 2)")
+    if key == "h2":
+        if not scv > 1:
+            raise InvalidParameter("scv", scv, "a real number > 1 for h2 sizes")
+        p = 0.5 * (1 + math.sqrt((scv - 1) / (scv + 1)))
+        return from_phase_type([p, 1 - p], [[-2 * p, 0.0], [0.0, -2 * (1 - p)]],
+                               name=f"H2(scv={scv:g})")
+    raise InvalidParameter("sizes", name, "one of exp, uniform, h2")

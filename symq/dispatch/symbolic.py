@@ -1,0 +1,134 @@
+"""Symbolic layer of size-aware dispatching: Bellman equations, M/G/1 value, FPI index.
+
+Hyytiä & Righter (arXiv 2402.08142) and Hyytiä, Penttinen, Aalto (EJOR 2012); reference note
+sections 2 and 4:
+
+* the pre- and post-assignment Bellman equations per arrival (note section 2);
+* the M/G/1-FCFS relative value of the backlog ``v(u) = lam u^2/(2(1 - rho))``: sympy checks
+  that it solves the one-server Bellman equation with the constant ``g`` equal to the
+  Pollaczek-Khinchine mean response time, for a symbolic size law (only ``E[X]`` and
+  ``E[X^2]`` enter, and ``v`` itself depends on the law only through ``rho``: insensitivity);
+* the first-policy-iteration index ``a_i(u, x) = u + x + lam_i x (2u + x)/(2(1 - rho_i))`` and
+  the proof that FPI from an equal random split is LWL on identical servers (the index is
+  increasing in the backlog).
+
+Examples
+--------
+>>> result = verify_mg1_value()
+>>> result["residual_depends_on_u"], result["g_is_pollaczek_khinchine"]
+(False, True)
+>>> fpi_from_rnd_is_lwl()
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy as sp
+
+from symq.core.derivation import Derivation
+
+__all__ = ["mg1_value", "verify_mg1_value", "fpi_index", "fpi_from_rnd_is_lwl",
+           "bellman_equations", "derivation"]
+
+LAM, M1, M2 = sp.symbols("lambda m_1 m_2", positive=True)
+U, X, T, G = sp.symbols("u x t g", positive=True)
+RHO = sp.Symbol("rho", positive=True)
+
+
+def mg1_value(lam: sp.Expr = LAM, rho: sp.Expr = RHO) -> sp.Expr:
+    """``v(u) = lam u^2 / (2 (1 - rho))`` (note section 4, item 1)."""
+    return lam * U ** 2 / (2 * (1 - rho))
+
+
+def verify_mg1_value() -> dict[str, Any]:
+    """Check ``v(u) + g = E_A[(u - A)^+ + E X + v((u - A)^+ + X)]`` for one server.
+
+    ``A ~ Exp(lam)``, ``X`` with moments ``m_1 = rho/lam`` and ``m_2``, ``0 < rho < 1``.  The expectation
+    over ``A`` is ``int_0^u lam e^{-lam t} h(u - t) dt + e^{-lam u} h(0)`` with
+    ``h(y) = y + m_1 + c (y^2 + 2 y m_1 + m_2)``.
+
+    Returns
+    -------
+    dict
+        ``residual`` (right side minus ``v(u)``, simplified), ``residual_depends_on_u``,
+        ``g`` and ``g_is_pollaczek_khinchine`` (``g = rho/lam + lam m_2/(2(1 - rho))``).
+    """
+    c = sp.Symbol("c", positive=True)
+    y = sp.Symbol("y", nonnegative=True)
+    h = y + M1 + c * (y ** 2 + 2 * y * M1 + M2)
+    expectation = sp.integrate(sp.expand(LAM * sp.exp(-LAM * T) * h.subs(y, U - T)), (T, 0, U)) \
+        + sp.exp(-LAM * U) * h.subs(y, 0)
+    # c = lam/(2(1 - rho)) with rho = lam m_1 < 1: write m_1 = rho/lam
+    value = (LAM / (2 * (1 - RHO)))
+    residual = sp.simplify(sp.expand(expectation - c * U ** 2).subs(c, value).subs(M1, RHO / LAM))
+    pk = RHO / LAM + LAM * M2 / (2 * (1 - RHO))
+    return {"residual": residual, "residual_depends_on_u": residual.has(U),
+            "g": residual, "g_is_pollaczek_khinchine": sp.simplify(residual - pk) == 0}
+
+
+def fpi_index(lam_i: sp.Expr = sp.Symbol("lambda_i", positive=True),
+              rho_i: sp.Expr = sp.Symbol("rho_i", positive=True)) -> sp.Expr:
+    """``a_i(u, x) = u + x + v_i(u + x) - v_i(u)`` with the M/G/1 value of server ``i``, factored.
+
+    Equals ``u + x + lam_i x (2u + x)/(2(1 - rho_i))`` (note section 4, item 3).
+    """
+    v = mg1_value(lam_i, rho_i)
+    return sp.factor(v.subs(U, U + X) - v) + U + X
+
+
+def fpi_from_rnd_is_lwl() -> bool:
+    """True if sympy proves ``d a(u, x)/du > 0`` for ``0 < rho < 1``: FPI(RND) = LWL (Hyytiä 2013).
+
+    With an equal random split every server has the same ``lam_i = lam/m`` and ``rho_i = rho``,
+    so the FPI index is one increasing function of the backlog and its argmin is the least
+    backlog.
+    """
+    lam_i = sp.Symbol("lambda_i", positive=True)
+    s = sp.Symbol("s", positive=True)  # rho = 1/(1 + s) ranges over (0, 1)
+    derivative = sp.diff(fpi_index(lam_i, 1 / (1 + s)), U)
+    return bool(sp.simplify(derivative).is_positive)
+
+
+def bellman_equations(m: int = 2) -> tuple[sp.Eq, sp.Eq]:
+    """Pre- and post-assignment average-cost Bellman equations per arrival (note section 2)."""
+    u = sp.symbols(f"u_1:{m + 1}", nonnegative=True)
+    w, v = sp.Function("w"), sp.Function("v")
+    A = sp.Symbol("A", positive=True)  # noqa: N806
+    E_X, E_A = sp.Function("E_X"), sp.Function("E_A")  # noqa: N806
+    choices = []
+    for i in range(m):
+        after = [u[j] + X if j == i else u[j] for j in range(m)]
+        choices.append(u[i] + X + v(*after))
+    pre = sp.Eq(w(*u), E_X(sp.Min(*choices)) - G)
+    drained = [sp.Max(uj - A, 0) for uj in u]
+    post = sp.Eq(v(*u), E_A(w(*drained)))
+    return pre, post
+
+
+def derivation() -> Derivation:
+    """The derivation printed by ``symq derive hyytia-righter``."""
+    der = Derivation(
+        title="Optimal size-aware dispatching: Bellman equations and closed-form values",
+        source="E. Hyytiä, R. Righter, arXiv 2402.08142 (2024); Hyytiä, Penttinen, Aalto, EJOR 2012",
+        summary="m FCFS servers, Poisson arrivals, sizes known at dispatch; state = backlogs u; "
+                "a job sent to server i has response time u_i + x.",
+    )
+    pre, post = bellman_equations(2)
+    der.add("Pre-assignment value (two servers)", pre,
+            "g is the optimal mean response time per job; v(0) = 0 fixes the constant.")
+    der.add("Post-assignment value", post, "A ~ Exp(lambda) is the time to the next arrival.")
+    der.add("M/G/1 relative value", sp.Eq(sp.Function("v")(U), mg1_value()),
+            "Depends on the size law only through rho = lambda E[X].")
+    check = verify_mg1_value()
+    der.add("Residual of the one-server Bellman equation with this v", check["residual"],
+            "sympy: the e^{-lambda u} terms cancel and the residual is a constant, the "
+            "Pollaczek-Khinchine mean response time m_1 + lambda m_2/(2(1 - rho)), m_1 = rho/lambda "
+            f"(check: {check['g_is_pollaczek_khinchine']}).")
+    der.add("First-policy-iteration index", sp.Eq(sp.Symbol("a_i(u, x)"), fpi_index()),
+            "u + x + v_i(u + x) - v_i(u) with the M/G/1 value of server i under a static split.")
+    der.add("FPI from an equal random split", sp.Symbol("LWL"),
+            "All servers share lambda_i and rho_i; sympy proves da/du > 0 "
+            f"({fpi_from_rnd_is_lwl()}), so argmin_i a(u_i, x) = argmin_i u_i: least work left.")
+    return der
