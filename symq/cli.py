@@ -136,7 +136,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- derive
 
 def _cmd_derive(args: argparse.Namespace) -> int:
-    text = registry.get_paper(args.paper).build_derivation().to_markdown()
+    key = args.paper
+    if key not in registry.papers():
+        models = registry.models()
+        if key in models and models[key].paper:
+            key = models[key].paper  # a model's derivation is its paper's
+    text = registry.get_paper(key).build_derivation().to_markdown()
     if args.output:
         Path(args.output).write_text(text)
     else:
@@ -255,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=_cmd_check)
 
-    p = sub.add_parser("derive", help="print a paper's derivation (Markdown + LaTeX)")
+    p = sub.add_parser("derive", help="print a paper's (or a model's) derivation (Markdown + LaTeX)")
     p.add_argument("paper", metavar="PAPER")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=_cmd_derive)

@@ -171,3 +171,10 @@ def test_check_ps_routing_every_claim_holds_and_json_parses(capsys, tmp_path):
     assert {"numeric", "exact", "symbolic", "simulation"} <= evidence
     report = (tmp_path / "report.md").read_text()
     assert report.count("| ps-routing |") == len(verdicts) and "$$" in report
+
+
+def test_derive_accepts_a_model_name(capsys):
+    code, by_model, _ = run(capsys, "derive", "dispatch")
+    assert code == 0
+    code, by_paper, _ = run(capsys, "derive", "hyytia-righter")
+    assert by_model == by_paper and "Bellman" in by_model

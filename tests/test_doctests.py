@@ -7,12 +7,13 @@ import pkgutil
 import pytest
 
 import symq.core
+import symq.dispatch
 import symq.me
 import symq.meanfield
 import symq.routing
 import symq.window
 
-PACKAGES = (symq.core, symq.me, symq.meanfield, symq.routing, symq.window)
+PACKAGES = (symq.core, symq.dispatch, symq.me, symq.meanfield, symq.routing, symq.window)
 
 
 def _modules_with_examples():

@@ -174,16 +174,22 @@ def from_phase_type(alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> SizeLaw
     jump = np.hstack([T - np.diag(np.diag(T)), exit_rates[:, None]]) / -np.diag(T)[:, None]
     cum_jump = np.cumsum(jump, axis=1)
 
+    rates = -np.diag(T)
+
     def sample(n: int, g: np.random.Generator) -> NDArray[np.float64]:
-        out = np.empty(n)
-        for i in range(n):
-            phase = int(np.searchsorted(cum_alpha, g.random() * cum_alpha[-1], side="right"))
-            total = 0.0
-            while phase < a.size:
-                total += g.exponential(1.0 / -T[phase, phase])
-                phase = int(np.searchsorted(cum_jump[phase], g.random(), side="right"))
-            out[i] = total
-        return out
+        # all n chains advance together, one jump per pass, until every one is absorbed
+        phase = np.minimum(np.searchsorted(cum_alpha, g.random(n) * cum_alpha[-1], side="right"),
+                           a.size - 1)
+        total = np.zeros(n)
+        alive = np.arange(n)
+        while alive.size:
+            current = phase[alive]
+            total[alive] += g.exponential(1.0, size=alive.size) / rates[current]
+            u = g.random(alive.size)
+            nxt = (u[:, None] >= cum_jump[current]).sum(axis=1)
+            phase[alive] = nxt
+            alive = alive[nxt < a.size]
+        return total
 
     return SizeLaw(name=name, mean=mean, second_moment=second,
                    _cdf=lambda x: 1.0 - each(x, ccdf1), _ccdf=lambda x: each(x, ccdf1),

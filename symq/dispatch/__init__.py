@@ -1,0 +1,46 @@
+"""Optimal size-aware dispatching to parallel FCFS servers (Hyytiä & Righter, arXiv 2402.08142).
+
+* :mod:`~symq.dispatch.sizes`: job-size laws (exponential, scipy, phase-type, ME);
+* :mod:`~symq.dispatch.symbolic`: Bellman equations, the M/G/1 value of the backlog (checked to
+  give Pollaczek-Khinchine), the FPI index and FPI(RND) = LWL;
+* :mod:`~symq.dispatch.vi`: relative value iteration with Odoni bounds, the diagonal E_A
+  recursion, hat-kernel sizes, analytic tail, sorted states, Richardson, warm starts;
+* :mod:`~symq.dispatch.policies`: RND, RR, JSQ, LWL, SITA (-E, -opt), FPI, lookup of a VI value;
+* :mod:`~symq.dispatch.exact`: exact mean response times where they exist;
+* :mod:`~symq.dispatch.simulation`: the numba simulator of every policy;
+* :mod:`~symq.dispatch.model`: the registered ``dispatch`` model.
+
+Examples
+--------
+>>> from symq.dispatch import exact_mean_response, exponential
+>>> round(exact_mean_response("lwl", 2, 0.4, exponential()), 6)    # M/M/2
+1.190476
+"""
+
+from .exact import (
+    EXACT_POLICIES,
+    exact_mean_response,
+    sita_e_thresholds,
+    sita_opt_thresholds,
+)
+from .model import DISPATCH, solve_dispatch
+from .policies import POLICY_NAMES, Policy, get_policy
+from .simulation import DispatchEstimate, simulate_dispatch
+from .sizes import (
+    SIZE_NAMES,
+    SizeLaw,
+    exponential,
+    from_me,
+    from_phase_type,
+    from_scipy,
+    get_sizes,
+)
+from .vi import RichardsonResult, VIResult, evaluate_policy, richardson, solve_optimal
+
+__all__ = [
+    "SizeLaw", "exponential", "from_scipy", "from_phase_type", "from_me", "get_sizes", "SIZE_NAMES",
+    "exact_mean_response", "EXACT_POLICIES", "sita_e_thresholds", "sita_opt_thresholds",
+    "get_policy", "Policy", "POLICY_NAMES", "simulate_dispatch", "DispatchEstimate",
+    "solve_optimal", "evaluate_policy", "richardson", "VIResult", "RichardsonResult",
+    "solve_dispatch", "DISPATCH",
+]

@@ -1,0 +1,61 @@
+"""The registered ``dispatch`` model and its command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from symq.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_exact_policies_from_the_cli(capsys) -> None:
+    code, out, _ = run(capsys, "solve", "dispatch", "policy=lwl", "m=2", "rho=0.4", "--json")
+    assert code == 0
+    results = json.loads(out)["results"]
+    assert results["method"] == "exact"
+    assert results["ET"] == pytest.approx(1 / (1 - 0.4 ** 2), rel=1e-12)   # M/M/2
+    code, out, _ = run(capsys, "solve", "dispatch", "policy=rnd", "m=3", "rho=0.5",
+                       "sizes=uniform", "--json")
+    # P-K with uniform(0, 2) sizes: E[T] = 1 + (lam/m) E[X^2]/(2(1 - rho)), lam/m = rho
+    assert json.loads(out)["results"]["ET"] == pytest.approx(1 + 0.5 * (4 / 3) / 1.0, rel=1e-9)
+
+
+def test_optimal_policy_by_value_iteration(capsys) -> None:
+    code, out, _ = run(capsys, "solve", "dispatch", "policy=optimal", "m=2", "rho=0.3",
+                       "delta=0.2", "umax=16", "--json")
+    assert code == 0
+    results = json.loads(out)["results"]
+    assert results["method"] == "value-iteration"
+    low, high = results["g_bounds"]
+    assert low <= results["ET"] <= high
+    # no heuristic can do better than the optimum: LWL (M/M/2) is an upper bound
+    assert results["ET"] < 1 / (1 - 0.3 ** 2)
+
+
+def test_policy_without_closed_form_is_simulated(capsys) -> None:
+    code, out, _ = run(capsys, "solve", "dispatch", "policy=lwl", "m=2", "rho=0.5", "sizes=h2",
+                       "scv=4", "--json")
+    assert code == 0
+    results = json.loads(out)["results"]
+    assert results["method"] == "simulation" and results["ET_half_width"] > 0
+    # LWL is M/G/2 with a central queue: between M/M/2 scaled by (1+C^2)/2 bounds loosely and RND
+    rnd = 1 + 0.5 * 5.0 / (2 * 0.5)
+    assert 1.0 < results["ET"] < rnd
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("policy=lwl", "m=2", "rho=1.0"), "rho"),
+    (("policy=lwl", "m=0", "rho=0.4"), "parameter m"),
+    (("policy=best", "m=2", "rho=0.4"), "one of rnd"),
+    (("policy=sita", "m=2", "rho=0.4"), "threshold"),
+])
+def test_bad_input(capsys, args, needle) -> None:
+    code, _, err = run(capsys, "solve", "dispatch", *args)
+    assert code == 2 and needle in err
