@@ -13,7 +13,7 @@ Examples
 --------
 >>> r = solve_dispatch("lwl", 2, 0.4)
 >>> r["method"], round(r["ET"], 12)     # M/M/2: 1/(1 - rho^2)
-('exact', 1.19047619047619)
+('exact', 1.190476190476)
 """
 
 from __future__ import annotations
