@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from fractions import Fraction
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Mapping
 
 import numpy as np
@@ -43,11 +43,56 @@ __all__ = [
     "Expression",
     "Parameter",
     "validate_parameters",
+    "real_value",
+    "integer_value",
 ]
 
 
 def _is_real_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def real_value(name: str, value: Any, domain: str, ok: Any = None, allow_inf: bool = False
+               ) -> float:
+    """``value`` as a float if it is a real number (not a bool), finite unless ``allow_inf``,
+    and ``ok(value)`` holds; else :class:`InvalidParameter` naming ``name`` and ``domain``.
+
+    The one check behind the keyword arguments of the solvers (domains there are conditions
+    such as ``0 < beta < 1``, which :class:`Domain` objects do not cover).
+
+    Examples
+    --------
+    >>> real_value("beta", 0.5, "a number in (0, 1)", lambda b: 0 < b < 1)
+    0.5
+    >>> real_value("beta", True, "a number in (0, 1)")
+    Traceback (most recent call last):
+    ...
+    symq.core.errors.InvalidParameter: parameter beta=True must be a number in (0, 1)
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating,
+                                                                      np.integer)):
+        raise InvalidParameter(name, value, domain)
+    out = float(value)
+    if math.isnan(out) or (math.isinf(out) and not allow_inf) or (ok is not None and not ok(out)):
+        raise InvalidParameter(name, value, domain)
+    return out
+
+
+def integer_value(name: str, value: Any, minimum: int, reason: str = "") -> int:
+    """``value`` as an int if it is an integer (an integral float is accepted) ``>= minimum``.
+
+    Examples
+    --------
+    >>> integer_value("m", 2.0, 1)
+    2
+    """
+    if isinstance(value, (float, np.floating)) and math.isfinite(float(value)) \
+            and float(value).is_integer():
+        value = int(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or value < minimum:
+        raise InvalidParameter(name, value, f"an integer >= {minimum}", reason)
+    return int(value)
 
 
 class Domain(ABC):

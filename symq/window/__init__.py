@@ -25,10 +25,16 @@ Examples
 130.983
 """
 
+from .mimd import MIMDFloor
+from .model import AWP, protocol_from_options, solve_awp
+from .montecarlo import simulate_protocol
+from .numeric import WindowSolution, solve_window
+from .ordering import Ordering, compare
+from .powerlaw import PowerLawWindow
 from .protocol import (
     PRESETS,
-    W,
     PowerLawParameters,
+    W,
     WindowProtocol,
     general,
     highspeed,
@@ -36,15 +42,15 @@ from .protocol import (
     newreno,
     scalable,
 )
-from .mimd import MIMDFloor
-from .model import AWP, protocol_from_options, solve_awp
-from .montecarlo import simulate_protocol
-from .numeric import WindowSolution, solve_window
-from .ordering import Ordering, compare
-from .powerlaw import PowerLawWindow
 from .simulation import WindowEstimate, simulate_window
 from .solve import WindowLaw, solve_protocol
-from .symbolic import Stability, delay_equation, drift_identity, kolmogorov_equation, stability
+from .symbolic import (
+    Stability,
+    delay_equation,
+    drift_identity,
+    kolmogorov_equation,
+    stability,
+)
 
 __all__ = [
     "W", "WindowProtocol", "PowerLawParameters", "newreno", "scalable", "highspeed",

@@ -37,26 +37,15 @@ True
 from __future__ import annotations
 
 import math
-import numbers
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import lambertw
 
 from symq.core.errors import InvalidParameter, StabilityError
+from symq.core.parameters import real_value as _real
 
 __all__ = ["MIMDFloor", "mimd_theta"]
-
-
-def _real(name: str, value: Any, domain: str, ok) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating,
-                                                                      np.integer)):
-        raise InvalidParameter(name, value, domain)
-    out = float(value)
-    if not (math.isfinite(out) and ok(out)):
-        raise InvalidParameter(name, value, domain)
-    return out
 
 
 def mimd_theta(a: float, lam: float, beta: float) -> float:

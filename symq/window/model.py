@@ -22,7 +22,13 @@ import time
 from typing import Any
 
 from symq.core.errors import InvalidParameter
-from symq.core.parameters import Choice, Expression, NonNegativeReal, Parameter, PositiveReal
+from symq.core.parameters import (
+    Choice,
+    Expression,
+    NonNegativeReal,
+    Parameter,
+    PositiveReal,
+)
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
 

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -66,6 +65,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError
+from symq.core.parameters import real_value as _real
 
 __all__ = [
     "OKM_CONSTANT",
@@ -81,16 +81,6 @@ _CDF_TOL = 1e-10            # same for distribution functions (scipy's incomplet
                             # only good to ~1e-13 relative)
 _MAX_DPS = 6000
 _LOG_TINY = math.log(1e-320)
-
-
-def _real(name: str, value: Any, domain: str, ok: Callable[[float], bool]) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating,
-                                                                      np.integer)):
-        raise InvalidParameter(name, value, domain)
-    out = float(value)
-    if not (math.isfinite(out) and ok(out)):
-        raise InvalidParameter(name, value, domain)
-    return out
 
 
 def _points(name: str, w: ArrayLike) -> NDArray[np.float64]:

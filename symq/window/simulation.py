@@ -74,7 +74,6 @@ True
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -84,6 +83,8 @@ import numpy as np
 from scipy.integrate import quad_vec
 
 from symq.core.errors import InvalidParameter
+from symq.core.parameters import integer_value as _integer
+from symq.core.parameters import real_value
 from symq.core.randomness import RngLike
 from symq.core.randomness import as_generator as _generator
 from symq.core.simstats import ConfidenceInterval, ratio_batch_means
@@ -442,20 +443,8 @@ def _build_tables(a: Callable, lam: Callable, d: Callable | None, observables: l
 
 
 def _real(name: str, value: Any, domain: str, test: Callable[[float], bool]) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidParameter(name, value, domain)
-    value = float(value)
-    if math.isnan(value) or not test(value):
-        raise InvalidParameter(name, value, domain)
-    return value
-
-
-def _integer(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, np.integer):
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidParameter(name, value, f"an integer >= {minimum}")
-    return value
+    """Real, not NaN, ``test`` holds (infinite bounds such as ``w_max = inf`` are allowed)."""
+    return real_value(name, value, domain, test, allow_inf=True)
 
 
 def _power_law(value: Any) -> tuple[float, float, float, float, float]:

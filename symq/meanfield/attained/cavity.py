@@ -46,7 +46,6 @@ Examples
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +55,8 @@ import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError
+from symq.core.parameters import integer_value as _integer
+from symq.core.parameters import real_value as _real
 
 from ..simulation import validate_ph
 from .policies import Policy, get_policy
@@ -76,22 +77,6 @@ class TruncationWarning(UserWarning):
 # --------------------------------------------------------------------------------------------
 # input checks
 # --------------------------------------------------------------------------------------------
-
-
-def _real(name: str, value: Any, domain: str, ok: Any) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating)) \
-            or not math.isfinite(float(value)) or not ok(float(value)):
-        raise InvalidParameter(name, value, domain)
-    return float(value)
-
-
-def _integer(name: str, value: Any, low: int, reason: str = "") -> int:
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        value = int(value)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-            or value < low:
-        raise InvalidParameter(name, value, f"an integer >= {low}", reason)
-    return int(value)
 
 
 def _layers(delta: float, rep_max: float) -> int:

@@ -21,7 +21,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from symq.core.parameters import Choice, IntegerAtLeast, Interval, Parameter, PositiveReal
+from symq.core.parameters import (
+    Choice,
+    IntegerAtLeast,
+    Interval,
+    Parameter,
+    PositiveReal,
+)
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
