@@ -17,12 +17,7 @@ from symq.meanfield.attained.policies import (
     get_policy,
     mean_residual_life,
 )
-from symq.meanfield.phase_type import erlang, hyperexponential2
-
-try:
-    from symq.meanfield.phase_type import hyper_erlang
-except ImportError:  # pragma: no cover - the lead adds it to phase_type.py
-    hyper_erlang = None
+from symq.meanfield.phase_type import erlang, hyper_erlang, hyperexponential2
 
 LOWER = np.array([0.0, 1.0, 2.0, 3.0])  # r = 3, delta = 1
 B = 3
@@ -187,7 +182,6 @@ def test_mean_residual_life_erlang_by_integrating_the_ccdf():
     assert mean_residual_life(alpha, A, 500.0) == pytest.approx(1 / rate, rel=1e-2)
 
 
-@pytest.mark.skipif(hyper_erlang is None, reason="hyper_erlang not in phase_type yet")
 def test_mean_residual_life_hyper_erlang_by_integrating_the_ccdf():
     alpha, A = hyper_erlang(2, 1.0, 10.0, 0.5)
     # independent ccdf: mixture of two Erlang-2 read off the representation
