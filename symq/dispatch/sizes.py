@@ -198,10 +198,11 @@ def from_phase_type(alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> SizeLaw
 
 
 def from_me(law: Any, name: str | None = None) -> SizeLaw:
-    """Sizes from a :class:`symq.me.ME` law through its PH representation when one exists
-    (:func:`symq.meanfield.phase_type.ph_from_me` is not used here: domains do not import each
-    other; the ME law's own matrix representation must be Markovian)."""
-    alpha, A = law.to_matrix_float()  # noqa: N806
+    """Sizes from a :class:`symq.me.ME` law with real poles, through its PH representation
+    (:func:`symq.me.phase_type.to_phase_type`, Cumani's CF1 series form)."""
+    from symq.me.phase_type import to_phase_type
+
+    alpha, A = to_phase_type(law)  # noqa: N806
     return from_phase_type(alpha, A, name=name or repr(law))
 
 

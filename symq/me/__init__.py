@@ -31,6 +31,7 @@ from .distribution import ME, NotADistribution
 from .fit import Candidate, FitReport, NoCertifiedFit, Target, fit
 from .model import MODEL
 from .pade import PadeResult, moment_order, pade_fit, stieltjes_check
+from .phase_type import to_phase_type
 from .queueing import WaitingTime, mg1_waiting_time, simulate_mg1_waiting
 from .transform import RationalLST, to_rational
 
@@ -45,7 +46,7 @@ def from_moments(moments: Sequence[Any], order: int | None = None, zero: Sequenc
     return ME.from_moments(moments, order=order, zero=zero, dps=dps)
 
 
-__all__ = [
+__all__ = ["to_phase_type", 
     "ME", "NotADistribution", "RationalLST", "to_rational",
     "from_moments", "pade_fit", "PadeResult", "moment_order", "stieltjes_check",
     "certify", "Certificate", "Nonnegativity",

@@ -44,6 +44,18 @@ def test_samples_have_the_right_mean() -> None:
         assert abs(x.mean() - law.mean) < half
 
 
+def test_me_law_through_its_phase_type_form() -> None:
+    from symq.me import ME
+    from symq.dispatch.sizes import from_me
+
+    law = ME.hyperexponential([sp.Rational(1, 4), sp.Rational(3, 4)], [1, 4])
+    sizes = from_me(law)
+    assert sizes.mean == pytest.approx(float(law.mean), rel=1e-12)
+    assert sizes.second_moment == pytest.approx(float(law.moment(2)), rel=1e-12)
+    x = 0.7
+    assert float(sizes.ccdf(x)) == pytest.approx(float(law.ccdf(x)), rel=1e-10)
+
+
 def test_bad_size_laws() -> None:
     with pytest.raises(InvalidParameter, match="mean"):
         exponential(0.0)
