@@ -51,7 +51,8 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp", scv: flo
     if key == "optimal":
         from .vi import richardson, solve_optimal
 
-        step = 0.1 if delta is None else float(delta)
+        # the fine grid is delta/2; m = 3 has ~N^3/6 sorted states, so it starts coarser
+        step = (0.1 if m <= 2 else 0.4) if delta is None else float(delta)
         top = default_truncation(rho) if umax is None else float(umax)
         extrapolated = richardson(solve_optimal, m, rho, law, delta=step, U=top)
         values.update(ET=extrapolated.g, method="value-iteration",
