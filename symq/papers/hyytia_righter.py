@@ -35,7 +35,9 @@ EJOR = "Hyytiä, Penttinen, Aalto, EJOR 2012 (size-aware value functions of M/G/
 SIZES = exponential(1.0)
 
 #: Value-iteration grids: (coarse step, truncation U) per load; Richardson over delta, delta/2.
-GRIDS = {0.4: (0.1, 24.0), 0.9: (0.2, 80.0)}
+#: At rho = 0.9 the steps 0.4, 0.2 give g0 = 3.9596, 0.003 above the value with steps 0.1, 0.05
+#: and U = 150 (3.9563): well inside the simulation's interval, at a fifth of the cost.
+GRIDS = {0.4: (0.1, 24.0), 0.9: (0.4, 80.0)}
 
 
 @functools.lru_cache(maxsize=None)
