@@ -109,11 +109,10 @@ def _mimd_floor_balance(exact: Any, a: float, lam: float, beta: float, w_min: fl
     return float((gain - lam * (mean - low - high)) / gain)
 
 
-def _closed_form(protocol: WindowProtocol) -> WindowLaw | None:
+def _closed_form(protocol: WindowProtocol, verdict: Stability) -> WindowLaw | None:
     law = protocol.power_law()
     if law is None:
         return None
-    verdict = stability(protocol)
     if not protocol.bounded and law.m > 0:
         from .powerlaw import PowerLawWindow
 
@@ -184,7 +183,7 @@ def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float =
         raise StabilityError(f"{protocol.name} has no stationary window law: {verdict.status} "
                              f"({verdict.reason}); moments are not defined")
     if method in ("auto", "closed form"):
-        exact = _closed_form(protocol)
+        exact = _closed_form(protocol, verdict)
         if exact is not None:
             return exact
         if method == "closed form":
