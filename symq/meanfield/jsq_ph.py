@@ -44,6 +44,7 @@ from symq.core.errors import InvalidParameter, NotConverged, StabilityError
 from symq.core.result import Exactness, Result
 
 from .phase_type import hyperexponential2
+from .probes import probe_polynomial as _hd
 from .simulation import validate_ph
 
 __all__ = [
@@ -79,14 +80,6 @@ def _check_stable(d: int, lam: float, mean: float) -> None:
         raise StabilityError(
             f"per-server load lam*E[X]={lam * mean:.6g} (lam={lam:g}, E[X]={mean:.6g}) must be < 1 "
             f"for JSQ(d={d}) with phase-type service: every server needs lam*E[X] < 1")
-
-
-def _hd(p: NDArray[np.float64], q: NDArray[np.float64], d: int) -> NDArray[np.float64]:
-    """``h_d(p, q) = (p^d - q^d)/(p - q) = sum_{i<d} p^i q^(d-1-i)`` (no 0/0 in the tail)."""
-    out = np.zeros(np.broadcast(p, q).shape)
-    for i in range(d):
-        out = out + p ** i * q ** (d - 1 - i)
-    return out
 
 
 def _exponent(d: int, k: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -40,6 +40,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from symq.core.errors import InvalidParameter, NotConverged
 
+from .probes import probe_polynomial as _hd
+
 __all__ = [
     "LevelDependentQBD",
     "LyapunovCheck",
@@ -387,11 +389,6 @@ class NonlinearQBD:
 
 
 # ---------------------------------------------------------------------- JSQ(d) instances
-
-def _hd(p: float, q: float, d: int) -> float:
-    """``h_d(p, q) = (p^d - q^d)/(p - q) = sum_{i<d} p^i q^(d-1-i)`` (no 0/0)."""
-    return float(sum(p ** i * q ** (d - 1 - i) for i in range(d)))
-
 
 def _check_jsq(d: Any, lam: Any) -> tuple[int, float]:
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:

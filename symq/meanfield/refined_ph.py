@@ -47,6 +47,7 @@ from symq.core.result import Exactness, Result
 
 from .jsq_ph import solve_jsq_ph
 from .population import PopulationProcess
+from .probes import probe_polynomial as _hd
 from .simulation import validate_ph
 from .supermarket import LAM, check_parameters
 
@@ -54,11 +55,6 @@ __all__ = ["jsq_ph_process", "refined_jsq_ph"]
 
 #: Levels above which the dense Lyapunov solve of the refined term gets slow.
 MAX_DIMENSION = 600
-
-
-def _hd(p: sp.Expr, q: sp.Expr, d: int) -> sp.Expr:
-    """``(p^d - q^d)/(p - q)`` as the polynomial ``sum_i p^i q^(d-1-i)`` (no 0/0)."""
-    return sp.Add(*[p ** i * q ** (d - 1 - i) for i in range(d)])
 
 
 def _number(value: float) -> sp.Expr:

@@ -91,7 +91,7 @@ def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None
     values: dict[str, Any] = {"stable": verdict.stable, "stability": verdict.status,
                               "stability_reason": verdict.reason}
     if verdict.stable:
-        law = solve_protocol(tcp, method=method)
+        law = solve_protocol(tcp, method=method, verdict=verdict)
         values.update(law.summary())
         values["stable"] = True
         exactness = Exactness.EXACT if law.method.startswith("closed form") else Exactness.NUMERIC

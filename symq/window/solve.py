@@ -154,8 +154,8 @@ def _closed_form(protocol: WindowProtocol, verdict: Stability) -> WindowLaw | No
     return None
 
 
-def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float = 1e-8
-                   ) -> WindowLaw:
+def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float = 1e-8,
+                   verdict: Stability | None = None) -> WindowLaw:
     """Stationary law of the window of ``protocol`` (see the module notes for the dispatch).
 
     Parameters
@@ -165,6 +165,9 @@ def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float =
         ``"closed form"`` raises if none applies; ``"numeric"`` forces the general solver.
     rtol : float
         Target relative accuracy of the numerical solver.
+    verdict : Stability, optional
+        :func:`~symq.window.symbolic.stability` of ``protocol`` if the caller has it already
+        (its sympy limits are the slow part of small solves).
 
     Raises
     ------
@@ -178,7 +181,8 @@ def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float =
         raise InvalidParameter("protocol", protocol, "a WindowProtocol")
     if method not in METHODS:
         raise InvalidParameter("method", method, "one of " + ", ".join(METHODS))
-    verdict = stability(protocol)
+    if verdict is None:
+        verdict = stability(protocol)
     if not verdict.stable:
         raise StabilityError(f"{protocol.name} has no stationary window law: {verdict.status} "
                              f"({verdict.reason}); moments are not defined")

@@ -58,6 +58,7 @@ from symq.core.errors import InvalidParameter, NotConverged, StabilityError
 from symq.core.parameters import integer_value as _integer
 from symq.core.parameters import real_value as _real
 
+from ..probes import probe_polynomial as _hd
 from ..simulation import validate_ph
 from .policies import Policy, get_policy
 
@@ -87,14 +88,6 @@ def _layers(delta: float, rep_max: float) -> int:
 # --------------------------------------------------------------------------------------------
 # one cavity iteration
 # --------------------------------------------------------------------------------------------
-
-
-def _hd(p: NDArray[np.float64], q: NDArray[np.float64], d: int) -> NDArray[np.float64]:
-    """``sum_{i<d} p^i q^(d-1-i) = (p^d - q^d)/(p - q)`` without 0/0."""
-    out = np.zeros(np.broadcast(p, q).shape)
-    for i in range(d):
-        out = out + p ** i * q ** (d - 1 - i)
-    return out
 
 
 class _Ranking:
