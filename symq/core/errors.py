@@ -16,11 +16,30 @@ __all__ = [
     "DerivationTimeout",
     "MissingDependency",
     "InvalidMoments",
+    "TruncationError",
+    "ResourceLimit",
+    "OutputError",
+    "SchedulerUnreachable",
+    "EXIT_USAGE",
+    "EXIT_RUNTIME",
 ]
+
+#: Exit status of the CLI for bad input (a value outside its domain, an unknown name).
+EXIT_USAGE = 2
+#: Exit status of the CLI for a run-time failure: a solver that did not converge or would have
+#: truncated beyond the accuracy asked for, an output path that cannot be written, a scheduler
+#: that cannot be reached.
+EXIT_RUNTIME = 3
 
 
 class SymqError(Exception):
-    """Base class of every error raised on purpose by symq."""
+    """Base class of every error raised on purpose by symq.
+
+    ``exit_status`` is the status the command line exits with when this error ends a command:
+    :data:`EXIT_USAGE` (2) for bad input, :data:`EXIT_RUNTIME` (3) for run-time failures.
+    """
+
+    exit_status: int = EXIT_USAGE
 
 
 class InvalidParameter(SymqError, ValueError):
@@ -54,7 +73,7 @@ class StabilityError(SymqError, ValueError):
 
 
 class NotConverged(SymqError, RuntimeError):
-    """An iterative solver stopped before reaching its tolerance.
+    """An iterative solver stopped before reaching its tolerance (CLI exit status 3).
 
     Parameters
     ----------
@@ -68,15 +87,52 @@ class NotConverged(SymqError, RuntimeError):
         Number of iterations performed.
     """
 
-    def __init__(self, solver: str, residual: float, tolerance: float, iterations: int) -> None:
+    exit_status = EXIT_RUNTIME
+
+    def __init__(self, solver: str, residual: float, tolerance: float, iterations: int,
+                 advice: str = "") -> None:
         self.solver = solver
         self.residual = residual
         self.tolerance = tolerance
         self.iterations = iterations
-        super().__init__(
-            f"{solver} did not converge: residual {residual:.3g} > tolerance {tolerance:.3g} "
-            f"after {iterations} iterations"
-        )
+        message = (f"{solver} did not converge: residual {residual:.3g} > tolerance "
+                   f"{tolerance:.3g} after {iterations} iterations")
+        if advice:
+            message += f"; {advice}"
+        super().__init__(message)
+
+
+class TruncationError(NotConverged):
+    """A truncation (levels, layers, grid, series) would leave out more than the accuracy asked for.
+
+    Parameters
+    ----------
+    solver : str
+        Name of the solver.
+    quantity : str
+        What was truncated and what the bound measures, e.g. ``"queue-length levels (tail mass)"``.
+    left_out : float
+        The mass or error bound beyond the truncation that was reached.
+    tolerance : float
+        The accuracy asked for.
+    reached : object
+        The largest truncation tried (e.g. the number of levels).
+    advice : str
+        What the user can change (a parameter as they type it, and which way).
+    """
+
+    def __init__(self, solver: str, quantity: str, left_out: float, tolerance: float,
+                 reached: object, advice: str = "") -> None:
+        self.quantity = quantity
+        self.left_out = left_out
+        self.reached = reached
+        SymqError.__init__(self)  # message set below
+        self.solver, self.residual, self.tolerance, self.iterations = solver, left_out, tolerance, 0
+        message = (f"{solver}: truncation at {quantity} = {reached} leaves out {left_out:.3g} "
+                   f"> tolerance {tolerance:.3g}")
+        if advice:
+            message += f"; {advice}"
+        self.args = (message,)
 
 
 class UnknownName(SymqError, KeyError):
@@ -91,6 +147,43 @@ class UnknownName(SymqError, KeyError):
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return str(self.args[0])
+
+
+class ResourceLimit(InvalidParameter):
+    """A parameter asks for more memory (or states) than this machine can hold.
+
+    The message names the parameter as the user typed it, its value, what it would need and the
+    largest (or smallest) value that fits.
+
+    Parameters
+    ----------
+    name : str
+        The parameter as the user typed it.
+    value : object
+        The value received.
+    needed : str
+        What the value needs, e.g. ``"1.9e+12 states (15 TiB) of a budget of 11 GiB"``.
+    limit : str
+        The value that fits, e.g. ``"delta >= 0.004"``.
+    """
+
+    def __init__(self, name: str, value: object, needed: str, limit: str) -> None:
+        InvalidParameter.__init__(self, name, value, limit, f"it needs {needed}")
+        self.needed = needed
+        self.limit = limit
+
+
+class OutputError(SymqError, OSError):
+    """An output path (``-o FILE``, ``--report DIR``) that cannot be written (CLI exit status 3)."""
+
+    exit_status = EXIT_RUNTIME
+
+
+class SchedulerUnreachable(SymqError, ConnectionError):
+    """A Dask scheduler address that is malformed or cannot be reached in the time allowed
+    (CLI exit status 3)."""
+
+    exit_status = EXIT_RUNTIME
 
 
 class DerivationTimeout(SymqError, TimeoutError):

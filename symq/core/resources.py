@@ -1,0 +1,139 @@
+"""Memory guards: estimate what an allocation needs before making it.
+
+Solvers whose arrays grow with a parameter (grid steps, truncation levels, age layers, phases)
+call :func:`require_memory` with their own size estimate before allocating.  What does not fit
+in the budget is refused with a :class:`~symq.core.errors.ResourceLimit` that names the parameter
+as the user typed it, its value and the largest (or smallest) value that fits.
+
+The budget is half the memory the operating system reports as available, or the number of bytes
+in the environment variable ``SYMQ_MEMORY_LIMIT`` when set (read at each call, so a job queue can
+lower it per process).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Callable
+
+from .errors import ResourceLimit
+
+__all__ = ["memory_budget", "require_memory", "largest_fitting", "format_bytes"]
+
+#: The budget used when the operating system does not say how much memory is available.
+_FALLBACK_BYTES = 4 * 2**30
+
+
+def _available_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return _FALLBACK_BYTES
+
+
+def memory_budget() -> int:
+    """Bytes one symq allocation may take: ``SYMQ_MEMORY_LIMIT`` or half the available memory."""
+    text = os.environ.get("SYMQ_MEMORY_LIMIT", "").strip()
+    if text:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if math.isfinite(value) and value > 0:
+            return int(value)
+    return _available_bytes() // 2
+
+
+def format_bytes(n: float) -> str:
+    """``1536`` -> ``'1.5 KiB'``; ``inf`` -> ``'an unbounded amount'``."""
+    if not math.isfinite(n):
+        return "an unbounded amount"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.3g} PiB"  # pragma: no cover
+
+
+def largest_fitting(bytes_for: Callable[[float], float], lo: float, hi: float, budget: int,
+                    *, integer: bool = False, decreasing: bool = False) -> float:
+    """The value in [lo, hi] nearest ``hi`` whose allocation ``bytes_for(value)`` fits ``budget``.
+
+    With ``decreasing=True`` the size falls as the value grows (a grid step): the answer is the
+    smallest value that fits.  Bisection in log scale for positive reals, exact for integers.
+    Returns ``lo`` (or ``hi`` when decreasing) if nothing in the range fits.
+    """
+    def fits(v: float) -> bool:
+        return bytes_for(v) <= budget
+
+    a, b = (lo, hi)
+    if decreasing:  # find the smallest v with fits(v); fits is monotone increasing in v
+        if fits(a):
+            return a
+        for _ in range(200):
+            if integer and b - a <= 1:
+                break
+            m = (a + b) // 2 if integer else (math.sqrt(a * b) if a > 0 else (a + b) / 2)
+            if fits(m):
+                b = m
+            else:
+                a = m
+            if not integer and b <= a * (1 + 1e-3):
+                break
+        return b
+    if fits(b):
+        return b
+    for _ in range(200):
+        if integer and b - a <= 1:
+            break
+        m = (a + b) // 2 if integer else (math.sqrt(a * b) if a > 0 else (a + b) / 2)
+        if fits(m):
+            a = m
+        else:
+            b = m
+        if not integer and b <= a * (1 + 1e-3):
+            break
+    return a
+
+
+def require_memory(name: str, value: object, nbytes: float, *, what: str = "",
+                   limit: str | Callable[[int], str] = "") -> None:
+    """Raise :class:`ResourceLimit` if an allocation of ``nbytes`` does not fit the budget.
+
+    Parameters
+    ----------
+    name : str
+        The parameter that drives the size, as the user typed it (``"delta"``, ``"B"``).
+    value : object
+        Its value.
+    nbytes : float
+        The estimated size in bytes (``inf`` or ``nan`` never fits).
+    what : str
+        What would be allocated, e.g. ``"1.8e+12 grid states"``.
+    limit : str or callable
+        The value that fits, e.g. ``"at least 0.004"``, or a function of the budget in bytes
+        returning that text (called only when the allocation is refused).
+
+    Examples
+    --------
+    >>> require_memory("n", 10, 80.0)
+    >>> require_memory("n", 10**15, 8e15, what="1e15 floats", limit="at most 1e9")
+    Traceback (most recent call last):
+    ...
+    symq.core.errors.ResourceLimit: parameter n=1000000000000000 must be at most 1e9 (it needs 1e15 floats (7.11 PiB) of a budget of ...)
+    """
+    budget = memory_budget()
+    if math.isfinite(nbytes) and nbytes <= budget:
+        return
+    needed = f"{what} ({format_bytes(nbytes)})" if what else format_bytes(nbytes)
+    text = limit(budget) if callable(limit) else limit
+    if not text:
+        text = f"small enough to fit in {format_bytes(budget)}"
+    raise ResourceLimit(name, value, f"{needed} of a budget of {format_bytes(budget)}", text)
