@@ -30,6 +30,7 @@ import numpy as np
 import sympy as sp
 
 from .errors import InvalidParameter
+from .formula import parse_formula
 
 __all__ = [
     "Domain",
@@ -41,6 +42,7 @@ __all__ = [
     "RationalVector",
     "Choice",
     "Expression",
+    "parse_formula",
     "Parameter",
     "validate_parameters",
     "real_value",
@@ -372,63 +374,10 @@ class Choice(Domain):
         return self.coerce(name, text)
 
 
-#: The names a user formula may use besides its declared symbols.
-_FORMULA_NAMESPACE: dict[str, Any] = {
-    name: getattr(sp, name) for name in (
-        "Integer", "Float", "Rational", "Symbol", "exp", "log", "sqrt", "Min", "Max", "Abs",
-        "Piecewise", "sin", "cos", "tanh", "pi", "E")
-}
-
-
-def parse_formula(name: str, text: str, symbols: tuple[str, ...]) -> sp.Expr:
-    """Parse ``text`` into a sympy expression in ``symbols`` only (``^`` means power).
-
-    The parser sees only elementary functions (exp, log, sqrt, Min, Max, Abs, Piecewise, ...) and
-    the declared symbols, which are real and positive; any other name is an error.
-
-    Raises
-    ------
-    InvalidParameter
-        Unparsable text, or a name other than ``symbols``.
-
-    Examples
-    --------
-    >>> parse_formula("a", "0.01*w", ("w",))
-    0.01*w
-    >>> parse_formula("a", "x*w", ("w",))
-    Traceback (most recent call last):
-    ...
-    symq.core.errors.InvalidParameter: parameter a='x*w' must be an expression in w (unknown name x)
-    """
-    from sympy.parsing.sympy_parser import (
-        convert_xor,
-        implicit_multiplication_application,
-        parse_expr,
-        standard_transformations,
-    )
-
-    allowed = {s: sp.Symbol(s, positive=True) for s in symbols}
-    domain = "an expression in " + ", ".join(symbols)
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidParameter(name, text, domain, "empty formula")
-    try:
-        expr = parse_expr(text, local_dict=dict(allowed),
-                          global_dict={"__builtins__": {}, **_FORMULA_NAMESPACE},
-                          transformations=standard_transformations
-                          + (convert_xor, implicit_multiplication_application))
-    except Exception as exc:  # the parser raises many kinds of errors on bad text
-        raise InvalidParameter(name, text, domain, f"cannot parse it: {exc}") from None
-    if not isinstance(expr, sp.Expr):
-        raise InvalidParameter(name, text, domain, "not an expression")
-    unknown = sorted(str(s) for s in expr.free_symbols if str(s) not in allowed)
-    if unknown:
-        raise InvalidParameter(name, text, domain, "unknown name " + ", ".join(unknown))
-    return expr
-
-
 @dataclass(frozen=True)
 class Expression(Domain):
-    """A formula in the given symbols, parsed by :func:`parse_formula` (text or sympy)."""
+    """A formula in the given symbols: text parsed by :func:`symq.core.formula.parse_formula`
+    (a whitelisted syntax tree, never evaluated), a sympy expression or a finite number."""
 
     symbols: tuple[str, ...] = ("w",)
 
@@ -443,8 +392,12 @@ class Expression(Domain):
             if unknown:
                 raise InvalidParameter(name, value, self.describe(),
                                        "unknown name " + ", ".join(unknown))
+            if value.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+                raise InvalidParameter(name, value, self.describe(), "not finite")
             return value
         if _is_real_number(value):
+            if not math.isfinite(float(value)):
+                raise InvalidParameter(name, value, self.describe(), "not finite")
             return sp.Float(value)
         raise InvalidParameter(name, value, self.describe())
 

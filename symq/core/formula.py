@@ -1,0 +1,305 @@
+"""A formula parser that cannot run code.
+
+User text (a window profile ``0.5*w``, a rate ``lam*(1-x)``, a claimed closed form) is parsed by
+Python's :mod:`ast` into a syntax tree, every node of which must be of a whitelisted kind:
+numbers, the declared variables, ``+ - * / **`` (``^`` is read as ``**``), unary minus, and calls
+of a fixed list of elementary functions.  The sympy expression is built from the tree by this
+module; the text is never given to ``eval``, ``exec``, ``sympify`` or ``parse_expr``.  The size of
+the text, the number of nodes, the nesting depth and the height of exponent towers are bounded,
+and constant powers are folded only when their result is small, so no formula can hang the parser
+or exhaust memory.
+
+Examples
+--------
+>>> parse_formula("a", "0.01*w^2 + exp(-w)/2", ("w",))
+0.01*w**2 + exp(-w)/2
+>>> parse_formula("a", "().__class__", ("w",))
+Traceback (most recent call last):
+...
+symq.core.errors.InvalidParameter: parameter a='().__class__' must be an expression in w (attribute access (.__class__) is not allowed)
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from typing import Any, Callable
+
+import sympy as sp
+
+from .errors import InvalidParameter
+
+__all__ = ["parse_formula", "FUNCTIONS", "CONSTANTS", "MAX_LENGTH", "MAX_NODES", "MAX_DEPTH",
+           "MAX_TOWER"]
+
+#: Longest formula accepted, in characters.
+MAX_LENGTH = 2000
+#: Most syntax-tree nodes accepted.
+MAX_NODES = 400
+#: Deepest nesting of operations accepted.
+MAX_DEPTH = 40
+#: Highest exponent tower accepted (``w**w**w`` has height 3).
+MAX_TOWER = 3
+#: Largest integer exponent folded exactly when base and exponent are numbers.
+_MAX_EXACT_EXPONENT = 256
+#: Largest number of digits of an integer literal.
+_MAX_DIGITS = 60
+
+#: Functions a formula may call, with their number of arguments (None: one or more).
+FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int | None]] = {
+    "exp": (sp.exp, 1), "log": (sp.log, 1), "sqrt": (sp.sqrt, 1), "Abs": (sp.Abs, 1),
+    "abs": (sp.Abs, 1), "sin": (sp.sin, 1), "cos": (sp.cos, 1), "tanh": (sp.tanh, 1),
+    "Min": (sp.Min, None), "Max": (sp.Max, None), "min": (sp.Min, None), "max": (sp.Max, None),
+}
+#: Named constants a formula may use besides its declared variables.
+CONSTANTS: dict[str, sp.Expr] = {"pi": sp.pi, "E": sp.E}
+
+_BINARY: dict[type, Callable[[sp.Expr, sp.Expr], sp.Expr]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+}
+
+_FORBIDDEN_NAMES = {
+    ast.Attribute: "attribute access", ast.Subscript: "indexing", ast.Lambda: "lambda",
+    ast.ListComp: "a comprehension", ast.SetComp: "a comprehension", ast.DictComp:
+    "a comprehension", ast.GeneratorExp: "a comprehension", ast.JoinedStr: "an f-string",
+    ast.Compare: "a comparison", ast.BoolOp: "a logical operator", ast.IfExp:
+    "a conditional", ast.List: "a list", ast.Tuple: "a tuple", ast.Dict: "a dict", ast.Set:
+    "a set", ast.Starred: "unpacking", ast.NamedExpr: "an assignment", ast.Await: "await",
+    ast.Yield: "yield", ast.YieldFrom: "yield", ast.Slice: "a slice",
+}
+
+
+class _Reject(Exception):
+    """Why the text is not an allowed formula (turned into InvalidParameter by parse_formula)."""
+
+
+def _describe_node(node: ast.AST) -> str:
+    kind = _FORBIDDEN_NAMES.get(type(node))
+    if kind is None:
+        kind = {ast.BitXor: "^", ast.FloorDiv: "//", ast.Mod: "%", ast.MatMult: "@"}.get(
+            type(getattr(node, "op", None)), type(node).__name__)
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+            kind = f"the operator {kind}"
+    if isinstance(node, ast.Attribute):
+        kind += f" (.{node.attr})"
+    return kind
+
+
+class _Builder:
+    """Builds a sympy expression from a checked syntax tree."""
+
+    def __init__(self, symbols: dict[str, sp.Symbol]) -> None:
+        self.symbols = symbols
+        self.nodes = 0
+
+    def build(self, node: ast.AST, depth: int = 0) -> sp.Expr:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _Reject(f"more than {MAX_NODES} terms")
+        if depth > MAX_DEPTH:
+            raise _Reject(f"nested deeper than {MAX_DEPTH} levels")
+        if isinstance(node, ast.Constant):
+            return self._constant(node.value)
+        if isinstance(node, ast.Name):
+            return self._name(node.id)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = self.build(node.operand, depth + 1)
+            return -operand if isinstance(node.op, ast.USub) else operand
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            return self._power(node, depth)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            chained = isinstance(node.left, ast.BinOp) and type(node.left.op) in _BINARY
+            left = self.build(node.left, depth if chained else depth + 1)  # a+b+c+... is flat
+            right = self.build(node.right, depth + 1)
+            return _BINARY[type(node.op)](left, right)
+        if isinstance(node, ast.Call):
+            return self._call(node, depth)
+        raise _Reject(f"{_describe_node(node)} is not allowed")
+
+    def _constant(self, value: Any) -> sp.Expr:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _Reject(f"the literal {value!r} is not a real number")
+        if isinstance(value, int):
+            if abs(value) >= 10**_MAX_DIGITS:
+                raise _Reject(f"an integer with more than {_MAX_DIGITS} digits")
+            return sp.Integer(value)
+        if not math.isfinite(value):
+            raise _Reject("a number that overflows to infinity")
+        return sp.Float(value)
+
+    def _name(self, name: str) -> sp.Expr:
+        if name in self.symbols:
+            return self.symbols[name]
+        if name in CONSTANTS:
+            return CONSTANTS[name]
+        allowed = ", ".join([*self.symbols, *CONSTANTS])
+        hint = " (a function: call it with parentheses)" if name in FUNCTIONS else ""
+        raise _Reject(f"unknown name {name}{hint}; names allowed: {allowed}")
+
+    def _power(self, node: ast.BinOp, depth: int) -> sp.Expr:
+        height, probe = 1, node
+        while isinstance(probe, ast.BinOp) and isinstance(probe.op, ast.Pow):
+            height += 1
+            probe = probe.right
+            while isinstance(probe, ast.UnaryOp):
+                probe = probe.operand
+        if height > MAX_TOWER:
+            raise _Reject(f"an exponent tower of height {height} (at most {MAX_TOWER})")
+        base = self.build(node.left, depth + 1)
+        exponent = self.build(node.right, depth + 1)
+        if base.is_number and exponent.is_number:
+            return _constant_power(base, exponent)
+        if exponent.is_number and exponent.is_Integer and abs(int(exponent)) > 10**6:
+            raise _Reject(f"the exponent {exponent} is too large (at most 10^6)")
+        return sp.Pow(base, exponent)
+
+    def _call(self, node: ast.Call, depth: int) -> sp.Expr:
+        if not isinstance(node.func, ast.Name):
+            raise _Reject(f"{_describe_node(node.func)} is not allowed")
+        name = node.func.id
+        if name not in FUNCTIONS:
+            raise _Reject(f"the function {name} is not allowed; functions allowed: "
+                          + ", ".join(sorted(FUNCTIONS)))
+        if node.keywords:
+            raise _Reject(f"{name}() takes no keyword arguments")
+        function, arity = FUNCTIONS[name]
+        if (arity is not None and len(node.args) != arity) or not node.args:
+            wanted = f"{arity} argument" if arity else "one or more arguments"
+            raise _Reject(f"{name}() takes {wanted}, got {len(node.args)}")
+        args = [self.build(a, depth + 1) for a in node.args]
+        return function(*args)
+
+
+def _constant_power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
+    """``base**exponent`` for numbers, exact when small, else in floating point (never huge)."""
+    if exponent.is_Integer and abs(int(exponent)) <= _MAX_EXACT_EXPONENT and base.is_Rational:
+        if abs(int(base.p)).bit_length() * abs(int(exponent)) <= 4096 \
+                and int(base.q).bit_length() * abs(int(exponent)) <= 4096:
+            if base == 0 and exponent < 0:
+                raise _Reject("0 raised to a negative power (division by zero)")
+            return sp.Pow(base, exponent)
+    b, e = _float_value(base), _float_value(exponent)
+    try:
+        value = math.pow(b, e)
+    except (OverflowError, ValueError, ZeroDivisionError):
+        value = math.nan
+    if not math.isfinite(value):
+        raise _Reject(f"({base})**({exponent}) is not a finite real number")
+    return sp.Float(value)
+
+
+def parse_formula(name: str, text: str, symbols: tuple[str, ...]) -> sp.Expr:
+    """Parse ``text`` into a sympy expression in ``symbols`` only (``^`` means power).
+
+    Parameters
+    ----------
+    name : str
+        The parameter as the user typed it (named in error messages).
+    text : str
+        The formula.
+    symbols : tuple of str
+        The variables it may use; they become positive real sympy symbols.
+
+    Returns
+    -------
+    sympy.Expr
+        A finite expression (no ``zoo``, ``oo`` or ``nan``).
+
+    Raises
+    ------
+    InvalidParameter
+        Empty or too long text, a syntax error, a construct outside the whitelist (attributes,
+        indexing, lambda, comprehensions, strings, keyword arguments, unknown names or functions),
+        too many terms, too deep nesting, an exponent tower higher than :data:`MAX_TOWER`, or a
+        value that is not finite (``1/0``).
+
+    Examples
+    --------
+    >>> parse_formula("a", "0.01*w", ("w",))
+    0.01*w
+    >>> parse_formula("a", "x*w", ("w",))
+    Traceback (most recent call last):
+    ...
+    symq.core.errors.InvalidParameter: parameter a='x*w' must be an expression in w (unknown name x; names allowed: w, pi, E)
+    """
+    domain = "an expression in " + ", ".join(symbols)
+    if not isinstance(text, str):
+        raise InvalidParameter(name, text, domain, "not a string")
+    shown = text if len(text) <= 80 else text[:60] + f"... ({len(text)} characters)"
+    if not text.strip():
+        raise InvalidParameter(name, shown, domain, "empty formula")
+    if len(text) > MAX_LENGTH:
+        raise InvalidParameter(name, shown, domain, f"longer than {MAX_LENGTH} characters")
+    if not text.isprintable():
+        raise InvalidParameter(name, shown, domain, "contains a control character")
+    try:
+        tree = ast.parse(text.replace("^", "**").strip(), mode="eval")
+    except SyntaxError as exc:
+        where = f" at column {exc.offset}" if exc.offset else ""
+        raise InvalidParameter(name, shown, domain, f"syntax error{where}: {exc.msg}; write "
+                               "products with * (2*w, not 2w)") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise InvalidParameter(name, shown, domain, f"cannot parse it: {exc}") from None
+    allowed = {s: sp.Symbol(s, positive=True) for s in symbols}
+    try:
+        expr = _Builder(allowed).build(tree.body)
+    except _Reject as exc:
+        raise InvalidParameter(name, shown, domain, str(exc)) from None
+    except RecursionError:
+        raise InvalidParameter(name, shown, domain, f"nested deeper than {MAX_DEPTH} levels"
+                               ) from None
+    if not isinstance(expr, sp.Expr):
+        raise InvalidParameter(name, shown, domain, "not an expression")
+    if expr.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+        raise InvalidParameter(name, shown, domain, "not finite (a division by zero?)")
+    if expr.is_number:
+        value = _float_value(expr)
+        if not math.isfinite(value):
+            raise InvalidParameter(name, shown, domain, "its value is not a finite real number")
+    return expr
+
+
+_FLOAT_FUNCTIONS: dict[type, Callable[[float], float]] = {
+    sp.exp: math.exp, sp.log: math.log, sp.sin: math.sin, sp.cos: math.cos,
+    sp.tanh: math.tanh, sp.Abs: abs,
+}
+
+
+def _float_value(expr: sp.Expr) -> float:
+    """The value of a constant expression in floating point (``nan`` if not a finite real).
+
+    Evaluated node by node with :mod:`math`, so a huge intermediate (``exp(exp(exp(100)))``)
+    overflows to ``nan`` at once instead of being carried at arbitrary size.
+    """
+    try:
+        return _float_node(expr)
+    except (OverflowError, ValueError, ZeroDivisionError, TypeError):
+        return math.nan
+
+
+def _float_node(expr: sp.Expr) -> float:
+    if expr.is_Rational or expr.is_Float:
+        return float(expr)
+    if expr is sp.pi or expr is sp.E:
+        return float(expr)
+    if expr.is_Add:
+        out = math.fsum(_float_node(a) for a in expr.args)
+    elif expr.is_Mul:
+        out = 1.0
+        for a in expr.args:
+            out *= _float_node(a)
+    elif expr.is_Pow:
+        out = math.pow(_float_node(expr.base), _float_node(expr.exp))
+    elif isinstance(expr, (sp.Min, sp.Max)):
+        values = [_float_node(a) for a in expr.args]
+        out = min(values) if isinstance(expr, sp.Min) else max(values)
+    elif type(expr) in _FLOAT_FUNCTIONS:
+        out = _FLOAT_FUNCTIONS[type(expr)](_float_node(expr.args[0]))
+    else:
+        raise TypeError(f"cannot evaluate {type(expr).__name__}")
+    if not math.isfinite(out):
+        raise OverflowError
+    return out
