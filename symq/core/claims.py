@@ -112,7 +112,15 @@ def mixed_error(scale: float = 1.0) -> Callable[[Any, Any], float]:
 
 
 def symbolic_error(claimed: Any, reference: Any) -> float:
-    """0 when sympy proves ``claimed == reference``; otherwise the numeric gap or inf."""
+    """0 when sympy proves ``claimed == reference``; otherwise the numeric gap or inf.
+
+    Both sides are sympy expressions or numbers; text is refused (parse it first with
+    :func:`symq.core.formula.parse_formula`, which never evaluates it).
+    """
+    for side in (claimed, reference):
+        if isinstance(side, str):
+            raise TypeError("symbolic_error compares sympy expressions, not text; parse text "
+                            "with symq.core.formula.parse_formula")
     difference = sp.simplify(sp.sympify(claimed) - sp.sympify(reference))
     if difference == 0:
         return 0.0

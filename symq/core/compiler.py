@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import inspect
 import threading
+import types
 from typing import Any, Callable, Iterable, Sequence
 
-import mpmath
 import numpy as np
 import sympy as sp
 
 from .errors import SymqError
+from .precision import local_mp, working_dps
 
 __all__ = ["CompiledFunction", "compile", "clear_cache", "cache_info"]
 
@@ -41,8 +42,10 @@ class CompiledFunction:
 
     Call it with one positional value per argument.  With the numpy backend the
     arguments broadcast against each other and every output has the broadcast shape
-    (constant outputs included).  With the mpmath backend the call runs at ``dps``
-    decimal digits when given, otherwise at the current ``mpmath.mp.dps``.
+    (constant outputs included).  With the mpmath backend the call runs in the calling
+    thread's private mpmath context (:mod:`symq.core.precision`; mpmath's global context is
+    never touched), at ``dps`` decimal digits when given, otherwise at that context's current
+    precision (53 bits unless the caller is inside :func:`~symq.core.precision.working_dps`).
 
     Attributes
     ----------
@@ -65,6 +68,7 @@ class CompiledFunction:
         modules = ["numpy", "scipy"] if backend == "numpy" else ["mpmath"]
         target = exprs[0] if single else list(exprs)
         self._func: Callable[..., Any] = sp.lambdify(args, target, modules=modules, cse=True)
+        self._per_thread = threading.local()
         try:
             self.source = inspect.getsource(self._func)
         except (OSError, TypeError):  # pragma: no cover - lambdify always registers its source
@@ -79,7 +83,7 @@ class CompiledFunction:
         if self.backend == "mpmath":
             if dps is None:
                 return self._call_mpmath(values)
-            with mpmath.workdps(dps):
+            with working_dps(dps):
                 return self._call_mpmath(values)
         arrays = [np.asarray(v, dtype=float) if not isinstance(v, np.ndarray) else v for v in values]
         out = self._func(*arrays)
@@ -102,10 +106,26 @@ class CompiledFunction:
             )
         return self._func(*values)
 
+    def _thread_function(self) -> Callable[..., Any]:
+        """The generated code bound to the calling thread's private mpmath context."""
+        func = getattr(self._per_thread, "func", None)
+        if func is None:
+            ctx = local_mp()
+            namespace = {name: getattr(ctx, name, value)
+                         for name, value in self._func.__globals__.items()
+                         if not name.startswith("__")}
+            namespace["__builtins__"] = self._func.__globals__.get("__builtins__", {})
+            func = types.FunctionType(self._func.__code__, namespace, self._func.__name__,
+                                      self._func.__defaults__, self._func.__closure__)
+            self._per_thread.func = func
+        return func
+
     def _call_mpmath(self, values: Sequence[Any]) -> Any:
-        converted = [mpmath.mpmathify(v) if not isinstance(v, (mpmath.mpf, mpmath.mpc)) else v
-                     for v in values]
-        out = self._func(*converted)
+        ctx = local_mp()
+        # numbers of another context (mpmath's global one) would compute at that context's
+        # precision: every argument becomes a number of the thread's context
+        converted = [ctx.mpmathify(v) for v in values]
+        out = self._thread_function()(*converted)
         return out if self.single else tuple(out)
 
     @staticmethod
@@ -172,6 +192,10 @@ def compile(exprs: sp.Expr | Iterable[sp.Expr], args: Iterable[Any], backend: st
         raise SymqError(f"compile: backend={backend!r} must be one of {', '.join(_BACKENDS)}")
     if form not in _FORMS:
         raise SymqError(f"compile: form={form!r} must be one of {', '.join(_FORMS)}")
+    if isinstance(exprs, str) or (not isinstance(exprs, sp.Basic)
+                                  and any(isinstance(e, str) for e in exprs)):
+        raise SymqError("compile: takes sympy expressions, not text; parse user text with "
+                        "symq.core.formula.parse_formula (text is never evaluated)")
     single = isinstance(exprs, (sp.Basic, int, float))
     expr_tuple = (sp.sympify(exprs),) if single else tuple(sp.sympify(e) for e in exprs)
     if not expr_tuple:
