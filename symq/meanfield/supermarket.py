@@ -33,9 +33,11 @@ import sympy as sp
 from numpy.typing import NDArray
 
 from symq.core.derivation import Derivation
-from symq.core.errors import InvalidParameter, StabilityError
+from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
+from symq.core.resources import require_memory
 from symq.core.result import Exactness, Result
 
+from .checks import check_means, check_tail, refined_validity
 from .population import PopulationProcess
 
 __all__ = [
@@ -234,17 +236,103 @@ def heavy_traffic_ET(d: int, lam: float) -> float:  # noqa: N802
     return math.log(1.0 / (1.0 - lam)) / math.log(d)
 
 
-def _metrics(d: int, lam: float, tail: NDArray[np.float64]) -> dict[str, Any]:
-    eq = float(np.sum(tail))
+#: largest number of tail entries listed in a result (the rest is stated by ``tail_rest``).
+MAX_TAIL = 10_000
+#: default accuracy: the part of ``EQ`` left out by a truncation, relative to ``EQ``.
+TOL = 1e-12
+#: default accuracy of the refined model (relative change of ``EQ_N`` between truncations).
+TOL_REFINED = 1e-9
+
+
+def _tail_remainder(d: int, lam: float, K: int) -> float:  # noqa: N803
+    """Bound on ``sum_{k > K} u_k`` of the closed form.
+
+    For ``d = 1`` it is exact: ``lam^(K+1)/(1 - lam)``.  For ``d >= 2`` the ratios
+    ``u_{k+1}/u_k = lam^(d^k)`` decrease in ``k``, so the remainder is at most
+    ``u_{K+1} / (1 - lam^(d^(K+1)))`` (a geometric series with the first ratio).
+    """
+    log_lam = math.log(lam)
+    if d == 1:
+        return math.exp((K + 1) * log_lam) / -math.expm1(log_lam)
+    with np.errstate(over="ignore"):
+        e_next = float(_exponent(d, K + 1))
+        ratio_exp = float(d) ** (K + 1) if K + 1 < 1100 else math.inf
+    u_next = math.exp(log_lam * e_next) if math.isfinite(e_next) else 0.0
+    if u_next == 0.0:
+        return 0.0
+    return u_next / -math.expm1(log_lam * ratio_exp)
+
+
+def _listed_tail(tail: NDArray[np.float64], rest: float) -> dict[str, Any]:
+    """The tail as listed in a result: ``u_k >= 1e-16``, at most :data:`MAX_TAIL` entries.
+
+    ``tail_levels`` says how many are listed and ``tail_rest`` is the first value left out
+    (a bound on every later one, the tail being non-increasing; ``0`` if none is left out).
+    """
+    keep = int(np.searchsorted(-tail, -TAIL, side="right"))  # tail is non-increasing
+    keep = min(keep, MAX_TAIL)
+    first_left_out = float(tail[keep]) if keep < tail.size else rest
+    return {"tail": tail[:keep].tolist(), "tail_levels": keep, "tail_rest": first_left_out}
+
+
+def _metrics(d: int, lam: float, eq: float, tail: NDArray[np.float64], rest: float
+             ) -> dict[str, Any]:
+    check_tail("supermarket", tail)
+    check_means("supermarket", EQ=eq)
     values: dict[str, Any] = {"ET": eq / lam, "EQ": eq, "EW": eq / lam - 1.0,
-                              "P_wait": lam ** d, "tail": tail[tail >= TAIL].tolist()}
+                              "P_wait": lam ** d, **_listed_tail(tail, rest)}
     if d >= 2:
         values["ET_heavy_traffic"] = heavy_traffic_ET(d, lam)
     return values
 
 
-def solve_supermarket(d: int, lam: float, method: str = "closed form", K: int | None = None  # noqa: N803
-                      ) -> Result:
+def _levels_for(d: int, lam: float, tol: float, cap: int, solver: str, eq: float) -> int:
+    """Smallest ``K >= truncation_level`` whose closed-form remainder is ``<= tol * eq``.
+
+    Raises :class:`TruncationError` when it exceeds ``cap``.
+    """
+    if d == 1:  # lam^(K+1)/(1-lam) <= tol * eq  <=>  K + 1 >= log(tol eq (1-lam)) / log lam
+        need = math.log(tol * eq * -math.expm1(math.log(lam))) / math.log(lam)
+        level = max(int(math.ceil(need)), 1)
+    else:
+        level = 1
+        while _tail_remainder(d, lam, level) > tol * eq:
+            level += 1
+    level = max(level, truncation_level(d, lam, cap=10 ** 12))
+    if level > cap:
+        raise TruncationError(
+            solver, "queue-length levels (mass of EQ left out)", _tail_remainder(d, lam, cap) / eq,
+            tol, f"K={cap}",
+            f"lam={lam:g} needs {level} levels; lower lam"
+            + (" or use the closed form" if solver.endswith("fixed point") else ""))
+    return level
+
+
+def _closed_form_mean(d: int, lam: float, tol: float, K: int | None  # noqa: N803
+                      ) -> tuple[float, NDArray[np.float64], int, float]:
+    """``EQ``, the listed part of the tail, the levels summed and the bound on what is left out."""
+    if d == 1:
+        eq = lam / (1.0 - lam)  # exact: 1 - lam is exact in floating point for lam >= 1/2
+        levels = truncation_level(d, lam, cap=MAX_TAIL) if K is None else int(K)
+        levels = min(levels, MAX_TAIL)
+        tail = closed_form_tail(d, lam, levels)
+        return eq, tail, levels, 0.0
+    if K is None:
+        K = 1  # noqa: N806
+        while _tail_remainder(d, lam, K) > tol * float(np.sum(closed_form_tail(d, lam, K))):
+            K += 1  # noqa: N806
+        K = max(K, truncation_level(d, lam))  # noqa: N806
+    tail = closed_form_tail(d, lam, int(K))
+    eq = float(np.sum(tail))
+    bound = _tail_remainder(d, lam, int(K))
+    if bound > tol * eq:
+        raise TruncationError("supermarket closed form", "queue-length levels (mass of EQ left out)",
+                              bound / eq, tol, f"K={K}", "raise K")
+    return eq, tail, int(K), bound
+
+
+def solve_supermarket(d: int, lam: float, method: str = "closed form", K: int | None = None,  # noqa: N803
+                      tol: float = TOL) -> Result:
     """Mean-field JSQ(d) with exponential service: ``ET``, ``EQ``, ``EW`` and the tail ``u_k``.
 
     Parameters
@@ -254,46 +342,105 @@ def solve_supermarket(d: int, lam: float, method: str = "closed form", K: int | 
     lam : float
         Per-server arrival rate, ``0 < lam < 1`` (unit service rate).
     method : {"closed form", "fixed point"}
-        ``"closed form"``: ``u_k = lam^((d^k-1)/(d-1))`` summed until ``u_k < 1e-18``.
-        ``"fixed point"``: the truncated ODE solved by :meth:`PopulationProcess.fixed_point`.
+        ``"closed form"``: ``u_k = lam^((d^k-1)/(d-1))``; for ``d = 1`` the exact
+        ``EQ = lam/(1 - lam)``, for ``d >= 2`` the doubly exponential series summed until the
+        bound on its remainder (see :func:`_tail_remainder`) is below ``tol * EQ``.
+        ``"fixed point"``: the truncated ODE solved by :meth:`PopulationProcess.fixed_point`
+        with ``K`` levels chosen the same way (at most :data:`CAP`).
     K : int, optional
-        Truncation for ``"fixed point"`` (default: :func:`truncation_level`).
+        Truncation (default: chosen from ``tol``).
+    tol : float, default 1e-12
+        Accuracy: bound on the part of ``EQ`` left out by the truncation, relative to ``EQ``.
 
     Returns
     -------
     Result
-        ``values``: ``ET``, ``EQ`` (per server), ``EW``, ``P_wait = lam^d``, ``tail`` (``u_1, u_2,
-        ...`` while ``u_k >= 1e-16``), ``ET_heavy_traffic`` (``d >= 2``), ``K``.
+        ``values``: ``ET``, ``EQ`` (per server), ``EW``, ``P_wait = lam^d``, ``tail`` (``u_1,
+        u_2, ...`` while ``u_k >= 1e-16``, at most :data:`MAX_TAIL` entries), ``tail_levels``
+        (entries listed), ``tail_rest`` (first value not listed: a bound on all later ones),
+        ``truncation_bound`` (bound on the part of ``EQ`` left out; 0 when exact),
+        ``ET_heavy_traffic`` (``d >= 2``), ``K``.
 
     Raises
     ------
     StabilityError
         ``lam >= 1``.
     InvalidParameter
-        ``d`` not an integer >= 1, ``lam <= 0``, unknown ``method``.
+        ``d`` not an integer >= 1, ``lam <= 0``, unknown ``method``, bad ``tol``.
+    TruncationError
+        ``"fixed point"``: the levels needed for ``tol`` exceed :data:`CAP` (or the given ``K``
+        is too small).
     """
     d, lam = check_parameters(d, lam)
+    tol = _check_tol(tol)
     start = time.perf_counter()
     if method == "closed form":
-        K = truncation_level(d, lam, tail=1e-18, cap=10 ** 6) if K is None else int(K)  # noqa: N806
-        tail = closed_form_tail(d, lam, K)
+        eq, tail, K, bound = _closed_form_mean(d, lam, tol, K)  # noqa: N806
+        rest = float(closed_form_tail(d, lam, K + 1)[-1]) if tail.size == K else 0.0
         how, exactness = "closed form (Vvedenskaya-Dobrushin-Karpelevich 1996)", Exactness.EXACT
+        if d == 1:
+            how += "; EQ = lam/(1-lam) exactly, u_k = lam^k for every k"
+        else:
+            how += f", summed over K={K} levels (remainder <= {bound:.1e})"
     elif method == "fixed point":
-        K = truncation_level(d, lam) if K is None else int(K)  # noqa: N806
-        fp = jsq_process(d, K).fixed_point(np.zeros(K), {LAM: lam})
+        eq_exact = _closed_form_mean(d, lam, TOL, None)[0]
+        if K is None:
+            K = _levels_for(d, lam, tol, CAP, "supermarket fixed point", eq_exact)  # noqa: N806
+        K = int(K)  # noqa: N806
+        require_memory("lam", lam, 200.0 * 8 * K, what=f"{K} levels of the ODE",
+                       limit="smaller (fewer levels)")
+        bound = _tail_remainder(d, lam, K)
+        if bound > tol * eq_exact:
+            raise TruncationError("supermarket fixed point", "queue-length levels (mass of EQ left "
+                                  "out)", bound / eq_exact, tol, f"K={K}", "raise K")
+        x0 = np.clip(closed_form_tail(d, lam, K), 0.0, 1.0)
+        fp = jsq_process(d, K).fixed_point(x0, {LAM: lam})
         tail = fp.x
+        eq = float(np.sum(tail))
+        rest = bound
         how = f"mean-field ODE (Radau) + guarded Newton, K={K} levels, residual {fp.residual:.1e}"
         exactness = Exactness.NUMERIC
     else:
         raise InvalidParameter("method", method, "'closed form' or 'fixed point'")
-    values = _metrics(d, lam, tail)
+    values = _metrics(d, lam, eq, tail, rest)
+    values["truncation_bound"] = float(bound)
     values["K"] = int(K)
     return Result(model="supermarket", params={"d": d, "lam": lam}, values=values, method=how,
                   exactness=exactness, timings={"solve": time.perf_counter() - start})
 
 
-def refined_jsq(d: int, lam: float, N: int, K: int | None = None) -> Result:  # noqa: N803
+def _check_tol(tol: Any) -> float:
+    try:
+        value = float(tol)
+    except (TypeError, ValueError):
+        raise InvalidParameter("tol", tol, "a real number in (1e-15, 1)") from None
+    if not 1e-15 <= value < 1:
+        raise InvalidParameter("tol", tol, "a real number in [1e-15, 1)")
+    return value
+
+
+def _refined_at(d: int, lam: float, N: int, K: int) -> tuple[Any, Any, float]:  # noqa: N803
+    """Fixed point and refined terms of the process truncated at ``K`` levels."""
+    require_memory("lam", lam, 12.0 * 8 * K * K, what=f"dense {K} x {K} Lyapunov solve",
+                   limit="smaller (fewer levels)")
+    process = jsq_process(d, K)
+    params = {LAM: lam}
+    x0 = np.clip(closed_form_tail(d, lam, K), 0.0, 1.0)
+    fp = process.fixed_point(x0, params)
+    terms = process.refined_terms(fp.x, params)
+    return fp, terms, float(np.sum(fp.x + terms.V / N))
+
+
+def refined_jsq(d: int, lam: float, N: int, K: int | None = None,  # noqa: N803
+                tol: float = TOL_REFINED) -> Result:
     """Refined mean field of JSQ(d): ``E[X^N] ~ pi + V/N`` (Gast & Van Houdt 2018, Theorem 1).
+
+    For ``d = 1`` (random routing) the ``N`` queues are independent M/M/1 queues: the drift is
+    linear, so ``V = 0`` and ``E[X^N] = pi`` exactly, ``pi_k = lam^k``, ``EQ = lam/(1-lam)``
+    (no truncation).  For ``d >= 2`` the process is truncated at ``K`` levels, ``K`` grown
+    (by a quarter, at least 2 levels) until ``EQ_N`` changes by at most ``tol * EQ_N`` and the
+    closed-form mass beyond ``K`` is below ``tol * EQ``; the sum of both is
+    ``truncation_bound``.
 
     Parameters
     ----------
@@ -301,38 +448,91 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None) -> Result:  # 
     N : int
         Number of servers (``N >= 1``).
     K : int, optional
-        Truncation level; default :func:`truncation_level` capped at 400 (dense Lyapunov solve).
+        Fixed truncation level (no growth; the bound is still checked).
+    tol : float, default 1e-9
+        Relative accuracy of ``EQ_N`` asked for.
 
     Returns
     -------
     Result
         ``values``: ``pi`` (fixed point ``u_1..u_K``), ``V`` (the ``1/N`` term), ``EQ`` (mean
         field, per server), ``EQ_N = sum(pi + V/N)`` (refined, per server), ``ET``, ``ET_N``,
-        ``K``, ``truncation_bound`` (closed-form ``u_K``, what truncation neglects),
-        ``max_real_eigenvalue`` of ``DF(pi)``.
+        ``K``, ``truncation_bound``, ``max_real_eigenvalue`` of ``DF(pi)``, ``refined_valid``
+        and ``refined_invalid``: the refined estimate is only meaningful where ``pi + V/N`` is
+        an occupancy vector (entries in ``[0, 1]``, non-increasing); otherwise (small ``N`` at
+        high load) ``refined_valid`` is ``False``, ``refined_invalid`` says why and the
+        method says so: ``EQ_N`` is then outside the domain of validity of the expansion and
+        should not be used.
 
     Raises
     ------
     StabilityError, InvalidParameter
         As :func:`solve_supermarket`; ``N < 1``.
+    TruncationError
+        The levels needed exceed :data:`CAP_REFINED` (lower ``lam``), or a given ``K`` is too
+        small.
     """
     d, lam = check_parameters(d, lam, N)
-    K = truncation_level(d, lam, cap=CAP_REFINED) if K is None else int(K)  # noqa: N806
+    tol = _check_tol(tol)
     begin = time.perf_counter()
-    process = jsq_process(d, K)
-    params = {LAM: lam}
-    fp = process.fixed_point(np.zeros(K), params)
-    mid = time.perf_counter()
-    terms = process.refined_terms(fp.x, params)
+    if d == 1:
+        eq = lam / (1.0 - lam)
+        levels = truncation_level(1, lam, cap=MAX_TAIL)
+        pi = closed_form_tail(1, lam, levels)
+        values: dict[str, Any] = {
+            "pi": pi.tolist(), "V": [0.0] * levels, "EQ": eq, "EQ_N": eq, "ET": eq / lam,
+            "ET_N": eq / lam, "K": levels, "truncation_bound": 0.0,
+            "max_real_eigenvalue": -(1.0 - math.sqrt(lam)) ** 2,
+            "pi_rest": float(lam ** (levels + 1)), "refined_valid": True, "refined_invalid": "",
+        }
+        return Result(model="refined-jsq", params={"d": d, "lam": lam, "N": int(N)},
+                      values=values,
+                      method=("d = 1: independent M/M/1 queues, V = 0 and E[X^N] = pi exactly "
+                              "(closed form; pi listed while lam^k >= 1e-16)"),
+                      exactness=Exactness.EXACT, timings={"solve": time.perf_counter() - begin})
+    eq_cf = _closed_form_mean(d, lam, TOL, None)[0]
+    fixed = K is not None
+    if fixed:
+        K = int(K)  # noqa: N806
+        if K < 1:
+            raise InvalidParameter("K", K, "an integer >= 1")
+    else:
+        K = max(_levels_for(d, lam, tol, CAP_REFINED, "refined-jsq", eq_cf), 4)  # noqa: N806
+    fp, terms, eq_n = _refined_at(d, lam, N, K)
+    change = math.inf
+    while not fixed:
+        K2 = K + max(2, K // 4)  # noqa: N806
+        if K2 > CAP_REFINED:
+            raise TruncationError("refined-jsq", "queue-length levels (change of EQ_N)",
+                                  change / abs(eq_n), tol, f"K={K}",
+                                  f"lam={lam:g} is too close to 1 for {CAP_REFINED} levels; "
+                                  "lower lam")
+        fp2, terms2, eq_n2 = _refined_at(d, lam, N, K2)
+        change = abs(eq_n2 - eq_n)
+        K, fp, terms, eq_n = K2, fp2, terms2, eq_n2  # noqa: N806
+        if change <= tol * abs(eq_n):
+            break
+    tail_mass = _tail_remainder(d, lam, K)
+    bound = tail_mass + (0.0 if fixed else change)
+    if fixed and tail_mass > tol * eq_cf:
+        raise TruncationError("refined-jsq", "queue-length levels (mass of EQ left out)",
+                              tail_mass / eq_cf, tol, f"K={K}", "raise K")
     end = time.perf_counter()
     pi, V = fp.x, terms.V  # noqa: N806
-    eq, eq_n = float(np.sum(pi)), float(np.sum(pi + V / N))
+    check_tail("refined-jsq", pi, "pi")
+    eq = float(np.sum(pi))
+    check_means("refined-jsq", EQ=eq)
+    if not math.isfinite(eq_n):
+        raise NotConverged("refined-jsq (non-finite EQ_N)", float("inf"), tol, 1)
+    valid, why = refined_validity(pi, V, int(N))
     values = {
         "pi": pi.tolist(), "V": V.tolist(), "EQ": eq, "EQ_N": eq_n, "ET": eq / lam,
-        "ET_N": eq_n / lam, "K": K, "truncation_bound": float(closed_form_tail(d, lam, K)[-1]),
-        "max_real_eigenvalue": terms.max_real,
+        "ET_N": eq_n / lam, "K": K, "truncation_bound": float(bound),
+        "max_real_eigenvalue": terms.max_real, "refined_valid": valid, "refined_invalid": why,
     }
+    method = f"refined mean field (Gast & Van Houdt 2018, Thm 1), K={K} levels"
+    if not valid:
+        method += f"; REFINED ESTIMATE INVALID: {why}"
     return Result(model="refined-jsq", params={"d": d, "lam": lam, "N": int(N)}, values=values,
-                  method=f"refined mean field (Gast & Van Houdt 2018, Thm 1), K={K} levels",
-                  exactness=Exactness.NUMERIC,
-                  timings={"fixed_point": mid - begin, "refined": end - mid})
+                  method=method, exactness=Exactness.NUMERIC,
+                  timings={"solve": end - begin})
