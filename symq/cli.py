@@ -9,8 +9,14 @@
     symq sweep MODEL key=a:b:n ...  parameter sweep; --scheduler ADDRESS runs it on Dask
 
 Models and papers come from the registry in :mod:`symq.core.registry`; adding a domain
-needs no edit here.  Bad input gets a one-line error and exit status 2; ``check`` exits 0
-whatever the verdicts and 1 only when a check crashed (a bug in symq).
+needs no edit here.
+
+Exit statuses: 0 success (``check`` exits 0 whatever the verdicts); 1 an internal error (a bug in
+symq: a check that crashed, an unexpected exception); 2 bad input (one line naming the parameter
+as typed, the value and the allowed domain); 3 a run-time failure (a solver that did not converge
+or would truncate beyond the accuracy asked for, an output path that cannot be written, a Dask
+scheduler that cannot be reached, memory exhausted); 130 interrupted.  Every failure prints one
+line ``symq: error: ...`` on stderr; ``SYMQ_DEBUG=1`` adds the traceback of internal errors.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -29,14 +37,14 @@ import numpy as np
 from . import __version__
 from .core import registry
 from .core.claims import Verdict, internal_error_verdict
-from .core.errors import InvalidParameter, SymqError
+from .core.errors import EXIT_RUNTIME, EXIT_USAGE, InvalidParameter, OutputError, SymqError
 from .core.parameters import validate_parameters
 from .core.report import verdict_table, write_report
 from .core.result import to_jsonable
 
 __all__ = ["main", "build_parser"]
 
-EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_INTERNAL = 0, 1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,12 +54,38 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
+def _check_writable_directory(option: str, directory: Path) -> None:
+    """Create ``directory`` if needed and prove it writable, before any work starts."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        raise OutputError(f"{option} {str(directory)!r} cannot be written: "
+                          f"{exc.strerror or exc}") from None
+
+
+def _check_writable_file(option: str, path: Path) -> None:
+    """The folder of ``path`` must exist and be writable, and ``path`` not be a folder."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise OutputError(f"{option} {str(path)!r} is a folder, not a file")
+    if not parent.is_dir():
+        raise OutputError(f"{option} {str(path)!r} cannot be written: the folder "
+                          f"{str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise OutputError(f"{option} {str(path)!r} cannot be written: permission denied")
+
+
 def _split_assignments(items: Sequence[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
-        if not sep or not key or not value:
+        if not sep or not key:
             raise InvalidParameter(item, item, "written as key=value", "malformed argument")
+        if not value:
+            raise InvalidParameter(key, value, "written as key=value with a value",
+                                   "empty value")
         if key in out:
             raise InvalidParameter(key, value, "given once", "repeated parameter")
         out[key] = value
@@ -106,6 +140,10 @@ def _run_claims(keys: Sequence[str], progress: bool) -> tuple[list[Verdict], boo
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    for key in args.papers:  # unknown names fail before any claim runs
+        registry.get_paper(key)
+    if args.report:
+        _check_writable_directory("--report", Path(args.report))
     verdicts, crashed = _run_claims(args.papers, progress=not args.json and not args.quiet)
     if args.json:
         print(json.dumps([v.to_dict() for v in verdicts], indent=2))
@@ -118,17 +156,20 @@ def _cmd_check(args: argparse.Namespace) -> int:
                        if s.derivation is not None}
         figures: dict[str, list[Path]] = {}
         directory = Path(args.report)
-        directory.mkdir(parents=True, exist_ok=True)
         try:
             import matplotlib  # noqa: F401
             have_plots = True
         except ImportError:
             have_plots = False
-        for key, spec in specs.items():
-            if have_plots and spec.figures is not None:
-                figures[key] = [Path(p) for p in spec.figures(directory)]
-        path = write_report(directory, verdicts, derivations, figures,
-                            {k: s.title for k, s in specs.items()})
+        try:
+            for key, spec in specs.items():
+                if have_plots and spec.figures is not None:
+                    figures[key] = [Path(p) for p in spec.figures(directory)]
+            path = write_report(directory, verdicts, derivations, figures,
+                                {k: s.title for k, s in specs.items()})
+        except OSError as exc:
+            raise OutputError(f"--report {str(directory)!r} cannot be written: "
+                              f"{exc.strerror or exc}") from None
         print(f"report written to {path}", file=sys.stderr)
     return EXIT_INTERNAL if crashed else EXIT_OK
 
@@ -137,13 +178,19 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _cmd_derive(args: argparse.Namespace) -> int:
     key = args.paper
+    if args.output:
+        _check_writable_file("-o", Path(args.output))
     if key not in registry.papers():
         models = registry.models()
         if key in models and models[key].paper:
             key = models[key].paper  # a model's derivation is its paper's
     text = registry.get_paper(key).build_derivation().to_markdown()
     if args.output:
-        Path(args.output).write_text(text)
+        try:
+            Path(args.output).write_text(text)
+        except OSError as exc:
+            raise OutputError(f"-o {args.output!r} cannot be written: {exc.strerror or exc}"
+                              ) from None
     else:
         sys.stdout.write(text)
     return EXIT_OK
@@ -195,14 +242,21 @@ def _solve_point(model_name: str, point: dict[str, Any], rng: np.random.Generato
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .core.sweep import grid, parse_axis, sweep
+    from .core.sweep import check_scheduler_address, grid, parse_axis, sweep
 
+    if args.scheduler is not None:
+        check_scheduler_address(args.scheduler)
+    if args.processes is not None and args.processes < 1:
+        raise InvalidParameter("--processes", args.processes, "an integer >= 1")
+    if not 0 < args.connect_timeout <= 3600:
+        raise InvalidParameter("--connect-timeout", args.connect_timeout,
+                               "a number of seconds in (0, 3600]")
     model = registry.get_model(args.model)
     texts = _split_assignments(args.assignments)
     axes: dict[str, Any] = {}
     fixed: dict[str, Any] = {}
     for name, text in texts.items():
-        parameter = model.parameter(name)
+        parameter = model.parameter(name, text)
         if ":" in text:
             try:
                 values = parse_axis(text)
@@ -220,7 +274,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         validate_parameters(model.parameters, point)
     task = functools.partial(_solve_point, model.name)
     outcome = sweep(task, points, seed=args.seed, scheduler=args.scheduler,
-                    processes=args.processes,
+                    processes=args.processes, connect_timeout=args.connect_timeout,
                     progress=not args.json and sys.stderr.isatty(), desc=f"sweep {model.name}")
     if args.json:
         print(json.dumps({"model": model.name, "axes": to_jsonable(axes),
@@ -276,6 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", metavar="MODEL")
     p.add_argument("assignments", nargs="+", metavar="key=a:b:n|key=value")
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address (tcp://...)")
+    p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="give up on an unreachable scheduler after SECONDS (default 10); exit 3")
     p.add_argument("--processes", type=int, default=None, help="local worker processes")
     p.add_argument("--seed", type=int, default=None, help="root seed (SeedSequence)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -290,13 +346,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except SymqError as exc:
-        print(f"symq: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        print(f"symq: error: {_one_line(exc)}", file=sys.stderr)
+        return int(getattr(exc, "exit_status", EXIT_USAGE))
     except KeyboardInterrupt:
         print("symq: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except MemoryError:
+        print("symq: error: out of memory; lower the size parameters (or set SYMQ_MEMORY_LIMIT "
+              "to the bytes symq may use)", file=sys.stderr)
+        return EXIT_RUNTIME
+    except Exception as exc:  # a bug in symq: one line, the traceback on request
+        if os.environ.get("SYMQ_DEBUG"):
+            traceback.print_exc(file=sys.stderr)
+        print(f"symq: internal error: {type(exc).__name__}: {_one_line(exc)} (a bug in symq; "
+              "SYMQ_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 2000 else text[:1990] + " ..."
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -67,7 +67,7 @@ def test_solve_plain_text(capsys):
     (["solve", "ps-routing", "C=4,2", "w=1,2,4", "rho=1"], ["length"]),
     (["solve", "ps-routing", "C=4,2,1", "w=1,2,4"], ["rho", "missing"]),
     (["solve", "ps-routing", "C=4,2,1", "w=1,2,4", "rho"], ["key=value"]),
-    (["solve", "ps-routing", "C=4,2,1", "w=1,2,4", "rho=1", "k=3"], ["no such parameter"]),
+    (["solve", "ps-routing", "C=4,2,1", "w=1,2,4", "rho=1", "k=3"], ["has no parameter k", "k='3'"]),
     (["solve", "nosuchmodel"], ["valid choices", "ps-routing"]),
     (["derive", "nosuchpaper"], ["valid choices", "ps-routing"]),
     (["check", "nosuchpaper"], ["valid choices", "ps-routing"]),

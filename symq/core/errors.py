@@ -21,6 +21,7 @@ __all__ = [
     "OutputError",
     "SchedulerUnreachable",
     "EXIT_USAGE",
+    "MISSING",
     "EXIT_RUNTIME",
 ]
 
@@ -40,6 +41,17 @@ class SymqError(Exception):
     """
 
     exit_status: int = EXIT_USAGE
+
+
+class _Missing:
+    """The value of a required parameter that was not given."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+#: Pass as ``value`` to :class:`InvalidParameter` for a required parameter that was not given.
+MISSING = _Missing()
 
 
 class InvalidParameter(SymqError, ValueError):
@@ -62,7 +74,11 @@ class InvalidParameter(SymqError, ValueError):
         self.value = value
         self.domain = domain
         shown = value.tolist() if hasattr(value, "tolist") and hasattr(value, "shape") else value
-        message = f"parameter {name}={shown!r} must be {domain}"
+        if value is MISSING:
+            message = f"parameter {name}=<missing> must be given: {domain}"
+            reason = ""
+        else:
+            message = f"parameter {name}={shown!r} must be {domain}"
         if reason:
             message += f" ({reason})"
         super().__init__(message)

@@ -29,7 +29,7 @@ from typing import Any, Mapping
 import numpy as np
 import sympy as sp
 
-from .errors import InvalidParameter
+from .errors import MISSING, InvalidParameter
 from .formula import parse_formula
 
 __all__ = [
@@ -507,5 +507,5 @@ def validate_parameters(
         elif not p.required:
             out[p.name] = p.default if p.default is None else p.validate(p.default)
         else:
-            raise InvalidParameter(p.name, None, p.domain.describe(), "missing")
+            raise InvalidParameter(p.name, MISSING, p.domain.describe())
     return out

@@ -68,16 +68,20 @@ class ModelSpec:
     scalar_outputs: Callable[[Result], dict[str, float]] | None = None
     paper: str = ""
 
-    def parameter(self, name: str) -> Parameter:
+    def parameter(self, name: str, value: Any = None) -> Parameter:
+        """The declared parameter ``name``; ``value`` (as typed) is shown if there is none."""
         for p in self.parameters:
             if p.name == name:
                 return p
-        raise InvalidParameter(name, None, "one of " + ", ".join(p.name for p in self.parameters),
-                               f"model {self.name} has no such parameter")
+        known = {p.name.lower(): p.name for p in self.parameters}
+        hint = f"; did you mean {known[name.lower()]}?" if name.lower() in known else ""
+        raise InvalidParameter(name, value, "one of the parameters "
+                               + ", ".join(p.name for p in self.parameters),
+                               f"model {self.name} has no parameter {name}{hint}")
 
     def parse(self, texts: Mapping[str, str]) -> dict[str, Any]:
         """Parse and validate ``key=value`` strings from the command line."""
-        values = {name: self.parameter(name).parse(text) for name, text in texts.items()}
+        values = {name: self.parameter(name, text).parse(text) for name, text in texts.items()}
         return validate_parameters(self.parameters, values)
 
     @property

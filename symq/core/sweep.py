@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from symq.core.errors import InvalidParameter, MissingDependency, SymqError
+from symq.core.errors import InvalidParameter, MissingDependency, SchedulerUnreachable, SymqError
 from symq.core.result import to_jsonable
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "SweepResult",
     "SweepTaskError",
     "MissingDependency",
+    "check_scheduler_address",
 ]
 
 _AXIS_FORMAT = (
@@ -87,6 +88,11 @@ class SweepTaskError(SymqError, RuntimeError):
         super().__init__(
             f"sweep task {index} failed at point {self.point!r}: {type(error).__name__}: {error}"
         )
+
+    @property
+    def exit_status(self) -> int:  # type: ignore[override]
+        """The CLI status of the task's own error (2 for bad input, 3 for run-time failures)."""
+        return getattr(self.error, "exit_status", 3)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.point, self.index, self.error))
@@ -360,7 +366,39 @@ def _run_processes(func, points, seeds, workers, progress, desc) -> list[Any]:
     return results
 
 
-def _dask_client(scheduler: Any) -> tuple[Any, bool]:
+#: Protocols of Dask scheduler addresses.
+_DASK_PROTOCOLS = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
+
+
+def check_scheduler_address(address: str) -> str:
+    """Check the form ``protocol://host:port`` of a Dask scheduler address, or raise.
+
+    Raises
+    ------
+    InvalidParameter
+        A malformed address (unknown protocol, no host, a port outside 1..65535).
+
+    Examples
+    --------
+    >>> check_scheduler_address("tcp://127.0.0.1:8786")
+    'tcp://127.0.0.1:8786'
+    """
+    domain = ("a Dask scheduler address protocol://host:port with protocol "
+              + "/".join(_DASK_PROTOCOLS) + ", e.g. tcp://127.0.0.1:8786")
+    protocol, sep, rest = address.partition("://")
+    if not sep or protocol not in _DASK_PROTOCOLS:
+        raise InvalidParameter("--scheduler", address, domain, "unknown or missing protocol")
+    if protocol == "inproc":
+        return address
+    host, colon, port = rest.rpartition(":")
+    host = host.strip("[]")
+    if not colon or not host or not port.isdigit() or not 1 <= int(port) <= 65535 \
+            or any(c.isspace() or c in "/?#@" for c in host):
+        raise InvalidParameter("--scheduler", address, domain, "expected host:port")
+    return address
+
+
+def _dask_client(scheduler: Any, connect_timeout: float) -> tuple[Any, bool]:
     """Return ``(client, owned)``; ``owned`` clients are closed by the sweep."""
     try:
         from dask.distributed import Client
@@ -372,7 +410,15 @@ def _dask_client(scheduler: Any) -> tuple[Any, bool]:
     if isinstance(scheduler, Client):
         return scheduler, False
     if isinstance(scheduler, str) or hasattr(scheduler, "scheduler_address"):
-        return Client(scheduler, set_as_default=False), True
+        address = scheduler if isinstance(scheduler, str) else scheduler.scheduler_address
+        if isinstance(scheduler, str):
+            check_scheduler_address(scheduler)
+        try:
+            return Client(scheduler, timeout=connect_timeout, set_as_default=False), True
+        except (OSError, TimeoutError) as exc:
+            raise SchedulerUnreachable(
+                f"cannot reach the Dask scheduler at {address} within {connect_timeout:g} s "
+                f"({exc}); check the address, or raise --connect-timeout") from None
     raise InvalidParameter(
         "scheduler",
         scheduler,
@@ -381,8 +427,8 @@ def _dask_client(scheduler: Any) -> tuple[Any, bool]:
     )
 
 
-def _run_dask(func, points, seeds, scheduler, progress, desc) -> list[Any]:
-    client, owned = _dask_client(scheduler)
+def _run_dask(func, points, seeds, scheduler, progress, desc, connect_timeout) -> list[Any]:
+    client, owned = _dask_client(scheduler, connect_timeout)
     from dask.distributed import as_completed as dask_as_completed
 
     results: list[Any] = [None] * len(points)
@@ -418,6 +464,7 @@ def sweep(
     processes: int | None = None,
     progress: bool = False,
     desc: str = "sweep",
+    connect_timeout: float = 10.0,
 ) -> SweepResult:
     """Evaluate ``func(point, rng)`` at every point, serially, on local processes or on Dask.
 
@@ -446,6 +493,9 @@ def sweep(
         Show a tqdm progress bar over completed tasks.
     desc : str, default "sweep"
         Label of the progress bar.
+    connect_timeout : float, default 10
+        Seconds to wait for a Dask scheduler given by address before giving up with
+        :class:`~symq.core.errors.SchedulerUnreachable`.
 
     Returns
     -------
@@ -462,6 +512,8 @@ def sweep(
         ``func`` for a parallel backend.
     MissingDependency
         If ``scheduler`` is given and dask.distributed is not installed.
+    SchedulerUnreachable
+        If the scheduler at the address cannot be reached within ``connect_timeout``.
 
     Examples
     --------
@@ -487,13 +539,17 @@ def sweep(
         isinstance(processes, bool) or not isinstance(processes, numbers.Integral) or processes < 1
     ):
         raise InvalidParameter("processes", processes, "None or an integer >= 1")
+    if isinstance(connect_timeout, bool) or not isinstance(connect_timeout, numbers.Real) \
+            or not 0 < float(connect_timeout) <= 3600:
+        raise InvalidParameter("connect_timeout", connect_timeout, "a number of seconds in (0, 3600]")
     seeds = _spawn(seed, len(point_list))
 
     start = time.perf_counter()
     if scheduler is not None:
         _check_picklable(func, "dask")
         backend = "dask"
-        results = _run_dask(func, point_list, seeds, scheduler, progress, desc)
+        results = _run_dask(func, point_list, seeds, scheduler, progress, desc,
+                            float(connect_timeout))
     else:
         workers = int(processes) if processes is not None else (os.cpu_count() or 1)
         workers = min(workers, len(point_list))

@@ -95,7 +95,7 @@ def test_validate_parameters_missing_unknown_and_typical():
         validate_parameters(decl, {"a": 2})
     with pytest.raises(InvalidParameter, match="unknown parameter"):
         validate_parameters(decl, {"a": 2, "b": 1, "c": 4})
-    with pytest.raises(InvalidParameter, match="b=None"):
+    with pytest.raises(InvalidParameter, match="b=<missing> must be given: an integer >= 1"):
         validate_parameters(decl, {}, use_typical=True)
 
 

@@ -28,7 +28,7 @@ def test_model_lookup_parse_and_run(toy_model):
     result = spec.run(params, rng=1)
     assert result["square"] == 9.0 and result["rng_given"]
     assert spec.summary_values(result) == {"square": 9.0, "rng_given": 1.0}
-    with pytest.raises(InvalidParameter, match="no such parameter"):
+    with pytest.raises(InvalidParameter, match="toy-square has no parameter b"):
         spec.parse({"b": "1"})
     with pytest.raises(InvalidParameter, match="a=-1"):
         spec.run({"a": -1})
