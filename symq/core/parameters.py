@@ -131,10 +131,22 @@ def _real(name: str, value: Any, domain: Domain) -> float:
     if isinstance(value, np.ndarray) and value.shape == ():
         value = value.item()
     if not _is_real_number(value):
-        raise InvalidParameter(name, value, domain.describe(), "not a real number")
-    if not math.isfinite(float(value)):
-        raise InvalidParameter(name, value, domain.describe(), "not finite")
+        raise InvalidParameter(name, _brief(value), domain.describe(), "not a real number")
+    try:
+        finite = math.isfinite(float(value))
+    except OverflowError:  # an int beyond the float range
+        finite = False
+    if not finite:
+        raise InvalidParameter(name, _brief(value), domain.describe(), "not finite")
     return value
+
+
+def _brief(value: Any) -> Any:
+    """``value`` for an error message: huge integers and long reprs shortened."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return value if len(text) <= 80 else text[:60] + "..."
 
 
 @dataclass(frozen=True)
@@ -213,11 +225,17 @@ class Interval(Domain):
         return value
 
 
+#: Integers beyond this are refused by :class:`IntegerAtLeast` (floats lose them; no count of
+#: servers, phases or levels is that large).
+_LARGEST_INTEGER = 2**53
+
+
 @dataclass(frozen=True)
 class IntegerAtLeast(Domain):
-    """Integers n >= ``minimum``."""
+    """Integers ``minimum <= n <= maximum`` (``maximum`` defaults to 2**53)."""
 
     minimum: int = 1
+    maximum: int | None = None
 
     @property
     def assumptions(self) -> dict[str, bool]:  # type: ignore[override]
@@ -229,6 +247,8 @@ class IntegerAtLeast(Domain):
         return out
 
     def describe(self) -> str:
+        if self.maximum is not None:
+            return f"an integer in {self.minimum}..{self.maximum}"
         return f"an integer >= {self.minimum}"
 
     def coerce(self, name: str, value: Any) -> Any:
@@ -242,9 +262,14 @@ class IntegerAtLeast(Domain):
             raise InvalidParameter(name, value, self.describe(), "not an integer")
         if value < self.minimum:
             raise InvalidParameter(name, value, self.describe())
+        top = self.maximum if self.maximum is not None else _LARGEST_INTEGER
+        if value > top:
+            raise InvalidParameter(name, _brief(value), self.describe(), f"at most {top}")
         return value
 
     def parse(self, name: str, text: str) -> Any:
+        if len(text.strip()) > 30:
+            raise InvalidParameter(name, text[:30] + "...", self.describe(), "too large")
         try:
             value = int(text)
         except ValueError:
@@ -270,8 +295,9 @@ class PositiveVector(Domain):
             return self.parse(name, value)
         try:
             array = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise InvalidParameter(name, value, self.describe(), "not numeric") from None
+        except (TypeError, ValueError, OverflowError):
+            raise InvalidParameter(name, _brief(value), self.describe(), "not numeric or not "
+                                   "finite") from None
         if array.ndim == 0:
             array = array.reshape(1)
         if array.ndim != 1:
