@@ -40,9 +40,11 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.errors import InvalidParameter, NotConverged, StabilityError
+from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
+from symq.core.resources import require_memory
 from symq.core.result import Exactness, Result
 
+from .checks import check_means, check_probability, check_tail
 from .phase_type import hyperexponential2
 from .probes import probe_polynomial as _hd
 from .simulation import validate_ph
@@ -353,6 +355,11 @@ def solve_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, tol: float 
         raise InvalidParameter("K", K, "an integer >= 2 (or None for adaptive truncation)")
     rho = lam * mean
     adaptive = K is None
+    m = a_vec.size
+    top = int(K) if K is not None else int(max_levels)
+    require_memory("max_levels" if K is None else "K", top, 8.0 * top * (4 * m * m + 6 * m),
+                   what=f"{top} levels of {m} phases",
+                   limit=lambda budget: f"at most {int(budget // (8 * (4 * m * m + 6 * m)))}")
     levels = int(K) if K is not None else min(max(_exponential_levels(d, rho) + 2, 8), int(max_levels))
     u0 = _exponential_tail(d, rho, levels)
     total_iter = 0
@@ -365,11 +372,10 @@ def solve_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, tol: float 
         if not adaptive or u[-1] < TAIL:
             break
         if levels >= max_levels:
-            raise NotConverged(
-                f"solve_jsq_ph adaptive truncation (u_K={u[-1]:.3g} >= {TAIL:g} at the cap "
-                f"K=max_levels={max_levels}; the queue-length tail is too heavy: lower lam or the "
-                f"SCV, or raise max_levels), reported residual u_K",
-                float(u[-1]), TAIL, total_iter)
+            raise TruncationError(
+                f"solve_jsq_ph (d={d}, lam={lam:g}, E[X]={mean:.6g})",
+                "queue-length levels (tail u_K)", float(u[-1]), TAIL, f"K={max_levels}",
+                "the queue-length tail is too heavy: lower lam or scv (library: raise max_levels)")
         ratio = float(u[-1] / u[-2]) if u[-2] > 0 else 0.5
         ratio = min(max(ratio, 1e-3), 1.0 - 1e-6)
         extra = math.ceil(1.2 * math.log(TAIL / u[-1]) / math.log(ratio)) + 5
@@ -386,9 +392,12 @@ def solve_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, tol: float 
             total_iter += int(it_t)
             if change_t < tol and u_t[-1] < TAIL and np.all(np.isfinite(u_t)):
                 u, x, change = u_t, x_t, change_t
+    check_tail("solve_jsq_ph", u, "u")
+    check_probability("solve_jsq_ph", "x", x)
     drift = jsq_ph_drift(x, d, lam, a_vec, T)
     theta = np.linalg.solve(-T.T, a_vec) / mean
     eq = float(u.sum())
+    check_means("solve_jsq_ph", EQ=eq)
     invariants = {"u1 - lam E[X]": float(u[0] - rho),
                   "|x1 - lam E[X] theta|": float(np.max(np.abs(x[0] - rho * theta)))}
     return JSQPHFixedPoint(d=d, lam=lam, alpha=a_vec, A=T, mean=mean, u=u, x=x, EQ=eq,

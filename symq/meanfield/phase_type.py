@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from symq.core.errors import InvalidParameter
+from symq.core.resources import require_memory
 
 from .simulation import validate_ph
 
@@ -40,6 +41,64 @@ def _positive_real(name: str, value: Any, domain: str = "a finite real number > 
     if not (math.isfinite(out) and out > 0):
         raise InvalidParameter(name, value, domain)
     return out
+
+#: largest ratio of the two branch rates of an H2 accepted: beyond it the service law is too stiff
+#: for the solvers (the PH checks refuse condition numbers above 1e12).
+RATE_RATIO_LIMIT = 1e8
+
+
+def _h2_branches(scv: float, f: float) -> tuple[float, float, float]:
+    """``p``, ``q = 1 - p`` (each without cancellation) and the branch-rate ratio of H2(1, scv, f).
+
+    ``p`` is the larger root of ``c p^2 - (c + 2f - 1) p + f^2`` (``c = (1 + scv)/2``) and ``q``
+    the smaller root of the reflected polynomial ``c q^2 - (c - 2f + 1) q + (1 - f)^2``.
+    """
+    c = 0.5 * (1.0 + scv)
+    b = c + 2.0 * f - 1.0
+    disc = max(b * b - 4.0 * c * f * f, 0.0)  # = (c-1)(c-1+4f(1-f)) >= 0
+    root = math.sqrt(disc)
+    p = (b + root) / (2.0 * c)
+    q = 2.0 * (1.0 - f) ** 2 / ((c - 2.0 * f + 1.0) + root)
+    with np.errstate(all="ignore"):
+        mu1, mu2 = p / f, q / (1.0 - f)
+        ratio = max(mu1, mu2) / min(mu1, mu2) if min(mu1, mu2) > 0 else math.inf
+    if not (0.0 < p < 1.0 and 0.0 < q < 1.0 and math.isfinite(ratio)):
+        ratio = math.inf
+    return p, q, ratio
+
+
+def _fits(scv: float, f: float) -> bool:
+    return _h2_branches(scv, f)[2] <= RATE_RATIO_LIMIT
+
+
+def _refuse_h2(scv: float, f: float, ratio: float) -> None:
+    """Name the parameter (``scv`` or ``f``) that makes the H2 too stiff, and its usable range."""
+    why = (f"the two H2 branch rates would differ by a factor {ratio:.3g} > {RATE_RATIO_LIMIT:.0e}, "
+           "too stiff to solve reliably")
+    if not _fits(scv, 0.5):  # too variable whatever f: blame scv, largest scv that fits at this f
+        lo, hi = 1.0, scv
+        for _ in range(200):
+            mid = math.sqrt(lo * hi)
+            lo, hi = (mid, hi) if _fits(mid, f) else (lo, mid)
+            if hi <= lo * (1 + 1e-6):
+                break
+        err = InvalidParameter("scv", scv, f"a finite real number in [1, {lo:.6g}] for f={f:g}", why)
+        err.scv_max = lo  # type: ignore[attr-defined]
+        err.why = why  # type: ignore[attr-defined]
+        raise err
+    # bisect (in log scale) the distance t from the nearer edge of (0, 1), between the bad f
+    # and the good 1/2
+    edge = (lambda t: t) if f < 0.5 else (lambda t: 1.0 - t)
+    bad, good = (f, 0.5) if f < 0.5 else (1.0 - f, 0.5)
+    bad = max(bad, 1e-300)
+    for _ in range(200):
+        mid = math.sqrt(bad * good)
+        bad, good = (bad, mid) if _fits(scv, edge(mid)) else (mid, good)
+        if good <= bad * (1 + 1e-6):
+            break
+    side = f"at least {good:.6g}" if f < 0.5 else (f"at most {1.0 - good:.6g}" if good > 1e-4
+                                                   else f"at most 1 - {good:.6g}")
+    raise InvalidParameter("f", f, f"a real number in (0, 1), {side} for scv={scv:g}", why)
 
 
 def hyperexponential2(mean: float, scv: float, f: float = 0.5
@@ -97,13 +156,12 @@ def hyperexponential2(mean: float, scv: float, f: float = 0.5
         raise InvalidParameter("f", f, "a real number in (0, 1)",
                                "the fraction of the mean carried by branch 1 of the H2")
     f = float(f)
-    c = 0.5 * (1.0 + scv)
-    b = c + 2.0 * f - 1.0
-    disc = max(b * b - 4.0 * c * f * f, 0.0)  # = (c-1)(c-1+4f(1-f)) >= 0
-    p = (b + math.sqrt(disc)) / (2.0 * c)
+    p, q, ratio = _h2_branches(scv, f)
+    if not ratio <= RATE_RATIO_LIMIT:
+        _refuse_h2(scv, f, ratio)
     mu1 = p / (f * mean)
-    mu2 = (1.0 - p) / ((1.0 - f) * mean)
-    alpha = np.array([p, 1.0 - p])
+    mu2 = q / ((1.0 - f) * mean)
+    alpha = np.array([p, q])
     A = np.array([[-mu1, 0.0], [0.0, -mu2]])  # noqa: N806
     validate_ph(alpha, A)
     return alpha, A
@@ -129,6 +187,8 @@ def erlang(k: int, mean: float) -> tuple[NDArray[np.float64], NDArray[np.float64
         raise InvalidParameter("k", k, "an integer >= 1", "the number of Erlang phases")
     mean = _positive_real("mean", mean)
     k = int(k)
+    require_memory("k", k, 6.0 * 8 * k * k, what=f"{k} x {k} phase matrices",
+                   limit=lambda budget: f"at most {int(math.sqrt(budget / 48.0))}")
     rate = k / mean
     alpha = np.zeros(k)
     alpha[0] = 1.0
@@ -184,8 +244,17 @@ def hyper_erlang(k: int, mean: float, scv: float, f: float = 0.5
             or not (math.isfinite(float(scv)) and float(scv) >= 1.0 / k):
         raise InvalidParameter("scv", scv, f"a finite real number >= 1/k = {1.0 / k:g}",
                                f"a hyper-Erlang with {k} phases per branch has SCV >= 1/k")
+    require_memory("k", k, 6.0 * 8 * (2 * k) ** 2, what=f"{2 * k} x {2 * k} phase matrices",
+                   limit=lambda budget: f"at most {int(math.sqrt(budget / 48.0) / 2)}")
     inflated = max(2.0 * (float(scv) + 1.0) / (1.0 + 1.0 / k) - 1.0, 1.0)
-    beta, rates = hyperexponential2(mean, inflated, f)
+    try:
+        beta, rates = hyperexponential2(mean, inflated, f)
+    except InvalidParameter as exc:
+        if exc.name != "scv":
+            raise
+        top = (getattr(exc, "scv_max", 1.0) + 1.0) * (1.0 + 1.0 / k) / 2.0 - 1.0
+        raise InvalidParameter("scv", scv, f"a finite real number in [1/k = {1.0 / k:g}, {top:.6g}] "
+                               f"for k={k}, f={float(f):g}", getattr(exc, "why", "")) from None
     alpha = np.zeros(2 * k)
     A = np.zeros((2 * k, 2 * k))  # noqa: N806
     for branch in range(2):

@@ -42,9 +42,11 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike
 
-from symq.core.errors import InvalidParameter, NotConverged
+from symq.core.errors import InvalidParameter, NotConverged, ResourceLimit, TruncationError
+from symq.core.resources import require_memory
 from symq.core.result import Exactness, Result
 
+from .checks import check_probability, check_tail, refined_validity
 from .jsq_ph import solve_jsq_ph
 from .population import PopulationProcess
 from .probes import probe_polynomial as _hd
@@ -55,6 +57,10 @@ __all__ = ["jsq_ph_process", "refined_jsq_ph"]
 
 #: Levels above which the dense Lyapunov solve of the refined term gets slow.
 MAX_DIMENSION = 600
+#: the truncation level is the first with ``u_K`` below this.
+TAIL_REFINED = 1e-12
+#: mass of ``EQ`` allowed beyond the truncation, relative to ``EQ``.
+TOL_REFINED = 1e-9
 
 
 def _number(value: float) -> sp.Expr:
@@ -159,30 +165,52 @@ def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  
         ``values``: ``pi`` and ``V`` (shape ``(K, m)`` as nested lists), ``u`` (the tail),
         ``EQ``, ``EQ_N = sum(pi + V/N)``, ``ET``, ``ET_N`` (per server, Little), ``K``,
         ``drift_residual`` (``max|F(pi)|`` of this process's drift at the cavity fixed point:
-        an independent check of both) and ``max_real_eigenvalue`` of ``DF(pi)``.
+        an independent check of both), ``max_real_eigenvalue`` of ``DF(pi)``,
+        ``truncation_bound`` (mass of ``EQ`` beyond ``K`` in the adaptively truncated fixed
+        point, checked to be below ``1e-9 EQ``), ``refined_valid`` and ``refined_invalid``:
+        ``False`` and the reason when ``pi + V/N`` is not an occupancy (an entry outside
+        ``[0, 1]``, a level of mass above 1, or not non-increasing in the level; small ``N``
+        at high load): ``EQ_N`` is then outside the domain of the expansion (the method
+        says so too).
 
     Raises
     ------
     StabilityError
         ``lam E[X] >= 1``, or an unstable fixed point.
     InvalidParameter
-        Bad ``d``, ``lam``, ``N``, ``K`` or PH law, or ``K m`` above 600 (dense Lyapunov solve).
+        Bad ``d``, ``lam``, ``N``, ``K`` or PH law, 
     NotConverged
         If the cavity fixed point does not annihilate this process's drift (``> 1e-9``).
+    TruncationError
+        The tail needs more than ``600 / m`` levels (lower ``lam`` or the SCV), or a given
+        ``K`` leaves out more than ``1e-9 EQ``.
     """
     d, lam = check_parameters(d, lam, N)
     a, T, mean = validate_ph(alpha, A)
     m = a.size
     begin = time.perf_counter()
-    if K is None:
-        full = solve_jsq_ph(d, lam, a, T)
-        below = np.flatnonzero(full.u < 1e-12)
+    full = solve_jsq_ph(d, lam, a, T)  # adaptive: u_K < 1e-16
+    given = K is not None
+    if not given:
+        below = np.flatnonzero(full.u < TAIL_REFINED)
         K = max(int(below[0]) + 1 if below.size else full.K, 4)  # noqa: N806
     if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 2:
         raise InvalidParameter("K", K, "an integer >= 2")
+    # mass of EQ beyond K in the (adaptively truncated) fixed point, and its last level
+    left_out = float(full.u[int(K):].sum()) + (float(full.u[-1]) if int(K) >= full.K else 0.0)
+    if K * m > MAX_DIMENSION and given:
+        raise ResourceLimit("K", K, f"a dense Lyapunov solve of dimension K*m = {K * m} > "
+                            f"{MAX_DIMENSION}", f"at most {MAX_DIMENSION // m} levels for {m} phases")
     if K * m > MAX_DIMENSION:
-        raise InvalidParameter("K", K, f"at most {MAX_DIMENSION // m} levels for {m} phases",
-                               f"the dense Lyapunov solve has dimension K*m <= {MAX_DIMENSION}")
+        raise TruncationError(
+            "refined-jsq-ph", "queue-length levels x phases (dense Lyapunov dimension)",
+            float(full.u[min(MAX_DIMENSION // m, full.K) - 1]), TAIL_REFINED,
+            f"K={MAX_DIMENSION // m} levels of {m} phases",
+            f"the tail needs K={K} levels (K*m <= {MAX_DIMENSION}); lower lam or scv")
+    if left_out > TOL_REFINED * max(full.EQ, 1e-300):
+        raise TruncationError("refined-jsq-ph", "queue-length levels (mass of EQ left out)",
+                              left_out / full.EQ, TOL_REFINED, f"K={K}", "raise K")
+    require_memory("K", K, 12.0 * 8 * (K * m) ** 2, what=f"dense {K * m} x {K * m} Lyapunov solve")
     fp = solve_jsq_ph(d, lam, a, T, K=int(K))
     process = jsq_ph_process(d, int(K), a, T)
     params = {LAM: lam}
@@ -197,15 +225,22 @@ def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  
     V = terms.V.reshape(int(K), m)  # noqa: N806
     eq = float(fp.u.sum())
     eq_n = eq + float(V.sum()) / N
+    if not all(math.isfinite(v) for v in (eq, eq_n)):
+        raise NotConverged("refined_jsq_ph (non-finite result)", float("inf"), 0.0, 1)
+    check_tail("refined-jsq-ph", fp.u, "u")
+    check_probability("refined-jsq-ph", "pi", fp.x)
+    valid, why = refined_validity(fp.x, V, int(N))
     values: dict[str, Any] = {
         "pi": fp.x.tolist(), "V": V.tolist(), "u": fp.u.tolist(), "EQ": eq, "EQ_N": eq_n,
         "ET": eq / lam, "ET_N": eq_n / lam, "EW": eq / lam - mean, "EW_N": eq_n / lam - mean,
-        "K": int(K), "drift_residual": residual, "max_real_eigenvalue": terms.max_real,
+        "K": int(K), "truncation_bound": left_out, "drift_residual": residual,
+        "max_real_eigenvalue": terms.max_real, "refined_valid": valid, "refined_invalid": why,
     }
-    if not all(math.isfinite(v) for v in (eq, eq_n)):
-        raise NotConverged("refined_jsq_ph (non-finite result)", float("inf"), 0.0, 1)
+    method = (f"cavity fixed point + refined mean field (Gast & Van Houdt 2018, Thm 1), "
+              f"K={K} levels, {m} phases")
+    if not valid:
+        method += f"; REFINED ESTIMATE INVALID: {why}"
     return Result(model="refined-jsq-ph", params={"d": d, "lam": lam, "N": int(N)}, values=values,
-                  method=f"cavity fixed point + refined mean field (Gast & Van Houdt 2018, Thm 1), "
-                         f"K={K} levels, {m} phases",
+                  method=method,
                   exactness=Exactness.NUMERIC,
                   timings={"fixed_point": mid - begin, "refined": end - mid})

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from symq.core.errors import InvalidParameter, NotConverged, StabilityError
+from symq.core.errors import TruncationError, InvalidParameter, NotConverged, StabilityError
 from symq.core.registry import get_model
 from symq.meanfield import (
     erlang,
@@ -210,7 +210,7 @@ def test_errors() -> None:
 
 def test_truncation_cap_raises_not_converged() -> None:
     alpha, A = hyperexponential2(1.0, 10.0, 0.5)
-    with pytest.raises(NotConverged, match="max_levels=50"):
+    with pytest.raises(TruncationError, match="K=50 .*lower lam or scv"):
         solve_jsq_ph(1, 0.7, alpha, A, max_levels=50)
     with pytest.raises(NotConverged, match="cavity iteration"):
         solve_jsq_ph(2, 0.95, alpha, A, max_iter=3)
