@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.errors import InvalidParameter, NotConverged
+from symq.core.errors import InvalidParameter, NotConverged, TruncationError
+from symq.core.resources import require_memory
 
 from .probes import probe_polynomial as _hd
 
@@ -191,6 +192,10 @@ class LevelDependentQBD:
         if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
             raise InvalidParameter("K", K, "an integer >= 1")
         K = int(K)
+        m = max(self.m, self.m0)
+        require_memory("K", K, 8.0 * (K + 1) * (4 * m * m + 6 * m),
+                       what=f"{K + 1} levels of {m} phases",
+                       limit=lambda budget: f"at most {int(budget // (8 * (4 * m * m + 6 * m)))}")
         self.validate(K)
         U = self._top(K)
         R: list[NDArray[np.float64]] = [np.empty(0)] * K
@@ -207,6 +212,9 @@ class LevelDependentQBD:
         for k in range(K):
             levels.append(levels[-1] @ R[k])
         total = sum(float(p.sum()) for p in levels)
+        if not (math.isfinite(total) and total > 0):
+            raise NotConverged(f"level-dependent QBD at K={K} (non-finite normalisation)",
+                               float("inf"), 0.0, 1)
         levels = [np.maximum(p / total, 0.0) for p in levels]
         return QBDSolution(levels=levels, K=K, top_mass=float(levels[-1].sum()),
                            residual=self.residual(levels))
@@ -246,9 +254,9 @@ class LevelDependentQBD:
 
         Raises
         ------
-        NotConverged
-            If the cap is reached with the top-level mass still ``>= tol`` (the residual
-            reported is that mass).
+        TruncationError
+            If the cap is reached with the top-level mass still ``>= tol`` (the mass left out
+            is reported).
         InvalidParameter
             Invalid blocks (see :meth:`validate`) or ``tol``.
         """
@@ -260,8 +268,9 @@ class LevelDependentQBD:
             if sol.top_mass < tol:
                 return sol
             if K >= max_levels:
-                raise NotConverged(f"level-dependent QBD truncation (K = {sol.K}, top-level mass)",
-                                   sol.top_mass, tol, sol.K)
+                raise TruncationError("level-dependent QBD (UL-type RG-factorization)",
+                                      "levels (top-level mass)", sol.top_mass, tol,
+                                      f"K={sol.K}", "raise max_levels or lower the load")
             K *= 2
 
 

@@ -130,6 +130,26 @@ class RefinedTerms:
         return float(np.max(np.abs(self.A @ self.W + self.W @ self.A.T + self.Q), initial=0.0))
 
 
+def _rate_expression(rate: Any) -> sp.Expr:
+    """A transition rate as a sympy expression: sympy objects and real numbers only.
+
+    Text is refused (never given to ``sympify``, which evaluates it): build the rate from the
+    process's symbols, or parse user text with :func:`symq.core.parameters.parse_formula`.
+    """
+    if isinstance(rate, sp.Basic):
+        if not isinstance(rate, sp.Expr):
+            raise InvalidParameter("rate", rate, "a sympy expression or a real number")
+        return rate
+    if isinstance(rate, (bool, np.bool_)) or not isinstance(rate, (int, float, np.integer,
+                                                                   np.floating)):
+        raise InvalidParameter("rate", rate, "a sympy expression or a real number",
+                               "text is not parsed here: use sympy symbols or parse_formula")
+    value = float(rate)
+    if not math.isfinite(value):
+        raise InvalidParameter("rate", rate, "a finite real number or a sympy expression")
+    return sp.Integer(int(rate)) if isinstance(rate, (int, np.integer)) else sp.Float(value)
+
+
 def _scalar_call(func: CompiledFunction, x: ArrayLike, p: ArrayLike) -> NDArray[np.float64]:
     """Evaluate a compiled column matrix at one point, as a flat float array.
 
@@ -199,15 +219,16 @@ class PopulationProcess:
         ----------
         jump : sequence of int
             The jump vector ``l`` (length ``n``).
-        rate : sympy expression
-            ``beta_l(x)`` in the variables and parameters.
+        rate : sympy expression or real number
+            ``beta_l(x)`` in the variables and parameters.  Strings are refused with
+            :class:`InvalidParameter` (they are never given to ``sympify``).
         """
         raw = np.asarray(jump)
         if raw.shape != (self.dimension,) or not np.issubdtype(raw.dtype, np.number) \
                 or not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw)):
             raise InvalidParameter("jump", jump, f"a sequence of {self.dimension} integers")
         jump = tuple(int(j) for j in raw.tolist())
-        rate = sp.sympify(rate)
+        rate = _rate_expression(rate)
         unknown = rate.free_symbols - self._symbols
         if unknown:
             raise SymqError("add_transition: rate depends on undeclared symbols "

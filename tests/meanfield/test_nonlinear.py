@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from symq.core.errors import InvalidParameter, NotConverged
+from symq.core.errors import InvalidParameter, NotConverged, TruncationError
 from symq.meanfield.jsq_ph import solve_jsq_ph
 from symq.meanfield.nonlinear import (
     LevelDependentQBD,
@@ -119,7 +119,7 @@ def test_invalid_generator():
 
 
 def test_truncation_cap_not_converged():
-    with pytest.raises(NotConverged, match="residual"):
+    with pytest.raises(TruncationError, match="K=64 leaves out"):
         birth_death(lambda k: 0.999, lambda k: 1.0).stationary(1e-16, max_levels=64)
     with pytest.raises(NotConverged, match="residual"):
         jsq_exponential_qbd(2, 0.9).fixed_point([np.array([1.0])], max_iter=3)

@@ -54,15 +54,18 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.errors import InvalidParameter, NotConverged, StabilityError
+from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
+from symq.core.resources import largest_fitting, require_memory
 from symq.core.parameters import integer_value as _integer
 from symq.core.parameters import real_value as _real
 
+from ..checks import check_means, check_probability
 from ..probes import probe_polynomial as _hd
 from ..simulation import validate_ph
 from .policies import Policy, get_policy
 
-__all__ = ["AttainedFixedPoint", "solve_attained", "TruncationWarning", "TRUNCATION_RTOL"]
+__all__ = ["AttainedFixedPoint", "solve_attained", "attained_bytes", "TruncationWarning",
+           "TRUNCATION_RTOL"]
 
 #: layers processed at once in the forward pass (bounds the memory to O(_CHUNK n B m)).
 _CHUNK = 256
@@ -82,7 +85,22 @@ class TruncationWarning(UserWarning):
 
 def _layers(delta: float, rep_max: float) -> int:
     """``r = ceil(rep_max / delta)``, robust to rounding (``1.1 / 0.1 = 11.000000000000002``)."""
-    return max(1, math.ceil(rep_max / delta - 1e-9))
+    ratio = rep_max / delta
+    if not math.isfinite(ratio) or ratio > 1e15:
+        return 10 ** 15  # far beyond any memory budget; the guard refuses it by name
+    return max(1, math.ceil(ratio - 1e-9))
+
+
+def attained_bytes(layers: float, B: float, m: float) -> float:  # noqa: N803
+    """Estimated peak memory (bytes) of :func:`solve_attained` with ``layers = r + 1`` age layers,
+    queue truncation ``B`` and ``m`` phases: the chunked forward pass (two arrays of
+    ``(256 + 1) B (B - 1) m``), the inverses ``(r + 1) B m^2``, the birth-process exponentials
+    ``(r + 1) B^2`` (with their uniformisation buffers) and the occupation arrays."""
+    K, B, m = float(layers), float(B), float(m)  # noqa: N806
+    chunk = min(K, float(_CHUNK)) + 1.0
+    floats = (2.0 * chunk * B * B * m + 2.0 * K * B * m * m + 8.0 * K * B * B
+              + 12.0 * K * B * m + 2.0 * B * B * m + 4.0 * m * m)
+    return 8.0 * floats
 
 
 # --------------------------------------------------------------------------------------------
@@ -459,7 +477,13 @@ def solve_attained(policy: str | Policy, d: int, lam: float, alpha: ArrayLike,
     ------
     InvalidParameter
         Bad ``d``, ``lam``, ``(alpha, A)``, ``delta``, ``rep_max``, ``B``, ``tol``,
-        ``max_iter`` or ``truncation``; or (``truncation="raise"``) too small ``B``.
+        ``max_iter`` or ``truncation``.
+    ResourceLimit
+        The age layers (``rep_max / delta``), ``B`` and the phases need more memory than the
+        budget (:func:`attained_bytes`); the message gives the smallest ``delta`` that fits.
+    TruncationError
+        (``truncation="raise"``) the relative mass at ``l = B`` exceeds
+        :data:`TRUNCATION_RTOL`: raise ``B``.
     StabilityError
         ``lam E[X] >= 1``.
     NotConverged
@@ -502,6 +526,12 @@ def solve_attained(policy: str | Policy, d: int, lam: float, alpha: ArrayLike,
         raise InvalidParameter("truncation", truncation, "one of 'warn', 'raise', 'ignore'")
     r = _layers(delta, rep_max)
     K = r + 1  # noqa: N806
+    m = vec.size
+    require_memory("delta", delta, attained_bytes(K, B, m),
+                   what=f"{K:.3g} age layers x B={B} queue lengths x {m} phases",
+                   limit=lambda budget: "at least {:.3g} (with rep_max={:g}, B={})".format(
+                       largest_fitting(lambda v: attained_bytes(_layers(v, rep_max) + 1, B, m),
+                                       delta, rep_max, budget, decreasing=True), rep_max, B))
     lower = np.arange(K) * delta
     scores = pol.score_table(lower, B, vec, T)
 
@@ -537,17 +567,20 @@ def solve_attained(policy: str | Policy, d: int, lam: float, alpha: ArrayLike,
         raise NotConverged(f"solve_attained cavity iteration ({pol.name}, d={d}, lam={lam:g}, "
                            f"delta={delta:g}, B={B})", change, tol, iterations)
     rates = ranking.rates(x.sum(axis=2))
+    check_probability(f"solve_attained ({pol.name})", "x", x)
     trunc = float(x[:, -1, :].sum() / rho)
     if trunc > TRUNCATION_RTOL and truncation != "ignore":
         msg = (f"relative mass {trunc:.3g} at the queue-length truncation B={B} exceeds "
                f"{TRUNCATION_RTOL:g} ({pol.name}, d={d}, lam={lam:g}): raise B")
         if truncation == "raise":
-            raise InvalidParameter("B", B, "large enough that the mass at l = B is negligible",
-                                   msg)
+            raise TruncationError(f"solve_attained ({pol.name}, d={d}, lam={lam:g})",
+                                  "queue length B (relative mass at l = B)", trunc,
+                                  TRUNCATION_RTOL, f"B={B}", "raise B")
         warnings.warn(msg, TruncationWarning, stacklevel=2)
     # E[W] = E[R] - E[X] = sum (l - 1) x / lam exactly (sum x = lam E[X]): no cancellation
     EW = float(np.einsum("klj,l->", x, np.arange(B, dtype=float)) / lam)  # noqa: N806
     ER = EW + mean  # noqa: N806
+    check_means(f"solve_attained ({pol.name})", EW=EW, ER=ER)
     return AttainedFixedPoint(
         policy=pol.name, d=d, lam=lam, delta=delta, r=r, B=B, alpha=vec, A=T, mean=mean, x=x,
         rates=rates, scores=scores, ER=ER, EW=EW, iterations=iterations, change=change,

@@ -29,12 +29,13 @@ from symq.core.parameters import (
     PositiveReal,
 )
 from symq.core.randomness import RngLike
+from symq.core.resources import largest_fitting, memory_budget, require_memory
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
 
 from ..phase_type import hyper_erlang
 from ..simulation import validate_ph
-from .cavity import solve_attained
+from .cavity import _layers, attained_bytes, solve_attained
 from .policies import POLICY_NAMES, Policy, get_policy
 from .simulation import AttainedEstimate, simulate_attained
 
@@ -72,6 +73,53 @@ def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, alpha: Arr
     return simulate_attained(N, d, lam, vec, mat, table, delta, n_jobs, rng=rng, **options)
 
 
+#: the defaults against which the parameter that makes a request too large is found.
+_DEFAULTS = {"delta": 0.1, "rep_max": 40.0, "B": 30, "k": 1}
+
+
+def _size(delta: float, rep_max: float, B: float, k: float) -> float:  # noqa: N803
+    return attained_bytes(_layers(float(delta), float(rep_max)) + 1, float(B), 2.0 * float(k))
+
+
+def _guard(**given: Any) -> None:
+    """Refuse, before anything is allocated, a request whose memory does not fit the budget.
+
+    The parameter named is the one that, alone at the value given (the others at their
+    defaults), needs the most memory; the limit is the largest (for ``delta`` the smallest)
+    value of it that fits with the other parameters as given.
+    """
+    try:
+        vals = {"delta": float(given["delta"]), "rep_max": float(given["rep_max"]),
+                "B": int(given["B"]), "k": int(given["k"])}
+    except (TypeError, ValueError, OverflowError):
+        return  # the solver's own checks name the bad value
+    if not (vals["delta"] > 0 and vals["rep_max"] > 0 and vals["B"] >= 2 and vals["k"] >= 1):
+        return
+    budget = memory_budget()
+    if _size(**vals) <= budget:
+        return
+    culprit = max(vals, key=lambda name: _size(**{**_DEFAULTS, name: vals[name]}))
+    value = vals[culprit]
+
+    def bytes_for(v: float) -> float:
+        return _size(**{**vals, culprit: v})
+
+    if culprit == "delta":
+        best = largest_fitting(bytes_for, value, max(vals["rep_max"], value), budget,
+                               decreasing=True)
+        limit = f"at least {best:.3g} (with rep_max={vals['rep_max']:g})"
+    elif culprit == "rep_max":
+        best = largest_fitting(bytes_for, vals["delta"], value, budget)
+        limit = f"at most {best:.3g} (with delta={vals['delta']:g})"
+    else:
+        low = 2 if culprit == "B" else 1
+        best = largest_fitting(bytes_for, low, value, budget, integer=True)
+        limit = f"at most {int(best)}"
+    require_memory(culprit, given[culprit], _size(**vals),
+                   what=(f"{_layers(vals['delta'], vals['rep_max']) + 1:.3g} age layers x "
+                         f"B={vals['B']} x {2 * vals['k']} phases"), limit=limit)
+
+
 def solve_attained_model(policy: str, d: int, lam: float, scv: float, f: float = 0.5,
                          T: float = 2.0, delta: float = 0.1, k: int = 1, B: int = 30,  # noqa: N803
                          rep_max: float = 40.0) -> Result:
@@ -84,6 +132,7 @@ def solve_attained_model(policy: str, d: int, lam: float, scv: float, f: float =
         ``iterations``, ``change``, ``layers`` (``r + 1``), ``truncation_mass``.
     """
     start = time.perf_counter()
+    _guard(delta=delta, rep_max=rep_max, B=B, k=k)
     alpha, A = hyper_erlang(k, 1.0, scv, f)  # noqa: N806
     pol = get_policy(policy, T=T)
     fp = solve_attained(pol, d, lam, alpha, A, delta=delta, rep_max=rep_max, B=B,
