@@ -21,7 +21,7 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -70,7 +70,7 @@ def check_means(solver: str, **means: Any) -> None:
 
 
 def refined_validity(pi: ArrayLike, V: ArrayLike, N: int,  # noqa: N803
-                     columns: Iterable[int] | None = None) -> tuple[bool, str]:
+                     ) -> tuple[bool, str]:
     """Whether ``pi + V/N`` is a valid occupancy: entries in ``[0, 1]``, non-increasing in the level.
 
     Parameters

@@ -18,7 +18,7 @@ import pytest
 from scipy.integrate import quad
 from scipy.stats import gamma
 
-from symq.core.errors import InvalidParameter, NotConverged, StabilityError
+from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
 from symq.meanfield.attained import (
     POLICY_NAMES,
     Policy,
@@ -199,7 +199,7 @@ def test_b_convergence_and_truncation_warning():
     assert small.truncation_mass > mid.truncation_mass > big.truncation_mass
     assert abs(big.EW - mid.EW) < abs(mid.EW - small.EW)
     assert abs(big.EW - mid.EW) < 1e-8
-    with pytest.raises(InvalidParameter, match="parameter B=8"):
+    with pytest.raises(TruncationError, match="B=8 leaves out .*raise B"):
         solve_attained("LEW", 2, 0.7, alpha, A, B=8, truncation="raise", **kw)
 
 
