@@ -19,6 +19,7 @@ __all__ = [
     "TruncationError",
     "ResourceLimit",
     "OutputError",
+    "NumericalFailure",
     "SchedulerUnreachable",
     "EXIT_USAGE",
     "MISSING",
@@ -187,6 +188,13 @@ class ResourceLimit(InvalidParameter):
         InvalidParameter.__init__(self, name, value, limit, f"it needs {needed}")
         self.needed = needed
         self.limit = limit
+
+
+class NumericalFailure(SymqError, ArithmeticError):
+    """A solver produced a number that cannot be right (NaN, infinity, a probability outside
+    [0, 1]); raised instead of returning it (CLI exit status 3)."""
+
+    exit_status = EXIT_RUNTIME
 
 
 class OutputError(SymqError, OSError):

@@ -20,7 +20,7 @@ from .derivation import Derivation
 from .budget import time_budget
 from .errors import InvalidParameter, SymqError, UnknownName
 from .parameters import Parameter, validate_parameters
-from .result import Result
+from .result import Result, check_values
 
 __all__ = [
     "ModelSpec",
@@ -59,6 +59,11 @@ class ModelSpec:
         solver declares one (simulation-based models).
     scalar_outputs : callable(Result) -> dict, optional
         Flat numeric summary used by sweeps; defaults to the top-level float values.
+    paper : str
+        Key of the paper the model comes from.
+    allow_infinite : tuple of str
+        Result names that may hold infinite values; every other number a solve returns must be
+        finite, and probabilities must lie in [0, 1] (:func:`symq.core.result.check_values`).
     """
 
     name: str
@@ -67,6 +72,7 @@ class ModelSpec:
     solve: Callable[..., Result]
     scalar_outputs: Callable[[Result], dict[str, float]] | None = None
     paper: str = ""
+    allow_infinite: tuple[str, ...] = ()
 
     def parameter(self, name: str, value: Any = None) -> Parameter:
         """The declared parameter ``name``; ``value`` (as typed) is shown if there is none."""
@@ -97,7 +103,9 @@ class ModelSpec:
         values = validate_parameters(self.parameters, params)
         if self.accepts_rng:
             options["rng"] = rng
-        return self.solve(**values, **options)
+        result = self.solve(**values, **options)
+        check_values(self.name, result.values, self.allow_infinite)
+        return result
 
     def summary_values(self, result: Result) -> dict[str, float]:
         if self.scalar_outputs is not None:

@@ -10,7 +10,18 @@ from typing import Any, Mapping
 import numpy as np
 import sympy as sp
 
-__all__ = ["Exactness", "Result", "to_jsonable"]
+from .errors import NumericalFailure
+
+__all__ = ["Exactness", "Result", "to_jsonable", "check_values", "PROBABILITY_NAMES",
+           "TAIL_NAMES"]
+
+#: Result names that hold probabilities (or vectors of them): every entry must lie in [0, 1].
+PROBABILITY_NAMES = frozenset({"P_wait", "tail", "queue_tail", "pi", "u", "atom_at_cap",
+                               "truncation_mass", "probability"})
+#: Result names that hold tails P(X >= k), k = 0, 1, ...: also nonincreasing.
+TAIL_NAMES = frozenset({"tail", "queue_tail", "u"})
+#: Rounding allowed in the probability checks.
+_SLACK = 1e-9
 
 
 class Exactness(str, enum.Enum):
@@ -106,3 +117,66 @@ class Result:
             "exactness": str(self.exactness),
             "timings": to_jsonable(self.timings),
         }
+
+
+def _flat_numbers(value: Any, path: str) -> list[tuple[str, float]]:
+    if isinstance(value, Mapping):
+        return [item for k, v in value.items() for item in _flat_numbers(v, f"{path}.{k}")]
+    if isinstance(value, (list, tuple)):
+        return [item for i, v in enumerate(value) for item in _flat_numbers(v, f"{path}[{i}]")]
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fc":
+            bad = ~np.isfinite(value)
+            if bad.any():
+                index = tuple(int(i) for i in np.argwhere(bad)[0])
+                return [(f"{path}{list(index)}", float("nan"))]
+            return []
+        return [item for i, v in enumerate(value.tolist()) for item in
+                _flat_numbers(v, f"{path}[{i}]")] if value.dtype.kind == "O" else []
+    if isinstance(value, (bool, np.bool_)):
+        return []
+    if isinstance(value, (float, np.floating)):
+        return [(path, float(value))]
+    if isinstance(value, (complex, np.complexfloating)):
+        return [(path, float(value.real)), (path, float(value.imag))]
+    return []
+
+
+def check_values(model: str, values: Mapping[str, Any], allow_infinite: tuple[str, ...] = ()
+                 ) -> None:
+    """Refuse a result with a non-finite number or a probability outside [0, 1].
+
+    The safety net behind every registered model (``ModelSpec.run``): a solver's silent NaN,
+    infinity or negative probability becomes a :class:`~symq.core.errors.NumericalFailure` that
+    names the value, instead of a number a user would trust.
+
+    Parameters
+    ----------
+    model : str
+        Model name, for the message.
+    values : mapping
+        The result's values.
+    allow_infinite : tuple of str
+        Top-level names whose values may be infinite (a threshold "never", an unbounded ratio).
+    """
+    for key, value in values.items():
+        if key in allow_infinite:
+            continue
+        for path, number in _flat_numbers(value, key):
+            if not math.isfinite(number):
+                raise NumericalFailure(f"{model}: the solver returned {path} = {number}, not a "
+                                       "finite number; the parameters are beyond its numerical "
+                                       "range (or this is a bug in symq)")
+        if key in PROBABILITY_NAMES and value is not None:
+            array = np.asarray(value, dtype=float).ravel()
+            outside = (array < -_SLACK) | (array > 1 + _SLACK)
+            if outside.any():
+                i = int(np.flatnonzero(outside)[0])
+                raise NumericalFailure(f"{model}: the solver returned the probability {key}"
+                                       f"[{i}] = {array[i]:.6g}, outside [0, 1]")
+            if key in TAIL_NAMES and array.size > 1:
+                rises = np.flatnonzero(np.diff(array) > _SLACK * max(1.0, float(array.max())))
+                if rises.size:
+                    i = int(rises[0])
+                    raise NumericalFailure(f"{model}: the tail {key} increases from "
+                                           f"{array[i]:.6g} to {array[i + 1]:.6g} at level {i + 1}")

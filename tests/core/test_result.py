@@ -33,3 +33,40 @@ def test_symbolic_values_are_printed():
     x = sp.Symbol("x")
     assert to_jsonable(x**2) == "x**2"
     assert to_jsonable(sp.Integer(7)) == 7
+
+
+def test_check_values_refuses_what_cannot_be_right():
+    import numpy as np
+    import pytest as _pytest
+
+    from symq.core.errors import NumericalFailure
+    from symq.core.result import check_values
+
+    check_values("toy", {"ET": 1.5, "tail": [1.0, 0.5, 0.25], "P_wait": 0.5, "name": "x",
+                         "nested": {"a": [1.0, 2.0]}})
+    with _pytest.raises(NumericalFailure, match=r"toy: the solver returned ET = nan"):
+        check_values("toy", {"ET": float("nan")})
+    with _pytest.raises(NumericalFailure, match=r"nested.a\[1\] = inf"):
+        check_values("toy", {"nested": {"a": [1.0, float("inf")]}})
+    with _pytest.raises(NumericalFailure, match=r"V\[2\] = nan"):
+        check_values("toy", {"V": np.array([0.0, 1.0, np.nan])})
+    with _pytest.raises(NumericalFailure, match=r"probability P_wait\[0\] = 1.2, outside"):
+        check_values("toy", {"P_wait": 1.2})
+    with _pytest.raises(NumericalFailure, match=r"probability pi\[1\] = -0.1"):
+        check_values("toy", {"pi": [0.5, -0.1]})
+    with _pytest.raises(NumericalFailure, match="tail increases from 0.5 to 0.6 at level 2"):
+        check_values("toy", {"tail": [1.0, 0.5, 0.6]})
+    check_values("toy", {"threshold": float("inf")}, allow_infinite=("threshold",))
+
+
+def test_registered_model_returning_nan_is_refused():
+    import pytest as _pytest
+
+    from symq.core import registry
+    from symq.core.errors import NumericalFailure
+    from symq.core.parameters import Parameter, PositiveReal
+
+    spec = registry.ModelSpec("toy-nan", "nan", (Parameter("a", PositiveReal()),),
+                              lambda a: Result("toy-nan", {"a": a}, {"ET": a * float("nan")}))
+    with _pytest.raises(NumericalFailure, match="ET = nan"):
+        spec.run({"a": 1.0})
