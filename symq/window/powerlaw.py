@@ -59,13 +59,13 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import mpmath as mp
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError
 from symq.core.parameters import real_value as _real
+from symq.core.precision import local_mp, working_dps
 
 __all__ = [
     "OKM_CONSTANT",
@@ -114,15 +114,15 @@ def qseries_coefficients(q: float, terms: int, dps: int = 30) -> list:
     Examples
     --------
     >>> c = qseries_coefficients(0.25, 40, dps=40)
-    >>> with mp.workdps(40):
-    ...     bool(abs(mp.fsum(c) - 1) < mp.mpf(10) ** -35)
+    >>> with working_dps(40) as ctx:
+    ...     bool(abs(ctx.fsum(c) - 1) < ctx.mpf(10) ** -35)
     True
     """
     q = _real("q", q, "a real number in (0, 1)", lambda v: 0 < v < 1)
-    with mp.workdps(dps):
-        qm = mp.mpf(q)
-        c = [1 / mp.qp(qm)]
-        qj = mp.mpf(1)
+    with working_dps(dps) as ctx:
+        qm = ctx.mpf(q)
+        c = [1 / ctx.qp(qm)]
+        qj = ctx.mpf(1)
         for _ in range(1, int(terms)):
             qj *= qm
             c.append(-c[-1] * qj / (1 - qj))
@@ -196,8 +196,8 @@ class PowerLawWindow:
                                    f"q = beta^m = {self.q!r} is not representable")
         self.mu0 = self.gamma / (self.alpha * m)
         self.rho = (1.0 - self.k) / m
-        with mp.workdps(30):
-            self._cancel_digits = float(-mp.log10(mp.qp(mp.mpf(self.q))))
+        with working_dps(30) as ctx:
+            self._cancel_digits = float(-ctx.log10(ctx.qp(ctx.mpf(self.q))))
         if terms is not None and (isinstance(terms, (bool, np.bool_))
                                   or not isinstance(terms, (int, np.integer)) or terms < 1):
             raise InvalidParameter("terms", terms, "an integer >= 1 or None")
@@ -212,20 +212,20 @@ class PowerLawWindow:
             self.terms = int(terms) if terms is not None else 0
             return
         dps = int(self._cancel_digits) + 40
-        with mp.workdps(dps):
+        with working_dps(dps) as ctx:
             q = self._mp_params()[1]          # beta^m in mpmath, not the rounded float
-            lq = mp.log(q)
-            c = 1 / mp.qp(q)
-            logc = [mp.log(abs(c))]
+            lq = ctx.log(q)
+            c = 1 / ctx.qp(q)
+            logc = [ctx.log(abs(c))]
             logmax = logc[0]
-            qj = mp.mpf(1)
+            qj = ctx.mpf(1)
             j = 0
             limit = 30 * math.log(10)
             while True:
                 j += 1
                 qj *= q
                 c = -c * qj / (1 - qj)
-                lc = mp.log(abs(c))
+                lc = ctx.log(abs(c))
                 logc.append(lc)
                 logmax = max(logmax, lc - j * lq)
                 if terms is None and lc - j * lq < logmax - limit and lc - j * lq < logc[-2] - (j - 1) * lq:
@@ -237,17 +237,17 @@ class PowerLawWindow:
                     break
             self._logc = np.array([float(v) for v in logc])
             # |c_j| and |c_j q^-j| rounded once from mpmath (relative error <= eps/2)
-            self._absc = np.array([float(mp.exp(v)) for v in logc])
-            self._absb = np.array([float(mp.exp(v - i * lq)) for i, v in enumerate(logc)])
+            self._absc = np.array([float(ctx.exp(v)) for v in logc])
+            self._absb = np.array([float(ctx.exp(v - i * lq)) for i, v in enumerate(logc)])
             # extended precision (x87 long double where available) for moderate cancellation
             ld = np.longdouble
-            self._absb_ld = np.array([ld(mp.nstr(mp.exp(v - i * lq), 30))
+            self._absb_ld = np.array([ld(ctx.nstr(ctx.exp(v - i * lq), 30))
                                       for i, v in enumerate(logc)], dtype=ld)
-            self._qinv_ld = np.array([ld(mp.nstr(q ** -i, 30)) for i in range(len(logc))],
+            self._qinv_ld = np.array([ld(ctx.nstr(q ** -i, 30)) for i in range(len(logc))],
                                      dtype=ld)
             m_mp, _, mu0_mp = self._mp_params()
-            self._mu0_ld = ld(mp.nstr(mu0_mp, 30))
-            self._m_ld = ld(mp.nstr(m_mp, 30))
+            self._mu0_ld = ld(ctx.nstr(mu0_mp, 30))
+            self._m_ld = ld(ctx.nstr(m_mp, 30))
         n = len(self._logc)
         self.terms = n
         jj = np.arange(n)
@@ -264,18 +264,19 @@ class PowerLawWindow:
 
     # ------------------------------------------------------------------ mpmath core
     def _mp_params(self):
-        m = mp.mpf(self.l) - mp.mpf(self.k) + 1
-        q = mp.mpf(self.beta) ** m
-        mu0 = mp.mpf(self.gamma) / (mp.mpf(self.alpha) * m)
+        ctx = local_mp()   # at the precision of the caller's working_dps block
+        m = ctx.mpf(self.l) - ctx.mpf(self.k) + 1
+        q = ctx.mpf(self.beta) ** m
+        mu0 = ctx.mpf(self.gamma) / (ctx.mpf(self.alpha) * m)
         return m, q, mu0
 
     def _c0(self, dps: int):
         """``1/(q;q)_inf`` at ``dps`` digits (cached: ``mpmath.qp`` is slow for q near 1)."""
         cache = self.__dict__.setdefault("_c0cache", {})
         if dps not in cache:
-            with mp.workdps(dps):
-                cache[dps] = 1 / mp.qp(self._mp_params()[1])
-        return cache[dps]
+            with working_dps(dps) as ctx:
+                cache[dps] = 1 / ctx.qp(self._mp_params()[1])
+        return local_mp().mpf(cache[dps])   # in the calling thread's context (see _I0_mp)
 
     def _mp_sum(self, make_phi: Callable[[], Callable[[int, Any, Any], Any]], digits: int,
                 const: int = 0, what: str = "series"):
@@ -288,18 +289,18 @@ class PowerLawWindow:
         """
         dps = _quantise(digits + 12 + int(self._cancel_digits))
         while True:
-            with mp.workdps(dps):
+            with working_dps(dps) as ctx:
                 q = self._mp_params()[1]
                 c0 = self._c0(dps)
                 phi = make_phi()
-                total = mp.mpf(const)
+                total = ctx.mpf(const)
                 absum = abs(total)
-                r = mp.mpf(1)
-                qj = mp.mpf(1)
+                r = ctx.mpf(1)
+                qj = ctx.mpf(1)
                 j = 0
-                maxabs = mp.mpf(0)
+                maxabs = ctx.mpf(0)
                 prev = None
-                small = mp.mpf(10) ** (-(dps + 5))
+                small = ctx.mpf(10) ** (-(dps + 5))
                 while True:
                     t = c0 * r * phi(j, q, qj)
                     a = abs(t)
@@ -317,9 +318,9 @@ class PowerLawWindow:
                 if total == 0:
                     lost = dps
                 else:
-                    lost = float(mp.log10(absum / abs(total)))
+                    lost = float(ctx.log10(absum / abs(total)))
                 if dps - lost >= digits + 5:
-                    with mp.workdps(digits + 5):
+                    with working_dps(digits + 5) as ctx:
                         return +total
                 new = _quantise(max(int(dps * 1.5), int(lost + digits + 20)))
                 if new > _MAX_DPS:
@@ -329,34 +330,37 @@ class PowerLawWindow:
 
     def _EU_mp(self, s, digits: int):
         """``E[U^s]`` for ``U = sum_j q^j E_j`` and any real ``s`` (mpf)."""
-        with mp.workdps(digits + 10):
-            s = mp.mpf(s)
+        with working_dps(digits + 10) as ctx:
+            s = ctx.mpf(s)
             n = -s
-            if n >= 1 and n == mp.floor(n):  # pole of Gamma(1+s) cancels a zero of the sum
+            if n >= 1 and n == ctx.floor(n):  # pole of Gamma(1+s) cancels a zero of the sum
                 n = int(n)
-                deriv = self._mp_sum(lambda: lambda j, q, qj: j * mp.log(q) * qj ** s, digits + 5,
+                deriv = self._mp_sum(lambda: lambda j, q, qj: j * ctx.log(q) * qj ** s, digits + 5,
                                      what="moment series")
-                return (-1) ** (n - 1) / mp.factorial(n - 1) * deriv
+                return (-1) ** (n - 1) / ctx.factorial(n - 1) * deriv
             ssum = self._mp_sum(lambda: lambda j, q, qj: qj ** s, digits + 5, what="moment series")
-            return mp.gamma(1 + s) * ssum
+            return ctx.gamma(1 + s) * ssum
 
     def _I_mp(self, e, digits: int):
         """``I(e) = (1 - beta^e)/e E[W_pre^e]``, ``I(0) = ln(1/beta)`` (reference B4)."""
-        with mp.workdps(digits + 10):
-            e = mp.mpf(e)
+        with working_dps(digits + 10) as ctx:
+            e = ctx.mpf(e)
             m, _, mu0 = self._mp_params()
-            b = mp.mpf(self.beta)
+            b = ctx.mpf(self.beta)
             if e == 0:
-                return -mp.log(b)
-            fac = -mp.expm1(e * mp.log(b)) / e
+                return -ctx.log(b)
+            fac = -ctx.expm1(e * ctx.log(b)) / e
             return fac * mu0 ** (-e / m) * self._EU_mp(e / m, digits + 5)
 
     def _I0_mp(self, digits: int):
         """``I(1-k)`` (``alpha E_0[T]``), cached per precision."""
         key = digits
         if key not in self._Icache:
-            self._Icache[key] = self._I_mp(mp.mpf(1) - mp.mpf(self.k), digits)
-        return self._Icache[key]
+            ctx = local_mp()
+            self._Icache[key] = self._I_mp(ctx.mpf(1) - ctx.mpf(self.k), digits)
+        # re-created in the calling thread's context: a number of another thread's context
+        # would compute at that context's precision when it is the left operand
+        return local_mp().mpf(self._Icache[key])
 
     @functools.cached_property
     def _I0(self) -> float:
@@ -377,9 +381,9 @@ class PowerLawWindow:
         """
         def one(rv: float) -> float:
             rv = _real("r", rv, "a finite real number", lambda v: True)
-            with mp.workdps(30):
+            with working_dps(30) as ctx:
                 m, _, mu0 = self._mp_params()
-                val = mu0 ** (-mp.mpf(rv) / m) * self._EU_mp(mp.mpf(rv) / m, 20)
+                val = mu0 ** (-ctx.mpf(rv) / m) * self._EU_mp(ctx.mpf(rv) / m, 20)
                 return float(val)
         return _vectorise(one, r)
 
@@ -403,8 +407,8 @@ class PowerLawWindow:
         def one(sv: float) -> float:
             sv = _real("s", sv, "a finite real number (every real moment exists for m > 0)",
                        lambda v: True)
-            with mp.workdps(30):
-                num = self._I_mp(mp.mpf(sv) - mp.mpf(self.k) + 1, 20)
+            with working_dps(30) as ctx:
+                num = self._I_mp(ctx.mpf(sv) - ctx.mpf(self.k) + 1, 20)
                 return float(num / self._I0_mp(20))
         return _vectorise(one, s)
 
@@ -587,12 +591,12 @@ class PowerLawWindow:
         return out.reshape(warr.shape)
 
     def _pdf_mp_one(self, w: float, digits: int):
-        with mp.workdps(digits + 10):
+        with working_dps(digits + 10) as ctx:
             m, _, mu0 = self._mp_params()
-            wm = mp.mpf(w)
+            wm = ctx.mpf(w)
             x = mu0 * wm ** m
             g = self._gU_mp(x, digits + 3)
-            return g / (wm ** mp.mpf(self.k) * self._I0_mp(digits + 3))
+            return g / (wm ** ctx.mpf(self.k) * self._I0_mp(digits + 3))
 
     def pdf_laplace(self, w: ArrayLike) -> NDArray[np.float64]:
         """Time-stationary density by saddle-point Laplace inversion (validation path).
@@ -622,9 +626,10 @@ class PowerLawWindow:
         Returns an ``mpf`` for a scalar, an object array otherwise.
         """
         def one(wv):
-            wv = mp.mpf(wv)
-            if not wv > 0 or wv == mp.inf:
-                return mp.mpf(0)
+            ctx = local_mp()
+            wv = ctx.mpf(wv)
+            if not wv > 0 or wv == ctx.inf:
+                return ctx.mpf(0)
             return self._pdf_mp_one(wv, int(dps))
         return _vectorise_mp(one, w)
 
@@ -659,17 +664,18 @@ class PowerLawWindow:
 
     def _ccdf_mp_one(self, w, digits: int, complement: bool):
         """``P(W > w)`` (or ``P(W <= w)`` if ``complement``) in mpmath."""
-        wm = mp.mpf(w)
+        wm = local_mp().mpf(w)
         sign = -1 if complement else 1
 
         def make_phi():
-            dps = mp.mp.dps
+            ctx = local_mp()
+            dps = ctx.dps
             m, _, mu0 = self._mp_params()
-            rho = (1 - mp.mpf(self.k)) / m
+            rho = (1 - ctx.mpf(self.k)) / m
             x = mu0 * wm ** m
             pref = sign * mu0 ** (-rho) / (m * self._I0_mp(dps))
-            return lambda j, q, qj: pref * qj ** (rho - 1) * mp.gammainc(rho, x / qj)
-        with mp.workdps(digits + 10):
+            return lambda j, q, qj: pref * qj ** (rho - 1) * ctx.gammainc(rho, x / qj)
+        with working_dps(digits + 10) as ctx:
             return self._mp_sum(make_phi, digits + 3, const=1 if complement else 0,
                                 what="distribution series")
 
@@ -728,11 +734,12 @@ class PowerLawWindow:
     def cdf_mp(self, w: Any, dps: int = 50):
         """mpmath twin of :meth:`cdf` with ``dps`` significant digits."""
         def one(wv):
-            wv = mp.mpf(wv)
+            ctx = local_mp()
+            wv = ctx.mpf(wv)
             if not wv > 0:
-                return mp.mpf(0)
-            if wv == mp.inf:
-                return mp.mpf(1)
+                return ctx.mpf(0)
+            if wv == ctx.inf:
+                return ctx.mpf(1)
             return self._ccdf_mp_one(wv, int(dps), complement=True)
         return _vectorise_mp(one, w)
 
@@ -773,17 +780,18 @@ class PowerLawWindow:
     def pre_loss_cdf_mp(self, w: Any, dps: int = 50):
         """mpmath twin of :meth:`pre_loss_cdf` (``dps`` significant digits)."""
         def one(wv):
-            wv = mp.mpf(wv)
+            ctx = local_mp()
+            wv = ctx.mpf(wv)
             if not wv > 0:
-                return mp.mpf(0)
-            if wv == mp.inf:
-                return mp.mpf(1)
+                return ctx.mpf(0)
+            if wv == ctx.inf:
+                return ctx.mpf(1)
 
             def make_phi():
                 m, _, mu0 = self._mp_params()
                 x = mu0 * wv ** m
                 return lambda j, q, qj: -exp_neg(x, qj)
-            with mp.workdps(int(dps) + 10):
+            with working_dps(int(dps) + 10) as ctx:
                 return self._mp_sum(make_phi, int(dps) + 3, const=1, what="pre-loss series")
         return _vectorise_mp(one, w)
 
@@ -803,7 +811,7 @@ def _quantise(dps: int) -> int:
 
 def exp_neg(x, qj):
     """``exp(-x/qj)`` in mpmath (helper of the series)."""
-    return mp.exp(-x / qj)
+    return local_mp().exp(-x / qj)
 
 
 def _vectorise(fn: Callable[[float], float], s: ArrayLike):
@@ -912,10 +920,10 @@ def _positive_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
 
 def _okm_constant() -> float:
     """``lim sqrt(p) E[W]`` for NewReno, from the series ``sum_j c_j 2^-j`` at ``q = 1/4``."""
-    with mp.workdps(40):
+    with working_dps(40) as ctx:
         c = qseries_coefficients(0.25, 60, dps=40)
-        s = mp.fsum(cj * mp.mpf(2) ** (-j) for j, cj in enumerate(c))
-        return float(mp.sqrt(2 / mp.pi) / (mp.mpf(1) / 2 * s))
+        s = ctx.fsum(cj * ctx.mpf(2) ** (-j) for j, cj in enumerate(c))
+        return float(ctx.sqrt(2 / ctx.pi) / (ctx.mpf(1) / 2 * s))
 
 
 #: NewReno constant ``lim_{p -> 0} E[W] sqrt(p)`` (exact for every ``p`` in the fluid model),
