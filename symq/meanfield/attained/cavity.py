@@ -98,8 +98,10 @@ def attained_bytes(layers: float, B: float, m: float) -> float:  # noqa: N803
     ``(r + 1) B^2`` (with their uniformisation buffers) and the occupation arrays."""
     K, B, m = float(layers), float(B), float(m)  # noqa: N806
     chunk = min(K, float(_CHUNK)) + 1.0
-    floats = (2.0 * chunk * B * B * m + 2.0 * K * B * m * m + 8.0 * K * B * B
-              + 12.0 * K * B * m + 2.0 * B * B * m + 4.0 * m * m)
+    kept = 2.0 * K * B * m * m + 12.0 * K * B * m + 2.0 * B * B * m + 4.0 * m * m
+    # peak: the uniformisation buffers of _birth_expm (about 7 (r+1) B^2, freed on return), or
+    # the kept exponentials with the chunk arrays of the forward pass
+    floats = kept + max(7.0 * K * B * B, K * B * B + 4.0 * chunk * B * B * m)
     return 8.0 * floats
 
 
