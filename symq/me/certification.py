@@ -55,12 +55,17 @@ from typing import Any, Iterator, Sequence
 import mpmath
 import numpy as np
 import sympy as sp
-from mpmath import iv
 from mpmath.libmp import to_float
 
 from symq.core.errors import InvalidParameter
 
-from .transform import RationalLST, to_mpf
+from ._context import iv, is_mpf, mp, to_global, working_dps
+from .transform import RationalLST, to_mpf as _to_mpf
+
+
+def to_mpf(value: Any) -> Any:
+    """An exact rational in the calling thread's private context (at its current precision)."""
+    return _to_mpf(value, mp)
 
 __all__ = ["Nonnegativity", "Certificate", "certify"]
 
@@ -196,14 +201,12 @@ class _OutOfTime(Exception):
 
 @contextmanager
 def _precision(dps: int) -> Iterator[None]:
-    old_mp, old_iv = mpmath.mp.prec, iv.prec
-    mpmath.mp.dps = dps
-    iv.dps = dps
-    try:
+    """Run a block at ``dps`` digits in the calling thread's private real and interval contexts.
+
+    ``mp`` and ``iv`` below resolve to those contexts; mpmath's global context is not touched.
+    """
+    with working_dps(dps, intervals=True):
         yield
-    finally:
-        mpmath.mp.prec = old_mp
-        iv.prec = old_iv
 
 
 def _fr(x: sp.Rational) -> Fraction:
@@ -218,11 +221,11 @@ def _ivq(q: Fraction) -> Any:
 
 
 def _lo(x: Any) -> mpmath.mpf:
-    return mpmath.mp.make_mpf(x._mpi_[0])
+    return mp.make_mpf(x._mpi_[0])
 
 
 def _hi(x: Any) -> mpmath.mpf:
-    return mpmath.mp.make_mpf(x._mpi_[1])
+    return mp.make_mpf(x._mpi_[1])
 
 
 def _mid(x: Any) -> mpmath.mpf:
@@ -230,12 +233,12 @@ def _mid(x: Any) -> mpmath.mpf:
 
 
 def _float_down(x: Any) -> float:
-    x = mpmath.mpf(x)
+    x = mp.mpf(x)
     return to_float(x._mpf_, rnd="d")
 
 
 def _float_up(x: Any) -> float:
-    x = mpmath.mpf(x)
+    x = mp.mpf(x)
     return to_float(x._mpf_, rnd="u")
 
 
@@ -400,11 +403,11 @@ def _taylor_guard(ex: _Exact) -> tuple[mpmath.mpf, Any, Any]:
         cauchy = [1.0] + [-abs(float(ex.a[j])) for j in range(n - 1, -1, -1)]
         rho = max(r.real for r in np.roots([float(c) for c in cauchy])
                   if abs(r.imag) < 1e-9 and r.real > 0)
-        rho = mpmath.mpf(float(rho)) * (1 + mpmath.mpf(2) ** -20)
+        rho = mp.mpf(float(rho)) * (1 + mp.mpf(2) ** -20)
     except (ValueError, np.linalg.LinAlgError, OverflowError):
-        rho = mpmath.mpf(1)
-    if not (mpmath.isfinite(rho) and rho > 0):
-        rho = mpmath.mpf(1)
+        rho = mp.mpf(1)
+    if not (mp.isfinite(rho) and rho > 0):
+        rho = mp.mpf(1)
     R = iv.mpf(rho)
     last_row = sum((abs(_ivq(ex.a[j])) * R ** (j - n + 1) for j in range(n)), iv.mpf(0))
     alpha = iv.mpf(max(_hi(R), _hi(last_row)))
@@ -414,7 +417,7 @@ def _taylor_guard(ex: _Exact) -> tuple[mpmath.mpf, Any, Any]:
     h = iv.mpf(1) / alpha
     h2 = iv.mpf(k + 1) * dk / (iv.mpf(6) * C * alpha ** (k + 1))
     h_lo = min(_lo(h), _lo(h2))
-    return mpmath.mpf(h_lo), C, alpha
+    return mp.mpf(h_lo), C, alpha
 
 
 def _taylor_enclosure(ex: _Exact, t: mpmath.mpf, C: Any, alpha: Any) -> Any:
@@ -464,17 +467,17 @@ def _approximate_roots(p: list[Fraction], dps: int, use_polyroots: bool) -> list
         except (ValueError, OverflowError, np.linalg.LinAlgError):
             use_polyroots = True
     if use_polyroots:
-        return list(mpmath.polyroots(coeffs_mp, maxsteps=200 + 20 * d, extraprec=2 * dps * 4))
+        return list(mp.polyroots(coeffs_mp, maxsteps=200 + 20 * d, extraprec=2 * dps * 4))
     dcoeffs_mp = [c * (d - k) for k, c in enumerate(coeffs_mp[:-1])]
-    eps = mpmath.mpf(10) ** (-dps)
+    eps = mp.mpf(10) ** (-dps)
     roots = []
     for r in start:
-        z = mpmath.mpc(float(r.real), float(r.imag)) if r.imag != 0 else mpmath.mpf(float(r.real))
+        z = mp.mpc(float(r.real), float(r.imag)) if r.imag != 0 else mp.mpf(float(r.real))
         for _ in range(100):
-            dp = mpmath.polyval(dcoeffs_mp, z)
+            dp = mp.polyval(dcoeffs_mp, z)
             if dp == 0:
                 break
-            step = mpmath.polyval(coeffs_mp, z) / dp
+            step = mp.polyval(coeffs_mp, z) / dp
             z -= step
             if abs(step) <= eps * (1 + abs(z)):
                 break
@@ -506,15 +509,15 @@ def _enclose_factor(p: list[Fraction], mult: int, dps: int, use_polyroots: bool
     dp_iv = [_ivq(c * k) for k, c in enumerate(p)][1:]
     try:
         approx = _approximate_roots(p, dps, use_polyroots)
-    except (mpmath.libmp.NoConvergence, ZeroDivisionError, ValueError):
+    except (mp.NoConvergence, ZeroDivisionError, ValueError):
         return None
-    tol = mpmath.mpf(10) ** (-(dps // 2))
+    tol = mp.mpf(10) ** (-(dps // 2))
     poles = []
     n_real = n_upper = 0
     for z in approx:
-        z = mpmath.mpc(z)
+        z = mp.mpc(z)
         if abs(z.imag) <= tol * (1 + abs(z)):
-            c = mpmath.mpf(z.real)
+            c = mp.mpf(z.real)
             radius = _disk(c, True, p_iv, dp_iv, d)
             if radius is None:
                 return None
@@ -538,10 +541,10 @@ def _disjoint(poles: list[_Pole]) -> bool:
     """Pairwise disjointness of all disks, conjugate images included."""
     disks = []
     for P in poles:
-        c = mpmath.mpc(P.center)
+        c = mp.mpc(P.center)
         disks.append((c, P.radius))
         if not P.real:
-            disks.append((mpmath.mpc(c.real, -c.imag), P.radius))
+            disks.append((mp.mpc(c.real, -c.imag), P.radius))
     for i in range(len(disks)):
         ci, ri = disks[i]
         for j in range(i + 1, len(disks)):
@@ -592,7 +595,7 @@ def _attach_coefficients(ex: _Exact, poles: list[_Pole]) -> None:
             P.coeffs = _hermite(P.box, P.multiplicity, b_iv, a_iv)
         for c in P.coeffs:
             parts = (c.real, c.imag) if isinstance(c, iv.mpc) else (c,)
-            if not all(mpmath.isfinite(_lo(x)) and mpmath.isfinite(_hi(x)) for x in parts):
+            if not all(mp.isfinite(_lo(x)) and mp.isfinite(_hi(x)) for x in parts):
                 raise _NeedPrecision("residues", "residue enclosures are not finite")
 
 
@@ -764,8 +767,8 @@ def _newton_form(members: list[_Pole], poles: list[_Pole], b_iv: list[Any]) -> l
     for j in range(k):
         box = _hull(Z[: j + 1], real)
         coeffs = [zero] * j + [beta[j] / math.factorial(j)]
-        center = _mid(box) if real else mpmath.mpc(_mid(box.real), _mid(box.imag))
-        pseudo.append(_Pole(center, mpmath.mpf(0), j + 1, real, box, coeffs=coeffs))
+        center = _mid(box) if real else mp.mpc(_mid(box.real), _mid(box.imag))
+        pseudo.append(_Pole(center, mp.mpf(0), j + 1, real, box, coeffs=coeffs))
     return pseudo
 
 
@@ -787,7 +790,7 @@ def _clusters(poles: list[_Pole], scale: mpmath.mpf, b_iv: list[Any]
 
         for i in range(len(cands)):
             for j in range(i + 1, len(cands)):
-                if abs(mpmath.mpc(cands[i].center) - mpmath.mpc(cands[j].center)) <= tau:
+                if abs(mp.mpc(cands[i].center) - mp.mpc(cands[j].center)) <= tau:
                     parent[find(i)] = find(j)
         groups: dict[int, list[_Pole]] = {}
         for i, P in enumerate(cands):
@@ -820,7 +823,7 @@ def _tail_bound(margin: mpmath.mpf, dominant: _Pole, others: list[_Pole], m: int
     """
     excluded = {id(dominant)} | {id(P) for P in group}
     terms = []
-    t_min = mpmath.mpf(0)
+    t_min = mp.mpf(0)
     for P in others:
         if id(P) in excluded:
             continue
@@ -830,7 +833,7 @@ def _tail_bound(margin: mpmath.mpf, dominant: _Pole, others: list[_Pole], m: int
         mags = [iv.mpf(_hi(abs(c))) * P.weight for c in P.coeffs]
         for j in range(len(mags)):
             if j - m + 1 > 0:
-                t_min = max(t_min, mpmath.mpf(j - m + 1) / delta)
+                t_min = max(t_min, mp.mpf(j - m + 1) / delta)
         terms.append((iv.mpf(delta), mags))
     own = [iv.mpf(_hi(abs(c))) for c in dominant.coeffs[: m - 1]]
     half = margin / 2
@@ -847,9 +850,9 @@ def _tail_bound(margin: mpmath.mpf, dominant: _Pole, others: list[_Pole], m: int
         return _hi(total)
 
     if not terms and not own:
-        return mpmath.mpf(0)
+        return mp.mpf(0)
     deltas = [_lo(dl) for dl, _ in terms]
-    T = max(t_min, 1 / min(deltas) if deltas else mpmath.mpf(1), mpmath.mpf(2) ** -20)
+    T = max(t_min, 1 / min(deltas) if deltas else mp.mpf(1), mp.mpf(2) ** -20)
     for _ in range(400):
         if S(T) <= half:
             break
@@ -926,7 +929,7 @@ def _rule_hurwitz(run: _Run) -> _Verdict | None:
         poles = _enclose_poles(ex, run.dps)
         worst = max(poles, key=lambda P: P.re_lo)
         run.poles = poles
-        reason += f" (pole near {mpmath.nstr(worst.center, 8)})"
+        reason += f" (pole near {mp.nstr(worst.center, 8)})"
     except _NeedPrecision:
         pass
     return _Verdict(Nonnegativity.INVALID, "Routh-Hurwitz test", reason=reason)
@@ -1040,7 +1043,7 @@ def _evaluation_terms(run: _Run, mu: mpmath.mpf, excluded: Sequence[_Pole] = ()
                       ) -> tuple[_Evaluator, list[_Pole]]:
     """The evaluator of g = e^{-mu t} f and the term list for tail bounds (clusters in Newton
     form)."""
-    scale = abs(mu) if mu != 0 else mpmath.mpf(1)
+    scale = abs(mu) if mu != 0 else mp.mpf(1)
     clusters = _clusters(run.poles, scale, [_ivq(c) for c in run.ex.b])
     skip = {id(P) for P in excluded}
     # tail terms: Newton form for clusters away from the dominant line, single poles otherwise
@@ -1107,15 +1110,15 @@ def _rule_dominant_pair(run: _Run, R: _Pole, pair: _Pole
         return None, _lo(margin), None
 
     cp = pair.coeffs[0]
-    phi = mpmath.arg(mpmath.mpc(_mid(cp.real), _mid(cp.imag)))
-    omega = mpmath.sqrt(to_mpf(w))
-    period = 2 * mpmath.pi / omega
-    first = (mpmath.pi - phi) % (2 * mpmath.pi) / omega
+    phi = mp.arg(mp.mpc(_mid(cp.real), _mid(cp.imag)))
+    omega = mp.sqrt(to_mpf(w))
+    period = 2 * mp.pi / omega
+    first = (mp.pi - phi) % (2 * mp.pi) / omega
     if not first > 0:
         first += period
 
     def touching_times(start: mpmath.mpf) -> Iterator[mpmath.mpf]:
-        k0 = max(0, int(mpmath.ceil((start - first) / period)))
+        k0 = max(0, int(mp.ceil((start - first) / period)))
         return (first + (k0 + k) * period for k in range(200))
 
     if ok:  # c1 = 2|c_pair| with other poles
@@ -1148,7 +1151,7 @@ def _rule_dominant_pair(run: _Run, R: _Pole, pair: _Pole
     # c1 < 2|c_pair|: f < 0 near t_k for large k
     ev, terms = _evaluation_terms(run, R.center, [R, pair])
     margin_iv = 2 * iv.sqrt(_ivq(cp2)) - _ivq(c1)
-    start = mpmath.mpf(0)
+    start = mp.mpf(0)
     if others and _lo(margin_iv) > 0:
         T = _tail_bound(_lo(margin_iv), R, terms, 1, group=[pair])
         start = T if T is not None else start
@@ -1163,17 +1166,17 @@ def _rule_dominant_pair(run: _Run, R: _Pole, pair: _Pole
 def _branch_and_bound(run: _Run, ev: _Evaluator, h: mpmath.mpf, T: mpmath.mpf) -> _Verdict:
     """Note §3.2 step 6: prove g > 0 on [h, T] or find a certified negative value."""
     stack = [(h, T)] if h < T else []
-    min_width = mpmath.mpf(run.min_width)
+    min_width = mp.mpf(run.min_width)
     while stack:
         a, b = stack.pop()
         run.boxes += 1
         if run.boxes > run.max_boxes:
             return _Verdict(Nonnegativity.INCONCLUSIVE, "branch and bound",
                             reason=f"more than max_boxes={run.max_boxes} boxes needed "
-                                   f"(last box [{mpmath.nstr(a, 8)}, {mpmath.nstr(b, 8)}])")
+                                   f"(last box [{mp.nstr(a, 8)}, {mp.nstr(b, 8)}])")
         if run.boxes % 16 == 0:
             run.check_time()
-        m = mpmath.sqrt(a * b) if a > 0 and b > 4 * a else (a + b) / 2
+        m = mp.sqrt(a * b) if a > 0 and b > 4 * a else (a + b) / 2
         low, gm = ev.box(a, b, m)
         if low > 0:
             continue
@@ -1183,7 +1186,7 @@ def _branch_and_bound(run: _Run, ev: _Evaluator, h: mpmath.mpf, T: mpmath.mpf) -
                             enclosure=(_lo(enc), _hi(enc)))
         if b - a < min_width:
             return _Verdict(Nonnegativity.INCONCLUSIVE, "branch and bound",
-                            reason=f"possible zero near t={mpmath.nstr(m, 12)} "
+                            reason=f"possible zero near t={mp.nstr(m, 12)} "
                                    f"(box width below min_width={run.min_width:g})")
         stack.append((m, b))
         stack.append((a, m))
@@ -1201,7 +1204,7 @@ def _hunt_witness(run: _Run) -> _Verdict | None:
     if not mu < 0:
         return None
     h, _, _ = _taylor_guard(run.ex)
-    ev, _ = _evaluation_terms(run, mpmath.mpf(mu))
+    ev, _ = _evaluation_terms(run, mp.mpf(mu))
     scan = _Run(run.ex, run.dps, run.deadline, run.max_boxes, run.min_width, run.poles)
     verdict = _branch_and_bound(scan, ev, h, 60 / abs(mu))
     run.boxes += scan.boxes
@@ -1251,7 +1254,7 @@ def _decide(run: _Run) -> _Verdict:
             T = _tail_bound(margin, R, terms, m)
             if T is None:
                 raise _NeedPrecision("dominant residue", "no tail bound")
-            T = max(T, mpmath.mpf(2) ** -10)
+            T = max(T, mp.mpf(2) ** -10)
             verdict = _witness_search(run, ev, (T * 2 ** k for k in range(60)))
             if verdict is None:
                 return _Verdict(Nonnegativity.INCONCLUSIVE, "dominant residue negative",
@@ -1302,7 +1305,7 @@ def _report(run: _Run) -> dict[str, Any]:
         cr, ci = float(_mid(re)), float(_mid(im))
         dr = max(abs(_lo(re) - cr), abs(_hi(re) - cr))
         di = max(abs(_lo(im) - ci), abs(_hi(im) - ci))
-        return complex(cr, ci), _float_up(mpmath.sqrt(dr * dr + di * di))
+        return complex(cr, ci), _float_up(mp.sqrt(dr * dr + di * di))
 
     for P in run.poles:
         copies = [False] if P.real else [False, True]
@@ -1367,8 +1370,9 @@ def certify(obj: Any, *, dps: int = 40, max_boxes: int = 20000, min_width: float
        branch-and-bound on [h, T].
 
     A tangential zero that no exact rule covers cannot be certified by interval methods and
-    ends INCONCLUSIVE.  The mpmath contexts are process-global: do not call from several
-    threads at once.
+    ends INCONCLUSIVE.  All arithmetic runs in the calling thread's private mpmath contexts
+    (:mod:`symq.core.precision`): mpmath's global precision is never changed and concurrent calls
+    from several threads give the same certificates as serial ones.
 
     Examples
     --------
@@ -1441,8 +1445,8 @@ def certify(obj: Any, *, dps: int = 40, max_boxes: int = 20000, min_width: float
         method=verdict.method,
         tail_bound=run.tail if nonneg_bb else None,
         boxes=run.boxes,
-        witness=verdict.witness,
-        enclosure=verdict.enclosure,
+        witness=to_global(verdict.witness),
+        enclosure=to_global(verdict.enclosure),
         reason=verdict.reason,
         seconds=time.perf_counter() - start,
         dps=run.dps,

@@ -35,6 +35,7 @@ import numpy as np
 import sympy as sp
 
 from symq.core.errors import InvalidParameter
+from symq.core.precision import is_mpf
 
 __all__ = ["s", "to_rational", "to_mpf", "RationalLST"]
 
@@ -67,7 +68,7 @@ def to_rational(value: Any, name: str = "coefficient") -> sp.Rational:
             return sp.Rational(Fraction(value.strip()))
         except (ValueError, ZeroDivisionError):
             raise InvalidParameter(name, value, "a finite real number such as 0.5 or 2/3") from None
-    if isinstance(value, mpmath.mpf):
+    if is_mpf(value):
         if not mpmath.isfinite(value):
             raise InvalidParameter(name, value, "a finite real number")
         sign, man, exp, _ = value._mpf_
@@ -262,13 +263,19 @@ class RationalLST:
         return f"${sp.latex(self.expr)}$"
 
 
-def to_mpf(value: sp.Rational | Fraction | int) -> mpmath.mpf:
-    """An exact rational as an mpmath number at the current working precision."""
+def to_mpf(value: sp.Rational | Fraction | int, ctx: Any = None) -> mpmath.mpf:
+    """An exact rational as an mpmath number, correctly rounded to the precision of ``ctx``.
+
+    ``ctx`` is an mpmath context (default: mpmath's global context at its current precision);
+    symq's own code passes the calling thread's private context (:mod:`symq.core.precision`).
+    """
+    if ctx is None:
+        ctx = mpmath.mp
     if isinstance(value, Fraction):
         numerator, denominator = value.numerator, value.denominator
     else:
         value = sp.Rational(value)
         numerator, denominator = int(value.p), int(value.q)
     if denominator == 1:
-        return mpmath.mpf(numerator)
-    return mpmath.mpf(numerator) / denominator
+        return ctx.mpf(numerator)
+    return ctx.mpf(numerator) / denominator
