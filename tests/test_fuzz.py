@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from symq.core import registry
@@ -67,6 +67,10 @@ EDGE_FORMULAS = ["w", "0", "-w", "1/0", "w**w**w", "exp(w)", "oo", "nan", "w/0",
                  "log(w)", "sqrt(w)", "0.5*w", "w^2", "()", "__import__('os')", "λ*w", "x"]
 
 
+#: Multiples of the typical value tried for a real parameter (the quick form: those <= 1).
+_SCALES = [1e-3, 0.1, 0.5, 0.9, 1.0] + ([1.1, 1.5, 2.0, 10.0, 1e3] if LONG else [])
+
+
 def _fmt(x: float) -> str:
     return repr(float(x))
 
@@ -87,8 +91,9 @@ def _inside(domain: Any, typical: Any) -> st.SearchStrategy[str]:
                          allow_nan=False).map(_fmt)
     if isinstance(domain, (PositiveReal, NonNegativeReal)):
         base = float(typical) if isinstance(typical, (int, float)) and typical else 1.0
-        scaled = st.sampled_from([1e-3, 0.1, 0.5, 0.9, 0.99, 1.0, 1.5, 2.0, 10.0, 1e3]
-                                 ).map(lambda f: _fmt(base * f))
+        scaled = st.sampled_from(_SCALES).map(lambda f: _fmt(base * f))
+        if not LONG:  # the quick form stays at or below the typical scale (fast solves)
+            return scaled
         return st.one_of(scaled, st.floats(1e-6, 1e6).map(_fmt))
     if isinstance(domain, (PositiveVector, RationalVector)):
         entry = st.one_of(st.floats(1e-3, 1e3).map(_fmt), st.sampled_from(["1", "2/3", "0.5"]))
@@ -181,11 +186,12 @@ def _shown(texts: Any) -> str:
     return text if len(text) < 300 else text[:300] + "..."
 
 
-def run_case(model: Any, texts: dict[str, str], api_values: bool = False) -> str:
-    """Run one case; return its outcome class; assert the contract."""
+def run_case(model: Any, texts: dict[str, str], api_values: bool = False) -> str | None:
+    """Run one case; return what broke the contract (None if it held)."""
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
     start = time.perf_counter()
+    failure: str | None = None
     try:
         if api_values:
             result = model.run(texts)
@@ -195,21 +201,45 @@ def run_case(model: Any, texts: dict[str, str], api_values: bool = False) -> str
         outcome = "result"
     except SymqError as exc:
         message = str(exc)
-        assert message and "\n" not in message, f"multi-line message: {message!r}"
         outcome = type(exc).__name__
+        if not message or "\n" in message:
+            outcome = f"multi-line message {message!r}"
+            failure = f"{model.name} {_shown(texts)}: {outcome}"
     except _CaseTimeout:
-        pytest.fail(f"{model.name} {_shown(texts)}: more than {CASE_SECONDS} s")
+        outcome = "timeout"
+        failure = f"{model.name} {_shown(texts)}: more than {CASE_SECONDS} s"
+    except AssertionError as exc:
+        outcome = "invalid result"
+        failure = f"{model.name} {_shown(texts)}: invalid result: {exc}"
     except Exception as exc:  # the contract: never another exception
-        pytest.fail(f"{model.name} {_shown(texts)}: {type(exc).__name__}: {str(exc)[:300]}")
+        outcome = f"{type(exc).__name__}"
+        failure = f"{model.name} {_shown(texts)}: {type(exc).__name__}: {str(exc)[:300]}"
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     elapsed = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    assert peak < PEAK_LIMIT_KIB, f"{model.name} {_shown(texts)}: peak memory {peak / 2**20:.1f} GiB"
+    if peak >= PEAK_LIMIT_KIB and failure is None:
+        failure = f"{model.name} {_shown(texts)}: peak memory {peak / 2**20:.1f} GiB"
     STATS[model.name][outcome] += 1
     STATS[model.name]["seconds"] += elapsed
-    return outcome
+    return failure
+
+
+def _fuzz(model: Any, strategy: Any, api_values: bool) -> None:
+    """Run the cases of one model; fail once at the end, listing every broken case."""
+    failures: list[str] = []
+
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=not LONG, database=None,
+              phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def case(values: Any) -> None:
+        failure = run_case(model, values, api_values=api_values)
+        if failure is not None:
+            failures.append(failure)
+
+    case()
+    assert not failures, f"{len(failures)} broken cases:\n" + "\n".join(failures[:25])
 
 
 MODELS = sorted(registry.models())
@@ -223,34 +253,26 @@ def _memory_budget(monkeypatch):
 @pytest.mark.parametrize("name", MODELS)
 def test_fuzz_model_text(name):
     model = registry.get_model(name)
-
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=not LONG, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(_case(model))
-    def case(texts):
-        run_case(model, texts)
-
-    case()
+    _fuzz(model, _case(model), api_values=False)
 
 
 _API_JUNK = [float("nan"), float("inf"), -1.0, 0, None, True, "x", [], [float("nan")], 10**400,
              1e-300, np.float64(1e308), complex(1, 1), {"a": 1}]
 
 
+@st.composite
+def _api_case(draw: Any, model: Any) -> dict[str, Any]:
+    values = {p.name: p.typical for p in model.parameters if p.typical is not None}
+    values[draw(st.sampled_from([p.name for p in model.parameters]))] = draw(
+        st.sampled_from(_API_JUNK))
+    return values
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_fuzz_model_python_values(name):
     """The Python API with values no parser has seen (None, bool, complex, huge ints, ...)."""
     model = registry.get_model(name)
-
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=not LONG, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(st.sampled_from([p.name for p in model.parameters]), st.sampled_from(_API_JUNK))
-    def case(key, junk):
-        values = {p.name: p.typical for p in model.parameters if p.typical is not None}
-        values[key] = junk
-        run_case(model, values, api_values=True)
-
-    case()
+    _fuzz(model, _api_case(model), api_values=True)
 
 
 def teardown_module(module: Any) -> None:
