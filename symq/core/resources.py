@@ -5,7 +5,7 @@ call :func:`require_memory` with their own size estimate before allocating.  Wha
 in the budget is refused with a :class:`~symq.core.errors.ResourceLimit` that names the parameter
 as the user typed it, its value and the largest (or smallest) value that fits.
 
-The budget is half the memory the operating system reports as available, or the number of bytes
+The budget is half the machine's memory (or of its container's limit), or the number of bytes
 in the environment variable ``SYMQ_MEMORY_LIMIT`` when set (read at each call, so a job queue can
 lower it per process).
 """
@@ -24,22 +24,37 @@ __all__ = ["memory_budget", "require_memory", "largest_fitting", "format_bytes"]
 _FALLBACK_BYTES = 4 * 2**30
 
 
-def _available_bytes() -> int:
+def _physical_bytes() -> int:
+    """The machine's memory, or the container's limit when lower (cgroup v2 or v1)."""
+    total = _FALLBACK_BYTES * 2
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                if line.startswith("MemTotal:"):
+                    total = int(line.split()[1]) * 1024
+                    break
     except OSError:
-        pass
-    try:
-        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        return _FALLBACK_BYTES
+        try:
+            total = int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):
+            pass
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as fh:
+                text = fh.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and 0 < int(text) < total:
+            total = int(text)
+    return total
 
 
 def memory_budget() -> int:
-    """Bytes one symq allocation may take: ``SYMQ_MEMORY_LIMIT`` or half the available memory."""
+    """Bytes one symq allocation may take: ``SYMQ_MEMORY_LIMIT`` or half the machine's memory.
+
+    Half the installed memory (or of the container's limit), not of what is free at the moment:
+    the same input gets the same answer however busy the machine is.
+    """
     text = os.environ.get("SYMQ_MEMORY_LIMIT", "").strip()
     if text:
         try:
@@ -48,7 +63,7 @@ def memory_budget() -> int:
             value = float("nan")
         if math.isfinite(value) and value > 0:
             return int(value)
-    return _available_bytes() // 2
+    return _physical_bytes() // 2
 
 
 def format_bytes(n: float) -> str:
