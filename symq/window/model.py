@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from symq.core.errors import InvalidParameter
+from symq.core.errors import MISSING, InvalidParameter
 from symq.core.parameters import (
     Choice,
     Expression,
@@ -41,44 +41,81 @@ __all__ = ["AWP", "solve_awp", "protocol_from_options"]
 PROTOCOLS = ("newreno", "scalable", "highspeed", "highspeed-family")
 
 
+#: Names of the profiles as typed on the command line (``a=`` is the field ``increase``).
+LABELS = {"increase": "a", "loss": "loss", "after_loss": "after_loss"}
+
+
 def protocol_from_options(protocol: str | None = None, p: float | None = None,
                           a: Any = None, loss: Any = None, after_loss: Any = None,
-                          S: float | None = None, loss_model: str = "packet",  # noqa: N803
+                          S: float | None = None, loss_model: str | None = None,  # noqa: N803
                           w_min: float | None = None, w_max: float | None = None,
                           rtt: float = 1.0) -> WindowProtocol:
-    """A :class:`~symq.window.protocol.WindowProtocol` from the ``awp`` model's options."""
-    bounds: dict[str, float] = {"rtt": rtt}
+    """A :class:`~symq.window.protocol.WindowProtocol` from the ``awp`` model's options.
+
+    A preset (``protocol=``) takes ``p`` (and ``S`` for ``highspeed-family``) and fixes the
+    profiles; a general protocol takes the three formulas ``a``, ``loss`` and ``after_loss``.
+    An option that the chosen model would ignore is an error, never silently dropped.
+
+    Raises
+    ------
+    InvalidParameter
+        A missing or an ignored option (named as typed: ``a``, ``loss``, ``after_loss``,
+        ``p``, ``S``, ``loss_model``), or a profile or bound outside its domain.
+    """
+    bounds: dict[str, Any] = {"rtt": rtt, "labels": LABELS}
     if w_min is not None:
         bounds["w_min"] = w_min
     if w_max is not None:
         bounds["w_max"] = w_max
     formulas = {"a": a, "loss": loss, "after_loss": after_loss}
     given = {k: v for k, v in formulas.items() if v is not None}
+    presets = "|".join(PROTOCOLS)
     if protocol is None:
-        if len(given) != 3:
-            missing = [k for k in formulas if k not in given]
-            raise InvalidParameter(missing[0], None, "a formula in w",
-                                   "a general protocol needs a=, loss= and after_loss= "
-                                   "(or give protocol=" + "|".join(PROTOCOLS) + " and p=)")
+        for name, value in (("p", p), ("S", S), ("loss_model", loss_model)):
+            if value is not None:
+                raise InvalidParameter(name, value, f"given only with protocol={presets}",
+                                       "a general protocol (a=, loss=, after_loss=) has its loss "
+                                       "rate in loss=; this option would be ignored")
+        missing = [k for k in formulas if k not in given]
+        if missing:
+            raise InvalidParameter(missing[0], MISSING,
+                                   "a formula in w (a general protocol needs a=, loss= and "
+                                   f"after_loss=, or give protocol={presets} and p=)")
         return general(given["a"], given["loss"], given["after_loss"], **bounds)
     if given:
         name = next(iter(given))
-        raise InvalidParameter(name, given[name], "absent when a preset protocol is given",
-                               f"protocol={protocol} fixes the profiles")
+        raise InvalidParameter(name, str(given[name]),
+                               "given only for a general protocol (without protocol=)",
+                               f"the preset protocol={protocol} fixes the profiles; this formula would be "
+                               "ignored")
+    if S is not None and protocol != "highspeed-family":
+        raise InvalidParameter("S", S, "given only with protocol=highspeed-family",
+                               f"protocol={protocol} has no response exponent; S would be ignored")
     if p is None:
-        raise InvalidParameter("p", None, "a loss probability in (0, 1)",
-                               f"protocol={protocol} needs p=")
-    if protocol == "highspeed-family":
-        if S is None:
-            raise InvalidParameter("S", None, "a real number > 0",
-                                   "the response exponent of the HighSpeed family")
-        return highspeed_family(S, p, loss_model=loss_model, **bounds)
-    return PRESETS[protocol](p, loss_model=loss_model, **bounds)
+        raise InvalidParameter("p", MISSING, f"a loss probability in (0, 1) (protocol={protocol} "
+                               "needs p=)")
+    options = {"loss_model": loss_model or "packet", **bounds}
+    if protocol == "highspeed-family" and S is None:
+        raise InvalidParameter("S", MISSING, "a real number > 0 (the response exponent of "
+                               "protocol=highspeed-family)")
+    if protocol not in PRESETS and protocol != "highspeed-family":
+        raise InvalidParameter("protocol", protocol, "one of " + ", ".join(PROTOCOLS))
+    try:
+        if protocol == "highspeed-family":
+            return highspeed_family(S, p, **options)
+        return PRESETS[protocol](p, **options)
+    except InvalidParameter as exc:
+        if exc.name not in LABELS.values():
+            raise
+        # a preset's own profile is out of range: the user typed S (or p), not a=
+        name, value = ("S", S) if protocol == "highspeed-family" else ("p", p)
+        raise InvalidParameter(name, value, f"a value for which protocol={protocol} has finite "
+                               "profiles", f"it gives {exc}") from None
 
 
 def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None,
               loss: Any = None, after_loss: Any = None, S: float | None = None,  # noqa: N803
-              loss_model: str = "packet", w_min: float | None = None,
+              loss_model: str | None = None, w_min: float | None = None,
               w_max: float | None = None, rtt: float = 1.0, method: str = "auto") -> Result:
     """Solve one protocol; unstable ones give ``stable = False`` and no moments."""
     start = time.perf_counter()
@@ -129,8 +166,8 @@ AWP = register_model(ModelSpec(
                   description="general protocol: the window right after a loss, e.g. 0.5*w"),
         Parameter("S", PositiveReal(), required=False,
                   description="response exponent of the highspeed-family preset"),
-        Parameter("loss_model", Choice(("packet", "time")), required=False, default="packet",
-                  description="packet: lam = p w; time: lam = p"),
+        Parameter("loss_model", Choice(("packet", "time")), required=False,
+                  description="with a preset: packet (default): lam = p w; time: lam = p"),
         Parameter("w_min", NonNegativeReal(), required=False, description="window floor"),
         Parameter("w_max", PositiveReal(), required=False, description="window cap"),
         Parameter("rtt", PositiveReal(), required=False, default=1.0,

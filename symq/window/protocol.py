@@ -38,8 +38,18 @@ __all__ = ["W", "WindowProtocol", "PowerLawParameters", "newreno", "scalable", "
 #: The window variable of every profile.
 W = sp.Symbol("w", positive=True)
 
-#: Windows at which profiles are checked numerically (positivity, decrease, monotonicity).
-_CHECK_GRID = np.geomspace(1e-6, 1e9, 301)
+#: Windows at which profiles are checked numerically (positivity, decrease, monotonicity),
+#: restricted to the window domain ``[w_min, w_max]`` (whose ends are added).
+_CHECK_GRID = np.geomspace(1e-6, 1e15, 421)
+
+#: Largest floor or cap accepted (packets): beyond it the numerical solver's grid in ``ln w``
+#: cannot resolve the law (the relative width of the law near a floor ``w_min`` falls below the
+#: double-precision resolution) and its own drift check fails.
+MAX_WINDOW = 1e15
+
+#: Default names of the fields in messages; a caller with other names passes ``labels``
+#: (the ``awp`` model shows ``a`` for ``increase``, as typed on the command line).
+_FIELDS = ("increase", "loss", "after_loss", "w_min", "w_max", "rtt")
 
 
 @dataclass(frozen=True)
@@ -109,13 +119,18 @@ class WindowProtocol:
         Round-trip time, ``> 0`` (only the throughput ``E[W]/rtt`` uses it).
     name : str
         Display name.
+    labels : mapping, optional
+        Names of the fields shown in error messages (field -> name), e.g.
+        ``{"increase": "a"}`` for a caller whose users type ``a=``.
 
     Raises
     ------
     InvalidParameter
-        Unknown symbols, a non-positive increase or loss rate, a decrease that does not reduce
-        the window or is not monotone, or bad bounds (checked symbolically where sympy can
-        decide, and at 301 windows from 1e-6 to 1e9 inside the bounds).
+        Unknown symbols, an increase that is not positive and finite, a loss rate that is
+        negative, not finite or zero everywhere, a window after a loss outside ``[0, w)``
+        (``(0, w)`` without a floor) or not monotone, or bad bounds (``0 <= w_min < w_max``,
+        both at most :data:`MAX_WINDOW`).  The profiles are checked at 421 windows from 1e-6
+        to 1e15 inside ``[w_min, w_max]`` and at the bounds themselves.
     """
 
     increase: sp.Expr
@@ -126,8 +141,19 @@ class WindowProtocol:
     w_max: float = math.inf
     rtt: float = 1.0
     name: str = "protocol"
+    labels: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def _label(self, name: str) -> str:
+        """The name of a field as the caller's user knows it."""
+        return dict(self.labels).get(name, name)
+
+    def _shown(self, name: str) -> Any:
+        """The value of a profile as given (text as typed, an expression as a string)."""
+        value = self._given.get(name, getattr(self, name))
+        return value if isinstance(value, (str, numbers.Real)) else str(value)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_given", {n: getattr(self, n) for n in _FIELDS[:3]})
         values = {}
         for key, value in dict(self.parameters).items():
             name = str(key)
@@ -140,13 +166,13 @@ class WindowProtocol:
         symbols = {"w": W, **{n: sp.Symbol(n) for n in values}}
         exprs = {}
         for label in ("increase", "loss", "after_loss"):
-            expr = _as_expr(label, getattr(self, label), symbols)
+            expr = _as_expr(self._label(label), getattr(self, label), symbols)
             subs = {s: values[str(s)] for s in expr.free_symbols if str(s) in values}
             expr = expr.subs(subs)
             expr = expr.subs({s: W for s in expr.free_symbols if str(s) == "w" and s != W})
             unknown = sorted(str(s) for s in expr.free_symbols if s != W)
             if unknown:
-                raise InvalidParameter(label, getattr(self, label),
+                raise InvalidParameter(self._label(label), self._shown(label),
                                        "an expression in w and the declared parameters "
                                        f"({', '.join(values) or 'none'})",
                                        "undeclared symbol " + ", ".join(unknown))
@@ -159,35 +185,62 @@ class WindowProtocol:
             value = getattr(self, label)
             if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating)) \
                     or math.isnan(float(value)):
-                raise InvalidParameter(label, value, "a real number")
+                raise InvalidParameter(self._label(label), value, "a real number")
             object.__setattr__(self, label, float(value))
-        if not (0.0 <= self.w_min < self.w_max):
-            raise InvalidParameter("w_min", self.w_min, f"a number in [0, w_max={self.w_max:g})")
+        if not (0.0 <= self.w_min <= MAX_WINDOW):
+            raise InvalidParameter(self._label("w_min"), self.w_min,
+                                   f"a window floor in [0, {MAX_WINDOW:g}] packets")
+        if not (0.0 < self.w_max and (self.w_max <= MAX_WINDOW or self.w_max == math.inf)):
+            raise InvalidParameter(self._label("w_max"), self.w_max,
+                                   f"a window cap in (0, {MAX_WINDOW:g}] packets, or inf (none)")
+        if not self.w_min < self.w_max:
+            raise InvalidParameter(self._label("w_min"), self.w_min,
+                                   f"a number in [0, {self._label('w_max')}={self.w_max:g})",
+                                   "the floor must lie below the cap")
         if not (math.isfinite(self.rtt) and self.rtt > 0):
-            raise InvalidParameter("rtt", self.rtt, "a finite real number > 0")
+            raise InvalidParameter(self._label("rtt"), self.rtt, "a finite real number > 0")
         self._check_profiles()
 
     # ------------------------------------------------------------------ checks
     def _check_profiles(self) -> None:
+        """Sample-check the profiles on the window domain ``[w_min, w_max]`` (see Raises)."""
         a, lam, d = self.numeric()
-        grid = _CHECK_GRID[(_CHECK_GRID <= self.w_max)]
+        lo = self.w_min if self.w_min > 0 else float(_CHECK_GRID[0])
+        inside = _CHECK_GRID[(_CHECK_GRID > lo) & (_CHECK_GRID < self.w_max)]
+        ends = [lo] + ([self.w_max] if math.isfinite(self.w_max) else [])
+        grid = np.unique(np.concatenate([inside, ends]))
+        if math.isfinite(self.w_max):
+            domain = f"for every window w in [{self.w_min:g}, {self.w_max:g}]"
+        else:
+            domain = (f"for every window w >= {self.w_min:g}" if self.w_min > 0
+                      else "for every window w > 0")
         with np.errstate(all="ignore"):
             av, lv, dv = a(grid), lam(grid), d(grid)
-        for label, vals, what in (("increase", av, "a(w) > 0"), ("loss", lv, "lam(w) > 0")):
-            bad = ~(np.isfinite(vals) & (vals > 0))
+        for label, vals, what, bad in (
+                ("increase", av, "a(w) > 0", ~(np.isfinite(av) & (av > 0))),
+                ("loss", lv, "lam(w) >= 0", ~(np.isfinite(lv) & (lv >= 0)))):
             if np.any(bad):
-                w0 = float(grid[np.argmax(bad)])
-                raise InvalidParameter(label, getattr(self, label),
-                                       f"a finite rate with {what} for every window w > 0",
-                                       f"at w = {w0:.3g} it is {float(vals[np.argmax(bad)]):.3g}")
-        bad = ~(np.isfinite(dv) & (dv > 0) & (dv < grid))
+                k = int(np.argmax(bad))
+                raise InvalidParameter(self._label(label), self._shown(label),
+                                       f"a finite rate with {what} {domain}",
+                                       f"at w = {float(grid[k]):.3g} it is {float(vals[k]):.3g}")
+        if not np.any(lv > 0):
+            raise InvalidParameter(self._label("loss"), self._shown("loss"),
+                                   "a loss rate lam(w) >= 0 that is positive for some window "
+                                   f"w in [{self.w_min:g}, {self.w_max:g}]",
+                                   "without losses the window grows without bound")
+        floor = self.w_min > 0
+        bad = ~(np.isfinite(dv) & ((dv >= 0) if floor else (dv > 0)) & (dv < grid))
         if np.any(bad):
-            w0 = float(grid[np.argmax(bad)])
-            raise InvalidParameter("after_loss", self.after_loss,
-                                   "a window 0 < d(w) < w: a loss must reduce the window",
-                                   f"at w = {w0:.3g}, d(w) = {float(dv[np.argmax(bad)]):.3g}")
+            k = int(np.argmax(bad))
+            raise InvalidParameter(self._label("after_loss"), self._shown("after_loss"),
+                                   f"a window {'0 <=' if floor else '0 <'} d(w) < w {domain}: "
+                                   "a loss must reduce the window"
+                                   + ("" if floor else " (and keep it positive without a floor "
+                                      "w_min)"),
+                                   f"at w = {float(grid[k]):.3g}, d(w) = {float(dv[k]):.3g}")
         if np.any(np.diff(dv) < -1e-12 * np.abs(dv[1:])):
-            raise InvalidParameter("after_loss", self.after_loss,
+            raise InvalidParameter(self._label("after_loss"), self._shown("after_loss"),
                                    "a nondecreasing function of the window",
                                    "a larger window must not end smaller after a loss")
 
@@ -229,7 +282,7 @@ class WindowProtocol:
         return WindowProtocol(self.increase, self.loss, self.after_loss,
                               w_min=self.w_min if w_min is None else w_min,
                               w_max=self.w_max if w_max is None else w_max, rtt=self.rtt,
-                              name=self.name)
+                              name=self.name, labels=self.labels)
 
     def __repr__(self) -> str:
         bounds = ""
@@ -325,7 +378,11 @@ def highspeed_family(S: float, p: float, b: float = 0.5, C: float = math.sqrt(1.
     if not 0 < b < 1:
         raise InvalidParameter("b", b, "a decrease fraction in (0, 1)")
     S = float(S)  # noqa: N806
-    coefficient = sp.Float(2 * b / (2 - b) * C ** (1 / S))
+    log_coefficient = math.log(2 * b / (2 - b)) + math.log(C) / S
+    if not log_coefficient < 700.0:   # exp(700) ~ 1e304: a(w) would overflow at w = 1
+        raise InvalidParameter("S", S, f"a real number >= {math.log(C) / (700.0 - math.log(2 * b / (2 - b))):.3g}",
+                               "the increase a(w) = 2b/(2-b) C^(1/S) w^(2-1/S) overflows")
+    coefficient = sp.Float(math.exp(log_coefficient))
     exponent = sp.nsimplify(2 - 1 / S, rational=True, tolerance=1e-12)
     return WindowProtocol(coefficient * W ** exponent, _loss(p, loss_model),
                           sp.Float(1 - b) * W, name=f"HighSpeed family S={S:g}", **bounds)

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from symq.core.errors import InvalidParameter, StabilityError
+from symq.core.errors import InvalidParameter, NotConverged, StabilityError
 
 from .protocol import WindowProtocol
 from .symbolic import Stability, stability
@@ -176,6 +176,10 @@ def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float =
         window is infinite.
     InvalidParameter
         Unknown ``method``, or ``"closed form"`` for a protocol outside the closed-form classes.
+    NotConverged
+        The numerical solution breaks the rate-conservation identity ``E[a(W)] =
+        E[lam(W) (W - max(d(W), w_min))]`` (note B3) by more than ``max(1e-5, 1e3 rtol)``
+        relative (at most ``1e-2``), or the solver's own refinement did not converge.
     """
     if not isinstance(protocol, WindowProtocol):
         raise InvalidParameter("protocol", protocol, "a WindowProtocol")
@@ -200,10 +204,27 @@ def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float =
     sol = solve_window(a, lam, d, w_min=protocol.w_min, w_max=protocol.w_max, rtol=rtol)
     atom = float(sol.atom_at_cap)
     gain = float(sol.expect(lambda w: a(w) * (w < protocol.w_max)))
+    # the rate-conservation identity E[a(W)] = E[lam(W) (W - max(d(W), w_min))] (note B3) holds
+    # for the exact stationary law: a solution that breaks it is wrong whatever its own error
+    # estimate says (seen for a floor or a cap far from the bulk of the law)
+    drift = float(sol.drift_balance)
+    if gain > 0:
+        drift /= gain
+    elif drift == 0:
+        drift = 0.0
+    else:
+        drift = math.inf
+    tol = min(1e-2, max(1e-5, 1e3 * rtol))
+    if not abs(drift) <= tol:
+        raise NotConverged("window solver (rate-conservation check E[a(W)] = E[lam(W) b(W) W])",
+                           abs(drift), tol, len(sol.history),
+                           "the numerical solver cannot resolve this law (a floor w_min or a "
+                           "cap w_max far from the bulk of the window law?); move w_min/w_max "
+                           "closer to the unbounded mean window, or drop them")
     return WindowLaw(protocol=protocol, method="numeric (embedded post-loss chain)",
                      mean=float(sol.mean), second_moment=float(sol.second_moment),
                      throughput=float(sol.mean) / protocol.rtt, loss_rate=float(sol.loss_rate),
                      pdf=sol.pdf, cdf=sol.cdf, pre_loss_cdf=sol.pre_loss_cdf, moment=sol.moment,
-                     drift_balance=float(sol.drift_balance) / gain if gain else math.nan,
+                     drift_balance=drift,
                      error_estimate=float(sol.error_estimate), stability=verdict,
                      atom_at_cap=atom)
