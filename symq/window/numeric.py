@@ -589,7 +589,7 @@ def _initial_extent(prof: _Profiles, tol_mass: float) -> tuple[float, float, flo
     """Return ``(t_lo, t_ref, t_hi)`` in ``ln w``."""
     w_min, w_max = prof.w_min, prof.w_max
     if w_min > 0:
-        anchor = w_min
+        anchor = max(w_min, 1.0)   # a tiny floor must not push the probe below the law
     elif math.isfinite(w_max):
         anchor = w_max
     else:

@@ -201,7 +201,16 @@ def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float =
     from .numeric import solve_window
 
     a, lam, d = protocol.numeric()
-    sol = solve_window(a, lam, d, w_min=protocol.w_min, w_max=protocol.w_max, rtol=rtol)
+    try:
+        sol = solve_window(a, lam, d, w_min=protocol.w_min, w_max=protocol.w_max, rtol=rtol)
+    except InvalidParameter as exc:
+        # the solver's own sample checks name its callables a, lam, d: show the protocol's names
+        field_name = {"a": "increase", "lam": "loss", "d": "after_loss"}.get(exc.name)
+        if field_name is None:
+            raise
+        raise InvalidParameter(protocol._label(field_name), protocol._shown(field_name),
+                               exc.domain, f"numerical solver: {exc.value!r} is not valid; "
+                               f"{exc.args[0].split(' (', 1)[-1].rstrip(')')}") from None
     atom = float(sol.atom_at_cap)
     gain = float(sol.expect(lambda w: a(w) * (w < protocol.w_max)))
     # the rate-conservation identity E[a(W)] = E[lam(W) (W - max(d(W), w_min))] (note B3) holds

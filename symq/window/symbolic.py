@@ -29,11 +29,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import sympy as sp
 
 from symq.core.budget import time_budget
 from symq.core.derivation import Derivation
-from symq.core.errors import DerivationTimeout
+from symq.core.errors import DerivationTimeout, NumericalFailure
 
 from .protocol import W, WindowProtocol
 
@@ -144,13 +145,33 @@ def _limit(expr: sp.Expr, point: Any) -> tuple[float, bool]:
             return float(value), True
     except (DerivationTimeout, NotImplementedError, TypeError, ValueError):
         pass
-    func = sp.lambdify(W, expr, "mpmath")
-    points = [10.0 ** e for e in ((12, 15, 18) if point == sp.oo else (-12, -15, -18))]
-    values = [float(func(w)) for w in points]
+    where = "w -> oo" if point == sp.oo else "w -> 0"
+    try:
+        if expr.has(sp.zoo, sp.nan):
+            raise ValueError("not finite")
+        func = sp.lambdify(W, expr, "mpmath")
+        points = [10.0 ** e for e in ((12, 15, 18) if point == sp.oo else (-12, -15, -18))]
+        values = [float(func(w)) for w in points]
+    except (ArithmeticError, TypeError, ValueError, KeyError, NameError) as exc:
+        raise NumericalFailure(
+            f"stability test inconclusive: neither sympy nor a numeric estimate gives the limit "
+            f"of {expr} as {where} ({type(exc).__name__}); no stationary law is claimed") from None
+    if not all(math.isfinite(v) or math.isinf(v) for v in values):
+        raise NumericalFailure(f"stability test inconclusive: the limit of {expr} as {where} "
+                               "evaluates to NaN; no stationary law is claimed")
     if abs(values[-1] - values[-2]) <= 1e-6 * max(1.0, abs(values[-1])):
         return values[-1], False
     growing = abs(values[-1]) > abs(values[-2]) > abs(values[-3])
     return (math.copysign(math.inf, values[-1]) if growing else values[-1]), False
+
+
+def _simplified(expr: sp.Expr) -> sp.Expr:
+    """``sympy.simplify`` within the limit time budget (the expression as it is otherwise)."""
+    try:
+        with time_budget(LIMIT_BUDGET, "simplifying a stability index"):
+            return sp.simplify(expr)
+    except DerivationTimeout:
+        return expr
 
 
 def stability(protocol: WindowProtocol) -> Stability:
@@ -158,10 +179,22 @@ def stability(protocol: WindowProtocol) -> Stability:
 
     With a cap the top is safe; with a floor the bottom is safe.  Otherwise compare
     ``lim a(w)/(w lam(w))`` with ``lim ln(w/d(w))`` at ``w -> oo`` (escape when larger) and at
-    ``w -> 0`` (collapse when smaller).  Equal limits give ``"borderline"``.
+    ``w -> 0`` (collapse when smaller).  Equal limits give ``"borderline"``.  With a floor
+    ``w_min`` and ``d(w) <= w_min`` everywhere the window after a loss is ``w_min``.
+
+    Raises
+    ------
+    NumericalFailure
+        A limit that neither sympy (within its time budget) nor a numeric estimate can give:
+        the test is inconclusive and no verdict is returned.
     """
-    index = sp.simplify(protocol.increase / (W * protocol.loss))
-    threshold = sp.simplify(sp.log(W / protocol.after_loss))
+    after = protocol.after_loss
+    if protocol.w_min > 0:
+        d_top = protocol.numeric()[2](np.array([1e15]))[0]
+        if not d_top > protocol.w_min:   # d(w) <= w_min on the whole domain: W -> w_min
+            after = sp.Float(protocol.w_min)
+    index = _simplified(protocol.increase / (W * protocol.loss))
+    threshold = _simplified(sp.log(W / after))
     symbolic = True
     upper = lower = (math.nan, math.nan)
     status, reason = "stable", ""
