@@ -62,6 +62,7 @@ from symq.core.parameters import IntegerAtLeast, Interval, NonNegativeReal, Posi
 from symq.core.simstats import ConfidenceInterval, batch_means
 from symq.core.randomness import RngLike
 from symq.core.randomness import as_generator as _generator
+from symq.core.resources import require_memory
 
 __all__ = [
     "SIZE_LAWS",
@@ -475,6 +476,11 @@ def simulate_ps_queue(
             f"large enough to leave at least 2 * n_batches = {2 * n_batches} jobs after the warm-up",
             f"warmup={warmup:g} drops {skip} jobs",
         )
+    # sizes, arrivals, sojourn, departures, heap keys and ids, slowdowns, draw temporaries:
+    # about 10 float arrays of n_jobs entries alive at once, and the area slices
+    require_memory("n_jobs", n_jobs, 8.0 * (10 * n_jobs + n_batches * _SLICES_PER_BATCH),
+                   what=f"{n_jobs:.3g} simulated jobs",
+                   limit=lambda budget: f"at most {int(budget // 80):.3g} jobs")
     gen = _generator(rng)
 
     sizes = draw_sizes(law, mean, n_jobs, gen, scv=scv)
@@ -639,6 +645,10 @@ def simulate_farm(
     level = _level(level)
     for j, (x, c) in enumerate(zip(xs, caps)):
         _check_stable(x, c, f"loads[{j}]")
+    n_jobs_per_server = IntegerAtLeast(1).coerce("n_jobs_per_server", n_jobs_per_server)
+    require_memory("n_jobs_per_server", n_jobs_per_server, 80.0 * n_jobs_per_server,
+                   what=f"{n_jobs_per_server:.3g} simulated jobs per server",
+                   limit=lambda budget: f"at most {int(budget // 80):.3g}")
     gen = _generator(rng)
     children = gen.spawn(len(caps))
 

@@ -638,6 +638,22 @@ def piecewise_loads(C: Sequence[Any], w: Sequence[Any], rho_symbol: sp.Symbol | 
 _X = sp.Dummy("X")
 
 
+def _as_number(value: Any) -> sp.Expr:
+    """A sympy number from a sympy expression, an int, a Fraction or a float; never from text.
+
+    Text is refused (``sympify`` of a string would parse it: DESIGN.md, Security).
+    """
+    if isinstance(value, sp.Basic):
+        return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Rational, float,
+                                                                     np.integer, np.floating)):
+        raise InvalidParameter("value", value, "a sympy expression or a real number (not text)")
+    if isinstance(value, (numbers.Rational, np.integer)):
+        fraction = Fraction(int(value)) if isinstance(value, np.integer) else Fraction(value)
+        return sp.Rational(fraction.numerator, fraction.denominator)
+    return sp.Float(float(value))
+
+
 def exact_zero(value: Any) -> bool:
     """Whether a number built from rationals and radicals is exactly zero.
 
@@ -650,7 +666,7 @@ def exact_zero(value: Any) -> bool:
     value : sympy.Expr
         The number (an expression free of symbols).
     """
-    value = sp.sympify(value)
+    value = _as_number(value)
     if value.is_Rational:
         return bool(value == 0)
     if value.has(sp.oo, -sp.oo, sp.zoo, sp.nan):
@@ -722,7 +738,7 @@ def kkt_residuals(C: Sequence[Any], w: Sequence[Any], rho_value: Any, loads: Seq
 
 def _positive(value: sp.Expr) -> bool:
     """Whether an algebraic number is > 0 (exact zero test, then a 30-digit sign)."""
-    return not exact_zero(value) and bool(sp.sympify(value).evalf(30) > 0)
+    return not exact_zero(value) and bool(_as_number(value).evalf(30) > 0)
 
 
 def kkt_holds_exactly(C: Sequence[Any], w: Sequence[Any], rho_value: Any, loads: Sequence[Any],

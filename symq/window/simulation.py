@@ -84,6 +84,7 @@ from scipy.integrate import quad_vec
 
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value as _integer
+from symq.core.resources import require_memory
 from symq.core.parameters import real_value
 from symq.core.randomness import RngLike
 from symq.core.randomness import as_generator as _generator
@@ -104,6 +105,11 @@ _OFF_GRID = 3
 _GL_ORDER = 10
 #: At most this many cells are re-integrated adaptively (scipy quad_vec).
 _MAX_ADAPTIVE_CELLS = 400
+#: Longest run accepted (loss cycles): ~1e7 cycles per second per core, so 1e10 is about 20
+#: minutes; a longer request is refused before anything runs.
+MAX_LOSSES = 10**10
+#: Most batches accepted (the batch-means interval needs a few dozen; more only costs memory).
+MAX_BATCHES = 10**6
 
 
 # --------------------------------------------------------------------------------------------
@@ -637,7 +643,11 @@ def simulate_window(
     ------
     InvalidParameter
         Naming the parameter: bad numbers, callables not positive/finite on the grid, a decrease
-        map violating ``0 <= d(w) < w``, a run too short for the batches.
+        map violating ``0 <= d(w) < w``, a run too short for the batches, ``n_losses`` above
+        :data:`MAX_LOSSES` or ``batches`` above :data:`MAX_BATCHES`.
+    ResourceLimit
+        Tables (``points_per_decade``) or kept pre-loss windows (``keep_pre_loss``) that do not
+        fit in memory (checked before allocating).
 
     Examples
     --------
@@ -650,7 +660,13 @@ def simulate_window(
     True
     """
     n_losses = _integer("n_losses", n_losses, 1)
+    if n_losses > MAX_LOSSES:
+        raise InvalidParameter("n_losses", n_losses, f"an integer <= {MAX_LOSSES:.0e}",
+                               "a longer run would take hours; use several seeded runs")
     batches = _integer("batches", batches, 2)
+    if batches > MAX_BATCHES:
+        raise InvalidParameter("batches", batches, f"an integer in [2, {MAX_BATCHES:.0e}]",
+                               "batch means need a few dozen batches")
     if n_losses < 10 * batches:
         raise InvalidParameter("n_losses", n_losses, f"an integer >= 10 * batches = {10 * batches}")
     keep_pre_loss = _integer("keep_pre_loss", keep_pre_loss, 0)
@@ -711,13 +727,20 @@ def simulate_window(
     gen = _generator(rng)
     seed = int(gen.integers(0, 2**32 - 1))
 
+    J = 4 + len(observables)
     if method == "tabulated" or observables:
+        # tables: J rows of cumulative integrals, cells, exponents, denominators over n nodes,
+        # and the Gauss-Legendre evaluations (n x _GL_ORDER per row) while they are built
+        n_nodes = max(math.ceil(math.log10(hi / lo) * points_per_decade) + 1, 3)
+        require_memory("points_per_decade", points_per_decade,
+                       8.0 * n_nodes * J * (6 + 2 * _GL_ORDER),
+                       what=f"{n_nodes:.3g} table nodes for {J} integrands",
+                       limit="smaller (the default is %d)" % DEFAULT_POINTS_PER_DECADE)
         tables = _build_tables(a_f, lam_f, d_f, [g for _, g in observables], lo, hi,
                                points_per_decade, w_min)
     else:
         tables = None
     lam_cap = float(_evaluate("lam", lam_f, np.array([w_max]), positive=True)[0]) if has_cap else 1.0
-    J = 4 + len(observables)
     gcap = np.zeros(J)
     if has_cap:
         gcap[1:4] = [1.0, w_max, w_max * w_max]
@@ -731,8 +754,11 @@ def simulate_window(
         raise InvalidParameter("n_losses", n_losses, f"large enough for {batches} batches after "
                                f"the warm-up")
     n_warm = n_losses - per_batch * batches
+    n_ring = min(keep_pre_loss, per_batch * batches)
+    require_memory("keep_pre_loss", keep_pre_loss, 8.0 * n_ring,
+                   what=f"{n_ring:.3g} kept pre-loss windows", limit="smaller")
     acc = np.zeros((batches, J + 1))
-    ring = np.zeros(min(keep_pre_loss, per_batch * batches))
+    ring = np.zeros(n_ring)
     if ring.size == 0:
         ring_buf = np.zeros(1)
     else:
