@@ -422,9 +422,7 @@ class Expression(Domain):
                 raise InvalidParameter(name, value, self.describe(), "not finite")
             return value
         if _is_real_number(value):
-            if not math.isfinite(float(value)):
-                raise InvalidParameter(name, value, self.describe(), "not finite")
-            return sp.Float(value)
+            return sp.Float(_real(name, value, self))
         raise InvalidParameter(name, value, self.describe())
 
     def parse(self, name: str, text: str) -> Any:
