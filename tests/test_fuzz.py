@@ -121,14 +121,17 @@ def _case(draw: Any, model: Any) -> dict[str, str]:
         if p.typical is not None:
             texts[p.name] = _typical_text(p.typical)
     names = [p.name for p in model.parameters]
+    inside_only = draw(st.booleans())  # half the cases stay inside the declared domains
     for name in draw(st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True)):
         p = model.parameter(name)
         action = draw(st.sampled_from(["set", "set", "set", "drop"]))
-        if action == "drop":
+        if action == "drop" and not (inside_only and p.required):
             texts.pop(name, None)
+        elif inside_only:
+            texts[name] = draw(_inside(p.domain, p.typical))
         else:
             texts[name] = draw(_value_text(p.domain, p.typical))
-    if draw(st.integers(0, 9)) == 0:
+    if not inside_only and draw(st.integers(0, 9)) == 0:
         texts[draw(st.sampled_from(["foo", "LAM", "λ", "x y"]))] = "1"
     return texts
 
