@@ -54,6 +54,7 @@ import sympy as sp
 
 from symq.core.errors import InvalidParameter, NotConverged, SymqError
 
+from ._context import is_mpc, is_mpf, mp, rebind, to_global, working_dps
 from .transform import RationalLST, s, to_mpf, to_rational
 
 __all__ = ["ME", "NotADistribution"]
@@ -85,8 +86,13 @@ class NotADistribution(SymqError, ValueError):
 # small exact / mpmath helpers
 # ---------------------------------------------------------------------------------------------
 
+def _to_mp(value: Any) -> Any:
+    """An exact rational in the calling thread's private context, at its current precision."""
+    return to_mpf(value, mp)
+
+
 def _is_float_like(x: Any) -> bool:
-    return isinstance(x, (float, np.floating, sp.Float, mpmath.mpf))
+    return isinstance(x, (float, np.floating, sp.Float)) or is_mpf(x)
 
 
 def _taylor_shift(coeffs: Sequence[Any], p: Any, count: int) -> list[Any]:
@@ -95,7 +101,7 @@ def _taylor_shift(coeffs: Sequence[Any], p: Any, count: int) -> list[Any]:
     out = []
     for _ in range(count):
         if not work:
-            out.append(mpmath.mpf(0))
+            out.append(mp.mpf(0))
             continue
         acc = work[0]
         quotient = [acc]
@@ -108,7 +114,7 @@ def _taylor_shift(coeffs: Sequence[Any], p: Any, count: int) -> list[Any]:
 
 
 def _series_mul(a: Sequence[Any], b: Sequence[Any], count: int) -> list[Any]:
-    out = [mpmath.mpf(0)] * count
+    out = [mp.mpf(0)] * count
     for i in range(min(count, len(a))):
         for j in range(min(count - i, len(b))):
             out[i + j] += a[i] * b[j]
@@ -118,7 +124,7 @@ def _series_mul(a: Sequence[Any], b: Sequence[Any], count: int) -> list[Any]:
 def _series_inv(a: Sequence[Any], count: int) -> list[Any]:
     inv = [1 / a[0]]
     for k in range(1, count):
-        acc = mpmath.mpf(0)
+        acc = mp.mpf(0)
         for i in range(1, min(k, len(a) - 1) + 1):
             acc += a[i] * inv[k - i]
         inv.append(-acc / a[0])
@@ -126,7 +132,7 @@ def _series_inv(a: Sequence[Any], count: int) -> list[Any]:
 
 
 def _series_pow(a: Sequence[Any], m: int, count: int) -> list[Any]:
-    out: list[Any] = [mpmath.mpf(1)] + [mpmath.mpf(0)] * (count - 1)
+    out: list[Any] = [mp.mpf(1)] + [mp.mpf(0)] * (count - 1)
     for _ in range(m):
         out = _series_mul(out, a, count)
     return out
@@ -470,32 +476,32 @@ class ME:
         """
         key = ("poles", dps)
         if key in self._cache:
-            return self._cache[key]
+            return rebind(self._cache[key])
         out: list[tuple[Any, int, int]] = []
-        with mpmath.workdps(dps):
+        with working_dps(dps):
             for index, (coeffs, mult, n_real) in enumerate(self._factors()):
-                desc = [to_mpf(c) for c in reversed(coeffs)]
+                desc = [_to_mp(c) for c in reversed(coeffs)]
                 roots = None
                 for attempt in range(5):
                     try:
-                        roots = mpmath.polyroots(desc, maxsteps=100 * 2**attempt,
+                        roots = mp.polyroots(desc, maxsteps=100 * 2**attempt,
                                                  extraprec=(dps + 20) * (attempt + 1))
                         break
-                    except mpmath.libmp.NoConvergence:
+                    except mp.NoConvergence:
                         continue
                 if roots is None:
                     raise NotConverged("mpmath.polyroots", float("nan"), 10.0**-dps, 1600)
-                roots = [mpmath.mpc(r) for r in roots]
+                roots = [mp.mpc(r) for r in roots]
                 roots.sort(key=lambda z: abs(z.imag))
-                real = [mpmath.mpf(r.real) for r in roots[:n_real]]
+                real = [mp.mpf(r.real) for r in roots[:n_real]]
                 rest = sorted(roots[n_real:], key=lambda z: -z.imag)[: (len(roots) - n_real) // 2]
                 for r in real:
                     out.append((r, mult, index))
                 for r in rest:
-                    z = mpmath.mpc(r.real, abs(r.imag))
+                    z = mp.mpc(r.real, abs(r.imag))
                     out.append((z, mult, index))
-                    out.append((mpmath.conj(z), mult, index))
-        out.sort(key=lambda e: (-mpmath.re(e[0]), abs(mpmath.im(e[0])), -mpmath.im(e[0])))
+                    out.append((mp.conj(z), mult, index))
+        out.sort(key=lambda e: (-mp.re(e[0]), abs(mp.im(e[0])), -mp.im(e[0])))
         self._cache[key] = out
         return out
 
@@ -519,8 +525,8 @@ class ME:
         """
         self._check_dps(dps)
         data = self._pole_data(dps + 10)
-        with mpmath.workdps(dps):
-            return [(+p, mult) for p, mult, _ in data]
+        with working_dps(dps):
+            return to_global([(+p, mult) for p, mult, _ in data])
 
     @staticmethod
     def _check_dps(dps: Any) -> None:
@@ -531,16 +537,16 @@ class ME:
         """(pole, multiplicity, pdf coefficients c_j, ccdf coefficients e_i) at ``dps`` digits."""
         key = ("hermite", dps)
         if key in self._cache:
-            return self._cache[key]
+            return rebind(self._cache[key])
         factors = self._factors()
         out = []
-        with mpmath.workdps(dps):
-            num = [to_mpf(c) for c in self._lst.numerator]
-            facs = [[to_mpf(c) for c in coeffs] for coeffs, _, _ in factors]
+        with working_dps(dps):
+            num = [_to_mp(c) for c in self._lst.numerator]
+            facs = [[_to_mp(c) for c in coeffs] for coeffs, _, _ in factors]
             done: dict[Any, list[Any]] = {}
             for p, mult, index in self._pole_data(dps):
-                if isinstance(p, mpmath.mpc) and p.imag < 0:
-                    c = [mpmath.conj(x) for x in done[(index, mpmath.conj(p))]]
+                if is_mpc(p) and p.imag < 0:
+                    c = [mp.conj(x) for x in done[(index, mp.conj(p))]]
                 else:
                     L = mult
                     den = _series_pow(_taylor_shift(facs[index], p, L + 1)[1:], mult, L)
@@ -550,14 +556,14 @@ class ME:
                                 _taylor_shift(facs[other], p, L), m_other, L), L)
                     G = _series_mul(_taylor_shift(num, p, L), _series_inv(den, L), L)
                     c = [G[mult - 1 - j] for j in range(mult)]
-                    if isinstance(p, mpmath.mpf):
-                        c = [mpmath.re(x) for x in c]
+                    if is_mpf(p):
+                        c = [mp.re(x) for x in c]
                     done[(index, p)] = c
                 q = -p
-                e = [sum((c[j] / q ** (j - i + 1) for j in range(i, mult)), mpmath.mpf(0))
+                e = [sum((c[j] / q ** (j - i + 1) for j in range(i, mult)), mp.mpf(0))
                      for i in range(mult)]
-                if isinstance(p, mpmath.mpf):
-                    e = [mpmath.re(x) for x in e]
+                if is_mpf(p):
+                    e = [mp.re(x) for x in e]
                 out.append((p, mult, c, e))
         self._cache[key] = out
         return out
@@ -581,30 +587,30 @@ class ME:
         """
         self._check_dps(dps)
         data = self._hermite(dps + 15)
-        with mpmath.workdps(dps):
-            return [(+p, tuple(+x for x in c)) for p, _, c, _ in data]
+        with working_dps(dps):
+            return to_global([(+p, tuple(+x for x in c)) for p, _, c, _ in data])
 
     # ================================================================== float form
     def _float_form(self) -> dict[str, Any]:
         if "float" in self._cache:
             return self._cache["float"]
         herm = self._hermite(_FLOAT_DPS + 15)
-        with mpmath.workdps(_FLOAT_DPS + 15):
+        with working_dps(_FLOAT_DPS + 15):
             rho = max(float(abs(p)) for p, _, _, _ in herm)
             tau = 0.5 / rho
             d = self._lst.derivatives_at_zero(_TAYLOR_TERMS)
-            tau_mp = mpmath.mpf(tau)
-            q = [float(to_mpf(dj) * tau_mp**j / mpmath.factorial(j)) for j, dj in enumerate(d)]
-            Q = [0.0] + [float(to_mpf(dj) * tau_mp ** (j + 1) / mpmath.factorial(j + 1))
+            tau_mp = mp.mpf(tau)
+            q = [float(_to_mp(dj) * tau_mp**j / mp.factorial(j)) for j, dj in enumerate(d)]
+            Q = [0.0] + [float(_to_mp(dj) * tau_mp ** (j + 1) / mp.factorial(j + 1))
                          for j, dj in enumerate(d)]
             re, im, power, weight, cpdf, cccdf = [], [], [], [], [], []
             for p, mult, c, e in herm:
-                if isinstance(p, mpmath.mpc) and p.imag < 0:
+                if is_mpc(p) and p.imag < 0:
                     continue
-                w = 2.0 if isinstance(p, mpmath.mpc) else 1.0
+                w = 2.0 if is_mpc(p) else 1.0
                 for j in range(mult):
-                    re.append(float(mpmath.re(p)))
-                    im.append(float(mpmath.im(p)))
+                    re.append(float(mp.re(p)))
+                    im.append(float(mp.im(p)))
                     power.append(j)
                     weight.append(w)
                     cpdf.append(complex(c[j]))
@@ -616,10 +622,10 @@ class ME:
             C = np.zeros((n, n))
             for i in range(n - 1):
                 C[i, i + 1] = 1.0
-            rho_mp = mpmath.mpf(rho)
+            rho_mp = mp.mpf(rho)
             for k in range(n):
-                C[n - 1, k] = -float(to_mpf(a[k]) / rho_mp ** (n - k))
-            z0 = np.array([1.0] + [float(-to_mpf(d[j]) / rho_mp ** (j + 1)) for j in range(n - 1)])
+                C[n - 1, k] = -float(_to_mp(a[k]) / rho_mp ** (n - k))
+            z0 = np.array([1.0] + [float(-_to_mp(d[j]) / rho_mp ** (j + 1)) for j in range(n - 1)])
         power_arr = np.array(power, dtype=float)
         form = {
             "rho": rho, "tau": tau,
@@ -755,48 +761,48 @@ class ME:
         guard = 20
         while True:
             P = dps + guard
-            with mpmath.workdps(P):
-                tm = to_mpf(t_exact) if isinstance(t_exact, sp.Rational) else mpmath.mpf(
+            with working_dps(P):
+                tm = _to_mp(t_exact) if isinstance(t_exact, sp.Rational) else mp.mpf(
                     sp.N(t_exact, P + 5) if isinstance(t_exact, sp.Basic) else t_exact)
-                if mpmath.isnan(tm):
+                if mp.isnan(tm):
                     raise InvalidParameter("t", t, "a real number (not NaN)")
                 if tm < 0:
-                    return mpmath.mpf({"pdf": 0, "cdf": 0, "ccdf": 1}[what])
-                if mpmath.isinf(tm):
-                    return mpmath.mpf({"pdf": 0, "cdf": 1, "ccdf": 0}[what])
+                    return to_global(mp.mpf({"pdf": 0, "cdf": 0, "ccdf": 1}[what]))
+                if mp.isinf(tm):
+                    return to_global(mp.mpf({"pdf": 0, "cdf": 1, "ccdf": 0}[what]))
                 herm = self._hermite(P)
                 rho = max(abs(p) for p, _, _, _ in herm)
                 tau = 1 / (2 * rho)
                 if tm <= tau:
                     J = _taylor_terms_for(P) + 2 * self.order
                     d = self._lst.derivatives_at_zero(J)
-                    value = mpmath.mpf(0)
-                    size = mpmath.mpf(0)
+                    value = mp.mpf(0)
+                    size = mp.mpf(0)
                     for j, dj in enumerate(d):
                         if what == "pdf":
-                            term = to_mpf(dj) * tm**j / mpmath.factorial(j)
+                            term = _to_mp(dj) * tm**j / mp.factorial(j)
                         else:
-                            term = to_mpf(dj) * tm ** (j + 1) / mpmath.factorial(j + 1)
+                            term = _to_mp(dj) * tm ** (j + 1) / mp.factorial(j + 1)
                         value += term
                         size += abs(term)
                     if what == "ccdf":
                         value, size = 1 - value, 1 + size
                 else:
-                    value = mpmath.mpf(0)
-                    size = mpmath.mpf(0)
+                    value = mp.mpf(0)
+                    size = mp.mpf(0)
                     for p, mult, c, e in herm:
                         coeffs = c if what == "pdf" else e
-                        ex = mpmath.exp(p * tm)
+                        ex = mp.exp(p * tm)
                         for j in range(mult):
-                            term = coeffs[j] * tm**j / mpmath.factorial(j) * ex
-                            value += mpmath.re(term)
+                            term = coeffs[j] * tm**j / mp.factorial(j) * ex
+                            value += mp.re(term)
                             size += abs(term)
                     if what == "cdf":
                         value, size = 1 - value, 1 + size
-                lost = size / abs(value) if value != 0 else (mpmath.inf if size != 0 else 1)
-            if lost <= mpmath.mpf(10) ** (guard - 5) or guard >= 4 * dps + 200:
-                with mpmath.workdps(dps):
-                    return +value
+                lost = size / abs(value) if value != 0 else (mp.inf if size != 0 else 1)
+            if lost <= mp.mpf(10) ** (guard - 5) or guard >= 4 * dps + 200:
+                with working_dps(dps):
+                    return to_global(+value)
             guard *= 2
 
     def _mp_vector(self, t: Any, what: str, dps: int) -> Any:
@@ -827,24 +833,24 @@ class ME:
     def _pole_problem(self) -> str | None:
         """Necessary pole conditions of a density (note §1.2, §1.3), or None if they hold."""
         herm = self._hermite(_FLOAT_DPS + 15)
-        with mpmath.workdps(_FLOAT_DPS):
+        with working_dps(_FLOAT_DPS):
             rho = max(abs(p) for p, _, _, _ in herm)
-            tol = rho * mpmath.mpf(10) ** (-_FLOAT_DPS + 5)
+            tol = rho * mp.mpf(10) ** (-_FLOAT_DPS + 5)
             for p, _, _, _ in herm:
-                if mpmath.re(p) >= -tol:
-                    return (f"pole {mpmath.nstr(p, 10)} has real part >= 0, so f*(s) is not the "
+                if mp.re(p) >= -tol:
+                    return (f"pole {mp.nstr(p, 10)} has real part >= 0, so f*(s) is not the "
                             "transform of a distribution")
-            top = max(mpmath.re(p) for p, _, _, _ in herm)
+            top = max(mp.re(p) for p, _, _, _ in herm)
             real = [(p, mult, c) for p, mult, c, _ in herm
-                    if isinstance(p, mpmath.mpf) and p >= top - tol]
+                    if is_mpf(p) and p >= top - tol]
             if not real:
-                dominant = [mpmath.nstr(p, 10) for p, _, _, _ in herm if mpmath.re(p) >= top - tol]
+                dominant = [mp.nstr(p, 10) for p, _, _, _ in herm if mp.re(p) >= top - tol]
                 return (f"the dominant pole {dominant[0]} is complex, so f changes sign infinitely "
                         "often")
             p, mult, c = real[0]
             if c[mult - 1] < 0:
-                return (f"the leading tail coefficient {mpmath.nstr(c[mult - 1], 10)} of the "
-                        f"dominant pole {mpmath.nstr(p, 10)} is negative, so f < 0 for large t")
+                return (f"the leading tail coefficient {mp.nstr(c[mult - 1], 10)} of the "
+                        f"dominant pole {mp.nstr(p, 10)} is negative, so f < 0 for large t")
         return None
 
     def _table(self) -> dict[str, Any]:
@@ -869,8 +875,8 @@ class ME:
             raise NotADistribution(prefix + problem)
         F = self._float_form()
         herm = self._hermite(_FLOAT_DPS + 15)
-        lam = -max(float(mpmath.re(p)) for p, _, _, _ in herm)
-        im_max = max(abs(float(mpmath.im(p))) for p, _, _, _ in herm)
+        lam = -max(float(mp.re(p)) for p, _, _, _ in herm)
+        im_max = max(abs(float(mp.im(p))) for p, _, _, _ in herm)
         t_end = max(abs(float(self.mean)), 1.0 / lam)
         for _ in range(400):
             _, _, ccdf, _, _ = self._eval(np.array([t_end]))

@@ -54,6 +54,7 @@ import mpmath
 import sympy as sp
 
 from symq.core.errors import InvalidMoments, InvalidParameter
+from symq.me._context import is_mpf, mp, working_dps
 from symq.me.transform import RationalLST, to_mpf, to_rational
 
 __all__ = [
@@ -155,7 +156,7 @@ def _parse(values: Any, kind: str, dps: int) -> _Data:
             exact, eps = False, max(eps, 2.0**-53)
         elif isinstance(v, sp.Float):
             exact, eps = False, max(eps, 2.0 ** -v._prec)
-        elif isinstance(v, mpmath.mpf):
+        elif is_mpf(v):
             exact = False
         elif isinstance(v, sp.Basic) and v.is_number and v.is_real:   # sqrt(2), pi, ...
             exact = False
@@ -207,8 +208,8 @@ def _fmt(x: Any) -> str:
         if x.denominator == 1 or (abs(x.numerator) < 10**12 and x.denominator < 10**6):
             return str(x)
         return f"{float(x):.6g}"
-    if isinstance(x, mpmath.mpf):
-        return mpmath.nstr(x, 6)
+    if is_mpf(x):
+        return mp.nstr(x, 6)
     return f"{x:.3g}" if isinstance(x, float) else str(x)
 
 
@@ -257,14 +258,50 @@ def _two_point_entries(r: Sequence[Any], d: Sequence[Any], n: int
     return matrix, rhs
 
 
+def _to_mp(value: Any) -> Any:
+    """An exact rational in the calling thread's private context, at its current precision."""
+    return to_mpf(value, mp)
+
+
 def _check_order_arg(n: Any, name: str = "n") -> int:
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise InvalidParameter(name, n, "an integer >= 1")
     return int(n)
 
 
+def _as_sympy(value: Any, name: str) -> sp.Expr:
+    """A value of the symbolic systems as a sympy object, never by parsing text.
+
+    sympy objects (numbers, symbols, expressions) are kept; python/numpy/mpmath numbers are
+    converted; strings must be numbers (decimal or ``p/q``, parsed by :class:`fractions.Fraction`)
+    and anything else is refused, so that user text never reaches ``sympify``.
+    """
+    if isinstance(value, sp.Basic):
+        return value
+    if isinstance(value, str):
+        try:
+            return sp.Rational(Fraction(value.strip()))
+        except (ValueError, ZeroDivisionError):
+            raise InvalidParameter(name, value, "a number such as 0.5 or 2/3, or a sympy "
+                                   "expression") from None
+    if isinstance(value, bool) or not isinstance(value, (numbers.Number, Fraction)) \
+            and not is_mpf(value):
+        raise InvalidParameter(name, repr(value)[:80], "a number or a sympy expression")
+    if isinstance(value, Fraction):
+        return sp.Rational(value.numerator, value.denominator)
+    if isinstance(value, numbers.Integral):
+        return sp.Integer(int(value))
+    if is_mpf(value):
+        return sp.Float(value._mpf_, precision=value.context.prec)
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        raise InvalidParameter(name, value, "a real number or a sympy expression")
+    return sp.Float(float(value))
+
+
 def _sympify_reduced(reduced_moments: Sequence[Any], needed: int, n: int) -> list[sp.Expr]:
-    r = [sp.sympify(x) for x in reduced_moments]
+    if isinstance(reduced_moments, (str, bytes)) or not hasattr(reduced_moments, "__iter__"):
+        raise InvalidParameter("reduced_moments", str(reduced_moments)[:80], "a sequence of numbers")
+    r = [_as_sympy(x, f"reduced_moments[{i}]") for i, x in enumerate(reduced_moments)]
     if len(r) < needed:
         raise InvalidParameter("reduced_moments", f"{len(r)} values", f"at least {needed} values "
                                f"r_0 = 1, r_1, ..., r_{needed - 1} for order n = {n}")
@@ -345,7 +382,9 @@ def two_point_system(reduced_moments: Sequence[Any], zero: Sequence[Any], n: int
         The ``2n x 2n`` matrix and the ``2n x 1`` right-hand side.
     """
     n = _check_order_arg(n)
-    d = [sp.sympify(x) for x in zero]
+    if isinstance(zero, (str, bytes)) or not hasattr(zero, "__iter__"):
+        raise InvalidParameter("zero", str(zero)[:80], "a sequence of numbers")
+    d = [_as_sympy(x, f"zero[{j}]") for j, x in enumerate(zero)]
     J = len(d)
     if J > 2 * n - 1:
         raise InvalidParameter("zero", f"{J} values", f"at most 2n - 1 = {2 * n - 1} values for "
@@ -409,7 +448,7 @@ def _inverse(lu: tuple[list[list[Any]], list[int]], zero: Any, one: Any) -> list
 
 
 def _frobenius(matrix: list[list[Any]]) -> mpmath.mpf:
-    return mpmath.sqrt(mpmath.fsum(x * x for row in matrix for x in row))
+    return mp.sqrt(mp.fsum(x * x for row in matrix for x in row))
 
 
 def _determinant(matrix: list[list[Any]]) -> Any:
@@ -451,7 +490,7 @@ def _scalings(matrix: list[list[Any]], hankel: bool) -> tuple[list[Any], list[An
     """
     size = len(matrix)
     if hankel:
-        root = [1 / mpmath.sqrt(abs(matrix[i][i])) for i in range(size)]
+        root = [1 / mp.sqrt(abs(matrix[i][i])) for i in range(size)]
         return root, root
     rows = [1 / max(abs(x) for x in row) for row in matrix]
     cols = [1 / max(abs(matrix[i][j]) * rows[i] for i in range(size)) for j in range(size)]
@@ -484,7 +523,7 @@ def _solve(matrix: list[list[Any]], rhs: list[Any], exact: bool, hankel: bool,
     x = [y[j] * C[j] for j in range(size)]
     if not stats:
         return _Solve(x, None, None)
-    scaled_inv = _inverse(lu, mpmath.mpf(0), mpmath.mpf(1))
+    scaled_inv = _inverse(lu, mp.mpf(0), mp.mpf(1))
     inverse = [[scaled_inv[i][j] * C[i] * R[j] for j in range(size)] for i in range(size)]
     rho = float(1 / (_frobenius(scaled) * _frobenius(scaled_inv)))
     condition = float(_frobenius(matrix) * _frobenius(inverse))
@@ -495,7 +534,7 @@ def _hankel_nonsingular(r: Sequence[Any], p: int, exact: bool, tol: float) -> tu
     matrix, _ = _hankel_entries(list(r) + [0] * (2 * p - len(r)), p)
     if exact:
         return _determinant(matrix) != 0, None
-    sol = _solve(matrix, [mpmath.mpf(0)] * p, False, hankel=True)
+    sol = _solve(matrix, [mp.mpf(0)] * p, False, hankel=True)
     return sol.rho >= tol, sol.rho
 
 
@@ -506,7 +545,7 @@ def _psd(matrix: list[list[Any]], tol: float | None) -> bool:
     if tol is None:
         S = [list(row) for row in matrix]
     else:
-        root = [mpmath.sqrt(matrix[i][i]) if matrix[i][i] > 0 else mpmath.mpf(1) for i in range(size)]
+        root = [mp.sqrt(matrix[i][i]) if matrix[i][i] > 0 else mp.mpf(1) for i in range(size)]
         S = [[matrix[i][j] / (root[i] * root[j]) for j in range(size)] for i in range(size)]
     slack = 0 if tol is None else tol
     left = list(range(size))
@@ -584,10 +623,10 @@ def stieltjes_check(moments: Sequence[Any], *, tol: float | None = None, dps: in
     dps = _check_dps(dps)
     data = _parse(moments, "moments", dps)
     is_exact = data.exact if exact is None else bool(exact)
-    with mpmath.workdps(dps):
+    with working_dps(dps):
         m: list[Any] = [Fraction(1)] + data.values
         if not is_exact:
-            m = [to_mpf(x) for x in m]
+            m = [_to_mp(x) for x in m]
         _stieltjes(m, is_exact, tol, dps, data.eps)
 
 
@@ -632,7 +671,7 @@ def moment_order(moments: Sequence[Any], *, tol: float | None = None, dps: int =
     if k == 0:
         raise InvalidParameter("moments", [], "at least one moment")
     is_exact = data.exact if exact is None else bool(exact)
-    with mpmath.workdps(dps):
+    with working_dps(dps):
         r, _ = _reduced(data.values, is_exact)
         for p in range((k + 1) // 2, 1, -1):
             t = tol if tol is not None else _default_tol(p, data.eps, dps)
@@ -650,14 +689,14 @@ def _reduced(m: Sequence[Fraction], exact: bool) -> tuple[list[Any], Any]:
             fact *= k
             r.append(mk / fact)
         return r, Fraction(1)
-    scale = to_mpf(m[0]) if m else mpmath.mpf(1)
-    r = [mpmath.mpf(1)]
-    fact = mpmath.mpf(1)
-    power = mpmath.mpf(1)
+    scale = _to_mp(m[0]) if m else mp.mpf(1)
+    r = [mp.mpf(1)]
+    fact = mp.mpf(1)
+    power = mp.mpf(1)
     for k, mk in enumerate(m, start=1):
         fact *= k
         power *= scale
-        r.append(to_mpf(mk) / (power * fact))
+        r.append(_to_mp(mk) / (power * fact))
     return r, scale
 
 
@@ -706,8 +745,8 @@ def _problem(mom: _Data, zer: _Data, exact: bool, eps: float, dps: int, tol: flo
     if not mom.values:      # no mean: take the time unit from the first nonzero value at zero
         j0 = next((j for j, x in enumerate(zer.values) if x != 0), None)
         if j0 is not None:
-            scale = mpmath.root(1 / abs(to_mpf(zer.values[j0])), j0 + 1)
-    d = [to_mpf(x) * scale ** (j + 1) for j, x in enumerate(zer.values)]
+            scale = mp.root(1 / abs(_to_mp(zer.values[j0])), j0 + 1)
+    d = [_to_mp(x) * scale ** (j + 1) for j, x in enumerate(zer.values)]
     return _Problem(r, d, scale, False, eps, dps, tol)
 
 
@@ -911,10 +950,10 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
     is_exact = (mom.exact and zer.exact) if exact is None else bool(exact)
     eps = max(mom.eps, zer.eps)
     notes: list[str] = []
-    with mpmath.workdps(dps):
+    with working_dps(dps):
         if k:
             m0 = [Fraction(1)] + mom.values
-            _stieltjes(m0 if is_exact else [to_mpf(x) for x in m0], is_exact, tol, dps, eps)
+            _stieltjes(m0 if is_exact else [_to_mp(x) for x in m0], is_exact, tol, dps, eps)
         prob = _problem(mom, zer, is_exact, eps, dps, tol)
         sol, singular = _attempt(prob, n, K, J)
         first_sol = sol
@@ -957,7 +996,7 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
         while residual > target and working < 8 * dps:
             lost = working + (math.log10(residual) if residual > 0 else -working)
             working = min(8 * dps, int(lost + 0.8 * dps + 10))
-            with mpmath.workdps(working):
+            with working_dps(working):
                 retry = _problem(mom, zer, is_exact, eps, dps, tol)
                 retry_sol = _solve_only(retry, used_n, used_K, used_J)
                 if retry_sol is None:

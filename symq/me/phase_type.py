@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import mpmath
 import numpy as np
 from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter
 
+from ._context import is_mpc, mp, rebind, working_dps
 from .distribution import ME
 
 __all__ = ["to_phase_type"]
@@ -67,38 +67,38 @@ def to_phase_type(me: Any, dps: int = 30) -> tuple[NDArray[np.float64], NDArray[
     """
     if not isinstance(me, ME):
         raise InvalidParameter("me", me, "a symq.me.ME distribution")
-    with mpmath.workdps(int(dps) + 10):
+    with working_dps(int(dps) + 10):
         rates: list[Any] = []
-        for pole, mult in me.poles(dps=int(dps) + 10):
-            if isinstance(pole, mpmath.mpc):
+        for pole, mult in rebind(me.poles(dps=int(dps) + 10)):
+            if is_mpc(pole):
                 raise InvalidParameter(
                     "me", me, "an ME law whose transform has only real poles",
-                    f"pole {mpmath.nstr(pole, 8)} is complex: the series (CF1) form does not "
+                    f"pole {mp.nstr(pole, 8)} is complex: the series (CF1) form does not "
                     "exist; a PH representation, if any, needs more phases")
             rates.extend([-pole] * int(mult))
         rates.sort()
         n = len(rates)
-        coeffs = [mpmath.mpf(sp_rational.p) / sp_rational.q for sp_rational in me.numerator]
-        coeffs += [mpmath.mpf(0)] * (n - len(coeffs))
+        coeffs = [mp.mpf(sp_rational.p) / sp_rational.q for sp_rational in me.numerator]
+        coeffs += [mp.mpf(0)] * (n - len(coeffs))
         beta = []
         for i in range(n):
             node = -rates[i]
             # synthetic division of N by (s - node): remainder N(node), quotient carries on
-            quotient = [mpmath.mpf(0)] * max(len(coeffs) - 1, 0)
-            carry = mpmath.mpf(0)
+            quotient = [mp.mpf(0)] * max(len(coeffs) - 1, 0)
+            carry = mp.mpf(0)
             for power in range(len(coeffs) - 1, -1, -1):
                 carry = carry * node + coeffs[power]
                 if power > 0:
                     quotient[power - 1] = carry
-            tail_product = mpmath.fprod(rates[i:])
+            tail_product = mp.fprod(rates[i:])
             beta.append(carry / tail_product)
             coeffs = quotient
-        scale = max(mpmath.fsum(abs(b) for b in beta), mpmath.mpf(1))
+        scale = max(mp.fsum(abs(b) for b in beta), mp.mpf(1))
         worst = min(beta)
-        if worst < -mpmath.mpf(10) ** (-int(dps) + 5) * scale:
+        if worst < -mp.mpf(10) ** (-int(dps) + 5) * scale:
             raise InvalidParameter(
                 "me", me, "an ME law that is an acyclic PH (all CF1 entry weights >= 0)",
-                f"the CF1 entry weight {mpmath.nstr(worst, 6)} is negative: the law is not a "
+                f"the CF1 entry weight {mp.nstr(worst, 6)} is negative: the law is not a "
                 "PH of its own order")
         alpha = np.array([max(float(b), 0.0) for b in beta])
         mu = np.array([float(r) for r in rates])

@@ -31,6 +31,7 @@ from symq.me.distribution import ME
 from symq.me.fit import Target, fit
 from symq.me.pade import pade_fit
 from symq.me.queueing import mg1_waiting_time, simulate_mg1_waiting
+from symq.me._context import rebind, to_global, working_dps
 from symq.me.transform import to_mpf
 
 __all__ = ["PAPER", "build_claims"]
@@ -46,9 +47,9 @@ _LAMBDA = sp.Rational(7, 10)
 
 
 def _lognormal_moments(sigma: float, K: int, dps: int = 60) -> list[mpmath.mpf]:
-    with mpmath.workdps(dps):
-        s2 = mpmath.mpf(sigma) ** 2
-        return [+mpmath.exp(k * (k - 1) * s2 / 2) for k in range(1, K + 1)]
+    with working_dps(dps) as ctx:   # the thread's private context: mpmath.mp is not touched
+        s2 = ctx.mpf(sigma) ** 2
+        return to_global([+ctx.exp(k * (k - 1) * s2 / 2) for k in range(1, K + 1)])
 
 
 def _lognormal(sigma: float) -> Any:
@@ -84,7 +85,9 @@ def _l1(me: ME, sigma: float) -> float:
 
 def _grid_minimum(me: ME, upper: float = 40.0, n: int = 2001) -> mpmath.mpf:
     """Smallest 50-digit value of the density on a grid (supporting, not a proof)."""
-    values = me.pdf_mp([mpmath.mpf(upper) * k / (n - 1) for k in range(1, n)], dps=50)
+    with working_dps(15) as ctx:    # 53 bits, whatever the user's global precision
+        grid = to_global([ctx.mpf(upper) * k / (n - 1) for k in range(1, n)])
+    values = me.pdf_mp(grid, dps=50)
     return min(values)
 
 
@@ -157,16 +160,17 @@ def _moments_reproduced() -> list[Claim]:
         me = _extended(point["sigma"], point["order"], point["J"]) if point["J"] else \
             _classical(point["sigma"], point["order"])
         K = 2 * point["order"] - 1 - point["J"]
-        with mpmath.workdps(60):
-            return [to_mpf(m) for m in me.moments(K)]
+        with working_dps(60) as ctx:
+            return to_global([to_mpf(m, ctx) for m in me.moments(K)])
 
     def reference_float(point: Mapping[str, Any]) -> list[mpmath.mpf]:
         K = 2 * point["order"] - 1 - point["J"]
         return _lognormal_moments(point["sigma"], K)
 
     def mp_relative(claimed: Any, reference: Any) -> float:
-        with mpmath.workdps(60):
-            return float(max(abs(a - b) / abs(b) for a, b in zip(claimed, reference)))
+        with working_dps(60):
+            pairs = rebind(list(zip(claimed, reference)))
+            return float(max(abs(a - b) / abs(b) for a, b in pairs))
 
     float_points = [{**c, "J": J} for c in _CASES for J in (0, c["J"])]
     return [
