@@ -5,32 +5,108 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import mpmath
+import math
 
+import mpmath
+import sympy as sp
+
+from symq.core.errors import InvalidParameter
 from symq.core.parameters import IntegerAtLeast, Parameter, RationalVector
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
 
+from ._context import working_dps
 from .certification import Nonnegativity, certify
 from .distribution import ME
 from .pade import pade_fit
 
-__all__ = ["MODEL", "PARAMETERS", "solve"]
+__all__ = ["MODEL", "PARAMETERS", "solve", "MAX_ORDER", "MAX_DPS"]
+
+#: Largest order accepted from the command line: exact Hankel solves and certification of
+#: higher orders take more than seconds (order 30 takes about a second).
+MAX_ORDER = 30
+#: Largest working precision accepted (a 1000-digit solve of order 30 takes seconds).
+MAX_DPS = 1000
+#: Moments (and nonzero values at zero) must lie in 10^-MAX_EXPONENT .. 10^MAX_EXPONENT, so that
+#: the fitted transform and its moments can be shown as floats.
+MAX_EXPONENT = 300
 
 PARAMETERS = (
     Parameter("moments", RationalVector(), typical=(1, 3, 15),
               description="raw moments m1, m2, ... (decimals or fractions such as 2/3)"),
     Parameter("zero", RationalVector(positive=False), required=False,
               description="prescribed f(0), f'(0), ... (the density's behaviour around zero)"),
-    Parameter("order", IntegerAtLeast(1), required=False,
+    Parameter("order", IntegerAtLeast(1, maximum=MAX_ORDER), required=False,
               description="ME order n; default (k + J + 1)/2 for k moments and J zero values"),
-    Parameter("dps", IntegerAtLeast(16), required=False, default=50,
+    Parameter("dps", IntegerAtLeast(16, maximum=MAX_DPS), required=False, default=50,
               description="working digits of the mpmath solve for inexact input"),
 )
 
 
+def _int_text(n: int) -> str:
+    """Decimal text of an integer of any size (python refuses str() beyond 4300 digits)."""
+    if n < 0:
+        return "-" + _int_text(-n)
+    if n < 10**4000:
+        return str(n)
+    digits = int(n.bit_length() * 0.30103) // 2
+    high, low = divmod(n, 10**digits)
+    return _int_text(high) + _int_text(low).rjust(digits, "0")
+
+
+def _exact_text(q: Any) -> str:
+    q = sp.Rational(q)
+    p, d = int(q.p), int(q.q)
+    return _int_text(p) if d == 1 else f"{_int_text(p)}/{_int_text(d)}"
+
+
+def _float_of(q: Any, what: str, moments: tuple) -> float:
+    """A fitted coefficient as a float; refuse a time scale that floats cannot show."""
+    value = float(sp.Rational(q)) if abs(sp.Rational(q)) < sp.Integer(10) ** 308 else math.inf
+    if not math.isfinite(value) or (value == 0.0 and q != 0):
+        raise InvalidParameter(
+            "moments", _brief_list(moments), "moments whose fitted transform has coefficients in "
+            "the floating-point range", f"the {what} coefficient {_short(q)} is outside "
+            "1e-308..1e308: rescale time (e.g. give the moments in other units)")
+    return value
+
+
+def _short(v: Any) -> str:
+    q = sp.Rational(v)
+    if abs(q.p) < 10**15 and q.q < 10**15:
+        return str(q)
+    with working_dps(15) as ctx:   # huge exact values: scientific notation, no str(int)
+        return ctx.nstr(ctx.mpf(int(q.p)) / int(q.q), 6)
+
+
+def _brief_list(values: Any) -> str:
+    values = list(values)
+    text = ",".join(_short(v) for v in values[:4])
+    return text + (f",... ({len(values)} values)" if len(values) > 4 else "")
+
+
+def _check_sizes(moments: tuple, zero: tuple | None) -> None:
+    """Guards on the work before it starts: number of values and magnitude of the moments."""
+    k, J = len(moments), len(zero or ())
+    if k + J > 2 * MAX_ORDER - 1:
+        raise InvalidParameter(
+            "moments", _brief_list(moments), f"at most {2 * MAX_ORDER - 1} values in moments= and "
+            f"zero= together (order <= {MAX_ORDER})", f"{k} moments and {J} values at zero given")
+    bound = sp.Integer(10) ** MAX_EXPONENT
+    for i, m in enumerate(moments):
+        if not (1 / bound <= abs(m) <= bound):
+            raise InvalidParameter(
+                "moments", _brief_list(moments), f"moments between 1e-{MAX_EXPONENT} and "
+                f"1e{MAX_EXPONENT}", f"entry {i} (m{i + 1}) is outside: rescale time")
+    for j, d in enumerate(zero or ()):
+        if d != 0 and not (1 / bound <= abs(d) <= bound):
+            raise InvalidParameter(
+                "zero", _brief_list(zero), f"values 0 or between 1e-{MAX_EXPONENT} and "
+                f"1e{MAX_EXPONENT} in absolute value", f"entry {j} is outside: rescale time")
+
+
 def _complex(z: Any) -> dict[str, float]:
-    z = mpmath.mpc(z)
+    z = mpmath.mpc(z)   # a conversion only: the global precision is read, never set
     return {"re": float(z.real), "im": float(z.imag)}
 
 
@@ -45,6 +121,7 @@ def solve(moments: tuple, zero: tuple | None = None, order: int | None = None,
         their exact rational forms, ``poles``, ``certificate`` (NONNEGATIVE, NEGATIVE, INVALID or
         INCONCLUSIVE), ``witness`` when NEGATIVE, and the fitted moments.
     """
+    _check_sizes(tuple(moments), zero)
     timings: dict[str, float] = {}
     start = time.perf_counter()
     fitted = pade_fit(moments, order=order, zero=zero or (), dps=dps)
@@ -55,16 +132,17 @@ def solve(moments: tuple, zero: tuple | None = None, order: int | None = None,
     timings["certify"] = time.perf_counter() - start
     values: dict[str, Any] = {
         "order": me.order,
-        "numerator": [float(c) for c in me.numerator],
-        "denominator": [float(c) for c in me.denominator],
-        "numerator_exact": [str(c) for c in me.numerator],
-        "denominator_exact": [str(c) for c in me.denominator],
+        "numerator": [_float_of(c, "numerator", moments) for c in me.numerator],
+        "denominator": [_float_of(c, "denominator", moments) for c in me.denominator],
+        "numerator_exact": [_exact_text(c) for c in me.numerator],
+        "denominator_exact": [_exact_text(c) for c in me.denominator],
         "poles": [{**_complex(p), "multiplicity": k} for p, k in me.poles()],
         "certificate": certificate.status.value,
         "certificate_method": certificate.method,
         "moments_used": fitted.moments_used,
         "zero_used": fitted.zero_used,
-        "fitted_moments": [float(m) for m in me.moments(max(fitted.moments_used, 1))],
+        # all given moments, so that a fit that reproduces only some of them is visible
+        "fitted_moments": [float(m) for m in me.moments(max(len(moments), 1))],
     }
     if certificate.reason:
         values["reason"] = certificate.reason

@@ -192,9 +192,15 @@ def _check_zero_signs(zero: _Data, raw: Sequence[Any]) -> None:
             return
 
 
+#: Bounds on the work of one fit, checked before it starts (exact Hankel elimination is
+#: O(n^3) operations on rationals whose size grows with n; mpmath at d digits costs ~d^1.6).
+MAX_DPS = 2000
+MAX_ORDER = 200
+
+
 def _check_dps(dps: Any) -> int:
-    if isinstance(dps, bool) or not isinstance(dps, numbers.Integral) or dps < 10:
-        raise InvalidParameter("dps", dps, "an integer >= 10 (working decimal digits)")
+    if isinstance(dps, bool) or not isinstance(dps, numbers.Integral) or not 10 <= dps <= MAX_DPS:
+        raise InvalidParameter("dps", dps, f"an integer in 10..{MAX_DPS} (working decimal digits)")
     return int(dps)
 
 
@@ -204,10 +210,12 @@ def _default_tol(size: int, data_eps: float, dps: int) -> float:
 
 
 def _fmt(x: Any) -> str:
+    """Short text of a number for messages (huge exact values in scientific notation)."""
     if isinstance(x, Fraction):
-        if x.denominator == 1 or (abs(x.numerator) < 10**12 and x.denominator < 10**6):
+        if abs(x.numerator) < 10**12 and x.denominator < 10**6:
             return str(x)
-        return f"{float(x):.6g}"
+        with working_dps(15):   # no int->str conversion of huge integers, no float overflow
+            return mp.nstr(mp.mpf(x.numerator) / x.denominator, 6)
     if is_mpf(x):
         return mp.nstr(x, 6)
     return f"{x:.3g}" if isinstance(x, float) else str(x)
@@ -711,8 +719,13 @@ def _resolve_order(k: int, J: int, order: Any) -> tuple[int, int]:
                 "moments", f"{k} values", f"2n - 1 - J values for some order n (with J = {J} values "
                 f"at zero, k + J = {k + J} must be odd)",
                 f"give {k - 1 if k > 0 else 1} or {k + 1} moments, or pass order=")
+        if (k + J + 1) // 2 > MAX_ORDER:
+            raise InvalidParameter("moments", f"{k} values", f"at most {2 * MAX_ORDER - 1 - J} "
+                                   f"values (order <= {MAX_ORDER}) with J = {J} values at zero")
         return (k + J + 1) // 2, k
     n = _check_order_arg(order, "order")
+    if n > MAX_ORDER:
+        raise InvalidParameter("order", n, f"an integer in 1..{MAX_ORDER}")
     if J > 2 * n - 1:
         raise InvalidParameter("zero", f"{J} values", f"at most 2n - 1 = {2 * n - 1} values for "
                                f"order={n}", "an order-n ME has 2n - 1 free parameters")
