@@ -7,13 +7,28 @@ at zero (J = 0 is classical Padé), the two-point Padé fit that uses 2n-1-J mom
 values; each candidate is certified (:func:`symq.me.certification.certify`); the best certified
 nonnegative candidate is returned together with a report of every candidate and why it was
 rejected.  "Best" is the smallest L1 distance between densities when the target has a density,
-otherwise the candidate that matches the most moments (then the highest order).
+otherwise the candidate that reproduces the most of the given moments (then the highest order).
+
+Data checks and honesty about the moments:
+
+* the given moments are checked first (:func:`symq.me.pade.stieltjes_check`): a sequence that no
+  distribution on :math:`[0, \infty)` has (e.g. ``m2 < m1^2``) raises :class:`InvalidMoments`
+  naming the failing condition; for a target without a density, the data must also determine an
+  ME of the order they imply (the check of :meth:`ME.from_moments`), otherwise InvalidMoments;
+* a candidate of order n uses only 2n-1-J moments; every candidate records which of the *given*
+  moments and values at zero it does not reproduce (:attr:`Candidate.unmatched`: exactly for
+  exact data, to :data:`MATCH_RTOL` relative for floating data), the table shows them, and
+  :attr:`FitReport.unmatched` lists those of the chosen fit (empty: the fit reproduces every given
+  value);
+* a target whose moments are not finite (a heavy-tailed scipy or sympy law) raises
+  InvalidMoments saying how many moments are finite and which ``order_max`` they allow.
 """
 
 from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -21,13 +36,57 @@ import numpy as np
 import sympy as sp
 from scipy import integrate
 
-from symq.core.errors import InvalidParameter, SymqError
+from symq.core.errors import InvalidMoments, InvalidParameter, SymqError
 
 from .certification import Nonnegativity, certify
 from .distribution import ME
-from .pade import pade_fit
+from .pade import _mismatches, _parse, pade_fit, stieltjes_check
 
-__all__ = ["Target", "Candidate", "FitReport", "fit", "NoCertifiedFit"]
+__all__ = ["Target", "Candidate", "FitReport", "fit", "NoCertifiedFit", "MATCH_RTOL"]
+
+#: Relative tolerance under which a floating-point target value counts as reproduced.
+MATCH_RTOL = 1e-9
+#: Largest order_max accepted (each order costs an exact or high-precision solve and a certificate).
+MAX_ORDER = 30
+
+
+def _tail_index(dist: Any) -> float | None:
+    r"""Estimated tail index :math:`\alpha` of :math:`P(X > x) \sim x^{-\alpha}` (None: unknown).
+
+    From the quantiles at :math:`10^{-10}` and :math:`10^{-14}`:
+    :math:`\alpha \approx \log(10^4) / \log(x_{14}/x_{10})`; exact for a Pareto tail and
+    large (growing) for light tails, so moments of order :math:`k \ge \alpha` are infinite.
+    scipy's ``moment`` integrates numerically and can return a finite garbage value for them.
+    """
+    inverse = getattr(dist, "isf", None) or getattr(dist, "iccdf", None)
+    if inverse is None:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x10, x14 = float(inverse(1e-10)), float(inverse(1e-14))
+    except Exception:  # noqa: BLE001 - an exotic distribution object: no estimate
+        return None
+    if not (math.isfinite(x10) and math.isfinite(x14) and x14 > x10 > 0):
+        return None if math.isfinite(x14) else 0.0
+    return math.log(1e4) / math.log(x14 / x10)
+
+
+def _finite_moments(values: Sequence[Any], source: str, n_needed: int, why: str = "") -> None:
+    """Raise InvalidMoments if a moment of a scipy/sympy target is infinite or undefined."""
+    for k, value in enumerate(values, start=1):
+        try:
+            finite = bool(math.isfinite(float(value)))
+        except (TypeError, ValueError, OverflowError):
+            finite = False
+        if not finite:
+            usable = (k - 1 + 1) // 2
+            advice = (f"use order_max <= {usable} (2*order_max - 1 <= {k - 1} moments)"
+                      if usable >= 1 else "the law has no finite mean: no ME fits it")
+            raise InvalidMoments(
+                f"moment m{k} of the target {source} is {value} (not finite){why}: fit needs "
+                f"{n_needed} moments (2*order_max - 1) but only the first {k - 1} are finite; "
+                f"{advice}")
 
 
 class NoCertifiedFit(SymqError):
@@ -67,14 +126,29 @@ class Target:
         Moments come from ``dist.moment``; values at zero are not guessed: pass them
         (e.g. ``zero=(0, 0, 0)`` for a lognormal, whose density is flat at 0).
         """
+        inner = getattr(dist, "dist", None)
+        label = name or (f"scipy.stats.{inner.name}{tuple(getattr(dist, 'args', ()))}"
+                         if getattr(inner, "name", None) else repr(dist))
+        index = _tail_index(dist)
         moments = []
         for k in range(1, n_moments + 1):
+            if index is not None and index <= k * (1 + 1e-6):
+                _finite_moments([*moments, math.inf], label, n_moments,
+                                f" (its tail P(X > x) ~ x^-{index:.4g})")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    value = dist.moment(k, kind="raw")
+                except TypeError:
+                    value = dist.moment(k)
             try:
-                value = dist.moment(k, kind="raw")
-            except TypeError:
-                value = dist.moment(k)
-            moments.append(float(value))
-        return cls(tuple(moments), tuple(zero), pdf=dist.pdf, name=name or repr(dist))
+                value = float(value)
+            except (TypeError, ValueError, OverflowError):
+                value = math.nan
+            if not (math.isfinite(value) and value > 0):
+                _finite_moments([*moments, math.inf if value > 0 else math.nan], label, n_moments)
+            moments.append(value)
+        return cls(tuple(moments), tuple(zero), pdf=dist.pdf, name=label)
 
     @classmethod
     def from_sympy(cls, variable: Any, n_moments: int, n_zero: int = 0,
@@ -82,7 +156,13 @@ class Target:
         """From a sympy.stats continuous random variable: exact moments and values at zero."""
         from sympy import stats
 
-        moments = tuple(sp.nsimplify(stats.E(variable**k)) for k in range(1, n_moments + 1))
+        moments = []
+        for k in range(1, n_moments + 1):
+            value = stats.E(variable**k)
+            if not (value.is_finite and value.is_real):
+                _finite_moments([*moments, value], name or str(variable), n_moments)
+            moments.append(sp.nsimplify(value))
+        moments = tuple(moments)
         t = sp.Symbol("t", positive=True)
         density = stats.density(variable)(t)
         zero = tuple(sp.limit(sp.diff(density, t, j), t, 0, "+") for j in range(n_zero))
@@ -101,11 +181,15 @@ class Candidate:
     me: ME | None = None
     distance: float | None = None
     seconds: float = 0.0
+    #: given moments / values at zero the fit does not reproduce, e.g. "m3 = 5 (fit gives 6)"
+    unmatched: list[str] = field(default_factory=list)
+    #: number of given moments and values at zero it reproduces
+    matched: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"order": self.order, "zero_used": self.zero_used, "status": self.status,
                 "reason": self.reason, "l1_distance": self.distance,
-                "seconds": round(self.seconds, 4)}
+                "unmatched": list(self.unmatched), "seconds": round(self.seconds, 4)}
 
 
 @dataclass
@@ -123,12 +207,20 @@ class FitReport:
             mark = " <- chosen" if c is self.best else ""
             lines.append(f"{c.order:>5} {c.zero_used:>3} {c.status:<13} {distance:>10}  "
                          f"{c.reason}{mark}")
+        if self.best is not None and self.best.unmatched:
+            lines.append("the chosen fit does NOT reproduce: " + "; ".join(self.best.unmatched))
         return "\n".join(lines)
+
+    @property
+    def unmatched(self) -> list[str]:
+        """Given moments / values at zero that the chosen fit does not reproduce (empty: all)."""
+        return [] if self.best is None else list(self.best.unmatched)
 
     def to_dict(self) -> dict[str, Any]:
         return {"target": self.target.name,
                 "candidates": [c.to_dict() for c in self.candidates],
-                "best": None if self.best is None else self.best.to_dict()}
+                "best": None if self.best is None else self.best.to_dict(),
+                "unmatched": self.unmatched}
 
 
 def _is_sympy_variable(obj: Any) -> bool:
@@ -172,8 +264,34 @@ def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto"
     Returns
     -------
     (ME, FitReport)
-        The chosen fit and the report of every candidate.
+        The chosen fit and the report of every candidate; ``report.unmatched`` lists the given
+        moments and values at zero that the chosen fit does not reproduce (a candidate of order
+        n uses 2n-1-J of them).
+
+    Raises
+    ------
+    InvalidMoments
+        The moments are those of no distribution (Stieltjes conditions, the failing one named);
+        a target without a density whose data determine no ME of the implied order; a scipy or
+        sympy target with infinite moments.
+    InvalidParameter
+        Bad options (``order_max`` in 1..30, ``method``) or non-numeric / non-finite data.
+    NoCertifiedFit
+        No candidate is certified nonnegative (unless ``raise_if_none=False``).
+
+    Examples
+    --------
+    >>> me, report = fit([1, 2, 6])          # Exp(1): reproduced exactly
+    >>> me.lst.expr, report.unmatched
+    (1/(s + 1), [])
+    >>> fit([1, "0.5", 3])
+    Traceback (most recent call last):
+    ...
+    symq.core.errors.InvalidMoments: no distribution on [0, inf) has these moments: Stieltjes condition fails: m2 - m1^2 = -1/2 < 0 (a negative variance)
     """
+    if isinstance(order_max, bool) or not isinstance(order_max, int) \
+            or not 1 <= order_max <= MAX_ORDER:
+        raise InvalidParameter("order_max", order_max, f"an integer in 1..{MAX_ORDER}")
     n_needed = 2 * order_max - 1 if isinstance(order_max, int) else 1
     if isinstance(target, Target):
         pass
@@ -185,13 +303,21 @@ def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto"
         target = Target(tuple(target), tuple(zero))
     if method not in ("auto", "classical", "extended"):
         raise InvalidParameter("method", method, "one of auto, classical, extended")
-    if not (isinstance(order_max, int) and order_max >= 1):
-        raise InvalidParameter("order_max", order_max, "an integer >= 1")
     n_moments, n_zero = len(target.moments), len(target.zero)
+    if n_moments == 0:
+        raise InvalidParameter("moments", [], "at least one moment")
+    # the data first: values (finite, positive moments), Stieltjes conditions, and for a target
+    # without a density the order its data imply (as ME.from_moments)
+    mom = _parse(target.moments, "moments", dps)
+    zer = _parse(target.zero, "zero", dps)
+    stieltjes_check(target.moments, dps=dps)
+    if target.pdf is None and (n_moments + n_zero) % 2 == 1:
+        pade_fit(target.moments, zero=target.zero, dps=dps)   # raises InvalidMoments if none
+    exact_data = mom.exact and zer.exact
     report = FitReport(target)
     if horizon is None:
-        m1 = float(target.moments[0])
-        sd = math.sqrt(max(float(target.moments[1]) - m1**2, 0.0)) if n_moments > 1 else m1
+        m1 = float(mom.values[0])
+        sd = math.sqrt(max(float(mom.values[1]) - m1**2, 0.0)) if n_moments > 1 else m1
         horizon = m1 + 12 * sd
     for n in range(1, order_max + 1):
         for J in range(0, min(n_zero, n - 1) + 1):  # J >= n would leave no numerator
@@ -210,6 +336,9 @@ def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto"
                 candidate.status, candidate.reason = "FAILED", f"{type(exc).__name__}: {exc}"
             else:
                 candidate.me = me
+                candidate.unmatched, _ = _mismatches(me.lst, mom.values, zer.values, exact_data,
+                                                     1, MATCH_RTOL)
+                candidate.matched = n_moments + n_zero - len(candidate.unmatched)
                 candidate.status = certificate.status.value
                 if me.order < n:
                     candidate.reason = f"reduced to order {me.order}; "
@@ -219,6 +348,8 @@ def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto"
                         candidate.distance = l1_distance(me, target.pdf, horizon)
                 else:
                     candidate.reason += certificate.reason or certificate.method
+                if candidate.unmatched:
+                    candidate.reason += "; does not reproduce " + ", ".join(candidate.unmatched)
             candidate.seconds = time.perf_counter() - start
             report.candidates.append(candidate)
     certified = [c for c in report.candidates if c.status == Nonnegativity.NONNEGATIVE.value]
@@ -226,7 +357,7 @@ def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto"
         if target.pdf is not None:
             report.best = min(certified, key=lambda c: (c.distance, -(2 * c.order - 1 - c.zero_used)))
         else:
-            report.best = max(certified, key=lambda c: (2 * c.order - 1 - c.zero_used, c.order))
+            report.best = max(certified, key=lambda c: (c.matched, c.order))
     if report.best is None:
         if raise_if_none:
             raise NoCertifiedFit(report)
