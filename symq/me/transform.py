@@ -158,8 +158,21 @@ class RationalLST:
 
     @classmethod
     def from_expr(cls, expr: Any, variable: sp.Symbol | None = None) -> "RationalLST":
-        """Build from a sympy rational function of ``s`` (or of ``variable``)."""
-        expr = sp.sympify(expr)
+        """Build from a sympy rational function of ``s`` (or of ``variable``).
+
+        Text (e.g. ``"1/(s + 1)"``) is parsed by :func:`symq.core.parameters.parse_formula`
+        (a whitelisted syntax tree in the variable ``s``), never by ``sympify``.
+        """
+        if isinstance(expr, str):
+            from symq.core.parameters import parse_formula
+
+            name = str(variable) if variable is not None else "s"
+            expr = parse_formula("expr", expr, (name,))
+        elif isinstance(expr, (int, Fraction)) and not isinstance(expr, bool):
+            expr = sp.Rational(expr)
+        elif not isinstance(expr, sp.Basic):
+            raise InvalidParameter("expr", repr(expr)[:80], "a sympy rational function of s or "
+                                   "its text, e.g. 1/(s + 1)")
         var = variable if variable is not None else s
         if variable is None:
             free = expr.free_symbols
