@@ -303,7 +303,20 @@ def sita_opt_thresholds(m: int, rho: float, sizes: Any, *, grid: int = 400) -> n
         for j in range(m - 1):
             lo = h[j - 1] if j > 0 else 0.0
             hi = h[j + 1] if j < m - 2 else top
-            value, x = _minimise_1d(f_of(j, h), lo, hi, grid)
+            # the thresholds keeping servers j and j+1 stable form an interval (narrow near
+            # rho = 1): search inside it
+            pm_lo = float(sizes.partial_mean(lo)) if lo > 0 else 0.0
+            pm_hi = float(sizes.partial_mean(hi)) if j < m - 2 else float(sizes.mean)
+            if pm_hi - 1.0 / lam > pm_lo:
+                lo = max(lo, _load_root(sizes, pm_hi - 1.0 / lam, lo))
+            if pm_lo + 1.0 / lam < pm_hi:
+                hi = min(hi, _load_root(sizes, pm_lo + 1.0 / lam, lo))
+            if not hi > lo:
+                continue
+            try:
+                value, x = _minimise_1d(f_of(j, h), lo, hi, grid)
+            except StabilityError:
+                continue
             if value < best - 1e-13 * max(1.0, abs(best)):
                 best = value
                 h[j] = x
@@ -524,6 +537,15 @@ def exact_jsq(m: int, rho: float, sizes: Any, *, tol: float = 1e-12, n_start: in
                                f"the CTMC with {n_max} jobs per server already has "
                                f"{n_max + 1}^{m} states, more than the {cap} that can be solved "
                                "in memory and in minutes")
+    # the total queue of JSQ is close to M/M/m: the boundary mass decays about like rho^(m n);
+    # refuse at once when even half the n_max this predicts does not fit
+    n_pred = 0.5 * math.log(tol) / (m * math.log(rho))
+    if m * math.log(n_pred + 1) > math.log(cap):
+        raise TruncationError(
+            "exact_jsq", "jobs per server n_max (predicted boundary mass rho^(m n_max))",
+            rho ** (m * (cap ** (1 / m) - 1)), tol, f"about {cap ** (1 / m) - 1:.0f} at most",
+            f"rho={rho!r} is too close to 1 for the exact JSQ CTMC with m={m} (at most {cap} "
+            "states); lower rho")
     history: list[tuple[int, float, float]] = []
     change = math.inf
     while True:

@@ -36,7 +36,7 @@ import re
 import time
 from typing import Any
 
-from symq.core.errors import InvalidParameter, MISSING, ResourceLimit, SymqError
+from symq.core.errors import MISSING, InvalidParameter, ResourceLimit, SymqError, TruncationError
 from symq.core.parameters import Choice, IntegerAtLeast, Parameter, PositiveReal
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
@@ -98,6 +98,8 @@ def _check_given(key: str, sizes: str, scv: Any, h: Any, delta: Any, umax: Any) 
 def _grid_default(step: float, top: float) -> float:
     """``top`` rounded up to a multiple of ``step``."""
     n = math.ceil(top / step - 1e-9)
+    while n * step < top:
+        n += 1
     return n * step
 
 
@@ -181,7 +183,7 @@ def _check_m_for(key: str, m: int, law: Any, n_jobs: int) -> None:
 
 
 def _check_simulation(key: str, m: int, rho: float, law: Any, n_jobs: int,
-                      sizes: str) -> None:
+                      sizes: str, scv_typed: float | None) -> None:
     """Refuse simulations that would take hours or whose confidence interval is not reliable."""
     if m * n_jobs > SIM_WORK_LIMIT:
         raise InvalidParameter("m", m, f"<= {int(SIM_WORK_LIMIT // n_jobs)} for a simulated "
@@ -195,7 +197,8 @@ def _check_simulation(key: str, m: int, rho: float, law: Any, n_jobs: int,
         exp_need = 10 * 2 / (1 - rho) ** 2
         if sizes == "h2" and exp_need <= batch:
             scv_max = batch * (1 - rho) ** 2 / 10 - 1
-            raise InvalidParameter("scv", scv, f"<= {scv_max:.4g} for a simulated policy at "
+            raise InvalidParameter("scv", scv if scv_typed is None else scv_typed,
+                                   f"<= {scv_max:.4g} for a simulated policy at "
                                    f"rho={rho:g}",
                                    f"{n_jobs} simulated jobs cannot resolve the relaxation time "
                                    f"~(1 + scv)/(1 - rho)^2 = {need / 10:.3g} jobs")
@@ -256,7 +259,13 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
     law = get_sizes(sizes, DEFAULT_SCV if scv is None else scv)
     values: dict[str, Any]
     if key == "optimal":
-        values = _solve_optimal(m, rho, law, delta, umax)
+        try:
+            values = _solve_optimal(m, rho, law, delta, umax)
+        except InvalidParameter as exc:
+            if exc.name != "sizes" or size_key != "h2":
+                raise
+            raise InvalidParameter("scv", DEFAULT_SCV if scv is None else scv,
+                                   "smaller for policy=optimal", str(exc)) from None
         exactness = Exactness.NUMERIC
     else:
         values = {}
@@ -278,13 +287,15 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
                 et = exact_mean_response(key, m, rho, law, thresholds=thresholds)
             values.update(ET=float(et), method="exact")
             exactness = Exactness.EXACT
-        except InvalidParameter as exc:
-            if exc.name not in ("policy", "sizes") and not (key == "jsq" and exc.name == "m"):
+        except (InvalidParameter, TruncationError) as exc:
+            # no exact formula (or, for JSQ, a CTMC too large to solve): simulate
+            if isinstance(exc, InvalidParameter) and exc.name not in ("policy", "sizes") \
+                    and not (key == "jsq" and exc.name == "m"):
                 raise
             from .policies import get_policy
             from .simulation import simulate_dispatch
 
-            _check_simulation(key, m, rho, law, n_jobs, size_key)
+            _check_simulation(key, m, rho, law, n_jobs, size_key, scv)
             params = {} if h is None else {"h": float(h)}
             est = simulate_dispatch(get_policy(key, **params), m, rho, law, n_jobs=n_jobs,
                                     rng=seed, level=0.99)

@@ -302,7 +302,7 @@ def validate_grid(m: Any, rho: Any, sizes: Any, delta: Any, U: Any, *,
                                f"least 8 steps; decrease {nm['delta']} or increase {nm['U']}")
     lam = rho * m / mean
     u_min = min_truncation(m, rho, sizes)
-    if U < u_min:
+    if U < u_min * (1 - 1e-9):
         raise InvalidParameter(nm["U"], U, f">= {u_min:.4g} for {nm['rho']}={rho:g}",
                                f"truncation too small for the load: increase {nm['U']} (about "
                                "5 x the mean M/G/1 waiting time, more at high load)")
@@ -361,6 +361,14 @@ def format_seconds(t: float) -> str:
     if t < 7200:
         return f"{t / 60:.3g} min"
     return f"{t / 3600:.3g} h"
+
+
+def _round_sig(x: float, up: bool, digits: int = 3) -> float:
+    """``x`` rounded up (or down) to ``digits`` significant digits (a limit that still fits)."""
+    if not (math.isfinite(x) and x > 0):
+        return x
+    scale = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return (math.ceil(x / scale - 1e-9) if up else math.floor(x / scale + 1e-9)) * scale
 
 
 def plan_optimal(m: int, rho: float, sizes: Any, delta: float, U: float, *, levels: int = 2,
@@ -470,7 +478,7 @@ def plan_optimal(m: int, rho: float, sizes: Any, delta: float, U: float, *, leve
             best = largest_fitting(lambda u: 0.0 if fits(delta, u) else math.inf, lo, U, 1,
                                    decreasing=False)
             best = math.floor(best / delta) * delta
-            limit = (f"<= {best:.4g} to fit at {nm['delta']}={delta:g} (a multiple of "
+            limit = (f"<= {_round_sig(best, up=False, digits=4):.4g} to fit at {nm['delta']}={delta:g} (a multiple of "
                      f"{nm['delta']}, >= {u_min:.4g} for this load)")
         else:
             limit = (f"smaller, but no {nm['U']} >= {lo:.4g} (the least for this load and "
@@ -481,7 +489,7 @@ def plan_optimal(m: int, rho: float, sizes: Any, delta: float, U: float, *, leve
     if delta < hi and fits(hi, U):
         best = largest_fitting(lambda d: 0.0 if fits(d, U) else math.inf, delta, hi, 1,
                                decreasing=True)
-        limit = (f">= {best:.3g} to fit at {nm['U']}={U:g} ({nm['U']}/{nm['delta']} an "
+        limit = (f">= {_round_sig(best, up=True):.3g} to fit at {nm['U']}={U:g} ({nm['U']}/{nm['delta']} an "
                  "integer)")
     else:
         limit = (f"larger, but no {nm['delta']} <= E[X]/2 = {hi:g} fits at {nm['U']}={U:g}: "

@@ -33,10 +33,15 @@ def test_optimal_policy_by_value_iteration(capsys) -> None:
     assert code == 0
     results = json.loads(out)["results"]
     assert results["method"] == "value-iteration"
-    low, high = results["g_bounds"]
-    assert low <= results["ET"] <= high
+    assert "g_bounds" not in results                 # the old, misleading name
+    for grid in results["grids"]:                    # brackets of each DISCRETE grid
+        low, high = grid["g_bracket_discrete"]
+        assert low <= grid["g"] <= high
+    parts = results["error_parts"]
+    assert results["error_estimate"] == pytest.approx(sum(parts.values()), rel=1e-12)
+    assert "discretised MDP only" in results["error_note"]
     # no heuristic can do better than the optimum: LWL (M/M/2) is an upper bound
-    assert results["ET"] < 1 / (1 - 0.3 ** 2)
+    assert results["ET"] + results["error_estimate"] < 1 / (1 - 0.3 ** 2)
 
 
 def test_policy_without_closed_form_is_simulated(capsys) -> None:

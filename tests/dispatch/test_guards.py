@@ -1,0 +1,200 @@
+"""Honest uncertainty of the value-iteration answer, resource guards and user-facing errors.
+
+The stated ``error_estimate`` is checked against independent values: the exact mean response
+times of RND (two M/M/1, ``1/(1-rho)``) and LWL (M/M/2, ``1/(1-rho^2)``) evaluated by the same
+value iteration, and, for the optimal policy, a finer and wider grid.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+
+import numpy as np
+import pytest
+
+from symq.cli import main
+from symq.core.errors import InvalidParameter, ResourceLimit, TruncationError
+from symq.dispatch import evaluate_policy, exponential, richardson, solve_dispatch, solve_optimal
+from symq.dispatch.exact import exact_jsq, exact_sita, sita_e_thresholds, sita_opt_thresholds
+from symq.dispatch.sizes import from_phase_type, get_sizes, hyperexponential2
+from symq.dispatch.vi import plan_optimal
+
+X = exponential(1.0)
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ------------------------------------------------------------------------ stated uncertainty
+
+@pytest.mark.parametrize("policy, exact", [("rnd", lambda r: 1 / (1 - r)),
+                                           ("lwl", lambda r: 1 / (1 - r * r))])
+@pytest.mark.parametrize("rho", [0.3, 0.6])
+def test_error_estimate_covers_the_exact_value(policy, exact, rho) -> None:
+    rr = richardson(functools.partial(evaluate_policy, policy), 2, rho, X, delta=0.4, U=16.0
+                    if rho < 0.5 else 24.0, tol=1e-10)
+    actual = abs(rr.g - exact(rho))
+    assert actual <= rr.error_estimate
+    # the Odoni bracket only certifies each discrete MDP: the fine grid's bracket misses the
+    # exact value, and is far narrower than the fine grid's discretisation error
+    fine = rr.results[-1]
+    assert not fine.g_low <= exact(rho) <= fine.g_high
+    assert fine.g_high - fine.g_low < 1e-3 * abs(fine.g - exact(rho))
+    assert rr.bracket_discrete == (rr.g_low, rr.g_high)
+
+
+@functools.lru_cache(maxsize=None)
+def _reference_optimal(rho: float) -> float:
+    """The optimal g extrapolated from the grids 0.4, 0.2 at U = 24: RND and LWL on the same
+    grids are within 3e-6 of their exact values, a hundredth of the estimates tested."""
+    return richardson(solve_optimal, 2, rho, X, delta=0.4, U=24.0).g
+
+
+@pytest.mark.parametrize("umax", ["8", "16"])
+def test_model_error_estimate_covers_a_finer_grid(capsys, umax) -> None:
+    code, out, _ = run(capsys, "solve", "dispatch", "policy=optimal", "m=2", "rho=0.3",
+                       "delta=0.4", f"umax={umax}", "--json")
+    assert code == 0
+    res = json.loads(out)["results"]
+    actual = abs(res["ET"] - _reference_optimal(0.3))
+    assert actual <= res["error_estimate"]
+    if umax == "8":
+        # at umax = 8 the truncation dominates: the grid differences alone would not cover it
+        assert res["error_parts"]["richardson"] < actual <= res["error_estimate"]
+        assert res["error_parts"]["umax"] > res["error_parts"]["richardson"]
+
+
+def test_brackets_are_not_the_uncertainty() -> None:
+    v = solve_dispatch("optimal", 2, 0.4, delta=0.2, umax=16.0).values
+    coarse, fine = v["grids"]
+    # the two discrete brackets do not overlap: they are not the uncertainty of ET ...
+    assert coarse["g_bracket_discrete"][0] > fine["g_bracket_discrete"][1]
+    # ... the error estimate is: it covers the distance to the fine grid and to the coarse one
+    assert abs(v["ET"] - fine["g"]) <= v["error_estimate"]
+    assert v["error_estimate"] < 3e-3
+
+
+# ------------------------------------------------------------------------ resource guards
+
+def test_tiny_delta_is_refused_before_allocating(capsys) -> None:
+    code, _, err = run(capsys, "solve", "dispatch", "policy=optimal", "m=2", "rho=0.4",
+                       "delta=1e-6")
+    assert code == 2
+    assert "delta=1e-06 must be >=" in err and "umax=24" in err and "U=" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_huge_umax_is_refused(capsys) -> None:
+    code, _, err = run(capsys, "solve", "dispatch", "policy=optimal", "m=2", "rho=0.4",
+                       "umax=1e308")
+    assert code == 2 and "umax=1e+308 must be <=" in err and "Traceback" not in err
+
+
+def test_suggested_delta_fits(monkeypatch) -> None:
+    monkeypatch.setenv("SYMQ_MEMORY_LIMIT", str(20e6))
+    with pytest.raises(ResourceLimit, match=r"delta=0\.05 must be >= ") as info:
+        plan_optimal(2, 0.4, X, 0.05, 24.0, names={"U": "umax"})
+    best = float(str(info.value).split(">= ")[1].split()[0])
+    n = math.floor(24.0 / best)           # a step >= the suggestion that divides umax
+    plan_optimal(2, 0.4, X, 24.0 / n, 24.0)
+    with pytest.raises(ResourceLimit, match=r"umax=200\.0 must be <= "):
+        plan_optimal(2, 0.4, X, 0.1, 200.0, names={"U": "umax"}, blame="U")
+
+
+def test_runs_of_hours_are_refused() -> None:
+    with pytest.raises(ResourceLimit, match=r"delta=0\.1 .*refused beyond 1 s"):
+        plan_optimal(2, 0.4, X, 0.1, 24.0, time_limit=1.0)
+    with pytest.raises(InvalidParameter, match=r"delta=0\.1 must be >= .*h of value iteration"):
+        solve_dispatch("optimal", 2, 0.97)
+
+
+def test_exact_jsq_guards() -> None:
+    with pytest.raises(TruncationError, match=r"rho=0\.999999 is too close to 1"):
+        exact_jsq(2, 0.999999, X)
+    with pytest.raises(InvalidParameter, match=r"parameter m=7 must be <= "):
+        exact_jsq(7, 0.5, X)
+
+
+# ------------------------------------------------------------------------ names as typed
+
+@pytest.mark.parametrize("args, match", [
+    (("policy=optimal", "m=4", "rho=0.4"), r"parameter m=4 must be 1, 2 or 3"),
+    (("policy=optimal", "m=2", "rho=0.4", "umax=5.33"), r"parameter umax=5\.33 .*multiple"),
+    (("policy=optimal", "m=2", "rho=0.4", "umax=4"), r"parameter umax=4\.0 must be >= 5"),
+    (("policy=sita", "m=2", "rho=0.4"), r"parameter h=<missing>"),
+    (("policy=sita", "m=3", "rho=0.4", "h=1"), r"parameter h=1\.0 must be given only with m=2"),
+    (("policy=lwl", "m=2", "rho=0.4", "sizes=exp", "scv=4"), r"scv= applies only with sizes=h2"),
+    (("policy=rnd", "m=2", "rho=0.4", "h=2"), r"h= applies only with policy=sita"),
+    (("policy=lwl", "m=2", "rho=0.4", "delta=0.1"), r"delta= applies only with policy=optimal"),
+    (("policy=rr", "m=2", "rho=0.4", "umax=10"), r"umax= applies only with policy=optimal"),
+    (("policy=jsq", "m=1000000", "rho=0.4"), r"parameter m=1000000 must be <="),
+    (("policy=sita-opt", "m=1000000", "rho=0.4"), r"parameter m=1000000 must be <="),
+    (("policy=fpi-sita", "m=2", "rho=0.999999"), r"parameter rho=0\.999999 must be <="),
+    (("policy=rnd", "m=2", "rho=0.4", "sizes=h2", "scv=1e300"), r"parameter scv=1e\+300"),
+    (("policy=rnd", "m=2", "rho=0.4", "sizes=h2", "scv=1e-300"), r"parameter scv=1e-300"),
+    (("policy=lwl", "m=2", "rho=0.4", "sizes=h2", "scv=1e6"), r"parameter scv=1000000\.0"),
+])
+def test_errors_name_the_parameter_as_typed(capsys, args, match) -> None:
+    code, _, err = run(capsys, "solve", "dispatch", *args)
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith("symq: error: ")
+    import re
+    assert re.search(match, err), err
+    assert "U=" not in err and "thresholds=" not in err
+
+
+def test_library_errors_use_user_names() -> None:
+    with pytest.raises(InvalidParameter, match=r"umax=5\.33 must be an integer multiple"):
+        solve_dispatch("optimal", 2, 0.4, umax=5.33)
+
+
+# ------------------------------------------------------------------------ extreme inputs
+
+@pytest.mark.parametrize("policy", ["rnd", "rr", "lwl", "fpi-rnd", "sita-e", "sita-opt"])
+def test_load_near_one_gives_finite_means(policy) -> None:
+    rho = 0.999999
+    et = solve_dispatch(policy, 2, rho).values["ET"]
+    assert math.isfinite(et) and et > 0
+    if policy == "rnd":
+        assert et == pytest.approx(1 / (1 - rho), rel=1e-9)
+    if policy == "lwl":
+        assert et == pytest.approx(1 / (1 - rho * rho), rel=1e-9)
+
+
+def test_sita_opt_near_one_beats_sita_e() -> None:
+    rho = 0.999999
+    h_opt, h_e = sita_opt_thresholds(2, rho, X), sita_e_thresholds(2, rho, X)
+    assert exact_sita(2, rho, X, h_opt) <= exact_sita(2, rho, X, h_e)
+
+
+@pytest.mark.parametrize("policy", ["rnd", "lwl", "rr"])
+def test_many_servers(policy) -> None:
+    et = solve_dispatch(policy, 1_000_000, 0.4).values["ET"]
+    assert math.isfinite(et) and et >= 1.0
+    if policy == "lwl":                  # M/M/m with a million servers: no waiting
+        assert et == pytest.approx(1.0, abs=1e-12)
+
+
+def test_h2_law_is_stable_for_extreme_scv() -> None:
+    scv = 4.0
+    p = 0.5 * (1 + math.sqrt((scv - 1) / (scv + 1)))
+    ref = from_phase_type([p, 1 - p], [[-2 * p, 0.0], [0.0, -2 * (1 - p)]])
+    law = hyperexponential2(scv)
+    x = np.array([0.05, 0.7, 3.0, 12.0])
+    for name in ("cdf", "ccdf", "partial_mean", "partial_second_moment"):
+        assert np.allclose(getattr(law, name)(x), getattr(ref, name)(x), rtol=1e-12, atol=1e-15)
+    big = get_sizes("h2", 1e12)
+    assert big.mean == pytest.approx(1.0, rel=1e-12)
+    assert big.second_moment == pytest.approx(1 + 1e12, rel=1e-9)
+    # E[X; X <= x] for tiny x: x^2/2 of each phase's rate r, no cancellation
+    small = float(big.partial_mean(np.array([1e-9]))[0])
+    assert small == pytest.approx(sum(pi * ri * 1e-18 / 2 for pi, ri in
+                                      zip((1 - 1 / (2e12), 1 / (2e12)), (2.0, 1e-12))), rel=1e-6)
+    et = solve_dispatch("rnd", 2, 0.4, sizes="h2", scv=1e12).values["ET"]
+    assert et == pytest.approx(1 + 0.4 * (1 + 1e12) / (2 * 0.6), rel=1e-9)
