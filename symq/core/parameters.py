@@ -325,6 +325,27 @@ class PositiveVector(Domain):
         return self.coerce(name, values)
 
 
+#: Text of an exact number: at most this many characters, and a decimal exponent of at most
+#: this magnitude (``Fraction("1e100000000")`` would build a 330-million-bit integer).
+_MAX_NUMBER_TEXT = 200
+_MAX_DECIMAL_EXPONENT = 1000
+
+
+def _exact_fraction(text: str) -> Fraction:
+    """``text`` (a decimal or p/q) as an exact Fraction, refusing sizes that would hang."""
+    text = text.strip()
+    if len(text) > _MAX_NUMBER_TEXT:
+        raise ValueError("too long")
+    mantissa, sep, exponent = text.lower().partition("e")
+    if sep:
+        try:
+            if abs(int(exponent.split("/")[0])) > _MAX_DECIMAL_EXPONENT:
+                raise ValueError("exponent too large")
+        except ValueError:
+            raise ValueError("bad exponent") from None
+    return Fraction(text)
+
+
 @dataclass(frozen=True)
 class RationalVector(Domain):
     """Non-empty vectors of finite numbers kept exact: returned as a tuple of sympy Rationals.
@@ -344,7 +365,7 @@ class RationalVector(Domain):
     def _entry(self, name: str, value: Any, index: int, whole: Any) -> sp.Rational:
         try:
             if isinstance(value, str):
-                q = sp.Rational(Fraction(value.strip()))
+                q = sp.Rational(_exact_fraction(value))
             elif isinstance(value, sp.Rational):
                 q = value
             elif isinstance(value, (int, Fraction, np.integer)) and not isinstance(value, bool):
