@@ -2,7 +2,7 @@ r"""Exact mean response times of classical dispatching policies to m parallel FC
 
 Model: ``m`` identical unit-speed FCFS servers, Poisson arrivals of rate
 :math:`\lambda = \rho m / E[X]`, i.i.d. job sizes :math:`X` known at dispatch (the model of
-Hyytiä & Righter, arXiv 2402.08142; reference note ``dispatch_vi.md`` Section 4).
+Hyytiä & Righter, arXiv 2402.08142.
 
 * ``rnd`` (uniform random split): each server is M/G/1 with rate :math:`\lambda/m`
   (Pollaczek-Khinchine), :math:`E[T] = E[X] + (\lambda/m) E[X^2] / (2(1-\rho))`.
@@ -139,7 +139,7 @@ def _check_thresholds(m: int, thresholds: Any) -> np.ndarray:
 def exact_rnd(m: int, rho: float, sizes: Any) -> float:
     """Mean response time under the uniform random split (Pollaczek-Khinchine per server).
 
-    :math:`E[T] = E[X] + (\\lambda/m) E[X^2] / (2(1-\\rho))`, reference note Section 4 item 5.
+    :math:`E[T] = E[X] + (\\lambda/m) E[X^2] / (2(1-\\rho))`.
 
     Examples
     --------
@@ -362,7 +362,7 @@ def exact_rr(m: int, rho: float, sizes: Any) -> float:
     Each server sees every ``m``-th arrival: Erlang-``m`` interarrival times with phase rate
     ``lam``.  The GI/M/1 root :math:`\\sigma \\in (0,1)` of
     :math:`\\sigma = (\\lambda/(\\lambda + \\mu(1-\\sigma)))^m` (brentq) gives
-    :math:`E[T] = 1/(\\mu(1-\\sigma))`, :math:`\\mu = 1/E[X]` (reference note Section 4 item 6).
+    :math:`E[T] = 1/(\\mu(1-\\sigma))`, :math:`\\mu = 1/E[X]`.
 
     Raises
     ------
@@ -404,7 +404,7 @@ def exact_lwl(m: int, rho: float, sizes: Any) -> float:
     """Mean response time under least-work-left with exponential sizes (M/M/m, Erlang C).
 
     LWL sends each job to the server that frees first, so jobs start exactly as in a central
-    FCFS queue (reference note Section 4 item 4): :math:`E[T] = E[X] + C(m, a)/(m\\mu-\\lambda)`.
+    FCFS queue: :math:`E[T] = E[X] + C(m, a)/(m\\mu-\\lambda)`.
 
     Raises
     ------
@@ -507,8 +507,7 @@ def exact_jsq(m: int, rho: float, sizes: Any, *, tol: float = 1e-12, n_start: in
     server (an arrival finding every queue at ``n_max`` is lost), is solved from its sparse
     generator (one balance equation replaced by the normalisation).  ``n_max`` grows by 1.5x
     until :math:`E[T]` changes by less than ``tol`` (relative to max(1, E[T])) and the mass on
-    the truncation boundary is below ``tol``; E[T] follows from Little's law
-    (reference note Section 4 item 8).
+    the truncation boundary is below ``tol``; E[T] follows from Little's law.
 
     Raises
     ------

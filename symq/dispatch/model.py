@@ -59,7 +59,7 @@ SITA_OPT_M_MAX, SITA_M_MAX = 12, 100_000
 
 
 def default_truncation(rho: float) -> float:
-    """Backlog truncation ``umax`` by load (the optimal policy at high load keeps one long queue)."""
+    """Backlog truncation ``umax`` by load (at high load the optimal policy keeps a long queue)."""
     return 24.0 if rho <= 0.5 else (48.0 if rho <= 0.8 else 96.0)
 
 

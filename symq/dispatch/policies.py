@@ -1,8 +1,7 @@
 r"""Dispatching policies for m parallel FCFS servers, by name, in a form numba kernels can run.
 
 A job of size ``x`` arrives to backlogs ``u = (u_1, ..., u_m)`` (unfinished work per server) and
-job counts ``n``; a policy picks the server.  Policies (Hyytiä & Righter, arXiv 2402.08142;
-reference note ``dispatch_vi.md`` Sections 4 and 5):
+job counts ``n``; a policy picks the server.  Policies (Hyytiä & Righter, arXiv 2402.08142):
 
 ``rnd``       uniform random server.
 ``rr``        round-robin.
@@ -385,7 +384,7 @@ def rnd_value_table(m: int, rho: float, sizes: Any, N: int, delta: float) -> tup
     """The additive RND value ``v(u) = sum_i (lam/m) u_i^2 / (2(1-rho))`` on the grid (m = 2).
 
     Returns ``(v, c_M)`` with ``c_M = (lam/m)/(2(1-rho))``: a calibration table for ``lookup``
-    whose one-step improvement is FPI-RND = LWL (reference note Section 4 item 1).
+    whose one-step improvement is FPI-RND = LWL.
     """
     m, rho, sizes, lam = _exact._check_common(m, rho, sizes)
     if m != 2:

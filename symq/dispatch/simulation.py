@@ -1,6 +1,6 @@
 r"""Discrete-event simulation of size-aware dispatching to m parallel FCFS servers (numba).
 
-Backlog recursion (reference note ``dispatch_vi.md`` Section 6): Poisson arrivals of rate
+Backlog recursion: Poisson arrivals of rate
 :math:`\lambda = \rho m / E[X]`; at each arrival every backlog drains by the interarrival time
 (clipped at 0), the policy (:func:`~symq.dispatch.policies.choose_server`) picks server ``i``,
 the response time is :math:`T = u_i + x` (waiting time :math:`W = u_i`) and :math:`u_i \mathrel{+}= x`.

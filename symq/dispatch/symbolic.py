@@ -1,9 +1,8 @@
 """Symbolic layer of size-aware dispatching: Bellman equations, M/G/1 value, FPI index.
 
-Hyytiä & Righter (arXiv 2402.08142) and Hyytiä, Penttinen, Aalto (EJOR 2012); reference note
-sections 2 and 4:
+Hyytiä & Righter (arXiv 2402.08142) and Hyytiä, Penttinen, Aalto (EJOR 2012):
 
-* the pre- and post-assignment Bellman equations per arrival (note section 2);
+* the pre- and post-assignment Bellman equations per arrival;
 * the M/G/1-FCFS relative value of the backlog ``v(u) = lam u^2/(2(1 - rho))``: sympy checks
   that it solves the one-server Bellman equation with the constant ``g`` equal to the
   Pollaczek-Khinchine mean response time, for a symbolic size law (only ``E[X]`` and
@@ -38,7 +37,7 @@ RHO = sp.Symbol("rho", positive=True)
 
 
 def mg1_value(lam: sp.Expr = LAM, rho: sp.Expr = RHO) -> sp.Expr:
-    """``v(u) = lam u^2 / (2 (1 - rho))`` (note section 4, item 1)."""
+    """``v(u) = lam u^2 / (2 (1 - rho))``."""
     return lam * U ** 2 / (2 * (1 - rho))
 
 
@@ -72,7 +71,7 @@ def fpi_index(lam_i: sp.Expr = sp.Symbol("lambda_i", positive=True),
               rho_i: sp.Expr = sp.Symbol("rho_i", positive=True)) -> sp.Expr:
     """``a_i(u, x) = u + x + v_i(u + x) - v_i(u)`` with the M/G/1 value of server ``i``, factored.
 
-    Equals ``u + x + lam_i x (2u + x)/(2(1 - rho_i))`` (note section 4, item 3).
+    Equals ``u + x + lam_i x (2u + x)/(2(1 - rho_i))``.
     """
     v = mg1_value(lam_i, rho_i)
     return sp.factor(v.subs(U, U + X) - v) + U + X
@@ -92,7 +91,7 @@ def fpi_from_rnd_is_lwl() -> bool:
 
 
 def bellman_equations(m: int = 2) -> tuple[sp.Eq, sp.Eq]:
-    """Pre- and post-assignment average-cost Bellman equations per arrival (note section 2)."""
+    """Pre- and post-assignment average-cost Bellman equations per arrival."""
     u = sp.symbols(f"u_1:{m + 1}", nonnegative=True)
     w, v = sp.Function("w"), sp.Function("v")
     A = sp.Symbol("A", positive=True)  # noqa: N806

@@ -1,6 +1,6 @@
 r"""Relative value iteration for size-aware dispatching to parallel FCFS servers.
 
-Model (note ``dispatch_vi.md`` section 2, after Hyytiä & Righter, arXiv:2402.08142): ``m``
+Model (Hyytiä & Righter, arXiv:2402.08142): ``m``
 identical unit-speed FCFS servers, Poisson arrivals of rate :math:`\lambda = \rho m / E[X]`,
 i.i.d. sizes known at dispatch, state = backlog vector :math:`u`, cost = response time per job.
 The average-cost Bellman equations per arrival epoch are
@@ -12,7 +12,7 @@ The average-cost Bellman equations per arrival epoch are
 
 with :math:`A \sim \mathrm{Exp}(\lambda)` and :math:`g = E[T]` the optimal mean response time.
 
-Numerical scheme (note section 3):
+Numerical scheme:
 
 * grid :math:`u \in \{0, \delta, \dots, N\delta\}^m`, :math:`U = N\delta`; sizes on the same
   lattice by the mean-preserving hat kernel
@@ -24,7 +24,7 @@ Numerical scheme (note section 3):
   :math:`a = 1 - q - b`; on a face the recursion runs along the positive components and
   :math:`f(0) = h(0)`;
 * fixed analytic tail beyond ``U``: :math:`v(U + s, y) = v(U, y) + c_M((U+s)^2 - U^2)`,
-  :math:`c_M = (\lambda/m)/(2(1-\rho))` (the RND curvature, note section 4.1);
+  :math:`c_M = (\lambda/m)/(2(1-\rho))` (the RND curvature);
 * symmetry reduction: only sorted states :math:`u_1 \le \dots \le u_m` are computed
   (``m = 1, 2, 3``);
 * relative VI with Odoni bounds :math:`\min(Tv - v) \le g \le \max(Tv - v)` at every step,
@@ -57,7 +57,7 @@ Storage of :attr:`VIResult.v`: ``m = 1``: shape ``(N+1,)``; ``m = 2``: the full 
 Examples
 --------
 One server: the value is the M/G/1 value :math:`\lambda u^2/(2(1-\rho))` and ``g`` is
-Pollaczek-Khinchine, :math:`1/(1-\rho) = 2` at :math:`\rho = 1/2` (note section 4.1):
+Pollaczek-Khinchine, :math:`1/(1-\rho) = 2` at :math:`\rho = 1/2`:
 
 >>> from symq.dispatch.sizes import exponential
 >>> r = solve_optimal(1, 0.5, exponential(1.0), delta=0.1, U=20.0)
@@ -108,7 +108,7 @@ _MODE_OPT, _MODE_RND, _MODE_TABLE = 0, 1, 2
 def hat_atoms(sizes: Any, delta: float, tail_tol: float = 1e-10) -> NDArray[np.float64]:
     r"""Mean-preserving hat-kernel atoms of a size law on the lattice :math:`k\delta`.
 
-    :math:`p_k = \int f(x)\max(0, 1 - |x - k\delta|/\delta)\,dx` (note section 3), computed
+    :math:`p_k = \int f(x)\max(0, 1 - |x - k\delta|/\delta)\,dx`, computed
     from the cdf and the partial mean :math:`M(x) = E[X; X \le x]` only:
 
     .. math::
@@ -478,7 +478,8 @@ def plan_optimal(m: int, rho: float, sizes: Any, delta: float, U: float, *, leve
             best = largest_fitting(lambda u: 0.0 if fits(delta, u) else math.inf, lo, U, 1,
                                    decreasing=False)
             best = math.floor(best / delta) * delta
-            limit = (f"<= {_round_sig(best, up=False, digits=4):.4g} to fit at {nm['delta']}={delta:g} (a multiple of "
+            shown = _round_sig(best, up=False, digits=4)
+            limit = (f"<= {shown:.4g} to fit at {nm['delta']}={delta:g} (a multiple of "
                      f"{nm['delta']}, >= {u_min:.4g} for this load)")
         else:
             limit = (f"smaller, but no {nm['U']} >= {lo:.4g} (the least for this load and "
@@ -489,7 +490,8 @@ def plan_optimal(m: int, rho: float, sizes: Any, delta: float, U: float, *, leve
     if delta < hi and fits(hi, U):
         best = largest_fitting(lambda d: 0.0 if fits(d, U) else math.inf, delta, hi, 1,
                                decreasing=True)
-        limit = (f">= {_round_sig(best, up=True):.3g} to fit at {nm['U']}={U:g} ({nm['U']}/{nm['delta']} an "
+        shown = _round_sig(best, up=True)
+        limit = (f">= {shown:.3g} to fit at {nm['U']}={U:g} ({nm['U']}/{nm['delta']} an "
                  "integer)")
     else:
         limit = (f"larger, but no {nm['delta']} <= E[X]/2 = {hi:g} fits at {nm['U']}={U:g}: "
@@ -516,7 +518,7 @@ class DispatchGrid:
     p : numpy.ndarray
         Hat-kernel size atoms ``p[0..K]`` (:func:`hat_atoms`).
     a, b, q : float
-        Exact exponential weights of the diagonal recursion (note section 3).
+        Exact exponential weights of the diagonal recursion.
     c_M : float
         Tail curvature :math:`(\lambda/m)/(2(1-\rho))`.
     size_name : str
@@ -991,7 +993,7 @@ class VIResult:
         r"""Interpolated relative value :math:`v(u)` at arbitrary backlog vectors.
 
         Multilinear interpolation on the lattice, symmetric in the components; a component
-        beyond ``U`` gets the fixed analytic tail :math:`c_M(u_i^2 - U^2)` (note section 3).
+        beyond ``U`` gets the fixed analytic tail :math:`c_M(u_i^2 - U^2)`.
 
         Parameters
         ----------
@@ -1042,7 +1044,7 @@ class VIResult:
 
         Scans ``x`` on ``(0, x_max]`` (default ``U``) with step ``delta/4`` and refines the
         first sign change of the cost difference linearly; ``inf`` if the shorter queue is
-        preferred for every scanned size (note section 5).
+        preferred for every scanned size.
         """
         if self.m != 2:
             raise InvalidParameter("m", self.m, "2 for threshold()")
@@ -1189,7 +1191,7 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
                   warm_start: VIResult | None = None, *, tol_g: float | None = None,
                   span_cap: float | None = None, multigrid: bool = True,
                   coarse_tol: float = 1e-5) -> VIResult:
-    r"""Optimal size-aware dispatching by relative value iteration (note sections 2-3).
+    r"""Optimal size-aware dispatching by relative value iteration.
 
     Parameters
     ----------
@@ -1204,7 +1206,7 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
     U : float
         Truncation, a multiple of ``delta``; at least ``5 max(E[X], W)`` with ``W`` the mean
         M/G/1 wait under an equal random split.  Check it by enlarging: the optimal policy at
-        high load needs a much larger ``U`` (note section 3).
+        high load needs a much larger ``U``.
     tol : float
         Stop when the Odoni span ``max(Tv - v) - min(Tv - v) < tol``.
     max_iter : int
@@ -1215,7 +1217,7 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
         Initial iterate (interpolated onto this grid); disables the multigrid levels.
     tol_g, span_cap : float, optional
         Also stop when ``|g_n - g_{n-1}| < tol_g`` and ``span < span_cap`` (cheaper at high
-        load, note section 3).
+        load).
     multigrid : bool
         Warm start from coarser grids ``2 delta, 4 delta, ...`` (at least 30 steps, step at
         most ``E[X]/2``), each solved to ``max(tol, coarse_tol)``.
@@ -1272,7 +1274,7 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any], m: int, rho
     r"""Relative value and mean response time of a FIXED policy on the VI grid.
 
     The min over servers of the optimality operator is replaced by the policy's choice
-    (note section 8.3: built-in calibration against exact values).
+    (a built-in calibration against exact values).
 
     Parameters
     ----------
@@ -1337,7 +1339,7 @@ def richardson(solver: Callable[..., VIResult], *args: Any, delta: float = 0.1,
 
     Runs ``solver(*args, delta=d, warm_start=previous, **kwargs)`` for
     ``d = delta, delta/2, ...`` (``levels`` grids, each warm-started from the previous one) and
-    extrapolates the last two (note section 3).  Bounds propagate the Odoni brackets:
+    extrapolates the last two.  Bounds propagate the Odoni brackets:
     :math:`g_{0,low} = (4 g_{low}(\delta/2) - g_{high}(\delta))/3` and symmetrically.
 
     Parameters
@@ -1384,8 +1386,8 @@ def diagonal_expectation(h: NDArray[np.float64], lam: float, delta: float) -> ND
     r"""The :math:`E_A` pass alone: :math:`f(u) = E[h((u - A\mathbf 1)^+)]`, ``A ~ Exp(lam)``.
 
     ``h`` is given on the full lattice (``m = 1``: ``(N+1,)``; ``m = 2``: symmetric
-    ``(N+1, N+1)``); the recursion along diagonals with exact exponential weights is applied
-    (note section 3).  Exposed for testing and for reuse.
+    ``(N+1, N+1)``); the recursion along diagonals with exact exponential weights is applied.
+    Exposed for testing and for reuse.
     """
     h = np.ascontiguousarray(h, dtype=float)
     x = lam * delta
