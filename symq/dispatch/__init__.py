@@ -34,13 +34,22 @@ from .sizes import (
     from_phase_type,
     from_scipy,
     get_sizes,
+    hyperexponential2,
 )
-from .vi import RichardsonResult, VIResult, evaluate_policy, richardson, solve_optimal
+from .vi import (
+    RichardsonResult,
+    VIResult,
+    evaluate_policy,
+    plan_optimal,
+    richardson,
+    solve_optimal,
+)
 
 __all__ = [
-    "SizeLaw", "exponential", "from_scipy", "from_phase_type", "from_me", "get_sizes", "SIZE_NAMES",
+    "SizeLaw", "exponential", "from_scipy", "from_phase_type", "from_me", "get_sizes", "hyperexponential2",
+    "SIZE_NAMES",
     "exact_mean_response", "EXACT_POLICIES", "sita_e_thresholds", "sita_opt_thresholds",
     "get_policy", "Policy", "POLICY_NAMES", "simulate_dispatch", "DispatchEstimate",
-    "solve_optimal", "evaluate_policy", "richardson", "VIResult", "RichardsonResult",
+    "solve_optimal", "evaluate_policy", "richardson", "plan_optimal", "VIResult", "RichardsonResult",
     "solve_dispatch", "DISPATCH",
 ]
