@@ -165,7 +165,8 @@ def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  
         ``values``: ``pi`` and ``V`` (shape ``(K, m)`` as nested lists), ``u`` (the tail),
         ``EQ``, ``EQ_N = sum(pi + V/N)``, ``ET``, ``ET_N`` (per server, Little), ``K``,
         ``drift_residual`` (``max|F(pi)|`` of this process's drift at the cavity fixed point:
-        an independent check of both), ``max_real_eigenvalue`` of ``DF(pi)``,
+        an independent check of both), ``max_real_eigenvalue`` of ``DF(pi)`` (both ``None``
+        at ``d = 1``, where ``V = 0`` exactly and the process is not built),
         ``truncation_bound`` (mass of ``EQ`` beyond ``K`` in the adaptively truncated fixed
         point, checked to be below ``1e-9 EQ``), ``refined_valid`` and ``refined_invalid``:
         ``False`` and the reason when ``pi + V/N`` is not an occupancy (an entry outside
@@ -212,17 +213,29 @@ def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  
                               left_out / full.EQ, TOL_REFINED, f"K={K}", "raise K")
     require_memory("K", K, 12.0 * 8 * (K * m) ** 2, what=f"dense {K * m} x {K * m} Lyapunov solve")
     fp = solve_jsq_ph(d, lam, a, T, K=int(K))
-    process = jsq_ph_process(d, int(K), a, T)
-    params = {LAM: lam}
-    pi = fp.x.ravel()
-    residual = float(np.max(np.abs(process.F(pi, process.parameter_values(params)))))
-    if not residual <= 1e-9:
-        raise NotConverged("refined_jsq_ph: the cavity fixed point in the population drift",
-                           residual, 1e-9, fp.iterations)
-    mid = time.perf_counter()
-    terms = process.refined_terms(pi, params)
-    end = time.perf_counter()
-    V = terms.V.reshape(int(K), m)  # noqa: N806
+    if d == 1:
+        # one probe: every arrival joins a uniformly chosen server, so the N queues are
+        # independent stationary M/PH/1 queues and E[x^N] = pi for every N (V = 0 exactly);
+        # the drift is linear in x, so the second-order term vanishes too.  Skipping the
+        # symbolic process also avoids its cost, which grows fast with K*m.
+        residual: float | None = None
+        mid = time.perf_counter()
+        V = np.zeros((int(K), m))  # noqa: N806
+        max_real: float | None = None
+        end = time.perf_counter()
+    else:
+        process = jsq_ph_process(d, int(K), a, T)
+        params = {LAM: lam}
+        pi = fp.x.ravel()
+        residual = float(np.max(np.abs(process.F(pi, process.parameter_values(params)))))
+        if not residual <= 1e-9:
+            raise NotConverged("refined_jsq_ph: the cavity fixed point in the population drift",
+                               residual, 1e-9, fp.iterations)
+        mid = time.perf_counter()
+        terms = process.refined_terms(pi, params)
+        end = time.perf_counter()
+        V = terms.V.reshape(int(K), m)  # noqa: N806
+        max_real = terms.max_real
     eq = float(fp.u.sum())
     eq_n = eq + float(V.sum()) / N
     if not all(math.isfinite(v) for v in (eq, eq_n)):
@@ -234,10 +247,13 @@ def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  
         "pi": fp.x.tolist(), "V": V.tolist(), "u": fp.u.tolist(), "EQ": eq, "EQ_N": eq_n,
         "ET": eq / lam, "ET_N": eq_n / lam, "EW": eq / lam - mean, "EW_N": eq_n / lam - mean,
         "K": int(K), "truncation_bound": left_out, "drift_residual": residual,
-        "max_real_eigenvalue": terms.max_real, "refined_valid": valid, "refined_invalid": why,
+        "max_real_eigenvalue": max_real, "refined_valid": valid, "refined_invalid": why,
     }
     method = (f"cavity fixed point + refined mean field (Gast & Van Houdt 2018, Thm 1), "
               f"K={K} levels, {m} phases")
+    if d == 1:
+        method = (f"d = 1: independent M/PH/1 queues, E[x^N] = pi for every N (V = 0); cavity "
+                  f"fixed point, K={K} levels, {m} phases")
     if not valid:
         method += f"; REFINED ESTIMATE INVALID: {why}"
     return Result(model="refined-jsq-ph", params={"d": d, "lam": lam, "N": int(N)}, values=values,

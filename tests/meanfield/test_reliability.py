@@ -265,3 +265,20 @@ def test_cli_refined_d1(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = _cli(capsys, "solve", "refined-jsq", "d=1", "lam=0.99", "N=100", "--json")
     assert status == 0
     assert json.loads(out)["results"]["EQ_N"] == pytest.approx(99.0, rel=1e-12)
+
+
+def test_refined_ph_d1_shortcut_agrees_with_the_population_process() -> None:
+    """The d = 1 shortcut (V = 0) against the refined terms of the built population process."""
+    import numpy as np
+
+    from symq.meanfield.jsq_ph import solve_jsq_ph
+    from symq.meanfield.refined_ph import LAM, jsq_ph_process
+
+    lam = 0.3
+    alpha, A = hyperexponential2(1.0, 2.0)
+    r = refined_jsq_ph(1, lam, alpha, A, N=10)
+    fp = solve_jsq_ph(1, lam, np.asarray(alpha), np.asarray(A), K=r["K"])
+    process = jsq_ph_process(1, r["K"], alpha, A)
+    terms = process.refined_terms(fp.x.ravel(), {LAM: lam})
+    assert np.max(np.abs(terms.V)) < 1e-9
+    assert np.max(np.abs(np.asarray(r["V"]))) == 0.0
