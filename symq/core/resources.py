@@ -83,39 +83,32 @@ def largest_fitting(bytes_for: Callable[[float], float], lo: float, hi: float, b
 
     With ``decreasing=True`` the size falls as the value grows (a grid step): the answer is the
     smallest value that fits.  Bisection in log scale for positive reals, exact for integers.
-    Returns ``lo`` (or ``hi`` when decreasing) if nothing in the range fits.
+    Returns ``lo`` (or ``hi`` when decreasing), the end nearest to fitting, if nothing in the
+    range fits.
     """
     def fits(v: float) -> bool:
         return bytes_for(v) <= budget
 
-    a, b = (lo, hi)
-    if decreasing:  # find the smallest v with fits(v); fits is monotone increasing in v
-        if fits(a):
-            return a
-        for _ in range(200):
-            if integer and b - a <= 1:
-                break
-            m = (a + b) // 2 if integer else (math.sqrt(a * b) if a > 0 else (a + b) / 2)
-            if fits(m):
-                b = m
-            else:
-                a = m
-            if not integer and b <= a * (1 + 1e-3):
-                break
-        return b
-    if fits(b):
-        return b
+    # invariant: ``good`` fits and ``bad`` does not; bisect (in log scale for positive reals)
+    good, bad = (hi, lo) if decreasing else (lo, hi)
+    if fits(bad):
+        return bad
+    if not fits(good):
+        return good
     for _ in range(200):
-        if integer and b - a <= 1:
+        if integer and abs(bad - good) <= 1:
             break
-        m = (a + b) // 2 if integer else (math.sqrt(a * b) if a > 0 else (a + b) / 2)
-        if fits(m):
-            a = m
+        if not integer and max(good, bad) <= min(good, bad) * (1 + 1e-3):
+            break
+        if integer:
+            middle = (good + bad) // 2
         else:
-            b = m
-        if not integer and b <= a * (1 + 1e-3):
-            break
-    return a
+            middle = math.sqrt(good * bad) if good > 0 and bad > 0 else (good + bad) / 2
+        if fits(middle):
+            good = middle
+        else:
+            bad = middle
+    return good
 
 
 def require_memory(name: str, value: object, nbytes: float, *, what: str = "",
