@@ -328,7 +328,7 @@ class PositiveVector(Domain):
 #: Text of an exact number: at most this many characters, and a decimal exponent of at most
 #: this magnitude (``Fraction("1e100000000")`` would build a 330-million-bit integer).
 _MAX_NUMBER_TEXT = 200
-_MAX_DECIMAL_EXPONENT = 1000
+_MAX_DECIMAL_EXPONENT = 10_000
 
 
 def _exact_fraction(text: str) -> Fraction:
