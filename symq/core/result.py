@@ -12,8 +12,8 @@ import sympy as sp
 
 from .errors import NumericalFailure
 
-__all__ = ["Exactness", "Result", "to_jsonable", "check_values", "PROBABILITY_NAMES",
-           "TAIL_NAMES"]
+__all__ = ["Exactness", "Result", "to_jsonable", "check_values", "check_probability",
+           "check_tail", "PROBABILITY_NAMES", "TAIL_NAMES"]
 
 #: Result names that hold probabilities (or vectors of them): every entry must lie in [0, 1].
 PROBABILITY_NAMES = frozenset({"P_wait", "tail", "queue_tail", "pi", "u", "atom_at_cap",
@@ -168,15 +168,39 @@ def check_values(model: str, values: Mapping[str, Any], allow_infinite: tuple[st
                                        "finite number; the parameters are beyond its numerical "
                                        "range (or this is a bug in symq)")
         if key in PROBABILITY_NAMES and value is not None:
-            array = np.asarray(value, dtype=float).ravel()
-            outside = (array < -_SLACK) | (array > 1 + _SLACK)
-            if outside.any():
-                i = int(np.flatnonzero(outside)[0])
-                raise NumericalFailure(f"{model}: the solver returned the probability {key}"
-                                       f"[{i}] = {array[i]:.6g}, outside [0, 1]")
-            if key in TAIL_NAMES and array.size > 1:
-                rises = np.flatnonzero(np.diff(array) > _SLACK * max(1.0, float(array.max())))
-                if rises.size:
-                    i = int(rises[0])
-                    raise NumericalFailure(f"{model}: the tail {key} increases from "
-                                           f"{array[i]:.6g} to {array[i + 1]:.6g} at level {i + 1}")
+            check_probability(model, key, value)
+            if key in TAIL_NAMES:
+                check_tail(model, key, value)
+
+
+def check_probability(source: str, name: str, values: Any) -> None:
+    """Raise :class:`~symq.core.errors.NumericalFailure` unless every entry of ``values`` is a
+    finite number in [0, 1] (up to a round-off of 1e-9)."""
+    array = np.asarray(values, dtype=float).ravel()
+    if array.size == 0:
+        return
+    bad = ~np.isfinite(array)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise NumericalFailure(f"{source}: the solver returned the probability {name}[{i}] = "
+                               f"{array[i]}, not a finite number")
+    outside = (array < -_SLACK) | (array > 1 + _SLACK)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise NumericalFailure(f"{source}: the solver returned the probability {name}"
+                               f"[{i}] = {array[i]:.6g}, outside [0, 1]")
+
+
+def check_tail(source: str, name: str, values: Any) -> None:
+    """Like :func:`check_probability`, and the tail ``P(X >= k)`` must not increase in ``k``."""
+    check_probability(source, name, values)
+    array = np.asarray(values, dtype=float)
+    if array.ndim == 2:  # levels x phases: the tail of the level totals
+        array = array.sum(axis=1)
+    array = array.ravel()
+    if array.size > 1:
+        rises = np.flatnonzero(np.diff(array) > _SLACK * max(1.0, float(array.max())))
+        if rises.size:
+            i = int(rises[0])
+            raise NumericalFailure(f"{source}: the tail {name} increases from "
+                                   f"{array[i]:.6g} to {array[i + 1]:.6g} at level {i + 1}")

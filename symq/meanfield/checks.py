@@ -3,7 +3,8 @@
 Every solver of :mod:`symq.meanfield` passes what it returns through these checks before
 returning: a probability outside ``[0, 1]``, a tail ``u_k = P(Q >= k)`` that increases, or a mean
 that is not finite is a numerical failure, reported as
-:class:`~symq.core.errors.NotConverged` (CLI exit status 3) rather than returned.
+:class:`~symq.core.errors.NumericalFailure` (CLI exit status 3) rather than returned; the checks
+are those of :mod:`symq.core.result` that guard every registered model.
 
 :func:`refined_validity` is different: the refined mean-field estimate ``pi + V/N`` of Gast and
 Van Houdt (SIGMETRICS 2018, Theorem 1) is an expansion in ``1/N`` and need not be a probability
@@ -26,7 +27,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from symq.core.errors import NotConverged
+from symq.core import result
+from symq.core.errors import NumericalFailure
 
 __all__ = ["check_tail", "check_probability", "check_means", "refined_validity", "SLACK"]
 
@@ -34,31 +36,16 @@ __all__ = ["check_tail", "check_probability", "check_means", "refined_validity",
 SLACK = 1e-9
 
 
-def _fail(solver: str, what: str) -> NotConverged:
-    return NotConverged(f"{solver} ({what})", float("inf"), SLACK, 1,
-                        "a numerical failure: please report the parameters")
-
-
 def check_probability(solver: str, name: str, values: ArrayLike) -> None:
-    """Raise :class:`NotConverged` unless every entry of ``values`` is finite and in ``[0, 1]``."""
-    arr = np.asarray(values, dtype=float)
-    if arr.size == 0:
-        return
-    if not np.all(np.isfinite(arr)):
-        raise _fail(solver, f"{name} has a non-finite entry")
-    low, high = float(arr.min()), float(arr.max())
-    if low < -SLACK or high > 1.0 + SLACK:
-        raise _fail(solver, f"{name} has an entry {low if low < 0 else high:.3g} outside [0, 1]")
+    """Every entry of ``values`` finite and in ``[0, 1]``
+    (:func:`symq.core.result.check_probability`)."""
+    result.check_probability(solver, name, values)
 
 
 def check_tail(solver: str, tail: ArrayLike, name: str = "tail") -> None:
-    """Probabilities in ``[0, 1]`` and non-increasing (``u_k = P(Q >= k)``)."""
-    arr = np.asarray(tail, dtype=float).ravel()
-    check_probability(solver, name, arr)
-    if arr.size > 1:
-        rise = float(np.max(np.diff(arr)))
-        if rise > SLACK * max(1.0, float(arr[0])):
-            raise _fail(solver, f"{name} increases by {rise:.3g}")
+    """Probabilities in ``[0, 1]`` and non-increasing (``u_k = P(Q >= k)``;
+    :func:`symq.core.result.check_tail`)."""
+    result.check_tail(solver, name, np.asarray(tail, dtype=float).ravel())
 
 
 def check_means(solver: str, **means: Any) -> None:
@@ -66,7 +53,8 @@ def check_means(solver: str, **means: Any) -> None:
     for name, value in means.items():
         v = float(value)
         if not math.isfinite(v) or v < -SLACK * max(1.0, abs(v)):
-            raise _fail(solver, f"{name} = {v!r} is not a finite mean >= 0")
+            raise NumericalFailure(f"{solver}: the solver returned the mean {name} = {v!r}, "
+                                   "not a finite number >= 0")
 
 
 def refined_validity(pi: ArrayLike, V: ArrayLike, N: int,  # noqa: N803

@@ -15,11 +15,17 @@ import pytest
 import sympy as sp
 
 from symq.cli import main
-from symq.core.errors import InvalidParameter, NotConverged, ResourceLimit, TruncationError
+from symq.core.errors import (
+    InvalidParameter,
+    NotConverged,
+    NumericalFailure,
+    ResourceLimit,
+    TruncationError,
+)
 from symq.core.resources import memory_budget
 from symq.meanfield.attained.cavity import attained_bytes
 from symq.meanfield.attained.model import solve_attained_model
-from symq.meanfield.checks import check_probability, check_tail, refined_validity
+from symq.meanfield.checks import check_means, check_probability, check_tail, refined_validity
 from symq.meanfield.jsq_ph import solve_jsq_ph
 from symq.meanfield.phase_type import hyper_erlang, hyperexponential2
 from symq.meanfield.population import PopulationProcess
@@ -240,12 +246,14 @@ def test_rates_refuse_text() -> None:
 
 def test_output_checks() -> None:
     check_tail("t", [1.0, 0.5, 0.5])
-    with pytest.raises(NotConverged, match="increases"):
+    with pytest.raises(NumericalFailure, match="increases from 0.5 to 0.6"):
         check_tail("t", [0.5, 0.6])
-    with pytest.raises(NotConverged, match="outside"):
+    with pytest.raises(NumericalFailure, match=r"p\[0\] = 1.5, outside \[0, 1\]"):
         check_probability("t", "p", [1.5])
-    with pytest.raises(NotConverged, match="non-finite"):
+    with pytest.raises(NumericalFailure, match="not a finite number"):
         check_probability("t", "p", [float("nan")])
+    with pytest.raises(NumericalFailure, match="mean EQ = inf"):
+        check_means("t", EQ=float("inf"))
 
 
 def test_cli_truncation_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
