@@ -17,7 +17,6 @@ import sympy as sp
 from symq.cli import main
 from symq.core.errors import (
     InvalidParameter,
-    NotConverged,
     NumericalFailure,
     ResourceLimit,
     TruncationError,
