@@ -36,11 +36,11 @@ from .sizes import (
     get_sizes,
     hyperexponential2,
 )
+from .planning import plan_optimal
 from .vi import (
     RichardsonResult,
     VIResult,
     evaluate_policy,
-    plan_optimal,
     richardson,
     solve_optimal,
 )

@@ -106,7 +106,8 @@ def _grid_default(step: float, top: float) -> float:
 def _umax_effect(m: int, rho: float, law: Any, step: float, top: float, main_seconds: float,
                  coarse: Any) -> tuple[float | None, dict[str, Any] | str]:
     """``|g(2 umax) - g(umax)|`` on the coarsest admissible grid, or why it was not estimated."""
-    from .vi import plan_optimal, solve_optimal
+    from .planning import plan_optimal
+    from .vi import solve_optimal
 
     half = 0.5 * float(law.mean)
     candidates = [c for c in (half, 2 * step, step)
@@ -130,7 +131,8 @@ def _umax_effect(m: int, rho: float, law: Any, step: float, top: float, main_sec
 
 def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: float | None
                    ) -> dict[str, Any]:
-    from .vi import min_truncation, plan_optimal, richardson, solve_optimal, validate_grid
+    from .planning import min_truncation, plan_optimal, validate_grid
+    from .vi import richardson, solve_optimal
 
     names = {"U": "umax"}
     if isinstance(m, numbers.Integral) and not isinstance(m, bool) and m > 3:

@@ -19,7 +19,7 @@ from symq.core.errors import InvalidParameter, ResourceLimit, TruncationError
 from symq.dispatch import evaluate_policy, exponential, richardson, solve_dispatch, solve_optimal
 from symq.dispatch.exact import exact_jsq, exact_sita, sita_e_thresholds, sita_opt_thresholds
 from symq.dispatch.sizes import from_phase_type, get_sizes, hyperexponential2
-from symq.dispatch.vi import plan_optimal
+from symq.dispatch.planning import plan_optimal
 
 X = exponential(1.0)
 

@@ -1,0 +1,317 @@
+"""Planning value iteration before anything is allocated: grid checks, size and time estimates.
+
+:func:`validate_grid` checks the discretisation parameters and names them as the caller's user
+typed them (``names``: e.g. ``{"U": "umax"}`` for the ``dispatch`` model); :func:`plan_optimal`
+estimates the memory and the time of value iteration on the grids ``delta, delta/2, ...`` and
+refuses, with :class:`~symq.core.errors.ResourceLimit`, a request that does not fit (the message
+gives the smallest ``delta`` or the largest ``U`` that does).  The solvers of
+:mod:`symq.dispatch.vi` call these first.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from symq.core.errors import InvalidParameter, ResourceLimit, StabilityError
+from symq.core.resources import format_bytes, largest_fitting, memory_budget
+
+__all__ = ["validate_grid", "plan_optimal", "min_truncation", "grid_bytes", "grid_work",
+           "vi_iterations", "size_tail_point", "VI_TIME_LIMIT", "VI_RATE"]
+
+def size_tail_point(sizes: Any, tail_tol: float = 1e-10) -> float:
+    """A size ``x`` (a power of 1.5 times ``E[X]``) with ``ccdf(x) < tail_tol``.
+
+    The size lattice of :func:`hat_atoms` ends near it, so ``x / delta`` estimates the number of
+    size atoms before they are computed (:func:`plan_optimal`).
+    """
+    mean = float(sizes.mean)
+    if not (math.isfinite(mean) and mean > 0):
+        raise InvalidParameter("sizes", getattr(sizes, "name", sizes),
+                               "a law with a finite positive mean")
+    x = mean
+    while not float(sizes.ccdf(x)) < tail_tol:
+        x *= 1.5
+        if x > 1e6 * mean:
+            raise InvalidParameter("sizes", getattr(sizes, "name", sizes),
+                                   "a law with a tail that vanishes",
+                                   f"ccdf stays >= {tail_tol} beyond {x:g} = {x / mean:.3g} "
+                                   "E[X]: too heavy a tail for the size lattice of value "
+                                   "iteration")
+    return x
+
+_DEFAULT_NAMES = {"m": "m", "rho": "rho", "delta": "delta", "U": "U"}
+
+#: Wall-time cap of one value-iteration run estimated by :func:`plan_optimal` (seconds).
+VI_TIME_LIMIT = 3600.0
+#: (state, size atom, server) evaluations per second assumed by the time estimate: about what
+#: the numba E_X pass reaches on two shared cores (a conservative figure).
+VI_RATE = 2e9
+
+
+def _names(names: Mapping[str, str] | None) -> dict[str, str]:
+    out = dict(_DEFAULT_NAMES)
+    if names:
+        out.update(names)
+    return out
+
+
+def _is_real(val: Any) -> bool:
+    return not isinstance(val, bool) and isinstance(val, (numbers.Real, np.floating))
+
+
+def validate_grid(m: Any, rho: Any, sizes: Any, delta: Any, U: Any, *,
+                  names: Mapping[str, str] | None = None
+                  ) -> tuple[int, float, float, float, int, float, float, float]:
+    r"""Check ``m, rho, sizes, delta, U`` for the VI grid; no array is allocated.
+
+    Rules: ``m`` in 1..3 (the sorted-state reduction); :math:`0 < \rho < 1`; ``delta`` and
+    ``U`` finite and positive, ``U`` an integer multiple of ``delta`` with at least 8 steps;
+    ``delta <= E[X]/2``; ``U >= 5 max(E[X], W)`` with ``W`` the M/G/1 wait of an equal random
+    split.  ``names`` gives the names to use in the messages (see :meth:`DispatchGrid.build`).
+
+    Returns
+    -------
+    (m, rho, delta, U, N, mean, second_moment, lam)
+    """
+    nm = _names(names)
+    if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+        raise InvalidParameter(nm["m"], m, "an integer >= 1 (number of servers)")
+    m = int(m)
+    if m > 3:
+        raise InvalidParameter(nm["m"], m, "1, 2 or 3 for value iteration",
+                               "the reduced VI grid is implemented for m <= 3 servers; the "
+                               "heuristics (policy=rnd, lwl, sita-e, ...) take any m")
+    if not _is_real(rho) or not math.isfinite(float(rho)) or rho <= 0:
+        raise InvalidParameter(nm["rho"], rho, "a real number in (0, 1) (per-server load)")
+    rho = float(rho)
+    if rho >= 1:
+        raise StabilityError(f"per-server load {nm['rho']}={rho!r} must be < 1 for a "
+                             f"stationary regime with {nm['m']}={m} servers")
+    for key, val in (("delta", delta), ("U", U)):
+        if not _is_real(val) or not math.isfinite(float(val)) or val <= 0:
+            raise InvalidParameter(nm[key], val, "a finite real number > 0")
+    delta, U = float(delta), float(U)
+    for attr in ("mean", "second_moment", "cdf", "ccdf", "partial_mean"):
+        if not hasattr(sizes, attr):
+            raise InvalidParameter("sizes", sizes, "a SizeLaw (symq.dispatch.sizes)",
+                                   f"missing attribute {attr!r}")
+    mean, second = float(sizes.mean), float(sizes.second_moment)
+    if not (math.isfinite(mean) and mean > 0 and math.isfinite(second) and second > 0):
+        raise InvalidParameter("sizes", getattr(sizes, "name", sizes),
+                               "a law with finite positive first and second moments")
+    if delta > 0.5 * mean:
+        raise InvalidParameter(nm["delta"], delta, f"<= E[X]/2 = {0.5 * mean:g}",
+                               "the size lattice needs at least two steps per mean size")
+    ratio = U / delta
+    if not ratio < 2.0 ** 52:
+        raise InvalidParameter(nm["U"], U, f"a modest multiple of {nm['delta']}={delta!r}",
+                               f"{nm['U']}/{nm['delta']} = {ratio:.3g} grid steps per server")
+    N = int(round(ratio))
+    if abs(N * delta - U) > 1e-9 * max(U, 1.0):
+        raise InvalidParameter(nm["U"], U, f"an integer multiple of {nm['delta']}={delta!r}")
+    if N < 8:
+        raise InvalidParameter(nm["delta"], delta, f"<= {nm['U']}/8 = {U / 8:g}",
+                               f"too coarse relative to {nm['U']}={U:g}: the grid needs at "
+                               f"least 8 steps; decrease {nm['delta']} or increase {nm['U']}")
+    lam = rho * m / mean
+    u_min = min_truncation(m, rho, sizes)
+    if U < u_min * (1 - 1e-9):
+        raise InvalidParameter(nm["U"], U, f">= {u_min:.4g} for {nm['rho']}={rho:g}",
+                               f"truncation too small for the load: increase {nm['U']} (about "
+                               "5 x the mean M/G/1 waiting time, more at high load)")
+    return m, rho, delta, U, N, mean, second, lam
+
+
+def min_truncation(m: int, rho: float, sizes: Any) -> float:
+    """Smallest truncation ``U`` accepted: ``5 max(E[X], W)``, ``W`` the M/G/1 wait of RND."""
+    mean, second = float(sizes.mean), float(sizes.second_moment)
+    lam = rho * m / mean
+    wait = (lam / m) * second / (2 * (1 - rho))
+    return 5.0 * max(mean, wait)
+
+
+def grid_bytes(m: int, N: int, K: int, levels: int = 1) -> float:
+    """Bytes value iteration keeps alive on one grid with ``N`` steps and ``K + 1`` atoms.
+
+    Counted (float64): the stored value ``v``, ``Tv``, ``Tv - v``, the E_X result ``h``, the
+    Anderson histories (2 x 4 copies), the extended rows of the ``m = 2`` kernel, the
+    warm-start interpolation temporaries (about 16 values per sorted state) and, with
+    ``levels = 2``, the previous (coarse) grid's value kept by :func:`richardson`.
+    """
+    sorted_n = math.comb(N + m, m)
+    if m == 1:
+        stored, extra = N + 1, 0
+    elif m == 2:
+        stored, extra = (N + 1) ** 2, (N + 1) * (N + 1 + K)
+    else:
+        stored, extra = sorted_n, 3 * (N + 1) ** 2
+    floats = 12 * stored + 16 * sorted_n * m + extra + 8 * (K + 1)
+    if levels >= 2:
+        floats += stored / 2 ** m
+    return 8.0 * floats
+
+
+def grid_work(m: int, N: int, K: int) -> float:
+    """(state, size atom, server) evaluations of one E_X sweep on a grid (sorted states)."""
+    return float(math.comb(N + m, m)) * (K + 1) * m
+
+
+def vi_iterations(rho: float) -> float:
+    """Rough iteration count of relative VI per grid: ``80 / (1 - rho)^1.4``.
+
+    Calibrated on the runs listed in the module docstring (about 65-160 per grid at
+    ``rho = 0.4``, 1 000-2 000 at ``rho = 0.9``); used only to refuse runs of hours.
+    """
+    return 80.0 / (1.0 - rho) ** 1.4
+
+
+def format_seconds(t: float) -> str:
+    """``42.0`` -> ``'42 s'``, ``5400`` -> ``'1.5 h'``."""
+    if not math.isfinite(t):
+        return "an unbounded time"
+    if t < 120:
+        return f"{t:.2g} s"
+    if t < 7200:
+        return f"{t / 60:.3g} min"
+    return f"{t / 3600:.3g} h"
+
+
+def _round_sig(x: float, up: bool, digits: int = 3) -> float:
+    """``x`` rounded up (or down) to ``digits`` significant digits (a limit that still fits)."""
+    if not (math.isfinite(x) and x > 0):
+        return x
+    scale = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return (math.ceil(x / scale - 1e-9) if up else math.floor(x / scale + 1e-9)) * scale
+
+
+def plan_optimal(m: int, rho: float, sizes: Any, delta: float, U: float, *, levels: int = 2,
+                 names: Mapping[str, str] | None = None, blame: str = "delta",
+                 time_limit: float | None = None, table: bool = False,
+                 tail_tol: float = 1e-10) -> dict[str, float]:
+    r"""Estimate memory and time of value iteration on the grids ``delta, delta/2, ...``.
+
+    Called before anything is allocated (by :func:`solve_optimal`, :func:`evaluate_policy`
+    with ``levels=1`` and by the ``dispatch`` model for the Richardson pair ``delta, delta/2``):
+    the grid has :math:`\binom{N+m}{m}` sorted states, ``N = U/delta``, and about
+    ``x_tail/delta`` size atoms (``x_tail`` from :func:`size_tail_point`); memory is
+    :func:`grid_bytes` of the largest grid (with the coarse value alive), time is
+    :func:`grid_work` x :func:`vi_iterations` / :data:`VI_RATE` summed over the grids, plus a
+    fifth of the first grid for its multigrid warm-start levels.
+
+    Parameters
+    ----------
+    m, rho, sizes, delta, U
+        As in :func:`solve_optimal`.
+    levels : int
+        Number of grids ``delta / 2^k`` (2 for :func:`richardson`'s pair).
+    names : mapping, optional
+        Names the user typed (see :meth:`DispatchGrid.build`), e.g. ``{"U": "umax"}``.
+    blame : {"delta", "U"}
+        The parameter named when the run does not fit; the message gives the smallest
+        ``delta`` (or the largest ``U``) that fits.
+    time_limit : float, optional
+        Seconds allowed (default :data:`VI_TIME_LIMIT`).
+    table : bool
+        Add the ``int8`` decision table of a fixed policy.
+
+    Returns
+    -------
+    dict
+        ``bytes`` (peak estimate), ``seconds`` (estimate), ``states`` (sorted states of the
+        finest grid), ``atoms`` (size atoms of the finest grid).
+
+    Raises
+    ------
+    ResourceLimit
+        When the memory (:func:`symq.core.resources.memory_budget`) or the time limit would be
+        exceeded; the message names ``delta`` or ``U`` as in ``names``, its value, what it
+        needs and the value that fits.
+    """
+    nm = _names(names)
+    huge = (_is_real(delta) and _is_real(U) and 0 < delta < math.inf and 0 < U
+            and not U / delta <= 2.0 ** 40)
+    if huge:   # no grid of 2^40 steps per server fits anywhere: find the largest U that does
+        validate_grid(m, rho, sizes, delta, min_truncation(m, rho, sizes) * 2, names=names)
+        blame, U_asked, U = "U", U, delta * 2.0 ** 40
+    m, rho, delta, U, N, mean, _, _ = validate_grid(m, rho, sizes, delta, U, names=names)
+    limit_s = VI_TIME_LIMIT if time_limit is None else float(time_limit)
+    x_tail = size_tail_point(sizes, tail_tol)
+    iters = vi_iterations(rho)
+
+    def cost(d: float, u: float) -> tuple[float, float, float, int]:
+        peak = secs = 0.0
+        states, K = 0.0, 0
+        for lev in range(levels):
+            dl = d / 2 ** lev
+            n = max(int(round(u / dl)), 1)
+            K = int(math.ceil(x_tail / dl)) + 1
+            b = grid_bytes(m, n, K, levels=2 if lev else 1)
+            if table:
+                b += float(math.comb(n + m, m)) * (K + 1)
+            peak = max(peak, b)
+            w = grid_work(m, n, K) * iters / VI_RATE
+            secs += w * (1.2 if lev == 0 else 1.0)
+            states = float(math.comb(n + m, m))
+        return peak, secs, states, K
+
+    budget = memory_budget()
+    peak, secs, states, K = cost(delta, U)
+    info = {"bytes": peak, "seconds": secs, "states": states, "atoms": K + 1}
+    if peak <= budget and secs <= limit_s and not huge:
+        return info
+
+    def fits(d: float, u: float) -> bool:
+        b, t, _, _ = cost(d, u)
+        return b <= budget and t <= limit_s
+
+    finest = delta / 2 ** (levels - 1)
+    if huge:
+        states, peak, secs = math.inf, math.inf, math.inf
+        U, asked = delta * 2.0 ** 40, U_asked
+    else:
+        asked = U
+    grid_text = (f"{states:.3g} sorted states x {K + 1} size atoms on the finest grid "
+                 f"{nm['delta']}={finest:g}" + (f" ({nm['delta']}/{2 ** (levels - 1)})"
+                                               if levels > 1 else ""))
+    if huge:
+        steps = asked / delta
+        shown = f"{steps:.3g}" if math.isfinite(steps) else "more than 1e308"
+        grid_text = (f"{nm['U']}/{nm['delta']} = {shown} grid steps per server, "
+                     "more than any memory holds")
+        needed = grid_text
+    else:
+        needed = (f"{grid_text}: about {format_bytes(peak)} of a memory budget of "
+                  f"{format_bytes(budget)} and about {format_seconds(secs)} of value iteration "
+                  f"(refused beyond {format_seconds(limit_s)}, estimated at {VI_RATE:.0e} "
+                  "evaluations per second)")
+    if blame == "U":
+        u_min = min_truncation(m, rho, sizes)
+        lo = max(u_min, 8 * delta)
+        if lo < U and fits(delta, lo):
+            best = largest_fitting(lambda u: 0.0 if fits(delta, u) else math.inf, lo, U, 1,
+                                   decreasing=False)
+            best = math.floor(best / delta) * delta
+            shown = _round_sig(best, up=False, digits=4)
+            limit = (f"<= {shown:.4g} to fit at {nm['delta']}={delta:g} (a multiple of "
+                     f"{nm['delta']}, >= {u_min:.4g} for this load)")
+        else:
+            limit = (f"smaller, but no {nm['U']} >= {lo:.4g} (the least for this load and "
+                     f"{nm['delta']}) fits at {nm['delta']}={delta:g}: raise {nm['delta']} "
+                     f"or lower {nm['rho']}")
+        raise ResourceLimit(nm["U"], asked, needed, limit)
+    hi = 0.5 * mean
+    if delta < hi and fits(hi, U):
+        best = largest_fitting(lambda d: 0.0 if fits(d, U) else math.inf, delta, hi, 1,
+                               decreasing=True)
+        shown = _round_sig(best, up=True)
+        limit = (f">= {shown:.3g} to fit at {nm['U']}={U:g} ({nm['U']}/{nm['delta']} an "
+                 "integer)")
+    else:
+        limit = (f"larger, but no {nm['delta']} <= E[X]/2 = {hi:g} fits at {nm['U']}={U:g}: "
+                 f"lower {nm['U']} or {nm['rho']}")
+    raise ResourceLimit(nm["delta"], delta, needed, limit)
