@@ -140,16 +140,15 @@ class TruncationError(NotConverged):
 
     def __init__(self, solver: str, quantity: str, left_out: float, tolerance: float,
                  reached: object, advice: str = "") -> None:
-        self.quantity = quantity
-        self.left_out = left_out
-        self.reached = reached
-        SymqError.__init__(self)  # message set below
-        self.solver, self.residual, self.tolerance, self.iterations = solver, left_out, tolerance, 0
         message = (f"{solver}: truncation at {quantity} = {reached} leaves out {left_out:.3g} "
                    f"> tolerance {tolerance:.3g}")
         if advice:
             message += f"; {advice}"
-        self.args = (message,)
+        SymqError.__init__(self, message)  # NotConverged's own message is about iterations
+        self.solver, self.residual, self.tolerance, self.iterations = solver, left_out, tolerance, 0
+        self.quantity = quantity
+        self.left_out = left_out
+        self.reached = reached
 
 
 class UnknownName(SymqError, KeyError):
