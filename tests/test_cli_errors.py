@@ -10,7 +10,6 @@ from symq.cli import main
 from symq.core import registry
 from symq.core.errors import NotConverged, TruncationError
 from symq.core.parameters import Parameter, PositiveReal
-from symq.core.result import Result
 
 
 def run(capsys, *argv):

@@ -6,7 +6,8 @@ empty entries, unicode digits and letters, huge and tiny magnitudes, unknown key
 end in either
 
 * a result whose numbers are all finite and whose probabilities (the result names of
-  :data:`PROBABILITY_NAMES`) lie in [0, 1], with tails that do not increase, or
+  ``symq.core.result.PROBABILITY_NAMES``) lie in [0, 1], with tails that do not increase (checked
+  here by the test's own code, not by the library's check), or
 * a :class:`~symq.core.errors.SymqError` with a one-line message,
 
 never another exception, and within :data:`CASE_SECONDS` seconds and a bounded memory (the memory
@@ -34,6 +35,7 @@ from hypothesis import strategies as st
 
 from symq.core import registry
 from symq.core.errors import SymqError
+from symq.core.result import PROBABILITY_NAMES, TAIL_NAMES  # the glossary of probability names
 from symq.core.parameters import (
     Choice,
     Expression,
@@ -54,10 +56,6 @@ MEMORY_BUDGET = 2 * 2**30
 #: Peak resident memory of the test process that counts as runaway.
 PEAK_LIMIT_KIB = 6 * 2**20
 
-#: Result names that are probabilities or probability vectors (tails: nonincreasing).
-PROBABILITY_NAMES = {"P_wait", "tail", "queue_tail", "pi", "u", "atom_at_cap",
-                     "truncation_mass"}
-TAIL_NAMES = {"tail", "queue_tail", "u"}
 
 #: Text that no numeric domain accepts (or accepts only at its edge).
 EDGE_TEXT = ["nan", "NaN", "inf", "-inf", "", " ", "0", "-0", "-1", "1e-300", "1e308", "1e999",
