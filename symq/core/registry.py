@@ -126,8 +126,11 @@ class PaperSpec:
         The paper's title.
     citation : str
         Authors, venue, year.
-    claims : callable() -> list of Claim
-        Builds the claims (lazily: building may compile functions).
+    claims : callable(quick=False) -> list of Claim
+        Builds the claims (lazily: building may compile functions).  A builder that takes a
+        keyword ``quick`` gives, for ``quick=True``, the same claims on a small sample (fewer
+        points, shorter simulations) that the test suite checks; ``symq check`` runs the full
+        form.
     derivation : callable() -> Derivation, optional
         Builds the derivation.
     models : tuple of str
@@ -140,7 +143,7 @@ class PaperSpec:
     key: str
     title: str
     citation: str
-    claims: Callable[[], list[Claim]]
+    claims: Callable[..., list[Claim]]
     derivation: Callable[[], Derivation] | None = None
     models: tuple[str, ...] = field(default_factory=tuple)
     figures: Callable[[Any], list[Any]] | None = None
@@ -161,8 +164,11 @@ class PaperSpec:
         with time_budget(self.derivation_budget, f"the derivation of {self.key}"):
             return self.derivation()
 
-    def build_claims(self) -> list[Claim]:
-        claims = self.claims()
+    def build_claims(self, quick: bool = False) -> list[Claim]:
+        """Build the paper's claims; ``quick=True`` asks for the quick form where the paper has
+        one (same claims, smaller samples)."""
+        takes_quick = "quick" in inspect.signature(self.claims).parameters
+        claims = self.claims(quick=quick) if takes_quick else self.claims()
         for claim in claims:
             claim.paper = self.key
         return claims
