@@ -1,8 +1,10 @@
 """The one front door from sympy expressions to fast numeric callables.
 
 ``compile(exprs, args, backend)`` lambdifies with common-subexpression elimination,
-vectorised over numpy arrays (``backend="numpy"``) or evaluated at arbitrary precision
-(``backend="mpmath"``).  The result exposes the generated Python ``source`` and is
+vectorised over numpy arrays (``backend="numpy"``), evaluated at arbitrary precision
+(``backend="mpmath"``), or compiled to machine code by numba (``backend="numba"``: the
+expression is lambdified to the ``math`` module and ``numba.njit``-ed, so that simulation and
+value-iteration kernels call the declared formula instead of a hand-typed copy).  The result exposes the generated Python ``source`` and is
 cached per (expressions, arguments, backend), so models may call ``compile`` freely.
 
 Numeric loops must call compiled functions, never ``subs``/``evalf`` (DESIGN.md, step 3).
@@ -23,7 +25,7 @@ from .precision import local_mp, working_dps
 
 __all__ = ["CompiledFunction", "compile", "clear_cache", "cache_info"]
 
-_BACKENDS = ("numpy", "mpmath")
+_BACKENDS = ("numpy", "mpmath", "numba")
 _FORMS = ("as-is", "cancel", "horner")
 _CACHE: dict[tuple, "CompiledFunction"] = {}
 _LOCK = threading.Lock()
@@ -54,9 +56,13 @@ class CompiledFunction:
     args : tuple of sympy.Symbol
         The arguments, in call order.
     backend : str
-        ``"numpy"`` or ``"mpmath"``.
+        ``"numpy"``, ``"mpmath"`` or ``"numba"``.
     source : str
         The generated Python source.
+    function : numba dispatcher (numba backend only)
+        The ``njit`` function of scalar float arguments; pass it to (or capture it in) other
+        njit kernels to call the compiled formula from machine code.  Calling the
+        :class:`CompiledFunction` itself broadcasts over numpy arrays like the numpy backend.
     """
 
     def __init__(self, exprs: tuple[sp.Expr, ...], args: tuple[sp.Basic, ...], backend: str,
@@ -65,9 +71,15 @@ class CompiledFunction:
         self.args = args
         self.backend = backend
         self.single = single
-        modules = ["numpy", "scipy"] if backend == "numpy" else ["mpmath"]
-        target = exprs[0] if single else list(exprs)
+        modules = {"numpy": ["numpy", "scipy"], "mpmath": ["mpmath"], "numba": ["math"]}[backend]
+        target = exprs[0] if single else (tuple(exprs) if backend == "numba" else list(exprs))
         self._func: Callable[..., Any] = sp.lambdify(args, target, modules=modules, cse=True)
+        self.function: Any = None
+        self._ufuncs: list[Any] | None = None
+        if backend == "numba":
+            import numba
+
+            self.function = numba.njit(cache=False)(self._func)
         self._per_thread = threading.local()
         try:
             self.source = inspect.getsource(self._func)
@@ -85,6 +97,8 @@ class CompiledFunction:
                 return self._call_mpmath(values)
             with working_dps(dps):
                 return self._call_mpmath(values)
+        if self.backend == "numba":
+            return self._call_numba(values)
         arrays = [np.asarray(v, dtype=float) if not isinstance(v, np.ndarray) else v for v in values]
         out = self._func(*arrays)
         shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
@@ -105,6 +119,24 @@ class CompiledFunction:
                 f"{len(values)} values"
             )
         return self._func(*values)
+
+    def _call_numba(self, values: Sequence[Any]) -> Any:
+        """Broadcast the compiled scalar function over arrays (one numba ufunc per output)."""
+        import numba
+
+        if self._ufuncs is None:
+            signature = numba.float64(*([numba.float64] * len(self.args)))
+            singles = self.exprs if not self.single else self.exprs[:1]
+            ufuncs = []
+            for expr in singles:
+                scalar = sp.lambdify(self.args, expr, modules=["math"], cse=True)
+                ufuncs.append(numba.vectorize([signature])(scalar))
+            self._ufuncs = ufuncs
+        arrays = [np.asarray(v, dtype=float) for v in values]
+        outs = [u(*arrays) if arrays else u() for u in self._ufuncs]
+        shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
+        outs = [self._shaped(o, shape) for o in outs]
+        return outs[0] if self.single else tuple(outs)
 
     def _thread_function(self) -> Callable[..., Any]:
         """The generated code bound to the calling thread's private mpmath context."""
@@ -167,8 +199,11 @@ def compile(exprs: sp.Expr | Iterable[sp.Expr], args: Iterable[Any], backend: st
         One expression (the callable returns one value) or several (it returns a tuple).
     args : sequence of sympy.Symbol or Parameter
         The arguments of the callable, in order.
-    backend : {"numpy", "mpmath"}
-        numpy: vectorised float evaluation.  mpmath: arbitrary precision.
+    backend : {"numpy", "mpmath", "numba"}
+        numpy: vectorised float evaluation.  mpmath: arbitrary precision.  numba: machine code
+        of real scalar arguments (``.function`` is the ``njit`` function for other kernels;
+        calls broadcast over arrays through numba ufuncs); the expression must be real and
+        use functions of Python's ``math`` module.
     form : {"as-is", "cancel", "horner"}
         Rewrite before code generation: ``"cancel"`` puts a rational function over a common
         denominator with common factors removed (no 0/0 at removable singularities);

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import enum
 import math
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 import sympy as sp
 
 from .errors import NumericalFailure
 
-__all__ = ["Exactness", "Result", "to_jsonable", "check_values", "check_probability",
+__all__ = ["Exactness", "Result", "ResultBase", "to_jsonable", "check_values", "check_probability",
            "check_tail", "PROBABILITY_NAMES", "TAIL_NAMES"]
 
 #: Result names that hold probabilities (or vectors of them): every entry must lie in [0, 1].
@@ -117,6 +118,76 @@ class Result:
             "exactness": str(self.exactness),
             "timings": to_jsonable(self.timings),
         }
+
+
+class ResultBase:
+    """Base of every public result and estimate of symq: one protocol across domains.
+
+    Subclass it with a frozen dataclass::
+
+        @dataclass(frozen=True)
+        class JSQFixedPoint(ResultBase):
+            summary: ClassVar[tuple[str, ...]] = ("ET", "EQ")
+            ET: float
+            EQ: float
+            tail: np.ndarray
+
+    and the result has
+
+    * ``to_dict()``: every field, converted by :func:`to_jsonable` (numpy arrays become lists,
+      :class:`~symq.core.simstats.ConfidenceInterval` fields become their dicts, nested results
+      their ``to_dict()``), ready for ``json.dumps``;
+    * ``__str__``: one line with the class name and the fields named in :attr:`summary` (all
+      scalar fields when it is empty);
+    * ``_repr_markdown_()``: a table of the scalar fields, for Jupyter.
+
+    Field names follow :mod:`symq.core.glossary` (``ET``, ``EW``, ``EQ``, ``tail``, ``n_jobs``,
+    ``n_batches``, ``method``, ``exactness``, ``residual``, ...).
+    """
+
+    #: Fields shown by ``__str__`` (empty: every scalar field).
+    summary: ClassVar[tuple[str, ...]] = ()
+
+    def _field_items(self) -> list[tuple[str, Any]]:
+        if not dataclasses.is_dataclass(self):
+            raise TypeError(f"{type(self).__name__} must be a dataclass to use ResultBase")
+        return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)
+                if f.repr]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as plain JSON types (see :func:`to_jsonable`)."""
+        return {name: to_jsonable(value) for name, value in self._field_items()}
+
+    @staticmethod
+    def _is_scalar(value: Any) -> bool:
+        from .simstats import ConfidenceInterval
+
+        return (isinstance(value, (bool, int, float, str, enum.Enum, np.number, np.bool_,
+                                   ConfidenceInterval))
+                or (isinstance(value, sp.Basic) and value.is_number))
+
+    @staticmethod
+    def _text(value: Any) -> str:
+        if isinstance(value, (float, np.floating)):
+            return f"{float(value):.6g}"
+        return str(value)
+
+    def _scalar_items(self) -> list[tuple[str, Any]]:
+        items = [(n, v) for n, v in self._field_items() if self._is_scalar(v)]
+        if self.summary:
+            chosen = dict(self._field_items())
+            items = [(n, chosen[n]) for n in self.summary if n in chosen]
+        return items
+
+    def __str__(self) -> str:
+        fields = ", ".join(f"{n}={self._text(v)}" for n, v in self._scalar_items())
+        return f"{type(self).__name__}({fields})"
+
+    def _repr_markdown_(self) -> str:
+        rows = [(n, v) for n, v in self._field_items() if self._is_scalar(v)]
+        lines = [f"**{type(self).__name__}**", "", "| quantity | value |", "|---|---|"]
+        lines += [f"| `{n}` | {self._text(v)} |" for n, v in rows]
+        return "\n".join(lines)
 
 
 def _flat_numbers(value: Any, path: str) -> list[tuple[str, float]]:

@@ -1,0 +1,182 @@
+"""The simulation-run core shared by every symq simulator.
+
+Every finite-N simulator (JSQ(d), attained service, dispatching, processor-sharing farms, window
+protocols, the M/ME/1 Lindley recursion) runs the same way:
+
+1. a :class:`RunPlan` checks the run length against the batch-means rule (one rule for all: at
+   least :data:`MIN_JOBS_PER_BATCH` post-warm-up jobs per batch) and fixes the warm-up and the
+   time slices of the time-average statistics (:data:`SLICES_PER_BATCH` per batch);
+2. :func:`kernel_seed` draws the seed of the numba kernel from the caller's ``rng`` and
+   :func:`seed_numba` seeds numba's own random stream with it (numba's stream is separate from
+   numpy's), so the same ``rng`` gives the same run;
+3. :func:`run_chunked` calls the kernel once, or in chunks with a tqdm bar when ``progress`` is
+   asked for; the kernel keeps its state between chunks, so the result is the same either way;
+4. the estimates are batch means (:mod:`symq.core.simstats`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numba
+import numpy as np
+
+from .errors import InvalidParameter
+from .parameters import IntegerAtLeast, Interval
+from .randomness import RngLike, as_generator
+
+__all__ = ["MIN_JOBS_PER_BATCH", "SLICES_PER_BATCH", "RunPlan", "kernel_seed", "seed_numba",
+           "run_chunked"]
+
+#: Post-warm-up jobs (or events) per batch that a batch-means interval needs.
+MIN_JOBS_PER_BATCH = 100
+#: Time slices per batch of the time-average statistics.
+SLICES_PER_BATCH = 20
+#: Chunks of a run with a progress bar.
+PROGRESS_CHUNKS = 100
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A validated run length: jobs, warm-up, batches and confidence level.
+
+    Attributes
+    ----------
+    n_jobs : int
+        Jobs (departures, or the simulator's events) to simulate in all.
+    n_batches : int
+        Batches of the batch-means intervals.
+    warmup : float
+        Fraction of ``n_jobs`` discarded before estimating.
+    level : float
+        Confidence level of the intervals.
+    n_warm : int
+        Jobs discarded: ``floor(warmup * n_jobs)``.
+    n_slices : int
+        Time slices of the time averages: ``SLICES_PER_BATCH * n_batches``.
+    """
+
+    n_jobs: int
+    n_batches: int
+    warmup: float
+    level: float
+    n_warm: int
+    n_slices: int
+
+    @classmethod
+    def make(cls, n_jobs: Any, n_batches: Any = 30, warmup: Any = 0.1, level: Any = 0.95, *,
+             min_per_batch: int = MIN_JOBS_PER_BATCH, jobs_name: str = "n_jobs",
+             unit: str = "jobs") -> "RunPlan":
+        """Check a run length and plan its warm-up and batches.
+
+        Parameters
+        ----------
+        n_jobs : int
+            Number of jobs to simulate; at least ``min_per_batch * n_batches`` of them must come
+            after the warm-up.
+        n_batches : int, default 30
+            Batches, ``>= 2``.
+        warmup : float, default 0.1
+            Fraction discarded, in ``[0, 1)``.
+        level : float, default 0.95
+            Confidence level, in ``(0, 1)``.
+        min_per_batch : int
+            The batch-means rule (post-warm-up jobs per batch).
+        jobs_name : str
+            The caller's name of ``n_jobs`` (for messages): ``"n_jobs"``, ``"n_losses"``, ...
+        unit : str
+            What is counted, for messages ("jobs", "losses", ...).
+
+        Raises
+        ------
+        InvalidParameter
+            Naming the argument and the smallest run that satisfies the rule.
+
+        Examples
+        --------
+        >>> RunPlan.make(n_jobs=10_000, n_batches=20).n_warm
+        1000
+        """
+        n_batches = int(IntegerAtLeast(2).coerce("n_batches", n_batches))
+        warmup = float(Interval(0.0, 1.0, right_open=True).coerce("warmup", warmup))
+        level = float(Interval(0.0, 1.0, left_open=True, right_open=True).coerce("level", level))
+        needed = min_per_batch * n_batches
+        smallest = math.ceil(needed / (1.0 - warmup))
+        while smallest - math.floor(warmup * smallest) < needed:
+            smallest += 1
+        domain = f"an integer >= {smallest}"
+        why = (f"{min_per_batch} post-warm-up {unit} per batch for n_batches={n_batches} and "
+               f"warmup={warmup:g}")
+        if (isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral)
+                or n_jobs < 1):
+            raise InvalidParameter(jobs_name, n_jobs, domain, why)
+        n_jobs = int(n_jobs)
+        n_warm = int(math.floor(warmup * n_jobs))
+        if n_jobs - n_warm < needed:
+            raise InvalidParameter(jobs_name, n_jobs, domain, why)
+        return cls(n_jobs=n_jobs, n_batches=n_batches, warmup=warmup, level=level,
+                   n_warm=n_warm, n_slices=SLICES_PER_BATCH * n_batches)
+
+
+def kernel_seed(rng: RngLike) -> int:
+    """The seed of a numba kernel, drawn from ``rng`` (the same ``rng`` gives the same seed).
+
+    Examples
+    --------
+    >>> kernel_seed(1) == kernel_seed(1)
+    True
+    """
+    return int(as_generator(rng).integers(0, 2**32 - 1))
+
+
+@numba.njit(cache=True)
+def seed_numba(seed: int) -> None:  # pragma: no cover - compiled
+    """Seed numba's random stream (the one every njit kernel of this thread draws from)."""
+    np.random.seed(seed)
+
+
+def run_chunked(step: Callable[[int], tuple[int, bool]], total: int, *, progress: bool = False,
+                desc: str = "", unit: str = "job", chunks: int = PROGRESS_CHUNKS) -> int:
+    """Run a resumable kernel to ``total``, in one call or in chunks with a progress bar.
+
+    Parameters
+    ----------
+    step : callable(stop) -> (done, finished)
+        Advances the kernel until ``stop`` units are done (keeping its state between calls) and
+        returns the units done so far and whether the run must end now (an overflow, an early
+        stop).
+    total : int
+        Units of the whole run.
+    progress : bool
+        Show a tqdm bar and split the run into ``chunks`` calls (same result as one call).
+    desc, unit : str
+        The bar's label and unit.
+
+    Returns
+    -------
+    int
+        Units done.
+    """
+    stops = [total] if not progress else \
+        [int(s) for s in np.unique(np.linspace(0, total, chunks + 1).astype(np.int64))[1:]]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, unit=unit, desc=desc)
+    done = 0
+    try:
+        for stop in stops:
+            before = done
+            done, finished = step(stop)
+            if bar is not None:
+                bar.update(done - before)
+            if finished:
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    return done

@@ -1,0 +1,412 @@
+"""Job-size laws: the one phase-type type, and the one conversion every domain uses.
+
+A domain that takes job sizes (JSQ(d) mean field, attained service, dispatching, processor-sharing
+farms) accepts one *job-size law* and converts it here, in one place:
+
+* :func:`as_phase_type` gives a :class:`PhaseType` where the model needs a phase-type
+  representation ``(alpha, A)`` (a cavity fixed point, a CTMC, a numba kernel of phases). It accepts a
+  :class:`PhaseType`, a pair ``(alpha, A)``, or an :class:`~symq.me.ME` law that has a phase-type
+  form (real poles and nonnegative series weights, Cumani's CF1), and refuses anything else with a
+  message that says why;
+* :func:`as_sampler` gives an object with ``sample(shape, rng=)`` and ``mean()`` where the model
+  only needs to draw sizes (a simulator), and accepts in addition frozen scipy distributions
+  (``scipy.stats.lognorm(0.8)``) and scipy's new-API distributions.
+
+A phase-type law (Neuts 1981) is the absorption time of a Markov chain with initial law ``alpha``
+and sub-generator ``A``: density ``alpha exp(A x) a`` with exit vector ``a = -A 1``, tail
+``alpha exp(A x) 1``, moments ``m_k = k! alpha (-A)^{-k} 1``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterator
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from symq.core.distribution import Distribution
+from symq.core.errors import InvalidParameter
+from symq.core.randomness import RngLike, as_generator
+
+__all__ = ["PhaseType", "ScipyLaw", "as_phase_type", "as_sampler", "describe_law", "validate_ph"]
+
+
+def validate_ph(alpha: ArrayLike, A: ArrayLike, name: str = "service"  # noqa: N803
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+    """Check a phase-type representation ``(alpha, A)`` and return it with its mean.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (m,)
+        Initial phase probabilities: nonnegative, summing to 1 (no mass at zero).
+    A : array_like, shape (m, m)
+        Sub-generator: negative diagonal, nonnegative off-diagonal, nonpositive row sums,
+        invertible.
+    name : str
+        The caller's name of the law (for messages).
+
+    Returns
+    -------
+    alpha, A : numpy arrays (float64)
+    mean : float
+        :math:`E[S] = \\alpha (-A)^{-1} \\mathbf 1`.
+
+    Raises
+    ------
+    InvalidParameter
+        Naming the condition that fails.
+
+    Examples
+    --------
+    >>> validate_ph([1.0], [[-2.0]])[2]
+    0.5
+    """
+    try:
+        a = np.asarray(alpha, dtype=float)
+        T = np.asarray(A, dtype=float)  # noqa: N806
+    except (TypeError, ValueError):
+        raise InvalidParameter(name, (alpha, A), "a pair (alpha, A) of real arrays") from None
+    if a.ndim != 1 or a.size < 1:
+        raise InvalidParameter("alpha", a, "a nonempty one-dimensional array")
+    m = a.size
+    if T.shape != (m, m):
+        raise InvalidParameter("A", T, f"a square matrix of shape ({m}, {m}) matching alpha")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(T))):
+        raise InvalidParameter(name, (a, T), "finite arrays")
+    if np.any(a < 0) or abs(a.sum() - 1.0) > 1e-10:
+        raise InvalidParameter("alpha", a, "nonnegative entries summing to 1")
+    diag = np.diag(T)
+    if np.any(diag >= 0):
+        raise InvalidParameter("A", T, "a sub-generator with negative diagonal entries")
+    off = T - np.diag(diag)
+    if np.any(off < 0):
+        raise InvalidParameter("A", T, "a sub-generator with nonnegative off-diagonal entries")
+    if np.any(T.sum(axis=1) > 1e-12 * np.abs(diag)):
+        raise InvalidParameter("A", T, "a sub-generator with nonpositive row sums")
+    try:
+        mean_vec = np.linalg.solve(-T, np.ones(m))
+    except np.linalg.LinAlgError:
+        raise InvalidParameter("A", T, "an invertible sub-generator",
+                               "absorption must be certain") from None
+    mean = float(a @ mean_vec)
+    if not (math.isfinite(mean) and mean > 0) or np.linalg.cond(T) > 1e12:
+        raise InvalidParameter("A", T, "an invertible sub-generator", "absorption must be certain")
+    return a, T, mean
+
+
+class PhaseType(Distribution):
+    """A phase-type law ``PH(alpha, A)``: the absorption time of a finite Markov chain.
+
+    Parameters
+    ----------
+    alpha : array_like, shape (m,)
+        Initial phase probabilities (summing to 1).
+    A : array_like, shape (m, m)
+        Sub-generator (checked by :func:`validate_ph`).
+    name : str, optional
+        A label ("H2(scv=4)", "Erlang-3", ...).
+
+    Notes
+    -----
+    ``alpha, A = law`` unpacks the representation, so code written for ``(alpha, A)`` pairs
+    keeps working.
+
+    Examples
+    --------
+    >>> law = PhaseType([1.0], [[-2.0]])
+    >>> law.mean(), law.variance()
+    (0.5, 0.25)
+    """
+
+    def __init__(self, alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> None:  # noqa: N803
+        a, T, mean = validate_ph(alpha, A)
+        a.setflags(write=False)
+        T.setflags(write=False)
+        self.alpha: NDArray[np.float64] = a
+        self.A: NDArray[np.float64] = T
+        self.name = name
+        self._mean = mean
+
+    # -- representation -----------------------------------------------------------------------
+    @property
+    def order(self) -> int:
+        """Number of phases."""
+        return int(self.alpha.size)
+
+    @property
+    def exit_rates(self) -> NDArray[np.float64]:
+        """The exit vector ``a = -A 1``."""
+        return -self.A.sum(axis=1)
+
+    def __iter__(self) -> Iterator[NDArray[np.float64]]:
+        return iter((self.alpha, self.A))
+
+    def __repr__(self) -> str:
+        return f"PhaseType(order={self.order}, mean={self._mean:.6g}, name={self.name!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PhaseType):
+            return NotImplemented
+        return bool(np.array_equal(self.alpha, other.alpha) and np.array_equal(self.A, other.A))
+
+    def __hash__(self) -> int:
+        return hash((self.alpha.tobytes(), self.A.tobytes()))
+
+    # -- distribution verbs -------------------------------------------------------------------
+    def _raw_moment(self, order: int) -> float:
+        inv = np.linalg.inv(-self.A)
+        row = self.alpha.copy()
+        for _ in range(order):
+            row = row @ inv
+        return math.factorial(order) * float(row.sum())
+
+    def mean(self) -> float:
+        """``E[X] = alpha (-A)^{-1} 1``."""
+        return self._mean
+
+    def _each(self, x: ArrayLike, vector: NDArray[np.float64]) -> Any:
+        import scipy.linalg
+
+        points = np.asarray(x, dtype=float)
+        flat = points.ravel()
+        out = np.zeros(flat.shape)
+        for i, v in enumerate(flat):
+            if v >= 0:
+                out[i] = float(self.alpha @ scipy.linalg.expm(self.A * v) @ vector)
+        out = out.reshape(points.shape)
+        return out[()] if points.ndim == 0 else out
+
+    def pdf(self, x: ArrayLike) -> Any:
+        """Density ``alpha exp(A x) a`` (0 for ``x < 0``)."""
+        return self._each(x, self.exit_rates)
+
+    def ccdf(self, x: ArrayLike) -> Any:
+        """Tail ``P(X > x) = alpha exp(A x) 1`` (1 for ``x < 0``)."""
+        points = np.asarray(x, dtype=float)
+        tail = self._each(points, np.ones(self.order))
+        return np.where(points < 0, 1.0, tail)[()] if points.ndim == 0 else \
+            np.where(points < 0, 1.0, tail)
+
+    def cdf(self, x: ArrayLike) -> Any:
+        """``P(X <= x) = 1 - alpha exp(A x) 1``."""
+        return 1.0 - np.asarray(self.ccdf(x), dtype=float)
+
+    def sample(self, shape: int | tuple[int, ...] = (), rng: RngLike = None) -> Any:
+        """Draw absorption times by running the chains (all samples advance together).
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+            Shape of the returned array (``()``: one float).
+        rng : None, int, SeedSequence or numpy Generator
+            Randomness; the same seed gives the same sample.
+        """
+        generator = as_generator(rng)
+        size = int(np.prod(shape)) if np.iterable(shape) else int(shape)
+        alpha_cum, rates, jump_cum = self.jump_tables()
+        m = self.order
+        phase = np.minimum(np.searchsorted(alpha_cum, generator.random(size), side="right"), m - 1)
+        total = np.zeros(size)
+        alive = np.arange(size)
+        while alive.size:
+            current = phase[alive]
+            total[alive] += generator.exponential(1.0, size=alive.size) / rates[current]
+            u = generator.random(alive.size)
+            nxt = (u[:, None] >= jump_cum[current]).sum(axis=1)
+            phase[alive] = nxt
+            alive = alive[nxt < m]
+        out = total.reshape(shape if np.iterable(shape) else (size,))
+        return float(out) if shape == () else out
+
+    # -- tables for numba kernels -------------------------------------------------------------
+    def jump_tables(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """Cumulative initial law, holding rates and cumulative embedded jump law.
+
+        Row ``i`` of the jump table is the cumulative law of the next phase after phase ``i``
+        (columns ``0..m-1``) or absorption (column ``m``, where the row reaches exactly 1); a
+        row that surely exits has zeros in its phase columns.
+        """
+        m = self.order
+        rates = -np.diag(self.A).copy()
+        P = self.A / rates[:, None]  # noqa: N806
+        np.fill_diagonal(P, 0.0)
+        P[P < 1e-15] = 0.0
+        exit_ = np.clip(self.exit_rates / rates, 0.0, None)
+        table = np.hstack([P, exit_[:, None]])
+        table /= table.sum(axis=1, keepdims=True)
+        jump_cum = np.cumsum(table, axis=1)
+        jump_cum[:, -1] = 1.0
+        sure_exit = table[:, :m].sum(axis=1) <= 0.0
+        jump_cum[sure_exit, :m] = 0.0
+        alpha_cum = np.cumsum(self.alpha)
+        alpha_cum[-1] = 1.0
+        return (np.ascontiguousarray(alpha_cum), np.ascontiguousarray(rates),
+                np.ascontiguousarray(jump_cum))
+
+    def uniformised_tables(self) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+        """Cumulative initial law, cumulative uniformised jump law and the uniformisation rate.
+
+        With ``q = max_i -A_ii``, ``P = I + A/q`` plus the exit column ``a/q``: a phase change
+        (possibly to itself) happens at the epochs of a Poisson process of rate ``q``.
+        """
+        m = self.order
+        q = float(np.max(-np.diag(self.A)))
+        P = np.eye(m) + self.A / q  # noqa: N806
+        P[np.abs(P) < 1e-15] = 0.0
+        exit_ = np.clip(self.exit_rates / q, 0.0, None)
+        table = np.hstack([P, exit_[:, None]])
+        table /= table.sum(axis=1, keepdims=True)
+        trans_cum = np.cumsum(table, axis=1)
+        trans_cum[:, -1] = 1.0
+        alpha_cum = np.cumsum(self.alpha)
+        alpha_cum[-1] = 1.0
+        return np.ascontiguousarray(alpha_cum), np.ascontiguousarray(trans_cum), q
+
+
+class ScipyLaw(Distribution):
+    """A scipy distribution (frozen ``rv_continuous`` or new-API) seen through symq's verbs.
+
+    Used by simulators that only draw sizes; it has no phase-type form.
+    """
+
+    def __init__(self, dist: Any, name: str = "scipy") -> None:
+        self.dist = dist
+        self.name = name
+        self._frozen = hasattr(dist, "rvs")
+
+    def __repr__(self) -> str:
+        return f"ScipyLaw({self.dist!r})"
+
+    def pdf(self, x: ArrayLike) -> Any:
+        return self.dist.pdf(x)
+
+    def cdf(self, x: ArrayLike) -> Any:
+        return self.dist.cdf(x)
+
+    def ccdf(self, x: ArrayLike) -> Any:
+        return self.dist.sf(x) if self._frozen else self.dist.ccdf(x)
+
+    def icdf(self, p: ArrayLike) -> Any:
+        return self.dist.ppf(p) if self._frozen else self.dist.icdf(p)
+
+    def support(self) -> tuple[float, float]:
+        low, high = self.dist.support()
+        return float(low), float(high)
+
+    def _raw_moment(self, order: int) -> float:
+        value = float(self.dist.moment(order)) if self._frozen else \
+            float(self.dist.moment(order, kind="raw"))
+        if not math.isfinite(value):
+            raise InvalidParameter(self.name, describe_law(self.dist), "a law with a finite moment of order "
+                                   f"{order}", f"E[X^{order}] = {value}")
+        return value
+
+    def sample(self, shape: int | tuple[int, ...] = (), rng: RngLike = None) -> Any:
+        generator = as_generator(rng)
+        if self._frozen:
+            return self.dist.rvs(size=shape if shape != () else None, random_state=generator)
+        return self.dist.sample(shape, rng=generator)
+
+
+class _Text(str):
+    """Text shown as is (without quotes) as the value of an error message."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def describe_law(law: Any) -> str:
+    """A short text for a law in messages: ``scipy.stats.lognorm(0.8)`` for a frozen scipy
+    distribution, the law's repr (cut at 80 characters) otherwise."""
+    dist = getattr(law, "dist", None)
+    if hasattr(law, "rvs") and dist is not None and hasattr(dist, "name"):
+        args = [repr(a) for a in getattr(law, "args", ())]
+        args += [f"{k}={v!r}" for k, v in getattr(law, "kwds", {}).items()]
+        return _Text(f"scipy.stats.{dist.name}({', '.join(args)})")
+    text = repr(law)
+    return _Text(text if len(text) <= 80 else text[:77] + "...")
+
+
+def _no_phase_type(law: Any, name: str, why: str) -> InvalidParameter:
+    return InvalidParameter(
+        name, describe_law(law), "a phase-type law: a symq.me.laws.PhaseType, a pair (alpha, A), a "
+        "hyper-Erlang/Erlang/H2 from the constructors, or an ME law with a phase-type form", why)
+
+
+def as_phase_type(law: Any, name: str = "service") -> PhaseType:
+    """The one conversion of a job-size law into a :class:`PhaseType`.
+
+    Parameters
+    ----------
+    law : PhaseType, (alpha, A) pair, or symq.me.ME
+        The job-size law.  An ME law is converted by Cumani's series form (CF1,
+        :func:`symq.me.phase_type.to_phase_type`), which exists when its poles are real and its
+        entry weights nonnegative.
+    name : str
+        The caller's parameter name, for messages.
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``name`` when the law has no phase-type form (a scipy distribution, an ME law with
+        complex poles or a negative weight) or the representation is invalid.
+
+    Examples
+    --------
+    >>> from symq.me import ME
+    >>> as_phase_type(ME.erlang(2, 4)).mean()
+    0.5
+    """
+    if isinstance(law, PhaseType):
+        return law
+    from .distribution import ME
+
+    if isinstance(law, ME):
+        from .phase_type import to_phase_type
+
+        try:
+            alpha, A = to_phase_type(law)  # noqa: N806
+        except InvalidParameter as exc:
+            raise _no_phase_type(law, name, f"this ME law has no phase-type form: {exc}"
+                                 ) from None
+        return PhaseType(alpha, A, name=f"PH of {law!r}")
+    if isinstance(law, (tuple, list)) and len(law) == 2:
+        alpha, A = law  # noqa: N806
+        a, T, _ = validate_ph(alpha, A, name)  # noqa: N806
+        return PhaseType(a, T)
+    if hasattr(law, "rvs") or hasattr(law, "sample") or isinstance(law, Distribution):
+        raise _no_phase_type(law, name, "this model needs a phase-type representation and the "
+                             "law has none; fit one (symq.me.fit, or hyper_erlang(k, mean, scv)) "
+                             "or use a simulator, which samples any law")
+    raise _no_phase_type(law, name, "not a job-size law")
+
+
+def as_sampler(law: Any, name: str = "service") -> Distribution:
+    """A job-size law a simulator can draw from: ``sample(shape, rng=)`` and ``mean()``.
+
+    Accepts everything :func:`as_phase_type` accepts, any symq :class:`Distribution`, frozen
+    scipy distributions (``scipy.stats.lognorm(0.8)``) and scipy's new-API distributions.
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``name`` for anything else, or a law without a finite mean.
+    """
+    if isinstance(law, Distribution):
+        return law
+    if isinstance(law, (tuple, list)):
+        return as_phase_type(law, name)
+    from .distribution import ME
+
+    if isinstance(law, ME):
+        return law
+    if hasattr(law, "rvs") and hasattr(law, "cdf"):
+        sampler = ScipyLaw(law, name)
+    elif hasattr(law, "sample") and hasattr(law, "icdf"):
+        sampler = ScipyLaw(law, name)
+    else:
+        raise InvalidParameter(name, describe_law(law), "a job-size law: a symq distribution (PhaseType, ME), "
+                               "a pair (alpha, A) or a scipy distribution")
+    sampler._raw_moment(1)
+    return sampler
