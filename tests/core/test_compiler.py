@@ -100,3 +100,53 @@ def test_scalar_fast_path_agrees_with_the_front_door():
     assert np.allclose(np.asarray(fast, dtype=float).ravel(), np.asarray(slow, dtype=float).ravel())
     with pytest.raises(SymqError, match="called with 1 values"):
         f.scalar(0.3)
+
+
+# --------------------------------------------------------------------------------------------
+# numba backend
+# --------------------------------------------------------------------------------------------
+import math as _math  # noqa: E402
+
+import numba as _numba  # noqa: E402
+from hypothesis import given, settings, strategies as _st  # noqa: E402
+
+
+_X, _Y = sp.symbols("x y", positive=True)
+_EXPR = sp.exp(-_X) * sp.sqrt(_Y) + sp.log(1 + _X * _Y) / (1 + _Y ** 2) + sp.Max(_X, _Y) ** 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(_st.floats(0.01, 20.0), _st.floats(0.01, 20.0))
+def test_numba_backend_equals_50_digit_mpmath(x, y):
+    fast = symq_compile(_EXPR, (_X, _Y), backend="numba")
+    exact = symq_compile(_EXPR, (_X, _Y), backend="mpmath")
+    reference = float(exact(x, y, dps=50))
+    assert fast.function(x, y) == pytest.approx(reference, rel=1e-13)
+    assert float(fast(x, y)) == pytest.approx(reference, rel=1e-13)
+
+
+def test_numba_backend_broadcasts_and_runs_inside_kernels():
+    fast = symq_compile(_EXPR, (_X, _Y), backend="numba")
+    xs = np.linspace(0.1, 3.0, 7)
+    vector = fast(xs, 2.0)
+    assert vector.shape == (7,)
+    expected = [_math.exp(-x) * _math.sqrt(2.0) + _math.log(1 + 2 * x) / 5.0 + max(x, 2.0) ** 3
+                for x in xs]
+    assert np.allclose(vector, expected, rtol=1e-14)
+    inner = fast.function
+
+    @_numba.njit
+    def total(values):
+        s = 0.0
+        for v in values:
+            s += inner(v, 2.0)
+        return s
+
+    assert total(xs) == pytest.approx(sum(expected), rel=1e-13)
+
+
+def test_numba_backend_tuple_outputs():
+    pair = symq_compile([_X + _Y, _X * _Y], (_X, _Y), backend="numba")
+    assert pair.function(2.0, 3.0) == (5.0, 6.0)
+    s, p = pair(np.array([1.0, 2.0]), 3.0)
+    assert s.tolist() == [4.0, 5.0] and p.tolist() == [3.0, 6.0]
