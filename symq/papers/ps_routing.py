@@ -26,10 +26,12 @@ from symq.routing import numeric, solve, symbolic
 __all__ = ["PAPER", "build_claims", "CLAIM_BUILDERS", "claim_group"]
 
 KEY = "ps-routing"
-SECTION_2 = "Altman, Ayesta, Prabhu 2011, model section (note A2)"
-SECTION_3 = "Altman, Ayesta, Prabhu 2011, centralised-routing section (note A3)"
-SECTION_4 = "Altman, Ayesta, Prabhu 2011, decentralised-routing section (note A4)"
-SECTION_5 = "Altman, Ayesta, Prabhu 2011, price-of-anarchy section (note A5)"
+SECTION_2 = "Altman, Ayesta, Prabhu 2011, model section"
+SECTION_3 = "Altman, Ayesta, Prabhu 2011, centralised-routing section"
+SECTION_4 = "Altman, Ayesta, Prabhu 2011, decentralised-routing section"
+SECTION_5 = "Altman, Ayesta, Prabhu 2011, price-of-anarchy section"
+#: symq's own piecewise form of the closed forms (not a statement of the paper).
+PIECEWISE = "symq derivation, derivations/ps-routing.md, section \"Example: the typical farm\""
 
 #: Functions returning lists of claims; :func:`build_claims` concatenates them in order.
 CLAIM_BUILDERS: list[Callable[[], list[Claim]]] = []
@@ -192,7 +194,7 @@ def _exact_claims() -> list[Claim]:
               "zero by minimal polynomials)",
               nonzero_residuals, None, list(_RATIONAL_POINTS), tolerance=0.0,
               error=lambda value, _: float(value), evidence=Evidence.EXACT),
-        Claim("exact loads equal the prefix scan", "note A7",
+        Claim("exact loads equal the prefix scan", PIECEWISE,
               "the exact Piecewise loads (one piece per active set, glued at exact thresholds) "
               "equal the floating-point prefix scan, including at the thresholds",
               exact_loads, float_loads, list(_RATIONAL_POINTS), tolerance=1e-13,

@@ -66,7 +66,7 @@ class ServerFarm:
     The arrays are stored as read-only float arrays.  :attr:`order` sorts the servers by the
     cost per unit of work at zero load, :math:`r_j = w_j / C_j` (stable sort); both the social
     optimum and the Wardrop equilibrium use a prefix of this order (Altman, Ayesta, Prabhu
-    2011, Sections 3-4; note sections A3-A4).
+    2011, centralised- and decentralised-routing sections).
     """
 
     C: np.ndarray

@@ -31,7 +31,8 @@ NAME = "ps-routing"
 
 
 def solve(C: ArrayLike, w: ArrayLike, rho: float) -> Result:  # noqa: N803 - paper notation
-    """Social optimum, Wardrop equilibrium and price of anarchy of a farm (paper Sections 3-5).
+    """Social optimum, Wardrop equilibrium and price of anarchy of a farm (Altman, Ayesta, Prabhu
+    2011, centralised-routing, decentralised-routing and price-of-anarchy sections).
 
     Parameters
     ----------

@@ -10,8 +10,8 @@ conditions, evaluated from the objective's gradient, hold to 1e-10 relative (1e-
 polish); otherwise :class:`~symq.core.errors.NotConverged` is raised.
 
 Nothing here uses the closed forms of :mod:`symq.routing.symbolic`: this module is the
-reference the closed forms are checked against (Altman, Ayesta, Prabhu 2011, Sections 3-4;
-note A7).  Cost: about 0.01 s for K = 50, 0.3 s for K = 200, 10 s for K = 1000 (SLSQP's dense
+reference the closed forms of the paper's centralised- and decentralised-routing sections
+(Altman, Ayesta, Prabhu 2011) are checked against.  Cost: about 0.01 s for K = 50, 0.3 s for K = 200, 10 s for K = 1000 (SLSQP's dense
 subproblems dominate).
 
 Examples
@@ -241,7 +241,9 @@ def minimize_social_cost(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
 def minimize_potential(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
                        rho: float | None = None, *, tol: float = 1e-14,
                        maxiter: int = 100, polish: bool = True) -> NumericSolution:
-    r"""Minimise the Beckmann potential :math:`\Phi` numerically (Wardrop equilibrium, decentralised-routing section).
+    r"""Minimise the Beckmann potential :math:`\Phi` numerically (Wardrop equilibrium).
+
+    The equilibrium is the minimiser of :math:`\Phi` (paper, decentralised-routing section).
 
     In utilisations: :math:`\Phi = -\sum_j w_j \ln(1 - u_j)`, gradient :math:`w_j/(1-u_j)`.
 

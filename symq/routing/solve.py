@@ -13,7 +13,7 @@ evaluated on prefix-sum arrays:
 
 Cost :math:`O(K \log K)` (the sort); :math:`K = 10^5` servers take a few milliseconds.
 
-The price of anarchy :math:`J^{NE}/J^*` (paper, price-of-anarchy section; ``derivations/ps-routing.md`` §A5), its heavy-traffic limit
+The price of anarchy :math:`J^{NE}/J^*` (paper, price-of-anarchy section), its heavy-traffic limit
 :math:`\Sigma_C\Sigma_w/\Sigma_s^2`, the bound :math:`|S^{OPT}|` for equal holding costs
 (Haviv & Roughgarden 2007) and the two-server family with PoA :math:`\sim \sqrt h/2` are
 evaluated from the same compiled closed forms.
@@ -21,8 +21,8 @@ evaluated from the same compiled closed forms.
 References
 ----------
 Altman, Ayesta, Prabhu (2011), centralised-routing section (optimum) and decentralised-routing
-section (equilibrium); the derivations are in ``derivations/ps-routing.md`` (§A3 and §A4, printed by
-``symq derive ps-routing``).
+section (equilibrium); the derivations are in ``derivations/ps-routing.md`` (sections "Social
+optimum" and "Wardrop equilibrium via a potential", printed by ``symq derive ps-routing``).
 
 Examples
 --------
@@ -170,8 +170,9 @@ def thresholds(C: ArrayLike | ServerFarm, w: ArrayLike | None = None, kind: str 
     C, w : array_like
         Capacities and holding costs (or a :class:`ServerFarm` as ``C``).
     kind : {"optimal", "equilibrium"}
-        :math:`\theta^{OPT}_m = \sum_{j\le m} C_j(1 - \sqrt{r_j/r_{m+1}})` (derivation §A3, step 14) or
-        :math:`\theta^{NE}_m = \sum_{j\le m} C_j(1 - r_j/r_{m+1})` (derivation §A4, step 24).
+        :math:`\theta^{OPT}_m = \sum_{j\le m} C_j(1 - \sqrt{r_j/r_{m+1}})` or
+        :math:`\theta^{NE}_m = \sum_{j\le m} C_j(1 - r_j/r_{m+1})` (step "Entry threshold"
+        of the optimum and of the equilibrium in ``derivations/ps-routing.md``).
 
     Returns
     -------
@@ -227,8 +228,8 @@ def social_optimum(C: ArrayLike | ServerFarm, w: ArrayLike | None = None, rho: f
                    ) -> Allocation:
     r"""Loads minimising the social cost :math:`J = \sum_j w_j x_j/(C_j - x_j)`.
 
-    Closed form of the KKT conditions (Altman, Ayesta, Prabhu 2011, centralised-routing section; ``derivations/ps-routing.md`` §A3): on
-    the active prefix S, :math:`x_j^* = C_j - \sqrt{w_j C_j}\,(\Sigma_C - \rho)/\Sigma_s` and
+    Closed form of the KKT conditions (Altman, Ayesta, Prabhu 2011, centralised-routing section;
+    derived in ``derivations/ps-routing.md``, section "Social optimum"): on the active prefix S, :math:`x_j^* = C_j - \sqrt{w_j C_j}\,(\Sigma_C - \rho)/\Sigma_s` and
     :math:`J^* = \Sigma_s^2/(\Sigma_C - \rho) - \Sigma_w`.
 
     Parameters
@@ -271,8 +272,9 @@ def wardrop_equilibrium(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
     r"""Loads of the Wardrop equilibrium of selfish (non-atomic) jobs.
 
     Closed form of the minimiser of the Beckmann potential
-    :math:`\Phi = \sum_j w_j \ln(C_j/(C_j - x_j))` (Altman, Ayesta, Prabhu 2011, decentralised-routing section;
-    ``derivations/ps-routing.md`` §A4): on the active prefix, :math:`c = \Sigma_w/(\Sigma_C - \rho)`,
+    :math:`\Phi = \sum_j w_j \ln(C_j/(C_j - x_j))` (Altman, Ayesta, Prabhu 2011,
+    decentralised-routing section; derived in ``derivations/ps-routing.md``, section "Wardrop
+    equilibrium via a potential"): on the active prefix, :math:`c = \Sigma_w/(\Sigma_C - \rho)`,
     :math:`x_j = C_j - w_j/c` and :math:`J^{NE} = c\rho`.
 
     Parameters
@@ -313,7 +315,7 @@ _H = Interval(1.0, float("inf"), left_open=True, right_open=True)
 
 def price_of_anarchy(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
                      rho: float | None = None) -> float:
-    r"""Price of anarchy :math:`J^{NE}/J^*` at total work rate ``rho`` (``derivations/ps-routing.md`` §A5).
+    r"""Price of anarchy :math:`J^{NE}/J^*` at total work rate ``rho`` (paper, price-of-anarchy section).
 
     Parameters
     ----------
@@ -340,11 +342,12 @@ def _heavy_traffic_kernel():
 
 
 def heavy_traffic_poa(C: ArrayLike | ServerFarm, w: ArrayLike | None = None) -> float:
-    r"""Limit of the price of anarchy as :math:`\rho \to \sum_j C_j` (``derivations/ps-routing.md`` §A5).
+    r"""Limit of the price of anarchy as :math:`\rho \to \sum_j C_j`.
 
     :math:`\lim \mathrm{PoA} = (\sum_j C_j)(\sum_j w_j)/(\sum_j \sqrt{w_j C_j})^2 \ge 1`, with
     equality iff all :math:`w_j/C_j` are equal (Cauchy-Schwarz).  The limit is derived with
-    ``sympy.limit`` in :mod:`symq.routing.symbolic`.
+    ``sympy.limit`` in :mod:`symq.routing.symbolic` (step "Heavy-traffic limit" of
+    ``derivations/ps-routing.md``).
 
     Parameters
     ----------
@@ -364,8 +367,8 @@ def poa_bound_equal_costs(C: ArrayLike | ServerFarm, rho: float) -> int:
     r"""The bound :math:`|S^{OPT}|` on the PoA when all holding costs are equal.
 
     For :math:`w \equiv 1` the price of anarchy is at most the number of servers used by the
-    social optimum, and the bound is tight (Haviv & Roughgarden, Oper. Res. Lett. 35(4), 2007;
-    ``derivations/ps-routing.md`` §A5).
+    social optimum, and the bound is tight (Haviv & Roughgarden, Oper. Res. Lett. 35(4), 2007,
+    recalled in the paper's price-of-anarchy section).
 
     Parameters
     ----------
@@ -394,8 +397,9 @@ def _family_kernel():
 def unbounded_family(h: float) -> dict[str, Any]:
     r"""The two-server instance with unbounded price of anarchy and its closed forms.
 
-    :math:`C = (1, 1)`, :math:`w = (1, h)`, :math:`\rho = 1 - 1/h` (``derivations/ps-routing.md`` §A5): the equilibrium
-    sends everything to server 1 (:math:`J^{NE} = h - 1`) while the optimum uses both servers,
+    :math:`C = (1, 1)`, :math:`w = (1, h)`, :math:`\rho = 1 - 1/h` (steps "Unbounded family" of
+    ``derivations/ps-routing.md``; an explicit instance of the paper's unbounded PoA with
+    unequal holding costs, price-of-anarchy section): the equilibrium sends everything to server 1 (:math:`J^{NE} = h - 1`) while the optimum uses both servers,
     so :math:`\mathrm{PoA}(h) = (h+1)(\sqrt h+1)/(2h+\sqrt h+1) \sim \sqrt h/2`.
 
     Parameters

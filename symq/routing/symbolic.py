@@ -3,14 +3,15 @@ r"""Symbolic derivation of the social optimum, the Wardrop equilibrium and the p
 Everything here is derived with sympy from the model's defining data (the holding-cost rate
 :math:`w_j x_j/(C_j - x_j)` of an M/G/1-PS server, Altman, Ayesta, Prabhu 2011, model section):
 
-* social optimum (paper, centralised-routing section, note A3): ``diff`` gives the marginal cost, ``solve`` the
+* social optimum (paper, centralised-routing section): ``diff`` gives the marginal cost, ``solve`` the
   KKT stationarity condition, summing over the active prefix gives the multiplier, the
   optimal loads, the optimal cost and the entry thresholds;
-* Wardrop equilibrium (paper, decentralised-routing section, note A4): ``integrate`` gives the Beckmann potential
+* Wardrop equilibrium (paper, decentralised-routing section): ``integrate`` gives the Beckmann potential
   :math:`\Phi`, whose KKT conditions are the Wardrop conditions; ``solve`` gives the common
   cost per unit of work, the loads, the cost and the thresholds;
-* price of anarchy (paper, price-of-anarchy section, note A5): closed form, heavy-traffic ``limit``, and the
-  family with unbounded PoA.
+* price of anarchy (paper, price-of-anarchy section): closed form, heavy-traffic ``limit``, and an
+  explicit two-server family whose PoA grows without bound (the paper's claim that the PoA is
+  unbounded with unequal holding costs).
 
 Closed forms are written with prefix aggregates over the active set :math:`S = \{1..m\}`
 (servers sorted by :math:`r_j = w_j/C_j`): :math:`\Sigma_C = \sum_S C_j`,
@@ -159,11 +160,11 @@ def _kept_root(roots: list[sp.Expr], upper: sp.Expr, what: str) -> sp.Expr:
 # ----------------------------------------------------------------------------- derivation steps
 
 def _derive_model(d: Any) -> dict[str, sp.Expr]:
-    d.section("A2. Model: PS servers with holding costs (paper, model section)")
+    d.section("Model: PS servers with holding costs (paper, model section)")
     cost_j = w_j * x_j / (C_j - x_j)
     d.add("Social cost", _eq(J, sp.Sum(_indexed(cost_j), (_j, 1, _K))),
           "M/G/1-PS insensitivity gives E[N_j] = x_j/(C_j - x_j) whatever the job-size law, so the "
-          "holding-cost rate is this sum (paper, model section, note A2).")
+          "holding-cost rate is this sum (paper, model section).")
     selfish_j = w_j / (C_j - x_j)
     d.add("Selfish cost per unit of work", _eq(sp.Symbol("cost_j"), selfish_j),
           "A job of size s at server j has mean sojourn s/(C_j - x_j); the size factors out, so "
@@ -172,7 +173,7 @@ def _derive_model(d: Any) -> dict[str, sp.Expr]:
 
 
 def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
-    d.section("A3. Social optimum (paper, centralised-routing section)")
+    d.section("Social optimum (paper, centralised-routing section)")
     cost_j = model["cost_j"]
     marginal = sp.simplify(sp.diff(cost_j, x_j))
     _check(marginal, w_j * C_j / (C_j - x_j) ** 2, "the marginal cost")
@@ -194,23 +195,25 @@ def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
     _check(x_t.subs(s_j, sp.sqrt(w_j * C_j)), x_mu.subs(mu, 1 / t ** 2), "the substitution t")
     d.add("Substitute t = 1/sqrt(mu)", [_eq(t, 1 / sp.sqrt(mu)), _eq(s_j, sp.sqrt(w_j * C_j)),
                                         _eq(x_j, x_t)],
-          "Loads are linear in t on a fixed active set S (note A3).")
+          "With t in place of mu the loads are linear in t on a fixed active set S.")
     total = _prefix_sum(x_t)
     d.add("Prefix aggregates",
           [_eq(Sigma_C, sp.Sum(_C[_j], (_j, 1, _m))),
            _eq(Sigma_s, sp.Sum(sp.sqrt(_w[_j] * _C[_j]), (_j, 1, _m))),
            _eq(Sigma_w, sp.Sum(_w[_j], (_j, 1, _m)))],
-          "The used set is a prefix S = {1..m} of the servers sorted by r_j = w_j/C_j (note A3).")
+          "The used set is a prefix S = {1..m} of the servers sorted by r_j = w_j/C_j: by the KKT "
+          "conditions a server is used iff r_j < mu (paper, centralised-routing section).")
     d.add("Work conservation on S", _eq(sp.Sum(_x[_j], (_j, 1, _m)), total),
           "Sum the loads over S by linearity; this must equal rho.")
     t_star = sp.solve(sp.Eq(total, rho), t)[0]
     mu_star = sp.simplify(1 / t_star ** 2)
     _check(t_star, (Sigma_C - rho) / Sigma_s, "the multiplier t")
     d.add("Multiplier", [_eq(t, t_star), _eq(mu, mu_star)],
-          "Solve the work-conservation equation for t (note A3, mu = 1/t^2).")
+          "Solve the work-conservation equation for t; mu = 1/t^2.")
     x_star = x_t.subs(t, t_star)
     d.add("Optimal loads", _eq(sp.Symbol("x_j^*"), x_star),
-          "Square-root assignment for j in S; x_j^* = 0 outside S (paper, centralised-routing section, note A3).")
+          "Square-root assignment for j in S; x_j^* = 0 outside S (paper, centralised-routing "
+          "section).")
     per_server = sp.simplify(cost_j.subs(x_j, x_t).subs(s_j, sp.sqrt(w_j * C_j)))
     per_server = sp.expand(per_server).subs(sp.sqrt(C_j) * sp.sqrt(w_j), s_j)
     _check(per_server, s_j / t - w_j, "the cost of one server at the optimum")
@@ -220,8 +223,8 @@ def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
     _check(cost_star, Sigma_s ** 2 / (Sigma_C - rho) - Sigma_w, "the optimal cost")
     cost_star = Sigma_s ** 2 / (Sigma_C - rho) - Sigma_w
     d.add("Optimal cost", _eq(J_opt, cost_star),
-          "Sum over S and substitute t; checked against J* = (sum sqrt(wC))^2/(sum C - rho) - "
-          "sum w of note A3.")
+          "Sum over S and substitute t; sympy checks the result against J* = (sum sqrt(wC))^2/"
+          "(sum C - rho) - sum w.")
     threshold = _kept_root(sp.solve(sp.Eq(mu_star, r_next), rho), Sigma_C, "the threshold")
     _check(threshold, Sigma_C - Sigma_s / sp.sqrt(r_next), "the optimal threshold")
     contribution = C_j - sp.sqrt(w_j * C_j) / sp.sqrt(r_next)
@@ -229,17 +232,18 @@ def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
     d.add("Entry threshold",
           [_eq(theta_opt, threshold),
            _eq(theta_opt, sp.Sum(_C[_j] * (1 - sp.sqrt(_w[_j] / _C[_j] / r_next)), (_j, 1, _m)))],
-          "Server m+1 is used once mu(S={1..m}) falls to r_{m+1}: solve mu = r_{m+1} for rho "
-          "(note A3; s_j = C_j sqrt(r_j) gives the second form).")
+          "Server m+1 is used once mu(S={1..m}) reaches r_{m+1}: solve mu = r_{m+1} for rho "
+          "(s_j = C_j sqrt(r_j) gives the second form).")
     unit = x_star.subs({s_j: sp.sqrt(C_j), Sigma_s: sp.Sum(sp.sqrt(_C[_j]), (_j, 1, _m))})
     d.add("Equal holding costs w = 1", _eq(sp.Symbol("x_j^*"), unit),
-          "With w_j = 1 this is the Bell-Stidham / Kleinrock square-root assignment (note A3).")
+          "With w_j = 1 this is the square-root assignment of Kleinrock and of Bell & Stidham "
+          "(Management Science 29(7), 1983).")
     return {"marginal": marginal, "x_t": x_t, "t": t_star, "mu": mu_star,
             "load": x_t.subs(s_j, sp.sqrt(C_j * w_j)), "cost": cost_star, "threshold": threshold}
 
 
 def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
-    d.section("A4. Wardrop equilibrium via a potential (paper, decentralised-routing section)")
+    d.section("Wardrop equilibrium via a potential (paper, decentralised-routing section)")
     selfish = model["selfish_j"]
     d.add("Wardrop conditions",
           [_eq(selfish, c), sp.GreaterThan(w_j / C_j, c, evaluate=False)],
@@ -254,7 +258,7 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
           [_eq(sp.Symbol("Phi_j"), sp.Integral(selfish.subs(x_j, u), (u, 0, x_j))),
            _eq(sp.Symbol("Phi_j"), potential)],
           "Integrate the selfish cost (sympy.integrate with the slack C_j - x_j > 0); "
-          "Phi = sum_j Phi_j (paper, decentralised-routing section, note A4).")
+          "Phi = sum_j Phi_j (paper, decentralised-routing section).")
     gradient = sp.simplify(sp.diff(potential, x_j))
     _check(gradient, selfish, "the gradient of the potential")
     curvature = sp.simplify(sp.diff(potential, x_j, 2))
@@ -269,13 +273,14 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
     d.add("Solve the Wardrop condition", _eq(x_j, x_c), "Linear in 1/c on a fixed active set.")
     total = _prefix_sum(x_c)
     d.add("Work conservation on S", _eq(sp.Sum(_x[_j], (_j, 1, _m)), total),
-          "Sum over the prefix S = {1..m} of the r-ordering (note A4).")
+          "Sum over the prefix S = {1..m} of the r-ordering: by the Wardrop conditions a server is "
+          "used iff r_j < c.")
     c_star = sp.solve(sp.Eq(total, rho), c)[0]
     _check(c_star, Sigma_w / (Sigma_C - rho), "the equilibrium cost per unit of work")
-    d.add("Cost per unit of work", _eq(c, c_star), "Solve work conservation for c (note A4).")
+    d.add("Cost per unit of work", _eq(c, c_star), "Solve work conservation for c.")
     x_ne = x_c.subs(c, c_star)
     d.add("Equilibrium loads", _eq(sp.Symbol("x_j^NE"), x_ne),
-          "For j in S^NE; x_j^NE = 0 outside (paper, decentralised-routing section, note A4).")
+          "For j in S^NE; x_j^NE = 0 outside (paper, decentralised-routing section).")
     per_server = sp.simplify(model["cost_j"].subs(x_j, x_c))
     _check(per_server, c * x_c, "the cost of one server at equilibrium")
     cost_ne = sp.simplify(_prefix_sum(sp.expand(per_server)).subs(c, c_star))
@@ -284,13 +289,13 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
     d.add("Equilibrium cost", [_eq(model["cost_j"].subs(x_j, sp.Symbol("x_j^NE")), c * x_j),
                                _eq(J_ne, cost_ne)],
           "w_j x_j/(C_j - x_j) = c x_j on used servers, so J^NE = c rho: every job pays c per "
-          "unit of work (note A4).")
+          "unit of work.")
     threshold = sp.solve(sp.Eq(c_star, r_next), rho)[0]
     _check(threshold, Sigma_C - Sigma_w / r_next, "the equilibrium threshold")
     d.add("Entry threshold",
           [_eq(theta_ne, threshold),
            _eq(theta_ne, sp.Sum(_C[_j] * (1 - _w[_j] / _C[_j] / r_next), (_j, 1, _m)))],
-          "Server m+1 is used once c(S={1..m}) falls to r_{m+1} (note A4).")
+          "Server m+1 is used once c(S={1..m}) reaches r_{m+1}: solve c = r_{m+1} for rho.")
     gap = sp.sqrt(q) * (1 - sp.sqrt(q))
     _check(sp.sqrt(q) - q, gap, "the threshold gap")
     d.add("Subset property",
@@ -298,39 +303,42 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
                sp.Sum(_C[_j] * (sp.sqrt(q) - q).subs(q, _w[_j] / _C[_j] / r_next), (_j, 1, _m))),
            _eq(sp.sqrt(q) - q, gap)],
           "With q = r_j/r_{m+1} in (0, 1], sqrt(q) - q >= 0: theta^OPT_m <= theta^NE_m, the "
-          "optimum opens every server at a lower load, so S^NE is a subset of S^OPT (paper "
-          "decentralised-routing section, note A4).")
+          "optimum opens every server at a lower load, so S^NE is a subset of S^OPT (the paper's "
+          "subset property, decentralised-routing section).")
     return {"selfish": gradient, "potential": potential, "c": c_star,
             "load": x_c, "cost": cost_ne, "threshold": threshold}
 
 
 def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> dict[str, Any]:
-    d.section("A5. Price of anarchy (paper, price-of-anarchy section)")
+    d.section("Price of anarchy (paper, price-of-anarchy section)")
     C_o, s_o, w_o = _tagged_aggregates("OPT")
     C_n, _, w_n = _tagged_aggregates("NE")
     poa = (ne["cost"].subs({Sigma_C: C_n, Sigma_w: w_n})
            / opt["cost"].subs({Sigma_C: C_o, Sigma_s: s_o, Sigma_w: w_o}))
     d.add("Price of anarchy", _eq(PoA, poa),
-          "PoA = J^NE / J*, each with the aggregates of its own active set (note A5).")
+          "PoA = J^NE / J*, each with the aggregates of its own active set (paper, "
+          "price-of-anarchy section).")
     all_used = sp.simplify(ne["cost"] / opt["cost"])
     limit = sp.limit(all_used, rho, Sigma_C, "-")
     _check(limit, Sigma_C * Sigma_w / Sigma_s ** 2, "the heavy-traffic limit")
     d.add("Heavy-traffic limit",
           [_eq(PoA, all_used), _eq(sp.Limit(PoA, rho, Sigma_C, "-"), limit)],
           "Near rho = sum C every server is used in both solutions; sympy.limit gives the limit, "
-          ">= 1 by Cauchy-Schwarz with equality iff all r_j are equal (note A5).")
+          ">= 1 by Cauchy-Schwarz with equality iff all r_j are equal.")
     unit = limit.subs({Sigma_w: _K, Sigma_s: sp.Sum(sp.sqrt(_C[_j]), (_j, 1, _K)),
                        Sigma_C: sp.Sum(_C[_j], (_j, 1, _K))})
     d.add("Equal holding costs w = 1", _eq(sp.Limit(PoA, rho, Sigma_C, "-"), unit),
           "Below K, and tending to K when one capacity dominates: the tight case of the bound "
-          "PoA <= |S^OPT| (Haviv & Roughgarden 2007; note A5).")
+          "PoA <= |S^OPT| (Haviv & Roughgarden, Oper. Res. Lett. 35(4), 2007, recalled in the "
+          "paper's price-of-anarchy section).")
 
     # the family C = (1, 1), w = (1, h), rho = 1 - 1/h
     rho_h = 1 - 1 / h
     d.add("Unbounded family: instance",
           [_eq(sp.Symbol("C"), sp.Matrix([[1, 1]])), _eq(sp.Symbol("w"), sp.Matrix([[1, h]])),
            _eq(rho, rho_h)],
-          "Two servers of equal speed, the second one h > 1 times more expensive (note A5).")
+          "Two servers of equal speed, the second one h > 1 times more expensive: an explicit "
+          "instance of the paper's unbounded PoA with unequal holding costs.")
     e = sp.Symbol("epsilon", **_pos)   # h = (1 + epsilon)^2 > 1
     theta_ne_1 = ne["threshold"].subs({Sigma_C: 1, Sigma_w: 1, r_next: h})
     theta_opt_1 = opt["threshold"].subs({Sigma_C: 1, Sigma_s: 1, r_next: h})
@@ -361,12 +369,13 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     _check(j_opt, j_note, "the family's J*")
     d.add("Unbounded family: optimum",
           [_eq(sp.Symbol("x_1^*"), x1_note), _eq(sp.Symbol("x_2^*"), x2_note), _eq(J_opt, j_note)],
-          "Substitute the instance into the optimal loads and cost; checked against note A5.")
+          "Substitute the instance into the optimal loads and cost; sympy checks them against the "
+          "simplified forms shown.")
     poa_h = sp.simplify(j_ne / j_opt)
     poa_note = (h + 1) * (sp.sqrt(h) + 1) / (2 * h + sp.sqrt(h) + 1)
     _check(poa_h, poa_note, "the family's PoA")
     d.add("Unbounded family: price of anarchy", [_eq(PoA, j_ne / j_note), _eq(PoA, poa_note)],
-          "The ratio simplifies to the form of note A5 (checked by sympy).")
+          "The ratio simplifies to the second form (checked by sympy).")
     growth = sp.limit(poa_note / sp.sqrt(h), h, sp.oo)
     if growth != sp.Rational(1, 2):
         raise SymqError(f"derivation check failed: PoA/sqrt(h) -> {growth}")
@@ -374,7 +383,7 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     d.add("Unbounded family: asymptotics",
           [_eq(sp.Limit(PoA / sp.sqrt(h), h, sp.oo), growth), _eq(sp.Symbol("PoA_asympt"), in_rho)],
           "PoA ~ sqrt(h)/2 grows without bound; with h = 1/(1 - rho), PoA ~ 1/(2 sqrt(1 - rho)) "
-          "as rho -> 1 (paper, price-of-anarchy section, note A5).")
+          "as rho -> 1: the PoA is unbounded (paper, price-of-anarchy section).")
     variant = {Sigma_C: 1 + M, Sigma_s: 1 + M * sp.sqrt(h), Sigma_w: 1 + h * M, rho: rho_h}
     j_variant = sp.limit(opt["cost"].subs(variant), M, sp.oo)
     _check(j_variant, 2 * (sp.sqrt(h) - 1), "the variant's limit cost")
@@ -382,7 +391,7 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     _check(poa_variant, (sp.sqrt(h) + 1) / 2, "the variant's limit PoA")
     d.add("Variant C = (1, M), w = (1, hM)",
           [_eq(sp.Limit(J_opt, M, sp.oo), j_variant), _eq(sp.Limit(PoA, M, sp.oo), (sp.sqrt(h) + 1) / 2)],
-          "Same rho and same equilibrium (r = (1, h)); a large expensive server (note A5).")
+          "Same rho and same equilibrium (r = (1, h)); a large expensive server.")
     return {"poa": poa, "heavy_traffic": limit, "family": {
         "rho": rho_h, "x1": x1_note, "x2": x2_note, "J_opt": j_note, "J_ne": j_ne,
         "poa": poa_note, "asymptotic": sp.sqrt(h) / 2}}
@@ -397,7 +406,7 @@ class ClosedForms:
     Attributes
     ----------
     opt_t, opt_mu : sympy.Expr
-        :math:`t = (\Sigma_C - \rho)/\Sigma_s` and :math:`\mu = 1/t^2` (note A3).
+        :math:`t = (\Sigma_C - \rho)/\Sigma_s` and :math:`\mu = 1/t^2`.
     opt_load : sympy.Expr
         :math:`x_j^* = C_j - \sqrt{w_j C_j}\, t` as a function of ``C_j, w_j, t``.
     opt_cost : sympy.Expr
@@ -409,13 +418,13 @@ class ClosedForms:
     ne_c, ne_load, ne_cost, ne_threshold : sympy.Expr
         :math:`c = \Sigma_w/(\Sigma_C - \rho)`, :math:`x_j = C_j - w_j/c`,
         :math:`J^{NE} = \rho\Sigma_w/(\Sigma_C - \rho)`, :math:`\theta^{NE}_m = \Sigma_C -
-        \Sigma_w/r_{m+1}` (note A4).
+        \Sigma_w/r_{m+1}`.
     selfish_cost, potential : sympy.Expr
         :math:`w_j/(C_j - x_j)` and :math:`w_j \ln(C_j/(C_j - x_j))`.
     poa : sympy.Expr
         PoA with the aggregates of each active set.
     heavy_traffic_poa : sympy.Expr
-        :math:`\Sigma_C\Sigma_w/\Sigma_s^2` over all servers (note A5).
+        :math:`\Sigma_C\Sigma_w/\Sigma_s^2` over all servers.
     family : dict
         The unbounded family as functions of ``h``: ``rho, x1, x2, J_opt, J_ne, poa,
         asymptotic``.
@@ -470,7 +479,8 @@ def derivation() -> Derivation:
     Returns
     -------
     Derivation
-        Sections A2-A5 (paper Sections 2-5) plus a worked example on the typical farm
+        The model, the social optimum, the Wardrop equilibrium and the price of anarchy
+        (one section each, following the paper's sections) plus a worked example on the typical farm
         ``C = (4, 2, 1)``, ``w = (1, 2, 4)``.  Deterministic: the same text on every run.
     """
     d = Derivation(
@@ -488,7 +498,8 @@ def derivation() -> Derivation:
     x = [sp.Symbol(f"x_{k + 1}") for k in range(3)]
     d.add("Optimal loads as functions of rho",
           [_eq(x[k], example.optimal[k]) for k in range(3)],
-          "One piece per active set between the thresholds theta^OPT = (2, 4) (note A7).")
+          "One piece per active set between the thresholds theta^OPT = (2, 4): loads are linear in "
+          "rho on each piece and adjacent pieces agree at the thresholds.")
     d.add("Equilibrium loads as functions of rho",
           [_eq(x[k], example.equilibrium[k]) for k in range(3)],
           "Thresholds theta^NE = (3, 21/4): each server opens later than at the optimum.")
@@ -572,8 +583,8 @@ def piecewise_loads(C: Sequence[Any], w: Sequence[Any], rho_symbol: sp.Symbol | 
     r"""Exact piecewise-linear loads of a concrete farm, for the optimum and the equilibrium.
 
     The closed forms of :func:`closed_forms` are evaluated on the exact prefix aggregates of
-    every active prefix; the pieces are glued at the exact thresholds (note A7: loads are
-    linear in :math:`\rho` between consecutive thresholds, and adjacent pieces agree at them).
+    every active prefix; the pieces are glued at the exact thresholds (loads are linear in
+    :math:`\rho` between consecutive thresholds, and adjacent pieces agree at them).
 
     Parameters
     ----------
