@@ -8,13 +8,15 @@ congestion control protocols", IEEE INFOCOM 2005 (reference note part B).
 * :mod:`~symq.window.symbolic`: the stationary Kolmogorov (level-crossing) equation, the drift
   identity, stability by sympy limits;
 * :mod:`~symq.window.powerlaw`: the q-series closed form of the power-law class
-  ``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w``; :mod:`~symq.window.mimd`: multiplicative
-  increase with constant losses and a floor;
+  ``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w`` (its series engine, density and
+  distribution functions in ``powerlaw_series``, ``powerlaw_density``, ``powerlaw_cdf``);
+  :mod:`~symq.window.mimd`: multiplicative increase with constant losses and a floor;
 * :mod:`~symq.window.numeric`: the general numerical solver (embedded post-loss chain, Palm
-  inversion, error control);
+  inversion, error control; its parts in ``numeric_grid``, ``numeric_level``,
+  ``numeric_extent`` and the result ``numeric_solution``);
 * :mod:`~symq.window.solve`: :func:`solve_protocol`, one front door to the three;
 * :mod:`~symq.window.simulation` and :mod:`~symq.window.montecarlo`: exact-event Monte Carlo
-  (numba);
+  (numba kernels in ``simulation_kernels``, integral tables in ``simulation_tables``);
 * :mod:`~symq.window.ordering`: stochastic ordering of two protocols' windows;
 * :mod:`~symq.window.model`: the registered ``awp`` model.
 

@@ -78,17 +78,25 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-import numba
 import numpy as np
-from scipy.integrate import quad_vec
 
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value as _integer
-from symq.core.resources import require_memory
 from symq.core.parameters import real_value
 from symq.core.randomness import RngLike
 from symq.core.randomness import as_generator as _generator
+from symq.core.resources import require_memory
 from symq.core.simstats import ConfidenceInterval, ratio_batch_means
+
+from .simulation_kernels import (
+    _ESCAPED_UP,
+    _OFF_GRID,
+    _OK,
+    _power_kernel,
+    _seed_kernel,
+    _table_kernel,
+)
+from .simulation_tables import _GL_ORDER, _build_tables, _empty_tables, _evaluate
 
 __all__ = ["WindowEstimate", "simulate_window"]
 
@@ -97,355 +105,11 @@ DEFAULT_GRID = (1e-12, 1e15)
 #: Default number of grid nodes per decade of the tables.
 DEFAULT_POINTS_PER_DECADE = 200
 
-_OK = 0
-_ESCAPED_UP = 1
-_COLLAPSED = 2
-_OFF_GRID = 3
-
-_GL_ORDER = 10
-#: At most this many cells are re-integrated adaptively (scipy quad_vec).
-_MAX_ADAPTIVE_CELLS = 400
 #: Longest run accepted (loss cycles): ~1e7 cycles per second per core, so 1e10 is about 20
 #: minutes; a longer request is refused before anything runs.
 MAX_LOSSES = 10**10
 #: Most batches accepted (the batch-means interval needs a few dozen; more only costs memory).
 MAX_BATCHES = 10**6
-
-
-# --------------------------------------------------------------------------------------------
-# numba helpers and kernels
-# --------------------------------------------------------------------------------------------
-
-
-@numba.njit(cache=True)
-def _seed_kernel(seed: int) -> None:
-    """Seed numba's random stream (separate from numpy's) for the kernels."""
-    np.random.seed(seed)
-
-
-@numba.njit(cache=True)
-def _frac(e: float, x: float, h: float, den: float) -> float:
-    """Fraction of a cell integral between its left node and ``ln w = lw_i + x``."""
-    if abs(e * h) < 1e-9:
-        return x / h
-    return math.expm1(e * x) / den
-
-
-@numba.njit(cache=True)
-def _locate(w: float, lw: np.ndarray, lw0: float, h: float) -> tuple[int, float]:
-    """Cell index ``i`` and offset ``x = ln w - lw[i]`` in ``[0, h]`` (w inside the grid)."""
-    n = lw.shape[0]
-    lnw = math.log(w)
-    i = int((lnw - lw0) / h)
-    if i < 0:
-        i = 0
-    if i > n - 2:
-        i = n - 2
-    x = lnw - lw[i]
-    if x < 0.0:
-        x = 0.0
-    if x > h:
-        x = h
-    return i, x
-
-
-@numba.njit(cache=True)
-def _cum(cum: np.ndarray, cell: np.ndarray, expo: np.ndarray, den: np.ndarray, k: int, i: int,
-         x: float, h: float) -> float:
-    """Tabulated cumulative integral number ``k`` at ``ln w = lw[i] + x``."""
-    return cum[k, i] + cell[k, i] * _frac(expo[k, i], x, h, den[k, i])
-
-
-@numba.njit(cache=True)
-def _table_kernel(lw, lw0, h, cum, cell, expo, den, ld, w_min, has_cap, w_cap, lam_cap, gcap,
-                  n_warm, per_batch, stop_at, y_state, counters, acc, ring):
-    """General profile: cycles until ``stop_at`` losses, from tables of the integrals.
-
-    Tables (rows of ``cum``/``cell``/``expo``/``den``): 0 hazard ``lam/a``, 1 time ``1/a``,
-    2 area ``w/a``, 3 ``w^2/a``, 4.. observables ``g/a``.  ``acc[b]`` columns: rows 1..J-1 of
-    the tables (time, area, area2, observables), then cap time, then the sum of pre-loss windows.
-    ``counters = [cycles done, ring position, status]``; ``y_state[0]`` the post-loss window.
-    """
-    n = lw.shape[0]
-    J = cum.shape[0]
-    nring = ring.shape[0]
-    last_haz = cum[0, n - 1]
-    y = y_state[0]
-    done = counters[0]
-    pos = counters[1]
-    status = _OK
-    while done < stop_at:
-        iy, xy = _locate(y, lw, lw0, h)
-        target = _cum(cum, cell, expo, den, 0, iy, xy, h) + np.random.exponential(1.0)
-        hold = 0.0
-        if target >= last_haz:
-            if not has_cap:
-                status = _ESCAPED_UP
-                break
-            j = n - 2
-            xw = h
-            w = w_cap
-            hold = np.random.exponential(1.0) / lam_cap
-        else:
-            lo = iy
-            hi = n - 1  # cum[0, lo] <= target < cum[0, hi]
-            while hi - lo > 1:
-                mid = (lo + hi) >> 1
-                if cum[0, mid] <= target:
-                    lo = mid
-                else:
-                    hi = mid
-            j = lo
-            f = (target - cum[0, j]) / cell[0, j]
-            e = expo[0, j]
-            if abs(e * h) < 1e-9:
-                xw = f * h
-            else:
-                xw = math.log1p(f * den[0, j]) / e
-            if xw < 0.0:
-                xw = 0.0
-            if xw > h:
-                xw = h
-            w = math.exp(lw[j] + xw)
-        if done >= n_warm:
-            b = (done - n_warm) // per_batch
-            for k in range(1, J):
-                if j == iy:
-                    v = cell[k, j] * (_frac(expo[k, j], xw, h, den[k, j])
-                                      - _frac(expo[k, j], xy, h, den[k, j]))
-                else:
-                    v = _cum(cum, cell, expo, den, k, j, xw, h) - _cum(cum, cell, expo, den, k, iy,
-                                                                     xy, h)
-                acc[b, k - 1] += v + gcap[k] * hold
-            acc[b, J - 1] += hold
-            acc[b, J] += w
-            ring[pos] = w
-            pos += 1
-            if pos == nring:
-                pos = 0
-        y = math.exp(ld[j] + (ld[j + 1] - ld[j]) * (xw / h))
-        if y < w_min:
-            y = w_min
-        done += 1
-        if y < math.exp(lw0):
-            status = _COLLAPSED
-            break
-    y_state[0] = y
-    counters[0] = done
-    counters[1] = pos
-    counters[2] = status
-    return status
-
-
-@numba.njit(cache=True)
-def _pow_int(y: float, w: float, lr: float, e: float) -> float:
-    """``int_y^w u^(e-1) du`` with ``lr = ln(w/y)``, accurate for ``w`` close to ``y``."""
-    if e == 0.0:
-        return lr
-    return math.exp(e * math.log(y)) * math.expm1(e * lr) / e
-
-
-@numba.njit(cache=True)
-def _power_kernel(alpha, k, gamma, l, beta, w_min, has_cap, w_max, lam_cap, w_lo, w_hi,
-                  n_warm, per_batch, stop_at, y_state, counters, acc, ring,
-                  lw, lw0, h, cum, cell, expo, den, gcap):
-    """Power-law profile ``a = alpha w^k, lam = gamma w^l, d = beta w``: exact cycles.
-
-    Observables (rows 4.. of the tables, if any) are integrated with the tables; ``acc`` columns
-    as in :func:`_table_kernel`.
-    """
-    m = l - k + 1.0
-    c = alpha * m / gamma
-    inv_m = 1.0 / m if m != 0.0 else 0.0
-    J = cum.shape[0]
-    nring = ring.shape[0]
-    y = y_state[0]
-    done = counters[0]
-    pos = counters[1]
-    status = _OK
-    while done < stop_at:
-        ev = np.random.exponential(1.0)
-        if m == 0.0:
-            w = y * math.exp(alpha * ev / gamma)
-        elif m == 1.0:
-            w = y + c * ev
-        elif m == 2.0:
-            w = math.sqrt(y * y + c * ev)
-        else:
-            v = math.exp(m * math.log(y)) + c * ev
-            if v <= 0.0:
-                status = _ESCAPED_UP
-                break
-            w = math.exp(inv_m * math.log(v))
-        hold = 0.0
-        if has_cap and w > w_max:
-            w = w_max
-            hold = np.random.exponential(1.0) / lam_cap
-        if w > w_hi:
-            status = _ESCAPED_UP
-            break
-        if done >= n_warm:
-            b = (done - n_warm) // per_batch
-            lr = math.log(w / y)
-            acc[b, 0] += _pow_int(y, w, lr, 1.0 - k) / alpha + hold
-            acc[b, 1] += _pow_int(y, w, lr, 2.0 - k) / alpha + w * hold
-            acc[b, 2] += _pow_int(y, w, lr, 3.0 - k) / alpha + w * w * hold
-            if J > 4:
-                if y < w_lo or w > math.exp(lw[lw.shape[0] - 1]):
-                    status = _OFF_GRID
-                    break
-                iy, xy = _locate(y, lw, lw0, h)
-                j, xw = _locate(w, lw, lw0, h)
-                for r in range(4, J):
-                    acc[b, r - 1] += (_cum(cum, cell, expo, den, r, j, xw, h)
-                                      - _cum(cum, cell, expo, den, r, iy, xy, h)
-                                      + gcap[r] * hold)
-            acc[b, J - 1] += hold
-            acc[b, J] += w
-            ring[pos] = w
-            pos += 1
-            if pos == nring:
-                pos = 0
-        y = beta * w
-        if y < w_min:
-            y = w_min
-        done += 1
-        if y < w_lo:
-            status = _COLLAPSED
-            break
-    y_state[0] = y
-    counters[0] = done
-    counters[1] = pos
-    counters[2] = status
-    return status
-
-
-# --------------------------------------------------------------------------------------------
-# tables
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Tables:
-    lw: np.ndarray
-    lw0: float
-    h: float
-    cum: np.ndarray
-    cell: np.ndarray
-    expo: np.ndarray
-    den: np.ndarray
-    ld: np.ndarray
-    error: float
-
-
-def _evaluate(name: str, func: Callable, w: np.ndarray, *, positive: bool) -> np.ndarray:
-    try:
-        with np.errstate(all="ignore"):
-            out = np.asarray(func(w), dtype=float)
-        out = np.broadcast_to(out, w.shape).astype(float)
-    except Exception as exc:  # the user's callable failed on the grid
-        raise InvalidParameter(name, func, "a vectorised callable of the window (numpy array in, "
-                               "array of the same shape out)",
-                               f"calling it on the grid raised {type(exc).__name__}: {exc}") from None
-    bad = ~np.isfinite(out)
-    if positive:
-        bad |= ~(out > 0)
-    if bad.any():
-        where = float(w.flat[int(np.argmax(bad))])
-        value = float(out.flat[int(np.argmax(bad))])
-        domain = "finite and > 0" if positive else "finite"
-        raise InvalidParameter(name, func, f"a callable with values {domain} on the grid",
-                               f"{name}({where:.6g}) = {value!r}; narrow the grid")
-    return out
-
-
-def _exponents(g_nodes: np.ndarray, h: float) -> np.ndarray:
-    """Exponent ``e`` of the in-cell model ``g(w) w ~ exp(e x)`` (0 -> linear in ``ln w``)."""
-    left, right = g_nodes[:-1], g_nodes[1:]
-    same = (left * right) > 0
-    with np.errstate(all="ignore"):
-        e = np.where(same, np.log(np.abs(right) / np.abs(left)) / h + 1.0, 0.0)
-    return np.where(np.isfinite(e), e, 0.0)
-
-
-def _build_tables(a: Callable, lam: Callable, d: Callable | None, observables: list[Callable],
-                  lo: float, hi: float, per_decade: int, w_min: float) -> _Tables:
-    decades = math.log10(hi / lo)
-    n = max(int(math.ceil(decades * per_decade)) + 1, 3)
-    lw0, lw1 = math.log(lo), math.log(hi)
-    lw = np.linspace(lw0, lw1, n)
-    h = (lw1 - lw0) / (n - 1)
-    nodes = np.exp(lw)
-    nodes[0], nodes[-1] = lo, hi
-
-    def integrands(w: np.ndarray) -> list[np.ndarray]:
-        av = _evaluate("a", a, w, positive=True)
-        lv = _evaluate("lam", lam, w, positive=True)
-        rows = [lv / av, 1.0 / av, w / av, w * w / av]
-        for idx, g in enumerate(observables):
-            rows.append(_evaluate(f"time_averages[{idx}]", g, w, positive=False) / av)
-        return rows
-
-    def cell_integrals(order: int) -> np.ndarray:
-        xg, wg = np.polynomial.legendre.leggauss(order)
-        xg = 0.5 * (xg + 1.0) * h
-        wg = 0.5 * wg * h
-        pts = np.exp(lw[:-1, None] + xg[None, :])
-        return np.array([(g * pts) @ wg for g in integrands(pts)])
-
-    cells = cell_integrals(_GL_ORDER)
-    coarse = cell_integrals(_GL_ORDER // 2)
-    err = np.abs(cells - coarse)
-    # error control: cells where the two rules disagree (kinks, jumps) are integrated adaptively
-    flagged = np.flatnonzero(np.any(err > 1e-11 * np.abs(cells) + 1e-300, axis=0))
-    if flagged.size > _MAX_ADAPTIVE_CELLS:
-        flagged = flagged[np.argsort(-np.max(err[:, flagged] / (np.abs(cells[:, flagged])
-                                                                + 1e-300), axis=0))]
-        flagged = np.sort(flagged[:_MAX_ADAPTIVE_CELLS])
-
-    for i in flagged:
-        scale = np.where(np.abs(cells[:, i]) > 0, np.abs(cells[:, i]), 1.0)
-
-        def in_log(x: float, scale: np.ndarray = scale) -> np.ndarray:
-            w = np.array([math.exp(x)])
-            return np.array([g[0] for g in integrands(w)]) * (w[0] / scale)
-
-        value, abserr = quad_vec(in_log, lw[i], lw[i + 1], epsabs=1e-13 * h, epsrel=1e-13,
-                                 norm="max", limit=400)
-        cells[:, i] = value * scale
-        err[:, i] = np.maximum(abserr, 1e-16) * scale
-    J = cells.shape[0]
-    cum = np.zeros((J, n))
-    cum[:, 1:] = np.cumsum(cells, axis=1)
-    with np.errstate(all="ignore"):
-        rel = np.cumsum(err[:4], axis=1) / np.abs(cum[:4, 1:])
-    rel = rel[np.isfinite(rel)]
-    error = float(np.max(rel)) if rel.size else 0.0
-    node_vals = integrands(nodes)
-    expo = np.array([_exponents(g, h) for g in node_vals])
-    with np.errstate(all="ignore"):
-        den = np.expm1(expo * h)
-    if d is None:
-        raise InvalidParameter("d", d, "a vectorised callable of the window")
-    dv = _evaluate("d", d, nodes, positive=False)
-    if np.any(dv >= nodes) or np.any(dv < 0):
-        i = int(np.argmax((dv >= nodes) | (dv < 0)))
-        raise InvalidParameter("d", d, "a decrease map with 0 <= d(w) < w",
-                               f"d({nodes[i]:.6g}) = {dv[i]!r}")
-    if np.any(np.diff(dv) < -1e-12 * np.abs(dv[1:])):
-        i = int(np.argmax(np.diff(dv) < -1e-12 * np.abs(dv[1:])))
-        raise InvalidParameter("d", d, "a nondecreasing decrease map",
-                               f"d({nodes[i]:.6g}) > d({nodes[i + 1]:.6g})")
-    if w_min <= 0 and np.any(dv <= 0):
-        raise InvalidParameter("d", d, "a decrease map with d(w) > 0 on the grid when w_min = 0")
-    ld = np.log(np.maximum(dv, 1e-300))
-    return _Tables(lw, lw0, h, np.ascontiguousarray(cum), np.ascontiguousarray(cells),
-                   np.ascontiguousarray(expo), np.ascontiguousarray(den), ld, error)
-
-
-# --------------------------------------------------------------------------------------------
-# validation helpers
-# --------------------------------------------------------------------------------------------
 
 
 def _real(name: str, value: Any, domain: str, test: Callable[[float], bool]) -> float:
@@ -820,9 +484,3 @@ def simulate_window(
         sample = np.concatenate([ring[p:], ring[:p]])
     return WindowEstimate(mean, second, rate, pre, sample, cap, False, None, done, eps, extra,
                           method, quad)
-
-
-def _empty_tables() -> _Tables:
-    z2 = np.zeros((4, 2))
-    z1 = np.zeros((4, 1))
-    return _Tables(np.array([0.0, 1.0]), 0.0, 1.0, z2, z1, z1, z1.copy(), np.zeros(2), 0.0)

@@ -1,0 +1,234 @@
+"""Numba kernels of the exact event-sampling window simulator, one loss cycle at a time.
+
+From the post-loss window ``y`` the next pre-loss window is
+``W_pre = Lambda^{-1}(Lambda(y) + E)`` with ``E ~ Exp(1)`` and the cumulative hazard
+``Lambda(w) = int^w lam(u)/a(u) du``; the cycle's time and areas are increments of
+``H(w) = int^w du/a(u)`` and ``G_r(w) = int^w u^r/a(u) du`` (see :mod:`symq.window.simulation`).
+Two kernels run cycles until a given count and accumulate per-batch sums:
+
+* :func:`_table_kernel` reads ``Lambda``, ``H``, ``G_1``, ``G_2`` (and observables) from the
+  tables of :mod:`symq.window.simulation_tables` and inverts ``Lambda`` by binary search for the
+  cell and a closed form inside it;
+* :func:`_power_kernel` samples the power-law class ``a = alpha w^k``, ``lam = gamma w^l``,
+  ``d = beta w`` in closed form: ``W_pre^m = y^m + alpha m E/gamma`` (``m = l - k + 1 != 0``) or
+  ``W_pre = y exp(alpha E/gamma)`` (``m = 0``), with the integrals of :func:`_pow_int`.
+
+Both keep their state (post-loss window, counters, status) in arrays so that a run can be split
+into chunks with the same result.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+_OK = 0
+_ESCAPED_UP = 1
+_COLLAPSED = 2
+_OFF_GRID = 3
+
+
+@numba.njit(cache=True)
+def _seed_kernel(seed: int) -> None:
+    """Seed numba's random stream (separate from numpy's) for the kernels."""
+    np.random.seed(seed)
+
+
+@numba.njit(cache=True)
+def _frac(e: float, x: float, h: float, den: float) -> float:
+    """Fraction of a cell integral between its left node and ``ln w = lw_i + x``."""
+    if abs(e * h) < 1e-9:
+        return x / h
+    return math.expm1(e * x) / den
+
+
+@numba.njit(cache=True)
+def _locate(w: float, lw: np.ndarray, lw0: float, h: float) -> tuple[int, float]:
+    """Cell index ``i`` and offset ``x = ln w - lw[i]`` in ``[0, h]`` (w inside the grid)."""
+    n = lw.shape[0]
+    lnw = math.log(w)
+    i = int((lnw - lw0) / h)
+    if i < 0:
+        i = 0
+    if i > n - 2:
+        i = n - 2
+    x = lnw - lw[i]
+    if x < 0.0:
+        x = 0.0
+    if x > h:
+        x = h
+    return i, x
+
+
+@numba.njit(cache=True)
+def _cum(cum: np.ndarray, cell: np.ndarray, expo: np.ndarray, den: np.ndarray, k: int, i: int,
+         x: float, h: float) -> float:
+    """Tabulated cumulative integral number ``k`` at ``ln w = lw[i] + x``."""
+    return cum[k, i] + cell[k, i] * _frac(expo[k, i], x, h, den[k, i])
+
+
+@numba.njit(cache=True)
+def _table_kernel(lw, lw0, h, cum, cell, expo, den, ld, w_min, has_cap, w_cap, lam_cap, gcap,
+                  n_warm, per_batch, stop_at, y_state, counters, acc, ring):
+    """General profile: cycles until ``stop_at`` losses, from tables of the integrals.
+
+    Tables (rows of ``cum``/``cell``/``expo``/``den``): 0 hazard ``lam/a``, 1 time ``1/a``,
+    2 area ``w/a``, 3 ``w^2/a``, 4.. observables ``g/a``.  ``acc[b]`` columns: rows 1..J-1 of
+    the tables (time, area, area2, observables), then cap time, then the sum of pre-loss windows.
+    ``counters = [cycles done, ring position, status]``; ``y_state[0]`` the post-loss window.
+    """
+    n = lw.shape[0]
+    J = cum.shape[0]
+    nring = ring.shape[0]
+    last_haz = cum[0, n - 1]
+    y = y_state[0]
+    done = counters[0]
+    pos = counters[1]
+    status = _OK
+    while done < stop_at:
+        iy, xy = _locate(y, lw, lw0, h)
+        target = _cum(cum, cell, expo, den, 0, iy, xy, h) + np.random.exponential(1.0)
+        hold = 0.0
+        if target >= last_haz:
+            if not has_cap:
+                status = _ESCAPED_UP
+                break
+            j = n - 2
+            xw = h
+            w = w_cap
+            hold = np.random.exponential(1.0) / lam_cap
+        else:
+            lo = iy
+            hi = n - 1  # cum[0, lo] <= target < cum[0, hi]
+            while hi - lo > 1:
+                mid = (lo + hi) >> 1
+                if cum[0, mid] <= target:
+                    lo = mid
+                else:
+                    hi = mid
+            j = lo
+            f = (target - cum[0, j]) / cell[0, j]
+            e = expo[0, j]
+            if abs(e * h) < 1e-9:
+                xw = f * h
+            else:
+                xw = math.log1p(f * den[0, j]) / e
+            if xw < 0.0:
+                xw = 0.0
+            if xw > h:
+                xw = h
+            w = math.exp(lw[j] + xw)
+        if done >= n_warm:
+            b = (done - n_warm) // per_batch
+            for k in range(1, J):
+                if j == iy:
+                    v = cell[k, j] * (_frac(expo[k, j], xw, h, den[k, j])
+                                      - _frac(expo[k, j], xy, h, den[k, j]))
+                else:
+                    v = _cum(cum, cell, expo, den, k, j, xw, h) - _cum(cum, cell, expo, den, k, iy,
+                                                                     xy, h)
+                acc[b, k - 1] += v + gcap[k] * hold
+            acc[b, J - 1] += hold
+            acc[b, J] += w
+            ring[pos] = w
+            pos += 1
+            if pos == nring:
+                pos = 0
+        y = math.exp(ld[j] + (ld[j + 1] - ld[j]) * (xw / h))
+        if y < w_min:
+            y = w_min
+        done += 1
+        if y < math.exp(lw0):
+            status = _COLLAPSED
+            break
+    y_state[0] = y
+    counters[0] = done
+    counters[1] = pos
+    counters[2] = status
+    return status
+
+
+@numba.njit(cache=True)
+def _pow_int(y: float, w: float, lr: float, e: float) -> float:
+    """``int_y^w u^(e-1) du`` with ``lr = ln(w/y)``, accurate for ``w`` close to ``y``."""
+    if e == 0.0:
+        return lr
+    return math.exp(e * math.log(y)) * math.expm1(e * lr) / e
+
+
+@numba.njit(cache=True)
+def _power_kernel(alpha, k, gamma, l, beta, w_min, has_cap, w_max, lam_cap, w_lo, w_hi,
+                  n_warm, per_batch, stop_at, y_state, counters, acc, ring,
+                  lw, lw0, h, cum, cell, expo, den, gcap):
+    """Power-law profile ``a = alpha w^k, lam = gamma w^l, d = beta w``: exact cycles.
+
+    Observables (rows 4.. of the tables, if any) are integrated with the tables; ``acc`` columns
+    as in :func:`_table_kernel`.
+    """
+    m = l - k + 1.0
+    c = alpha * m / gamma
+    inv_m = 1.0 / m if m != 0.0 else 0.0
+    J = cum.shape[0]
+    nring = ring.shape[0]
+    y = y_state[0]
+    done = counters[0]
+    pos = counters[1]
+    status = _OK
+    while done < stop_at:
+        ev = np.random.exponential(1.0)
+        if m == 0.0:
+            w = y * math.exp(alpha * ev / gamma)
+        elif m == 1.0:
+            w = y + c * ev
+        elif m == 2.0:
+            w = math.sqrt(y * y + c * ev)
+        else:
+            v = math.exp(m * math.log(y)) + c * ev
+            if v <= 0.0:
+                status = _ESCAPED_UP
+                break
+            w = math.exp(inv_m * math.log(v))
+        hold = 0.0
+        if has_cap and w > w_max:
+            w = w_max
+            hold = np.random.exponential(1.0) / lam_cap
+        if w > w_hi:
+            status = _ESCAPED_UP
+            break
+        if done >= n_warm:
+            b = (done - n_warm) // per_batch
+            lr = math.log(w / y)
+            acc[b, 0] += _pow_int(y, w, lr, 1.0 - k) / alpha + hold
+            acc[b, 1] += _pow_int(y, w, lr, 2.0 - k) / alpha + w * hold
+            acc[b, 2] += _pow_int(y, w, lr, 3.0 - k) / alpha + w * w * hold
+            if J > 4:
+                if y < w_lo or w > math.exp(lw[lw.shape[0] - 1]):
+                    status = _OFF_GRID
+                    break
+                iy, xy = _locate(y, lw, lw0, h)
+                j, xw = _locate(w, lw, lw0, h)
+                for r in range(4, J):
+                    acc[b, r - 1] += (_cum(cum, cell, expo, den, r, j, xw, h)
+                                      - _cum(cum, cell, expo, den, r, iy, xy, h)
+                                      + gcap[r] * hold)
+            acc[b, J - 1] += hold
+            acc[b, J] += w
+            ring[pos] = w
+            pos += 1
+            if pos == nring:
+                pos = 0
+        y = beta * w
+        if y < w_min:
+            y = w_min
+        done += 1
+        if y < w_lo:
+            status = _COLLAPSED
+            break
+    y_state[0] = y
+    counters[0] = done
+    counters[1] = pos
+    counters[2] = status
+    return status
+
