@@ -3,8 +3,12 @@
 * :mod:`~symq.dispatch.sizes`: job-size laws (exponential, scipy, phase-type, ME);
 * :mod:`~symq.dispatch.symbolic`: Bellman equations, the M/G/1 value of the backlog (checked to
   give Pollaczek-Khinchine), the FPI index and FPI(RND) = LWL;
-* :mod:`~symq.dispatch.vi`: relative value iteration with Odoni bounds, the diagonal E_A
-  recursion, hat-kernel sizes, analytic tail, sorted states, Richardson, warm starts;
+* :mod:`~symq.dispatch.vi`: the value-iteration solvers (optimal policy, fixed policies), on
+  :mod:`~symq.dispatch.grid` (lattice, hat-kernel sizes, sorted states, analytic tail),
+  :mod:`~symq.dispatch.passes` (the numba E_X pass and diagonal E_A recursion),
+  :mod:`~symq.dispatch.iteration` (relative VI with Odoni bounds, :class:`VIResult`),
+  :mod:`~symq.dispatch.multigrid` (warm starts, Richardson extrapolation) and
+  :mod:`~symq.dispatch.planning` (grid checks, memory and time estimates);
 * :mod:`~symq.dispatch.policies`: RND, RR, JSQ, LWL, SITA (-E, -opt), FPI, lookup of a VI value;
 * :mod:`~symq.dispatch.exact`: exact mean response times where they exist;
 * :mod:`~symq.dispatch.simulation`: the numba simulator of every policy;
@@ -36,14 +40,10 @@ from .sizes import (
     get_sizes,
     hyperexponential2,
 )
+from .iteration import VIResult
+from .multigrid import RichardsonResult, richardson
 from .planning import plan_optimal
-from .vi import (
-    RichardsonResult,
-    VIResult,
-    evaluate_policy,
-    richardson,
-    solve_optimal,
-)
+from .vi import evaluate_policy, solve_optimal
 
 __all__ = [
     "SizeLaw", "exponential", "from_scipy", "from_phase_type", "from_me", "get_sizes", "hyperexponential2",

@@ -131,8 +131,9 @@ def _umax_effect(m: int, rho: float, law: Any, step: float, top: float, main_sec
 
 def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: float | None
                    ) -> dict[str, Any]:
+    from .multigrid import richardson
     from .planning import min_truncation, plan_optimal, validate_grid
-    from .vi import richardson, solve_optimal
+    from .vi import solve_optimal
 
     names = {"U": "umax"}
     if isinstance(m, numbers.Integral) and not isinstance(m, bool) and m > 3:

@@ -325,7 +325,7 @@ def get_policy(name: str, **params: Any) -> Policy:
         ``sita``/``fpi-sita``: ``h`` (``m = 2``) or ``thresholds``.  ``lookup``: ``v`` (square
         array ``(N+1, N+1)``, ``N >= 1``), ``delta`` (> 0), ``c_M`` (>= 0, tail curvature); or
         ``result``: an object with ``export_table() -> (v, delta, c_M)`` such as
-        :class:`symq.dispatch.vi.VIResult` with ``m = 2``.
+        :class:`symq.dispatch.iteration.VIResult` with ``m = 2``.
 
     Raises
     ------

@@ -25,7 +25,8 @@ from symq.dispatch.exact import exact_mean_response
 from symq.dispatch.policies import get_policy
 from symq.dispatch.simulation import simulate_dispatch
 from symq.dispatch.sizes import exponential
-from symq.dispatch.vi import evaluate_policy, richardson, solve_optimal
+from symq.dispatch.multigrid import richardson
+from symq.dispatch.vi import evaluate_policy, solve_optimal
 
 __all__ = ["PAPER", "build_claims"]
 

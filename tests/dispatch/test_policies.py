@@ -158,7 +158,7 @@ def test_lookup_with_rnd_value_chooses_like_lwl(rho):
 def test_lookup_from_result_object():
     v, c = rnd_value_table(2, 0.6, X, 50, 0.2)
 
-    class Result:  # stands for symq.dispatch.vi.VIResult (m = 2)
+    class Result:  # stands for symq.dispatch.iteration.VIResult (m = 2)
         def export_table(self):
             return v, 0.2, c
 

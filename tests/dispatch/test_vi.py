@@ -1,4 +1,5 @@
-"""Relative value iteration for size-aware dispatching (symq.dispatch.vi).
+"""Relative value iteration for size-aware dispatching (symq.dispatch.vi and its grid, passes,
+iteration and multigrid modules).
 
 Every check is against an independent computation: closed forms (Pollaczek-Khinchine, the
 M/G/1 value lam u^2/(2(1-rho)), Erlang C for LWL = M/M/2), direct numerical integration of
@@ -16,6 +17,9 @@ import scipy.stats
 
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError
 from symq.dispatch import vi
+from symq.dispatch.grid import DispatchGrid, hat_atoms
+from symq.dispatch.multigrid import richardson
+from symq.dispatch.passes import MODE_OPT, MODE_RND, _Operator, diagonal_expectation
 from symq.dispatch.sizes import exponential, from_scipy
 
 EXP = exponential(1.0)
@@ -27,7 +31,7 @@ EXP = exponential(1.0)
                                  exponential(2.5)])
 def test_hat_atoms_preserve_mass_and_mean(law):
     for delta in (0.1, 0.05):
-        p = vi.hat_atoms(law, delta)
+        p = hat_atoms(law, delta)
         k = np.arange(p.size)
         assert np.all(p >= 0) and abs(p.sum() - 1) < 1e-14
         assert abs((p * k * delta).sum() - law.mean) < 1e-6 * law.mean
@@ -39,7 +43,7 @@ def test_hat_atoms_preserve_mass_and_mean(law):
 def test_hat_atoms_exponential_closed_form():
     # for Exp(1), p_k (k >= 1) = e^{-k d} (e^{d} + e^{-d} - 2)/d  (integrate the hat kernel)
     d = 0.2
-    p = vi.hat_atoms(EXP, d)
+    p = hat_atoms(EXP, d)
     k = np.arange(1, 40)
     exact = np.exp(-k * d) * (np.exp(d) + np.exp(-d) - 2) / d
     p0 = 1 - (1 - np.exp(-d)) / d
@@ -69,7 +73,7 @@ def test_diagonal_expectation_matches_quadrature():
     for dd in (2 * delta, delta):
         n = int(round(N * delta / dd))
         grid = np.arange(n + 1) * dd
-        f = vi.diagonal_expectation(h(grid[:, None], grid[None, :]), lam, dd)
+        f = diagonal_expectation(h(grid[:, None], grid[None, :]), lam, dd)
         for (x1, x2) in [(0, 0), (0, 0.8), (0.3, 0.3), (0.6, 2.0), (2.0, 0.6), (4.0, 4.0),
                          (1.7, 3.5)]:
             i, j = int(round(x1 / dd)), int(round(x2 / dd))
@@ -80,7 +84,7 @@ def test_diagonal_expectation_matches_quadrature():
     assert errors[delta, 0, 0] < 1e-14
     # the 1-d pass: E[(u - A)^+^2] = u^2 - 2u/lam + 2(1 - e^{-lam u})/lam^2
     grid = np.arange(N + 1) * delta
-    g1 = vi.diagonal_expectation(grid ** 2, lam, delta)
+    g1 = diagonal_expectation(grid ** 2, lam, delta)
     exact = grid ** 2 - 2 * grid / lam + 2 * (1 - np.exp(-lam * grid)) / lam ** 2
     assert np.max(np.abs(g1 - exact)) < delta ** 2
 
@@ -90,7 +94,7 @@ def test_diagonal_expectation_exact_for_linear_h():
     lam, delta, N = 0.7, 0.25, 30
     grid = np.arange(N + 1) * delta
     H = grid[:, None] + grid[None, :]
-    f = vi.diagonal_expectation(H, lam, delta)
+    f = diagonal_expectation(H, lam, delta)
     u1, u2 = grid[6], grid[20]
 
     def e_plus(u):  # E[(u - A)^+] = u - (1 - e^{-lam u})/lam
@@ -141,11 +145,11 @@ def _brute_operator(v, grid, mode):
 
 @pytest.mark.parametrize("mode", ["opt", "rnd"])
 def test_operator_matches_brute_force(mode):
-    grid = vi.DispatchGrid.build(2, 0.4, EXP, 0.5, 12.0)
+    grid = DispatchGrid.build(2, 0.4, EXP, 0.5, 12.0)
     rng = np.random.default_rng(3)
     v = rng.random((grid.N + 1, grid.N + 1)) * 5
     v = v + v.T
-    op = vi._Operator(grid, vi._MODE_OPT if mode == "opt" else vi._MODE_RND, None)
+    op = _Operator(grid, MODE_OPT if mode == "opt" else MODE_RND, None)
     out = np.empty_like(v)
     op(v, out)
     assert np.allclose(out, _brute_operator(v, grid, mode), rtol=1e-12, atol=1e-11)
@@ -156,7 +160,7 @@ def test_operator_matches_brute_force(mode):
 @pytest.mark.parametrize("law", [EXP, from_scipy(scipy.stats.uniform(0, 2), name="U(0,2)")])
 def test_one_server_pollaczek_khinchine(law):
     rho = 0.5
-    rr = vi.richardson(vi.solve_optimal, 1, rho, law, delta=0.1, U=20.0, tol=1e-11)
+    rr = richardson(vi.solve_optimal, 1, rho, law, delta=0.1, U=20.0, tol=1e-11)
     lam = rho / law.mean
     pk = law.mean + lam * law.second_moment / (2 * (1 - rho))
     assert abs(rr.g - pk) < 2e-5
@@ -171,7 +175,7 @@ def test_one_server_pollaczek_khinchine(law):
 
 def test_rnd_matches_closed_forms():
     rho = 0.4
-    rr = vi.richardson(functools.partial(vi.evaluate_policy, "rnd"), 2, rho, EXP,
+    rr = richardson(functools.partial(vi.evaluate_policy, "rnd"), 2, rho, EXP,
                        delta=0.2, U=24.0, tol=1e-10)
     assert abs(rr.g - 1 / (1 - rho)) < 1e-4
     assert abs(rr.results[-1].g - 1 / (1 - rho)) < 3e-3        # unextrapolated, delta = 0.1
@@ -192,7 +196,7 @@ def test_rnd_matches_closed_forms():
 def test_lwl_matches_mm2_with_delta_squared_error():
     rho = 0.5
     exact = 1 / (1 - rho ** 2)
-    rr = vi.richardson(functools.partial(vi.evaluate_policy, "lwl"), 2, rho, EXP,
+    rr = richardson(functools.partial(vi.evaluate_policy, "lwl"), 2, rho, EXP,
                        delta=0.2, U=20.0, levels=3, tol=1e-10)
     errs = [r.g - exact for r in rr.results]
     assert all(e > 0 for e in errs)
@@ -210,7 +214,7 @@ def test_callable_policy_equals_builtin_lwl():
                                                                           x.shape))
     b = vi.evaluate_policy(choose, 2, 0.4, EXP, **kw)
     assert abs(a.g - b.g) < 1e-9
-    grid = vi.DispatchGrid.build(2, 0.4, EXP, 0.4, 16.0)
+    grid = DispatchGrid.build(2, 0.4, EXP, 0.4, 16.0)
     c = vi.evaluate_policy(vi.lwl_table(grid), 2, 0.4, EXP, **kw)
     assert abs(a.g - c.g) < 1e-9 and np.allclose(a.v, c.v, atol=1e-8)
 

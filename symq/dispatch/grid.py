@@ -1,0 +1,229 @@
+r"""The value-iteration grid of size-aware dispatching: lattice, size atoms, sorted states.
+
+Hyytiä & Righter (arXiv 2402.08142, Part 1: "state-space truncation and discretization") solve
+the average-cost Bellman equations of dispatching to ``m`` FCFS servers on a lattice of
+backlogs.  This module builds that lattice once per grid:
+
+* backlogs :math:`u \in \{0, \delta, \dots, N\delta\}^m`, :math:`U = N\delta`, and job sizes on
+  the same lattice by the mean-preserving hat kernel (:func:`hat_atoms`);
+* only sorted states :math:`u_1 \le \dots \le u_m` are stored (identical servers:
+  :math:`v(u) = v(\mathrm{sort}(u))`), in the order of :func:`sorted_states`; for ``m = 3`` the
+  packed simplex is indexed through :func:`_simplex_base`;
+* :class:`DispatchGrid` holds the grid, the size atoms, the exact exponential weights of the
+  diagonal :math:`E_A` recursion (:mod:`symq.dispatch.passes`) and the curvature of the fixed
+  analytic tail beyond ``U``.
+
+Examples
+--------
+>>> sorted_states(2, 1).tolist()
+[[0, 0], [0, 1], [1, 1]]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from symq.core.errors import InvalidParameter
+from symq.core.resources import require_memory
+
+from .planning import _names, grid_bytes, size_tail_point, validate_grid
+
+__all__ = ["DispatchGrid", "hat_atoms", "sorted_states"]
+
+def hat_atoms(sizes: Any, delta: float, tail_tol: float = 1e-10) -> NDArray[np.float64]:
+    r"""Mean-preserving hat-kernel atoms of a size law on the lattice :math:`k\delta`.
+
+    :math:`p_k = \int f(x)\max(0, 1 - |x - k\delta|/\delta)\,dx`, computed
+    from the cdf and the partial mean :math:`M(x) = E[X; X \le x]` only:
+
+    .. math::
+
+        p_k = \frac{M_k - M_{k-1} - (k-1)\delta(F_k - F_{k-1})}{\delta}
+            + \frac{(k+1)\delta(F_{k+1} - F_k) - (M_{k+1} - M_k)}{\delta}.
+
+    The lattice is truncated at the first :math:`K\delta` with ``ccdf < tail_tol`` and the
+    atoms are renormalised, so :math:`\sum_k k\delta p_k = E[X]` up to ``~tail_tol``.
+
+    Parameters
+    ----------
+    sizes : SizeLaw
+        Needs ``cdf``, ``ccdf``, ``partial_mean`` and ``mean``.
+    delta : float
+        Lattice step.
+    tail_tol : float
+        Truncation level of the size tail.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``p[0..K]``, nonnegative, summing to one.
+
+    Examples
+    --------
+    >>> from symq.dispatch.sizes import exponential
+    >>> p = hat_atoms(exponential(1.0), 0.1)
+    >>> mean = float((p * 0.1 * np.arange(p.size)).sum())
+    >>> bool(abs(p.sum() - 1) < 1e-15), round(mean, 8)
+    (True, 1.0)
+    """
+    delta = float(delta)
+    x = size_tail_point(sizes, tail_tol)
+    # the first grid point with ccdf < tail_tol (bisection on the lattice)
+    lo, hi = 0, int(math.ceil(x / delta))
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if float(sizes.ccdf(mid * delta)) < tail_tol:
+            hi = mid
+        else:
+            lo = mid
+    K = max(hi, 1)
+    grid = delta * np.arange(-1, K + 2, dtype=float)
+    F = np.where(grid < 0, 0.0, np.asarray(sizes.cdf(np.maximum(grid, 0.0)), dtype=float))
+    M = np.where(grid < 0, 0.0, np.asarray(sizes.partial_mean(np.maximum(grid, 0.0)), dtype=float))
+    k = np.arange(K + 1, dtype=float)
+    # index k in (F, M) is at position k + 1
+    Fm, F0, Fp = F[0:K + 1], F[1:K + 2], F[2:K + 3]
+    Mm, M0, Mp = M[0:K + 1], M[1:K + 2], M[2:K + 3]
+    left = (M0 - Mm - (k - 1) * delta * (F0 - Fm)) / delta
+    right = ((k + 1) * delta * (Fp - F0) - (Mp - M0)) / delta
+    p = np.maximum(left + right, 0.0)
+    p /= p.sum()
+    return p
+
+
+def sorted_states(m: int, N: int) -> NDArray[np.int64]:
+    """Lattice coordinates of the stored (sorted) states, in storage order.
+
+    ``m = 1``: ``0..N``; ``m = 2``: pairs ``i <= j`` row by row; ``m = 3``: triples
+    ``a <= b <= c`` in lexicographic order (the packed simplex of
+    :attr:`~symq.dispatch.iteration.VIResult.v`).
+
+    Examples
+    --------
+    >>> sorted_states(2, 2).tolist()
+    [[0, 0], [0, 1], [0, 2], [1, 1], [1, 2], [2, 2]]
+    """
+    if m == 1:
+        return np.arange(N + 1, dtype=np.int64)[:, None]
+    if m == 2:
+        i, j = np.triu_indices(N + 1)
+        return np.stack([i, j], axis=1).astype(np.int64)
+    if m == 3:
+        i, j = np.triu_indices(N + 1)                  # pairs (a, b), a <= b, in order
+        counts = N + 1 - j                             # c = b..N
+        a = np.repeat(i, counts)
+        b = np.repeat(j, counts)
+        start = np.cumsum(counts) - counts
+        c = b + np.arange(counts.sum()) - np.repeat(start, counts)
+        return np.stack([a, b, c], axis=1).astype(np.int64)
+    raise InvalidParameter("m", m, "1, 2 or 3 for the reduced VI grid")
+
+
+def _simplex_base(N: int) -> NDArray[np.int64]:
+    """``base[a, b]`` = packed index of ``(a, b, b)``; ``rank(a, b, c) = base[a, b] + c - b``."""
+    base = np.full((N + 1, N + 1), -1, dtype=np.int64)
+    idx = 0
+    for a in range(N + 1):
+        for b in range(a, N + 1):
+            base[a, b] = idx
+            idx += N + 1 - b
+    return base
+
+
+@dataclass(frozen=True)
+class DispatchGrid:
+    r"""The discretised model: grid, size atoms, arrival weights and tail curvature.
+
+    Attributes
+    ----------
+    m : int
+        Number of servers.
+    rho : float
+        Per-server load :math:`\lambda E[X]/m`.
+    lam : float
+        Arrival rate.
+    delta, U : float
+        Lattice step and truncation, ``U = N delta``.
+    N, K : int
+        Number of steps of the state grid and of the size lattice.
+    p : numpy.ndarray
+        Hat-kernel size atoms ``p[0..K]`` (:func:`hat_atoms`).
+    a, b, q : float
+        Exact exponential weights of the diagonal recursion.
+    c_M : float
+        Tail curvature :math:`(\lambda/m)/(2(1-\rho))`.
+    size_name : str
+    """
+
+    m: int
+    rho: float
+    lam: float
+    delta: float
+    U: float
+    N: int
+    K: int
+    p: NDArray[np.float64] = field(repr=False)
+    a: float
+    b: float
+    q: float
+    c_M: float
+    size_name: str
+    mean_size: float
+
+    @classmethod
+    def build(cls, m: int, rho: float, sizes: Any, delta: float, U: float,
+              tail_tol: float = 1e-10, *, names: Mapping[str, str] | None = None
+              ) -> DispatchGrid:
+        """Validate the parameters and discretise (rules: :func:`~symq.dispatch.vi.solve_optimal`).
+
+        ``names`` maps ``"delta"``, ``"U"``, ``"m"``, ``"rho"`` to the names the caller's user
+        typed (the ``dispatch`` model passes ``{"U": "umax"}``), so errors name those.  The
+        memory of one grid is checked (:func:`symq.core.resources.require_memory`) before the
+        size atoms or any state array is allocated.
+        """
+        m, rho, delta, U, N, mean, second, lam = validate_grid(m, rho, sizes, delta, U,
+                                                               names=names)
+        K_est = int(math.ceil(size_tail_point(sizes, tail_tol) / delta)) + 1
+        nm = _names(names)
+        require_memory(nm["delta"], delta, grid_bytes(m, N, K_est, levels=1),
+                       what=f"{math.comb(N + m, m):.3g} sorted states x {K_est} size atoms",
+                       limit=f"coarse enough to fit: lower {nm['U']}={U:g} or raise "
+                             f"{nm['delta']}")
+        p = hat_atoms(sizes, delta, tail_tol)
+        x = lam * delta
+        q = math.exp(-x)
+        b = -math.expm1(-x) / x - q if x > 1e-4 else x / 2 - x * x / 3 + x ** 3 / 8
+        a = -math.expm1(-x) - b
+        c_M = (lam / m) / (2 * (1 - rho))
+        return cls(m=m, rho=rho, lam=lam, delta=delta, U=N * delta, N=N, K=p.size - 1, p=p,
+                   a=a, b=b, q=q, c_M=c_M, size_name=str(getattr(sizes, "name", "sizes")),
+                   mean_size=mean)
+
+    @property
+    def n_states(self) -> int:
+        """Number of stored (sorted) states."""
+        return math.comb(self.N + self.m, self.m)
+
+    @property
+    def lattice_mean(self) -> float:
+        """:math:`\\sum_k k\\delta p_k` (equals ``E[X]`` up to the tail truncation)."""
+        return float((self.p * self.delta * np.arange(self.K + 1)).sum())
+
+    def tail(self) -> NDArray[np.float64]:
+        """Tail increments ``c_M((U + s delta)^2 - U^2)`` for ``s = 0..K``."""
+        s = np.arange(self.K + 1, dtype=float)
+        return self.c_M * self.delta ** 2 * ((self.N + s) ** 2 - self.N ** 2)
+
+    def shape(self) -> tuple[int, ...]:
+        """Shape of the stored value array."""
+        if self.m == 1:
+            return (self.N + 1,)
+        if self.m == 2:
+            return (self.N + 1, self.N + 1)
+        return (self.n_states,)

@@ -1,0 +1,314 @@
+r"""Relative value iteration with Odoni bounds and Anderson mixing, and its result.
+
+The iteration of Hyytiä & Righter (arXiv 2402.08142, Part 1) on one grid:
+:math:`g_n = (Tv_n)(0)`, :math:`v_{n+1} = Tv_n - g_n`, with the Odoni bounds
+:math:`\min(Tv_n - v_n) \le g \le \max(Tv_n - v_n)` at every step, which hold for any iterate:
+the iterate may therefore be accelerated by Anderson mixing (memory 3) of the relative-VI steps
+without changing the fixed point or the certified stopping rule.  :class:`VIResult` holds the
+value on the stored grid and answers the questions asked of it: the interpolated value
+:math:`v(u)` with the fixed analytic tail, the costs and decision
+:math:`\arg\min_i\{u_i + x + v(u + x e_i)\}`, the size threshold :math:`x^*(u_1, u_2)`, the
+diagonal constant of :math:`v(u, u) \approx c u^2`, and the table a simulator needs.
+
+Examples
+--------
+>>> from symq.dispatch.sizes import exponential
+>>> from symq.dispatch.vi import evaluate_policy
+>>> r = evaluate_policy("rnd", 1, 0.5, exponential(1.0), delta=0.25, U=20.0)
+>>> r.g_low <= r.g <= r.g_high
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numba
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from symq.core.errors import InvalidParameter, NotConverged
+
+from .grid import DispatchGrid, _simplex_base
+from .passes import _Operator
+
+__all__ = ["VIResult"]
+
+
+@numba.njit(cache=True)
+def _anderson_gram(R, n, gram, rhs):  # pragma: no cover - numba
+    """Gram matrix of the residual differences R[k+1] - R[k] (k < n) and their products
+    with the newest residual R[n], in one pass without BLAS (no thread oversubscription)."""
+    L = R.shape[1]
+    for l in range(L):
+        last = R[n, l]
+        for a in range(n):
+            da = R[a + 1, l] - R[a, l]
+            rhs[a] += da * last
+            for b in range(a, n):
+                gram[a, b] += da * (R[b + 1, l] - R[b, l])
+    for a in range(n):
+        for b in range(a):
+            gram[a, b] = gram[b, a]
+
+
+@numba.njit(cache=True)
+def _anderson_mix(v, F, n, gam):  # pragma: no cover - numba
+    """v -= sum_k gam_k (F[k+1] - F[k])."""
+    for l in range(v.size):
+        acc = 0.0
+        for k in range(n):
+            acc += gam[k] * (F[k + 1, l] - F[k, l])
+        v[l] -= acc
+
+
+def _tri_mask(grid: DispatchGrid) -> Any:
+    if grid.m == 2:
+        return np.triu_indices(grid.N + 1)
+    return slice(None)
+
+
+def _iterate(grid: DispatchGrid, mode: int, table: NDArray[np.int8] | None,
+             v0: NDArray[np.float64] | None, tol: float, tol_g: float | None,
+             span_cap: float | None, max_iter: int, progress: bool, label: str,
+             anderson: int = 3
+             ) -> tuple[NDArray[np.float64], float, float, float, int, float]:
+    """Relative VI; returns (v, g, g_low, g_high, iterations, span).
+
+    With ``accelerate`` (default, memory ``anderson``), the iterate is updated by Anderson
+    mixing of the last few relative-VI steps ``F(v) = Tv - (Tv)(0)``; it is reset to a plain VI
+    step whenever the span grows.  Acceleration only changes the iterate: the Odoni bounds
+    ``min(Tv - v) <= g <= max(Tv - v)`` hold for any ``v``, so the stopping rule and the bracket
+    stay certified and the fixed point is unchanged.
+    """
+    op = _Operator(grid, mode, table)
+    v = np.zeros(grid.shape()) if v0 is None else np.array(v0, dtype=float, copy=True)
+    tv = np.empty_like(v)
+    sel = _tri_mask(grid)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=max_iter, desc=f"{label} delta={grid.delta:g}", leave=False)
+    g_prev = math.nan
+    g_low = g_high = span = math.nan
+    hist_f = np.empty((anderson + 1, v.size))
+    hist_r = np.empty((anderson + 1, v.size))
+    filled = 0
+    best_span = math.inf
+    try:
+        for it in range(1, max_iter + 1):
+            op(v, tv)
+            full = tv - v
+            diff = full[sel]
+            g_low, g_high = float(diff.min()), float(diff.max())
+            span = g_high - g_low
+            gn = float(tv.flat[0])
+            np.subtract(tv, gn, out=v)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(span=f"{span:.2e}", g=f"{gn:.8f}")
+            if not math.isfinite(span):
+                raise NotConverged(f"{label} (non-finite iterate)", span, tol, it)
+            done = span < tol
+            if tol_g is not None and abs(gn - g_prev) < tol_g \
+                    and (span_cap is None or span < span_cap):
+                done = True
+            g_prev = gn
+            if done:
+                return v, gn, g_low, g_high, it, span
+            if anderson > 0:
+                if span > 10 * best_span:
+                    filled = 0
+                best_span = min(best_span, span)
+                if filled == anderson + 1:              # drop the oldest pair
+                    hist_f[:-1] = hist_f[1:]
+                    hist_r[:-1] = hist_r[1:]
+                    filled -= 1
+                hist_f[filled] = v.reshape(-1)           # F(v_n)
+                np.subtract(full.reshape(-1), gn, out=hist_r[filled])   # F(v_n) - v_n
+                filled += 1
+                if filled >= 2:
+                    n = filled - 1
+                    gram = np.zeros((n, n))
+                    rhs = np.zeros(n)
+                    _anderson_gram(hist_r, n, gram, rhs)
+                    try:
+                        gam = np.linalg.solve(gram + 1e-14 * np.trace(gram) * np.eye(n), rhs)
+                    except np.linalg.LinAlgError:
+                        gam = np.zeros(n)
+                    if np.all(np.isfinite(gam)):
+                        _anderson_mix(v.reshape(-1), hist_f, n, gam)
+                        v -= v.flat[0]
+    finally:
+        if bar is not None:
+            bar.close()
+    err = NotConverged(label, span, tol, max_iter)
+    err.args = (f"{err.args[0]}; Odoni bounds {g_low:.10g} <= g <= {g_high:.10g}",)
+    err.g_low, err.g_high = g_low, g_high  # type: ignore[attr-defined]
+    raise err
+
+
+@dataclass
+class VIResult:
+    r"""Outcome of relative value iteration on one grid.
+
+    Attributes
+    ----------
+    g : float
+        Mean response time estimate :math:`(Tv)(0)` at the last iterate.
+    g_low, g_high : float
+        Odoni bounds :math:`\min(Tv - v) \le g \le \max(Tv - v)` for the discretised,
+        truncated MDP (not for the continuous model: see
+        :func:`~symq.dispatch.multigrid.richardson`).
+    v : numpy.ndarray
+        Relative values on the stored grid (:math:`v(0) = 0`; layout in the docstring of
+        :mod:`symq.dispatch.vi`).
+    delta, U : float
+    m : int
+    lam, rho : float
+    iterations : int
+        Iterations on this grid (:attr:`total_iterations` adds the warm-start levels).
+    span : float
+        Final span ``g_high - g_low``.
+    policy : str
+        ``"optimal"``, ``"rnd"``, ``"lwl"`` or ``"table"``.
+    c_M : float
+        Tail curvature used beyond ``U``.
+    seconds : float
+        Wall time including warm-start levels.
+    levels : list of (delta, iterations, g)
+        One entry per grid solved, coarse first.
+    """
+
+    g: float
+    g_low: float
+    g_high: float
+    v: NDArray[np.float64] = field(repr=False)
+    delta: float
+    U: float
+    m: int
+    lam: float
+    rho: float
+    iterations: int
+    span: float
+    policy: str = "optimal"
+    c_M: float = 0.0
+    total_iterations: int = 0
+    seconds: float = 0.0
+    levels: list[tuple[float, int, float]] = field(default_factory=list, repr=False)
+
+    @property
+    def N(self) -> int:
+        """Number of grid steps."""
+        return int(round(self.U / self.delta))
+
+    def full(self) -> NDArray[np.float64]:
+        """The value on the full (unsorted) lattice ``{0..N}^m`` (``m <= 3``)."""
+        N = self.N
+        if self.m in (1, 2):
+            return np.array(self.v, dtype=np.float64)
+        idx = np.indices((N + 1,) * 3).reshape(3, -1).T
+        return self._lookup(np.sort(idx, axis=1)).reshape((N + 1,) * 3)
+
+    def _lookup(self, s: NDArray[np.int64]) -> NDArray[np.float64]:
+        """v at sorted lattice points ``s`` (shape (..., m)), components within ``0..N``."""
+        if self.m == 1:
+            return self.v[s[..., 0]]
+        if self.m == 2:
+            return self.v[s[..., 0], s[..., 1]]
+        base = self.__dict__.get("_base")
+        if base is None:
+            base = self.__dict__["_base"] = _simplex_base(self.N)
+        return self.v[base[s[..., 0], s[..., 1]] + s[..., 2] - s[..., 1]]
+
+    def value(self, u: ArrayLike) -> NDArray[np.float64]:
+        r"""Interpolated relative value :math:`v(u)` at arbitrary backlog vectors.
+
+        Multilinear interpolation on the lattice, symmetric in the components; a component
+        beyond ``U`` gets the fixed analytic tail :math:`c_M(u_i^2 - U^2)`.
+
+        Parameters
+        ----------
+        u : array_like, shape (..., m)
+
+        Returns
+        -------
+        numpy.ndarray, shape (...)
+        """
+        u = np.asarray(u, dtype=float)
+        if u.shape[-1:] != (self.m,):
+            raise InvalidParameter("u", u, f"an array of backlog vectors with last axis {self.m}")
+        if np.any(u < 0) or not np.all(np.isfinite(u)):
+            raise InvalidParameter("u", u, "finite backlogs >= 0")
+        U = self.U
+        extra = np.where(u > U, self.c_M * (u * u - U * U), 0.0).sum(axis=-1)
+        x = np.minimum(u, U) / self.delta
+        i0 = np.minimum(np.floor(x).astype(np.int64), self.N - 1)
+        t = x - i0
+        out = np.zeros(u.shape[:-1])
+        for corner in range(2 ** self.m):
+            bits = np.array([(corner >> d) & 1 for d in range(self.m)])
+            idx = i0 + bits
+            w = np.prod(np.where(bits == 1, t, 1.0 - t), axis=-1)
+            out += w * self._lookup(np.sort(idx, axis=-1))
+        return out + extra
+
+    def costs(self, u: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:
+        r"""Cost :math:`u_i + x + v(u + x e_i)` of each server, shape ``(..., m)``."""
+        u = np.asarray(u, dtype=float)
+        x = np.asarray(x, dtype=float)[..., None]
+        u, x = np.broadcast_arrays(u, x)
+        eye = np.eye(self.m)
+        cand = u[..., None, :] + x[..., None, :] * eye           # (..., m servers, m comps)
+        return u + x + self.value(cand)
+
+    def decision(self, u: ArrayLike, x: ArrayLike) -> NDArray[np.int64]:
+        r"""Optimal server :math:`\arg\min_i\{u_i + x + v(u + x e_i)\}` (vectorised).
+
+        ``u`` has shape ``(..., m)`` in any order, ``x`` broadcasts against ``u[..., 0]``;
+        the index refers to the order of ``u``; ties go to the lowest index.
+        """
+        return np.argmin(self.costs(u, x), axis=-1)
+
+    def threshold(self, u1: float, u2: float, x_max: float | None = None,
+                  step: float | None = None) -> float:
+        r"""Size :math:`x^*(u_1, u_2)` above which a job goes to the longer queue (``m = 2``).
+
+        Scans ``x`` on ``(0, x_max]`` (default ``U``) with step ``delta/4`` and refines the
+        first sign change of the cost difference linearly; ``inf`` if the shorter queue is
+        preferred for every scanned size.
+        """
+        if self.m != 2:
+            raise InvalidParameter("m", self.m, "2 for threshold()")
+        lo_u, hi_u = sorted((float(u1), float(u2)))
+        if hi_u == lo_u:
+            return math.inf
+        x_max = self.U if x_max is None else float(x_max)
+        step = self.delta / 4 if step is None else float(step)
+        xs = np.arange(step, x_max + 0.5 * step, step)
+        c = self.costs(np.array([lo_u, hi_u]), xs)
+        d = c[:, 0] - c[:, 1]               # > 0: the longer queue is cheaper
+        pos = np.nonzero(d > 0)[0]
+        if pos.size == 0:
+            return math.inf
+        k = int(pos[0])
+        if k == 0:
+            return float(xs[0])
+        x0, x1, d0, d1 = xs[k - 1], xs[k], d[k - 1], d[k]
+        return float(x0 + (x1 - x0) * (-d0) / (d1 - d0))
+
+    def diagonal_constant(self, u_min: float = 2.0, u_max: float | None = None) -> float:
+        r"""Least-squares ``c`` in :math:`v(u, \dots, u) \approx c u^2` on ``[u_min, u_max]``."""
+        u_max = self.U / 2 if u_max is None else float(u_max)
+        us = np.arange(0, self.N + 1) * self.delta
+        us = us[(us >= u_min) & (us <= u_max)]
+        vals = self.value(np.repeat(us[:, None], self.m, axis=1))
+        return float((vals * us ** 2).sum() / (us ** 4).sum())
+
+    def export_table(self) -> tuple[NDArray[np.float64], float, float]:
+        """``(v on the full (N+1, N+1) grid, delta, c_M)`` for a simulator (``m = 2``)."""
+        if self.m != 2:
+            raise InvalidParameter("m", self.m, "2 for export_table()")
+        return np.ascontiguousarray(self.v, dtype=np.float64), self.delta, self.c_M
