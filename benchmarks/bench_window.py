@@ -24,7 +24,7 @@ from symq.window.powerlaw import PowerLawWindow, mean_window_newreno
 
 
 def _python_newreno(p: float, n: int, seed: int) -> float:
-    """Exact cycle recursion in pure Python: W_pre^2 = y^2 + 2E/p, area E/p (note B8)."""
+    """Exact cycle recursion in pure Python: W_pre^2 = y^2 + 2E/p, area E/p (derivations/awp.md)."""
     rng = np.random.default_rng(seed)
     draws = rng.exponential(size=n).tolist()
     y, area, length = 1.0, 0.0, 0.0

@@ -7,7 +7,7 @@ grows at ``a(W)`` per round-trip time, losses are Poisson at rate ``lam(W)``, a 
 Monte Carlo), compare NewReno with Ott-Kemperman-Mathis and with the square-root formula of
 Padhye et al., test the stability condition against simulation, the ordering by window bounds,
 and the reach of the one-parameter HighSpeed family.  Not checked: the paper's own statements
-beyond its abstract (reference note B1: the derivations here are self-contained), timeouts in
+beyond its abstract (the derivations, ``derivations/awp.md``, are symq's own), timeouts in
 Padhye's full formula.
 """
 
@@ -24,7 +24,8 @@ from symq.window import protocol as presets
 from symq.window.montecarlo import simulate_protocol
 from symq.window.ordering import compare
 from symq.window.solve import solve_protocol
-from symq.window.symbolic import derivation, stability
+from symq.window.derivation import derivation
+from symq.window.symbolic import stability
 
 __all__ = ["PAPER", "build_claims"]
 
@@ -221,7 +222,7 @@ def _family_claims() -> list[Claim]:
         Claim(
             "the HighSpeed family spans NewReno and Scalable-like behaviour", SOURCE,
             "S = 1/2 is NewReno's law (same E[W]); S = 1 is multiplicative increase with "
-            "E[W] = a/(p ln(1/beta)) (reference note B3 table; relative error)",
+            "E[W] = a/(p ln(1/beta)) (log-drift balance; relative error)",
             ends, reference, [{"S": 0.5}, {"S": 1.0}], tolerance=1e-8, error=relative_error,
             evidence=Evidence.CLOSED_FORM),
     ]
@@ -234,7 +235,7 @@ def _mimd_floor_claim() -> Claim:
     return Claim(
         "multiplicative increase, constant losses, floor: E[W] = w_min theta/(theta-1)", SOURCE,
         "Scalable TCP with time-based losses above the stability threshold and a floor: "
-        "ln(W/w_min) ~ Exp(theta), a theta = lam (1 - beta^theta) (reference note B5); the "
+        "ln(W/w_min) ~ Exp(theta), a theta = lam (1 - beta^theta) (derivations/awp.md); the "
         "closed-form mean lies within the 99% CI of the simulation",
         theta_law, lambda p: _simulated(_key(p)).mean,
         [{"protocol": "mimd-time", "p": lam, "w_min": 1.0} for lam in (0.12, 0.3)],

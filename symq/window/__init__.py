@@ -1,7 +1,8 @@
 """Adaptive window protocols (TCP variants) under window-dependent losses.
 
 Altman, Avrachenkov, Kherani, Prabhu, "Performance analysis and stochastic stability of
-congestion control protocols", IEEE INFOCOM 2005 (reference note part B).
+congestion control protocols", IEEE INFOCOM 2005; symq's own derivations are in
+``derivations/awp.md`` (``symq derive awp``).
 
 * :mod:`~symq.window.protocol`: :class:`WindowProtocol` declared with sympy profiles, presets
   NewReno, Scalable TCP, HighSpeed TCP (RFC 3649) and the one-parameter HighSpeed family;

@@ -1,9 +1,11 @@
 """MIMD window with constant-rate losses and a floor: a D/M/1 queue in log scale.
 
 Altman, Avrachenkov, Kherani, Prabhu, *Performance analysis and stochastic stability of
-congestion control protocols*, IEEE INFOCOM 2005 (reference note ``routing_window.md`` section
-B5).  The window grows multiplicatively, ``dW/dt = a W`` (time in round-trip times), losses form
-a Poisson process of constant rate ``lam`` and a loss sets ``W -> max(beta W, w_min)``.
+congestion control protocols*, IEEE INFOCOM 2005 (their Section III relates the window under
+multiplicative decrease to the workload of a queue); derived in ``derivations/awp.md``, section
+"Multiplicative increase, constant losses and a floor".  The window grows multiplicatively,
+``dW/dt = a W`` (time in round-trip times), losses form a Poisson process of constant rate
+``lam`` and a loss sets ``W -> max(beta W, w_min)``.
 
 In log scale ``Z = ln(W/w_min)`` grows at speed ``a`` and a loss subtracts
 ``delta = ln(1/beta)`` with reflection at 0, so the post-loss values follow the Lindley
@@ -49,7 +51,9 @@ __all__ = ["MIMDFloor", "mimd_theta"]
 
 
 def mimd_theta(a: float, lam: float, beta: float) -> float:
-    """Positive root ``theta`` of ``a theta = lam (1 - beta^theta)`` (reference B5).
+    """Positive root ``theta`` of ``a theta = lam (1 - beta^theta)``.
+
+    ``derivations/awp.md``, step "Exponent of the stationary law".
 
     Parameters
     ----------
@@ -121,8 +125,9 @@ def mimd_theta(a: float, lam: float, beta: float) -> float:
 class MIMDFloor:
     """Stationary law of MIMD (``dW/dt = a W``) with constant loss rate and a floor ``w_min``.
 
-    Reference note section B5 (Altman, Avrachenkov, Kherani, Prabhu, INFOCOM 2005, and their
-    MIMD papers: the log-window is the workload of a D/M/1-type queue).
+    ``derivations/awp.md``, section "Multiplicative increase, constant losses and a floor" (the
+    log-window is the workload of a D/M/1-type queue; cf. Altman, Avrachenkov, Kherani, Prabhu,
+    INFOCOM 2005, Section III).
 
     Parameters
     ----------

@@ -2,12 +2,12 @@
 
 The model is the piecewise-deterministic process of Altman, Avrachenkov, Kherani and Prabhu
 (*Performance analysis and stochastic stability of congestion control protocols*, IEEE INFOCOM
-2005; reference note part B, sections B2-B4): between losses ``dW/dt = a(W)``, losses are
+2005, Section II): between losses ``dW/dt = a(W)``, losses are
 Poisson with rate ``lam(W)``, and at a loss ``W -> max(d(W), w_min)``; an optional cap ``w_max``
 stops the growth, the window then waits at ``w_max`` for the next loss (rate ``lam(w_max)``).
 
-Method (reference note B4)
---------------------------
+Method (``derivations/awp.md``, section "General profiles")
+-----------------------------------------------------------
 Let ``Lambda(w) = int^w lam(u)/a(u) du`` be the cumulative loss hazard in window units.  The
 window just before a loss, ``X = W_pre``, and just after it, ``Y``, form embedded chains with
 ``P(X > u | Y = y) = exp(-(Lambda(u) - Lambda(y)))`` for ``u >= y`` and ``Y' = max(d(X), w_min)``.
@@ -23,14 +23,15 @@ no cell carries a large hazard increment): node-to-node recursion with Gauss-Leg
 quadrature in every cell, ``F(d^{-1}(y))`` by piecewise-cubic Lagrange interpolation in
 ``ln w`` (``d^{-1}`` by bisection on ``d`` itself), one sparse LU factorisation, and two solves:
 one for ``F`` and one for the survival ``S = 1 - F`` (same matrix), both sums of nonnegative
-terms, so that the lower and the upper tails keep their relative accuracy.  Palm inversion (B4) gives the time-stationary law:
+terms, so that the lower and the upper tails keep their relative accuracy.  Palm inversion gives
+the time-stationary law:
 
 .. math::  f(w) = \\frac{G(w) - F(w)}{a(w)\\, E_0[T]}, \\qquad
            E[g(W)] = \\frac{\\int g(u) (G(u) - F(u))/a(u)\\, du
            + P_0(X = w_{\\max})\\, g(w_{\\max})/\\lambda(w_{\\max})}{E_0[T]},
 
 ``E_0[T]`` being the same expression with ``g = 1``; the time spent at the cap is the atom
-``atom_at_cap``.  The loss rate is ``1/E_0[T]`` (rate conservation, B3).
+``atom_at_cap``.  The loss rate is ``1/E_0[T]`` (rate conservation: one loss per cycle).
 
 Error control: the grid extent is chosen from the deterministic loss cycle
 (``Lambda(x) - Lambda(d(x)) = 1``) and checked a posteriori: the mass beyond the ends must be
@@ -45,8 +46,8 @@ numerically.  Only ``E[W]`` and the loss rate are controlled; other moments, the
 
 Examples
 --------
-NewReno (``a = 1``, ``lam = p w``, ``d = w/2``): ``E[W^2] = 2/p`` exactly (reference note B3) and
-``E[W] sqrt(p)`` is the Ott-Kemperman-Mathis constant.
+NewReno (``a = 1``, ``lam = p w``, ``d = w/2``): ``E[W^2] = 2/p`` exactly (mean drift balance,
+``derivations/awp.md``) and ``E[W] sqrt(p)`` is the Ott-Kemperman-Mathis constant.
 
 >>> import numpy as np
 >>> sol = solve_window(lambda w: np.ones_like(w), lambda w: 1e-2 * w, lambda w: 0.5 * w)
@@ -121,7 +122,8 @@ def solve_window(a: Profile, lam: Profile, d: Profile, *, w_min: float = 0.0,
                  initial_grid: int = 64, max_grid: int = 2 ** 15) -> WindowSolution:
     """Stationary law of the window process ``dW/dt = a(W)``, losses at rate ``lam(W)``.
 
-    Solves the embedded post-loss chain (reference note B4) on a logarithmic grid and inverts
+    Solves the embedded post-loss chain (``derivations/awp.md``, section "General profiles") on a
+    logarithmic grid and inverts
     it to time averages by the Palm formula; see the module notes for the method.
 
     Parameters
@@ -167,14 +169,14 @@ def solve_window(a: Profile, lam: Profile, d: Profile, *, w_min: float = 0.0,
         Numerically obvious escape: the loss hazard stays bounded, the deterministic loss cycle
         escapes, or the mass beyond the grid does not decrease when the grid is extended (the
         window drifts to infinity, or to 0 without a floor).  Stability proper is decided
-        symbolically by the model (reference note B5).
+        symbolically by the model (:func:`~symq.window.symbolic.stability`).
     NotConverged
         The error estimate is still above ``rtol`` at ``max_grid`` cells; the residual is the
         last relative error estimate.
 
     Examples
     --------
-    AIMD with a constant loss rate: ``E[W] = alpha/(lam (1 - beta))`` (reference note B3).
+    AIMD with a constant loss rate: ``E[W] = alpha/(lam (1 - beta))`` (mean drift balance).
 
     >>> import numpy as np
     >>> sol = solve_window(lambda w: 1.0, lambda w: 0.1, lambda w: 0.5 * w)

@@ -24,7 +24,8 @@ class WindowSolution:
     """Stationary law of an adaptive window protocol computed by :func:`solve_window`.
 
     Time-stationary quantities (``pdf``, ``cdf``, moments, ``atom_at_cap``) come from the Palm
-    inversion of the embedded post-loss chain (reference note B4); ``pre_loss_cdf`` and
+    inversion of the embedded post-loss chain (``derivations/awp.md``, section "General profiles");
+    ``pre_loss_cdf`` and
     ``post_loss_cdf`` are the Palm laws of the window just before and just after a loss.
 
     Attributes
@@ -44,7 +45,8 @@ class WindowSolution:
         Number of grid nodes of the finest level.
     drift_balance : float
         ``E[a(W) 1{W < w_max}] - E[lam(W) (W - max(d(W), w_min))]``, the mean-drift identity of
-        rate conservation (B3: ``E[a(W)] = E[lam(W) b(W) W]`` without bounds); about 0.
+        rate conservation (``E[a(W)] = E[lam(W) b(W) W]`` without bounds, ``derivations/awp.md``,
+        step "Mean drift balance"); about 0.
     mass_outside : float
         Estimated probability mass beyond the ends of the grid.
     w_min, w_max : float
@@ -105,9 +107,10 @@ class WindowSolution:
         return float(out) if out.ndim == 0 else out
 
     def pdf(self, w: ArrayLike) -> NDArray[np.float64] | float:
-        """Time-stationary density ``f(w) = (G(w) - F(w)) / (a(w) E0[T])`` (B4), atom excluded.
+        """Time-stationary density ``f(w) = (G(w) - F(w)) / (a(w) E0[T])``, atom excluded.
 
-        ``F`` and ``G`` are the Palm cdfs of the window just before and just after a loss.  The
+        Palm inversion: ``F`` and ``G`` are the Palm cdfs of the window just before and just
+        after a loss.  The
         density is a difference of interpolated cdfs: its pointwise error is larger than that
         of the moments (about ``10 rtol`` of the maximum of ``a f`` in the examples of the
         test suite); ask a smaller ``rtol`` for accurate pointwise values.
@@ -168,7 +171,7 @@ class WindowSolution:
         return float(out) if out.ndim == 0 else out
 
     def expect(self, g: Callable[[NDArray[np.float64]], Any]) -> float:
-        """Time average ``E[g(W)]`` by Palm inversion (B4); ``g`` is vectorised."""
+        """Time average ``E[g(W)]`` by Palm inversion; ``g`` is vectorised."""
         lev = self._level
         gq = _Profiles._eval(g, lev.yq)
         g_cap = float(_Profiles._eval(g, np.array([lev.grid.u[-1]]))[0]) if lev.capped else 0.0

@@ -1,8 +1,9 @@
 """Stochastic ordering of the stationary windows of two protocols (cdf dominance).
 
 Altman, Avrachenkov, Kherani, Prabhu (INFOCOM 2005) order the stationary laws of protocols that
-differ in their window bounds (reference note B5): coupling two protocols on the same loss
-epochs, a larger floor or cap gives a pathwise larger window, hence ``W_1 <=_st W_2``, i.e.
+differ in their window bounds (Section III of the paper).  The simple version checked here:
+coupling two protocols on the same loss epochs, a larger floor or cap gives a pathwise larger
+window, hence ``W_1 <=_st W_2``, i.e.
 ``F_1(w) >= F_2(w)`` for every ``w``.  :func:`compare` checks that dominance for any two solved
 protocols on a grid covering both laws, and reports the largest violation.
 

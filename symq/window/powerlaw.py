@@ -1,12 +1,12 @@
 """Closed-form stationary law of power-law adaptive window protocols (q-series).
 
 Altman, Avrachenkov, Kherani, Prabhu, *Performance analysis and stochastic stability of
-congestion control protocols*, IEEE INFOCOM 2005; reference note ``routing_window.md`` section
-B4.  The window (time in RTTs) grows as ``dW/dt = alpha W^k``, losses are Poisson with intensity
-``gamma W^l`` and a loss multiplies the window by ``beta``.  With ``m = l - k + 1 > 0`` the
-pre-loss windows satisfy the ARMA recursion ``V' = q V + E/mu_0`` for ``V = W_pre^m``,
-``q = beta^m``, ``mu_0 = gamma/(alpha m)`` and ``E ~ Exp(1)`` (Dumas, Guillemin, Robert, Adv.
-Appl. Prob. 34, 2002), so ``U = mu_0 V = sum_j q^j E_j`` and
+congestion control protocols*, IEEE INFOCOM 2005; derived in ``derivations/awp.md``, section
+"Power-law class".  The window (time in RTTs) grows as ``dW/dt = alpha W^k``, losses are Poisson
+with intensity ``gamma W^l`` and a loss multiplies the window by ``beta``.  With
+``m = l - k + 1 > 0`` the pre-loss windows satisfy the ARMA recursion ``V' = q V + E/mu_0`` for
+``V = W_pre^m``, ``q = beta^m``, ``mu_0 = gamma/(alpha m)`` and ``E ~ Exp(1)`` (Dumas,
+Guillemin, Robert, Adv. Appl. Prob. 34, 2002), so ``U = mu_0 V = sum_j q^j E_j`` and
 
 * ``P(U > u) = sum_j c_j exp(-u q^-j)``, ``c_j = (-1)^j q^(j(j+1)/2) / ((q;q)_j (q;q)_inf)``;
 * ``E[U^s] = Gamma(1+s) sum_j c_j q^(j s)`` (an entire function of ``s``: every real moment of
@@ -14,7 +14,7 @@ Appl. Prob. 34, 2002), so ``U = mu_0 V = sum_j q^j E_j`` and
 * time averages ``E[W^s] = I(s-k+1)/I(1-k)`` with ``I(e) = (1-beta^e)/e E[W_pre^e]``,
   ``I(0) = ln(1/beta)`` (Palm inversion over a loss cycle);
 * the time-stationary density ``f(w) = g_U(mu_0 w^m) / (w^k I(1-k))`` where
-  ``g_U(u) = sum_j c_j q^-j exp(-u q^-j)`` is the density of ``U``.  (This is the note's
+  ``g_U(u) = sum_j c_j q^-j exp(-u q^-j)`` is the density of ``U``.  (Equivalently
   ``sum_j (c_j - c_{j-1}) e^{-mu_j w^m}/(alpha w^k E_0[T])``: ``c_j - c_{j-1} = c_j q^-j``.)
 
 Because the law of ``U`` has a density that vanishes faster than any power at 0 and a
@@ -62,10 +62,10 @@ __all__ = [
 class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore):
     """Stationary window law for ``a(w) = alpha w^k``, ``lam(w) = gamma w^l``, ``d(w) = beta w``.
 
-    Reference note B4 (Altman, Avrachenkov, Kherani, Prabhu, INFOCOM 2005; Dumas, Guillemin,
-    Robert 2002 for the ARMA property).  Covers NewReno (``k=0, l=1``), AIMD with constant
-    loss rate (``k=l=0``), Scalable TCP with packet losses (``k=l=1``) and HighSpeed-like
-    profiles ``k = 2 - 1/S``, ``l = 1``.
+    ``derivations/awp.md``, section "Power-law class" (the model of Altman, Avrachenkov, Kherani,
+    Prabhu, INFOCOM 2005; Dumas, Guillemin, Robert 2002 for the ARMA property).  Covers NewReno
+    (``k=0, l=1``), AIMD with constant loss rate (``k=l=0``), Scalable TCP with packet losses
+    (``k=l=1``) and HighSpeed-like profiles ``k = 2 - 1/S``, ``l = 1``.
 
     Parameters
     ----------
@@ -146,8 +146,9 @@ class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore):
     def pre_loss_moment(self, r: ArrayLike) -> NDArray[np.float64] | float:
         """Palm moment ``E[W_pre^r] = Gamma(1+r/m) (alpha m/gamma)^(r/m) sum_j c_j beta^(j r)``.
 
-        Reference note B4.  Finite for every real ``r`` (for ``r/m <= -1`` through the analytic
-        continuation, the poles of ``Gamma`` being cancelled by zeros of the sum).
+        ``derivations/awp.md``, step "Survival function of U".  Finite for every real ``r``
+        (for ``r/m <= -1`` through the analytic continuation, the poles of ``Gamma`` being
+        cancelled by zeros of the sum).
 
         Examples
         --------
@@ -164,7 +165,9 @@ class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore):
         return _vectorise(one, r)
 
     def moment(self, s: ArrayLike) -> NDArray[np.float64] | float:
-        """Time-stationary ``E[W^s] = I(s-k+1)/I(1-k)`` for real ``s`` (reference B4).
+        """Time-stationary ``E[W^s] = I(s-k+1)/I(1-k)`` for real ``s`` (Palm inversion).
+
+        ``derivations/awp.md``, step "Time averages by Palm inversion".
 
         Every real moment is finite when ``m > 0``; only a non-finite ``s`` is rejected.
         Computed in mpmath (20 significant digits, rounded to float).
@@ -197,7 +200,7 @@ class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore):
         return float(self.moment(2.0))
 
     def loss_rate(self) -> float:
-        """Loss events per RTT, ``E[lam(W)] = 1/E_0[T] = alpha/I(1-k)`` (reference B3)."""
+        """Loss events per RTT, ``E[lam(W)] = 1/E_0[T] = alpha/I(1-k)`` (one loss per cycle)."""
         return self.alpha / self._I0
 
     def mean_cycle(self) -> float:
@@ -222,7 +225,8 @@ def mean_window(alpha: ArrayLike, k: float, gamma: ArrayLike, l: float,
                 beta: float) -> NDArray[np.float64] | float:
     """``E[W]`` of the power-law window, vectorised over ``alpha`` and ``gamma``.
 
-    Uses the scaling ``E[W] = (alpha m/gamma)^(1/m) E[W]|_{mu_0 = 1}`` (reference B4: the law of
+    Uses the scaling ``E[W] = (alpha m/gamma)^(1/m) E[W]|_{mu_0 = 1}`` (``derivations/awp.md``,
+    section "Power-law class": the law of
     ``W`` is that of ``mu_0^(-1/m)`` times a law depending on ``(k, l, beta)`` only); the constant
     is computed once per ``(k, l, beta)`` by the q-series in mpmath.
 
@@ -269,8 +273,9 @@ def mean_window_newreno(p: ArrayLike) -> NDArray[np.float64] | float:
     """NewReno ``E[W] = OKM_CONSTANT/sqrt(p)`` for per-packet loss probabilities ``p``.
 
     ``alpha = 1``, ``k = 0``, ``lam(w) = p w``, ``beta = 1/2``;
-    ``E[W] = sqrt(2/(pi p)) / ((1 - beta) sum_j c_j beta^j)`` with ``q = 1/4`` (reference B4,
-    B6; Ott, Kemperman, Mathis 1996).  Vectorised: ``10^6`` values take a few milliseconds.
+    ``E[W] = sqrt(2/(pi p)) / ((1 - beta) sum_j c_j beta^j)`` with ``q = 1/4``
+    (``derivations/awp.md``, section "Power-law class"; Ott, Kemperman, Mathis 1996 report
+    1.31).  Vectorised: ``10^6`` values take a few milliseconds.
 
     Examples
     --------

@@ -146,7 +146,7 @@ class _DistributionFunctions:
         """Law of the window just before a loss (Palm): ``P(W_pre <= w)``.
 
         ``P(W_pre^m > v) = sum_j c_j exp(-mu_j v)``, ``mu_j = gamma/(alpha m q^j)``
-        (reference B4), evaluated like :meth:`pdf`.
+        (``derivations/awp.md``, step "Survival function of U"), evaluated like :meth:`pdf`.
 
         Examples
         --------

@@ -133,7 +133,7 @@ class _DensityPaths:
                             what="density series")
 
     def pdf(self, w: ArrayLike) -> NDArray[np.float64]:
-        """Time-stationary density ``f(w) = g_U(mu_0 w^m)/(w^k I(1-k))`` (reference B4).
+        """Time-stationary density ``f(w) = g_U(mu_0 w^m)/(w^k I(1-k))`` (Palm inversion).
 
         Float evaluation with an error bound; points whose bound exceeds ``1e-11`` relative are
         recomputed in mpmath (see the module notes).  ``f = 0`` for ``w <= 0`` and ``w = inf``.

@@ -59,7 +59,8 @@ def _points(name: str, w: ArrayLike) -> NDArray[np.float64]:
 def qseries_coefficients(q: float, terms: int, dps: int = 30) -> list:
     """The coefficients ``c_j = (-1)^j q^(j(j+1)/2) / ((q;q)_j (q;q)_inf)``, ``j < terms``.
 
-    Reference note B4 (hypoexponential series of ``sum_j q^j E_j``); ``sum_j c_j = 1``.
+    Hypoexponential series of ``sum_j q^j E_j`` (``derivations/awp.md``, step "Survival function of
+    U"); ``sum_j c_j = 1``.
 
     Parameters
     ----------
@@ -235,7 +236,7 @@ class _QSeriesCore:
             return ctx.gamma(1 + s) * ssum
 
     def _I_mp(self, e, digits: int):
-        """``I(e) = (1 - beta^e)/e E[W_pre^e]``, ``I(0) = ln(1/beta)`` (reference B4)."""
+        """``I(e) = (1 - beta^e)/e E[W_pre^e]``, ``I(0) = ln(1/beta)`` (Palm inversion)."""
         with working_dps(digits + 10) as ctx:
             e = ctx.mpf(e)
             m, _, mu0 = self._mp_params()

@@ -1,6 +1,6 @@
 """Adaptive window protocols declared symbolically: increase, loss rate, decrease, bounds.
 
-Altman, Avrachenkov, Kherani and Prabhu (IEEE INFOCOM 2005; reference note part B2): the
+Altman, Avrachenkov, Kherani and Prabhu (IEEE INFOCOM 2005, Section II): the
 window ``W(t)`` grows at ``dW/dt = a(W)`` per round-trip time, losses form a Poisson process
 of rate ``lam(W)`` per round-trip time, and a loss takes the window to ``d(W) = (1 - b(W)) W``.
 Optional bounds: a floor ``w_min`` (after a loss ``W = max(d(W), w_min)``) and a cap ``w_max``
@@ -54,7 +54,7 @@ _FIELDS = ("increase", "loss", "after_loss", "w_min", "w_max", "rtt")
 
 @dataclass(frozen=True)
 class PowerLawParameters:
-    """``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w`` (reference note B4); ``m = l-k+1``."""
+    """``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w``; ``m = l-k+1``."""
 
     alpha: float
     k: float
@@ -64,7 +64,10 @@ class PowerLawParameters:
 
     @property
     def m(self) -> float:
-        """``m = l - k + 1``: stable without bounds iff ``m > 0`` (note B5)."""
+        """``m = l - k + 1``: stable without bounds iff ``m > 0``.
+
+        ``derivations/awp.md``, section "Stability".
+        """
         return self.l - self.k + 1.0
 
 
@@ -312,7 +315,9 @@ def _loss(p: float, loss_model: str) -> sp.Expr:
 
 def newreno(p: float, beta: float = 0.5, loss_model: str = "packet", **bounds: float
             ) -> WindowProtocol:
-    """TCP NewReno congestion avoidance: ``a = 1`` packet per RTT, halving (note B6).
+    """TCP NewReno congestion avoidance: ``a = 1`` packet per RTT, halving.
+
+    Altman et al. (INFOCOM 2005) apply their results to NewReno, Scalable TCP and HighSpeed TCP.
 
     ``loss_model="packet"``: each packet is lost with probability ``p``, ``lam(w) = p w``;
     ``"time"``: losses at rate ``p`` per RTT.  ``bounds``: ``w_min``, ``w_max``, ``rtt``.
@@ -324,7 +329,7 @@ def newreno(p: float, beta: float = 0.5, loss_model: str = "packet", **bounds: f
 
 def scalable(p: float, increase: float = 0.01, beta: float = 0.875, loss_model: str = "packet",
              **bounds: float) -> WindowProtocol:
-    """Scalable TCP (Kelly 2003): ``a(w) = 0.01 w`` per RTT, ``d(w) = 7/8 w`` (note B6)."""
+    """Scalable TCP (Kelly 2003): ``a(w) = 0.01 w`` per RTT, ``d(w) = 7/8 w``."""
     p = _probability(p)
     return WindowProtocol(sp.Float(increase) * W, _loss(p, loss_model), sp.Float(beta) * W,
                           name="Scalable TCP", **bounds)
@@ -364,7 +369,11 @@ def highspeed(p: float, loss_model: str = "packet", **bounds: float) -> WindowPr
 
 def highspeed_family(S: float, p: float, b: float = 0.5, C: float = math.sqrt(1.5),  # noqa: N803
                      loss_model: str = "packet", **bounds: float) -> WindowProtocol:
-    """One-parameter HighSpeed family: response ``w = C p^-S`` (note B6, an interpretation).
+    """One-parameter HighSpeed family: response ``w = C p^-S``.
+
+    symq's reading of the paper's remark that HighSpeed TCP approximates almost any window
+    behaviour by varying one design parameter (abstract); the paper's own parametrisation may
+    differ.
 
     Inverting the local AIMD response ``w = sqrt(a (2 - b)/(2 b p))`` at ``p = (C/w)^(1/S)``
     gives ``a(w) = 2b/(2-b) C^(1/S) w^(2 - 1/S)`` with a constant decrease ``b``.  ``S = 1/2``

@@ -1,13 +1,13 @@
 r"""Exact event-sampling Monte Carlo of an adaptive window protocol, one loss cycle at a time.
 
-The model (Altman, Avrachenkov, Kherani, Prabhu, IEEE INFOCOM 2005; reference note part B2) is a
+The model (Altman, Avrachenkov, Kherani, Prabhu, IEEE INFOCOM 2005, Section II) is a
 piecewise-deterministic Markov process: the window grows at :math:`dW/dt = a(W) > 0`, losses form
 a Poisson process of intensity :math:`\lambda(W) > 0`, and a loss takes :math:`W` to
 :math:`\max(d(W), w_{\min})`; growth stops at an optional cap :math:`w_{\max}`.  Time is measured
 in round-trip times.
 
-Algorithm (reference note B4, B8)
----------------------------------
+Algorithm (``derivations/awp.md``, sections "Power-law class" and "General profiles")
+-----------------------------------------------------------------------------------
 Let :math:`\Lambda(w) = \int^w \lambda(u)/a(u)\,du` (cumulative hazard in window units),
 :math:`H(w) = \int^w du/a(u)` (time), :math:`G_r(w) = \int^w u^r/a(u)\,du` (area of :math:`W^r`).
 From the post-loss window :math:`y` the next pre-loss window is, with :math:`E \sim Exp(1)`,
@@ -39,9 +39,9 @@ Two paths:
 Escape (instability)
 --------------------
 For unstable protocols the window leaves every bounded region: if :math:`\Lambda(\infty) <
-\infty` (e.g. :math:`m < 0`, reference note B5), with positive probability no further loss
-occurs; with MIMD and a constant loss rate below :math:`a/\ln(1/\beta)` the window grows
-geometrically.  The simulator stops when a pre-loss window would exceed the upper end of the grid
+\infty` (e.g. :math:`m < 0`, ``derivations/awp.md``, section "Stability"), with positive
+probability no further loss occurs; with MIMD and a constant loss rate below
+:math:`a/\ln(1/\beta)` the window grows geometrically.  The simulator stops when a pre-loss window would exceed the upper end of the grid
 (``grid[1]``, default :math:`10^{15}`) -- for the tabulated path: when :math:`\Lambda(y) + E`
 exceeds the last table value and there is no cap -- and when a post-loss window falls below the
 lower end ``grid[0]`` (default :math:`10^{-12}`; only possible without a floor, e.g. MIMD with a
@@ -63,7 +63,7 @@ multiplicative-decrease algorithms", Adv. Appl. Prob. 34(1), 2002 (the sampling 
 
 Examples
 --------
-NewReno with per-packet loss probability ``p``: :math:`E[W^2] = 2/p` exactly (reference note B3).
+NewReno with per-packet loss probability ``p``: :math:`E[W^2] = 2/p` exactly (mean drift balance).
 
 >>> p = 1e-3
 >>> est = simulate_window(None, None, None, 200_000, power_law=(1.0, 0, p, 1, 0.5), rng=1)
@@ -315,7 +315,8 @@ def simulate_window(
 
     Examples
     --------
-    AIMD with a constant loss rate: :math:`E[W] = \\alpha/(\\lambda(1-\\beta))` (note B3).
+    AIMD with a constant loss rate (mean drift balance):
+    :math:`E[W] = \\alpha/(\\lambda(1-\\beta))`.
 
     >>> import numpy as np
     >>> est = simulate_window(lambda w: np.ones_like(w), lambda w: 0.1 + 0 * w,

@@ -4,10 +4,10 @@
 raises :class:`~symq.core.errors.StabilityError` for a protocol without a stationary law; then
 it uses, in this order,
 
-* the q-series closed form of the power-law class (:mod:`symq.window.powerlaw`; note B4) when
+* the q-series closed form of the power-law class (:mod:`symq.window.powerlaw`) when
   ``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w`` with ``m = l - k + 1 > 0`` and no bounds;
 * the exact law of multiplicative increase with constant loss rate and a floor
-  (:mod:`symq.window.mimd`; note B5);
+  (:mod:`symq.window.mimd`);
 * the general numerical solver (:mod:`symq.window.numeric`: embedded post-loss chain with
   Palm inversion and error control) otherwise, or when ``method="numeric"`` is asked.
 
@@ -59,7 +59,7 @@ class WindowLaw:
         ``moment(s) = E[W^s]``.
     drift_balance : float
         ``E[a(W)] - E[lam(W) b(W) W]`` relative to ``E[a(W)]`` (0 for an exact stationary law;
-        note B3).
+        ``derivations/awp.md``, step "Mean drift balance").
     error_estimate : float
         Relative error estimate of ``mean`` (0 for closed forms).
     stability : Stability
@@ -91,7 +91,8 @@ class WindowLaw:
 
 
 def _mimd_floor_balance(exact: Any, a: float, lam: float, beta: float, w_min: float) -> float:
-    """Relative ``E[a W] - E[lam (W - max(beta W, w_min))]`` for the MIMD floor law (note B3).
+    """Relative ``E[a W] - E[lam (W - max(beta W, w_min))]`` for the MIMD floor law (mean drift
+    balance with a floor).
 
     With a floor the window after a loss is ``max(d(W), w_min)``; the expectation of that
     maximum is integrated with :func:`scipy.integrate.quad`, split at the kink ``w_min/beta``.
@@ -118,7 +119,7 @@ def _closed_form(protocol: WindowProtocol, verdict: Stability) -> WindowLaw | No
 
         exact = PowerLawWindow(law.alpha, law.k, law.gamma, law.l, law.beta)
         mean = float(exact.mean())
-        # E[a(W)] = alpha E[W^k] and E[lam(W) b W] = gamma (1 - beta) E[W^(l+1)] (note B3)
+        # mean drift balance: E[a(W)] = alpha E[W^k] = E[lam(W) b W] = gamma (1 - beta) E[W^(l+1)]
         alpha_side = law.alpha * float(exact.moment(law.k))
         gamma_side = law.gamma * (1 - law.beta) * float(exact.moment(law.l + 1))
         return WindowLaw(protocol=protocol, method="closed form (power-law q-series)", mean=mean,
@@ -178,7 +179,7 @@ def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float =
         Unknown ``method``, or ``"closed form"`` for a protocol outside the closed-form classes.
     NotConverged
         The numerical solution breaks the rate-conservation identity ``E[a(W)] =
-        E[lam(W) (W - max(d(W), w_min))]`` (note B3) by more than ``max(1e-5, 1e3 rtol)``
+        E[lam(W) (W - max(d(W), w_min))]`` (mean drift balance) by more than ``max(1e-5, 1e3 rtol)``
         relative (at most ``1e-2``), or the solver's own refinement did not converge.
     """
     if not isinstance(protocol, WindowProtocol):
@@ -213,7 +214,7 @@ def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float =
                                f"{exc.args[0].split(' (', 1)[-1].rstrip(')')}") from None
     atom = float(sol.atom_at_cap)
     gain = float(sol.expect(lambda w: a(w) * (w < protocol.w_max)))
-    # the rate-conservation identity E[a(W)] = E[lam(W) (W - max(d(W), w_min))] (note B3) holds
+    # the rate-conservation identity E[a(W)] = E[lam(W) (W - max(d(W), w_min))] holds
     # for the exact stationary law: a solution that breaks it is wrong whatever its own error
     # estimate says (seen for a floor or a cap far from the bulk of the law)
     drift = float(sol.drift_balance)

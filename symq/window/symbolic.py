@@ -1,6 +1,7 @@
 """Symbolic side of adaptive window protocols: Kolmogorov equation, stability, identities.
 
-Altman, Avrachenkov, Kherani, Prabhu (IEEE INFOCOM 2005), reference note B3 and B5:
+Altman, Avrachenkov, Kherani, Prabhu (IEEE INFOCOM 2005, Section II: the model and its
+Kolmogorov equation) and symq's own derivations (``derivations/awp.md``):
 
 * the stationary Kolmogorov equation in level-crossing form,
   ``a(w) f(w) = int_{w < u, d(u) <= w} lam(u) f(u) du`` (for ``d(u) = beta u`` the upper limit
@@ -25,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -33,13 +35,13 @@ import numpy as np
 import sympy as sp
 
 from symq.core.budget import time_budget
-from symq.core.derivation import Derivation
 from symq.core.errors import DerivationTimeout, NumericalFailure
 
 from .protocol import W, WindowProtocol
 
 __all__ = ["kolmogorov_equation", "delay_equation", "drift_identity", "Stability", "stability",
-           "power_law_stability", "derivation"]
+           "log_drift", "power_law_stability", "power_law_cycle", "power_law_palm",
+           "power_law_series", "mimd_floor_law"]
 
 F = sp.Function("f")
 U = sp.Symbol("u", positive=True)
@@ -62,7 +64,7 @@ def _inverse_after_loss(protocol: WindowProtocol) -> sp.Expr | None:
 
 
 def kolmogorov_equation(protocol: WindowProtocol) -> sp.Eq:
-    """Stationary level-crossing equation (note B3): up-crossings of ``w`` = down-crossings.
+    """Stationary level-crossing equation: up-crossings of ``w`` = down-crossings (Section II).
 
     ``a(w) f(w) = int_w^{d^{-1}(w)} lam(u) f(u) du``; if sympy cannot invert ``d`` the upper
     limit is written ``d^{-1}(w)``.
@@ -75,7 +77,7 @@ def kolmogorov_equation(protocol: WindowProtocol) -> sp.Eq:
 
 
 def delay_equation(protocol: WindowProtocol) -> sp.Eq:
-    """The differentiated form ``(a f)' = -lam f + lam(d^{-1}) f(d^{-1}) (d^{-1})'`` (note B3)."""
+    """The differentiated form ``(a f)' = -lam f + lam(d^{-1}) f(d^{-1}) (d^{-1})'``."""
     upper = _inverse_after_loss(protocol)
     if upper is None:
         upper = sp.Function("d^{-1}")(W)
@@ -85,7 +87,10 @@ def delay_equation(protocol: WindowProtocol) -> sp.Eq:
 
 
 def drift_identity(protocol: WindowProtocol) -> sp.Eq:
-    """``E[a(W)] = E[lam(W) b(W) W]``: mean drift balance (note B3), for any stationary law."""
+    """``E[a(W)] = E[lam(W) b(W) W]``: mean drift balance, for any stationary law.
+
+    The generator ``L g = a g' + lam (g(d) - g)`` applied to ``g(w) = w`` has mean 0 under a
+    stationary law (``derivations/awp.md``, step "Mean drift balance")."""
     expect = sp.Function("E")
     return sp.Eq(expect(protocol.increase), expect(protocol.loss * (W - protocol.after_loss)))
 
@@ -175,7 +180,9 @@ def _simplified(expr: sp.Expr) -> sp.Expr:
 
 
 def stability(protocol: WindowProtocol) -> Stability:
-    """Stability of the window process from the drift of ``ln W`` (note B5).
+    """Stability of the window process from the drift of ``ln W``.
+
+    ``derivations/awp.md``, section "Stability" (:func:`log_drift`).
 
     With a cap the top is safe; with a floor the bottom is safe.  Otherwise compare
     ``lim a(w)/(w lam(w))`` with ``lim ln(w/d(w))`` at ``w -> oo`` (escape when larger) and at
@@ -229,15 +236,36 @@ def stability(protocol: WindowProtocol) -> Stability:
 
 ALPHA, GAMMA, BETA = sp.symbols("alpha gamma beta", positive=True)
 K_EXP, L_EXP = sp.symbols("k l", real=True)
+#: ``m = l - k + 1`` of the power-law class (nonzero in :func:`power_law_cycle`).
+M_EXP = sp.Symbol("m", real=True, nonzero=True)
+#: Post-loss window, an ``Exp(1)`` draw and an exponent of a cycle integral.
+Y, E_DRAW = sp.symbols("y E", positive=True)
+E_POW = sp.Symbol("e", real=True, nonzero=True)
+
+#: Seconds sympy may spend on the symbolic integrals and inversions of a derivation.
+DERIVE_BUDGET = 30.0
+
+
+def log_drift() -> sp.Expr:
+    """The generator of the window process applied to ``ln w``.
+
+    ``L g(w) = a(w) g'(w) + lam(w) (g(d(w)) - g(w))`` gives
+    ``L ln w = a(w)/w - lam(w) ln(w/d(w))``: its sign at the ends decides stability
+    (:func:`stability`), and ``E[L ln W] = 0`` is the log-drift balance
+    ``E[a(W)/W] = E[lam(W) ln(W/d(W))]`` of a stationary law.
+    """
+    a, lam, d = sp.Function("a")(W), sp.Function("lambda")(W), sp.Function("d")(W)
+    g = sp.log(W)
+    return sp.expand(a * sp.diff(g, W) + lam * (g.subs(W, d) - g))
 
 
 def power_law_stability() -> dict[str, sp.Expr]:
-    """The power-law class ``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w`` (note B5).
+    """The power-law class ``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w``.
 
     Returns the index ``a/(w lam) = (alpha/gamma) w^(-m)`` with ``m = l - k + 1`` and the
-    threshold ``ln(1/beta)``; sympy's limits at ``w -> oo`` for ``m = 1, 0, -1`` give
-    ``0`` (stable), ``alpha/gamma`` (stable iff ``alpha < gamma ln(1/beta)``, with a floor) and
-    ``oo`` (transient).
+    threshold ``ln(1/beta)`` (``derivations/awp.md``, section "Stability"); sympy's limits at
+    ``w -> oo`` for ``m = 1, 0, -1`` give ``0`` (stable), ``alpha/gamma`` (stable iff
+    ``alpha < gamma ln(1/beta)``, with a floor) and ``oo`` (transient).
     """
     index = sp.powsimp(sp.simplify(ALPHA * W ** K_EXP / (W * GAMMA * W ** L_EXP)))
     m = sp.Symbol("m", real=True)
@@ -247,36 +275,108 @@ def power_law_stability() -> dict[str, sp.Expr]:
     return out
 
 
-def derivation() -> Derivation:
-    """The derivation printed by ``symq derive awp``."""
-    der = Derivation(
-        title="Adaptive window protocols under window-dependent losses",
-        source="E. Altman, K. Avrachenkov, A. Kherani, B. Prabhu, IEEE INFOCOM 2005",
-        summary="dW/dt = a(W) between losses; losses at rate lam(W); a loss takes W to "
-                "d(W) = (1 - b(W)) W; time in round-trip times.",
-    )
-    a, lam = sp.Function("a"), sp.Function("lambda")
-    generic = sp.Eq(a(W) * F(W), sp.Integral(lam(U) * F(U), (U, W, sp.Function("d^{-1}")(W))))
-    der.add("Stationary Kolmogorov equation (level crossing)", generic,
-            "The rate of up-crossings of level w (the drift a(w) times the density) equals the "
-            "rate of losses from windows u > w that land at or below w.")
-    from .protocol import newreno
+@functools.lru_cache(maxsize=1)
+def power_law_cycle() -> dict[str, sp.Expr]:
+    """One loss cycle of the power-law class, derived by sympy (exact event sampling).
 
-    tcp = newreno(sp.Rational(1, 10 ** 4))
-    der.add("NewReno (a = 1, lam = p w, d = w/2), p = 1e-4", kolmogorov_equation(tcp),
-            "The upper limit w/beta = 2w comes from sympy's inversion of d.")
-    der.add("Delay-differential form", delay_equation(tcp), "Differentiate in w.")
-    der.add("Mean drift balance", sp.Eq(sp.Function("E")(a(W)),
-                                        sp.Function("E")(lam(W) * sp.Function("b")(W) * W)),
-            "Taking expectations of the generator applied to g(w) = w.")
-    law = power_law_stability()
-    der.add("Stability index of the power-law class", sp.Eq(sp.Symbol("a/(w lambda)"),
-                                                             law["index"]),
-            "a = alpha w^k, lam = gamma w^l, d = beta w; the window is pulled back at infinity "
-            "iff this limit is below ln(1/beta) = " + sp.sstr(law["threshold"]) + ".")
-    der.add("Limits for m = l - k + 1 = 1, 0, -1",
-            sp.Tuple(law["m = 1"], law["m = 0"], law["m = -1"]),
-            "m > 0: stable (NewReno, Scalable with per-packet losses); m = 0: stable iff "
-            "alpha < gamma ln(1/beta) and a floor exists (Scalable with time-based losses); "
-            "m < 0: transient.")
-    return der
+    With ``a = alpha w^k`` and ``lam = gamma w^(m+k-1)`` (``m = l - k + 1``), from the
+    post-loss window ``y`` and a draw ``E ~ Exp(1)``:
+
+    * ``"hazard"``: ``Lambda(w) - Lambda(y) = int_y^w lam/a du`` for ``m != 0``;
+    * ``"pre_loss"``: the next pre-loss window, the root of ``Lambda(W_pre) - Lambda(y) = E``:
+      ``(y^m + alpha m E/gamma)^(1/m)``;
+    * ``"pre_loss_m0"``: the same for ``m = 0``: ``y exp(alpha E/gamma)``;
+    * ``"integral"``: ``int_y^w u^(e-1)/alpha du = (w^e - y^e)/(alpha e)``, the cycle's time
+      (``e = 1 - k``), area of ``W`` (``e = 2 - k``) and of ``W^2`` (``e = 3 - k``).
+
+    The simulator's kernel (:mod:`symq.window.simulation_kernels`) evaluates these closed
+    forms; a test checks it against their compiled form at random points.
+
+    Raises
+    ------
+    DerivationTimeout
+        sympy's integration or inversion takes more than :data:`DERIVE_BUDGET` seconds.
+    """
+    w = W
+    u = sp.Dummy("u", positive=True)
+    with time_budget(DERIVE_BUDGET, "the power-law loss cycle"):
+        ratio = sp.powsimp(GAMMA * u ** (M_EXP + K_EXP - 1) / (ALPHA * u ** K_EXP))
+        hazard = sp.integrate(ratio, (u, Y, w), conds="none")
+        roots = sp.solve(sp.Eq(hazard, E_DRAW), w)
+        ratio0 = sp.powsimp(GAMMA * u ** (K_EXP - 1) / (ALPHA * u ** K_EXP))
+        roots0 = sp.solve(sp.Eq(sp.integrate(ratio0, (u, Y, w)), E_DRAW), w)
+        integral = sp.integrate(u ** (E_POW - 1) / ALPHA, (u, Y, w), conds="none")
+    if len(roots) != 1 or len(roots0) != 1:  # pragma: no cover - sympy finds the unique root
+        raise NumericalFailure("sympy did not find the unique pre-loss window of the cycle")
+    return {"hazard": sp.factor(hazard), "pre_loss": roots[0], "pre_loss_m0": roots0[0],
+            "integral": sp.factor(integral)}
+
+
+def power_law_palm() -> dict[str, sp.Expr]:
+    """Time averages of the power-law class by Palm inversion over a loss cycle.
+
+    Over a cycle from ``Y`` to ``W_pre`` the window spends ``du/a(u)`` near ``u``, so
+    ``int_cycle W^s dt = (W_pre^e - Y^e)/(alpha e)`` with ``e = s - k + 1``; in the stationary
+    regime ``Y = beta W_pre`` in law, so ``E_0[int_cycle W^s dt] = I(e)/alpha`` with
+    ``I(e) = (1 - beta^e)/e E_0[W_pre^e]``, and the time average is the ratio to the mean cycle
+    length: ``E[W^s] = I(s - k + 1)/I(1 - k)`` (``I(0) = ln(1/beta)``, the limit ``e -> 0``).
+    """
+    s = sp.Symbol("s", real=True)
+    u, x = sp.Dummy("u", positive=True), sp.Symbol("W_pre", positive=True)
+    palm = sp.Function("E_0")
+    cycle = sp.integrate(u ** (E_POW - 1) / ALPHA, (u, BETA * x, x), conds="none")
+    integral = sp.Function("I")
+    return {"cycle": sp.Eq(sp.Integral(u ** (E_POW - 1) / ALPHA, (u, BETA * x, x)),
+                           sp.factor(sp.expand_power_base(cycle, force=True))),
+            "I": sp.Eq(integral(E_POW), (1 - BETA ** E_POW) / E_POW * palm(x ** E_POW)),
+            "moment": sp.Eq(sp.Function("E")(W ** s),
+                            integral(s - K_EXP + 1) / integral(1 - K_EXP))}
+
+
+def power_law_series() -> dict[str, sp.Expr]:
+    """The q-series law of ``U = mu_0 W_pre^m = sum_j q^j E_j`` (``q = beta^m``).
+
+    The pre-loss windows satisfy ``W_pre'^m = (beta W_pre)^m + alpha m E/gamma``
+    (:func:`power_law_cycle`), so ``U`` is a sum of independent exponentials of rates
+    ``q^-j`` (Dumas, Guillemin, Robert, Adv. Appl. Prob. 34, 2002): a hypoexponential law
+    whose survival function is ``sum_j c_j exp(-u q^-j)`` with the coefficients below.
+    """
+    q, u = sp.Symbol("q", positive=True), sp.Symbol("u", positive=True)
+    j = sp.Symbol("j", integer=True, nonnegative=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    c = sp.Function("c")
+    mu0 = sp.Symbol("mu_0", positive=True)
+    x = sp.Symbol("W_pre", positive=True)
+    coefficient = ((-1) ** j * q ** (j * (j + 1) / 2)
+                   / (sp.Product(1 - q ** n, (n, 1, j)) * sp.Product(1 - q ** n, (n, 1, sp.oo))))
+    return {"recursion": sp.Eq(sp.Symbol("U'"), q * sp.Symbol("U") + E_DRAW),
+            "scale": sp.Eq(mu0, GAMMA / (ALPHA * M_EXP)),
+            "U": sp.Eq(sp.Symbol("U"), mu0 * x ** M_EXP),
+            "survival": sp.Eq(sp.Function("P")(sp.Symbol("U") > u),
+                              sp.Sum(c(j) * sp.exp(-u * q ** (-j)), (j, 0, sp.oo))),
+            "coefficients": sp.Eq(c(j), coefficient)}
+
+
+def mimd_floor_law() -> dict[str, sp.Expr]:
+    """Multiplicative increase ``a w``, constant loss rate ``lam``, a floor ``w_min``.
+
+    ``Z = ln(W/w_min)`` grows at speed ``a`` and a loss subtracts ``delta = ln(1/beta)``,
+    reflected at 0; level crossing ``a f(z) = lam P(z < Z <= z + delta)`` holds for
+    ``f(z) = theta e^(-theta z)`` iff ``a theta = lam (1 - beta^theta)`` (sympy integrates the
+    right side and divides out ``e^(-theta z)``); then ``E[W^s] = w_min^s theta/(theta - s)``
+    for ``s < theta``.
+    """
+    theta, z, u = sp.symbols("theta z u", positive=True)
+    a, lam, w_min = sp.Symbol("a", positive=True), sp.Symbol("lambda", positive=True), \
+        sp.Symbol("w_min", positive=True)
+    s = sp.Symbol("s", real=True)
+    density = theta * sp.exp(-theta * u)
+    delta = -sp.log(BETA)
+    up = a * density.subs(u, z)
+    down = lam * sp.integrate(density, (u, z, z + delta))
+    equation = sp.Eq(sp.simplify(up * sp.exp(theta * z)),
+                     sp.powsimp(sp.expand(sp.simplify(down * sp.exp(theta * z)))))
+    moment = sp.integrate(w_min ** s * sp.exp(s * z) * density.subs(u, z), (z, 0, sp.oo),
+                          conds="none")
+    return {"level_crossing": sp.Eq(up, down), "theta": equation,
+            "moment": sp.Eq(sp.Function("E")(W ** s), sp.factor(sp.simplify(moment)))}

@@ -1,4 +1,5 @@
-"""Tests of symq.window.mimd (MIMD, constant loss rate, floor; reference note B5).
+"""Tests of symq.window.mimd (MIMD, constant loss rate, floor; derivations/awp.md,
+section "Multiplicative increase, constant losses and a floor").
 
 Oracles: scipy brentq on the theta equation, the level-crossing equation in log scale,
 quadrature of the density, and a Monte Carlo of the Lindley recursion (time averages by the

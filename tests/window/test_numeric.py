@@ -1,9 +1,9 @@
 """The general window solver against closed forms, series in mpmath and exact-event Monte Carlo.
 
-References are computed here, independently of the solver: closed-form moments of the
-reference note (part B, sections B3-B5), the q-series of Ott-Kemperman-Mathis / Dumas-Guillemin-
+References are computed here, independently of the solver: closed-form moments (drift
+balances, derivations/awp.md), the q-series of Ott-Kemperman-Mathis / Dumas-Guillemin-
 Robert evaluated with mpmath, the D/M/1-in-log-scale law of MIMD with a floor (theta root found
-with brentq) and Monte Carlo with exact event sampling (B8), renewal-reward averages over
+with brentq) and Monte Carlo with exact event sampling, renewal-reward averages over
 independent chains with a confidence interval.
 """
 
@@ -25,7 +25,7 @@ ONE = lambda w: np.ones_like(w)  # noqa: E731
 # ------------------------------------------------------------------------------------------
 
 def _c_coefficients(q, terms=80):
-    """c_j = (-1)^j q^{j(j+1)/2} / ((q;q)_j (q;q)_inf), mpmath, reference note B4."""
+    """c_j = (-1)^j q^{j(j+1)/2} / ((q;q)_j (q;q)_inf), mpmath (Dumas, Guillemin, Robert 2002)."""
     qinf = mp.qp(q, q)
     return [(-1) ** j * q ** (j * (j + 1) // 2) / (mp.qp(q, q, j) * qinf) for j in range(terms)]
 
@@ -70,7 +70,7 @@ def _ratio_ci(num, den):
 
 
 def hstcp_profiles():
-    """RFC 3649 HighSpeed TCP: a(w), b(w), with b capped at High_Decrease = 0.1 (note B6)."""
+    """RFC 3649 HighSpeed TCP: a(w), b(w), with b capped at High_Decrease = 0.1."""
     lw, hw = math.log(38.0), math.log(83000.0)
 
     def b(w):

@@ -1,8 +1,8 @@
 """Tests of symq.window.powerlaw against independent computations.
 
-Oracles: the closed-form moments of reference note B3 (exact formulas written out here), the
-level-crossing equation of B3 integrated by scipy quad, rate-conservation identities, mpmath at
-50 digits, an exact event-sampling Monte Carlo (reference B8) and Ott-Kemperman-Mathis' 1.31.
+Oracles: closed-form moments from the drift balances (exact formulas written out here), the
+level-crossing equation integrated by scipy quad, rate-conservation identities, mpmath at
+50 digits, an exact event-sampling Monte Carlo and Ott-Kemperman-Mathis' 1.31.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _quad_inf(fun, scale, lower=0.0):
     return total + quad(fun, pts[-1], np.inf, limit=200)[0]
 
 
-# ---------------------------------------------------------------- closed forms of B3
+# ---------------------------------------------------------------- closed forms (drift balances)
 @pytest.mark.parametrize("alpha,lam,beta", [(1.3, 0.7, 0.6), (1.0, 0.5, 0.5), (2.0, 0.1, 0.875)])
 def test_aimd_constant_rate_all_moments(alpha, lam, beta):
     w = PowerLawWindow(alpha, 0, lam, 0, beta)
@@ -135,7 +135,7 @@ def test_pdf_mpmath_fallback_q_close_to_one():
 
 @pytest.mark.parametrize("case", [AIMD_CONST, NEWRENO, SCALABLE])
 def test_level_crossing_equation_pointwise(case):
-    """a(w) f(w) = int_w^{w/beta} lam(u) f(u) du (reference B3), quad on the float pdf."""
+    """a(w) f(w) = int_w^{w/beta} lam(u) f(u) du (level crossing), quad on the float pdf."""
     w = PowerLawWindow(**case)
     al, k, g, l, b = case["alpha"], case["k"], case["gamma"], case["l"], case["beta"]
     for x in w.mean() * np.array([0.1, 0.4, 1.0, 1.7, 3.0]):
@@ -183,7 +183,7 @@ def test_okm_constant_three_ways():
     w = PowerLawWindow(1.0, 0, 1.0, 1, 0.5)
     f = lambda x: float(w.pdf(x))
     assert _quad_inf(lambda x: x * f(x), 1.3) == pytest.approx(OKM_CONSTANT, rel=1e-10)
-    # 3) the formula of B4 in mpmath with (q;q)_j from mpmath.qp (written independently)
+    # 3) the q-series formula in mpmath with (q;q)_j from mpmath.qp (written independently)
     with mp.workdps(40):
         q = mp.mpf(1) / 4
         s = mp.nsum(lambda j: (-1) ** int(j) * q ** (j * (j + 1) / 2)
@@ -204,7 +204,7 @@ def test_random_losses_give_larger_window_than_periodic():
 
 
 def test_newreno_mean_against_exact_event_simulation():
-    """Exact PDMP sampling per loss cycle (reference B8): W_pre = sqrt(y^2 + 2 alpha E/gamma),
+    """Exact PDMP sampling per loss cycle: W_pre = sqrt(y^2 + 2 alpha E/gamma),
     T = (W_pre - y)/alpha, int W dt = E/gamma; post-loss y^2 -> beta^2 (y^2 + 2 alpha E/gamma)."""
     al, g, b = 1.0, 0.01, 0.5
     rng = np.random.default_rng(2024)

@@ -106,7 +106,7 @@ def test_kolmogorov_equation_of_newreno() -> None:
     (scalable(0.01 / math.log(8 / 7), loss_model="time", w_min=1.0), "borderline"),
 ])
 def test_stability_verdicts(protocol, status) -> None:
-    # independent of symq: the verdicts of the reference note's tables (B5)
+    # independent of symq: verdicts worked out by hand from lim a/(w lam) vs ln(1/beta)
     assert stability(protocol).status == status
 
 

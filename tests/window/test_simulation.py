@@ -1,7 +1,7 @@
 """Tests of the exact event-sampling window simulator against closed forms and independent code.
 
-References: reference note part B (routing_window.md) B3 (moments, rate conservation), B4 (q-series
-for NewReno), B5 (MIMD with constant rate and a floor: Z = ln(W/w_min) ~ Exp(theta)), B6 (HSTCP).
+References: moments and rate conservation (drift balances), the q-series for NewReno, MIMD with
+constant rate and a floor (Z = ln(W/w_min) ~ Exp(theta)), HSTCP (RFC 3649); see derivations/awp.md.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def test_aimd_constant_rate_mean(path):
                               lambda w: beta * w, 400_000, rng=3)
     assert isinstance(est, WindowEstimate) and not est.escaped
     close(est.mean, exact)
-    # E[W^2] = 2 (alpha/lam)^2 / ((1-beta)(1-beta^2))  (note B4, AIMD constant rate)
+    # E[W^2] = 2 (alpha/lam)^2 / ((1-beta)(1-beta^2))  (AIMD constant rate, q-series)
     close(est.second_moment, 2 * (alpha / lam) ** 2 / ((1 - beta) * (1 - beta**2)))
     close(est.loss_rate, lam)
     # PASTA: the pre-loss (Palm) mean is the time-stationary mean
@@ -69,7 +69,7 @@ def test_tabulated_matches_exact_path_cycle_by_cycle():
 # ------------------------------------------------------------------------------ NewReno
 
 def newreno_mean_series(p, beta=0.5, alpha=1.0, terms=80):
-    """E[W] = sqrt(2 alpha/(pi p)) / ((1-beta) sum_j c_j beta^j), q = beta^2 (note B4)."""
+    """E[W] = sqrt(2 alpha/(pi p)) / ((1-beta) sum_j c_j beta^j), q = beta^2 (q-series)."""
     mpmath.mp.dps = 30
     q = mpmath.mpf(beta) ** 2
     qinf = mpmath.qp(q, q)
@@ -180,7 +180,7 @@ def test_highspeed_rate_conservation():
                           time_averages={"a": hs_a, "lam": lam,
                                          "loss_drift": lambda w: lam(w) * (w - hs_d(w))})
     ea, eb = est.time_averages["a"], est.time_averages["loss_drift"]
-    # E[a(W)] = E[lam(W)(W - d(W))]  (note B3)
+    # E[a(W)] = E[lam(W)(W - d(W))]  (mean drift balance)
     assert abs(ea.mean - eb.mean) <= 1.5 * (ea.half_width + eb.half_width)
     # E[lam(W)] = loss rate
     el = est.time_averages["lam"]

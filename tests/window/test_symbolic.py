@@ -1,0 +1,79 @@
+"""The sympy-derived forms of symq.window.symbolic against the numeric solvers that use them.
+
+The derivation (``derivations/awp.md``) obtains the MIMD floor exponent, its Pareto moments and
+the power-law cycle by sympy; here each is compiled and compared with the independent numeric
+code (root finding and the Pareto law in :mod:`symq.window.mimd`) or checked symbolically.
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symq.core.compiler import compile as symq_compile
+from symq.window.mimd import MIMDFloor, mimd_theta
+from symq.window.protocol import W
+from symq.window.symbolic import (
+    ALPHA,
+    BETA,
+    E_POW,
+    GAMMA,
+    K_EXP,
+    Y,
+    log_drift,
+    mimd_floor_law,
+    power_law_cycle,
+)
+
+
+MIMD_FLOOR = mimd_floor_law()
+
+
+def _symbols(expr: sp.Basic, *names: str) -> list[sp.Symbol]:
+    by_name = {str(s): s for s in expr.free_symbols}
+    return [by_name[n] for n in names]
+
+
+@settings(max_examples=40, deadline=None)
+@given(a=st.floats(0.05, 2.0), excess=st.floats(1.05, 20.0), beta=st.floats(0.1, 0.95))
+def test_theta_equation_holds_at_the_numeric_root(a: float, excess: float, beta: float) -> None:
+    lam = excess * a / -math.log(beta)      # stable: lam ln(1/beta) > a
+    equation = MIMD_FLOOR["theta"]
+    args = _symbols(equation, "a", "lambda", "beta", "theta")
+    residual = symq_compile(equation.lhs - equation.rhs, args)
+    theta = mimd_theta(a, lam, beta)
+    assert abs(float(residual(a, lam, beta, theta))) <= 1e-12 * max(a * theta, lam)
+
+
+@settings(max_examples=40, deadline=None)
+@given(excess=st.floats(1.05, 20.0), beta=st.floats(0.1, 0.95), w_min=st.floats(0.1, 10.0),
+       share=st.floats(-2.0, 0.95))
+def test_pareto_moments_equal_the_mimd_law(excess: float, beta: float, w_min: float,
+                                           share: float) -> None:
+    law = MIMDFloor(1.0, excess / -math.log(beta), beta, w_min)
+    s = share * law.theta
+    moment = MIMD_FLOOR["moment"].rhs
+    f = symq_compile(moment, _symbols(moment, "w_min", "s", "theta"))
+    assert math.isclose(float(f(w_min, s, law.theta)), law.moment(s), rel_tol=1e-13)
+
+
+def test_log_drift_of_the_power_law_class() -> None:
+    """L ln w = lam (a/(w lam) - ln(1/beta)) for a = alpha w^k, lam = gamma w^l, d = beta w."""
+    a, lam, d = sp.Function("a"), sp.Function("lambda"), sp.Function("d")
+    l_exp = sp.Symbol("l", real=True)
+    drift = log_drift().subs({a(W): ALPHA * W ** K_EXP, lam(W): GAMMA * W ** l_exp,
+                              d(W): BETA * W}).doit()
+    expected = GAMMA * W ** l_exp * (ALPHA * W ** K_EXP / (W * GAMMA * W ** l_exp)
+                                     - sp.log(1 / BETA))
+    assert sp.simplify(sp.expand_log(drift - expected, force=True)) == 0
+
+
+def test_cycle_hazard_inverts_to_the_pre_loss_window() -> None:
+    cycle = power_law_cycle()
+    e_draw = sp.Symbol("E", positive=True)
+    back = cycle["hazard"].subs(W, cycle["pre_loss"])
+    assert sp.simplify(sp.powdenest(back, force=True) - e_draw) == 0
+    assert cycle["integral"].free_symbols == {W, Y, ALPHA, E_POW}
