@@ -35,6 +35,7 @@ import numpy as np
 import sympy as sp
 
 from symq.core.budget import time_budget
+from symq.core.compiler import compile as symq_compile
 from symq.core.errors import DerivationTimeout, NumericalFailure
 
 from .protocol import W, WindowProtocol
@@ -154,7 +155,7 @@ def _limit(expr: sp.Expr, point: Any) -> tuple[float, bool]:
     try:
         if expr.has(sp.zoo, sp.nan):
             raise ValueError("not finite")
-        func = sp.lambdify(W, expr, "mpmath")
+        func = symq_compile(expr, [W], backend="mpmath")
         points = [10.0 ** e for e in ((12, 15, 18) if point == sp.oo else (-12, -15, -18))]
         values = [float(func(w)) for w in points]
     except (ArithmeticError, TypeError, ValueError, KeyError, NameError) as exc:

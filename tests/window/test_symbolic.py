@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from symq.core.compiler import compile as symq_compile
 from symq.window.mimd import MIMDFloor, mimd_theta
-from symq.window.protocol import W
+from symq.window.protocol import W, general, newreno
 from symq.window.symbolic import (
     ALPHA,
     BETA,
@@ -26,6 +26,7 @@ from symq.window.symbolic import (
     log_drift,
     mimd_floor_law,
     power_law_cycle,
+    stability,
 )
 
 
@@ -77,3 +78,19 @@ def test_cycle_hazard_inverts_to_the_pre_loss_window() -> None:
     back = cycle["hazard"].subs(W, cycle["pre_loss"])
     assert sp.simplify(sp.powdenest(back, force=True) - e_draw) == 0
     assert cycle["integral"].free_symbols == {W, Y, ALPHA, E_POW}
+
+
+def test_numeric_limits_when_sympy_gives_up(monkeypatch) -> None:
+    """The fallback evaluates the compiled (mpmath) index on w = 1e12, 1e15, 1e18 (or 1e-12...)."""
+    def refuse(*args, **kwargs):
+        raise NotImplementedError("sympy gives up")
+
+    monkeypatch.setattr(sp, "limit", refuse)
+    reno = stability(newreno(1e-4))          # a/(w lam) = 1e4/w^2; ln(w/d) = ln 2
+    assert (reno.status, reno.method) == ("stable", "numeric")
+    assert abs(reno.upper_index) < 1e-30 and reno.lower_index == math.inf
+    assert math.isclose(reno.upper_threshold, math.log(2.0), rel_tol=1e-12)
+    mimd = stability(general("0.01*w", "0.05", "0.875*w", w_min=1.0))   # 0.2 > ln(8/7)
+    assert (mimd.status, mimd.method) == ("transient", "numeric")
+    assert math.isclose(mimd.upper_index, 0.2, rel_tol=1e-12)
+    assert math.isclose(mimd.upper_threshold, math.log(8 / 7), rel_tol=1e-12)
