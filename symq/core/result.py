@@ -108,6 +108,20 @@ class Result:
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
 
+    def __str__(self) -> str:
+        scalars = [(k, v) for k, v in self.values.items() if ResultBase._is_scalar(v)]
+        shown = ", ".join(f"{k}={ResultBase._text(v)}" for k, v in scalars[:6])
+        more = ", ..." if len(scalars) > 6 else ""
+        return f"{self.model}: {shown}{more} ({self.method}, {self.exactness})"
+
+    def _repr_markdown_(self) -> str:
+        params = ", ".join(f"{k}={ResultBase._text(v)}" for k, v in self.params.items())
+        lines = [f"**{self.model}** ({params}): {self.method}, {self.exactness}", "",
+                 "| quantity | value |", "|---|---|"]
+        lines += [f"| `{k}` | {ResultBase._text(v)} |" for k, v in self.values.items()
+                  if ResultBase._is_scalar(v)]
+        return "\n".join(lines)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form: ``{"model", "params", "results", "method", "exactness", "timings"}``."""
         return {

@@ -70,3 +70,13 @@ def test_registered_model_returning_nan_is_refused():
                               lambda a: Result("toy-nan", {"a": a}, {"ET": a * float("nan")}))
     with _pytest.raises(NumericalFailure, match="ET = nan"):
         spec.run({"a": 1.0})
+
+
+def test_generic_result_prints_short_and_as_a_markdown_table():
+    from symq.core.result import Result
+
+    r = Result("supermarket", {"d": 2, "lam": 0.9}, {"ET": 2.6141117, "tail": [1.0, 0.9]},
+               "closed form")
+    assert str(r) == "supermarket: ET=2.61411 (closed form, numeric)"
+    table = r._repr_markdown_()
+    assert "| `ET` | 2.61411 |" in table and "tail" not in table  # vectors are not table rows
