@@ -12,6 +12,8 @@ package is safe to call from several threads and leaves a user's own precision a
   current thread's context before it is used: :func:`rebind` does that without rounding.
 * Values handed back to the user are re-bound to the global context (:func:`to_global`, no
   rounding), so they are ordinary ``mpmath.mpf``/``mpc`` objects, as before.
+* :func:`to_mp` converts an exact rational to a number of this thread's context, correctly
+  rounded to its current precision.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ import mpmath
 
 from symq.core.precision import is_mpc, is_mpf, local_iv, local_mp, working_dps
 
-__all__ = ["mp", "iv", "rebind", "to_global", "working_dps", "is_mpf", "is_mpc"]
+from .transform import to_mpf
+
+__all__ = ["mp", "iv", "rebind", "to_global", "to_mp", "working_dps", "is_mpf", "is_mpc"]
 
 
 class _ThreadContext:
@@ -72,3 +76,9 @@ def rebind(x: Any) -> Any:
 def to_global(x: Any) -> Any:
     """``x`` as numbers of mpmath's global context, exactly (for values returned to users)."""
     return _move(x, mpmath.mp)
+
+
+def to_mp(value: Any) -> Any:
+    """An exact rational (sympy Rational, Fraction or int) in the calling thread's private
+    context, correctly rounded to its current precision."""
+    return to_mpf(value, local_mp())
