@@ -1,0 +1,321 @@
+r"""The public certifier: :func:`certify` and its result, :class:`Certificate`.
+
+:func:`certify` validates the options, runs the exact rules and the numeric stages of
+:mod:`symq.me.certification` (retrying undecided numeric steps at 2x and 4x the precision) and
+reports the verdict with the pole and residue enclosures it rests on.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import mpmath
+import numpy as np
+import sympy as sp
+from mpmath.libmp import to_float
+
+from symq.core.errors import InvalidParameter
+
+from .._context import iv, mp, to_global
+from ..transform import RationalLST
+from .enclosures import _hi, _lo, _mid
+from .exact import _exact_data, _rule_hurwitz, _rule_initial_sign
+from .search import _decide, _hunt_witness
+from .verdict import Nonnegativity, _NeedPrecision, _OutOfTime, _precision, _Run, _Verdict
+
+__all__ = ["Certificate", "certify"]
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """Outcome of :func:`certify`.
+
+    Attributes
+    ----------
+    status : Nonnegativity
+        The verdict.
+    method : str
+        The rule that decided (or the stage that gave up), e.g. ``"Descartes sign rule"``,
+        ``"order 3 constant numerator"``, ``"dominant pair exact test"``, ``"branch and bound"``,
+        ``"f^(j*)(0) < 0"``, ``"Routh-Hurwitz test"``.
+    tail_bound : float or None
+        For a NONNEGATIVE answer by branch and bound: the time T beyond which f > 0 was proved
+        analytically (step 5 of the procedure); None when an exact rule decided.
+    boxes : int
+        Number of boxes examined by branch and bound.
+    witness : mpmath.mpf or None
+        For NEGATIVE: a time t > 0 with f(t) < 0.
+    enclosure : tuple of mpmath.mpf or None
+        For NEGATIVE: an interval (lo, hi) containing f(witness), with hi < 0.
+    reason : str or None
+        For INVALID and INCONCLUSIVE: why.
+    poles : tuple of (complex, float)
+        Disks (center, radius) each containing exactly one distinct pole (conjugates listed
+        separately), rounded outward to double precision.  Empty when the decision came before
+        the pole enclosures.
+    multiplicities : tuple of int
+        Multiplicity of each pole in ``poles`` (exact, from the factorisation of D).
+    residues : tuple of tuple of (complex, float)
+        For each pole, enclosures of the Hermite coefficients :math:`c_0, \\dots, c_{m-1}` of
+        :math:`\\sum_j c_j t^j e^{zt}` in the density.
+    seconds : float
+        Wall time spent.
+    dps : int
+        Decimal precision at which the decision was reached.
+    """
+
+    status: Nonnegativity
+    method: str
+    tail_bound: float | None = None
+    boxes: int = 0
+    witness: Any = None
+    enclosure: tuple[Any, Any] | None = None
+    reason: str | None = None
+    poles: tuple[tuple[complex, float], ...] = ()
+    multiplicities: tuple[int, ...] = ()
+    residues: tuple[tuple[tuple[complex, float], ...], ...] = ()
+    seconds: float = 0.0
+    dps: int = 0
+
+    @property
+    def is_density(self) -> bool | None:
+        """True for NONNEGATIVE, False for NEGATIVE or INVALID, None for INCONCLUSIVE."""
+        if self.status is Nonnegativity.NONNEGATIVE:
+            return True
+        if self.status is Nonnegativity.INCONCLUSIVE:
+            return None
+        return False
+
+    def __bool__(self) -> bool:
+        raise TypeError("a Certificate has no truth value (it is tri-state); "
+                        "use cert.is_density or compare cert.status")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (numbers as floats, complex numbers as [re, im]).
+
+        The enclosure is rounded outward (lower end down, upper end up) to doubles.
+        """
+        def cplx(z: complex) -> list[float]:
+            return [float(z.real), float(z.imag)]
+
+        enclosure = None
+        if self.enclosure is not None:
+            lo, hi = self.enclosure
+            enclosure = [_float_down(lo), _float_up(hi)]
+        return {
+            "status": self.status.value,
+            "is_density": self.is_density,
+            "method": self.method,
+            "tail_bound": self.tail_bound,
+            "boxes": self.boxes,
+            "witness": None if self.witness is None else float(self.witness),
+            "enclosure": enclosure,
+            "reason": self.reason,
+            "poles": [{"center": cplx(c), "radius": r, "multiplicity": m}
+                      for (c, r), m in zip(self.poles, self.multiplicities)],
+            "residues": [[{"center": cplx(c), "radius": r} for c, r in coeffs]
+                         for coeffs in self.residues],
+            "seconds": self.seconds,
+            "dps": self.dps,
+        }
+
+    def __str__(self) -> str:
+        text = f"{self.status.value} ({self.method})"
+        if self.status is Nonnegativity.NEGATIVE:
+            text += (f": f({mpmath.nstr(self.witness, 8)}) in "
+                     f"[{mpmath.nstr(self.enclosure[0], 6)}, {mpmath.nstr(self.enclosure[1], 6)}]")
+        elif self.reason:
+            text += f": {self.reason}"
+        elif self.tail_bound is not None:
+            text += f": tail bound T = {self.tail_bound:.4g}, {self.boxes} boxes"
+        return text
+
+def _float_down(x: Any) -> float:
+    x = mp.mpf(x)
+    return to_float(x._mpf_, rnd="d")
+
+
+def _float_up(x: Any) -> float:
+    x = mp.mpf(x)
+    return to_float(x._mpf_, rnd="u")
+
+
+# ====================================================================== front door
+def _as_lst(obj: Any) -> RationalLST:
+    if isinstance(obj, RationalLST):
+        return obj
+    inner = getattr(obj, "lst", None)
+    if isinstance(inner, RationalLST):
+        return inner
+    if isinstance(obj, sp.Expr):
+        return RationalLST.from_expr(obj)
+    if isinstance(obj, (tuple, list)) and len(obj) == 2:
+        return RationalLST.from_coefficients(obj[0], obj[1])
+    raise InvalidParameter(
+        "obj", type(obj).__name__,
+        "a RationalLST, an object with a .lst RationalLST, a sympy rational function of s, or "
+        "a pair (numerator, denominator) of ascending coefficient sequences")
+
+
+def _report(run: _Run) -> dict[str, Any]:
+    poles, mults, residues = [], [], []
+
+    def disk(x: Any) -> tuple[complex, float]:
+        if isinstance(x, iv.mpc):
+            re, im = x.real, x.imag
+        else:
+            re, im = x, iv.mpf(0)
+        cr, ci = float(_mid(re)), float(_mid(im))
+        dr = max(abs(_lo(re) - cr), abs(_hi(re) - cr))
+        di = max(abs(_lo(im) - ci), abs(_hi(im) - ci))
+        return complex(cr, ci), _float_up(mp.sqrt(dr * dr + di * di))
+
+    for P in run.poles:
+        copies = [False] if P.real else [False, True]
+        for conj in copies:
+            c, r = disk(P.box)
+            poles.append((c.conjugate() if conj else c, r))
+            mults.append(P.multiplicity)
+            coeffs = []
+            for x in P.coeffs:
+                cc, rr = disk(x)
+                coeffs.append((cc.conjugate() if conj else cc, rr))
+            residues.append(tuple(coeffs))
+    return {"poles": tuple(poles), "multiplicities": tuple(mults), "residues": tuple(residues)}
+
+
+def certify(obj: Any, *, dps: int = 40, max_boxes: int = 20000, min_width: float = 1e-12,
+            time_budget: float | None = None) -> Certificate:
+    r"""Decide, with a certificate, whether an ME transform has a nonnegative density.
+
+    Parameters
+    ----------
+    obj : RationalLST, object with ``.lst``, sympy expression or (numerator, denominator)
+        The exact rational Laplace transform :math:`N(s)/D(s)` (ascending coefficients for the
+        pair form; floats are taken at their exact binary value).
+    dps : int
+        Working decimal precision of the interval arithmetic (at least 40 digits are advised
+        for separating the pole disks).  Undecided numeric steps are retried at 2x and 4x this
+        precision.
+    max_boxes : int
+        Budget of branch-and-bound boxes; beyond it the answer is INCONCLUSIVE.
+    min_width : float
+        Smallest box width in t; a box of this width that is neither proved positive nor
+        proved negative gives INCONCLUSIVE ("possible zero near t").
+    time_budget : float or None
+        Wall-time budget in seconds (INCONCLUSIVE when exceeded), None for no limit.
+
+    Returns
+    -------
+    Certificate
+        ``status`` NONNEGATIVE (proof), NEGATIVE (witness t and an enclosure of f(t) with a
+        negative upper end), INVALID (a pole with Re >= 0, or a complex dominant pole) or
+        INCONCLUSIVE (with the reason).
+
+    Raises
+    ------
+    InvalidParameter
+        For input that is not a normalised rational transform (see
+        :meth:`RationalLST.from_coefficients`) and for out-of-range options.
+
+    Notes
+    -----
+    Rules, in order (the procedure and the exact rules (a)-(d) of :mod:`symq.me.certification`):
+
+    1. exact Routh-Hurwitz test; failure -> INVALID (pole with Re >= 0).  It comes first:
+       such a transform is not that of a distribution at all, whatever f does near 0;
+    2. exact :math:`f^{(j)}(0)`; the first nonzero one negative -> NEGATIVE near 0;
+    3. certified pole disks; residues/Hermite coefficients (exact for rational poles);
+    4. all poles real: constant numerator, nonnegative coefficients, Descartes' rule;
+    5. order 3 with constant numerator: dominant pole real <=> density (exact);
+    6. complex dominant pole -> INVALID; a pair sharing the dominant line with a real pole:
+       exact test :math:`c_1 \ge 2|c_{pair}|`;
+    7. dominant residue < 0 -> NEGATIVE at large t; else tail bound T, Taylor guard h and
+       branch-and-bound on [h, T].
+
+    A tangential zero that no exact rule covers cannot be certified by interval methods and
+    ends INCONCLUSIVE.  All arithmetic runs in the calling thread's private mpmath contexts
+    (:mod:`symq.core.precision`): mpmath's global precision is never changed and concurrent calls
+    from several threads give the same certificates as serial ones.
+
+    Examples
+    --------
+    >>> certify(([6], [6, 11, 6, 1])).method    # hypoexponential with rates 1, 2, 3
+    'all poles real, constant numerator (hypoexponential)'
+    >>> certify(([2, 1], [2, -1, 1])).status.value   # poles 1/2 ± i sqrt(7)/2
+    'INVALID'
+    """
+    lst = _as_lst(obj)
+    if isinstance(dps, bool) or not isinstance(dps, (int, np.integer)) or not 15 <= dps <= 2000:
+        raise InvalidParameter("dps", dps, "an integer in [15, 2000]")
+    if isinstance(max_boxes, bool) or not isinstance(max_boxes, (int, np.integer)) \
+            or max_boxes < 1:
+        raise InvalidParameter("max_boxes", max_boxes, "a positive integer")
+    try:
+        min_width_ok = float(min_width) > 0 and math.isfinite(float(min_width))
+    except (TypeError, ValueError):
+        min_width_ok = False
+    if not min_width_ok:
+        raise InvalidParameter("min_width", min_width, "a positive finite number")
+    if time_budget is not None:
+        try:
+            budget_ok = float(time_budget) > 0
+        except (TypeError, ValueError):
+            budget_ok = False
+        if not budget_ok:
+            raise InvalidParameter("time_budget", time_budget,
+                                   "a positive number of seconds or None")
+
+    start = time.perf_counter()
+    deadline = None if time_budget is None else start + float(time_budget)
+    ex = _exact_data(lst)
+    verdict: _Verdict | None = None
+    run = _Run(ex, int(dps), deadline, int(max_boxes), float(min_width))
+    last: _NeedPrecision | None = None
+    try:
+        with _precision(run.dps):
+            verdict = _rule_hurwitz(run) or _rule_initial_sign(run)
+        if verdict is None:
+            for factor in (1, 2, 4):
+                run.dps = int(dps) * factor
+                run.boxes = 0
+                run.tail = None
+                try:
+                    with _precision(run.dps):
+                        verdict = _decide(run)
+                    break
+                except _NeedPrecision as exc:
+                    last = exc
+            if verdict is None:
+                assert last is not None
+                verdict = _Verdict(Nonnegativity.INCONCLUSIVE, last.method,
+                                   reason=f"{last.reason} (tried up to dps={run.dps})")
+            if (verdict.status is Nonnegativity.INCONCLUSIVE
+                    and verdict.method != "branch and bound"):
+                try:
+                    with _precision(run.dps):
+                        verdict = _hunt_witness(run) or verdict
+                except _OutOfTime:  # keep the reason of the INCONCLUSIVE answer
+                    pass
+    except _OutOfTime:
+        verdict = _Verdict(Nonnegativity.INCONCLUSIVE, "time budget",
+                           reason=f"time budget of {float(time_budget):g} s exceeded")
+    with _precision(run.dps):
+        report = _report(run)
+    nonneg_bb = (verdict.status is Nonnegativity.NONNEGATIVE
+                 and verdict.method.endswith("branch and bound"))
+    return Certificate(
+        status=verdict.status,
+        method=verdict.method,
+        tail_bound=run.tail if nonneg_bb else None,
+        boxes=run.boxes,
+        witness=to_global(verdict.witness),
+        enclosure=to_global(verdict.enclosure),
+        reason=verdict.reason,
+        seconds=time.perf_counter() - start,
+        dps=run.dps,
+        **report,
+    )
