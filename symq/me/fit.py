@@ -40,7 +40,8 @@ from symq.core.errors import InvalidMoments, InvalidParameter, SymqError
 
 from .certification import Nonnegativity, certify
 from .distribution import ME
-from .pade import _mismatches, _parse, pade_fit, stieltjes_check
+from .moments import _mismatches, _parse, stieltjes_check
+from .pade import pade_fit
 
 __all__ = ["Target", "Candidate", "FitReport", "fit", "NoCertifiedFit", "MATCH_RTOL"]
 

@@ -7,23 +7,26 @@ An order-``n`` ME distribution without an atom has the Laplace-Stieltjes transfo
     f^*(s) = \frac{N(s)}{D(s)} = \frac{b_0 + \dots + b_{n-1}s^{n-1}}{a_0 + \dots + a_{n-1}s^{n-1} + s^n},
     \qquad b_0 = a_0,
 
-with ``2n - 1`` free parameters (note me_pade.md §1.2).  This module determines them from data:
+with ``2n - 1`` free parameters (derivations/me-pade.md, step 1).  This module determines them
+from data (Angius, Horváth et al., Math. Probl. Eng. 2014, ID 610907):
 
-* **classical Padé** (Angius, Horváth et al. 2014; note §1.3): the ``2n - 1`` moments
+* **classical Padé** (derivations/me-pade.md, steps 4-7): the ``2n - 1`` moments
   :math:`m_1..m_{2n-1}` fix the ``[n-1/n]`` Padé approximant of the moment series
   :math:`\sum_k r_k u^k`, ``u = -s``, :math:`r_k = m_k/k!`.  The denominator solves the Hankel system
   :math:`H_n (Q_n, \dots, Q_1)^T = -(r_n, \dots, r_{2n-1})^T`, :math:`H_n = [r_{i+j}]_{i,j<n}`
   (:func:`hankel_system`); the numerator is :math:`P_k = \sum_{j \le k} Q_j r_{k-j}`.
-* **two-point Padé** (the paper's extension; note §1.4): ``J`` values
+* **two-point Padé** (the paper's extension; derivations/me-pade.md, steps 8-10): ``J`` values
   :math:`d_j = f^{(j)}(0)` of the density at zero, i.e. coefficients of the expansion at
   :math:`s = \infty`, replace ``J`` moments, ``K + J = 2n - 1``.  Moment and zero equations form one
   square linear system in :math:`(a_0..a_{n-1}, b_0..b_{n-1})` (:func:`two_point_system`).
 
 Arithmetic is exact (python :class:`fractions.Fraction`) when every input is exact, and mpmath at
-``dps`` digits otherwise, in time normalised to :math:`m_1 = 1` (note §4).  Floating-point results
-are rounded to rationals, so the returned :class:`~symq.me.transform.RationalLST` is always an exactly
-known function (the one a certificate refers to, note §3.2); its moments equal the inputs to about
-``dps`` digits (:attr:`PadeResult.residual` reports the achieved relative error).
+``dps`` digits otherwise, in time normalised to :math:`m_1 = 1` (the condition number of
+:math:`H_n` grows roughly like :math:`10^n`-:math:`10^{4n}`, and normalising time keeps it
+independent of the time unit).  Floating-point results are rounded to rationals, so the returned
+:class:`~symq.me.transform.RationalLST` is always an exactly known function (the one a certificate
+of :mod:`symq.me.certification` refers to); its moments equal the inputs to about ``dps`` digits
+(:attr:`PadeResult.residual` reports the achieved relative error).
 
 Degenerate data are detected, never returned as garbage: the moment order (largest nonsingular
 Hankel matrix, exact rank for exact data, a relative scale-invariant rank test for floats,
@@ -50,12 +53,16 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Sequence
 
-import mpmath
 import sympy as sp
 
 from symq.core.errors import InvalidMoments, InvalidParameter
-from symq.me._context import is_mpf, mp, working_dps
-from symq.me.transform import RationalLST, to_mpf, to_rational
+
+from ._context import is_mpf, mp, to_mp, working_dps
+from .linalg import _solve, _Solve
+from .moments import (_check_dps, _check_zero_signs, _Data, _default_tol, _hankel_entries,
+                      _mismatches, _parse, _rational, _reduced, _stieltjes, moment_order,
+                      stieltjes_check)
+from .transform import RationalLST
 
 __all__ = [
     "PadeResult",
@@ -66,8 +73,9 @@ __all__ = [
     "stieltjes_check",
 ]
 
-#: Safety factor of the default relative rank / semidefiniteness tolerance (see :func:`moment_order`).
-_TOL_FACTOR = 1000
+#: Largest order accepted (exact Hankel elimination is O(n^3) operations on rationals whose size
+#: grows with n).
+MAX_ORDER = 200
 
 
 # ====================================================================== results
@@ -118,125 +126,16 @@ class PadeResult:
     residual: float = 0.0
 
 
-# ====================================================================== input handling
-@dataclass
-class _Data:
-    """Parsed numeric input: exact values and the relative precision they carry."""
-
-    values: list[Fraction]
-    eps: float            # 0 for exact and mpf inputs (mpf: accurate to dps digits); 2**-53 doubles
-    exact: bool           # every value is exact (int, Fraction, Rational, decimal string)
-
-
-def _rational(value: Any, name: str) -> Fraction:
-    """Exact rational value of a number (binary floats exactly), as a Fraction."""
-    q = to_rational(value, name)
-    return Fraction(int(q.p), int(q.q))
-
-
-def _label(kind: str, i: int) -> str:
-    return f"moments[{i}] (m{i + 1})" if kind == "moments" else f"zero[{i}] (f^({i})(0))"
-
-
-def _parse(values: Any, kind: str, dps: int) -> _Data:
-    """Convert inputs to exact Fractions; classify exactness; check finite (and positive for moments)."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise InvalidParameter(kind, values, "a sequence of numbers")
-    domain = "a finite positive number" if kind == "moments" else "a finite real number"
-    out: list[Fraction] = []
-    eps = 0.0
-    exact = True
-    for i, v in enumerate(values):
-        name = _label(kind, i)
-        if isinstance(v, bool):
-            raise InvalidParameter(name, v, domain)
-        if isinstance(v, (numbers.Integral, Fraction, sp.Rational, str)):
-            pass
-        elif isinstance(v, float):                       # python float, numpy float64
-            exact, eps = False, max(eps, 2.0**-53)
-        elif isinstance(v, sp.Float):
-            exact, eps = False, max(eps, 2.0 ** -v._prec)
-        elif is_mpf(v):
-            exact = False
-        elif isinstance(v, sp.Basic) and v.is_number and v.is_real:   # sqrt(2), pi, ...
-            exact = False
-            v = sp.N(v, dps + 10)
-        elif isinstance(v, numbers.Real):                 # numpy float32, longdouble, ...
-            exact = False
-            try:
-                import numpy as np
-                eps = max(eps, float(np.finfo(type(v)).eps) / 2)
-            except (TypeError, ValueError):  # pragma: no cover - exotic real types
-                eps = max(eps, 2.0**-53)
-        try:
-            q = _rational(v, name)
-        except InvalidParameter:
-            raise InvalidParameter(name, v, domain) from None
-        if kind == "moments" and q <= 0:
-            raise InvalidParameter(name, v, domain,
-                                   "moments of a distribution on [0, inf) without an atom at 0 "
-                                   "are positive")
-        out.append(q)
-    return _Data(out, eps, exact)
-
-
-def _check_zero_signs(zero: _Data, raw: Sequence[Any]) -> None:
-    """A density is >= 0 near 0+, so its first nonzero derivative at 0 must be positive."""
-    for j, d in enumerate(zero.values):
-        if d != 0:
-            if d < 0:
-                raise InvalidParameter(
-                    _label("zero", j), raw[j], "> 0 when the lower derivatives at 0 vanish",
-                    "a density is nonnegative near t = 0+, so its first nonzero derivative at 0 "
-                    "is positive")
-            return
-
-
-#: Bounds on the work of one fit, checked before it starts (exact Hankel elimination is
-#: O(n^3) operations on rationals whose size grows with n; mpmath at d digits costs ~d^1.6).
-MAX_DPS = 2000
-MAX_ORDER = 200
-
-
-def _check_dps(dps: Any) -> int:
-    if isinstance(dps, bool) or not isinstance(dps, numbers.Integral) or not 10 <= dps <= MAX_DPS:
-        raise InvalidParameter("dps", dps, f"an integer in 10..{MAX_DPS} (working decimal digits)")
-    return int(dps)
-
-
-def _default_tol(size: int, data_eps: float, dps: int) -> float:
-    """Relative rank / semidefiniteness tolerance: safety factor x size x input precision."""
-    return _TOL_FACTOR * size * max(data_eps, 10.0 ** (-dps))
-
-
-def _fmt(x: Any) -> str:
-    """Short text of a number for messages (huge exact values in scientific notation)."""
-    if isinstance(x, Fraction):
-        if abs(x.numerator) < 10**12 and x.denominator < 10**6:
-            return str(x)
-        with working_dps(15):   # no int->str conversion of huge integers, no float overflow
-            return mp.nstr(mp.mpf(x.numerator) / x.denominator, 6)
-    if is_mpf(x):
-        return mp.nstr(x, 6)
-    return f"{x:.3g}" if isinstance(x, float) else str(x)
-
-
 # ====================================================================== the linear systems
 def _c(r: Sequence[Any], k: int) -> Any:
     """Coefficient of s^k of the LST at 0: c_k = (-1)^k r_k."""
     return r[k] if k % 2 == 0 else -r[k]
 
 
-def _hankel_entries(r: Sequence[Any], n: int) -> tuple[list[list[Any]], list[Any]]:
-    """H_n = [r_{i+j}]_{i,j<n} and rhs -(r_n..r_{2n-1}) (note §1.3); unknowns (Q_n, ..., Q_1)."""
-    matrix = [[r[i + j] for j in range(n)] for i in range(n)]
-    rhs = [-r[n + i] for i in range(n)]
-    return matrix, rhs
-
-
 def _two_point_entries(r: Sequence[Any], d: Sequence[Any], n: int
                        ) -> tuple[list[list[Any]], list[Any]]:
-    """The s-form system of note §1.3-1.4 in unknowns (a_0..a_{n-1}, b_0..b_{n-1}).
+    """The s-form system (derivations/me-pade.md, steps 4 and 8-9) in unknowns
+    (a_0..a_{n-1}, b_0..b_{n-1}).
 
     Rows ``k = 0..K`` (``K = 2n-1-J``): :math:`b_k - \\sum_{i \\le \\min(k, n-1)} a_i c_{k-i} = c_{k-n}`
     (``b_k = 0`` for ``k >= n``, right side 0 for ``k < n``); rows ``j = 0..J-1``:
@@ -264,11 +163,6 @@ def _two_point_entries(r: Sequence[Any], d: Sequence[Any], n: int
         matrix.append(row)
         rhs.append(d[j])
     return matrix, rhs
-
-
-def _to_mp(value: Any) -> Any:
-    """An exact rational in the calling thread's private context, at its current precision."""
-    return to_mpf(value, mp)
 
 
 def _check_order_arg(n: Any, name: str = "n") -> int:
@@ -321,7 +215,7 @@ def _sympify_reduced(reduced_moments: Sequence[Any], needed: int, n: int) -> lis
 
 
 def hankel_system(reduced_moments: Sequence[Any], n: int) -> tuple[sp.Matrix, sp.Matrix]:
-    r"""The Hankel system of classical Padé moment matching of order ``n`` (note §1.3).
+    r"""The Hankel system of classical Padé moment matching of order ``n``.
 
     :math:`H_n x = y` with :math:`H_n = [r_{i+j}]_{i,j=0..n-1}`, :math:`y = -(r_n, \dots, r_{2n-1})^T`
     and unknowns :math:`x = (Q_n, Q_{n-1}, \dots, Q_1)^T`, the denominator of the ``[n-1/n]`` Padé
@@ -360,7 +254,7 @@ def hankel_system(reduced_moments: Sequence[Any], n: int) -> tuple[sp.Matrix, sp
 
 def two_point_system(reduced_moments: Sequence[Any], zero: Sequence[Any], n: int
                      ) -> tuple[sp.Matrix, sp.Matrix]:
-    r"""The linear system of two-point Padé matching (moments and behaviour at zero, note §1.4).
+    r"""The linear system of two-point Padé matching (moments and behaviour at zero).
 
     With ``J = len(zero)`` prescribed values :math:`d_j = f^{(j)}(0)` and ``K = 2n - 1 - J`` moments,
     the unknowns are :math:`x = (a_0, \dots, a_{n-1}, b_0, \dots, b_{n-1})^T` (``a_n = 1``) and the
@@ -400,312 +294,6 @@ def two_point_system(reduced_moments: Sequence[Any], zero: Sequence[Any], n: int
     r = _sympify_reduced(reduced_moments, 2 * n - J, n)
     matrix, rhs = _two_point_entries(r, d, n)
     return sp.Matrix(matrix), sp.Matrix(rhs)
-
-
-# ====================================================================== dense linear algebra
-def _lu(matrix: list[list[Any]]) -> tuple[list[list[Any]], list[int]] | None:
-    """LU with partial pivoting (Fractions or mpf); None if a pivot column is exactly zero."""
-    size = len(matrix)
-    M = [list(row) for row in matrix]
-    perm = list(range(size))
-    for k in range(size):
-        p = max(range(k, size), key=lambda i: abs(M[i][k]))
-        if M[p][k] == 0:
-            return None
-        if p != k:
-            M[k], M[p] = M[p], M[k]
-            perm[k], perm[p] = perm[p], perm[k]
-        rowk = M[k]
-        pivot = rowk[k]
-        for i in range(k + 1, size):
-            rowi = M[i]
-            if rowi[k] == 0:
-                continue
-            f = rowi[k] / pivot
-            rowi[k] = f
-            for j in range(k + 1, size):
-                rowi[j] -= f * rowk[j]
-    return M, perm
-
-
-def _lu_solve(lu: tuple[list[list[Any]], list[int]], b: Sequence[Any]) -> list[Any]:
-    M, perm = lu
-    size = len(M)
-    y = [b[p] for p in perm]
-    for i in range(size):
-        row = M[i]
-        acc = y[i]
-        for j in range(i):
-            if row[j]:
-                acc -= row[j] * y[j]
-        y[i] = acc
-    for i in range(size - 1, -1, -1):
-        row = M[i]
-        acc = y[i]
-        for j in range(i + 1, size):
-            if row[j]:
-                acc -= row[j] * y[j]
-        y[i] = acc / row[i]
-    return y
-
-
-def _inverse(lu: tuple[list[list[Any]], list[int]], zero: Any, one: Any) -> list[list[Any]]:
-    size = len(lu[0])
-    columns = [_lu_solve(lu, [one if i == j else zero for i in range(size)]) for j in range(size)]
-    return [[columns[j][i] for j in range(size)] for i in range(size)]
-
-
-def _frobenius(matrix: list[list[Any]]) -> mpmath.mpf:
-    return mp.sqrt(mp.fsum(x * x for row in matrix for x in row))
-
-
-def _determinant(matrix: list[list[Any]]) -> Any:
-    lu = _lu(matrix)
-    if lu is None:
-        return 0
-    M, perm = lu
-    det = 1
-    for i in range(len(M)):
-        det *= M[i][i]
-    # sign of the permutation
-    seen, sign = [False] * len(perm), 1
-    for i in range(len(perm)):
-        if not seen[i]:
-            j, length = i, 0
-            while not seen[j]:
-                seen[j], j, length = True, perm[j], length + 1
-            sign *= -1 if length % 2 == 0 else 1
-    return sign * det
-
-
-# ====================================================================== rank / singularity
-@dataclass
-class _Solve:
-    """A solved system, or the reason it is singular."""
-
-    x: list[Any] | None
-    rho: float | None            # 1/cond_F of the equilibrated matrix (None: exact mode)
-    condition: float | None      # Frobenius condition of the matrix solved (None: exact mode)
-
-
-def _scalings(matrix: list[list[Any]], hankel: bool) -> tuple[list[Any], list[Any]]:
-    r"""Row and column scalings ``R``, ``C`` that equilibrate the system.
-
-    Hankel: Jacobi scaling :math:`R = C = \Delta^{-1/2}`, Δ = diag H, so that ``R H C`` has unit
-    diagonal; it is invariant under time scaling (``H -> T H T``, ``T = diag(c^i)``) and a relative
-    perturbation ε of the moments moves it by at most ``n ε``.  Two-point system: rows, then
-    columns, scaled to unit max-norm.
-    """
-    size = len(matrix)
-    if hankel:
-        root = [1 / mp.sqrt(abs(matrix[i][i])) for i in range(size)]
-        return root, root
-    rows = [1 / max(abs(x) for x in row) for row in matrix]
-    cols = [1 / max(abs(matrix[i][j]) * rows[i] for i in range(size)) for j in range(size)]
-    return rows, cols
-
-
-def _solve(matrix: list[list[Any]], rhs: list[Any], exact: bool, hankel: bool,
-           stats: bool = True) -> _Solve:
-    r"""Solve ``A x = y``: exactly, or in mpmath after equilibration (``(R A C)(C^-1 x) = R y``).
-
-    Floating mode also returns ``rho = 1/cond_F(R A C)`` (the relative rank measure:
-    :math:`\sigma_{min}/\sigma_{max}/N \le \rho \le \sigma_{min}/\sigma_{max}`) and the
-    Frobenius condition number of ``A`` itself.
-    """
-    if exact:
-        lu = _lu(matrix)
-        if lu is None:
-            return _Solve(None, None, None)
-        return _Solve(_lu_solve(lu, rhs), None, None)
-    size = len(matrix)
-    if any(all(x == 0 for x in row) for row in matrix) or \
-            any(all(row[j] == 0 for row in matrix) for j in range(size)):
-        return _Solve(None, 0.0, math.inf)          # a zero row or column: singular
-    R, C = _scalings(matrix, hankel)
-    scaled = [[matrix[i][j] * R[i] * C[j] for j in range(size)] for i in range(size)]
-    lu = _lu(scaled)
-    if lu is None:
-        return _Solve(None, 0.0, math.inf)
-    y = _lu_solve(lu, [rhs[i] * R[i] for i in range(size)])
-    x = [y[j] * C[j] for j in range(size)]
-    if not stats:
-        return _Solve(x, None, None)
-    scaled_inv = _inverse(lu, mp.mpf(0), mp.mpf(1))
-    inverse = [[scaled_inv[i][j] * C[i] * R[j] for j in range(size)] for i in range(size)]
-    rho = float(1 / (_frobenius(scaled) * _frobenius(scaled_inv)))
-    condition = float(_frobenius(matrix) * _frobenius(inverse))
-    return _Solve(x, rho, condition)
-
-
-def _hankel_nonsingular(r: Sequence[Any], p: int, exact: bool, tol: float) -> tuple[bool, float | None]:
-    matrix, _ = _hankel_entries(list(r) + [0] * (2 * p - len(r)), p)
-    if exact:
-        return _determinant(matrix) != 0, None
-    sol = _solve(matrix, [mp.mpf(0)] * p, False, hankel=True)
-    return sol.rho >= tol, sol.rho
-
-
-# ====================================================================== Stieltjes conditions
-def _psd(matrix: list[list[Any]], tol: float | None) -> bool:
-    """Positive semidefinite? Exact (tol None) or within a relative tolerance (Jacobi-scaled)."""
-    size = len(matrix)
-    if tol is None:
-        S = [list(row) for row in matrix]
-    else:
-        root = [mp.sqrt(matrix[i][i]) if matrix[i][i] > 0 else mp.mpf(1) for i in range(size)]
-        S = [[matrix[i][j] / (root[i] * root[j]) for j in range(size)] for i in range(size)]
-    slack = 0 if tol is None else tol
-    left = list(range(size))
-    while left:
-        p = max(left, key=lambda i: S[i][i])
-        d = S[p][p]
-        if d < -slack:
-            return False
-        if d <= slack:         # the remaining block must vanish (within the tolerance)
-            for i in left:
-                for j in left:
-                    if i != j and (S[i][i] + S[j][j]) / 2 - abs(S[i][j]) < -slack:
-                        return False
-            return True
-        left.remove(p)
-        for i in left:
-            f = S[i][p] / d
-            for j in left:
-                S[i][j] -= f * S[p][j]
-    return True
-
-
-def _stieltjes(m: Sequence[Any], exact: bool, tol: float | None, dps: int, eps: float) -> None:
-    """Raise InvalidMoments if [m_{i+j}] or [m_{i+j+1}] (m_0 = 1) is not positive semidefinite."""
-    k = len(m) - 1
-    for shift, largest in ((0, k // 2 + 1), (1, (k + 1) // 2)):
-        full = [[m[i + j + shift] for j in range(largest)] for i in range(largest)]
-        t = None if exact else (tol if tol is not None else _default_tol(largest, eps, dps))
-        if largest < 2 or _psd(full, t):
-            continue
-        for size in range(2, largest + 1):
-            sub = [row[:size] for row in full[:size]]
-            if not _psd(sub, t):
-                break
-        det = _determinant([row[:size] for row in full[:size]])
-        if shift == 0 and size == 2:
-            what = f"m2 - m1^2 = {_fmt(det)} < 0 (a negative variance)"
-        elif shift == 1 and size == 2:
-            what = f"m1*m3 - m2^2 = {_fmt(det)} < 0"
-        else:
-            top = 2 * size - 2 + shift
-            entries = "m_(i+j)" if shift == 0 else "m_(i+j+1)"
-            what = (f"the Hankel matrix [{entries}]_(i,j=0..{size - 1}) (m0 = 1, uses m{shift}..m{top})"
-                    f" is not positive semidefinite (determinant {_fmt(det)})")
-        raise InvalidMoments(
-            f"no distribution on [0, inf) has these moments: Stieltjes condition fails: {what}"
-            + ("" if exact else f" (relative tolerance {t:.2g})"))
-
-
-def stieltjes_check(moments: Sequence[Any], *, tol: float | None = None, dps: int = 50,
-                    exact: bool | None = None) -> None:
-    r"""Check that some distribution on :math:`[0, \infty)` could have the moments :math:`m_1..m_k`.
-
-    The Stieltjes conditions: with :math:`m_0 = 1`, the Hankel matrices :math:`[m_{i+j}]` and
-    :math:`[m_{i+j+1}]` (as large as the moments allow) are positive semidefinite.  For exact input
-    the test is exact (pivoted :math:`LDL^T` in rationals); for floats it is applied to the
-    Jacobi-scaled matrices (unit diagonal) with a relative tolerance ``tol`` (default ``1000 * size``
-    times the input precision, i.e. ``2**-53`` for python floats, :math:`10^{-dps}` for mpf).
-
-    Raises
-    ------
-    InvalidParameter
-        A moment that is not a finite positive number (the message names its index).
-    InvalidMoments
-        A failing Stieltjes condition; the message names it (e.g. ``m2 - m1^2 < 0``).
-
-    Examples
-    --------
-    >>> stieltjes_check([1, 2, 6])
-    >>> stieltjes_check([1, "0.5"])
-    Traceback (most recent call last):
-    ...
-    symq.core.errors.InvalidMoments: no distribution on [0, inf) has these moments: Stieltjes condition fails: m2 - m1^2 = -1/2 < 0 (a negative variance)
-    """
-    dps = _check_dps(dps)
-    data = _parse(moments, "moments", dps)
-    is_exact = data.exact if exact is None else bool(exact)
-    with working_dps(dps):
-        m: list[Any] = [Fraction(1)] + data.values
-        if not is_exact:
-            m = [_to_mp(x) for x in m]
-        _stieltjes(m, is_exact, tol, dps, data.eps)
-
-
-# ====================================================================== moment order
-def moment_order(moments: Sequence[Any], *, tol: float | None = None, dps: int = 50,
-                 exact: bool | None = None) -> int:
-    r"""The moment order: the largest ``p <= (k+1)/2`` whose Hankel matrix :math:`H_p` is nonsingular.
-
-    :math:`H_p = [r_{i+j}]_{i,j<p}`, :math:`r_k = m_k / k!` (note §1.3; Bodrog, Horváth, Telek 2008).
-    For the moments of an order-``p`` ME :math:`H_p` is nonsingular and every larger one singular
-    (Kronecker), so ``p`` is the order of the ME the moments determine; ``p`` is also the largest
-    order for which :func:`pade_fit` has a unique classical solution from these moments.
-
-    Exact input (ints, fractions, rationals, decimal strings): exact rank.  Floating input: the
-    relative, time-scale-invariant test ``rho_p >= tol`` where ``rho_p = 1/cond_F(S_p)`` and
-    :math:`S_p` is the Jacobi-scaled :math:`H_p` (unit diagonal) of the moments normalised to
-    :math:`m_1 = 1`.  Unlike an absolute determinant test (BuTools ``MEOrderFromMoments``,
-    ``|det| < 1e-12``, note §4), the answer does not change when time is scaled.
-
-    Parameters
-    ----------
-    moments : sequence
-        :math:`m_1, \dots, m_k`.
-    tol : float, optional
-        Threshold on ``rho_p`` (floating mode).  Default ``1000 * p * eps`` with ``eps`` the input
-        precision: ``2**-53`` for python floats, :math:`10^{-dps}` for mpf and exact values.
-    dps : int
-        Working digits for floating input.
-    exact : bool, optional
-        Force exact (floats converted exactly) or mpmath arithmetic; default: exact iff all inputs are.
-
-    Examples
-    --------
-    >>> moment_order([1, 2, 6, 24, 120])          # exponential
-    1
-    >>> moment_order([0.01, 2e-4, 6e-6, 2.4e-7, 1.2e-8])   # the same, time scaled by 1/100
-    1
-    """
-    dps = _check_dps(dps)
-    data = _parse(moments, "moments", dps)
-    k = len(data.values)
-    if k == 0:
-        raise InvalidParameter("moments", [], "at least one moment")
-    is_exact = data.exact if exact is None else bool(exact)
-    with working_dps(dps):
-        r, _ = _reduced(data.values, is_exact)
-        for p in range((k + 1) // 2, 1, -1):
-            t = tol if tol is not None else _default_tol(p, data.eps, dps)
-            if _hankel_nonsingular(r, p, is_exact, t)[0]:
-                return p
-    return 1
-
-
-def _reduced(m: Sequence[Fraction], exact: bool) -> tuple[list[Any], Any]:
-    """Reduced moments r_0..r_k (normalised to m1 = 1 in floating mode) and the time scale."""
-    if exact:
-        r = [Fraction(1)]
-        fact = 1
-        for k, mk in enumerate(m, start=1):
-            fact *= k
-            r.append(mk / fact)
-        return r, Fraction(1)
-    scale = _to_mp(m[0]) if m else mp.mpf(1)
-    r = [mp.mpf(1)]
-    fact = mp.mpf(1)
-    power = mp.mpf(1)
-    for k, mk in enumerate(m, start=1):
-        fact *= k
-        power *= scale
-        r.append(_to_mp(mk) / (power * fact))
-    return r, scale
 
 
 # ====================================================================== the fit
@@ -758,8 +346,8 @@ def _problem(mom: _Data, zer: _Data, exact: bool, eps: float, dps: int, tol: flo
     if not mom.values:      # no mean: take the time unit from the first nonzero value at zero
         j0 = next((j for j, x in enumerate(zer.values) if x != 0), None)
         if j0 is not None:
-            scale = mp.root(1 / abs(_to_mp(zer.values[j0])), j0 + 1)
-    d = [_to_mp(x) * scale ** (j + 1) for j, x in enumerate(zer.values)]
+            scale = mp.root(1 / abs(to_mp(zer.values[j0])), j0 + 1)
+    d = [to_mp(x) * scale ** (j + 1) for j, x in enumerate(zer.values)]
     return _Problem(r, d, scale, False, eps, dps, tol)
 
 
@@ -822,7 +410,8 @@ def _to_lst(prob: _Problem, a: list[Any], b: list[Any], d_exact: list[Fraction],
         A.append(sp.Integer(1))
         B = [_sympy_rational(_rational(b[k] * inv ** (n - k), "b")) for k in range(n)]
         # Restore exactly what the equations impose exactly: mass 1 (b_0 = a_0) and the prescribed
-        # values at zero, b_{n-1-j} = sum_{i=0..j} a_{n-i} d_{j-i}, for n-1-j >= 1 (note §1.4).
+        # values at zero, b_{n-1-j} = sum_{i=0..j} a_{n-i} d_{j-i}, for n-1-j >= 1
+        # (derivations/me-pade.md, steps 8-9).
         D = [_sympy_rational(q) for q in d_exact]
         for j in range(len(D)):
             m = n - 1 - j
@@ -836,29 +425,6 @@ def _to_lst(prob: _Problem, a: list[Any], b: list[Any], d_exact: list[Fraction],
         raise InvalidMoments(f"the order-{n} Padé solution is not the transform of a "
                              f"distribution: {error}") from None
 
-
-def _mismatches(lst: RationalLST, m: Sequence[Fraction], d: Sequence[Fraction], exact: bool,
-                scale: Any, vtol: float) -> tuple[list[str], float]:
-    """Data the transform does not reproduce (exactly, or to vtol relative) and the max error."""
-    fitted_m = lst.moments(len(m)) if m else []
-    fitted_d = lst.derivatives_at_zero(len(d)) if d else []
-    bad: list[str] = []
-    worst = 0.0
-    unit = float(scale) if not exact else 1.0
-    for i, (given, got) in enumerate(zip(m, fitted_m)):
-        got = Fraction(int(got.p), int(got.q))
-        err = 0.0 if got == given else float(abs(got - given) / given)
-        worst = max(worst, err)
-        if (exact and got != given) or (not exact and err > vtol):
-            bad.append(f"m{i + 1} = {_fmt(given)} (fit gives {_fmt(got)})")
-    for j, (given, got) in enumerate(zip(d, fitted_d)):
-        got = Fraction(int(got.p), int(got.q))
-        ref = max(abs(float(given)), unit ** -(j + 1))
-        err = 0.0 if got == given else float(abs(got - given)) / ref
-        worst = max(worst, err)
-        if (exact and got != given) or (not exact and err > vtol):
-            bad.append(f"f^({j})(0) = {_fmt(given)} (fit gives {_fmt(got)})")
-    return bad, worst
 
 
 def _split(k: int, J: int, p: int) -> tuple[int, int]:
@@ -892,10 +458,10 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
 
     Method of A. Angius, A. Horváth, S. M. Halawani, O. Barukab, A. R. Ahmad, G. Balbo,
     "Constructing Matrix Exponential Distributions by Moments and Behavior around Zero",
-    Math. Probl. Eng. 2014, 610907.  Classical Padé (``zero=()``, note §1.3) solves the Hankel
-    system :func:`hankel_system` from :math:`m_1..m_{2n-1}`; two-point Padé (``J = len(zero) > 0``,
-    the paper's extension, note §1.4) solves :func:`two_point_system` from ``K = 2n - 1 - J``
-    moments and :math:`f(0), \dots, f^{(J-1)}(0)`.
+    Math. Probl. Eng. 2014, 610907.  Classical Padé (``zero=()``, derivations/me-pade.md, steps
+    4-7) solves the Hankel system :func:`hankel_system` from :math:`m_1..m_{2n-1}`; two-point Padé
+    (``J = len(zero) > 0``, the paper's extension, steps 8-10) solves :func:`two_point_system` from
+    ``K = 2n - 1 - J`` moments and :math:`f(0), \dots, f^{(J-1)}(0)`.
 
     Parameters
     ----------
@@ -932,8 +498,8 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
         rationals; the returned transform is exactly that rational function, with total mass exactly
         1, the prescribed values :math:`f^{(j)}(0)` exactly for ``j <= n - 2``, and moments equal to
         the inputs to about ``dps`` digits (``residual``).  The fit need not be a density (poles in
-        the right half plane, complex dominant pole, negative values: note §1.3); check it with the
-        certifier.
+        the right half plane, complex dominant pole, negative values, as the paper warns); check
+        it with the certifier (:func:`symq.me.certify`).
 
     Raises
     ------
@@ -950,7 +516,7 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
     >>> fit = pade_fit([1, 3, 15])      # H2: weights 1/2, rates 2 -+ sqrt(2)
     >>> fit.order, fit.lst.expr
     (2, (2*s + 2)/(s**2 + 4*s + 2))
-    >>> pade_fit([1, "3/2"], zero=[0]).lst.expr   # f(0) = 0: constant numerator (note §1.4)
+    >>> pade_fit([1, "3/2"], zero=[0]).lst.expr   # f(0) = 0: constant numerator (step 10)
     4/(s**2 + 4*s + 4)
     """
     start = time.perf_counter()
@@ -966,7 +532,7 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
     with working_dps(dps):
         if k:
             m0 = [Fraction(1)] + mom.values
-            _stieltjes(m0 if is_exact else [_to_mp(x) for x in m0], is_exact, tol, dps, eps)
+            _stieltjes(m0 if is_exact else [to_mp(x) for x in m0], is_exact, tol, dps, eps)
         prob = _problem(mom, zer, is_exact, eps, dps, tol)
         sol, singular = _attempt(prob, n, K, J)
         first_sol = sol
