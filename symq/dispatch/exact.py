@@ -51,6 +51,8 @@ from symq.core.errors import (
 )
 from symq.core.resources import require_memory
 
+from .symbolic import mean_response_fn, wait_fn
+
 __all__ = [
     "exact_rnd",
     "exact_sita",
@@ -148,7 +150,9 @@ def exact_rnd(m: int, rho: float, sizes: Any) -> float:
     4.0
     """
     m, rho, sizes, lam = _check_common(m, rho, sizes)
-    return float(sizes.mean + (lam / m) * sizes.second_moment / (2.0 * (1.0 - rho)))
+    # every server is M/G/1 with rate lam/m and load rho: the compiled Pollaczek-Khinchine form
+    return float(mean_response_fn().scalar(float(sizes.mean), lam / m,
+                                           float(sizes.second_moment), rho))
 
 
 def sita_class_stats(m: int, rho: float, sizes: Any, thresholds: ArrayLike
@@ -184,10 +188,12 @@ def _sita_stats(lam: float, sizes: Any, h: np.ndarray
 
 
 def _sita_value(lam: float, sizes: Any, h: np.ndarray) -> float:
-    p, _, rho_j, second = _sita_stats(lam, sizes, h)
+    p, lam_j, rho_j, second = _sita_stats(lam, sizes, h)
     if np.any(rho_j >= 1.0):
         return math.inf
-    return float(sizes.mean + np.sum(lam * p * second / (2.0 * (1.0 - rho_j))))
+    # class j's share p_j W_j of the mean wait is the compiled Pollaczek-Khinchine wait with the
+    # class rate lam_j and the partial second moment E[X^2; class j]
+    return float(sizes.mean + np.sum(wait_fn()(lam_j, second, rho_j)))
 
 
 def exact_sita(m: int, rho: float, sizes: Any, thresholds: ArrayLike, *,

@@ -33,6 +33,7 @@ from symq.core.errors import InvalidParameter
 from symq.core.resources import require_memory
 
 from .planning import _names, grid_bytes, size_tail_point, validate_grid
+from .symbolic import tail_curvature_fn
 
 __all__ = ["DispatchGrid", "hat_atoms", "sorted_states"]
 
@@ -200,7 +201,7 @@ class DispatchGrid:
         q = math.exp(-x)
         b = -math.expm1(-x) / x - q if x > 1e-4 else x / 2 - x * x / 3 + x ** 3 / 8
         a = -math.expm1(-x) - b
-        c_M = (lam / m) / (2 * (1 - rho))
+        c_M = float(tail_curvature_fn().scalar(lam / m, rho))   # the equal split's M/G/1 value
         return cls(m=m, rho=rho, lam=lam, delta=delta, U=N * delta, N=N, K=p.size - 1, p=p,
                    a=a, b=b, q=q, c_M=c_M, size_name=str(getattr(sizes, "name", "sizes")),
                    mean_size=mean)

@@ -20,6 +20,8 @@ import numpy as np
 from symq.core.errors import InvalidParameter, ResourceLimit, StabilityError
 from symq.core.resources import format_bytes, largest_fitting, memory_budget
 
+from .symbolic import wait_fn
+
 __all__ = ["validate_grid", "plan_optimal", "min_truncation", "grid_bytes", "grid_work",
            "vi_iterations", "size_tail_point", "VI_TIME_LIMIT", "VI_RATE"]
 
@@ -131,7 +133,7 @@ def min_truncation(m: int, rho: float, sizes: Any) -> float:
     """Smallest truncation ``U`` accepted: ``5 max(E[X], W)``, ``W`` the M/G/1 wait of RND."""
     mean, second = float(sizes.mean), float(sizes.second_moment)
     lam = rho * m / mean
-    wait = (lam / m) * second / (2 * (1 - rho))
+    wait = float(wait_fn().scalar(lam / m, second, rho))     # Pollaczek-Khinchine, rate lam/m
     return 5.0 * max(mean, wait)
 
 

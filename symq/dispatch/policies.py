@@ -52,6 +52,7 @@ from symq.core.errors import InvalidParameter, StabilityError, UnknownName
 from symq.core.randomness import RngLike, as_generator
 
 from . import exact as _exact
+from .symbolic import fpi_index_fn, tail_curvature_fn
 
 __all__ = ["POLICY_NAMES", "Policy", "BoundPolicy", "get_policy", "choose_server",
            "lookup_value", "rnd_value_table"]
@@ -106,6 +107,16 @@ def lookup_value(v: np.ndarray, delta: float, c_M: float, a: float, b: float) ->
 
 
 @numba.njit(cache=True)
+def _fpi_cost(u: float, x: float, lam_i: float, rho_i: float) -> float:
+    """The FPI index :func:`symq.dispatch.symbolic.fpi_index` typed for numba kernels.
+
+    A fast path of the compiled symbolic form :func:`symq.dispatch.symbolic.fpi_index_fn`
+    (tests/dispatch/test_compiled_forms.py checks that both agree at random points).
+    """
+    return u + x + lam_i * x * (2.0 * u + x) / (2.0 * (1.0 - rho_i))
+
+
+@numba.njit(cache=True)
 def choose_server(code: int, u: np.ndarray, cnt: np.ndarray, x: float, rr_next: int,
                   thr: np.ndarray, lam_i: np.ndarray, rho_i: np.ndarray, v: np.ndarray,
                   delta: float, c_M: float) -> int:
@@ -147,7 +158,7 @@ def choose_server(code: int, u: np.ndarray, cnt: np.ndarray, x: float, rr_next: 
         best = 0
         best_cost = np.inf
         for i in range(m):
-            c = u[i] + x + lam_i[i] * x * (2.0 * u[i] + x) / (2.0 * (1.0 - rho_i[i]))
+            c = _fpi_cost(u[i], x, lam_i[i], rho_i[i])
             if c < best_cost:
                 best_cost = c
                 best = i
@@ -235,8 +246,7 @@ class BoundPolicy:
         """FPI costs :math:`a_i(u_i, x)` for one state (``fpi-*`` policies only)."""
         if self.code != FPI:
             raise InvalidParameter("policy", self.name, "an fpi-* policy for fpi_costs")
-        u = np.asarray(u, dtype=float)
-        return u + x + self.lam_i * x * (2 * u + x) / (2 * (1 - self.rho_i))
+        return fpi_index_fn()(np.asarray(u, dtype=float), float(x), self.lam_i, self.rho_i)
 
 
 @dataclass(frozen=True)
@@ -389,6 +399,6 @@ def rnd_value_table(m: int, rho: float, sizes: Any, N: int, delta: float) -> tup
     m, rho, sizes, lam = _exact._check_common(m, rho, sizes)
     if m != 2:
         raise InvalidParameter("m", m, "2 (two-dimensional table)")
-    c = (lam / m) / (2.0 * (1.0 - rho))
+    c = float(tail_curvature_fn().scalar(lam / m, rho))
     g = np.arange(int(N) + 1) * float(delta)
     return c * (g[:, None] ** 2 + g[None, :] ** 2), c

@@ -9,7 +9,15 @@ Hyytiä & Righter (arXiv 2402.08142) and Hyytiä, Penttinen, Aalto (EJOR 2012):
   ``E[X^2]`` enter, and ``v`` itself depends on the law only through ``rho``: insensitivity);
 * the first-policy-iteration index ``a_i(u, x) = u + x + lam_i x (2u + x)/(2(1 - rho_i))`` and
   the proof that FPI from an equal random split is LWL on identical servers (the index is
-  increasing in the backlog).
+  increasing in the backlog);
+* the curvature ``c_M = lam_i/(2(1 - rho_i))`` of that value, the fixed analytic tail of value
+  iteration beyond the truncation ``U``.
+
+The solvers evaluate these expressions through their compiled forms (:func:`symq.core.compile`,
+numpy backend), never a copy typed by hand: :func:`mean_response_fn` (Pollaczek-Khinchine) and
+:func:`wait_fn` give the exact RND and SITA values (:mod:`symq.dispatch.exact`) and the least
+truncation of value iteration, :func:`tail_curvature_fn` the tail of the value-iteration grid and
+of the ``lookup`` policy, :func:`fpi_index_fn` the costs of the FPI policies.
 
 Examples
 --------
@@ -18,27 +26,53 @@ Examples
 (False, True)
 >>> fpi_from_rnd_is_lwl()
 True
+>>> float(mean_response_fn()(1.0, 0.5, 2.0, 0.5))      # M/M/1 at rho = 1/2: 1/(1 - rho)
+2.0
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import sympy as sp
 
+from symq.core.compiler import CompiledFunction, compile
 from symq.core.derivation import Derivation
 
-__all__ = ["mg1_value", "verify_mg1_value", "fpi_index", "fpi_from_rnd_is_lwl",
-           "bellman_equations", "derivation"]
+__all__ = ["mg1_value", "mg1_wait", "pollaczek_khinchine", "verify_mg1_value", "fpi_index",
+           "fpi_from_rnd_is_lwl", "tail_curvature", "bellman_equations", "derivation",
+           "mean_response_fn", "wait_fn", "fpi_index_fn", "tail_curvature_fn"]
 
 LAM, M1, M2 = sp.symbols("lambda m_1 m_2", positive=True)
 U, X, T, G = sp.symbols("u x t g", positive=True)
 RHO = sp.Symbol("rho", positive=True)
+#: Arrival rate and load of one server under a static split (RND: lambda/m and rho).
+LAM_I, RHO_I = sp.symbols("lambda_i rho_i", positive=True)
 
 
 def mg1_value(lam: sp.Expr = LAM, rho: sp.Expr = RHO) -> sp.Expr:
     """``v(u) = lam u^2 / (2 (1 - rho))``."""
     return lam * U ** 2 / (2 * (1 - rho))
+
+
+def mg1_wait(lam: sp.Expr = LAM, m2: sp.Expr = M2, rho: sp.Expr = RHO) -> sp.Expr:
+    """Mean M/G/1-FCFS waiting time ``lam m_2/(2(1 - rho))`` (Pollaczek-Khinchine).
+
+    Linear in ``m_2``: with the partial moment ``m_2 = E[X^2; class j]`` and the class rate
+    ``lam_j`` it is the share ``p_j W_j`` of SITA's class ``j`` in the mean wait.
+    """
+    return lam * m2 / (2 * (1 - rho))
+
+
+def pollaczek_khinchine(lam: sp.Expr = LAM, m1: sp.Expr = M1, m2: sp.Expr = M2,
+                        rho: sp.Expr = RHO) -> sp.Expr:
+    """Mean M/G/1-FCFS response time ``m_1 + lam m_2/(2(1 - rho))``.
+
+    :func:`verify_mg1_value` shows that it is the constant ``g`` of the one-server Bellman
+    equation with the value :func:`mg1_value`.
+    """
+    return m1 + mg1_wait(lam, m2, rho)
 
 
 def verify_mg1_value() -> dict[str, Any]:
@@ -62,19 +96,29 @@ def verify_mg1_value() -> dict[str, Any]:
     # c = lam/(2(1 - rho)) with rho = lam m_1 < 1: write m_1 = rho/lam
     value = (LAM / (2 * (1 - RHO)))
     residual = sp.simplify(sp.expand(expectation - c * U ** 2).subs(c, value).subs(M1, RHO / LAM))
-    pk = RHO / LAM + LAM * M2 / (2 * (1 - RHO))
+    pk = pollaczek_khinchine().subs(M1, RHO / LAM)
     return {"residual": residual, "residual_depends_on_u": residual.has(U),
             "g": residual, "g_is_pollaczek_khinchine": sp.simplify(residual - pk) == 0}
 
 
-def fpi_index(lam_i: sp.Expr = sp.Symbol("lambda_i", positive=True),
-              rho_i: sp.Expr = sp.Symbol("rho_i", positive=True)) -> sp.Expr:
+def fpi_index(lam_i: sp.Expr = LAM_I, rho_i: sp.Expr = RHO_I) -> sp.Expr:
     """``a_i(u, x) = u + x + v_i(u + x) - v_i(u)`` with the M/G/1 value of server ``i``, factored.
 
     Equals ``u + x + lam_i x (2u + x)/(2(1 - rho_i))``.
     """
     v = mg1_value(lam_i, rho_i)
     return sp.factor(v.subs(U, U + X) - v) + U + X
+
+
+def tail_curvature(lam_i: sp.Expr = LAM_I, rho_i: sp.Expr = RHO_I) -> sp.Expr:
+    """The coefficient ``c_M = lam_i/(2(1 - rho_i))`` of ``u^2`` in the M/G/1 value of one server.
+
+    With the rate ``lam_i = lam/m`` and load ``rho_i = rho`` of an equal random split it is the
+    curvature of the fixed analytic tail ``v(U + s, y) = v(U, y) + c_M((U + s)^2 - U^2)`` of value
+    iteration beyond the truncation ``U`` (Hyytiä & Righter, arXiv 2402.08142, Part 1, on the
+    truncation of the state space).
+    """
+    return sp.expand(mg1_value(lam_i, rho_i)).coeff(U, 2)
 
 
 def fpi_from_rnd_is_lwl() -> bool:
@@ -88,6 +132,30 @@ def fpi_from_rnd_is_lwl() -> bool:
     s = sp.Symbol("s", positive=True)  # rho = 1/(1 + s) ranges over (0, 1)
     derivative = sp.diff(fpi_index(lam_i, 1 / (1 + s)), U)
     return bool(sp.simplify(derivative).is_positive)
+
+
+@functools.lru_cache(maxsize=None)
+def mean_response_fn() -> CompiledFunction:
+    """Compiled :func:`pollaczek_khinchine`: ``(m_1, lambda, m_2, rho) -> E[T]``."""
+    return compile(pollaczek_khinchine(), (M1, LAM, M2, RHO))
+
+
+@functools.lru_cache(maxsize=None)
+def wait_fn() -> CompiledFunction:
+    """Compiled :func:`mg1_wait`: ``(lambda, m_2, rho) -> E[W]`` (vectorised over classes)."""
+    return compile(mg1_wait(), (LAM, M2, RHO))
+
+
+@functools.lru_cache(maxsize=None)
+def fpi_index_fn() -> CompiledFunction:
+    """Compiled :func:`fpi_index`: ``(u, x, lambda_i, rho_i) -> a_i(u, x)``."""
+    return compile(fpi_index(LAM_I, RHO_I), (U, X, LAM_I, RHO_I))
+
+
+@functools.lru_cache(maxsize=None)
+def tail_curvature_fn() -> CompiledFunction:
+    """Compiled :func:`tail_curvature`: ``(lambda_i, rho_i) -> c_M``."""
+    return compile(tail_curvature(), (LAM_I, RHO_I))
 
 
 def bellman_equations(m: int = 2) -> tuple[sp.Eq, sp.Eq]:
@@ -120,11 +188,22 @@ def derivation() -> Derivation:
     der.add("Post-assignment value", post, "A ~ Exp(lambda) is the time to the next arrival.")
     der.add("M/G/1 relative value", sp.Eq(sp.Function("v")(U), mg1_value()),
             "Depends on the size law only through rho = lambda E[X].")
+    m = sp.Symbol("m", positive=True)
+    der.add("Curvature of the analytic tail beyond U", sp.Eq(sp.Symbol("c_M"),
+                                                             sp.factor(tail_curvature(LAM / m, RHO))),
+            "The u^2 coefficient of the M/G/1 value of one server under an equal random split "
+            "(lambda_i = lambda/m, rho_i = rho); value iteration continues v beyond the "
+            "truncation U by c_M((U + s)^2 - U^2), and the lookup policy uses the same tail.")
     check = verify_mg1_value()
     der.add("Residual of the one-server Bellman equation with this v", check["residual"],
             "sympy: the e^{-lambda u} terms cancel and the residual is a constant, the "
             "Pollaczek-Khinchine mean response time m_1 + lambda m_2/(2(1 - rho)), m_1 = rho/lambda "
             f"(check: {check['g_is_pollaczek_khinchine']}).")
+    der.add("Mean response time of a static split", sp.Eq(sp.Symbol("E[T]"),
+                                                          pollaczek_khinchine()),
+            "Pollaczek-Khinchine for one M/G/1 server; the exact values of RND (each server "
+            "has rate lambda/m and load rho) and SITA (server j has the sizes of class j; its "
+            "share of the mean wait is lambda_j E[X^2; j]/(2(1 - rho_j))) evaluate it.")
     der.add("First-policy-iteration index", sp.Eq(sp.Symbol("a_i(u, x)"), fpi_index()),
             "u + x + v_i(u + x) - v_i(u) with the M/G/1 value of server i under a static split.")
     der.add("FPI from an equal random split", sp.Symbol("LWL"),
