@@ -52,6 +52,16 @@ MAX_WINDOW = 1e15
 _FIELDS = ("increase", "loss", "after_loss", "w_min", "w_max", "rtt")
 
 
+#: Symbols of the power-law class: coefficients and exponents of ``a``, ``lam``, ``d``.
+ALPHA, GAMMA, BETA = sp.symbols("alpha gamma beta", positive=True)
+K_EXP, L_EXP = sp.symbols("k l", real=True)
+
+#: The power-law class as declared: increase ``alpha w^k``, loss rate ``gamma w^l`` and window
+#: after a loss ``beta w``, functions of ``(w, alpha, k, gamma, l, beta)``.
+POWER_LAW_PROFILES = (ALPHA * W ** K_EXP, GAMMA * W ** L_EXP, BETA * W)
+POWER_LAW_ARGS = (W, ALPHA, K_EXP, GAMMA, L_EXP, BETA)
+
+
 @dataclass(frozen=True)
 class PowerLawParameters:
     """``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w``; ``m = l-k+1``."""
@@ -61,6 +71,27 @@ class PowerLawParameters:
     gamma: float
     l: float  # noqa: E741
     beta: float
+
+    def numeric(self) -> tuple[Callable[[Any], Any], Callable[[Any], Any], Callable[[Any], Any]]:
+        """Vectorised ``(a, lam, d)``: :data:`POWER_LAW_PROFILES` compiled once
+        (:func:`symq.core.compile`) and evaluated at these parameters.
+
+        Examples
+        --------
+        >>> a, lam, d = PowerLawParameters(1.0, 0.0, 1e-2, 1.0, 0.5).numeric()
+        >>> float(a(4.0)), float(lam(4.0)), float(d(4.0))
+        (1.0, 0.04, 2.0)
+        """
+        values = (self.alpha, self.k, self.gamma, self.l, self.beta)
+        funcs = []
+        for expr in POWER_LAW_PROFILES:
+            compiled = symq_compile(expr, POWER_LAW_ARGS)
+
+            def call(w: Any, _f: Any = compiled) -> Any:
+                return _f(np.asarray(w, dtype=float), *values)
+
+            funcs.append(call)
+        return tuple(funcs)  # type: ignore[return-value]
 
     @property
     def m(self) -> float:

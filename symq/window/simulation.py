@@ -88,6 +88,7 @@ from symq.core.randomness import as_generator as _generator
 from symq.core.resources import require_memory
 from symq.core.simstats import ConfidenceInterval, ratio_batch_means
 
+from .protocol import PowerLawParameters
 from .simulation_kernels import (
     _ESCAPED_UP,
     _OFF_GRID,
@@ -370,9 +371,8 @@ def simulate_window(
     if power_law is not None:
         alpha, k, gamma, l_exp, beta = _power_law(power_law)
         m = l_exp - k + 1.0
-        a_f = lambda w: alpha * w**k  # noqa: E731
-        lam_f = lambda w: gamma * w**l_exp  # noqa: E731
-        d_f = lambda w: beta * w  # noqa: E731
+        # the declared profiles of the power-law class, compiled (tables of observables, cap)
+        a_f, lam_f, d_f = PowerLawParameters(alpha, k, gamma, l_exp, beta).numeric()
         method = "power_law"
         default_w0 = (alpha * m / gamma) ** (1.0 / m) if m > 0 else 1.0
     else:

@@ -11,7 +11,10 @@ Two kernels run cycles until a given count and accumulate per-batch sums:
   cell and a closed form inside it;
 * :func:`_power_kernel` samples the power-law class ``a = alpha w^k``, ``lam = gamma w^l``,
   ``d = beta w`` in closed form: ``W_pre^m = y^m + alpha m E/gamma`` (``m = l - k + 1 != 0``) or
-  ``W_pre = y exp(alpha E/gamma)`` (``m = 0``), with the integrals of :func:`_pow_int`.
+  ``W_pre = y exp(alpha E/gamma)`` (``m = 0``) (:func:`_power_pre_loss`), with the integrals of
+  :func:`_pow_int`.  These hand-written fast paths are the closed forms that sympy derives
+  (:func:`symq.window.symbolic.power_law_cycle`); a test compares them with their compiled form
+  at random points.
 
 Both keep their state (post-loss window, counters, status) in arrays so that a run can be split
 into chunks with the same result.
@@ -159,6 +162,28 @@ def _pow_int(y: float, w: float, lr: float, e: float) -> float:
 
 
 @numba.njit(cache=True)
+def _power_pre_loss(y: float, ev: float, alpha: float, gamma: float, m: float, c: float,
+                    inv_m: float) -> float:
+    """Next pre-loss window of the power-law class from ``y`` and an ``Exp(1)`` draw ``ev``.
+
+    The root of ``Lambda(W_pre) - Lambda(y) = ev``: ``(y^m + c ev)^(1/m)`` with
+    ``c = alpha m/gamma`` and ``inv_m = 1/m``, or ``y exp(alpha ev/gamma)`` for ``m = 0``
+    (:func:`symq.window.symbolic.power_law_cycle`; ``m = 1, 2`` without ``exp``/``log``).
+    Returns ``-1`` when ``m < 0`` and the hazard left is below ``ev``: no further loss.
+    """
+    if m == 0.0:
+        return y * math.exp(alpha * ev / gamma)
+    if m == 1.0:
+        return y + c * ev
+    if m == 2.0:
+        return math.sqrt(y * y + c * ev)
+    v = math.exp(m * math.log(y)) + c * ev
+    if v <= 0.0:
+        return -1.0
+    return math.exp(inv_m * math.log(v))
+
+
+@numba.njit(cache=True)
 def _power_kernel(alpha, k, gamma, l, beta, w_min, has_cap, w_max, lam_cap, w_lo, w_hi,
                   n_warm, per_batch, stop_at, y_state, counters, acc, ring,
                   lw, lw0, h, cum, cell, expo, den, gcap):
@@ -178,18 +203,10 @@ def _power_kernel(alpha, k, gamma, l, beta, w_min, has_cap, w_max, lam_cap, w_lo
     status = _OK
     while done < stop_at:
         ev = np.random.exponential(1.0)
-        if m == 0.0:
-            w = y * math.exp(alpha * ev / gamma)
-        elif m == 1.0:
-            w = y + c * ev
-        elif m == 2.0:
-            w = math.sqrt(y * y + c * ev)
-        else:
-            v = math.exp(m * math.log(y)) + c * ev
-            if v <= 0.0:
-                status = _ESCAPED_UP
-                break
-            w = math.exp(inv_m * math.log(v))
+        w = _power_pre_loss(y, ev, alpha, gamma, m, c, inv_m)
+        if w < 0.0:
+            status = _ESCAPED_UP
+            break
         hold = 0.0
         if has_cap and w > w_max:
             w = w_max

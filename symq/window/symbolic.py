@@ -38,7 +38,7 @@ from symq.core.budget import time_budget
 from symq.core.compiler import compile as symq_compile
 from symq.core.errors import DerivationTimeout, NumericalFailure
 
-from .protocol import W, WindowProtocol
+from .protocol import ALPHA, BETA, GAMMA, K_EXP, L_EXP, W, WindowProtocol
 
 __all__ = ["kolmogorov_equation", "delay_equation", "drift_identity", "Stability", "stability",
            "log_drift", "power_law_stability", "power_law_cycle", "power_law_palm",
@@ -235,8 +235,6 @@ def stability(protocol: WindowProtocol) -> Stability:
                      method="symbolic" if symbolic else "numeric", reason=reason)
 
 
-ALPHA, GAMMA, BETA = sp.symbols("alpha gamma beta", positive=True)
-K_EXP, L_EXP = sp.symbols("k l", real=True)
 #: ``m = l - k + 1`` of the power-law class (nonzero in :func:`power_law_cycle`).
 M_EXP = sp.Symbol("m", real=True, nonzero=True)
 #: Post-loss window, an ``Exp(1)`` draw and an exponent of a cycle integral.
