@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/bench_certify.py``.
 
-The instances have a known truth by construction (note me_pade.md §3): densities written in the
+The instances have a known truth by construction: densities written in the
 time domain (Erlang, hyperexponential, generalized Erlang, oscillating terms dominated by a real
 pole, (1 + cos t) e^{-t} with a touching zero, a near-touching double zero) and non-densities
 (f(0) < 0, wide and narrow interior dips, a right-half-plane pole, a complex dominant pole, a

@@ -4,7 +4,7 @@ Run: ``python benchmarks/bench_pade.py``.  For lognormal-like targets (moments
 ``exp(k mu + k^2 sigma^2 / 2)`` as python floats) and orders 2..10 it prints, measured side by side
 in one run, the median wall time of ``pade_fit`` in exact mode (the doubles converted exactly) and in
 mpmath mode (``dps=50``), and of a plain float64 Hankel solve (time normalised to m1 = 1, the same
-construction as note me_pade.md §1.3); the ratio mpmath / float64; and the relative moment error of
+construction as derivations/me-pade.md, step 5); the ratio mpmath / float64; and the relative moment error of
 each fit, computed exactly from the fitted rational transform.  The float64 error column shows why
 float64 is not enough at order ~8.  Target: ``pade_fit`` order 8, 50 digits, under 20 ms median.
 """

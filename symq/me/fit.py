@@ -36,6 +36,7 @@ import numpy as np
 import sympy as sp
 from scipy import integrate
 
+from symq.core.compiler import compile
 from symq.core.errors import InvalidMoments, InvalidParameter, SymqError
 
 from .certification import Nonnegativity, certify
@@ -167,7 +168,7 @@ class Target:
         t = sp.Symbol("t", positive=True)
         density = stats.density(variable)(t)
         zero = tuple(sp.limit(sp.diff(density, t, j), t, 0, "+") for j in range(n_zero))
-        pdf = sp.lambdify(t, density, "numpy")
+        pdf = compile(density, (t,))
         return cls(moments, zero, pdf=pdf, name=name or str(variable))
 
 

@@ -24,6 +24,7 @@ from symq.core.errors import InvalidParameter
 
 from ._context import is_mpc, mp, rebind, working_dps
 from .distribution import ME
+from .polynomials import synthetic_division
 
 __all__ = ["to_phase_type"]
 
@@ -82,17 +83,10 @@ def to_phase_type(me: Any, dps: int = 30) -> tuple[NDArray[np.float64], NDArray[
         coeffs += [mp.mpf(0)] * (n - len(coeffs))
         beta = []
         for i in range(n):
-            node = -rates[i]
             # synthetic division of N by (s - node): remainder N(node), quotient carries on
-            quotient = [mp.mpf(0)] * max(len(coeffs) - 1, 0)
-            carry = mp.mpf(0)
-            for power in range(len(coeffs) - 1, -1, -1):
-                carry = carry * node + coeffs[power]
-                if power > 0:
-                    quotient[power - 1] = carry
+            coeffs, remainder = synthetic_division(coeffs, -rates[i])
             tail_product = mp.fprod(rates[i:])
-            beta.append(carry / tail_product)
-            coeffs = quotient
+            beta.append(remainder / tail_product)
         scale = max(mp.fsum(abs(b) for b in beta), mp.mpf(1))
         worst = min(beta)
         if worst < -mp.mpf(10) ** (-int(dps) + 5) * scale:

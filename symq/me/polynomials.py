@@ -41,7 +41,7 @@ from ._context import is_mpc, is_mpf, mp, rebind, to_mp, working_dps
 from .transform import RationalLST, s
 
 __all__ = [
-    "horner", "poly_mul", "taylor_coefficients", "series_mul", "series_pow", "series_div",
+    "horner", "poly_mul", "synthetic_division", "taylor_coefficients", "series_mul", "series_pow", "series_div",
     "hermite_coefficients", "polyroots", "newton_roots", "square_free_factors", "pole_data",
     "hermite_form",
 ]
@@ -75,18 +75,27 @@ def taylor_coefficients(p: Sequence[Any], z: Any, count: int, zero: Any = 0) -> 
     work = list(p)
     out: list[Any] = []
     for _ in range(count):
-        n = len(work) - 1
-        if n < 0:
+        if not work:
             out.append(zero)
             continue
-        acc = work[n]
-        quotient: list[Any] = [None] * n
-        for i in range(n - 1, -1, -1):
-            quotient[i] = acc
-            acc = acc * z + work[i]
-        out.append(acc)
-        work = quotient
+        work, remainder = synthetic_division(work, z)
+        out.append(remainder)
     return out
+
+
+def synthetic_division(p: Sequence[Any], z: Any) -> tuple[list[Any], Any]:
+    """Quotient and remainder of ``p`` (ascending, non-empty) divided by :math:`(s - z)`.
+
+    Horner's scheme: the remainder is :math:`p(z)`, the quotient's coefficients are the partial
+    sums of the scheme.
+    """
+    n = len(p) - 1
+    acc = p[n]
+    quotient: list[Any] = [None] * n
+    for i in range(n - 1, -1, -1):
+        quotient[i] = acc
+        acc = acc * z + p[i]
+    return quotient, acc
 
 
 # ====================================================================== truncated power series

@@ -1,10 +1,13 @@
 r"""Derivation of the Padé moment-matching systems for ME distributions (``symq derive me-pade``).
 
 Angius, Horváth, Halawani, Barukab, Ahmad, Balbo, "Constructing Matrix Exponential Distributions by
-Moments and Behavior around Zero", Math. Probl. Eng. 2014, ID 610907 (note me_pade.md §1.2-§1.4).
-Every system is produced by sympy from the two expansions of the transform :math:`N(s)/D(s)`: at
-:math:`s = 0` (moments) and at :math:`s = \infty` (the density's derivatives at zero).  The
-closed forms stated in the note are checked against what sympy derives.
+Moments and Behavior around Zero", Math. Probl. Eng. 2014, ID 610907: classical Padé and the
+paper's two-point extension.  Every system is produced by sympy from the two expansions of the
+transform :math:`N(s)/D(s)`: at :math:`s = 0` (moments) and at :math:`s = \infty` (the density's
+derivatives at zero).  The closed forms the text states (the expansion at infinity, the
+constant-numerator transform, the order-3 density) are checked against what sympy derives.  The
+printed derivation is ``derivations/me-pade.md``; the docstrings of :mod:`symq.me` cite its
+numbered steps.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ def matching_equations(n: int, K: int, J: int) -> tuple[list[sp.Eq], list[sp.Sym
 
     From :math:`D(s) f^*(s) - N(s) = O(s^{K+1})` at :math:`s = 0`, with
     :math:`f^*(s) = \sum_k (-1)^k r_k s^k`, and :math:`N(s) - D(s) \sum_j d_j s^{-(j+1)} = O(s^{n-1-J})`
-    at infinity (note §1.3-§1.4).  Returns the equations and the unknowns
+    at infinity (derivations/me-pade.md, steps 4 and 8-9).  Returns the equations and the unknowns
     :math:`a_0..a_{n-1}, b_0..b_{n-1}`.
     """
     if K + J != 2 * n - 1:
@@ -56,7 +59,7 @@ def matching_equations(n: int, K: int, J: int) -> tuple[list[sp.Eq], list[sp.Sym
 
 
 def constant_numerator_transform(m1: sp.Expr, m2: sp.Expr, m3: sp.Expr) -> sp.Expr:
-    r"""Order-3 fit with :math:`f(0) = f'(0) = 0` from three moments (note §1.4), by sympy."""
+    r"""Order-3 fit with :math:`f(0) = f'(0) = 0` from three moments (step 10), by sympy."""
     equations, unknowns = matching_equations(3, 3, 2)
     r = sp.symbols("r_0:4")
     d = sp.symbols("d_0:2")
@@ -87,7 +90,7 @@ def derivation() -> Derivation:
     a, b = _coefficients(n)
     D = sum(a[i] * s**i for i in range(n + 1))
     N = sum(b[i] * s**i for i in range(n))
-    d.section("Transforms and their two expansions (note §1.2)")
+    d.section("Transforms and their two expansions")
     fstar = sp.Function("f^{*}")(s)
     d.add("Rational transform of an order-3 ME", sp.Eq(fstar, N / D, evaluate=False),
           "f*(s) = alpha (sI - A)^(-1) (-A) 1 = N(s)/D(s); total mass one means N(0) = D(0), "
@@ -109,7 +112,7 @@ def derivation() -> Derivation:
         if sp.expand(got - want) != 0:
             raise SymqError("derivation check failed for the expansion at infinity")
 
-    d.section("Classical Padé: the Hankel system (note §1.3)")
+    d.section("Classical Padé: the Hankel system")
     equations, unknowns = matching_equations(n, 2 * n - 1, 0)
     d.add("Matching conditions", equations,
           "Coefficients of s^0..s^(2n-1) in D(s) f*(s) - N(s) = O(s^(2n)) with c_k = (-1)^k r_k "
@@ -127,7 +130,8 @@ def derivation() -> Derivation:
     d.add("Determinant", sp.Eq(sp.Symbol(r"\det M"), det_ratio * sp.Symbol(r"\det H^{(1)}_3"),
                                evaluate=False),
           "sympy: the system matrix has the shifted Hankel determinant up to sign.  With the "
-          "normalisation Q(0) = 1 of the note (denominator in u = -s) the same fit is the "
+          "normalisation Q(0) = 1 of the [n-1/n] Padé approximant P(u)/Q(u) of sum_k r_k u^k "
+          "(u = -s) the same fit is the "
           "system H_n (Q_n..Q_1) = -(r_n..r_(2n-1)) with H_n = [r_(i+j)]; a unique fit of order n "
           "needs both determinants nonzero (moment order n).")
     if det_ratio not in (1, -1):
@@ -136,7 +140,7 @@ def derivation() -> Derivation:
     d.add("Numerator", numerator,
           "The equations for s^0..s^(n-1) then give b_k = sum_(i<=k) a_i c_(k-i).")
 
-    d.section("Two-point Padé: behaviour around zero replaces moments (the paper's extension; note §1.4)")
+    d.section("Two-point Padé: behaviour around zero replaces moments (the paper's extension)")
     for J in (1, 2):
         eqs, _ = matching_equations(n, 2 * n - 1 - J, J)
         d.add(f"Order 3 with J = {J} value(s) at zero", eqs[-J:],
@@ -152,7 +156,7 @@ def derivation() -> Derivation:
           "Solving the J = 2 system with d_0 = d_1 = 0 (sympy) gives the degree-3 truncation of "
           "1/(sum_k (-1)^k r_k s^k); each zero condition costs one moment.")
 
-    d.section("When is the order-3 constant-numerator fit a density? (note §1.4)")
+    d.section("When is the order-3 constant-numerator fit a density?")
     lam, sigma, omega, delta = sp.symbols("lambda sigma omega delta", positive=True)
     bracket = omega - sp.exp(-delta * t) * (delta * sp.sin(omega * t) + omega * sp.cos(omega * t))
     derivative = sp.simplify(sp.diff(bracket, t))

@@ -9,7 +9,7 @@ Laplace-Stieltjes transform
            = \frac{b_0 + b_1 s + \dots + b_{n-1} s^{n-1}}{a_0 + a_1 s + \dots + a_{n-1} s^{n-1} + s^n},
     \qquad N(0) = D(0),
 
-(Angius, Horváth et al. 2014; note me_pade.md §1.2).  :class:`RationalLST` holds the
+(Angius, Horváth et al. 2014; derivations/me-pade.md, step 1).  :class:`RationalLST` holds the
 coefficients as exact sympy rationals, so that moments, derivatives at zero and certificates
 refer to one exactly known function.  Floating-point input is converted exactly (every binary
 float is a rational); results of high-precision numerical fits are rounded to rationals at their
@@ -237,7 +237,7 @@ class RationalLST:
         r"""Exact :math:`f(0), f'(0), \dots, f^{(J-1)}(0)` from the expansion at infinity.
 
         From :math:`N = D \sum_j d_j s^{-(j+1)}`:
-        :math:`d_j = b_{n-1-j} - \sum_{i=1}^{j} a_{n-i} d_{j-i}` (note §1.4).
+        :math:`d_j = b_{n-1-j} - \sum_{i=1}^{j} a_{n-i} d_{j-i}` (derivations/me-pade.md, step 3).
         """
         a, b = self.denominator, self.numerator
         n = self.order

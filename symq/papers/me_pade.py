@@ -1,7 +1,7 @@
 """Claims of Angius, Horváth, Halawani, Barukab, Ahmad, Balbo (2014): ME distributions by moments
 and behaviour around zero.
 
-The paper's abstract claims (note me_pade.md §1.1): classical Padé moment matching can give an
+The paper's abstract claims: classical Padé moment matching can give an
 ME function that is not a density; extending it with the behaviour of the density around zero
 can avoid negative results, approximate the shape better, and sometimes yields an ME whose
 nonnegativity can be verified; the resulting MEs give more accurate results inside stochastic
@@ -37,10 +37,11 @@ from symq.me.transform import to_mpf
 __all__ = ["PAPER", "build_claims"]
 
 KEY = "me-pade"
-ABSTRACT = "Angius, Horváth et al. 2014, abstract (note §1.1)"
+ABSTRACT = "Angius, Horváth et al. 2014, abstract"
 
 #: (sigma, order, J) of the lognormal cases: at sigma = 0.5 classical Padé of order 3 has
-#: f(0) < 0, at sigma = 0.8 it has a pole in the right half plane (note §1.3).
+#: f(0) < 0, at sigma = 0.8 it has a pole in the right half plane (the failure modes the paper
+#: warns of: a Padé solution need not be a density).
 _CASES = ({"sigma": 0.5, "order": 3, "J": 2}, {"sigma": 0.8, "order": 3, "J": 1})
 _ORDER_MAX = 4
 _LAMBDA = sp.Rational(7, 10)
@@ -255,7 +256,9 @@ def _known_densities() -> Claim:
         return certify(ME.from_expr(catalogue[point["name"]][0])).status.value
 
     return Claim(
-        "the checker decides densities that a PH conversion cannot", "note §3.1-§3.3",
+        "the checker decides densities that a PH conversion cannot",
+        "symq.me.certification (exact rules and branch and bound); O'Cinneide 1990 (a PH "
+        "representation exists only for densities positive on (0, inf))",
         "certify returns the known status on a catalogue including (2/3)(1+cos t)e^-t (a "
         "density with a zero at t = pi, which BuTools' CheckMEPositiveDensity reports as False)",
         verdict, lambda point: catalogue[point["name"]][1],

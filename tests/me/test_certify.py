@@ -1,4 +1,4 @@
-"""Certified nonnegativity of ME densities (symq.me.certification; note me_pade.md §3).
+"""Certified nonnegativity of ME densities (symq.me.certification: its procedure and exact rules).
 
 Evidence is independent of the certifier: densities are built from explicit time-domain formulas
 (sums of t^j e^{-lt}, e^{-at} cos bt, ...) whose Laplace transforms are written by hand, and every
@@ -214,7 +214,7 @@ def test_two_touching_groups_are_inconclusive_with_reason():
 
 
 def test_me3_constant_numerator_real_dominant_pole_is_nonnegative():
-    # poles -1, -2 +- 2i, constant numerator: f(0) = f'(0) = 0 (note §1.4)
+    # poles -1, -2 +- 2i, constant numerator: f(0) = f'(0) = 0 (derivations/me-pade.md, step 10)
     lst = RationalLST.from_expr(8 / ((s + 1) * ((s + 2) ** 2 + 4)))
     assert lst.derivatives_at_zero(2) == [0, 0]
     cert = certify(lst)
@@ -234,7 +234,7 @@ def test_me3_constant_numerator_complex_dominant_pole_is_invalid():
 
 
 def test_me3_constant_numerator_shared_real_part_is_nonnegative():
-    # poles -1, -1 +- i: delta = 0 in the theorem of note §1.4
+    # poles -1, -1 +- i: delta = 0 in the theorem of derivations/me-pade.md, steps 11-12
     lst = RationalLST.from_expr(2 / ((s + 1) * ((s + 1) ** 2 + 1)))
     cert = certify(lst)
     assert (cert.status, cert.method) == (NONNEG, "order 3 constant numerator")
@@ -242,7 +242,8 @@ def test_me3_constant_numerator_shared_real_part_is_nonnegative():
 
 
 def _classical_pade(moments, n):
-    """[n-1/n] Padé of the moment series in the s-form of note §1.3 (independent solve)."""
+    """[n-1/n] Padé of the moment series in the s-form (derivations/me-pade.md, step 4;
+    independent solve)."""
     c = [sp.Integer(1)] + [(-1) ** k * moments[k - 1] / sp.factorial(k) for k in range(1, 2 * n)]
     rows, rhs = [], []
     for k in range(2 * n):  # unknowns a_0..a_{n-1}, b_0..b_{n-1}

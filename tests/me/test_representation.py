@@ -1,8 +1,8 @@
 """Tests of the (alpha, A) realisations and of the pole / Hermite-residue data of symq.me.distribution.ME.
 
-Representations are not unique (note me_pade.md §1.5, §4): round trips are checked through
-transforms, moments and pdf values, never by comparing matrices.  Residues are checked against
-sympy's ``apart`` for rational poles.
+Representations are not unique (and the float companion form is ill-conditioned): round trips are
+checked through transforms, moments and pdf values, never by comparing matrices.  Residues are
+checked against sympy's ``apart`` for rational poles.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def test_from_matrix_exact_equals_sympy_inverse():
     X = ME.from_matrix(ALPHA, A_PH)
     assert X.order == 3
     assert sp.simplify(X.transform - lst_by_sympy_inverse(ALPHA, A_PH)) == 0
-    # moments m_k = k! alpha (-A)^{-k} 1 (note §1.2)
+    # moments m_k = k! alpha (-A)^{-k} 1 (derivations/me-pade.md, steps 1-2)
     Minv = (-A_PH).inv()
     assert X.moments(4) == [sp.factorial(k) * (ALPHA * Minv**k * sp.ones(3, 1))[0, 0]
                             for k in range(1, 5)]
@@ -77,7 +77,8 @@ def test_to_matrix_round_trip(X):
     assert sum(alpha) == 1  # no atom
     assert ME.from_matrix(alpha, A) == X
     assert sp.simplify(lst_by_sympy_inverse(alpha, A) - X.transform) == 0
-    # the float companion realisation is ill-conditioned (note §4): expm of it loses digits,
+    # the float companion realisation is ill-conditioned (its entries are the coefficients of D,
+    # whose size grows with the order): expm of it loses digits,
     # the pdf of X does not, so the tolerance here is the realisation's
     a_f, A_f = X.to_matrix_float()
     ts = np.linspace(0.01, 4, 9)
