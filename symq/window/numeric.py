@@ -64,6 +64,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError
+from symq.core.parameters import integer_value, real_value
 
 from .numeric_extent import (
     _breakpoints,
@@ -72,7 +73,7 @@ from .numeric_extent import (
     _initial_extent,
     _psi_map,
 )
-from .numeric_grid import Profile, _Grid, _Profiles, _real
+from .numeric_grid import Profile, _Grid, _Profiles
 from .numeric_level import _Level, _solve_level
 from .numeric_solution import WindowSolution
 
@@ -183,26 +184,17 @@ def solve_window(a: Profile, lam: Profile, d: Profile, *, w_min: float = 0.0,
     >>> round(sol.mean, 4), sol.atom_at_cap, sol.error_estimate < 1e-6
     (20.0, 0.0, True)
     """
-    w_min = _real("w_min", w_min, "a finite real number >= 0")
-    if not (math.isfinite(w_min) and w_min >= 0):
-        raise InvalidParameter("w_min", w_min, "a finite real number >= 0")
-    w_max = _real("w_max", w_max, "a real number > w_min, or inf")
-    if math.isnan(w_max) or w_max <= 0:
-        raise InvalidParameter("w_max", w_max, "a real number > w_min, or inf")
+    w_min = real_value("w_min", w_min, "a finite real number >= 0", lambda v: v >= 0)
+    w_max = real_value("w_max", w_max, "a real number > w_min, or inf", lambda v: v > 0,
+                       allow_inf=True)
     if w_min >= w_max:
         raise InvalidParameter("w_min", w_min, f"< w_max = {w_max!r}",
                                "the floor must lie below the cap")
-    rtol = _real("rtol", rtol, "a real number in [1e-12, 0.1]")
-    if not 1e-12 <= rtol <= 0.1:
-        raise InvalidParameter("rtol", rtol, "a real number in [1e-12, 0.1]")
-    for name, value, low in (("initial_grid", initial_grid, 16), ("max_grid", max_grid, 64)):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-                or value < low:
-            raise InvalidParameter(name, value, f"an integer >= {low}")
+    rtol = real_value("rtol", rtol, "a real number in [1e-12, 0.1]", lambda v: 1e-12 <= v <= 0.1)
+    initial_grid = integer_value("initial_grid", initial_grid, 16)
+    max_grid = integer_value("max_grid", max_grid, 64)
     for p in breakpoints:
-        pv = _real("breakpoints", p, "positive window values")
-        if not (math.isfinite(pv) and pv > 0):
-            raise InvalidParameter("breakpoints", p, "positive finite window values")
+        real_value("breakpoints", p, "positive finite window values", lambda v: v > 0)
     prof = _Profiles(a, lam, d, w_min, w_max)
     capped = math.isfinite(w_max)
     tol_mass = rtol * 1e-2

@@ -10,7 +10,6 @@ uses (4 points per cell for the chain, 6 for the hazard integrals).
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -26,18 +25,6 @@ _GW = _GW / 2.0                  # weights on [0, 1]
 _RX, _RW = np.polynomial.legendre.leggauss(6)
 _RX = (_RX + 1.0) / 2.0
 _RW = _RW / 2.0
-
-
-def _real(name: str, value: Any, domain: str) -> float:
-    """``float(value)`` for a real number (also sympy numbers such as ``oo``), else an error."""
-    if isinstance(value, (bool, np.bool_, str, bytes, complex, np.complexfloating)):
-        raise InvalidParameter(name, value, domain)
-    if isinstance(value, (numbers.Real, np.floating, np.integer)):
-        return float(value)
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise InvalidParameter(name, value, domain) from None
 
 
 class _Profiles:

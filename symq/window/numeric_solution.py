@@ -13,7 +13,9 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .numeric_grid import _GW, _GX, _Profiles, _real
+from symq.core.parameters import real_value
+
+from .numeric_grid import _GW, _GX, _Profiles
 from .numeric_level import _F_at, _G_at, _Level, _S_at, _SG_at, _time_gap
 
 __all__ = ["WindowSolution"]
@@ -179,5 +181,5 @@ class WindowSolution:
 
     def moment(self, s: float) -> float:
         """Time-average moment ``E[W^s]`` (any real ``s``)."""
-        s = _real("s", s, "a real number")
+        s = real_value("s", s, "a finite real number")
         return self.expect(lambda w: w ** s)

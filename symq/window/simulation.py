@@ -113,11 +113,6 @@ MAX_LOSSES = 10**10
 MAX_BATCHES = 10**6
 
 
-def _real(name: str, value: Any, domain: str, test: Callable[[float], bool]) -> float:
-    """Real, not NaN, ``test`` holds (infinite bounds such as ``w_max = inf`` are allowed)."""
-    return real_value(name, value, domain, test, allow_inf=True)
-
-
 def _power_law(value: Any) -> tuple[float, float, float, float, float]:
     domain = "a tuple (alpha, k, gamma, l, beta) with alpha, gamma > 0, 0 < beta < 1"
     if all(hasattr(value, n) for n in ("alpha", "k", "gamma", "l", "beta")):
@@ -337,11 +332,11 @@ def simulate_window(
         raise InvalidParameter("n_losses", n_losses, f"an integer >= 10 * batches = {10 * batches}")
     keep_pre_loss = _integer("keep_pre_loss", keep_pre_loss, 0)
     points_per_decade = _integer("points_per_decade", points_per_decade, 10)
-    level = _real("level", level, "a real number in (0, 1)", lambda v: 0 < v < 1)
-    warmup = _real("warmup", warmup, "a real number in [0, 1)", lambda v: 0 <= v < 1)
-    w_min = _real("w_min", w_min, "a finite real number >= 0", lambda v: 0 <= v < math.inf)
-    w_max = _real("w_max", w_max, f"a real number > w_min={w_min!r} (inf for no cap)",
-                  lambda v: v > w_min and v > 0)
+    level = real_value("level", level, "a real number in (0, 1)", lambda v: 0 < v < 1)
+    warmup = real_value("warmup", warmup, "a real number in [0, 1)", lambda v: 0 <= v < 1)
+    w_min = real_value("w_min", w_min, "a finite real number >= 0", lambda v: v >= 0)
+    w_max = real_value("w_max", w_max, f"a real number > w_min={w_min!r} (inf for no cap)",
+                       lambda v: v > w_min and v > 0, allow_inf=True)
     has_cap = math.isfinite(w_max)
     if grid is None:
         lo, hi = DEFAULT_GRID
@@ -386,8 +381,8 @@ def simulate_window(
     if w0 is None:
         w0 = min(max(default_w0, w_min, lo), w_max, hi)
     else:
-        w0 = _real("w0", w0, f"a real number in [max(w_min, grid lo), min(w_max, grid hi)] = "
-                   f"[{lo:g}, {hi:g}]", lambda v: lo <= v <= hi)
+        w0 = real_value("w0", w0, "a real number in [max(w_min, grid lo), min(w_max, grid hi)] "
+                        f"= [{lo:g}, {hi:g}]", lambda v: lo <= v <= hi)
 
     gen = _generator(rng)
     seed = int(gen.integers(0, 2**32 - 1))

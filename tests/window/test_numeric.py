@@ -363,3 +363,22 @@ def test_bad_input_names_the_parameter(kwargs, name):
         solve_window(args.pop("a"), args.pop("lam"), args.pop("d"), **args)
     assert info.value.name == name
     assert name in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs, name, shown", [
+    ({"w_min": True}, "w_min", "w_min=True"),
+    ({"w_max": "inf"}, "w_max", "w_max='inf'"),
+    ({"rtol": float("nan")}, "rtol", "rtol=nan"),
+    ({"initial_grid": 8}, "initial_grid", "an integer >= 16"),
+    ({"breakpoints": [float("inf")]}, "breakpoints", "positive finite window values"),
+])
+def test_bad_numbers_are_refused_with_their_domain(kwargs, name, shown):
+    with pytest.raises(InvalidParameter) as info:
+        solve_window(ONE, lambda w: 1e-2 * w, lambda w: 0.5 * w, **kwargs)
+    assert info.value.name == name and shown in str(info.value)
+
+
+def test_moment_order_must_be_finite():
+    sol = solve_window(ONE, lambda w: 0.1 + 0 * w, lambda w: 0.5 * w, rtol=1e-4)
+    with pytest.raises(InvalidParameter, match="s=nan must be a finite real number"):
+        sol.moment(float("nan"))
