@@ -38,6 +38,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from symq.core.distribution import Distribution
 from symq.core.errors import InvalidParameter
 from symq.core.randomness import RngLike
 
@@ -51,10 +52,14 @@ from .transform import RationalLST, s, to_rational
 __all__ = ["ME", "NotADistribution"]
 
 
-class ME:
+class ME(Distribution):
     r"""A matrix-exponential distribution given by its exact rational LST :math:`N(s)/D(s)`.
 
-    Immutable; equality and hashing are by the exact (normalised) transform.
+    Immutable; equality and hashing are by the exact (normalised) transform.  Implements the
+    distribution protocol of :class:`symq.core.distribution.Distribution` (``pdf``, ``cdf``,
+    ``ccdf``, ``icdf``, ``moment(order, kind)``, ``mean()``, ``variance()``,
+    ``sample(shape, rng=)``, ``support()``, ``to_scipy()``), with exact sympy values for the
+    moments and float64 arrays for the values of the functions.
 
     Parameters
     ----------
@@ -72,7 +77,7 @@ class ME:
     Examples
     --------
     >>> X = ME.erlang(2, 3)
-    >>> X.mean, X.variance
+    >>> X.mean(), X.variance()
     (2/3, 2/9)
     >>> float(X.cdf(1.0))  # 1 - 4 e^{-3}
     0.8008517265285442
@@ -263,12 +268,12 @@ class ME:
         m = [sp.Integer(1)] + (self._lst.moments(k) if k > 0 else [])
         if kind == "raw":
             return m[k]
-        mu = m[1] if k >= 1 else self.mean
+        mu = m[1] if k >= 1 else self.mean()
         central = sum((sp.binomial(k, i) * m[i] * (-mu) ** (k - i) for i in range(k + 1)),
                       sp.Integer(0))
         if kind == "central":
             return sp.Rational(central)
-        var = self.variance
+        var = self.variance()
         if var <= 0:
             raise NotADistribution(f"variance {var} <= 0: the standardized moment is undefined "
                                    "(the ME function is not a density)")
@@ -281,21 +286,23 @@ class ME:
         if not ok or order < 0:
             raise InvalidParameter(name, order, "a nonnegative integer")
 
-    @property
+    def _raw_moment(self, order: int) -> sp.Rational:
+        """Exact :math:`E[X^k] = m_k` for ``order = k >= 1`` (the :class:`Distribution` hook)."""
+        return self._lst.moments(int(order))[int(order) - 1]
+
     def mean(self) -> sp.Rational:
-        """Exact mean :math:`m_1`."""
+        """Exact mean :math:`m_1` (a sympy Rational)."""
         return self._lst.moments(1)[0]
 
-    @property
     def variance(self) -> sp.Rational:
-        """Exact variance :math:`m_2 - m_1^2`."""
+        """Exact variance :math:`m_2 - m_1^2` (a sympy Rational)."""
         m1, m2 = self._lst.moments(2)
         return m2 - m1**2
 
     @property
     def scv(self) -> sp.Rational:
         """Exact squared coefficient of variation :math:`\\sigma^2/m_1^2`."""
-        return self.variance / self.mean**2
+        return self.variance() / self.mean()**2
 
     def derivatives_at_zero(self, J: int) -> list[sp.Rational]:
         r"""Exact :math:`f(0), \dots, f^{(J-1)}(0)` (expansion at infinity, derivations/me-pade.md,
@@ -475,8 +482,10 @@ class ME:
     def to_scipy(self) -> Any:
         """A ``scipy.stats`` distribution (new infrastructure) built by ``make_distribution``.
 
-        Its ``pdf``, ``cdf``, ``ccdf``, ``icdf``, ``iccdf``, ``moment`` and ``sample`` are this
-        object's; scipy supplies everything else (``logpdf``, ``median``, ``entropy``, plots,
+        The shared path of :meth:`symq.core.distribution.Distribution.to_scipy` (its
+        ``ScipyAdapter``, plus this law's ``iccdf``:
+        :class:`~symq.me.scipy_adapter.MEScipyAdapter`).  Its ``pdf``, ``cdf``, ``ccdf``,
+        ``icdf``, ``iccdf``, ``moment`` and ``sample`` are this object's; scipy supplies everything else (``logpdf``, ``median``, ``entropy``, plots,
         shifting/scaling ``X * 2 + 1``).
 
         Raises
@@ -488,9 +497,9 @@ class ME:
             self.check_density()
             from scipy import stats
 
-            from .scipy_adapter import MatrixExponential
+            from .scipy_adapter import MEScipyAdapter
 
-            self._cache["scipy"] = stats.make_distribution(MatrixExponential(self))()
+            self._cache["scipy"] = stats.make_distribution(MEScipyAdapter(self))()
         return self._cache["scipy"]
 
     # ================================================================== dunder
