@@ -34,7 +34,6 @@ Examples
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any, Sequence
 
 import numpy as np
@@ -49,6 +48,7 @@ from symq.core.errors import (
     TruncationError,
     UnknownName,
 )
+from symq.core.parameters import integer_value, real_value
 from symq.core.resources import require_memory
 
 from .symbolic import mean_response_fn, wait_fn
@@ -76,16 +76,11 @@ EXACT_POLICIES = ("rnd", "rr", "jsq", "lwl", "sita", "sita-e", "sita-opt")
 
 
 def _check_m(m: Any) -> int:
-    if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
-        raise InvalidParameter("m", m, "an integer >= 1 (number of servers)")
-    return int(m)
+    return integer_value("m", m, 1, "number of servers")
 
 
 def _check_rho(rho: Any) -> float:
-    if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not math.isfinite(float(rho)) \
-            or float(rho) <= 0:
-        raise InvalidParameter("rho", rho, "a real number in (0, 1) (load per server)")
-    rho = float(rho)
+    rho = real_value("rho", rho, "a real number in (0, 1) (load per server)", lambda r: r > 0)
     if rho >= 1.0:
         raise StabilityError(
             f"load per server rho={rho!r} must be < 1: the arrival rate lam = rho*m/E[X] exceeds "

@@ -18,7 +18,6 @@ Examples
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from symq.core.errors import InvalidParameter
+from symq.core.parameters import integer_value
 
 from .grid import DispatchGrid, sorted_states
 from .iteration import VIResult
@@ -131,8 +130,7 @@ def richardson(solver: Callable[..., VIResult], *args: Any, delta: float = 0.1,
     >>> abs(rr.g - 2.0) < 1e-3                         # 1/(1 - rho)
     True
     """
-    if isinstance(levels, bool) or not isinstance(levels, numbers.Integral) or levels < 2:
-        raise InvalidParameter("levels", levels, "an integer >= 2")
+    levels = integer_value("levels", levels, 2)
     results: list[VIResult] = []
     prev = None
     d = float(delta)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from symq.core.errors import InvalidParameter, ResourceLimit, StabilityError
+from symq.core.parameters import integer_value, real_value
 from symq.core.resources import format_bytes, largest_fitting, memory_budget
 
 from .symbolic import wait_fn
@@ -81,23 +82,18 @@ def validate_grid(m: Any, rho: Any, sizes: Any, delta: Any, U: Any, *,
     (m, rho, delta, U, N, mean, second_moment, lam)
     """
     nm = _names(names)
-    if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
-        raise InvalidParameter(nm["m"], m, "an integer >= 1 (number of servers)")
-    m = int(m)
+    m = integer_value(nm["m"], m, 1, "number of servers")
     if m > 3:
         raise InvalidParameter(nm["m"], m, "1, 2 or 3 for value iteration",
                                "the reduced VI grid is implemented for m <= 3 servers; the "
                                "heuristics (policy=rnd, lwl, sita-e, ...) take any m")
-    if not _is_real(rho) or not math.isfinite(float(rho)) or rho <= 0:
-        raise InvalidParameter(nm["rho"], rho, "a real number in (0, 1) (per-server load)")
-    rho = float(rho)
+    rho = real_value(nm["rho"], rho, "a real number in (0, 1) (per-server load)",
+                     lambda r: r > 0)
     if rho >= 1:
         raise StabilityError(f"per-server load {nm['rho']}={rho!r} must be < 1 for a "
                              f"stationary regime with {nm['m']}={m} servers")
-    for key, val in (("delta", delta), ("U", U)):
-        if not _is_real(val) or not math.isfinite(float(val)) or val <= 0:
-            raise InvalidParameter(nm[key], val, "a finite real number > 0")
-    delta, U = float(delta), float(U)
+    delta, U = (real_value(nm[key], val, "a finite real number > 0", lambda v: v > 0)
+                for key, val in (("delta", delta), ("U", U)))
     for attr in ("mean", "second_moment", "cdf", "ccdf", "partial_mean"):
         if not hasattr(sizes, attr):
             raise InvalidParameter("sizes", sizes, "a SizeLaw (symq.dispatch.sizes)",

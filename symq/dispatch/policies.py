@@ -40,7 +40,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +48,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from symq.core.errors import InvalidParameter, StabilityError, UnknownName
+from symq.core.parameters import real_value
 from symq.core.randomness import RngLike, as_generator
 
 from . import exact as _exact
@@ -314,16 +314,6 @@ class Policy:
         return make(LOOKUP, v=v, delta=p["delta"], c_M=p["c_M"])
 
 
-def _positive_float(name: str, value: Any) -> float:
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise InvalidParameter(name, value, "a finite real number > 0") from None
-    if not (math.isfinite(f) and f > 0):
-        raise InvalidParameter(name, value, "a finite real number > 0")
-    return f
-
-
 def get_policy(name: str, **params: Any) -> Policy:
     """A dispatching policy by name (case-insensitive), see :data:`POLICY_NAMES`.
 
@@ -378,13 +368,8 @@ def get_policy(name: str, **params: Any) -> Policy:
                                    "a square array of shape (N+1, N+1) with N >= 1")
         if not np.all(np.isfinite(v)):
             raise InvalidParameter("v", "<array>", "an array of finite values")
-        delta = _positive_float("delta", params["delta"])
-        try:
-            c_M = float(params["c_M"])
-        except (TypeError, ValueError):
-            raise InvalidParameter("c_M", params["c_M"], "a finite real number >= 0") from None
-        if not (math.isfinite(c_M) and c_M >= 0):
-            raise InvalidParameter("c_M", params["c_M"], "a finite real number >= 0")
+        delta = real_value("delta", params["delta"], "a finite real number > 0", lambda d: d > 0)
+        c_M = real_value("c_M", params["c_M"], "a finite real number >= 0", lambda c: c >= 0)
         v.setflags(write=False)
         params = {"v": v, "delta": delta, "c_M": c_M}
     return Policy(key, dict(params))

@@ -22,7 +22,6 @@ True
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -31,6 +30,7 @@ import numba
 import numpy as np
 
 from symq.core.errors import InvalidParameter
+from symq.core.parameters import integer_value, real_value
 from symq.core.randomness import RngLike, as_generator
 from symq.core.simstats import ConfidenceInterval, replication_ci
 
@@ -137,12 +137,6 @@ class DispatchEstimate:
     rho: float
 
 
-def _int_at_least(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise InvalidParameter(name, value, f"an integer >= {minimum}")
-    return int(value)
-
-
 def _run(pol: BoundPolicy, sizes: Any, n_jobs: int, warmup: float, n_batches: int,
          gen: np.random.Generator, bar: Any, max_queue: int) -> tuple[np.ndarray, np.ndarray,
                                                                        np.ndarray, float]:
@@ -244,15 +238,13 @@ def simulate_dispatch(policy: str | Policy | BoundPolicy, m: int, rho: float, si
         else:
             spec = get_policy(policy, **policy_params)
         pol = spec.bind(m, rho, sizes)
-    batches = _int_at_least("batches", batches, 2)
-    max_queue = _int_at_least("max_queue", max_queue, 2)
-    if not isinstance(warmup, numbers.Real) or isinstance(warmup, bool) or not 0 <= warmup < 1:
-        raise InvalidParameter("warmup", warmup, "a fraction in [0, 1)")
-    if not isinstance(level, numbers.Real) or isinstance(level, bool) or not 0 < level < 1:
-        raise InvalidParameter("level", level, "a real number in (0, 1)")
-    reps = None if replications is None else _int_at_least("replications", replications, 2)
+    batches = integer_value("batches", batches, 2)
+    max_queue = integer_value("max_queue", max_queue, 2)
+    warmup = real_value("warmup", warmup, "a fraction in [0, 1)", lambda w: 0 <= w < 1)
+    level = real_value("level", level, "a real number in (0, 1)", lambda c: 0 < c < 1)
+    reps = None if replications is None else integer_value("replications", replications, 2)
     units = batches if reps is None else reps
-    n_jobs = _int_at_least("n_jobs", n_jobs, 100 * units)
+    n_jobs = integer_value("n_jobs", n_jobs, 100 * units)
     gen = as_generator(rng)
 
     bar = None

@@ -18,7 +18,6 @@ Examples
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -26,6 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from symq.core.errors import InvalidParameter
+from symq.core.parameters import integer_value, real_value
 from symq.core.randomness import RngLike, as_generator
 
 __all__ = ["SizeLaw", "exponential", "from_scipy", "from_phase_type", "from_me", "get_sizes",
@@ -77,21 +77,12 @@ class SizeLaw:
 
     def sample(self, n: int, rng: RngLike = None) -> NDArray[np.float64]:
         """``n`` independent sizes."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise InvalidParameter("n", n, "an integer >= 0")
-        return self._sample(int(n), as_generator(rng))
-
-
-def _positive(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating)) \
-            or not (math.isfinite(float(value)) and float(value) > 0):
-        raise InvalidParameter(name, value, "a finite real number > 0")
-    return float(value)
+        return self._sample(integer_value("n", n, 0), as_generator(rng))
 
 
 def exponential(mean: float = 1.0) -> SizeLaw:
     """Exponential sizes with the given mean (closed-form partial moments)."""
-    mean = _positive("mean", mean)
+    mean = real_value("mean", mean, "a finite real number > 0", lambda v: v > 0)
     rate = 1.0 / mean
 
     def partial(x: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -234,9 +225,7 @@ def hyperexponential2(scv: float) -> SizeLaw:
     """
     from scipy import special
 
-    scv = float(scv)
-    if not 1 < scv < math.inf:
-        raise InvalidParameter("scv", scv, "a finite real number > 1")
+    scv = real_value("scv", scv, "a finite real number > 1", lambda c: c > 1)
     r = math.sqrt((scv - 1) / (scv + 1))
     p_small = (1.0 / (scv + 1)) / (1.0 + r)
     probs = np.array([1.0 - p_small, p_small])
@@ -279,9 +268,6 @@ def get_sizes(name: str = "exp", scv: float = 4.0) -> SizeLaw:
     if key == "uniform":
         return from_scipy(scipy.stats.uniform(0.0, 2.0), name="uniform(0, 2)")
     if key == "h2":
-        if not (isinstance(scv, numbers.Real) and not isinstance(scv, bool)
-                and 1 < float(scv) <= H2_SCV_MAX):
-            raise InvalidParameter("scv", scv, f"a real number in (1, {H2_SCV_MAX:g}] for "
-                                   "h2 sizes")
-        return hyperexponential2(float(scv))
+        return hyperexponential2(real_value("scv", scv, f"a real number in (1, {H2_SCV_MAX:g}] "
+                                            "for h2 sizes", lambda c: 1 < c <= H2_SCV_MAX))
     raise InvalidParameter("sizes", name, "one of exp, uniform, h2")

@@ -78,7 +78,6 @@ Pollaczek-Khinchine, :math:`1/(1-\rho) = 2` at :math:`\rho = 1/2`:
 
 from __future__ import annotations
 
-import numbers
 import time
 from collections.abc import Callable
 from typing import Any
@@ -87,6 +86,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter
+from symq.core.parameters import integer_value, real_value
 
 from .grid import DispatchGrid, sorted_states
 from .iteration import VIResult, _iterate
@@ -105,10 +105,8 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
     t0 = time.perf_counter()
     plan_optimal(m, rho, sizes, delta, U, levels=1, table=mode == MODE_TABLE)
     grid = DispatchGrid.build(m, rho, sizes, delta, U)
-    if not (isinstance(tol, (numbers.Real, np.floating)) and tol > 0):
-        raise InvalidParameter("tol", tol, "a real number > 0")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
-        raise InvalidParameter("max_iter", max_iter, "an integer >= 1")
+    real_value("tol", tol, "a real number > 0", lambda t: t > 0)
+    max_iter = integer_value("max_iter", max_iter, 1)
     levels: list[tuple[float, int, float]] = []
     prev = warm_start
     total = 0

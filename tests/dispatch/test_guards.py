@@ -198,3 +198,43 @@ def test_h2_law_is_stable_for_extreme_scv() -> None:
                                       zip((1 - 1 / (2e12), 1 / (2e12)), (2.0, 1e-12))), rel=1e-6)
     et = solve_dispatch("rnd", 2, 0.4, sizes="h2", scv=1e12).values["ET"]
     assert et == pytest.approx(1 + 0.4 * (1 + 1e12) / (2 * 0.6), rel=1e-9)
+
+
+# ------------------------------------------------------------------------ library validation
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: exponential(-1.0), r"parameter mean=-1\.0 must be a finite real number > 0"),
+    (lambda: exponential(True), r"parameter mean=True must be a finite real number > 0"),
+    (lambda: hyperexponential2(0.5), r"parameter scv=0\.5 must be a finite real number > 1"),
+    (lambda: get_sizes("h2", 2e12), r"parameter scv=2000000000000\.0 must be a real number in "
+                                    r"\(1, 1e\+12\] for h2 sizes"),
+    (lambda: X.sample(-1), r"parameter n=-1 must be an integer >= 0"),
+    (lambda: exact_sita(0, 0.5, X, []),
+     r"parameter m=0 must be an integer >= 1 \(number of servers\)"),
+    (lambda: exact_sita(2, float("nan"), X, [1.0]),
+     r"parameter rho=nan must be a real number in \(0, 1\)"),
+    (lambda: solve_optimal(2, 0.4, X, delta=float("inf")),
+     r"parameter delta=inf must be a finite real number > 0"),
+    (lambda: solve_optimal(2, 0.4, X, delta=0.4, U=16.0, tol=0.0),
+     r"parameter tol=0\.0 must be a real number > 0"),
+    (lambda: solve_optimal(2, 0.4, X, delta=0.4, U=16.0, max_iter=0),
+     r"parameter max_iter=0 must be an integer >= 1"),
+    (lambda: richardson(solve_optimal, 2, 0.4, X, levels=1),
+     r"parameter levels=1 must be an integer >= 2"),
+])
+def test_library_validation_names_the_parameter(call, match) -> None:
+    with pytest.raises(InvalidParameter, match=match):
+        call()
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"batches": 1}, r"parameter batches=1 must be an integer >= 2"),
+    ({"warmup": 1.0}, r"parameter warmup=1\.0 must be a fraction in \[0, 1\)"),
+    ({"level": 1.5}, r"parameter level=1\.5 must be a real number in \(0, 1\)"),
+    ({"n_jobs": 10}, r"parameter n_jobs=10 must be an integer >= 3000"),
+])
+def test_simulation_validation_names_the_parameter(kwargs, match) -> None:
+    from symq.dispatch import simulate_dispatch
+
+    with pytest.raises(InvalidParameter, match=match):
+        simulate_dispatch("lwl", 2, 0.5, X, **kwargs)
