@@ -216,7 +216,7 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
                    scv: float | None = None, h: float | None = None,
                    delta: float | None = None, umax: float | None = None,
                    n_jobs: int = 2_000_000, seed: int = 1, rng: Any = None) -> Result:
-    """Mean response time of one dispatching policy (see the module notes for the method).
+    """Mean response time of one dispatching policy (the module docstring describes the methods).
 
     Parameters
     ----------

@@ -234,7 +234,8 @@ def test_optimum_beats_fixed_policies_on_same_grid(opt04):
     assert opt04.g_high <= lwl.g_low + 1e-9
     assert opt04.g_high <= rnd.g_low + 1e-9
     assert lwl.g < rnd.g
-    # the optimum is close to LWL at moderate load (note section 5), below M/M/2
+    # the optimum is close to LWL at moderate load (Hyytiä & Righter, arXiv 2402.08142, Part 2),
+    # below M/M/2
     assert 0 < 1 / (1 - 0.16) - opt04.g < 0.02
 
 
@@ -248,7 +249,8 @@ def test_value_symmetric_and_decision(opt04):
 
 
 def test_threshold_structure(opt04):
-    # everything to the shorter queue near the origin (note section 5)
+    # everything to the shorter queue near the origin (Hyytiä & Righter, arXiv 2402.08142,
+    # Part 2, on the structure of the optimal rules)
     for u in [(0.0, 0.1), (0.0, 0.5), (0.2, 0.6), (0.5, 1.0)]:
         assert opt04.threshold(*u) == math.inf
     # moderate backlogs: short jobs to the shorter queue, long ones to the longer queue,
