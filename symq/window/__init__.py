@@ -48,7 +48,7 @@ from .protocol import (
 from .simulation import WindowEstimate, simulate_window
 from .solve import WindowLaw, solve_protocol
 from .symbolic import (
-    Stability,
+    WindowStability,
     delay_equation,
     drift_identity,
     kolmogorov_equation,
@@ -58,7 +58,7 @@ from .symbolic import (
 __all__ = [
     "W", "WindowProtocol", "PowerLawParameters", "newreno", "scalable", "highspeed",
     "highspeed_family", "general", "PRESETS",
-    "kolmogorov_equation", "delay_equation", "drift_identity", "Stability", "stability",
+    "kolmogorov_equation", "delay_equation", "drift_identity", "WindowStability", "stability",
     "PowerLawWindow", "MIMDFloor", "solve_window", "WindowSolution", "solve_protocol", "WindowLaw",
     "simulate_window", "WindowEstimate", "simulate_protocol", "compare", "Ordering",
     "AWP", "solve_awp", "protocol_from_options",

@@ -30,7 +30,7 @@ import numpy as np
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError
 
 from .protocol import WindowProtocol
-from .symbolic import Stability, stability
+from .symbolic import WindowStability, stability
 
 __all__ = ["WindowLaw", "solve_protocol", "METHODS"]
 
@@ -62,7 +62,7 @@ class WindowLaw:
         ``derivations/awp.md``, step "Mean drift balance").
     error_estimate : float
         Relative error estimate of ``mean`` (0 for closed forms).
-    stability : Stability
+    stability : WindowStability
     atom_at_cap : float
         Probability that the window sits at ``w_max``.
     """
@@ -79,7 +79,7 @@ class WindowLaw:
     moment: Callable[[float], float]
     drift_balance: float
     error_estimate: float
-    stability: Stability
+    stability: WindowStability
     atom_at_cap: float = 0.0
 
     def summary(self) -> dict[str, Any]:
@@ -110,7 +110,8 @@ def _mimd_floor_balance(exact: Any, a: float, lam: float, beta: float, w_min: fl
     return float((gain - lam * (mean - low - high)) / gain)
 
 
-def _closed_form(protocol: WindowProtocol, verdict: Stability) -> WindowLaw | None:
+def _closed_form(protocol: WindowProtocol, verdict: WindowStability
+                 ) -> WindowLaw | None:
     law = protocol.power_law()
     if law is None:
         return None
@@ -156,7 +157,7 @@ def _closed_form(protocol: WindowProtocol, verdict: Stability) -> WindowLaw | No
 
 
 def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float = 1e-8,
-                   verdict: Stability | None = None) -> WindowLaw:
+                   verdict: WindowStability | None = None) -> WindowLaw:
     """Stationary law of the window of ``protocol`` (see the module notes for the dispatch).
 
     Parameters
@@ -166,7 +167,7 @@ def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float =
         ``"closed form"`` raises if none applies; ``"numeric"`` forces the general solver.
     rtol : float
         Target relative accuracy of the numerical solver.
-    verdict : Stability, optional
+    verdict : WindowStability, optional
         :func:`~symq.window.symbolic.stability` of ``protocol`` if the caller has it already
         (its sympy limits are the slow part of small solves).
 

@@ -40,8 +40,8 @@ from symq.core.errors import DerivationTimeout, NumericalFailure
 
 from .protocol import ALPHA, BETA, GAMMA, K_EXP, L_EXP, W, WindowProtocol
 
-__all__ = ["kolmogorov_equation", "delay_equation", "drift_identity", "Stability", "stability",
-           "log_drift", "power_law_stability", "power_law_cycle", "power_law_palm",
+__all__ = ["kolmogorov_equation", "delay_equation", "drift_identity", "WindowStability",
+           "stability", "log_drift", "power_law_stability", "power_law_cycle", "power_law_palm",
            "power_law_series", "mimd_floor_law"]
 
 F = sp.Function("f")
@@ -97,7 +97,7 @@ def drift_identity(protocol: WindowProtocol) -> sp.Eq:
 
 
 @dataclass(frozen=True)
-class Stability:
+class WindowStability:
     """Stability verdict of a protocol (from :func:`stability`).
 
     Attributes
@@ -180,7 +180,7 @@ def _simplified(expr: sp.Expr) -> sp.Expr:
         return expr
 
 
-def stability(protocol: WindowProtocol) -> Stability:
+def stability(protocol: WindowProtocol) -> WindowStability:
     """Stability of the window process from the drift of ``ln W``.
 
     ``derivations/awp.md``, section "Stability" (:func:`log_drift`).
@@ -230,7 +230,7 @@ def stability(protocol: WindowProtocol) -> Stability:
         reason = "ln W is pulled back from both ends" + (
             " (bounded by the cap)" if math.isfinite(protocol.w_max) else "") + (
             " (floor w_min)" if protocol.w_min > 0 else "")
-    return Stability(status=status, upper_index=upper[0], upper_threshold=upper[1],
+    return WindowStability(status=status, upper_index=upper[0], upper_threshold=upper[1],
                      lower_index=lower[0], lower_threshold=lower[1],
                      method="symbolic" if symbolic else "numeric", reason=reason)
 
