@@ -5,8 +5,14 @@ Angius, Horváth, Halawani, Barukab, Ahmad, Balbo, "Constructing Matrix Exponent
 Moments and Behavior around Zero", Mathematical Problems in Engineering 2014, Article ID 610907.
 
 * :mod:`~symq.me.transform`: exact rational Laplace transforms N(s)/D(s);
-* :mod:`~symq.me.distribution`: the :class:`ME` distribution (pdf, cdf, moments, sampling, scipy);
-* :mod:`~symq.me.pade`: classical and two-point Padé moment matching (exact or mpmath);
+* :mod:`~symq.me.distribution`: the :class:`ME` distribution (pdf, cdf, moments, sampling, scipy),
+  a facade over :mod:`~symq.me.polynomials` (the one polynomial/series/poles/Hermite engine),
+  :mod:`~symq.me.evaluation` (float64 and mpmath values), :mod:`~symq.me.sampling` (density
+  check, quantiles, variates), :mod:`~symq.me.realisation` (exact (alpha, A) forms) and
+  :mod:`~symq.me.scipy_adapter`;
+* :mod:`~symq.me.pade`: classical and two-point Padé moment matching (exact or mpmath), on
+  :mod:`~symq.me.moments` (parsing, Stieltjes conditions, moment order) and
+  :mod:`~symq.me.linalg`;
 * :mod:`~symq.me.certification`: certified nonnegativity by interval arithmetic and exact rules;
 * :mod:`~symq.me.fit`: try classical and extended fits over orders, keep the certified ones;
 * :mod:`~symq.me.queueing`: M/ME/1 waiting times (Pollaczek-Khinchine) and an M/G/1 simulator;
