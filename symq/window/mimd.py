@@ -244,13 +244,20 @@ class MIMDFloor:
         return self.w_min ** s * self.theta / (self.theta - s)
 
     def mean(self) -> float:
-        """``E[W] = w_min theta/(theta - 1)``; raises :class:`InvalidParameter` if infinite
-        (``theta <= 1``, i.e. ``a >= lam (1 - beta)``)."""
+        """``E[W] = w_min theta/(theta - 1)``.
+
+        Raises
+        ------
+        StabilityError
+            ``theta <= 1``, i.e. ``a >= lam (1 - beta)``: the process is stable but ``E[W]``
+            is infinite (Pareto tail with index ``theta``).
+        """
         if not self.mean_exists:
-            raise InvalidParameter(
-                "lam", self.lam, f"> a/(1-beta) = {self.a / (1 - self.beta)!r} for a finite mean",
-                f"theta = {self.theta!r} <= 1: the process is stable but E[W] is infinite "
-                f"(Pareto tail with index theta)")
+            raise StabilityError(
+                f"the window is stable but E[W] is infinite: tail exponent theta = "
+                f"{self.theta:.4g} <= 1 (P(W > w) = (w/w_min)^-theta); a finite mean needs "
+                f"a < lam (1 - beta), i.e. lam={self.lam!r} > a/(1 - beta) = "
+                f"{self.a / (1 - self.beta)!r} (a={self.a!r}, beta={self.beta!r})")
         return self.moment(1.0)
 
     def log_mean(self) -> float:

@@ -256,8 +256,9 @@ class _ExtentCheck:
             if theta is not None:
                 if theta <= 1.0 and deep is not None and self.theta_low:
                     raise StabilityError(
-                        f"the stationary law has a heavy tail P(W > w) ~ w^-{theta:.3g} with "
-                        f"exponent <= 1 (at w = {top:.3g}): the mean window E[W] is infinite")
+                        f"E[W] is infinite: tail exponent theta = {theta:.3g} <= 1 "
+                        f"(P(W > w) ~ w^-theta, measured near w = {top:.3g}); the stationary "
+                        "law has no finite mean window")
                 self.theta_low = theta <= 1.0 and deep is not None
                 mean_tail = top * tail * theta / (theta - 1.0) if theta > 1.0 else math.inf
                 if tail > tol_mass or mean_tail > 0.1 * rtol * lev.mean:

@@ -134,12 +134,10 @@ def _closed_form(protocol: WindowProtocol, verdict: WindowStability
         from .mimd import MIMDFloor
 
         exact = MIMDFloor(law.alpha, law.gamma, law.beta, protocol.w_min)
-        if not exact.mean_exists:
-            raise StabilityError(
-                f"{protocol.name}: the window is stable but E[W] is infinite (tail exponent "
-                f"theta = {exact.theta:.4g} <= 1: needs a < lam (1 - beta), i.e. "
-                f"{law.alpha:g} < {law.gamma * (1 - law.beta):g})")
-        mean = float(exact.mean())
+        try:
+            mean = float(exact.mean())
+        except StabilityError as exc:   # E[W] is infinite
+            raise StabilityError(f"{protocol.name}: {exc}") from None
         second = float(exact.moment(2)) if exact.theta > 2 else math.inf
 
         def pre_loss_cdf(w: Any) -> Any:

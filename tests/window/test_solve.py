@@ -18,6 +18,7 @@ from symq.window import (
     simulate_protocol,
     solve_protocol,
 )
+from symq.window.mimd import MIMDFloor
 
 
 def test_dispatch_and_agreement_between_solvers() -> None:
@@ -48,6 +49,19 @@ def test_unstable_protocols_raise_stability_error() -> None:
         solve_protocol(scalable(0.3, loss_model="time"))
     with pytest.raises(StabilityError, match="transient"):
         solve_protocol(general("w**2", "w**0.5", "w/2"))
+
+
+def test_infinite_mean_window_is_one_error_class_in_every_solver() -> None:
+    """Stable (lam ln(1/beta) > a) but E[W] infinite (a >= lam (1 - beta)): the closed form, the
+    MIMD law itself and the numerical solver all raise StabilityError with the tail exponent."""
+    tcp = scalable(0.079, loss_model="time", w_min=1.0)   # 0.079 ln(8/7) > 0.01 > 0.079/8
+    pattern = r"E\[W\] is infinite: tail exponent theta = "
+    with pytest.raises(StabilityError, match="Scalable TCP: the window is stable but " + pattern):
+        solve_protocol(tcp)
+    with pytest.raises(StabilityError, match=pattern):
+        MIMDFloor(0.01, 0.079, 0.875, 1.0).mean()
+    with pytest.raises(StabilityError, match=pattern):
+        solve_protocol(tcp, method="numeric")
 
 
 def test_closed_form_is_refused_outside_its_class() -> None:
