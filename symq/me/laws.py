@@ -209,9 +209,12 @@ class PhaseType(Distribution):
         phase = np.minimum(np.searchsorted(alpha_cum, generator.random(size), side="right"), m - 1)
         total = np.zeros(size)
         alive = np.arange(size)
+        every_phase_exits = not jump_cum[:, :m].any()   # a mixture of exponentials (H2, ...)
         while alive.size:
             current = phase[alive]
             total[alive] += generator.exponential(1.0, size=alive.size) / rates[current]
+            if every_phase_exits:   # absorbed after one holding time: no jump to draw
+                break
             u = generator.random(alive.size)
             nxt = (u[:, None] >= jump_cum[current]).sum(axis=1)
             phase[alive] = nxt
