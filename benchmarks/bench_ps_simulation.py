@@ -5,8 +5,8 @@ Run: ``python benchmarks/bench_ps_simulation.py [--rho 0.8] [--jobs 2000000] [--
 All versions simulate the same jobs with the virtual-time algorithm of
 :mod:`symq.routing.simulation` (one heap push and pop per job):
 
-* ``numba``          -- ``symq.routing.simulation._ps_kernel`` (compiled; compile time excluded);
-* ``python (kernel)`` -- the kernel's own source run by the interpreter (``_ps_kernel.py_func``);
+* ``numba``          -- ``symq.routing.kernel.ps_kernel`` (compiled; compile time excluded);
+* ``python (kernel)`` -- the kernel's own loop run by the interpreter (``ps_advance.py_func``);
 * ``python (heapq)`` -- idiomatic Python: the same loop with the C-accelerated ``heapq`` module.
 
 The Python versions run on fewer jobs (the first ``--py-jobs`` of the same stream) and must
@@ -26,7 +26,8 @@ import time
 import numba
 import numpy as np
 
-from symq.routing.simulation import _ps_kernel, draw_sizes
+from symq.routing.kernel import PSState, ps_advance, ps_kernel
+from symq.routing.simulation import draw_sizes
 
 
 def ps_python_heapq(arrivals: list[float], sizes: list[float], capacity: float) -> list[float]:
@@ -52,6 +53,15 @@ def ps_python_heapq(arrivals: list[float], sizes: list[float], capacity: float) 
             if not heap:
                 v = 0.0
     return sojourn
+
+
+def ps_python_kernel(arrivals: np.ndarray, sizes: np.ndarray, capacity: float):
+    """The kernel's loop (``ps_advance``) run by the interpreter, on a fresh state."""
+    state = PSState(arrivals, sizes, capacity, 0.0, 0.0, 0)
+    ps_advance.py_func(state.arrivals, state.sizes, state.capacity, state.t_start, state.t_stop,
+                       state.width, arrivals.shape[0], state.clock, state.counters, state.keys,
+                       state.ids, state.sojourn, state.departures, state.area)
+    return state.sojourn, state.departures, state.area
 
 
 def _best_of(repeats: int, func, *args) -> tuple[float, object]:
@@ -82,18 +92,18 @@ def main() -> None:
     n_py = min(args.py_jobs, args.jobs)
 
     start = time.perf_counter()
-    _ps_kernel(arrivals[:10], sizes[:10], capacity, 0.0, 0.0, 0)  # compile or load the cache
+    ps_kernel(arrivals[:10], sizes[:10], capacity, 0.0, 0.0, 0)  # compile or load the cache
     first_call = time.perf_counter() - start
 
-    t_numba, (sojourn, _, _) = _best_of(args.repeats, _ps_kernel, arrivals, sizes, capacity, 0.0, 0.0, 0)
+    t_numba, (sojourn, _, _) = _best_of(args.repeats, ps_kernel, arrivals, sizes, capacity, 0.0, 0.0, 0)
     arr_py, siz_py = arrivals[:n_py].tolist(), sizes[:n_py].tolist()
-    t_array, (soj_array, _, _) = _best_of(args.repeats, _ps_kernel.py_func, arrivals[:n_py],
-                                          sizes[:n_py], capacity, 0.0, 0.0, 0)
+    t_array, (soj_array, _, _) = _best_of(args.repeats, ps_python_kernel, arrivals[:n_py],
+                                          sizes[:n_py], capacity)
     t_heapq, soj_heapq = _best_of(args.repeats, ps_python_heapq, arr_py, siz_py, capacity)
 
     # same jobs, same algorithm: identical sojourns (the first n_py jobs do not depend on later
     # arrivals except through the drain at the end, so compare with the kernel run on n_py jobs)
-    ref, _, _ = _ps_kernel(arrivals[:n_py], sizes[:n_py], capacity, 0.0, 0.0, 0)
+    ref, _, _ = ps_kernel(arrivals[:n_py], sizes[:n_py], capacity, 0.0, 0.0, 0)
     assert np.allclose(soj_array, ref, rtol=1e-12, atol=1e-12), "interpreted kernel differs"
     assert np.allclose(soj_heapq, ref, rtol=1e-12, atol=1e-12), "pure-Python (heapq) differs"
 

@@ -21,7 +21,7 @@ import sympy as sp
 
 from symq.core.claims import Claim, Evidence, mixed_error, relative_error, symbolic_error
 from symq.core.registry import PaperSpec, register_paper
-from symq.routing import numeric, solve, symbolic
+from symq.routing import exact, numeric, solve, symbolic
 
 __all__ = ["PAPER", "build_claims", "CLAIM_BUILDERS", "claim_group"]
 
@@ -160,8 +160,8 @@ _RATIONAL_POINTS: tuple[dict[str, Any], ...] = tuple(
 
 
 @functools.lru_cache(maxsize=None)
-def _piecewise(C: tuple, w: tuple) -> symbolic.PiecewiseLoads:
-    return symbolic.piecewise_loads(C, w)
+def _piecewise(C: tuple, w: tuple) -> exact.PiecewiseLoads:
+    return exact.piecewise_loads(C, w)
 
 
 @claim_group
@@ -171,7 +171,7 @@ def _exact_claims() -> list[Claim]:
         count = 0
         for kind in ("optimal", "equilibrium"):
             loads = pw.at(p["rho"], kind)
-            count += sum(res != 0 for res in symbolic.kkt_residuals(p["C"], p["w"], p["rho"],
+            count += sum(res != 0 for res in exact.kkt_residuals(p["C"], p["w"], p["rho"],
                                                                      loads, kind))
         return count
 
@@ -263,7 +263,7 @@ _H_SWEEP = (1.25, 1.5, 2.0, 4.0, 10.0, 30.0, 100.0, 1000.0)
 def _unbounded_claims() -> list[Claim]:
     def family(p: Mapping[str, Any]) -> np.ndarray:
         f = solve.unbounded_family(p["h"])
-        return np.array([f["J_opt"], f["J_ne"], f["poa"], *f["x_opt"]])
+        return np.array([f.J_opt, f.J_ne, f.poa, *f.x_opt])
 
     def family_scipy(p: Mapping[str, Any]) -> np.ndarray:
         h = p["h"]
@@ -347,9 +347,9 @@ def _simulation_claims() -> list[Claim]:
 
     def simulated(point: Mapping[str, Any]) -> Any:
         C, w, x = np.asarray(point["C"]), np.asarray(point["w"]), point_loads(point)
+        scv = _SIM_SCV["hyperexponential"] if point["law"] == "hyperexponential" else None
         estimate = simulate_farm(C, w, x, law=point["law"], n_jobs_per_server=2_000_000,
-                                 rng=point["seed"], scv=_SIM_SCV["hyperexponential"],
-                                 level=0.999)
+                                 rng=point["seed"], scv=scv, level=0.999)
         ci = estimate.social_cost
         if ci.half_width > 0.05 * abs(ci.mean):
             raise Inconclusive(f"simulation too short: {ci}")

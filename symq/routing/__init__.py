@@ -6,9 +6,12 @@ work rate is ``rho``; the social cost is ``J = sum_j w_j x_j / (C_j - x_j)``.
 
 * :mod:`~symq.routing.farm`: the farm, its validation and its declared parameters;
 * :mod:`~symq.routing.symbolic`: sympy derivation of the closed forms (optimum, equilibrium,
-  PoA), exact piecewise loads and exact KKT residuals;
+  PoA); :mod:`~symq.routing.exact`: exact piecewise loads and exact KKT residuals of a farm;
 * :mod:`~symq.routing.solve`: fast O(K log K) solvers on the compiled closed forms;
 * :mod:`~symq.routing.numeric`: an independent scipy.optimize cross-check;
+* :mod:`~symq.routing.simulation`: event-by-event simulation of M/G/1-PS servers and farms
+  (:mod:`~symq.routing.kernel`: its numba kernel; :mod:`~symq.routing.sizes`: its job-size
+  laws), evidence of PS insensitivity with confidence intervals;
 * :mod:`~symq.routing.model`: the registered ``ps-routing`` model.
 
 Examples
@@ -18,11 +21,17 @@ Examples
 [0, 1, 2]
 >>> wardrop_equilibrium([4, 2, 1], [1, 2, 4], 5).active
 [0, 1]
+>>> est = simulate_farm([4, 2, 1], [1, 2, 4], social_optimum([4, 2, 1], [1, 2, 4], 5).loads,
+...                     law="hyperexponential", n_jobs_per_server=100_000, rng=1)
+>>> est.social_cost.distance(11.0) < 3          # J* = 11, insensitive to the size law
+True
 """
 
 from .farm import ServerFarm
 from .model import MODEL
 from .numeric import NumericSolution, minimize_potential, minimize_social_cost, potential, social_cost
+from .simulation import FarmEstimate, PSQueueEstimate, simulate_farm, simulate_ps_queue
+from .sizes import SIZE_LAWS, size_law
 from .solve import (
     Allocation,
     heavy_traffic_poa,
@@ -31,23 +40,19 @@ from .solve import (
     social_optimum,
     thresholds,
     unbounded_family,
+    UnboundedFamily,
     wardrop_equilibrium,
 )
-from .symbolic import (
-    ClosedForms,
-    PiecewiseLoads,
-    closed_forms,
-    derivation,
-    kkt_holds_exactly,
-    kkt_residuals,
-    piecewise_loads,
-)
+from .exact import PiecewiseLoads, kkt_holds_exactly, kkt_residuals, piecewise_loads
+from .symbolic import ClosedForms, closed_forms, derivation
 
 __all__ = [
     "ServerFarm", "MODEL",
     "Allocation", "social_optimum", "wardrop_equilibrium", "thresholds", "price_of_anarchy",
-    "heavy_traffic_poa", "poa_bound_equal_costs", "unbounded_family",
+    "heavy_traffic_poa", "poa_bound_equal_costs", "unbounded_family", "UnboundedFamily",
     "NumericSolution", "minimize_social_cost", "minimize_potential", "social_cost", "potential",
     "ClosedForms", "PiecewiseLoads", "closed_forms", "derivation", "piecewise_loads",
     "kkt_residuals", "kkt_holds_exactly",
+    "simulate_ps_queue", "simulate_farm", "PSQueueEstimate", "FarmEstimate", "SIZE_LAWS",
+    "size_law",
 ]

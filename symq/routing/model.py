@@ -16,6 +16,7 @@ Examples
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from numpy.typing import ArrayLike
 
@@ -23,7 +24,7 @@ from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
 
 from .farm import C, ServerFarm, rho, w
-from .solve import kernels, social_optimum, wardrop_equilibrium
+from .solve import Allocation, kernels, social_optimum, wardrop_equilibrium
 
 __all__ = ["MODEL", "solve", "scalar_outputs"]
 
@@ -45,7 +46,7 @@ def solve(C: ArrayLike, w: ArrayLike, rho: float) -> Result:  # noqa: N803 - pap
     -------
     Result
         ``values = {"optimal": {...}, "equilibrium": {...}, "poa": float}``, each allocation
-        as :meth:`Allocation.to_dict` (loads in input order, cost, active servers, multiplier).
+        as ``{"loads", "cost", "active", "multiplier"}`` (loads in input order).
 
     Raises
     ------
@@ -64,13 +65,20 @@ def solve(C: ArrayLike, w: ArrayLike, rho: float) -> Result:  # noqa: N803 - pap
     return Result(
         model=NAME,
         params={"C": farm.C.tolist(), "w": farm.w.tolist(), "rho": load},
-        values={"optimal": optimum.to_dict(), "equilibrium": equilibrium.to_dict(),
+        values={"optimal": _allocation_json(optimum), "equilibrium": _allocation_json(equilibrium),
                 "poa": equilibrium.cost / optimum.cost},
         method="closed form (prefix scan)",
         exactness=Exactness.NUMERIC,
         timings={"compile": start - begin, "optimal": middle - start,
                  "equilibrium": end - middle},
     )
+
+
+def _allocation_json(allocation: Allocation) -> dict[str, Any]:
+    """The CLI's JSON form of an allocation: ``loads`` (input order), ``cost``, ``active``,
+    ``multiplier`` (the keys of ``symq solve ps-routing --json``)."""
+    return {"loads": allocation.loads.tolist(), "cost": float(allocation.cost),
+            "active": list(allocation.active), "multiplier": float(allocation.multiplier)}
 
 
 def scalar_outputs(result: Result) -> dict[str, float]:

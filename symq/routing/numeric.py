@@ -24,13 +24,14 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import minimize
 
 from symq.core.errors import NotConverged
+from symq.core.result import ResultBase
 
 from .farm import ServerFarm, as_farm
 
@@ -41,7 +42,7 @@ _U_MAX = 1.0 - 1e-13
 
 
 @dataclass(frozen=True, eq=False)
-class NumericSolution:
+class NumericSolution(ResultBase):
     """Result of a numeric minimisation.
 
     Attributes
@@ -57,6 +58,8 @@ class NumericSolution:
     residual : float
         Relative violation of the KKT conditions computed from the objective's gradient.
     """
+
+    summary: ClassVar[tuple[str, ...]] = ("cost", "objective", "iterations", "residual")
 
     loads: np.ndarray
     cost: float

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -49,6 +49,7 @@ from numpy.typing import ArrayLike
 from symq.core.compiler import CompiledFunction, compile
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import Interval
+from symq.core.result import ResultBase
 
 from . import symbolic
 from .farm import ServerFarm, as_farm
@@ -56,6 +57,7 @@ from .farm import ServerFarm, as_farm
 __all__ = [
     "Allocation", "social_optimum", "wardrop_equilibrium", "thresholds", "KINDS",
     "price_of_anarchy", "heavy_traffic_poa", "poa_bound_equal_costs", "unbounded_family",
+    "UnboundedFamily",
 ]
 
 #: The two solution concepts.
@@ -63,7 +65,7 @@ KINDS: tuple[str, str] = ("optimal", "equilibrium")
 
 
 @dataclass(frozen=True, eq=False)
-class Allocation:
+class Allocation(ResultBase):
     r"""Loads of a farm under one routing (social optimum or Wardrop equilibrium).
 
     Attributes
@@ -82,6 +84,8 @@ class Allocation:
         ``"optimal"`` or ``"equilibrium"``.
     """
 
+    summary: ClassVar[tuple[str, ...]] = ("kind", "cost", "multiplier", "active")
+
     loads: np.ndarray
     cost: float
     active: list[int]
@@ -89,7 +93,8 @@ class Allocation:
     kind: str
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: ``{"loads", "cost", "active", "multiplier"}``."""
+        """JSON-ready form: ``{"loads", "cost", "active", "multiplier"}`` (the kind is the
+        caller's: the key under which the allocation is stored)."""
         return {"loads": self.loads.tolist(), "cost": float(self.cost),
                 "active": list(self.active), "multiplier": float(self.multiplier)}
 
@@ -394,12 +399,49 @@ def _family_kernel():
     return keys, compile([f[k] for k in keys], (symbolic.SYMBOLS["h"],))
 
 
-def unbounded_family(h: float) -> dict[str, Any]:
+@dataclass(frozen=True, eq=False)
+class UnboundedFamily(ResultBase):
+    r"""The two-server instance with unbounded price of anarchy, from the closed forms.
+
+    Attributes
+    ----------
+    h : float
+        Cost ratio, ``h > 1``.
+    C, w : numpy.ndarray
+        The instance: :math:`C = (1, 1)`, :math:`w = (1, h)`.
+    rho : float
+        Total work rate :math:`1 - 1/h`.
+    x_opt, x_ne : numpy.ndarray
+        Optimal and equilibrium loads.
+    J_opt, J_ne : float
+        Optimal cost :math:`(2h^{3/2} - h - 1)/(h + 1)` and equilibrium cost :math:`h - 1`.
+    poa : float
+        :math:`(h+1)(\sqrt h+1)/(2h+\sqrt h+1)`.
+    poa_asymptotic : float
+        :math:`\sqrt h/2`.
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("h", "rho", "J_opt", "J_ne", "poa")
+
+    h: float
+    C: np.ndarray
+    w: np.ndarray
+    rho: float
+    x_opt: np.ndarray
+    x_ne: np.ndarray
+    J_opt: float
+    J_ne: float
+    poa: float
+    poa_asymptotic: float
+
+
+def unbounded_family(h: float) -> UnboundedFamily:
     r"""The two-server instance with unbounded price of anarchy and its closed forms.
 
     :math:`C = (1, 1)`, :math:`w = (1, h)`, :math:`\rho = 1 - 1/h` (steps "Unbounded family" of
     ``derivations/ps-routing.md``; an explicit instance of the paper's unbounded PoA with
-    unequal holding costs, price-of-anarchy section): the equilibrium sends everything to server 1 (:math:`J^{NE} = h - 1`) while the optimum uses both servers,
+    unequal holding costs, price-of-anarchy section): the equilibrium sends everything
+    to server 1 (:math:`J^{NE} = h - 1`) while the optimum uses both servers,
     so :math:`\mathrm{PoA}(h) = (h+1)(\sqrt h+1)/(2h+\sqrt h+1) \sim \sqrt h/2`.
 
     Parameters
@@ -409,10 +451,9 @@ def unbounded_family(h: float) -> dict[str, Any]:
 
     Returns
     -------
-    dict
-        ``C``, ``w``, ``rho`` (the instance), ``x_opt`` (optimal loads), ``x_ne`` (equilibrium
-        loads), ``J_opt``, ``J_ne``, ``poa`` and ``poa_asymptotic`` (:math:`\sqrt h/2`), all
-        from the closed forms derived in :mod:`symq.routing.symbolic`.
+    UnboundedFamily
+        The instance, the optimal and equilibrium loads and costs, the PoA and its asymptote,
+        all from the closed forms derived in :mod:`symq.routing.symbolic`.
 
     Raises
     ------
@@ -422,15 +463,15 @@ def unbounded_family(h: float) -> dict[str, Any]:
     Examples
     --------
     >>> fam = unbounded_family(4.0)
-    >>> fam["rho"], fam["J_ne"], round(fam["poa"], 12)     # 5*3/11
+    >>> fam.rho, fam.J_ne, round(fam.poa, 12)     # 5*3/11
     (0.75, 3.0, 1.363636363636)
     """
     h = float(_H.coerce("h", h))
     keys, kernel = _family_kernel()
     values = dict(zip(keys, (float(v) for v in kernel(h))))
-    return {
-        "h": h, "C": np.array([1.0, 1.0]), "w": np.array([1.0, h]), "rho": values["rho"],
-        "x_opt": np.array([values["x1"], values["x2"]]), "x_ne": np.array([values["rho"], 0.0]),
-        "J_opt": values["J_opt"], "J_ne": values["J_ne"], "poa": values["poa"],
-        "poa_asymptotic": values["asymptotic"],
-    }
+    return UnboundedFamily(
+        h=h, C=np.array([1.0, 1.0]), w=np.array([1.0, h]), rho=values["rho"],
+        x_opt=np.array([values["x1"], values["x2"]]), x_ne=np.array([values["rho"], 0.0]),
+        J_opt=values["J_opt"], J_ne=values["J_ne"], poa=values["poa"],
+        poa_asymptotic=values["asymptotic"],
+    )

@@ -14,12 +14,15 @@ import pytest
 import symq.routing
 from symq.core import Result, get_model
 from symq.routing import (
+    exact,
     farm,
     heavy_traffic_poa,
     model,
     numeric,
     poa_bound_equal_costs,
     price_of_anarchy,
+    simulation,
+    sizes,
     social_optimum,
     solve,
     symbolic,
@@ -159,19 +162,19 @@ def test_unbounded_family_by_hand():
     # h = 4: rho = 3/4; equilibrium: only server 1 (c = 1/(1 - 3/4) = 4 = r_2), J^NE = 3;
     # optimum: t = (2 - 3/4)/(1 + 2) = 5/12, x = (7/12, 1/6), J* = 9/(5/4) - 5 = 11/5.
     fam = unbounded_family(4.0)
-    assert close(fam["rho"], 0.75) and close(fam["J_ne"], 3) and close(fam["J_opt"], F(11, 5))
-    assert close(fam["x_opt"], [F(7, 12), F(1, 6)]) and close(fam["x_ne"], [0.75, 0])
-    assert close(fam["poa"], F(15, 11)) and close(fam["poa_asymptotic"], 1.0)
+    assert close(fam.rho, 0.75) and close(fam.J_ne, 3) and close(fam.J_opt, F(11, 5))
+    assert close(fam.x_opt, [F(7, 12), F(1, 6)]) and close(fam.x_ne, [0.75, 0])
+    assert close(fam.poa, F(15, 11)) and close(fam.poa_asymptotic, 1.0)
 
 
 @pytest.mark.parametrize("h", [1.1, 3.0, 50.0, 1e4])
 def test_unbounded_family_matches_the_general_prefix_scan(h):
     fam = unbounded_family(h)
-    opt = social_optimum(fam["C"], fam["w"], fam["rho"])
-    ne = wardrop_equilibrium(fam["C"], fam["w"], fam["rho"])
-    assert close(opt.loads, fam["x_opt"], 1e-9) and close(ne.loads, fam["x_ne"], 1e-9)
+    opt = social_optimum(fam.C, fam.w, fam.rho)
+    ne = wardrop_equilibrium(fam.C, fam.w, fam.rho)
+    assert close(opt.loads, fam.x_opt, 1e-9) and close(ne.loads, fam.x_ne, 1e-9)
     assert ne.active == [0] and opt.active == [0, 1]
-    assert close(ne.cost / opt.cost, fam["poa"], 1e-9)
+    assert close(ne.cost / opt.cost, fam.poa, 1e-9)
 
 
 def test_allocation_is_json_ready_and_read_only():
@@ -227,7 +230,8 @@ def test_parameters_are_declared():
     assert "capacities" in farm.C.description and farm.w.typical == (1.0, 2.0, 4.0)
 
 
-@pytest.mark.parametrize("module", [farm, solve, symbolic, numeric, model, symq.routing])
+@pytest.mark.parametrize("module", [farm, solve, symbolic, exact, numeric, model, sizes,
+                                    simulation, symq.routing])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0

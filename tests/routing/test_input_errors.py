@@ -9,7 +9,7 @@ import sympy as sp
 from symq.cli import main
 from symq.core.errors import InvalidParameter, ResourceLimit
 from symq.routing.simulation import simulate_farm, simulate_ps_queue
-from symq.routing.symbolic import exact_zero
+from symq.routing.exact import exact_zero
 
 
 @pytest.mark.parametrize("args, needle, status", [

@@ -15,7 +15,7 @@ from symq.routing import (
     thresholds,
     wardrop_equilibrium,
 )
-from symq.routing.symbolic import exact_zero
+from symq.routing.exact import exact_zero
 
 SETTINGS = settings(max_examples=50, deadline=None)
 

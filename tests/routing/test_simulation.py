@@ -20,11 +20,11 @@ import pytest
 from scipy import stats
 
 from symq.core.errors import InvalidParameter, StabilityError, SymqError, UnknownName
+from symq.routing.kernel import ps_kernel
 from symq.routing.simulation import (
     SIZE_LAWS,
     FarmEstimate,
     PSQueueEstimate,
-    _ps_kernel,
     draw_sizes,
     simulate_farm,
     simulate_ps_queue,
@@ -83,7 +83,7 @@ def test_kernel_two_jobs_by_hand() -> None:
     # C=1: job 0 (size 3) alone on [0,1] gets 1; both at rate 1/2 until job 1 (size 1)
     # leaves at t=3; job 0 (1 left) alone until t=4.  Sojourns 4 and 2 (arrival order).
     # Number in system: 1 on [0,1], 2 on [1,3], 1 on [3,4].
-    sojourn, departures, area = _ps_kernel(
+    sojourn, departures, area = ps_kernel(
         np.array([0.0, 1.0]), np.array([3.0, 1.0]), 1.0, 0.0, 4.0, 4
     )
     np.testing.assert_allclose(sojourn, [4.0, 2.0])
@@ -97,20 +97,20 @@ def test_kernel_matches_brute_force_remaining_work() -> None:
     arrivals = np.cumsum(rng.exponential(1.0 / 1.5, n))
     sizes = rng.exponential(1.0, n) * rng.choice([0.2, 3.0], n)
     capacity = 2.5
-    sojourn, departures, area = _ps_kernel(arrivals, sizes, capacity, 0.0, 0.0, 0)
+    sojourn, departures, area = ps_kernel(arrivals, sizes, capacity, 0.0, 0.0, 0)
     expected = _brute_force_ps(arrivals.tolist(), sizes.tolist(), capacity)
     np.testing.assert_allclose(sojourn, expected, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(departures, arrivals + sojourn, rtol=1e-12)
     # all work is done: C * (busy time) = total work, checked through the area identity
     # integral of N dt = sum of sojourns (each job contributes its sojourn)
-    _, _, area = _ps_kernel(arrivals, sizes, capacity, 0.0, float(departures.max()), 7)
+    _, _, area = ps_kernel(arrivals, sizes, capacity, 0.0, float(departures.max()), 7)
     assert area.sum() == pytest.approx(sojourn.sum(), rel=1e-12)
 
 
 def test_kernel_deterministic_ties() -> None:
     # equal sizes arriving together finish together, by symmetry: k jobs of size s at C=1
     # all leave at k*s
-    sojourn, _, _ = _ps_kernel(np.zeros(5), np.full(5, 2.0), 1.0, 0.0, 0.0, 0)
+    sojourn, _, _ = ps_kernel(np.zeros(5), np.full(5, 2.0), 1.0, 0.0, 0.0, 0)
     np.testing.assert_allclose(sojourn, np.full(5, 10.0))
 
 
@@ -123,10 +123,10 @@ def test_mean_sojourn_ci_contains_exact(law: str, rho: float) -> None:
     est = _estimate(law, rho)
     x = rho * C
     exact = 1.0 / (C - x)  # mean / (C - lam * mean) with mean = 1
-    assert est.mean_sojourn.level == LEVEL
-    assert est.mean_sojourn.method == "batch_means"
-    assert est.mean_sojourn.contains(exact), (law, rho, str(est.mean_sojourn), exact)
-    assert est.mean_sojourn.relative_half_width < 0.1  # informative, not just wide
+    assert est.ET.level == LEVEL
+    assert est.ET.method == "batch_means"
+    assert est.ET.contains(exact), (law, rho, str(est.ET), exact)
+    assert est.ET.relative_half_width < 0.1  # informative, not just wide
 
 
 @pytest.mark.parametrize("rho", RHOS)
@@ -141,9 +141,9 @@ def test_mean_slowdown_is_one_over_spare_capacity(law: str, rho: float) -> None:
 def test_mean_number_and_little(law: str) -> None:
     rho = 0.8
     est = _estimate(law, rho)
-    assert est.mean_number.contains(rho / (1.0 - rho)), (law, str(est.mean_number))
+    assert est.EQ.contains(rho / (1.0 - rho)), (law, str(est.EQ))
     # Little's law E[N] = lam E[T] between the two (differently computed) estimates
-    assert est.mean_number.distance(est.lam * est.mean_sojourn.mean) < 0.5
+    assert est.EQ.distance(est.lam * est.ET.mean) < 0.5
     assert est.utilisation == pytest.approx(rho)
 
 
@@ -151,7 +151,7 @@ def test_scaling_mean_and_capacity() -> None:
     # sizes of mean 3 at capacity 6: E[T] = 3 / (6 - x) with x = lam * 3
     est = simulate_ps_queue(lam=1.0, C=6.0, law="hyperexponential", mean=3.0, scv=9.0,
                             n_jobs=N_JOBS, rng=SEED, level=LEVEL)
-    assert est.mean_sojourn.contains(3.0 / (6.0 - 3.0)), str(est.mean_sojourn)
+    assert est.ET.contains(3.0 / (6.0 - 3.0)), str(est.ET)
     assert est.load == pytest.approx(3.0)
 
 
@@ -191,13 +191,13 @@ def test_farm_social_cost() -> None:
     exact = sum(wj * x / (c - x) for c, wj, x in zip(caps, w, loads))
     assert est.social_cost.contains(exact), (str(est.social_cost), exact)
     assert est.servers[2] is None
-    assert est.mean_number[2].mean == 0.0 and est.mean_number[2].half_width == 0.0
+    assert est.EQ[2].mean == 0.0 and est.EQ[2].half_width == 0.0
     for j in (0, 1):
-        assert est.mean_number[j].contains(loads[j] / (caps[j] - loads[j]))
+        assert est.EQ[j].contains(loads[j] / (caps[j] - loads[j]))
     # documented combination of independent intervals
-    assert est.social_cost.mean == pytest.approx(sum(wj * ci.mean for wj, ci in zip(w, est.mean_number)))
+    assert est.social_cost.mean == pytest.approx(sum(wj * ci.mean for wj, ci in zip(w, est.EQ)))
     assert est.social_cost.half_width == pytest.approx(
-        math.hypot(*(wj * ci.half_width for wj, ci in zip(w, est.mean_number)))
+        math.hypot(*(wj * ci.half_width for wj, ci in zip(w, est.EQ)))
     )
 
 
@@ -211,7 +211,7 @@ def test_same_seed_same_result() -> None:
     c = simulate_ps_queue(**kwargs, rng=43)
     d = simulate_ps_queue(**kwargs, rng=np.random.default_rng(42))
     assert a == b == d
-    assert a.mean_sojourn != c.mean_sojourn
+    assert a.ET != c.ET
     f1 = simulate_farm([1.0, 1.0], [1.0, 2.0], [0.3, 0.4], n_jobs_per_server=5_000, rng=9)
     f2 = simulate_farm([1.0, 1.0], [1.0, 2.0], [0.3, 0.4], n_jobs_per_server=5_000, rng=9)
     assert f1 == f2

@@ -7,7 +7,9 @@ import sympy as sp
 
 from symq.core import get_paper
 from symq.routing import symbolic
-from symq.routing.symbolic import SYMBOLS, closed_forms, exact_zero, kkt_residuals, piecewise_loads
+from symq.routing import exact
+from symq.routing.exact import exact_zero, kkt_residuals, piecewise_loads
+from symq.routing.symbolic import SYMBOLS, closed_forms
 
 S = SYMBOLS
 
@@ -135,14 +137,14 @@ def test_kkt_residuals_are_exactly_zero_only_at_the_solution():
     pw = piecewise_loads(C, w)
     for rho in (F(1, 3), 4, 7):
         for kind in ("optimal", "equilibrium"):
-            assert symbolic.kkt_holds_exactly(C, w, rho, pw.at(rho, kind), kind)
+            assert exact.kkt_holds_exactly(C, w, rho, pw.at(rho, kind), kind)
     x = list(pw.at(4))
     x[0] += sp.Rational(1, 100)
     x[1] -= sp.Rational(1, 100)
     residuals = kkt_residuals(C, w, 4, x)
     assert residuals[0] == 0 and any(r != 0 for r in residuals)
     # the equilibrium is not socially optimal when the r_j differ
-    assert not symbolic.kkt_holds_exactly(C, w, 7, pw.at(7, "equilibrium"), "optimal")
+    assert not exact.kkt_holds_exactly(C, w, 7, pw.at(7, "equilibrium"), "optimal")
     # dual feasibility: an idle cheap server (r_1 = 1/4 < c = 2) violates the conditions
     residuals = kkt_residuals((4, 2, 1), (1, 2, 4), 1, (0, 1, 0), "equilibrium")
     assert residuals[0] == 0 and sp.Rational(7, 4) in residuals

@@ -1,0 +1,183 @@
+"""Job-size laws of the PS simulator, the run core it uses, and the result protocol.
+
+* law objects (a scipy lognormal, an ME Erlang, a PhaseType) against the insensitive PS
+  formulas E[T] = E[X]/(C - x), E[N] = rho/(1 - rho), with E[X] written out here;
+* a named law and the same law given as an object give the same run (one conversion);
+* the resumable kernel: any chunking gives the events of one call, bit for bit;
+* bad laws and contradicting arguments name the parameter.
+
+Seeds are fixed (chosen before the first run, not tuned).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from symq.core.errors import InvalidParameter, UnknownName
+from symq.core.result import ResultBase
+from symq.me import ME
+from symq.me.laws import PhaseType
+from symq.routing import UnboundedFamily, social_optimum, unbounded_family
+from symq.routing.kernel import PSState, ps_kernel
+from symq.routing.simulation import draw_sizes, simulate_farm, simulate_ps_queue
+from symq.routing.sizes import Deterministic, as_size_law, size_law
+
+SEED = 1983
+LEVEL = 0.99
+
+
+def test_deterministic_law() -> None:
+    law = Deterministic(2.5)
+    assert law.mean() == 2.5 and law.variance() == 0.0 and law.moment(3) == 2.5 ** 3
+    assert float(law.cdf(2.4)) == 0.0 and float(law.cdf(2.5)) == 1.0
+    assert float(law.icdf(0.3)) == 2.5
+    assert law.sample(4, rng=0).tolist() == [2.5] * 4
+    with pytest.raises(InvalidParameter, match="parameter mean=0"):
+        Deterministic(0)
+
+
+def test_named_laws_have_the_stated_moments() -> None:
+    # balanced-means H2 with SCV c2: mean and second moment written out
+    mean, scv = 3.0, 9.0
+    h2 = size_law("hyperexponential", mean, scv)
+    assert isinstance(h2, PhaseType)
+    assert h2.mean() == pytest.approx(mean, rel=1e-13)
+    assert h2.moment(2) == pytest.approx((1 + scv) * mean ** 2, rel=1e-12)
+    p1, p2 = h2.alpha
+    rates = -np.diag(h2.A)
+    assert p1 / rates[0] == pytest.approx(p2 / rates[1], rel=1e-13)   # balanced means
+    assert size_law("exponential", 2.0).mean() == 2.0
+    assert size_law("deterministic", 2.0).variance() == 0.0
+
+
+def test_h2_sizes_are_drawn_as_written_out() -> None:
+    # balanced-means H2 by hand: phase 1 iff U < p1, then Exp(1)/mu_phase; the law object must
+    # use the generator the same way (n uniforms, n exponentials, nothing more)
+    mean, scv, n = 2.0, 4.0, 5000
+    p1 = (1 + math.sqrt((scv - 1) / (scv + 1))) / 2
+    mu = np.array([2 * p1 / mean, 2 * (1 - p1) / mean])
+    by_hand = np.random.default_rng(SEED)
+    phase = (by_hand.random(n) >= p1).astype(int)
+    expected = by_hand.exponential(1.0, n) / mu[phase]
+    gen = np.random.default_rng(SEED)
+    drawn = draw_sizes("hyperexponential", mean, n, rng=gen, scv=scv)
+    np.testing.assert_allclose(drawn, expected, rtol=1e-15)
+    assert gen.random() == by_hand.random()          # the same draws were consumed
+
+
+def test_a_named_law_and_its_object_give_the_same_run() -> None:
+    by_name = simulate_ps_queue(0.6, 1.0, "hyperexponential", mean=1.0, scv=4.0, n_jobs=30_000,
+                                rng=SEED)
+    by_object = simulate_ps_queue(0.6, 1.0, size_law("hyperexponential", 1.0, 4.0),
+                                  n_jobs=30_000, rng=SEED)
+    assert by_object.ET == by_name.ET and by_object.EQ == by_name.EQ
+    assert by_name.law == "hyperexponential" and "H2" in by_object.law
+
+
+@pytest.mark.parametrize("case", ["lognormal", "erlang", "pairs"])
+def test_law_objects_satisfy_insensitivity(case: str) -> None:
+    C, lam = 2.0, 1.2
+    if case == "lognormal":
+        sigma, scale = 0.9, 0.5
+        law, mean = stats.lognorm(sigma, scale=scale), scale * math.exp(sigma ** 2 / 2)
+    elif case == "erlang":
+        law, mean = ME.erlang(3, 4), 3 / 4               # Erlang-3, rate 4
+    else:
+        law, mean = ([0.2, 0.8], [[-0.5, 0.0], [0.0, -4.0]]), 0.2 / 0.5 + 0.8 / 4.0
+    est = simulate_ps_queue(lam, C, law, n_jobs=400_000, rng=SEED, level=LEVEL)
+    x = lam * mean
+    assert est.mean == pytest.approx(mean, rel=1e-9)
+    assert est.ET.contains(mean / (C - x)), (case, str(est.ET), mean / (C - x))
+    assert est.EQ.contains((x / C) / (1 - x / C)), (case, str(est.EQ))
+    assert est.mean_slowdown.contains(1 / (C - x)), (case, str(est.mean_slowdown))
+
+
+def test_farm_takes_a_law_object() -> None:
+    C, w = [4.0, 2.0, 1.0], [1.0, 2.0, 4.0]
+    optimum = social_optimum(C, w, 3.5)
+    law = stats.gamma(0.5, scale=2.0)                       # mean 1, SCV 2
+    est = simulate_farm(C, w, optimum.loads, law=law, n_jobs_per_server=200_000, rng=SEED,
+                        level=LEVEL)
+    assert est.social_cost.contains(optimum.cost), (str(est.social_cost), optimum.cost)
+    assert "gamma" in est.law
+
+
+# ----------------------------------------------------------------------------- run core
+
+
+@pytest.mark.parametrize("stops", [[1, 2, 3], [17, 250, 251, 999], list(range(50, 1000, 50))])
+def test_chunked_kernel_equals_one_call(stops: list[int]) -> None:
+    rng = np.random.default_rng(SEED)
+    n = 1000
+    arrivals = np.cumsum(rng.exponential(1.0 / 0.9, n))
+    sizes = rng.exponential(1.0, n) * rng.choice([0.3, 2.5], n)
+    sojourn, departures, area = ps_kernel(arrivals, sizes, 1.1, float(arrivals[100]),
+                                          float(arrivals[-1]), 40)
+    state = PSState(arrivals, sizes, 1.1, float(arrivals[100]), float(arrivals[-1]), 40)
+    for stop in stops + [n]:
+        done, finished = state.advance(stop)
+        assert done == stop and not finished
+    assert np.array_equal(state.sojourn, sojourn)
+    assert np.array_equal(state.departures, departures)
+    assert np.array_equal(state.area, area)
+
+
+def test_progress_gives_the_same_result() -> None:
+    quiet = simulate_ps_queue(0.7, 1.0, "hyperexponential", n_jobs=20_000, rng=SEED)
+    shown = simulate_ps_queue(0.7, 1.0, "hyperexponential", n_jobs=20_000, rng=SEED,
+                              progress=True)
+    assert quiet == shown
+
+
+def test_run_length_rule_names_the_smallest_run() -> None:
+    # 30 batches of at least 100 post-warm-up jobs with warmup 0.1: 3000 jobs are too few
+    with pytest.raises(InvalidParameter, match=r"parameter n_jobs=3000 must be an integer >= "
+                       r".*100 post-warm-up jobs per batch for n_batches=30"):
+        simulate_ps_queue(0.5, 1.0, n_jobs=3000, rng=1)
+    assert simulate_ps_queue(0.5, 1.0, n_jobs=3334, rng=1).n_warmup == 333
+    with pytest.raises(InvalidParameter, match="parameter n_jobs_per_server="):
+        simulate_farm([1.0], [1.0], [0.5], n_jobs_per_server=1000, rng=1)
+
+
+# ----------------------------------------------------------------------------- bad laws
+
+
+@pytest.mark.parametrize("kwargs, name, needle", [
+    (dict(law=stats.expon(scale=2.0), mean=1.0), "mean", "equal to the mean 2"),
+    (dict(law=stats.expon(scale=2.0), scv=3.0), "scv", "omitted when law is a law object"),
+    (dict(law="exponential", scv=3.0), "scv", "omitted for the law 'exponential'"),
+    (dict(law=2.0), "law", "a job-size law"),
+    (dict(law=stats.norm(1.0, 1.0)), "law", "nonnegative"),
+    (dict(law=stats.pareto(0.5)), "law", "finite"),
+])
+def test_bad_laws_name_the_parameter(kwargs: dict, name: str, needle: str) -> None:
+    with pytest.raises(InvalidParameter) as info:
+        simulate_ps_queue(0.1, 1.0, n_jobs=5000, rng=1, **kwargs)
+    assert info.value.name == name and needle in str(info.value), str(info.value)
+
+
+def test_unknown_name_and_draw_sizes_of_an_object() -> None:
+    with pytest.raises(UnknownName, match="'pareto'"):
+        as_size_law("pareto")
+    x = draw_sizes(Deterministic(1.5), None, 3, rng=0)
+    assert x.tolist() == [1.5, 1.5, 1.5]
+
+
+# ----------------------------------------------------------------------------- results
+
+
+def test_results_follow_the_protocol() -> None:
+    est = simulate_farm([1.0, 1.0], [1.0, 2.0], [0.3, 0.0], n_jobs_per_server=5000, rng=2)
+    data = json.loads(json.dumps(est.to_dict()))
+    assert data["social_cost"]["n"] == 30 and data["servers"][1] is None
+    assert data["servers"][0]["ET"]["method"] == "batch_means"
+    assert str(est).startswith("FarmEstimate(social_cost=")
+    fam = unbounded_family(4.0)
+    assert isinstance(fam, UnboundedFamily) and isinstance(fam, ResultBase)
+    assert json.loads(json.dumps(fam.to_dict()))["x_ne"] == [0.75, 0.0]
+    assert "| `poa` |" in fam._repr_markdown_()
