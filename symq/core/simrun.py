@@ -104,7 +104,9 @@ class RunPlan:
         warmup = float(Interval(0.0, 1.0, right_open=True).coerce("warmup", warmup))
         level = float(Interval(0.0, 1.0, left_open=True, right_open=True).coerce("level", level))
         needed = min_per_batch * n_batches
-        smallest = math.ceil(needed / (1.0 - warmup))
+        smallest = math.ceil(needed / (1.0 - warmup))  # n - floor(w n) >= needed from here
+        while smallest > needed and (smallest - 1) - math.floor(warmup * (smallest - 1)) >= needed:
+            smallest -= 1
         while smallest - math.floor(warmup * smallest) < needed:
             smallest += 1
         domain = f"an integer >= {smallest}"

@@ -13,10 +13,23 @@ def test_run_plan_rule_counts_post_warm_up_jobs():
     plan = RunPlan.make(n_jobs=4000, n_batches=30, warmup=0.25)
     assert (plan.n_warm, plan.n_slices) == (1000, 600)
     assert plan.n_jobs - plan.n_warm >= MIN_JOBS_PER_BATCH * plan.n_batches
-    # 3333 jobs with warm-up 0.1 leave 3000 (>= 30 * 100), 3332 leave 2999
-    RunPlan.make(n_jobs=3334, n_batches=30, warmup=0.1)
-    with pytest.raises(InvalidParameter, match=r"n_jobs=3332 must be an integer >= 3334"):
+    # 3333 jobs with warm-up 0.1 leave 3333 - 333 = 3000 (>= 30 * 100), 3332 leave 2999
+    RunPlan.make(n_jobs=3333, n_batches=30, warmup=0.1)
+    with pytest.raises(InvalidParameter, match=r"n_jobs=3332 must be an integer >= 3333"):
         RunPlan.make(n_jobs=3332, n_batches=30, warmup=0.1)
+
+
+def test_the_stated_smallest_run_is_the_smallest_accepted():
+    import math
+
+    for n_batches in (2, 7, 30):
+        for warmup in (0.0, 0.1, 0.25, 0.3, 0.9):
+            needed = MIN_JOBS_PER_BATCH * n_batches
+            brute = next(n for n in range(needed, 100 * needed)
+                         if n - math.floor(warmup * n) >= needed)
+            RunPlan.make(brute, n_batches, warmup)
+            with pytest.raises(InvalidParameter, match=rf">= {brute} "):
+                RunPlan.make(brute - 1, n_batches, warmup)
 
 
 @pytest.mark.parametrize("kwargs, name", [
