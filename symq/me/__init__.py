@@ -15,7 +15,8 @@ Moments and Behavior around Zero", Mathematical Problems in Engineering 2014, Ar
   :mod:`~symq.me.linalg`;
 * :mod:`~symq.me.certification`: certified nonnegativity by interval arithmetic and exact rules;
 * :mod:`~symq.me.fit`: try classical and extended fits over orders, keep the certified ones;
-* :mod:`~symq.me.queueing`: M/ME/1 waiting times (Pollaczek-Khinchine) and an M/G/1 simulator;
+* :mod:`~symq.me.queueing`: M/ME/1 waiting times (Pollaczek-Khinchine) and an M/G/1 Lindley
+  simulator on the run core of :mod:`symq.core.simrun`;
 * :mod:`~symq.me.symbolic`: the derivation printed by ``symq derive me-pade``;
 * :mod:`~symq.me.model`: the registered ``me-fit`` model.
 
@@ -38,7 +39,7 @@ from .fit import Candidate, FitReport, NoCertifiedFit, Target, fit
 from .model import MODEL
 from .pade import PadeResult, moment_order, pade_fit, stieltjes_check
 from .phase_type import to_phase_type
-from .queueing import WaitingTime, mg1_waiting_time, simulate_mg1_waiting
+from .queueing import WaitingTime, WaitingTimeEstimate, mg1_waiting_time, simulate_mg1_waiting
 from .transform import RationalLST, to_rational
 
 
@@ -52,10 +53,11 @@ def from_moments(moments: Sequence[Any], order: int | None = None, zero: Sequenc
     return ME.from_moments(moments, order=order, zero=zero, dps=dps)
 
 
-__all__ = ["to_phase_type", 
+__all__ = [
     "ME", "NotADistribution", "RationalLST", "to_rational",
     "from_moments", "pade_fit", "PadeResult", "moment_order", "stieltjes_check",
     "certify", "Certificate", "Nonnegativity",
     "fit", "Target", "Candidate", "FitReport", "NoCertifiedFit",
-    "mg1_waiting_time", "WaitingTime", "simulate_mg1_waiting", "MODEL",
+    "mg1_waiting_time", "WaitingTime", "simulate_mg1_waiting", "WaitingTimeEstimate",
+    "to_phase_type", "MODEL",
 ]

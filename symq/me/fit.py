@@ -29,8 +29,8 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 import sympy as sp
@@ -38,6 +38,7 @@ from scipy import integrate
 
 from symq.core.compiler import compile
 from symq.core.errors import InvalidMoments, InvalidParameter, SymqError
+from symq.core.result import ResultBase
 
 from .certification import Nonnegativity, certify
 from .distribution import ME
@@ -172,9 +173,34 @@ class Target:
         return cls(moments, zero, pdf=pdf, name=name or str(variable))
 
 
-@dataclass
-class Candidate:
-    """One fit tried by :func:`fit`."""
+@dataclass(frozen=True)
+class Candidate(ResultBase):
+    """One fit tried by :func:`fit`.
+
+    Attributes
+    ----------
+    order : int
+        The order ``n`` tried.
+    zero_used : int
+        ``J``: values at zero prescribed (0: classical Padé).
+    status : str
+        The certificate's verdict (``NONNEGATIVE``, ``NEGATIVE``, ``INVALID``, ``INCONCLUSIVE``),
+        or ``FAILED`` when the Padé system has no admissible solution.
+    reason : str
+        Why: the rule that certified it, or what went wrong.
+    me : ME or None
+        The fitted distribution (None when ``FAILED``).
+    distance : float or None
+        L1 distance to the target density (certified candidates of a target with a density).
+    seconds : float
+        Time spent on the fit and its certificate.
+    unmatched : tuple of str
+        Given moments / values at zero the fit does not reproduce, e.g. ``"m3 = 5 (fit gives 6)"``.
+    matched : int
+        Number of given moments and values at zero it reproduces.
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("order", "zero_used", "status", "distance")
 
     order: int
     zero_used: int
@@ -183,26 +209,39 @@ class Candidate:
     me: ME | None = None
     distance: float | None = None
     seconds: float = 0.0
-    #: given moments / values at zero the fit does not reproduce, e.g. "m3 = 5 (fit gives 6)"
-    unmatched: list[str] = field(default_factory=list)
-    #: number of given moments and values at zero it reproduces
+    unmatched: tuple[str, ...] = ()
     matched: int = 0
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the fields, the fitted transform as exact text, ``distance`` as
+        ``l1_distance``."""
         return {"order": self.order, "zero_used": self.zero_used, "status": self.status,
                 "reason": self.reason, "l1_distance": self.distance,
-                "unmatched": list(self.unmatched), "seconds": round(self.seconds, 4)}
+                "unmatched": list(self.unmatched), "matched": self.matched,
+                "transform": None if self.me is None else self.me.lst.to_dict(),
+                "seconds": round(self.seconds, 4)}
 
 
-@dataclass
-class FitReport:
-    """Every candidate tried, and the chosen one."""
+@dataclass(frozen=True)
+class FitReport(ResultBase):
+    """Every candidate tried by :func:`fit`, and the chosen one.
+
+    Attributes
+    ----------
+    target : Target
+        What was fitted.
+    candidates : tuple of Candidate
+        Every (order, J) tried, in order.
+    best : Candidate or None
+        The chosen certified candidate (one of ``candidates``), None if none certified.
+    """
 
     target: Target
-    candidates: list[Candidate] = field(default_factory=list)
+    candidates: tuple[Candidate, ...] = ()
     best: Candidate | None = None
 
     def table(self) -> str:
+        """The candidates as a text table, the chosen one marked."""
         lines = [f"{'order':>5} {'J':>3} {'status':<13} {'L1':>10}  reason"]
         for c in self.candidates:
             distance = "" if c.distance is None else f"{c.distance:.4g}"
@@ -219,10 +258,27 @@ class FitReport:
         return [] if self.best is None else list(self.best.unmatched)
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: target name, every candidate, the chosen one and what it misses."""
         return {"target": self.target.name,
                 "candidates": [c.to_dict() for c in self.candidates],
                 "best": None if self.best is None else self.best.to_dict(),
                 "unmatched": self.unmatched}
+
+    def __str__(self) -> str:
+        best = "none certified" if self.best is None else \
+            f"best order {self.best.order}, J = {self.best.zero_used}"
+        return f"FitReport({self.target.name}: {len(self.candidates)} candidates, {best})"
+
+    def _repr_markdown_(self) -> str:
+        lines = [f"**FitReport** ({self.target.name})", "",
+                 "| order | J | status | L1 | reason |", "|---|---|---|---|---|"]
+        for c in self.candidates:
+            distance = "" if c.distance is None else f"{c.distance:.4g}"
+            chosen = " **(chosen)**" if c is self.best else ""
+            reason = c.reason.replace("|", "\\|")
+            lines.append(f"| {c.order} | {c.zero_used} | {c.status} | {distance} | "
+                         f"{reason}{chosen} |")
+        return "\n".join(lines)
 
 
 def _is_sympy_variable(obj: Any) -> bool:
@@ -316,11 +372,11 @@ def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto"
     if target.pdf is None and (n_moments + n_zero) % 2 == 1:
         pade_fit(target.moments, zero=target.zero, dps=dps)   # raises InvalidMoments if none
     exact_data = mom.exact and zer.exact
-    report = FitReport(target)
     if horizon is None:
         m1 = float(mom.values[0])
         sd = math.sqrt(max(float(mom.values[1]) - m1**2, 0.0)) if n_moments > 1 else m1
         horizon = m1 + 12 * sd
+    candidates: list[Candidate] = []
     for n in range(1, order_max + 1):
         for J in range(0, min(n_zero, n - 1) + 1):  # J >= n would leave no numerator
             if (method == "classical" and J > 0) or (method == "extended" and J == 0):
@@ -328,40 +384,44 @@ def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto"
             K = 2 * n - 1 - J
             if K < 1 or K > n_moments:
                 continue
-            start = time.perf_counter()
-            candidate = Candidate(n, J, "")
-            try:
-                result = pade_fit(target.moments[:K], order=n, zero=target.zero[:J], dps=dps)
-                me = ME(result.lst)
-                certificate = certify(me)
-            except SymqError as exc:
-                candidate.status, candidate.reason = "FAILED", f"{type(exc).__name__}: {exc}"
-            else:
-                candidate.me = me
-                candidate.unmatched, _ = _mismatches(me.lst, mom.values, zer.values, exact_data,
-                                                     1, MATCH_RTOL)
-                candidate.matched = n_moments + n_zero - len(candidate.unmatched)
-                candidate.status = certificate.status.value
-                if me.order < n:
-                    candidate.reason = f"reduced to order {me.order}; "
-                if certificate.status is Nonnegativity.NONNEGATIVE:
-                    candidate.reason += f"certified ({certificate.method})"
-                    if target.pdf is not None:
-                        candidate.distance = l1_distance(me, target.pdf, horizon)
-                else:
-                    candidate.reason += certificate.reason or certificate.method
-                if candidate.unmatched:
-                    candidate.reason += "; does not reproduce " + ", ".join(candidate.unmatched)
-            candidate.seconds = time.perf_counter() - start
-            report.candidates.append(candidate)
-    certified = [c for c in report.candidates if c.status == Nonnegativity.NONNEGATIVE.value]
+            candidates.append(_candidate(target, n, J, K, dps, mom, zer, exact_data, horizon))
+    certified = [c for c in candidates if c.status == Nonnegativity.NONNEGATIVE.value]
+    best = None
     if certified:
         if target.pdf is not None:
-            report.best = min(certified, key=lambda c: (c.distance, -(2 * c.order - 1 - c.zero_used)))
+            best = min(certified, key=lambda c: (c.distance, -(2 * c.order - 1 - c.zero_used)))
         else:
-            report.best = max(certified, key=lambda c: (c.matched, c.order))
-    if report.best is None:
+            best = max(certified, key=lambda c: (c.matched, c.order))
+    report = FitReport(target, tuple(candidates), best)
+    if best is None:
         if raise_if_none:
             raise NoCertifiedFit(report)
         return None, report
-    return report.best.me, report
+    return best.me, report
+
+
+def _candidate(target: Target, n: int, J: int, K: int, dps: int, mom: Any, zer: Any,
+               exact_data: bool, horizon: float) -> Candidate:
+    """Fit order ``n`` from ``K`` moments and ``J`` values at zero, certify it, and describe it."""
+    start = time.perf_counter()
+    try:
+        result = pade_fit(target.moments[:K], order=n, zero=target.zero[:J], dps=dps)
+        me = ME(result.lst)
+        certificate = certify(me)
+    except SymqError as exc:
+        return Candidate(n, J, "FAILED", f"{type(exc).__name__}: {exc}",
+                         seconds=time.perf_counter() - start)
+    unmatched, _ = _mismatches(me.lst, mom.values, zer.values, exact_data, 1, MATCH_RTOL)
+    reason = f"reduced to order {me.order}; " if me.order < n else ""
+    distance = None
+    if certificate.status is Nonnegativity.NONNEGATIVE:
+        reason += f"certified ({certificate.method})"
+        if target.pdf is not None:
+            distance = l1_distance(me, target.pdf, horizon)
+    else:
+        reason += certificate.reason or certificate.method
+    if unmatched:
+        reason += "; does not reproduce " + ", ".join(unmatched)
+    return Candidate(n, J, certificate.status.value, reason, me=me, distance=distance,
+                     seconds=time.perf_counter() - start, unmatched=tuple(unmatched),
+                     matched=len(mom.values) + len(zer.values) - len(unmatched))

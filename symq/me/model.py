@@ -13,12 +13,13 @@ import sympy as sp
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import IntegerAtLeast, Parameter, RationalVector
 from symq.core.registry import ModelSpec, register_model
-from symq.core.result import Exactness, Result
+from symq.core.result import Result
 
 from ._context import working_dps
 from .certification import Nonnegativity, certify
 from .distribution import ME
 from .pade import pade_fit
+from .transform import exact_text
 
 __all__ = ["MODEL", "PARAMETERS", "solve", "MAX_ORDER", "MAX_DPS"]
 
@@ -41,23 +42,6 @@ PARAMETERS = (
     Parameter("dps", IntegerAtLeast(16, maximum=MAX_DPS), required=False, default=50,
               description="working digits of the mpmath solve for inexact input"),
 )
-
-
-def _int_text(n: int) -> str:
-    """Decimal text of an integer of any size (python refuses str() beyond 4300 digits)."""
-    if n < 0:
-        return "-" + _int_text(-n)
-    if n < 10**4000:
-        return str(n)
-    digits = int(n.bit_length() * 0.30103) // 2
-    high, low = divmod(n, 10**digits)
-    return _int_text(high) + _int_text(low).rjust(digits, "0")
-
-
-def _exact_text(q: Any) -> str:
-    q = sp.Rational(q)
-    p, d = int(q.p), int(q.q)
-    return _int_text(p) if d == 1 else f"{_int_text(p)}/{_int_text(d)}"
 
 
 def _float_of(q: Any, what: str, moments: tuple) -> float:
@@ -134,8 +118,8 @@ def solve(moments: tuple, zero: tuple | None = None, order: int | None = None,
         "order": me.order,
         "numerator": [_float_of(c, "numerator", moments) for c in me.numerator],
         "denominator": [_float_of(c, "denominator", moments) for c in me.denominator],
-        "numerator_exact": [_exact_text(c) for c in me.numerator],
-        "denominator_exact": [_exact_text(c) for c in me.denominator],
+        "numerator_exact": [exact_text(c) for c in me.numerator],
+        "denominator_exact": [exact_text(c) for c in me.denominator],
         "poles": [{**_complex(p), "multiplicity": k} for p, k in me.poles()],
         "certificate": certificate.status.value,
         "certificate_method": certificate.method,
@@ -151,7 +135,7 @@ def solve(moments: tuple, zero: tuple | None = None, order: int | None = None,
         values["witness_enclosure"] = [float(v) for v in certificate.enclosure]
     return Result("me-fit", {"moments": moments, "zero": zero, "order": order, "dps": dps},
                   values, method="Padé (Hankel / two-point) + certified nonnegativity",
-                  exactness=Exactness.EXACT if fitted.exact else Exactness.NUMERIC,
+                  exactness=fitted.exactness,
                   timings=timings)
 
 

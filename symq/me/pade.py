@@ -49,13 +49,14 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import sympy as sp
 
 from symq.core.errors import InvalidMoments, InvalidParameter
+from symq.core.result import Exactness, ResultBase
 
 from ._context import is_mpf, mp, to_mp, working_dps
 from .linalg import _solve, _Solve
@@ -76,12 +77,19 @@ __all__ = [
 #: Largest order accepted (exact Hankel elimination is O(n^3) operations on rationals whose size
 #: grows with n).
 MAX_ORDER = 200
+#: :attr:`PadeResult.method` of a fit without values at zero, and of one with them.
+CLASSICAL = "classical Padé (Hankel system)"
+TWO_POINT = "two-point Padé"
 
 
 # ====================================================================== results
-@dataclass
-class PadeResult:
+@dataclass(frozen=True)
+class PadeResult(ResultBase):
     """The outcome of :func:`pade_fit`.
+
+    A frozen :class:`~symq.core.result.ResultBase`: ``to_dict()`` gives every field as JSON (the
+    transform as exact coefficient text, :meth:`RationalLST.to_dict`), ``str()`` one line, and
+    Jupyter shows a table with the fitted transform.
 
     Attributes
     ----------
@@ -93,15 +101,16 @@ class PadeResult:
         ``K``: the fit matches :math:`m_1..m_K`.
     zero_used : int
         ``J``: the fit matches :math:`f(0), \\dots, f^{(J-1)}(0)`.
-    exact : bool
-        True if the linear system was solved in exact rational arithmetic.
+    exactness : Exactness
+        ``exact`` if the linear system was solved in exact rational arithmetic, ``numeric`` if in
+        mpmath (the transform is then the rational rounding of the mpmath solution).
     dps : int or None
         Working digits of the mpmath solve (None in exact mode).
     hankel_condition : float or None
         Frobenius condition number :math:`\\|A\\|_F \\|A^{-1}\\|_F` of the linear system solved (the
         Hankel matrix for ``J = 0``, the two-point matrix otherwise) in time normalised to
         :math:`m_1 = 1`; None in exact mode.
-    notes : list of str
+    notes : tuple of str
         What was done beyond the plain solve (order reduction, cancellation, normalisation).
     seconds : float
         Wall-clock time of the fit.
@@ -111,19 +120,28 @@ class PadeResult:
     residual : float
         Largest relative error of the fitted moments :math:`m_1..m_K` and values at zero (relative to
         the time scale) against the inputs, computed exactly from :attr:`lst`; 0 in exact mode.
+    method : str
+        ``"classical Padé (Hankel system)"`` (``J = 0``) or ``"two-point Padé"`` (``J > 0``).
     """
+
+    summary: ClassVar[tuple[str, ...]] = ("order", "moments_used", "zero_used", "exactness",
+                                          "residual")
 
     lst: RationalLST
     order: int
     moments_used: int
     zero_used: int
-    exact: bool
+    exactness: Exactness
     dps: int | None
     hankel_condition: float | None
-    notes: list[str] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
     seconds: float = 0.0
     reduced_from: int | None = None
     residual: float = 0.0
+    method: str = CLASSICAL
+
+    def _repr_markdown_(self) -> str:
+        return f"{super()._repr_markdown_()}\n\n$f^*(s) = {sp.latex(self.lst.expr)}$"
 
 
 # ====================================================================== the linear systems
@@ -598,6 +616,8 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
     if order is not None and k > K:
         notes.append(f"m{K + 1}..m{k} given but not used (order={n} uses {K} moments)")
     return PadeResult(
-        lst=lst, order=lst.order, moments_used=used_K, zero_used=used_J, exact=is_exact,
-        dps=None if is_exact else working, hankel_condition=sol.condition, notes=notes,
-        seconds=time.perf_counter() - start, reduced_from=reduced_from, residual=residual)
+        lst=lst, order=lst.order, moments_used=used_K, zero_used=used_J,
+        exactness=Exactness.EXACT if is_exact else Exactness.NUMERIC,
+        dps=None if is_exact else working, hankel_condition=sol.condition, notes=tuple(notes),
+        seconds=time.perf_counter() - start, reduced_from=reduced_from, residual=residual,
+        method=TWO_POINT if used_J else CLASSICAL)

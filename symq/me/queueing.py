@@ -1,4 +1,5 @@
-r"""M/ME/1 waiting times from a rational service transform, and an M/G/1 Lindley simulator.
+r"""M/ME/1 waiting times: the exact Pollaczek-Khinchine transform of a fitted ME service law, and
+an M/G/1 Lindley simulator that checks it independently.
 
 Angius, Horváth et al. (2014) use the fitted ME distributions inside stochastic models.  For the
 M/G/1 queue with Poisson(:math:`\lambda`) arrivals, service transform :math:`B^*(s) = N(s)/D(s)` and
@@ -11,46 +12,74 @@ load :math:`\rho = \lambda m_1 < 1`, the Pollaczek-Khinchine formula for the FCF
 
 a rational function again: :math:`W` has an atom :math:`1-\rho` at zero and, given :math:`W > 0`, an
 ME distribution of the same order (Kleinrock, Queueing Systems I, §5.7; Asmussen, Applied
-Probability and Queues, §VIII.5).  The simulator is the Lindley recursion
+Probability and Queues, §VIII.5).  :func:`mg1_waiting_time` returns it exactly
+(:class:`WaitingTime`).
+
+The simulator :func:`simulate_mg1_waiting` is the Lindley recursion
 :math:`W_{k+1} = \max(0, W_k + S_k - A_{k+1})`, an independent check that needs only samples of the
-service time.
+service time.  It runs on the simulation-run core of :mod:`symq.core.simrun` (run-length rule,
+chunked progress) and returns batch-means confidence intervals (:class:`WaitingTimeEstimate`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 import numba
 import numpy as np
 import sympy as sp
+from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter, StabilityError
+from symq.core.parameters import real_value
+from symq.core.randomness import RngLike, as_generator
+from symq.core.result import Exactness, ResultBase
+from symq.core.simrun import RunPlan, run_chunked
 from symq.core.simstats import ConfidenceInterval, batch_means
 
+from .laws import as_sampler
 from .transform import RationalLST, s, to_rational
 
-__all__ = ["WaitingTime", "mg1_waiting_time", "simulate_mg1_waiting"]
+__all__ = ["WaitingTime", "WaitingTimeEstimate", "mg1_waiting_time", "simulate_mg1_waiting"]
 
 
 @dataclass(frozen=True)
-class WaitingTime:
+class WaitingTime(ResultBase):
     r"""The M/ME/1 FCFS waiting time: an atom :math:`1-\rho` at 0 plus :math:`\rho` times an ME law.
 
     Attributes
     ----------
+    lam : sympy.Rational
+        The arrival rate :math:`\lambda`.
     rho : sympy.Rational
         The load :math:`\lambda m_1`.
+    EW : sympy.Rational
+        The mean waiting time :math:`E[W] = \rho\, E[W \mid W > 0] = \lambda m_2 / (2(1 - \rho))`
+        (exact).
     positive_part : RationalLST
         Transform of :math:`W` given :math:`W > 0`.
+    method : str
+    exactness : Exactness
+        ``exact``: every number is an exact rational.
     """
 
+    summary: ClassVar[tuple[str, ...]] = ("lam", "rho", "EW")
+
+    lam: sp.Rational
     rho: sp.Rational
+    EW: sp.Rational
     positive_part: RationalLST
+    method: str = "Pollaczek-Khinchine transform"
+    exactness: Exactness = Exactness.EXACT
 
     def mean(self) -> sp.Rational:
-        """:math:`E[W] = \\rho\\, E[W \\mid W > 0]` (exact)."""
-        return self.rho * self.positive_part.moments(1)[0]
+        """:math:`E[W]`, the same exact value as :attr:`EW`."""
+        return self.EW
+
+    def _repr_markdown_(self) -> str:
+        return (f"{super()._repr_markdown_()}\n\n"
+                f"$W^*(s \\mid W > 0) = {sp.latex(self.positive_part.expr)}$")
 
 
 def mg1_waiting_time(service: RationalLST | Any, lam: Any) -> WaitingTime:
@@ -63,10 +92,22 @@ def mg1_waiting_time(service: RationalLST | Any, lam: Any) -> WaitingTime:
     lam : number
         Arrival rate (converted exactly to a rational).
 
+    Returns
+    -------
+    WaitingTime
+        The load, the exact mean waiting time ``EW`` and the transform of :math:`W \mid W > 0`.
+
     Raises
     ------
     StabilityError
         If :math:`\rho = \lambda m_1 \ge 1`.
+
+    Examples
+    --------
+    >>> from symq.me import ME
+    >>> waiting = mg1_waiting_time(ME.erlang(2, 2), "1/2")     # mean service 1, rho = 1/2
+    >>> waiting.rho, waiting.EW
+    (1/2, 3/4)
     """
     lst = getattr(service, "lst", service)
     if not isinstance(lst, RationalLST):
@@ -86,62 +127,177 @@ def mg1_waiting_time(service: RationalLST | Any, lam: Any) -> WaitingTime:
     numerator = E * (lam_q * (1 - rho) / rho)
     positive = RationalLST.from_coefficients(reversed(numerator.all_coeffs()),
                                              reversed(denominator.all_coeffs()))
-    return WaitingTime(rho, positive)
+    return WaitingTime(lam=lam_q, rho=rho, EW=rho * positive.moments(1)[0],
+                       positive_part=positive)
+
+
+@dataclass(frozen=True)
+class WaitingTimeEstimate(ResultBase):
+    """Estimates of an M/G/1 FCFS waiting time from :func:`simulate_mg1_waiting`.
+
+    Attributes
+    ----------
+    lam : float
+        Arrival rate.
+    EW : ConfidenceInterval
+        Mean waiting time :math:`E[W]`.
+    ccdf : tuple of ConfidenceInterval
+        :math:`P(W > t)` at each of :attr:`thresholds`.
+    thresholds : ndarray
+        The values ``t``.
+    n_jobs : int
+        Customers simulated (the first ``n_warm`` are discarded as warm-up).
+    n_warm : int
+        Customers discarded.
+    n_batches : int
+        Batches of the batch-means intervals.
+    level : float
+        Confidence level of the intervals.
+    method : str
+    exactness : Exactness
+        ``simulated``.
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("lam", "EW", "n_jobs")
+
+    lam: float
+    EW: ConfidenceInterval
+    ccdf: tuple[ConfidenceInterval, ...]
+    thresholds: NDArray[np.float64]
+    n_jobs: int
+    n_warm: int
+    n_batches: int
+    level: float
+    method: str = "Lindley recursion, batch means"
+    exactness: Exactness = Exactness.SIMULATED
+
+    def _repr_markdown_(self) -> str:
+        rows = "\n".join(f"| `P(W > {t:g})` | {ci} |" for t, ci in zip(self.thresholds, self.ccdf))
+        return f"{super()._repr_markdown_()}\n{rows}" if rows else super()._repr_markdown_()
 
 
 @numba.njit(cache=True)
 def _lindley(services: np.ndarray, interarrivals: np.ndarray, thresholds: np.ndarray,
-             indicators: np.ndarray, waits: np.ndarray) -> None:
-    w = 0.0
-    for k in range(services.size):
+             indicators: np.ndarray, waits: np.ndarray, state: np.ndarray, start: int,
+             stop: int) -> None:  # pragma: no cover - compiled
+    """Customers ``start..stop-1`` of the Lindley recursion; ``state[0]`` carries ``W_start``."""
+    w = state[0]
+    for k in range(start, stop):
         waits[k] = w
         for i in range(thresholds.size):
-            indicators[k, i] = 1.0 if w > thresholds[i] else 0.0
+            indicators[i, k] = 1 if w > thresholds[i] else 0
         w = w + services[k] - interarrivals[k]
         if w < 0.0:
             w = 0.0
+    state[0] = w
 
 
-def simulate_mg1_waiting(sample_service: Callable[[int, np.random.Generator], np.ndarray],
-                         lam: float, thresholds: Sequence[float], n_customers: int = 1_000_000,
-                         rng: Any = None, *, level: float = 0.99, warmup: float = 0.05,
-                         n_batches: int = 40) -> dict[str, Any]:
-    """Simulate an M/G/1 FCFS queue by the Lindley recursion.
+_SERVICE_DOMAIN = ("a job-size law (an ME, a PhaseType, a pair (alpha, A), a scipy distribution) "
+                   "or a function (n, rng) -> n service times")
+
+
+def _service_draw(service: Any) -> tuple[Callable[[int, np.random.Generator], Any], Any]:
+    """A function ``(n, generator) -> n service times`` and the law's mean (None if unknown)."""
+    if callable(service) and not (hasattr(service, "sample") or hasattr(service, "rvs")):
+        return service, None
+    try:
+        law = as_sampler(service, "service")
+    except InvalidParameter:
+        raise InvalidParameter("service", type(service).__name__, _SERVICE_DOMAIN) from None
+    return (lambda n, generator: law.sample(n, rng=generator)), float(law.mean())
+
+
+def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] = (), *,
+                         n_jobs: int = 1_000_000, rng: RngLike = None, n_batches: int = 40,
+                         warmup: float = 0.05, level: float = 0.99,
+                         progress: bool = False) -> WaitingTimeEstimate:
+    """Simulate an M/G/1 FCFS queue by the Lindley recursion and estimate its waiting time.
+
+    The run (length, warm-up, batches) is planned by :class:`symq.core.simrun.RunPlan` (at least
+    100 post-warm-up customers per batch); the service times are drawn first, then the
+    interarrival times, from one generator; the estimates are batch means
+    (:func:`symq.core.simstats.batch_means`).
 
     Parameters
     ----------
-    sample_service : callable(n, rng) -> array
-        Draws n service times.
+    service : job-size law or callable(n, rng) -> array
+        The service-time law: an :class:`~symq.me.ME`, a phase-type law, a scipy distribution
+        (converted by :func:`symq.me.laws.as_sampler`), or a function drawing ``n`` service
+        times from a numpy Generator.
     lam : float
         Arrival rate.
     thresholds : sequence of float
-        Values t at which P(W > t) is estimated.
-    n_customers : int
+        Values ``t`` at which :math:`P(W > t)` is estimated.
+    n_jobs : int
         Customers simulated.
-    rng : seed or numpy.random.Generator
+    rng : seed, SeedSequence or numpy.random.Generator
         Randomness (same seed, same result).
+    n_batches : int
+        Batches of the batch-means intervals.
+    warmup : float
+        Fraction of the customers discarded before estimating.
+    level : float
+        Confidence level of the intervals.
+    progress : bool
+        Show a tqdm bar.
 
     Returns
     -------
-    dict
-        ``mean_wait`` and ``ccdf`` (one per threshold) as batch-means confidence intervals.
+    WaitingTimeEstimate
+        ``EW`` and ``ccdf`` (one per threshold) as batch-means confidence intervals.
+
+    Raises
+    ------
+    InvalidParameter
+        A non-positive ``lam``, non-finite thresholds, a run too short for the batch-means rule
+        (the message gives the smallest ``n_jobs``), or service times that are not ``n`` finite
+        nonnegative numbers.
+    StabilityError
+        If the load ``lam * E[S]`` is ``>= 1`` (the law's mean, or the mean of the drawn times
+        for a function).
+
+    Examples
+    --------
+    >>> from symq.me import ME
+    >>> sim = simulate_mg1_waiting(ME.erlang(2, 2), 0.5, [1.0], n_jobs=20_000, rng=1)
+    >>> sim.EW.contains(0.75), sim.ccdf[0].n
+    (True, 40)
     """
-    if not lam > 0:
-        raise InvalidParameter("lam", lam, "a positive arrival rate")
-    if n_customers < 10 * n_batches:
-        raise InvalidParameter("n_customers", n_customers, f"an integer >= {10 * n_batches}")
-    generator = np.random.default_rng(rng)
-    services = np.asarray(sample_service(n_customers, generator), dtype=float)
-    if services.shape != (n_customers,) or not np.all(np.isfinite(services)) or np.any(services < 0):
-        raise InvalidParameter("sample_service", "its output", "n finite nonnegative times")
-    interarrivals = generator.exponential(1.0 / lam, n_customers)
-    grid = np.asarray(thresholds, dtype=float)
-    indicators = np.empty((n_customers, grid.size))
-    waits = np.empty(n_customers)
-    _lindley(services, interarrivals, grid, indicators, waits)
-    ccdf: list[ConfidenceInterval] = [
-        batch_means(indicators[:, i], n_batches=n_batches, level=level, warmup=warmup)
-        for i in range(grid.size)
-    ]
-    return {"mean_wait": batch_means(waits, n_batches=n_batches, level=level, warmup=warmup),
-            "ccdf": ccdf, "thresholds": grid}
+    lam = real_value("lam", lam, "a positive arrival rate", lambda x: x > 0)
+    try:
+        grid = np.array(thresholds, dtype=float, ndmin=1)
+    except (TypeError, ValueError):
+        grid = np.full((1, 1), np.nan)
+    if grid.ndim != 1 or not np.all(np.isfinite(grid)):
+        raise InvalidParameter("thresholds", thresholds, "a sequence of finite numbers")
+    plan = RunPlan.make(n_jobs=n_jobs, n_batches=n_batches, warmup=warmup, level=level)
+    draw, mean = _service_draw(service)
+    generator = as_generator(rng)
+    n = plan.n_jobs
+    services = np.asarray(draw(n, generator), dtype=float)
+    if services.shape != (n,) or not np.all(np.isfinite(services)) or np.any(services < 0):
+        raise InvalidParameter("service", "its samples", f"{n} finite nonnegative times")
+    load = lam * (float(services.mean()) if mean is None else mean)
+    if load >= 1.0:
+        raise StabilityError(f"load rho = lam*E[S] = {load:g} must be < 1 for a stationary M/G/1 "
+                             f"queue (lam={lam:g})")
+    interarrivals = generator.exponential(1.0 / lam, n)
+    indicators = np.empty((grid.size, n), dtype=np.uint8)
+    waits = np.empty(n)
+    state = np.zeros(1)
+    position = [0]
+
+    def step(stop: int) -> tuple[int, bool]:
+        _lindley(services, interarrivals, grid, indicators, waits, state, position[0], stop)
+        position[0] = stop
+        return stop, False
+
+    run_chunked(step, n, progress=progress, desc="M/G/1 Lindley", unit="job")
+
+    def estimate(samples: np.ndarray) -> ConfidenceInterval:
+        return batch_means(samples, n_batches=plan.n_batches, level=plan.level, warmup=plan.n_warm)
+
+    return WaitingTimeEstimate(lam=lam, EW=estimate(waits),
+                               ccdf=tuple(estimate(row) for row in indicators), thresholds=grid,
+                               n_jobs=n, n_warm=plan.n_warm, n_batches=plan.n_batches,
+                               level=plan.level)

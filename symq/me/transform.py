@@ -37,7 +37,7 @@ import sympy as sp
 from symq.core.errors import InvalidParameter
 from symq.core.precision import is_mpf
 
-__all__ = ["s", "to_rational", "to_mpf", "RationalLST"]
+__all__ = ["s", "to_rational", "to_mpf", "exact_text", "RationalLST"]
 
 #: The transform variable.
 s = sp.Symbol("s")
@@ -89,6 +89,30 @@ def to_rational(value: Any, name: str = "coefficient") -> sp.Rational:
     if not math.isfinite(as_float):
         raise InvalidParameter(name, value, "a finite real number")
     return sp.Rational(Fraction(as_float))
+
+
+def _int_text(n: int) -> str:
+    """Decimal text of an integer of any size (python refuses str() beyond 4300 digits)."""
+    if n < 0:
+        return "-" + _int_text(-n)
+    if n < 10**4000:
+        return str(n)
+    digits = int(n.bit_length() * 0.30103) // 2
+    high, low = divmod(n, 10**digits)
+    return _int_text(high) + _int_text(low).rjust(digits, "0")
+
+
+def exact_text(q: Any) -> str:
+    """An exact rational as text, ``"p"`` or ``"p/q"``, for integers of any size.
+
+    Examples
+    --------
+    >>> exact_text(sp.Rational(-3, 4)), exact_text(5)
+    ('-3/4', '5')
+    """
+    q = sp.Rational(q)
+    p, d = int(q.p), int(q.q)
+    return _int_text(p) if d == 1 else f"{_int_text(p)}/{_int_text(d)}"
 
 
 def _strip(coefficients: list[sp.Rational]) -> list[sp.Rational]:
@@ -268,6 +292,17 @@ class RationalLST:
         num = mpmath.polyval([to_mpf(x) for x in reversed(self.numerator)], z)
         den = mpmath.polyval([to_mpf(x) for x in reversed(self.denominator)], z)
         return num / den
+
+    def to_dict(self) -> dict[str, list[str]]:
+        """The exact coefficients as text (JSON-ready), ascending powers of s.
+
+        Examples
+        --------
+        >>> RationalLST.from_expr(4 / (s + 2)**2).to_dict()
+        {'numerator': ['4'], 'denominator': ['4', '4', '1']}
+        """
+        return {"numerator": [exact_text(c) for c in self.numerator],
+                "denominator": [exact_text(c) for c in self.denominator]}
 
     def __str__(self) -> str:
         return str(self.expr)

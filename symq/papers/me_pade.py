@@ -208,9 +208,9 @@ def _queue_accuracy() -> Claim:
         mu = -sigma**2 / 2
         result = simulate_mg1_waiting(lambda n, g: g.lognormal(mu, sigma, n), float(_LAMBDA),
                                       thresholds,
-                                      n_customers=4_000_000, rng=2014)
-        return (np.array([c.mean for c in result["ccdf"]]),
-                np.array([c.half_width for c in result["ccdf"]]))
+                                      n_jobs=4_000_000, rng=2014)
+        return (np.array([c.mean for c in result.ccdf]),
+                np.array([c.half_width for c in result.ccdf]))
 
     def error_of(me: ME, sigma: float) -> float:
         waiting = mg1_waiting_time(me, _LAMBDA)

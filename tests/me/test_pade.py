@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symq.core.errors import InvalidMoments, InvalidParameter
+from symq.core.result import Exactness
 from symq.me.pade import (
     PadeResult,
     hankel_system,
@@ -83,7 +84,7 @@ def test_every_split_recovers_the_lst_exactly(name):
         K = 2 * n - 1 - J
         fit = pade_fit(moments[:K], zero=zero[:J])
         assert isinstance(fit, PadeResult)
-        assert fit.exact and fit.dps is None and fit.hankel_condition is None
+        assert fit.exactness is Exactness.EXACT and fit.dps is None and fit.hankel_condition is None
         assert (fit.order, fit.moments_used, fit.zero_used) == (n, K, J), (name, K, J)
         assert same_function(fit.lst.expr, L), (name, K, J, fit.lst.expr)
         assert fit.residual == 0.0 and fit.reduced_from is None
@@ -142,7 +143,7 @@ def test_mpmath_path_recovers_coefficients_to_40_digits(name):
     for J in range(2 * n):
         K = 2 * n - 1 - J
         fit = pade_fit(m_mp[:K], zero=d_mp[:J], dps=50)
-        assert not fit.exact and fit.dps >= 50 and fit.hankel_condition > 0
+        assert fit.exactness is Exactness.NUMERIC and fit.dps >= 50 and fit.hankel_condition > 0
         assert fit.order == n
         for got, ref in ((fit.lst.numerator, b_ref), (fit.lst.denominator, a_ref)):
             top = max(abs(c) for c in ref)
@@ -176,7 +177,7 @@ def test_exact_and_float_paths_agree():
     moments, zero = reference("one_plus_cos", 3, 2)
     exact = pade_fit(moments, zero=zero)
     floating = pade_fit([float(m) for m in moments], zero=[float(d) for d in zero])
-    assert not floating.exact
+    assert floating.exactness is Exactness.NUMERIC
     for got, ref in zip(floating.lst.denominator, exact.lst.denominator):
         assert abs(float(got - ref)) < 1e-13 * max(1.0, abs(float(ref)))
 
@@ -381,4 +382,4 @@ def test_hyperexponential_round_trip(rates, data):
                for k in range(1, 2 * n)]
     fit = pade_fit(moments, order=n)
     L = sum(R(pi) * R(lam) / (s + R(lam)) for pi, lam in zip(p, rates))
-    assert fit.exact and fit.order == n and same_function(fit.lst.expr, L)
+    assert fit.exactness is Exactness.EXACT and fit.order == n and same_function(fit.lst.expr, L)

@@ -35,10 +35,10 @@ def test_waiting_time_ccdf_agrees_with_simulation():
     waiting = mg1_waiting_time(service, sp.Rational(7, 10))
     exact = float(waiting.rho) * ME(waiting.positive_part).ccdf(np.array(thresholds))
     sim = simulate_mg1_waiting(lambda n, g: g.gamma(2.0, 0.5, n), lam, thresholds,
-                               n_customers=1_000_000, rng=11, level=0.999)
-    for ci, value in zip(sim["ccdf"], exact):
+                               n_jobs=1_000_000, rng=11, level=0.999)
+    for ci, value in zip(sim.ccdf, exact):
         assert ci.contains(value), (ci, value)
-    assert sim["mean_wait"].contains(float(waiting.mean()))
+    assert sim.EW.contains(float(waiting.mean()))
 
 
 def test_errors():
@@ -48,3 +48,61 @@ def test_errors():
         mg1_waiting_time(RationalLST.from_expr(1 / (s + 1)), -1)
     with pytest.raises(InvalidParameter, match="service"):
         mg1_waiting_time("exp", sp.Rational(1, 2))
+
+
+def test_exact_result_follows_the_protocol():
+    import json
+
+    waiting = mg1_waiting_time(ME.erlang(2, 2), sp.Rational(1, 2))
+    m1, m2 = ME.erlang(2, 2).lst.moments(2)
+    assert waiting.EW == waiting.mean() == sp.Rational(1, 2) * m2 / (2 * (1 - sp.Rational(1, 2) * m1))
+    data = json.loads(json.dumps(waiting.to_dict()))
+    assert data["EW"] == float(waiting.EW) and data["exactness"] == "exact"
+    assert str(waiting) == "WaitingTime(lam=1/2, rho=1/2, EW=3/4)"
+
+
+def test_simulator_takes_a_job_size_law():
+    # an ME law is sampled through symq.me.laws.as_sampler; E[W] = 3/4 for Erlang(2, rate 2), lam 1/2
+    service = ME.erlang(2, 2)
+    waiting = mg1_waiting_time(service, sp.Rational(1, 2))
+    sim = simulate_mg1_waiting(service, 0.5, [1.0], n_jobs=200_000, rng=5)
+    exact = float(waiting.rho) * float(ME(waiting.positive_part).ccdf(1.0))
+    assert sim.EW.contains(float(waiting.EW)) and sim.ccdf[0].contains(exact)
+    assert (sim.n_jobs, sim.n_batches, sim.n_warm) == (200_000, 40, 10_000)
+
+
+def test_simulator_result_is_json_ready_and_progress_changes_nothing():
+    import json
+
+    def draw(n, g):
+        return g.exponential(1.0, n)
+
+    quiet = simulate_mg1_waiting(draw, 0.5, [0.0, 2.0], n_jobs=30_000, rng=4, n_batches=10)
+    shown = simulate_mg1_waiting(draw, 0.5, [0.0, 2.0], n_jobs=30_000, rng=4, n_batches=10,
+                                 progress=True)
+    assert quiet.to_dict() == shown.to_dict()
+    data = json.loads(json.dumps(quiet.to_dict()))
+    assert data["thresholds"] == [0.0, 2.0] and len(data["ccdf"]) == 2
+    assert data["EW"]["n"] == 10 and data["exactness"] == "simulated"
+    # M/M/1, rho = 1/2: P(W > 0) = rho
+    assert quiet.ccdf[0].contains(0.5)
+
+
+def test_simulator_errors():
+    def draw(n, g):
+        return g.exponential(1.0, n)
+
+    # 40 batches of 100 post-warm-up jobs: n - floor(0.05 n) >= 4000 first holds at n = 4210
+    with pytest.raises(InvalidParameter, match="n_jobs=4209 .*>= 4210"):
+        simulate_mg1_waiting(draw, 0.5, [1.0], n_jobs=4209)
+    assert simulate_mg1_waiting(draw, 0.5, [1.0], n_jobs=4210).n_warm == 210
+    with pytest.raises(InvalidParameter, match="lam"):
+        simulate_mg1_waiting(draw, 0.0, [1.0], n_jobs=10_000)
+    with pytest.raises(InvalidParameter, match="thresholds"):
+        simulate_mg1_waiting(draw, 0.5, [1.0, float("nan")], n_jobs=10_000)
+    with pytest.raises(InvalidParameter, match="service"):
+        simulate_mg1_waiting("exponential", 0.5, [1.0], n_jobs=10_000)
+    with pytest.raises(InvalidParameter, match="service"):
+        simulate_mg1_waiting(lambda n, g: -g.exponential(1.0, n), 0.5, n_jobs=10_000)
+    with pytest.raises(StabilityError, match="rho"):
+        simulate_mg1_waiting(ME.erlang(2, 2), 1.0, n_jobs=10_000)

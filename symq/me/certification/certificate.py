@@ -18,6 +18,7 @@ import sympy as sp
 from mpmath.libmp import to_float
 
 from symq.core.errors import InvalidParameter
+from symq.core.result import ResultBase
 
 from .._context import iv, mp, to_global
 from ..transform import RationalLST
@@ -30,8 +31,12 @@ __all__ = ["Certificate", "certify"]
 
 
 @dataclass(frozen=True)
-class Certificate:
+class Certificate(ResultBase):
     """Outcome of :func:`certify`.
+
+    A frozen :class:`~symq.core.result.ResultBase`: ``to_dict()`` is JSON-ready (enclosures
+    rounded outward to doubles), ``str()`` states the verdict and what it rests on, and Jupyter
+    shows a table of the scalar fields.
 
     Attributes
     ----------
@@ -121,6 +126,13 @@ class Certificate:
             "seconds": self.seconds,
             "dps": self.dps,
         }
+
+    def _repr_markdown_(self) -> str:
+        table = super()._repr_markdown_()
+        if self.status is not Nonnegativity.NEGATIVE:
+            return table
+        return (f"{table}\n\nwitness: $f({mpmath.nstr(self.witness, 8)}) \\in "
+                f"[{mpmath.nstr(self.enclosure[0], 6)}, {mpmath.nstr(self.enclosure[1], 6)}]$")
 
     def __str__(self) -> str:
         text = f"{self.status.value} ({self.method})"

@@ -31,6 +31,9 @@ class Nonnegativity(str, enum.Enum):
     INVALID = "INVALID"  #: not the transform of a distribution (pole placement)
     INCONCLUSIVE = "INCONCLUSIVE"  #: no decision; see ``reason``
 
+    def __str__(self) -> str:
+        return self.value
+
 
 class _NeedPrecision(Exception):
     """A numeric step could not be decided at the current precision."""
