@@ -52,18 +52,18 @@ def main() -> None:
 
     for prob in (1e-2, 1e-4):
         tcp = newreno(prob)
-        exact = solve_protocol(tcp).mean
+        exact = solve_protocol(tcp).mean_window
         solve_protocol(tcp, method="numeric", rtol=1e-6)
         start = time.perf_counter()
         law = solve_protocol(tcp, method="numeric", rtol=1e-6)
         elapsed = time.perf_counter() - start
         print(f"2. Numerical solver, NewReno p={prob:g}, rtol 1e-6: {elapsed * 1e3:.1f} ms "
-              f"[target < 1 s], relative error {abs(law.mean / exact - 1):.1e} "
+              f"[target < 1 s], relative error {abs(law.mean_window / exact - 1):.1e} "
               f"(estimate {law.error_estimate:.1e})")
     start = time.perf_counter()
     law = solve_protocol(highspeed(1e-5), rtol=1e-6)
     print(f"   HighSpeed TCP p=1e-5: {(time.perf_counter() - start) * 1e3:.1f} ms, "
-          f"E[W] = {law.mean:.4f} (error estimate {law.error_estimate:.1e})")
+          f"E[W] = {law.mean_window:.4f} (error estimate {law.error_estimate:.1e})")
 
     n = 2_000_000
     for tcp in (newreno(1e-4), highspeed(1e-5)):
@@ -72,7 +72,7 @@ def main() -> None:
         est = simulate_protocol(tcp, n_losses=n, rng=1)
         elapsed = time.perf_counter() - start
         print(f"3. Simulator, {tcp.name}: {n / elapsed / 1e6:.2f} M loss events/s "
-              f"[target >= 1 M] ({est.method} path), E[W] = {est.mean}")
+              f"[target >= 1 M] ({est.method} path), E[W] = {est.mean_window}")
     m = 200_000
     start = time.perf_counter()
     _python_newreno(1e-4, m, 1)

@@ -24,8 +24,8 @@ for tcp in (newreno(P), scalable(P), highspeed(P)):
     law = solve_protocol(tcp)
     laws[tcp.name] = law
     sim = simulate_protocol(tcp, n_losses=200_000, rng=1)
-    print(f"{tcp.name:<15} {stability(tcp).status:<10} {law.mean:>10.2f} {str(sim.mean):>26} "
-          f"{law.second_moment:>12.4g} {law.loss_rate:>11.4g}  {law.method}")
+    print(f"{tcp.name:<15} {stability(tcp).status:<10} {law.mean_window:>10.2f} {str(sim.mean_window):>26} "
+          f"{law.mean_square_window:>12.4g} {law.loss_rate:>11.4g}  {law.method}")
 
 try:
     import matplotlib
@@ -38,7 +38,7 @@ else:
     fig, ax = plt.subplots(figsize=(6.5, 4))
     grid = np.geomspace(10, 2e4, 600)
     for name, law in laws.items():
-        ax.plot(grid, grid * law.pdf(grid), label=f"{name} (E[W] = {law.mean:.0f})")
+        ax.plot(grid, grid * law.pdf(grid), label=f"{name} (E[W] = {law.mean_window:.0f})")
     ax.set_xscale("log")
     ax.set_xlabel("window w (packets)")
     ax.set_ylabel("w f(w)  (density on a log scale)")

@@ -78,13 +78,13 @@ def _agreement_claims() -> list[Claim]:
             "lam = gamma w^l, d = beta w equals E[W] from the general numerical solver "
             "(embedded post-loss chain, Palm inversion) for NewReno, Scalable TCP, AIMD with "
             "time-based losses and the HighSpeed family S = 0.835 (relative error)",
-            lambda p: _law(_key(p), "closed form").mean, lambda p: _law(_key(p), "numeric").mean,
+            lambda p: _law(_key(p), "closed form").mean_window, lambda p: _law(_key(p), "numeric").mean_window,
             _POWER_LAW, tolerance=1e-6, error=relative_error, evidence=Evidence.NUMERIC),
         Claim(
             "closed form = simulation", SOURCE,
             "E[W] of the closed form lies within the 99% batch-means CI of 1e6 exactly sampled "
             "loss cycles",
-            lambda p: _law(_key(p), "closed form").mean, lambda p: _simulated(_key(p)).mean,
+            lambda p: _law(_key(p), "closed form").mean_window, lambda p: _simulated(_key(p)).mean_window,
             _POWER_LAW, tolerance=1.0, error=lambda value, ci: ci_error(ci, value),
             evidence=Evidence.SIMULATION),
         Claim(
@@ -92,7 +92,7 @@ def _agreement_claims() -> list[Claim]:
             "HighSpeed TCP (RFC 3649 profiles a(w), b(w)), NewReno with a window cap and "
             "Scalable TCP with time-based losses and a floor: E[W] of the numerical solver lies "
             "within the 99% CI of the simulation (tabulated exact-event sampling)",
-            lambda p: _law(_key(p), "numeric").mean, lambda p: _simulated(_key(p)).mean,
+            lambda p: _law(_key(p), "numeric").mean_window, lambda p: _simulated(_key(p)).mean_window,
             [{"protocol": "highspeed", "p": 1e-5}, {"protocol": "highspeed", "p": 1e-6},
              {"protocol": "newreno", "p": 1e-3, "w_max": 40.0},
              {"protocol": "mimd-time", "p": 0.12, "w_min": 1.0}],
@@ -113,7 +113,7 @@ def _agreement_claims() -> list[Claim]:
 
 def _tcp_claims() -> list[Claim]:
     def okm(point: Mapping[str, Any]) -> float:
-        return _law(_key({"protocol": "newreno", "p": point["p"]}), point["method"]).mean * \
+        return _law(_key({"protocol": "newreno", "p": point["p"]}), point["method"]).mean_window * \
             math.sqrt(point["p"])
 
     def square_root(point: Mapping[str, Any]) -> float:
@@ -133,7 +133,7 @@ def _tcp_claims() -> list[Claim]:
             "sqrt(3/(2p)) (periodic losses, one ACK per packet) vs E[W] of NewReno with "
             "Poisson per-packet losses: the formula is the periodic-loss value and underestimates "
             "the mean window by about 6.5% at every p (relative error)",
-            square_root, lambda p: _law(_key({"protocol": "newreno", "p": p["p"]}), "auto").mean,
+            square_root, lambda p: _law(_key({"protocol": "newreno", "p": p["p"]}), "auto").mean_window,
             [{"p": p} for p in (1e-2, 1e-4, 1e-6)], tolerance=0.1, error=relative_error,
             evidence=Evidence.CLOSED_FORM),
     ]
@@ -197,16 +197,16 @@ def _family_claims() -> list[Claim]:
     def slope(point: Mapping[str, Any]) -> float:
         low = _law(_key({"protocol": "highspeed-family", "S": point["S"], "p": 1e-5}), "numeric")
         high = _law(_key({"protocol": "highspeed-family", "S": point["S"], "p": 1e-3}), "numeric")
-        return -math.log(high.mean / low.mean) / math.log(1e-3 / 1e-5)
+        return -math.log(high.mean_window / low.mean_window) / math.log(1e-3 / 1e-5)
 
     def ends(point: Mapping[str, Any]) -> float:
         family = _law(_key({"protocol": "highspeed-family", "S": point["S"], "p": 1e-4}),
-                      "auto").mean
+                      "auto").mean_window
         return family
 
     def reference(point: Mapping[str, Any]) -> float:
         if point["S"] == 0.5:
-            return _law(_key({"protocol": "newreno", "p": 1e-4}), "auto").mean
+            return _law(_key({"protocol": "newreno", "p": 1e-4}), "auto").mean_window
         # S = 1: multiplicative increase a w with halving, lam = p w: E[W] = a/(p ln 2)
         alpha = 2 * 0.5 / 1.5 * math.sqrt(1.5)
         return alpha / (1e-4 * math.log(2.0))
@@ -230,14 +230,14 @@ def _family_claims() -> list[Claim]:
 
 def _mimd_floor_claim() -> Claim:
     def theta_law(point: Mapping[str, Any]) -> float:
-        return _law(_key(point), "closed form").mean
+        return _law(_key(point), "closed form").mean_window
 
     return Claim(
         "multiplicative increase, constant losses, floor: E[W] = w_min theta/(theta-1)", SOURCE,
         "Scalable TCP with time-based losses above the stability threshold and a floor: "
         "ln(W/w_min) ~ Exp(theta), a theta = lam (1 - beta^theta) (derivations/awp.md); the "
         "closed-form mean lies within the 99% CI of the simulation",
-        theta_law, lambda p: _simulated(_key(p)).mean,
+        theta_law, lambda p: _simulated(_key(p)).mean_window,
         [{"protocol": "mimd-time", "p": lam, "w_min": 1.0} for lam in (0.12, 0.3)],
         tolerance=1.0, error=lambda value, ci: ci_error(ci, value), evidence=Evidence.SIMULATION)
 

@@ -24,7 +24,7 @@ congestion control protocols", IEEE INFOCOM 2005; symq's own derivations are in
 Examples
 --------
 >>> from symq.window import newreno, solve_protocol
->>> round(solve_protocol(newreno(1e-4)).mean, 3)
+>>> round(solve_protocol(newreno(1e-4)).mean(), 3)
 130.983
 """
 

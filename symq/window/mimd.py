@@ -44,6 +44,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import lambertw
 
+from symq.core.distribution import Distribution
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import real_value as _real
 
@@ -122,7 +123,7 @@ def mimd_theta(a: float, lam: float, beta: float) -> float:
     return theta
 
 
-class MIMDFloor:
+class MIMDFloor(Distribution):
     """Stationary law of MIMD (``dW/dt = a W``) with constant loss rate and a floor ``w_min``.
 
     ``derivations/awp.md``, section "Multiplicative increase, constant losses and a floor" (the
@@ -148,6 +149,10 @@ class MIMDFloor:
         Always ``True`` for a constructed object (unstable parameters raise).
     mean_exists : bool
         ``theta > 1``, i.e. ``a < lam (1 - beta)``.
+
+    A :class:`~symq.core.distribution.Distribution` of the time-stationary window (``pdf``,
+    ``cdf``, ``ccdf``, ``icdf`` in closed form, ``moment``, ``mean()``, ``variance()``,
+    ``sample``, ``to_scipy()``).
 
     Raises
     ------
@@ -219,14 +224,41 @@ class MIMDFloor:
             out = np.exp(-self.theta * np.log(w / self.w_min))
         return np.where(w > self.w_min, out, 1.0)
 
-    def moment(self, s: float) -> float:
-        """``E[W^s] = w_min^s theta/(theta - s)`` for real ``s < theta``.
+    def support(self) -> tuple[float, float]:
+        """``(w_min, inf)``."""
+        return (self.w_min, math.inf)
+
+    def icdf(self, p: ArrayLike) -> NDArray[np.float64]:
+        """Quantiles in closed form: ``w_min (1 - p)^(-1/theta)`` (``inf`` at ``p = 1``).
 
         Raises
         ------
         InvalidParameter
-            ``s >= theta``: the moment is infinite (the tail is Pareto with index ``theta``)
-            although the process is stable.
+            A ``p`` outside [0, 1].
+
+        Examples
+        --------
+        >>> m = MIMDFloor(1.0, 5.0, 0.5, 2.0)
+        >>> bool(abs(m.cdf(m.icdf(0.3)) - 0.3) < 1e-14)
+        True
+        """
+        q = np.asarray(p, dtype=float)
+        if np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
+            raise InvalidParameter("p", p, "probabilities in [0, 1]")
+        with np.errstate(divide="ignore"):
+            out = self.w_min * np.exp(-np.log1p(-q) / self.theta)
+        return out[()] if out.ndim == 0 else out
+
+    def moment(self, order: float = 1, kind: str = "raw") -> float:
+        """``E[W^s] = w_min^s theta/(theta - s)`` for a real ``s = order < theta`` (``raw``);
+        ``central``/``standardized`` moments of an integer order as in
+        :meth:`symq.core.distribution.Distribution.moment`.
+
+        Raises
+        ------
+        InvalidParameter
+            ``order >= theta``: the moment is infinite (the tail is Pareto with index
+            ``theta``) although the process is stable; an unknown ``kind``.
 
         Examples
         --------
@@ -234,14 +266,19 @@ class MIMDFloor:
         >>> bool(abs(m.moment(0.0) - 1.0) < 1e-15)
         True
         """
-        s = _real("s", s, "a finite real number", lambda v: True)
+        if kind != "raw":
+            return Distribution.moment(self, order, kind)
+        s = _real("order", order, "a finite real number", lambda v: True)
         if not s < self.theta:
             raise InvalidParameter(
-                "s", s, f"< theta = {self.theta!r}",
+                "order", order, f"< theta = {self.theta!r}",
                 f"E[W^s] is infinite: the stationary window has a Pareto tail "
                 f"P(W > w) = (w/w_min)^-theta; the process is stable but this moment does not "
                 f"exist (a={self.a!r}, lam={self.lam!r}, beta={self.beta!r})")
         return self.w_min ** s * self.theta / (self.theta - s)
+
+    def _raw_moment(self, order: int) -> float:
+        return self.mean() if order == 1 else self.moment(float(order))
 
     def mean(self) -> float:
         """``E[W] = w_min theta/(theta - 1)``.

@@ -33,7 +33,7 @@ from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
 
 from .protocol import PRESETS, WindowProtocol, general, highspeed_family
-from .solve import solve_protocol
+from .solve import WindowLaw, solve_protocol
 from .symbolic import stability
 
 __all__ = ["AWP", "solve_awp", "protocol_from_options"]
@@ -129,15 +129,22 @@ def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None
                               "stability_reason": verdict.reason}
     if verdict.stable:
         law = solve_protocol(tcp, method=method, verdict=verdict)
-        values.update(law.summary())
-        values["stable"] = True
-        exactness = Exactness.EXACT if law.method.startswith("closed form") else Exactness.NUMERIC
+        values.update(_values(law))
+        exactness = law.exactness
         how = law.method
     else:
         exactness = Exactness.EXACT if verdict.method == "symbolic" else Exactness.NUMERIC
         how = f"stability test ({verdict.method} limits); no stationary law"
     return Result(model="awp", params=params, values=values, method=how, exactness=exactness,
                   timings={"solve": time.perf_counter() - start})
+
+
+def _values(law: WindowLaw) -> dict[str, Any]:
+    """The CLI's result keys (``EW`` is the mean window here, ``EW2`` its second moment)."""
+    return {"EW": law.mean_window, "EW2": law.mean_square_window, "throughput": law.throughput,
+            "loss_rate": law.loss_rate, "stable": True, "method": law.method,
+            "drift_balance": law.drift_balance, "error_estimate": law.error_estimate,
+            "atom_at_cap": law.atom_at_cap}
 
 
 def _scalars(result: Result) -> dict[str, float]:

@@ -8,7 +8,7 @@ Examples
 --------
 >>> from symq.window.protocol import newreno
 >>> est = simulate_protocol(newreno(1e-2), n_losses=100_000, rng=1)
->>> abs(est.mean.mean * 0.1 - 1.31) < 0.03     # E[W] sqrt(p), Ott-Kemperman-Mathis
+>>> abs(est.mean_window.mean * 0.1 - 1.31) < 0.03     # E[W] sqrt(p), Ott-Kemperman-Mathis
 True
 """
 

@@ -51,7 +51,7 @@ NewReno (``a = 1``, ``lam = p w``, ``d = w/2``): ``E[W^2] = 2/p`` exactly (mean 
 
 >>> import numpy as np
 >>> sol = solve_window(lambda w: np.ones_like(w), lambda w: 1e-2 * w, lambda w: 0.5 * w)
->>> round(sol.second_moment * 1e-2 / 2, 6), round(sol.mean * 0.1, 4)
+>>> round(sol.mean_square_window * 1e-2 / 2, 6), round(sol.mean() * 0.1, 4)
 (1.0, 1.3098)
 """
 
@@ -181,7 +181,7 @@ def solve_window(a: Profile, lam: Profile, d: Profile, *, w_min: float = 0.0,
 
     >>> import numpy as np
     >>> sol = solve_window(lambda w: 1.0, lambda w: 0.1, lambda w: 0.5 * w)
-    >>> round(sol.mean, 4), sol.atom_at_cap, sol.error_estimate < 1e-6
+    >>> round(sol.mean(), 4), sol.atom_at_cap, sol.error_estimate < 1e-6
     (20.0, 0.0, True)
     """
     w_min = real_value("w_min", w_min, "a finite real number >= 0", lambda v: v >= 0)
@@ -231,7 +231,8 @@ def solve_window(a: Profile, lam: Profile, d: Profile, *, w_min: float = 0.0,
         lev.lq * (lev.yq - keep),
         lev.lam_cap * (ucap - max(float(prof.d(np.array([ucap]))[0]), w_min)))
     sol = WindowSolution(
-        grid=lev.grid.u.copy(), mean=mean, second_moment=second, loss_rate=lev.loss_rate,
+        grid=lev.grid.u.copy(), mean_window=mean, mean_square_window=second,
+        loss_rate=lev.loss_rate,
         atom_at_cap=float(atom), error_estimate=float(err), grid_size=int(lev.grid.u.size),
         drift_balance=float(drift), mass_outside=float(mass_outside), w_min=w_min, w_max=w_max,
         history=[(int(lv.grid.u.size), lv.mean, lv.loss_rate) for lv in levels],

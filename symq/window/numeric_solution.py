@@ -8,12 +8,15 @@ come from the finest discretisation level of the embedded post-loss chain, by Pa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from symq.core.distribution import Distribution
+from symq.core.errors import InvalidParameter
 from symq.core.parameters import real_value
+from symq.core.result import ResultBase
 
 from .numeric_grid import _GW, _GX, _Profiles
 from .numeric_level import _F_at, _G_at, _Level, _S_at, _SG_at, _time_gap
@@ -21,27 +24,31 @@ from .numeric_level import _F_at, _G_at, _Level, _S_at, _SG_at, _time_gap
 __all__ = ["WindowSolution"]
 
 
-@dataclass
-class WindowSolution:
+@dataclass(frozen=True)
+class WindowSolution(ResultBase, Distribution):
     """Stationary law of an adaptive window protocol computed by :func:`solve_window`.
 
     Time-stationary quantities (``pdf``, ``cdf``, moments, ``atom_at_cap``) come from the Palm
-    inversion of the embedded post-loss chain (``derivations/awp.md``, section "General profiles");
-    ``pre_loss_cdf`` and
-    ``post_loss_cdf`` are the Palm laws of the window just before and just after a loss.
+    inversion of the embedded post-loss chain (``derivations/awp.md``, section "General
+    profiles"); ``pre_loss_cdf`` and ``post_loss_cdf`` are the Palm laws of the window just before
+    and just after a loss.  A result (:class:`~symq.core.result.ResultBase`: ``to_dict()``, a
+    short ``str``) and a :class:`~symq.core.distribution.Distribution` of the window (``pdf``,
+    ``cdf``, ``ccdf``, ``icdf``, ``moment(order, kind)``, ``mean()``, ``variance()``,
+    ``sample``, ``to_scipy()``).
 
     Attributes
     ----------
     grid : ndarray
         Nodes (window values) of the finest logarithmic grid.
-    mean, second_moment : float
-        ``E[W]``, ``E[W^2]`` (time averages; throughput is ``E[W]/RTT``).
+    mean_window, mean_square_window : float
+        ``E[W]``, ``E[W^2]`` (time averages; throughput is ``E[W]/RTT``); ``mean()`` returns
+        ``mean_window``.
     loss_rate : float
         ``E[lam(W)] = 1/E0[T]``, losses per RTT.
     atom_at_cap : float
         Fraction of time spent at ``w_max`` (0 without a cap).
     error_estimate : float
-        Estimated relative error of ``mean`` and ``loss_rate`` (a posteriori, from the
+        Estimated relative error of ``mean_window`` and ``loss_rate`` (a posteriori, from the
         successive grid refinements).
     grid_size : int
         Number of grid nodes of the finest level.
@@ -57,9 +64,11 @@ class WindowSolution:
         ``(grid_size, mean, loss_rate)`` of every refinement level.
     """
 
+    summary: ClassVar[tuple[str, ...]] = ("mean_window", "loss_rate", "error_estimate")
+
     grid: NDArray[np.float64] = field(repr=False)
-    mean: float
-    second_moment: float
+    mean_window: float
+    mean_square_window: float
     loss_rate: float
     atom_at_cap: float
     error_estimate: float
@@ -179,7 +188,47 @@ class WindowSolution:
         g_cap = float(_Profiles._eval(g, np.array([lev.grid.u[-1]]))[0]) if lev.capped else 0.0
         return lev.expect_raw(gq, g_cap)
 
-    def moment(self, s: float) -> float:
-        """Time-average moment ``E[W^s]`` (any real ``s``)."""
-        s = real_value("s", s, "a finite real number")
+    def moment(self, order: float = 1, kind: str = "raw") -> float:
+        """Time-average moment: ``raw`` ``E[W^s]`` for any finite real ``s = order`` (Palm
+        inversion); ``central``/``standardized`` of an integer order as in
+        :meth:`symq.core.distribution.Distribution.moment`."""
+        if kind != "raw":
+            return Distribution.moment(self, order, kind)
+        s = real_value("order", order, "a finite real number")
         return self.expect(lambda w: w ** s)
+
+    def _raw_moment(self, order: int) -> float:
+        return self.mean_window if order == 1 else self.moment(float(order))
+
+    def mean(self) -> float:
+        """``E[W]`` (the field ``mean_window``)."""
+        return self.mean_window
+
+    def support(self) -> tuple[float, float]:
+        """The window range of the grid (the cap ``w_max`` when there is one)."""
+        return self._bounds()
+
+    def icdf(self, p: ArrayLike) -> NDArray[np.float64] | float:
+        """Quantiles: the smallest window with ``cdf >= p``, by bisection in ``ln w``.
+
+        All probabilities are bisected together (64 vectorised :meth:`cdf` calls), to the
+        resolution of the doubles; ``p`` above ``1 - atom_at_cap`` gives the cap.
+
+        Raises
+        ------
+        InvalidParameter
+            A ``p`` outside [0, 1].
+        """
+        q = np.asarray(p, dtype=float)
+        if np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
+            raise InvalidParameter("p", p, "probabilities in [0, 1]")
+        lo, hi = self._bounds()
+        t_lo = np.full(q.shape, np.log(lo))
+        t_hi = np.full(q.shape, np.log(hi))
+        for _ in range(64):
+            mid = 0.5 * (t_lo + t_hi)
+            below = np.asarray(self.cdf(np.exp(mid)), dtype=float) < q
+            t_lo = np.where(below, mid, t_lo)
+            t_hi = np.where(below, t_hi, mid)
+        out = np.where(q <= 0, lo, np.where(q >= 1, hi, np.exp(t_hi)))
+        return float(out) if out.ndim == 0 else out

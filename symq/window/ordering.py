@@ -18,9 +18,12 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
+
+from symq.core.result import ResultBase
 
 from .protocol import WindowProtocol
 from .solve import WindowLaw, solve_protocol
@@ -29,8 +32,8 @@ __all__ = ["Ordering", "compare"]
 
 
 @dataclass(frozen=True)
-class Ordering:
-    """Result of :func:`compare`.
+class Ordering(ResultBase):
+    """Result of :func:`compare` (a :class:`~symq.core.result.ResultBase`).
 
     Attributes
     ----------
@@ -55,6 +58,8 @@ class Ordering:
     cdf_second: NDArray[np.float64]
     means: tuple[float, float]
 
+    summary: ClassVar[tuple[str, ...]] = ("first_below", "second_below", "max_violation")
+
 
 def compare(first: WindowProtocol | WindowLaw, second: WindowProtocol | WindowLaw,
             points: int = 400, tol: float = 1e-6) -> Ordering:
@@ -70,8 +75,8 @@ def compare(first: WindowProtocol | WindowLaw, second: WindowProtocol | WindowLa
         Allowed numerical slack on the cdfs.
     """
     laws = [x if isinstance(x, WindowLaw) else solve_protocol(x) for x in (first, second)]
-    top = 20.0 * max(law.mean for law in laws)
-    bottom = 1e-3 * min(law.mean for law in laws)
+    top = 20.0 * max(law.mean_window for law in laws)
+    bottom = 1e-3 * min(law.mean_window for law in laws)
     grid = np.geomspace(bottom, top, points)
     caps = [law.protocol.w_max for law in laws if np.isfinite(law.protocol.w_max)]
     if caps:
@@ -80,4 +85,4 @@ def compare(first: WindowProtocol | WindowLaw, second: WindowProtocol | WindowLa
     violation = float(np.max(f2 - f1))
     return Ordering(first_below=violation <= tol, second_below=float(np.max(f1 - f2)) <= tol,
                     max_violation=violation, grid=grid, cdf_first=f1, cdf_second=f2,
-                    means=(laws[0].mean, laws[1].mean))
+                    means=(laws[0].mean_window, laws[1].mean_window))

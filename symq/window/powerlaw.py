@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from symq.core.distribution import Distribution
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import real_value as _real
 from symq.core.precision import working_dps
@@ -59,13 +60,17 @@ __all__ = [
 ]
 
 
-class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore):
+class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore, Distribution):
     """Stationary window law for ``a(w) = alpha w^k``, ``lam(w) = gamma w^l``, ``d(w) = beta w``.
 
     ``derivations/awp.md``, section "Power-law class" (the model of Altman, Avrachenkov, Kherani,
     Prabhu, INFOCOM 2005; Dumas, Guillemin, Robert 2002 for the ARMA property).  Covers NewReno
     (``k=0, l=1``), AIMD with constant loss rate (``k=l=0``), Scalable TCP with packet losses
     (``k=l=1``) and HighSpeed-like profiles ``k = 2 - 1/S``, ``l = 1``.
+
+    A :class:`~symq.core.distribution.Distribution` of the time-stationary window: ``pdf``,
+    ``cdf``, ``ccdf``, ``icdf``, ``moment(order, kind)``, ``mean()``, ``variance()``,
+    ``sample(shape, rng=)``, ``to_scipy()``; Palm laws by ``pre_loss_cdf``, ``pre_loss_moment``.
 
     Parameters
     ----------
@@ -141,7 +146,6 @@ class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore):
                 f"l={self.l!r}, beta={self.beta!r}; m={self.m!r}, q={self.q!r}, "
                 f"terms={self.terms})")
 
-
     # ------------------------------------------------------------------ moments
     def pre_loss_moment(self, r: ArrayLike) -> NDArray[np.float64] | float:
         """Palm moment ``E[W_pre^r] = Gamma(1+r/m) (alpha m/gamma)^(r/m) sum_j c_j beta^(j r)``.
@@ -164,18 +168,21 @@ class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore):
                 return float(val)
         return _vectorise(one, r)
 
-    def moment(self, s: ArrayLike) -> NDArray[np.float64] | float:
-        """Time-stationary ``E[W^s] = I(s-k+1)/I(1-k)`` for real ``s`` (Palm inversion).
+    def moment(self, order: ArrayLike = 1, kind: str = "raw") -> NDArray[np.float64] | float:
+        """Time-stationary moment; ``raw``: ``E[W^s] = I(s-k+1)/I(1-k)`` for real ``s = order``.
 
         ``derivations/awp.md``, step "Time averages by Palm inversion".
 
-        Every real moment is finite when ``m > 0``; only a non-finite ``s`` is rejected.
-        Computed in mpmath (20 significant digits, rounded to float).
+        Every real raw moment is finite when ``m > 0`` (``order`` may be any finite real number
+        or an array of them); ``central`` and ``standardized`` moments take an integer order
+        (:meth:`symq.core.distribution.Distribution.moment`).  Computed in mpmath (20 significant
+        digits, rounded to float).
 
         Raises
         ------
         InvalidParameter
-            ``s`` not a finite real number.
+            ``order`` not a finite real number (an integer for ``central``/``standardized``),
+            or an unknown ``kind``.
 
         Examples
         --------
@@ -183,13 +190,19 @@ class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore):
         >>> round(w.moment(2), 10)
         21.3333333333
         """
+        if kind != "raw":
+            return Distribution.moment(self, order, kind)
+
         def one(sv: float) -> float:
-            sv = _real("s", sv, "a finite real number (every real moment exists for m > 0)",
+            sv = _real("order", sv, "a finite real number (every real moment exists for m > 0)",
                        lambda v: True)
             with working_dps(30) as ctx:
                 num = self._I_mp(ctx.mpf(sv) - ctx.mpf(self.k) + 1, 20)
                 return float(num / self._I0_mp(20))
-        return _vectorise(one, s)
+        return _vectorise(one, order)
+
+    def _raw_moment(self, order: int) -> float:
+        return float(self.moment(float(order)))
 
     def mean(self) -> float:
         """Time-stationary ``E[W]`` (packets)."""

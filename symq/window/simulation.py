@@ -48,9 +48,14 @@ lower end ``grid[0]`` (default :math:`10^{-12}`; only possible without a floor, 
 constant loss rate above :math:`a/\ln(1/\beta)` and no floor, where :math:`W \to 0`).  It then
 returns ``escaped=True`` with ``escape_reason`` and no estimates (``mean`` etc. are ``None``).
 
-Statistics: time averages are renewal-reward ratios ``sum(area)/sum(time)`` over loss cycles with
-ratio batch means after a warm-up (:func:`symq.core.simstats.ratio_batch_means`); the Palm
-(pre-loss) mean uses the same batches.
+Runs and statistics: the run length, warm-up and batches are planned by
+:class:`symq.core.simrun.RunPlan` (the batch-means rule of every symq simulator); the kernels are
+seeded from ``rng`` (:func:`~symq.core.simrun.kernel_seed`, :func:`~symq.core.simrun.seed_numba`)
+and run in chunks with a progress bar on request (:func:`~symq.core.simrun.run_chunked`).  Time
+averages are renewal-reward ratios ``sum(area)/sum(time)`` over loss cycles with ratio batch means
+after the warm-up (:func:`symq.core.simstats.ratio_batch_means`); the Palm (pre-loss) mean uses the
+same batches.  Equal batches take the cycles after the plan's warm-up, the remainder joins the
+warm-up.
 
 References
 ----------
@@ -67,7 +72,7 @@ NewReno with per-packet loss probability ``p``: :math:`E[W^2] = 2/p` exactly (me
 
 >>> p = 1e-3
 >>> est = simulate_window(None, None, None, 200_000, power_law=(1.0, 0, p, 1, 0.5), rng=1)
->>> est.second_moment.contains(2 / p) or est.second_moment.distance(2 / p) < 2
+>>> est.mean_square_window.contains(2 / p) or est.mean_square_window.distance(2 / p) < 2
 True
 """
 
@@ -76,7 +81,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
@@ -84,8 +89,9 @@ from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value as _integer
 from symq.core.parameters import real_value
 from symq.core.randomness import RngLike
-from symq.core.randomness import as_generator as _generator
 from symq.core.resources import require_memory
+from symq.core.result import ResultBase
+from symq.core.simrun import RunPlan, kernel_seed, run_chunked, seed_numba
 from symq.core.simstats import ConfidenceInterval, ratio_batch_means
 
 from .protocol import PowerLawParameters
@@ -94,7 +100,6 @@ from .simulation_kernels import (
     _OFF_GRID,
     _OK,
     _power_kernel,
-    _seed_kernel,
     _table_kernel,
 )
 from .simulation_tables import _GL_ORDER, _build_tables, _empty_tables, _evaluate
@@ -150,17 +155,17 @@ def _power_law(value: Any) -> tuple[float, float, float, float, float]:
 
 
 @dataclass(frozen=True)
-class WindowEstimate:
-    """Estimates from one run of :func:`simulate_window`.
+class WindowEstimate(ResultBase):
+    """Estimates from one run of :func:`simulate_window` (a :class:`~symq.core.result.ResultBase`).
 
-    All interval estimates are ratio batch means over loss cycles after the warm-up; they are
-    ``None`` when ``escaped`` is true.
+    All interval estimates are ratio batch means over loss cycles after the warm-up
+    (:class:`~symq.core.simstats.ConfidenceInterval`); they are ``None`` when ``escaped`` is true.
 
     Attributes
     ----------
-    mean : ConfidenceInterval or None
+    mean_window : ConfidenceInterval or None
         Time-average window :math:`E[W]` (throughput in packets per RTT).
-    second_moment : ConfidenceInterval or None
+    mean_square_window : ConfidenceInterval or None
         Time average :math:`E[W^2]`.
     loss_rate : ConfidenceInterval or None
         Losses per unit time (per RTT); equals :math:`E[\\lambda(W)]` and :math:`1/E_0[T]`.
@@ -168,7 +173,7 @@ class WindowEstimate:
         Palm mean :math:`E_0[W_{pre}]` of the window just before a loss.
     pre_loss_sample : numpy.ndarray or None
         The last ``keep_pre_loss`` pre-loss windows after the warm-up, in simulation order
-        (correlated; for distribution comparisons).
+        (correlated; for distribution comparisons; not part of ``to_dict()``).
     time_fraction_at_cap : ConfidenceInterval or None
         Fraction of time spent at ``w_max`` (0 without a cap).
     escaped : bool
@@ -178,6 +183,8 @@ class WindowEstimate:
         Human-readable explanation when ``escaped``.
     n_losses : int
         Number of simulated loss cycles (including the warm-up; fewer if escaped).
+    n_batches : int
+        Batches of the batch-means intervals.
     events_per_second : float
         Loss cycles per second of wall-clock kernel time (tables and compilation excluded).
     time_averages : dict of str to ConfidenceInterval
@@ -189,42 +196,22 @@ class WindowEstimate:
         5-point Gauss-Legendre rules (an upper estimate of the table error).
     """
 
-    mean: ConfidenceInterval | None
-    second_moment: ConfidenceInterval | None
+    summary: ClassVar[tuple[str, ...]] = ("mean_window", "loss_rate", "n_losses", "escaped")
+
+    mean_window: ConfidenceInterval | None
+    mean_square_window: ConfidenceInterval | None
     loss_rate: ConfidenceInterval | None
     pre_loss_mean: ConfidenceInterval | None
-    pre_loss_sample: np.ndarray | None
+    pre_loss_sample: np.ndarray | None = field(repr=False)
     time_fraction_at_cap: ConfidenceInterval | None
     escaped: bool
     escape_reason: str | None
     n_losses: int
+    n_batches: int
     events_per_second: float
     time_averages: dict[str, ConfidenceInterval] = field(default_factory=dict)
     method: str = "tabulated"
     quadrature_error: float | None = None
-
-
-def _run(kernel_call: Callable[[int], int], counters: np.ndarray, n_losses: int, progress: bool,
-         desc: str) -> int:
-    chunks = 100 if progress else 1
-    stops = np.unique(np.linspace(0, n_losses, chunks + 1).astype(np.int64))[1:]
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=n_losses, unit="loss", desc=desc)
-    status = _OK
-    try:
-        for stop in stops:
-            before = int(counters[0])
-            status = kernel_call(int(stop))
-            if bar is not None:
-                bar.update(int(counters[0]) - before)
-            if status != _OK:
-                break
-    finally:
-        if bar is not None:
-            bar.close()
-    return status
 
 
 def simulate_window(
@@ -239,7 +226,7 @@ def simulate_window(
     warmup: float = 0.1,
     rng: RngLike = None,
     level: float = 0.95,
-    batches: int = 30,
+    n_batches: int = 30,
     progress: bool = False,
     power_law: tuple[float, float, float, float, float] | None = None,
     time_averages: Mapping[str, Callable[[np.ndarray], np.ndarray]] | None = None,
@@ -260,7 +247,9 @@ def simulate_window(
         RTT (> 0), decrease map (``0 <= d(w) < w``, nondecreasing).  May be ``None`` when
         ``power_law`` is given.
     n_losses : int, default 10**6
-        Number of loss cycles to simulate (warm-up included), at least ``10 * batches``.
+        Number of loss cycles to simulate (warm-up included); at least
+        :data:`~symq.core.simrun.MIN_JOBS_PER_BATCH` of them per batch after the warm-up
+        (:class:`symq.core.simrun.RunPlan`).
     w_min : float, default 0
         Floor applied after a loss, ``>= 0``.
     w_max : float, default inf
@@ -275,7 +264,7 @@ def simulate_window(
         Randomness; the same seed gives the same result.
     level : float, default 0.95
         Confidence level.
-    batches : int, default 30
+    n_batches : int, default 30
         Number of batches of the ratio batch-means intervals, ``>= 2``.
     progress : bool, default False
         Show a tqdm bar (the run is split into chunks; the result is the same).
@@ -317,23 +306,21 @@ def simulate_window(
     >>> import numpy as np
     >>> est = simulate_window(lambda w: np.ones_like(w), lambda w: 0.1 + 0 * w,
     ...                       lambda w: 0.5 * w, 100_000, rng=2)
-    >>> est.mean.distance(1 / (0.1 * 0.5)) < 3
+    >>> est.mean_window.distance(1 / (0.1 * 0.5)) < 3
     True
     """
     n_losses = _integer("n_losses", n_losses, 1)
     if n_losses > MAX_LOSSES:
         raise InvalidParameter("n_losses", n_losses, f"an integer <= {MAX_LOSSES:.0e}",
                                "a longer run would take hours; use several seeded runs")
-    batches = _integer("batches", batches, 2)
-    if batches > MAX_BATCHES:
-        raise InvalidParameter("batches", batches, f"an integer in [2, {MAX_BATCHES:.0e}]",
+    n_batches = _integer("n_batches", n_batches, 2)
+    if n_batches > MAX_BATCHES:
+        raise InvalidParameter("n_batches", n_batches, f"an integer in [2, {MAX_BATCHES:.0e}]",
                                "batch means need a few dozen batches")
-    if n_losses < 10 * batches:
-        raise InvalidParameter("n_losses", n_losses, f"an integer >= 10 * batches = {10 * batches}")
+    plan = RunPlan.make(n_losses, n_batches, warmup, level, jobs_name="n_losses", unit="losses")
     keep_pre_loss = _integer("keep_pre_loss", keep_pre_loss, 0)
     points_per_decade = _integer("points_per_decade", points_per_decade, 10)
-    level = real_value("level", level, "a real number in (0, 1)", lambda v: 0 < v < 1)
-    warmup = real_value("warmup", warmup, "a real number in [0, 1)", lambda v: 0 <= v < 1)
+    level, batches = plan.level, plan.n_batches
     w_min = real_value("w_min", w_min, "a finite real number >= 0", lambda v: v >= 0)
     w_max = real_value("w_max", w_max, f"a real number > w_min={w_min!r} (inf for no cap)",
                        lambda v: v > w_min and v > 0, allow_inf=True)
@@ -384,8 +371,7 @@ def simulate_window(
         w0 = real_value("w0", w0, "a real number in [max(w_min, grid lo), min(w_max, grid hi)] "
                         f"= [{lo:g}, {hi:g}]", lambda v: lo <= v <= hi)
 
-    gen = _generator(rng)
-    seed = int(gen.integers(0, 2**32 - 1))
+    seed = kernel_seed(rng)
 
     J = 4 + len(observables)
     if method == "tabulated" or observables:
@@ -408,11 +394,8 @@ def simulate_window(
             gcap[4 + r] = float(_evaluate(f"time_averages[{r}]", g, np.array([w_max]),
                                           positive=False)[0])
 
-    n_warm_nominal = int(math.floor(warmup * n_losses))
-    per_batch = (n_losses - n_warm_nominal) // batches
-    if per_batch < 1:
-        raise InvalidParameter("n_losses", n_losses, f"large enough for {batches} batches after "
-                               f"the warm-up")
+    # equal batches after the plan's warm-up; the remainder is warm-up too
+    per_batch = (n_losses - plan.n_warm) // batches
     n_warm = n_losses - per_batch * batches
     n_ring = min(keep_pre_loss, per_batch * batches)
     require_memory("keep_pre_loss", keep_pre_loss, 8.0 * n_ring,
@@ -425,7 +408,7 @@ def simulate_window(
         ring_buf = ring
     y_state = np.array([float(w0)])
     counters = np.zeros(3, dtype=np.int64)
-    _seed_kernel(seed)
+    seed_numba(seed)
 
     if method == "power_law":
         t = tables if tables is not None else _empty_tables()
@@ -443,8 +426,15 @@ def simulate_window(
                                  has_cap, w_max, lam_cap, gcap, n_warm, per_batch, stop, y_state,
                                  counters, acc, ring_buf)
 
+    status = _OK
+
+    def step(stop: int) -> tuple[int, bool]:
+        nonlocal status
+        status = call(stop)
+        return int(counters[0]), status != _OK
+
     start = time.perf_counter()
-    status = _run(call, counters, n_losses, bool(progress), f"window ({method})")
+    run_chunked(step, n_losses, progress=bool(progress), desc=f"window ({method})", unit="loss")
     elapsed = time.perf_counter() - start
     done = int(counters[0])
     eps = done / elapsed if elapsed > 0 else math.inf
@@ -460,8 +450,8 @@ def simulate_window(
         else:
             reason = (f"after {done} losses the window collapsed below {lo:g} (W -> 0 without a "
                       f"floor); set w_min > 0")
-        return WindowEstimate(None, None, None, None, None, None, True, reason, done, eps, {},
-                              method, quad)
+        return WindowEstimate(None, None, None, None, None, None, True, reason, done, batches,
+                              eps, {}, method, quad)
 
     time_ = acc[:, 0]
     if np.any(time_ <= 0):
@@ -478,5 +468,5 @@ def simulate_window(
     if ring.size:
         p = int(counters[1])
         sample = np.concatenate([ring[p:], ring[:p]])
-    return WindowEstimate(mean, second, rate, pre, sample, cap, False, None, done, eps, extra,
-                          method, quad)
+    return WindowEstimate(mean, second, rate, pre, sample, cap, False, None, done, batches, eps,
+                          extra, method, quad)

@@ -17,7 +17,8 @@ Two kernels run cycles until a given count and accumulate per-batch sums:
   at random points.
 
 Both keep their state (post-loss window, counters, status) in arrays so that a run can be split
-into chunks with the same result.
+into chunks with the same result (:func:`symq.core.simrun.run_chunked`); they draw from numba's
+random stream, seeded by :func:`symq.core.simrun.seed_numba`.
 """
 
 from __future__ import annotations
@@ -31,12 +32,6 @@ _OK = 0
 _ESCAPED_UP = 1
 _COLLAPSED = 2
 _OFF_GRID = 3
-
-
-@numba.njit(cache=True)
-def _seed_kernel(seed: int) -> None:
-    """Seed numba's random stream (separate from numpy's) for the kernels."""
-    np.random.seed(seed)
 
 
 @numba.njit(cache=True)

@@ -15,19 +15,21 @@ Examples
 --------
 >>> from symq.window.protocol import newreno
 >>> law = solve_protocol(newreno(1e-4))
->>> law.method, round(law.mean * 1e-2, 4)   # E[W] sqrt(p): Ott-Kemperman-Mathis
+>>> law.method, round(law.mean() * 1e-2, 4)   # E[W] sqrt(p): Ott-Kemperman-Mathis
 ('closed form (power-law q-series)', 1.3098)
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
+from symq.core.distribution import Distribution
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError
+from symq.core.result import Exactness, ResultBase
 
 from .protocol import WindowProtocol
 from .symbolic import WindowStability, stability
@@ -39,55 +41,98 @@ METHODS = ("auto", "closed form", "numeric")
 
 
 @dataclass(frozen=True)
-class WindowLaw:
+class WindowLaw(ResultBase, Distribution):
     """Stationary (time-average) law of the window of a protocol (from :func:`solve_protocol`).
+
+    A result (:class:`~symq.core.result.ResultBase`: ``to_dict()``, a short ``str``) and a
+    :class:`~symq.core.distribution.Distribution` of the window: ``pdf``, ``cdf``, ``ccdf``,
+    ``icdf``, ``moment(order, kind)``, ``mean()``, ``variance()``, ``sample(shape, rng=)``,
+    ``to_scipy()``, all from the solver's law (``law``); ``pre_loss_cdf`` is the cdf of the
+    window just before a loss (Palm).
 
     Attributes
     ----------
     protocol : WindowProtocol
     method : str
         Which solver produced it.
-    mean, second_moment : float
-        ``E[W]``, ``E[W^2]`` (in packets).
+    exactness : Exactness
+        ``exact`` for the closed forms, ``numeric`` for the numerical solver.
+    mean_window, mean_square_window : float
+        ``E[W]``, ``E[W^2]`` (in packets); ``mean()`` returns ``mean_window``.
     throughput : float
         ``E[W]/rtt`` (packets per unit time).
     loss_rate : float
         ``E[lam(W)]``: losses per round-trip time.
-    pdf, cdf, pre_loss_cdf : callable
-        Vectorised density and cdf of ``W``; cdf of the window just before a loss (Palm).
-    moment : callable
-        ``moment(s) = E[W^s]``.
     drift_balance : float
         ``E[a(W)] - E[lam(W) b(W) W]`` relative to ``E[a(W)]`` (0 for an exact stationary law;
         ``derivations/awp.md``, step "Mean drift balance").
     error_estimate : float
-        Relative error estimate of ``mean`` (0 for closed forms).
+        Relative error estimate of ``mean_window`` (0 for closed forms).
     stability : WindowStability
     atom_at_cap : float
         Probability that the window sits at ``w_max``.
+    law : PowerLawWindow, MIMDFloor or WindowSolution
+        The solver's own law (not part of ``to_dict()``).
     """
+
+    summary: ClassVar[tuple[str, ...]] = ("mean_window", "throughput", "loss_rate", "method")
 
     protocol: WindowProtocol
     method: str
-    mean: float
-    second_moment: float
+    exactness: Exactness
+    mean_window: float
+    mean_square_window: float
     throughput: float
     loss_rate: float
-    pdf: Callable[[Any], Any]
-    cdf: Callable[[Any], Any]
-    pre_loss_cdf: Callable[[Any], Any]
-    moment: Callable[[float], float]
     drift_balance: float
     error_estimate: float
     stability: WindowStability
+    law: Distribution = field(repr=False)
     atom_at_cap: float = 0.0
 
-    def summary(self) -> dict[str, Any]:
-        """The scalar results (``EW``, ``EW2``, ``throughput``, ``loss_rate``, ...)."""
-        return {"EW": self.mean, "EW2": self.second_moment, "throughput": self.throughput,
-                "loss_rate": self.loss_rate, "stable": True, "method": self.method,
-                "drift_balance": self.drift_balance, "error_estimate": self.error_estimate,
-                "atom_at_cap": self.atom_at_cap}
+    def pdf(self, x: Any) -> Any:
+        """Density of the time-stationary window (atom at a cap excluded)."""
+        return self.law.pdf(x)
+
+    def cdf(self, x: Any) -> Any:
+        """``P(W <= x)``."""
+        return self.law.cdf(x)
+
+    def ccdf(self, x: Any) -> Any:
+        """``P(W > x)``."""
+        return self.law.ccdf(x)
+
+    def icdf(self, p: Any) -> Any:
+        """Quantiles of the window."""
+        return self.law.icdf(p)
+
+    def support(self) -> tuple[float, float]:
+        return self.law.support()
+
+    def moment(self, order: Any = 1, kind: str = "raw") -> Any:
+        """``E[W^s]`` for a real ``s = order`` (``raw``), or a central/standardized moment."""
+        return self.law.moment(order, kind)
+
+    def _raw_moment(self, order: int) -> Any:
+        return self.mean_window if order == 1 else self.law.moment(float(order))
+
+    def mean(self) -> float:
+        """``E[W]`` (the field ``mean_window``)."""
+        return self.mean_window
+
+    def pre_loss_cdf(self, w: Any) -> Any:
+        """Palm cdf of the window just before a loss.
+
+        Raises
+        ------
+        InvalidParameter
+            For the MIMD closed form, which does not provide it (use ``method="numeric"``).
+        """
+        pre_loss = getattr(self.law, "pre_loss_cdf", None)
+        if pre_loss is None:
+            raise InvalidParameter("pre_loss_cdf", w, "a protocol solved numerically",
+                                   "not provided by the MIMD closed form; use method='numeric'")
+        return pre_loss(w)
 
 
 def _mimd_floor_balance(exact: Any, a: float, lam: float, beta: float, w_min: float) -> float:
@@ -123,13 +168,12 @@ def _closed_form(protocol: WindowProtocol, verdict: WindowStability
         # mean drift balance: E[a(W)] = alpha E[W^k] = E[lam(W) b W] = gamma (1 - beta) E[W^(l+1)]
         alpha_side = law.alpha * float(exact.moment(law.k))
         gamma_side = law.gamma * (1 - law.beta) * float(exact.moment(law.l + 1))
-        return WindowLaw(protocol=protocol, method="closed form (power-law q-series)", mean=mean,
-                         second_moment=float(exact.second_moment()),
+        return WindowLaw(protocol=protocol, method="closed form (power-law q-series)",
+                         exactness=Exactness.EXACT, mean_window=mean,
+                         mean_square_window=float(exact.second_moment()),
                          throughput=mean / protocol.rtt, loss_rate=float(exact.loss_rate()),
-                         pdf=exact.pdf, cdf=exact.cdf, pre_loss_cdf=exact.pre_loss_cdf,
-                         moment=exact.moment,
                          drift_balance=float(1.0 - gamma_side / alpha_side),
-                         error_estimate=0.0, stability=verdict)
+                         error_estimate=0.0, stability=verdict, law=exact)
     if law.k == 1 and law.l == 0 and protocol.w_min > 0 and not math.isfinite(protocol.w_max):
         from .mimd import MIMDFloor
 
@@ -139,18 +183,12 @@ def _closed_form(protocol: WindowProtocol, verdict: WindowStability
         except StabilityError as exc:   # E[W] is infinite
             raise StabilityError(f"{protocol.name}: {exc}") from None
         second = float(exact.moment(2)) if exact.theta > 2 else math.inf
-
-        def pre_loss_cdf(w: Any) -> Any:
-            raise InvalidParameter("pre_loss_cdf", w, "a protocol solved numerically",
-                                   "not provided by the MIMD closed form; use method='numeric'")
-
         return WindowLaw(protocol=protocol, method="closed form (MIMD, constant rate, floor)",
-                         mean=mean, second_moment=second, throughput=mean / protocol.rtt,
-                         loss_rate=law.gamma, pdf=exact.pdf, cdf=exact.cdf,
-                         pre_loss_cdf=pre_loss_cdf, moment=exact.moment,
+                         exactness=Exactness.EXACT, mean_window=mean, mean_square_window=second,
+                         throughput=mean / protocol.rtt, loss_rate=law.gamma,
                          drift_balance=_mimd_floor_balance(exact, law.alpha, law.gamma,
                                                            law.beta, protocol.w_min),
-                         error_estimate=0.0, stability=verdict)
+                         error_estimate=0.0, stability=verdict, law=exact)
     return None
 
 
@@ -231,9 +269,9 @@ def solve_protocol(protocol: WindowProtocol, method: str = "auto", rtol: float =
                            "cap w_max far from the bulk of the window law?); move w_min/w_max "
                            "closer to the unbounded mean window, or drop them")
     return WindowLaw(protocol=protocol, method="numeric (embedded post-loss chain)",
-                     mean=float(sol.mean), second_moment=float(sol.second_moment),
-                     throughput=float(sol.mean) / protocol.rtt, loss_rate=float(sol.loss_rate),
-                     pdf=sol.pdf, cdf=sol.cdf, pre_loss_cdf=sol.pre_loss_cdf, moment=sol.moment,
-                     drift_balance=drift,
+                     exactness=Exactness.NUMERIC, mean_window=float(sol.mean_window),
+                     mean_square_window=float(sol.mean_square_window),
+                     throughput=float(sol.mean_window) / protocol.rtt,
+                     loss_rate=float(sol.loss_rate), drift_balance=drift,
                      error_estimate=float(sol.error_estimate), stability=verdict,
-                     atom_at_cap=atom)
+                     law=sol, atom_at_cap=atom)

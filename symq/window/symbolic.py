@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import sympy as sp
@@ -37,6 +37,7 @@ import sympy as sp
 from symq.core.budget import time_budget
 from symq.core.compiler import compile as symq_compile
 from symq.core.errors import DerivationTimeout, NumericalFailure
+from symq.core.result import ResultBase
 
 from .protocol import ALPHA, BETA, GAMMA, K_EXP, L_EXP, W, WindowProtocol
 
@@ -97,8 +98,9 @@ def drift_identity(protocol: WindowProtocol) -> sp.Eq:
 
 
 @dataclass(frozen=True)
-class WindowStability:
-    """Stability verdict of a protocol (from :func:`stability`).
+class WindowStability(ResultBase):
+    """Stability verdict of a protocol (from :func:`stability`; a
+    :class:`~symq.core.result.ResultBase`).
 
     Attributes
     ----------
@@ -122,6 +124,8 @@ class WindowStability:
     lower_threshold: float
     method: str
     reason: str
+
+    summary: ClassVar[tuple[str, ...]] = ("status", "method")
 
     @property
     def stable(self) -> bool:

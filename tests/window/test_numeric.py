@@ -100,9 +100,9 @@ def test_aimd_constant_rate_moments_and_pasta():
     assert isinstance(sol, WindowSolution)
     m1 = alpha / (lam * (1 - beta))
     m2 = 2 * (alpha / lam) ** 2 / ((1 - beta) * (1 - beta ** 2))
-    assert sol.mean == pytest.approx(m1, rel=1e-7)
-    assert sol.second_moment == pytest.approx(m2, rel=1e-6)
-    assert sol.moment(2) == pytest.approx(sol.second_moment, rel=1e-12)
+    assert sol.mean() == pytest.approx(m1, rel=1e-7)
+    assert sol.mean_square_window == pytest.approx(m2, rel=1e-6)
+    assert sol.moment(2) == pytest.approx(sol.mean_square_window, rel=1e-12)
     assert sol.loss_rate == pytest.approx(lam, rel=1e-7)
     assert sol.atom_at_cap == 0.0
     # PASTA: the window before a loss has the time-stationary law; after it, that law scaled
@@ -118,12 +118,12 @@ def test_aimd_constant_rate_moments_and_pasta():
 def test_newreno_against_q_series(p):
     sol = solve_window(ONE, lambda w: p * w, lambda w: 0.5 * w, rtol=1e-6)
     exact = newreno_mean(p)
-    assert abs(sol.mean / exact - 1) < 1e-6
-    assert abs(sol.mean / exact - 1) <= 2 * sol.error_estimate + 1e-12
+    assert abs(sol.mean() / exact - 1) < 1e-6
+    assert abs(sol.mean() / exact - 1) <= 2 * sol.error_estimate + 1e-12
     assert sol.error_estimate <= 1e-6
-    assert sol.mean * math.sqrt(p) == pytest.approx(1.31, abs=5e-3)   # published rounding
-    assert sol.second_moment == pytest.approx(2 / p, rel=1e-6)         # alpha/(gamma(1-beta))
-    assert sol.loss_rate == pytest.approx(p * sol.mean, rel=1e-7)      # E[lam(W)] = 1/E0[T]
+    assert sol.mean() * math.sqrt(p) == pytest.approx(1.31, abs=5e-3)   # published rounding
+    assert sol.mean_square_window == pytest.approx(2 / p, rel=1e-6)         # alpha/(gamma(1-beta))
+    assert sol.loss_rate == pytest.approx(p * sol.mean(), rel=1e-7)      # E[lam(W)] = 1/E0[T]
     assert abs(sol.drift_balance) < 1e-6                               # E[a] = 1
     # Palm law of the window before a loss: q-series in mpmath
     m = 1.31 / math.sqrt(p)
@@ -151,8 +151,8 @@ def test_mimd_proportional_losses_scalable():
     a, gamma, beta = 0.01, 1e-3, 0.875
     sol = solve_window(lambda w: a * w, lambda w: gamma * w, lambda w: beta * w)
     d = math.log(1 / beta)
-    assert sol.mean == pytest.approx(a / (gamma * d), rel=1e-6)
-    assert sol.second_moment == pytest.approx(a ** 2 / (gamma ** 2 * (1 - beta) * d), rel=1e-5)
+    assert sol.mean() == pytest.approx(a / (gamma * d), rel=1e-6)
+    assert sol.mean_square_window == pytest.approx(a ** 2 / (gamma ** 2 * (1 - beta) * d), rel=1e-5)
     assert abs(sol.drift_balance) < 1e-6 * sol.expect(lambda w: a * w)
 
 
@@ -162,7 +162,7 @@ def test_mimd_constant_rate_with_floor(lam):
     theta = brentq(lambda x: a * x - lam * (1 - beta ** x), 1e-6, 1e3)
     assert theta > 1
     sol = solve_window(lambda w: a * w, lambda w: lam, lambda w: beta * w, w_min=w_min)
-    assert sol.mean == pytest.approx(w_min * theta / (theta - 1), rel=2e-6)
+    assert sol.mean() == pytest.approx(w_min * theta / (theta - 1), rel=2e-6)
     x = w_min * np.array([1.1, 1.5, 3.0, 10.0])
     np.testing.assert_allclose(sol.cdf(x), 1 - (x / w_min) ** -theta, atol=1e-6)
     np.testing.assert_allclose(sol.ccdf(x), (x / w_min) ** -theta, rtol=1e-4)
@@ -206,7 +206,7 @@ def test_newreno_with_cap_against_monte_carlo():
         y = 0.5 * x
     mean, se_mean = _ratio_ci(area, time)
     atom, se_atom = _ratio_ci(at_cap, time)
-    assert abs(sol.mean - mean) < 4 * se_mean
+    assert abs(sol.mean() - mean) < 4 * se_mean
     assert abs(sol.atom_at_cap - atom) < 4 * se_atom
     assert 0.2 < sol.atom_at_cap < 0.4
     assert float(sol.cdf(w_max)) == 1.0
@@ -220,7 +220,7 @@ def test_cap_far_above_the_law_changes_nothing():
     free = solve_window(ONE, lambda w: p * w, lambda w: 0.5 * w)
     capped = solve_window(ONE, lambda w: p * w, lambda w: 0.5 * w, w_max=200.0)
     assert capped.atom_at_cap < 1e-12
-    assert capped.mean == pytest.approx(free.mean, rel=2e-6)
+    assert capped.mean() == pytest.approx(free.mean(), rel=2e-6)
 
 
 # ------------------------------------------------------------------------------------------
@@ -262,12 +262,12 @@ def test_highspeed_tcp_general_profile():
     lam = lambda w: p * w  # noqa: E731
     sol = solve_window(a, lam, d)
     assert sol.error_estimate < 1e-6
-    mean = sol.mean
+    mean = sol.mean()
     # rate conservation: E[a(W)] = E[lam(W) b(W) W]
     ea = sol.expect(a)
     assert abs(sol.drift_balance) < 1e-5 * ea
     assert sol.expect(lambda w: lam(w) * b(w) * w) == pytest.approx(ea, rel=1e-5)
-    assert sol.loss_rate == pytest.approx(p * sol.mean, rel=1e-6)
+    assert sol.loss_rate == pytest.approx(p * sol.mean(), rel=1e-6)
 
     # level-crossing equation a(w) f(w) = int_{w}^{d^-1(w)} lam(u) f(u) du, pointwise
     def d_inv(w):
@@ -284,10 +284,10 @@ def test_highspeed_tcp_general_profile():
         if lhs > 0.1 * peak:
             assert lhs == pytest.approx(rhs, rel=1e-5)
     # independent Monte Carlo with exact event sampling
-    assert sol.mean == pytest.approx(mean, rel=2e-6)
+    assert sol.mean() == pytest.approx(mean, rel=2e-6)
     mc, se = _hstcp_monte_carlo(p, np.random.default_rng(7))
     assert se < 5e-3 * mc
-    assert abs(sol.mean - mc) < 4 * se
+    assert abs(sol.mean() - mc) < 4 * se
 
 
 def test_breakpoints_given_or_detected_agree():
@@ -296,7 +296,7 @@ def test_breakpoints_given_or_detected_agree():
     lam = lambda w: p * w  # noqa: E731
     given = solve_window(a, lam, d, breakpoints=[38.0], detect_breaks=False, rtol=1e-8)
     detected = solve_window(a, lam, d, rtol=1e-8)
-    assert detected.mean == pytest.approx(given.mean, rel=1e-8)
+    assert detected.mean() == pytest.approx(given.mean(), rel=1e-8)
 
 
 # ------------------------------------------------------------------------------------------
@@ -312,7 +312,7 @@ def test_error_estimate_decreases_and_is_honest():
     assert fine.grid_size > coarse.grid_size
     assert coarse.error_estimate <= 1e-4 and fine.error_estimate <= 1e-9
     for sol in (coarse, fine):
-        assert abs(sol.mean / exact - 1) <= 2 * sol.error_estimate + 1e-12
+        assert abs(sol.mean() / exact - 1) <= 2 * sol.error_estimate + 1e-12
     errors = [abs(m / exact - 1) for _, m, _ in fine.history]
     assert all(e2 < e1 for e1, e2 in zip(errors, errors[1:]))
     assert fine.grid.size == fine.grid_size and np.all(np.diff(fine.grid) > 0)
@@ -380,5 +380,5 @@ def test_bad_numbers_are_refused_with_their_domain(kwargs, name, shown):
 
 def test_moment_order_must_be_finite():
     sol = solve_window(ONE, lambda w: 0.1 + 0 * w, lambda w: 0.5 * w, rtol=1e-4)
-    with pytest.raises(InvalidParameter, match="s=nan must be a finite real number"):
+    with pytest.raises(InvalidParameter, match="order=nan must be a finite real number"):
         sol.moment(float("nan"))

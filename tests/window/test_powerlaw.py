@@ -269,7 +269,7 @@ def test_nonpositive_m_is_a_stability_error():
 
 def test_bad_arguments_of_methods():
     w = PowerLawWindow(**NEWRENO)
-    with pytest.raises(InvalidParameter, match="parameter s="):
+    with pytest.raises(InvalidParameter, match="parameter order="):
         w.moment(np.inf)
     with pytest.raises(InvalidParameter, match="parameter r="):
         w.pre_loss_moment(float("nan"))

@@ -45,9 +45,9 @@ def test_aimd_constant_rate_mean(path):
         est = simulate_window(lambda w: alpha * ones(w), lambda w: lam * ones(w),
                               lambda w: beta * w, 400_000, rng=3)
     assert isinstance(est, WindowEstimate) and not est.escaped
-    close(est.mean, exact)
+    close(est.mean_window, exact)
     # E[W^2] = 2 (alpha/lam)^2 / ((1-beta)(1-beta^2))  (AIMD constant rate, q-series)
-    close(est.second_moment, 2 * (alpha / lam) ** 2 / ((1 - beta) * (1 - beta**2)))
+    close(est.mean_square_window, 2 * (alpha / lam) ** 2 / ((1 - beta) * (1 - beta**2)))
     close(est.loss_rate, lam)
     # PASTA: the pre-loss (Palm) mean is the time-stationary mean
     close(est.pre_loss_mean, exact)
@@ -61,8 +61,8 @@ def test_tabulated_matches_exact_path_cycle_by_cycle():
         ex = simulate_window(None, None, None, 30_000, power_law=(alpha, k, gamma, l, beta), **kw)
         tb = simulate_window(lambda w: alpha * w**k, lambda w: gamma * w**l, lambda w: beta * w,
                              30_000, **kw)
-        assert tb.mean.mean == pytest.approx(ex.mean.mean, rel=1e-8)
-        assert tb.second_moment.mean == pytest.approx(ex.second_moment.mean, rel=1e-8)
+        assert tb.mean_window.mean == pytest.approx(ex.mean_window.mean, rel=1e-8)
+        assert tb.mean_square_window.mean == pytest.approx(ex.mean_square_window.mean, rel=1e-8)
         np.testing.assert_allclose(tb.pre_loss_sample, ex.pre_loss_sample, rtol=1e-8)
 
 
@@ -83,13 +83,13 @@ def newreno_mean_series(p, beta=0.5, alpha=1.0, terms=80):
 def test_newreno_moments_and_loss_identity():
     p = 1e-3
     est = simulate_window(None, None, None, 1_000_000, power_law=(1.0, 0, p, 1, 0.5), rng=5)
-    close(est.second_moment, 2 / p)                       # E[W^2] = alpha/(gamma(1-beta))
+    close(est.mean_square_window, 2 / p)                       # E[W^2] = alpha/(gamma(1-beta))
     ref = newreno_mean_series(p)
     assert ref * math.sqrt(p) == pytest.approx(1.31, abs=0.01)   # Ott-Kemperman-Mathis
-    close(est.mean, ref)
+    close(est.mean_window, ref)
     # E[lam(W)] = p E[W] = loss rate (1/E_0[T])
-    gap = abs(est.loss_rate.mean - p * est.mean.mean)
-    assert gap <= 1.5 * (est.loss_rate.half_width + p * est.mean.half_width)
+    gap = abs(est.loss_rate.mean - p * est.mean_window.mean)
+    assert gap <= 1.5 * (est.loss_rate.half_width + p * est.mean_window.half_width)
 
 
 def test_newreno_tabulated_with_observables():
@@ -97,11 +97,11 @@ def test_newreno_tabulated_with_observables():
     est = simulate_window(ones, lambda w: p * w, lambda w: 0.5 * w, 300_000, rng=6,
                           time_averages={"lam": lambda w: p * w, "w2": lambda w: w * w})
     assert est.method == "tabulated" and est.quadrature_error < 1e-8
-    close(est.second_moment, 2 / p)
-    close(est.mean, newreno_mean_series(p))
+    close(est.mean_square_window, 2 / p)
+    close(est.mean_window, newreno_mean_series(p))
     # observables computed through the tables agree with the built-in moments
-    assert est.time_averages["w2"].mean == pytest.approx(est.second_moment.mean, rel=1e-9)
-    assert est.time_averages["lam"].mean == pytest.approx(p * est.mean.mean, rel=1e-9)
+    assert est.time_averages["w2"].mean == pytest.approx(est.mean_square_window.mean, rel=1e-9)
+    assert est.time_averages["lam"].mean == pytest.approx(p * est.mean_window.mean, rel=1e-9)
 
 
 def test_power_law_path_observables_and_protocol_object():
@@ -112,7 +112,7 @@ def test_power_law_path_observables_and_protocol_object():
     est = simulate_window(None, None, None, 100_000, power_law=PowerLaw(), rng=4,
                           time_averages={"lam": lambda w: p * w, "a": ones})
     assert est.method == "power_law"
-    assert est.time_averages["lam"].mean == pytest.approx(p * est.mean.mean, rel=1e-9)
+    assert est.time_averages["lam"].mean == pytest.approx(p * est.mean_window.mean, rel=1e-9)
     assert est.time_averages["a"].mean == pytest.approx(1.0, rel=1e-12)
 
 
@@ -125,8 +125,8 @@ def test_scalable_mean(path):
         est = simulate_window(None, None, None, 400_000, power_law=(a, 1, p, 1, beta), rng=7)
     else:
         est = simulate_window(lambda w: a * w, lambda w: p * w, lambda w: beta * w, 400_000, rng=7)
-    close(est.mean, a / (p * math.log(1 / beta)))
-    close(est.second_moment, a**2 / (p**2 * (1 - beta) * math.log(1 / beta)))
+    close(est.mean_window, a / (p * math.log(1 / beta)))
+    close(est.mean_square_window, a**2 / (p**2 * (1 - beta) * math.log(1 / beta)))
 
 
 # ------------------------------------------------------------------------------ MIMD, const lam, floor
@@ -142,8 +142,8 @@ def test_mimd_constant_rate_with_floor(path):
     else:
         est = simulate_window(lambda w: a * w, lambda w: lam * ones(w), lambda w: beta * w,
                               400_000, w_min=w_min, rng=8)
-    close(est.mean, w_min * theta / (theta - 1))
-    close(est.second_moment, w_min**2 * theta / (theta - 2))
+    close(est.mean_window, w_min * theta / (theta - 1))
+    close(est.mean_square_window, w_min**2 * theta / (theta - 2))
     # PASTA (constant loss rate): pre-loss windows have the time-stationary law P(W > x) = (x/w_min)^-theta
     x = 1.5 * w_min
     ci = batch_means((est.pre_loss_sample > x).astype(float), n_batches=30)
@@ -228,7 +228,7 @@ def test_cap_against_independent_simulation(path):
         est = simulate_window(ones, lambda w: p * w, lambda w: 0.5 * w, 300_000, w_max=w_max, rng=10)
     ref_mean, ref_cap = python_newreno_with_cap(p, w_max, 200_000, seed=99)
     assert 0.05 < ref_cap.mean < 0.9            # the cap matters
-    agree(est.mean, ref_mean)
+    agree(est.mean_window, ref_mean)
     agree(est.time_fraction_at_cap, ref_cap)
     assert est.pre_loss_sample.max() == w_max
 
@@ -239,10 +239,10 @@ def test_mimd_constant_rate_below_threshold_escapes():
     a, beta = 0.01, 0.875
     lam = 0.5 * a / math.log(1 / beta)
     est = simulate_window(None, None, None, 100_000, power_law=(a, 1, lam, 0, beta), rng=1)
-    assert est.escaped and est.mean is None and "escaped" in est.escape_reason
+    assert est.escaped and est.mean_window is None and "escaped" in est.escape_reason
     est = simulate_window(lambda w: a * w, lambda w: lam * ones(w), lambda w: beta * w, 100_000,
                           rng=1)
-    assert est.escaped and est.mean is None
+    assert est.escaped and est.mean_window is None
     # above the threshold and without a floor the window collapses to 0
     est = simulate_window(None, None, None, 100_000, power_law=(a, 1, 3 * lam * 2, 0, beta), rng=1)
     assert est.escaped and "collapsed" in est.escape_reason
@@ -263,13 +263,13 @@ def test_same_seed_same_result_and_progress():
     r1 = simulate_window(None, None, None, 50_000, **kw)
     r2 = simulate_window(None, None, None, 50_000, **kw)
     r3 = simulate_window(None, None, None, 50_000, progress=True, **kw)
-    assert r1.mean == r2.mean == r3.mean
+    assert r1.mean_window == r2.mean_window == r3.mean_window
     np.testing.assert_array_equal(r1.pre_loss_sample, r3.pre_loss_sample)
     t1 = simulate_window(hs_a, lambda w: 1e-5 * w, hs_d, 20_000, rng=4)
     t2 = simulate_window(hs_a, lambda w: 1e-5 * w, hs_d, 20_000, rng=4, progress=True)
-    assert t1.mean == t2.mean and t1.second_moment == t2.second_moment
+    assert t1.mean_window == t2.mean_window and t1.mean_square_window == t2.mean_square_window
     r4 = simulate_window(None, None, None, 50_000, power_law=(1.0, 0, 1e-3, 1, 0.5), rng=124)
-    assert r4.mean != r1.mean
+    assert r4.mean_window != r1.mean_window
 
 
 def test_pre_loss_sample_memory_bounded():
@@ -290,7 +290,7 @@ NR = dict(power_law=(1.0, 0, 1e-3, 1, 0.5))
     (dict(n_losses=0, **NR), "n_losses"),
     (dict(n_losses=100, **NR), "n_losses"),
     (dict(n_losses=1.5, **NR), "n_losses"),
-    (dict(batches=1, **NR), "batches"),
+    (dict(n_batches=1, **NR), "n_batches"),
     (dict(level=1.5, **NR), "level"),
     (dict(warmup=1.0, **NR), "warmup"),
     (dict(w_min=-1.0, **NR), "w_min"),
