@@ -32,18 +32,18 @@ def main() -> None:
     cold = solve_optimal(2, 0.4, sizes, delta=0.05, U=24.0, tol=1e-10, multigrid=False)
     plain = time.perf_counter() - start
     print(f"1. m=2, rho=0.4, delta=0.05, U=24, span < 1e-10: {warm:.2f} s with warm starts "
-          f"[target < 5 s]; {plain:.2f} s from v = 0 ({plain / warm:.1f}x); g = {fast.g:.10f} "
-          f"in [{fast.g_low:.10f}, {fast.g_high:.10f}]; cold g = {cold.g:.10f}")
+          f"[target < 5 s]; {plain:.2f} s from v = 0 ({plain / warm:.1f}x); g = {fast.ET:.10f} "
+          f"in [{fast.ET_low:.10f}, {fast.ET_high:.10f}]; cold g = {cold.ET:.10f}")
     ext = richardson(solve_optimal, 2, 0.4, sizes, delta=0.1, U=24.0)
-    print(f"   Richardson (0.1, 0.05): g0 = {ext.g:.9f} +- {ext.error_estimate:.2e} (grid "
-          f"difference); Odoni bracket of the discrete combination [{ext.g_low:.9f}, "
-          f"{ext.g_high:.9f}] (convergence only)")
+    print(f"   Richardson (0.1, 0.05): g0 = {ext.ET:.9f} +- {ext.error_estimate:.2e} (grid "
+          f"difference); Odoni bracket of the discrete combination [{ext.ET_low:.9f}, "
+          f"{ext.ET_high:.9f}] (convergence only)")
     for step in ((0.1,) if args.m3_fine else ()) + (0.2,):
         start = time.perf_counter()
         res = solve_optimal(3, 0.4, sizes, delta=step, U=24.0, tol=1e-8)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"2. m=3, rho=0.4, delta={step}: {time.perf_counter() - start:.1f} s, "
-              f"{res.v.size} sorted states, g = {res.g:.7f}, peak memory so far {peak:.0f} MB")
+              f"{res.v.size} sorted states, g = {res.ET:.7f}, peak memory so far {peak:.0f} MB")
     n = 10_000_000
     for name, policy in (("lookup (optimal)", get_policy("lookup", result=fast)),
                          ("lwl", "lwl"), ("jsq", "jsq")):

@@ -21,13 +21,13 @@ RHO = 0.4
 sizes = exponential(1.0)
 ext = richardson(solve_optimal, 2, RHO, sizes, delta=0.1, U=24.0)
 result = ext.results[-1]          # the fine grid (delta = 0.05): value function and policy
-print(f"optimal (value iteration, Richardson over delta = 0.1, 0.05): E[T] = {ext.g:.6f} "
+print(f"optimal (value iteration, Richardson over delta = 0.1, 0.05): E[T] = {ext.ET:.6f} "
       f"+- {ext.error_estimate:.1e} (grid difference; truncation at U = 24 not included)")
 for r in ext.results:
-    print(f"   grid delta = {r.delta:g}: g = {r.g:.6f}, Odoni bracket of this discrete MDP "
-          f"[{r.g_low:.10f}, {r.g_high:.10f}], {r.total_iterations} iterations")
+    print(f"   grid delta = {r.delta:g}: g = {r.ET:.6f}, Odoni bracket of this discrete MDP "
+          f"[{r.ET_low:.10f}, {r.ET_high:.10f}], {r.total_iterations} iterations")
 for name in ("rnd", "rr", "jsq", "lwl", "sita-e", "sita-opt"):
-    print(f"{name:>9}: E[T] = {exact_mean_response(name, 2, RHO, sizes):.6f} (exact)")
+    print(f"{name:>9}: E[T] = {exact_mean_response(name, 2, RHO, sizes).ET:.6f} (exact)")
 print(f"v(u, u) ~ c u^2 on [2, 10]: c = {result.diagonal_constant(2.0, 10.0):.3f} "
       "(the report: about 0.56)")
 for u in ((0.0, 1.0), (0.0, 4.0), (1.0, 3.0), (2.0, 4.0)):

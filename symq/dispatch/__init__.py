@@ -1,6 +1,8 @@
 """Optimal size-aware dispatching to parallel FCFS servers (Hyytiä & Righter, arXiv 2402.08142).
 
-* :mod:`~symq.dispatch.sizes`: job-size laws (exponential, scipy, phase-type, ME);
+* :mod:`~symq.dispatch.sizes`: the one job-size conversion :func:`as_size_law` (a
+  :class:`~symq.me.laws.PhaseType` or ``(alpha, A)``, an ME law, a frozen scipy distribution, a
+  name) into the internal :class:`SizeLaw`;
 * :mod:`~symq.dispatch.symbolic`: Bellman equations, the M/G/1 value of the backlog (checked to
   give Pollaczek-Khinchine), the FPI index and FPI(RND) = LWL;
 * :mod:`~symq.dispatch.vi`: the value-iteration solvers (optimal policy, fixed policies), on
@@ -17,22 +19,24 @@
 Examples
 --------
 >>> from symq.dispatch import exact_mean_response, exponential
->>> round(exact_mean_response("lwl", 2, 0.4, exponential()), 6)    # M/M/2
+>>> round(exact_mean_response("lwl", 2, 0.4, exponential()).ET, 6)    # M/M/2
 1.190476
 """
 
 from .exact import (
     EXACT_POLICIES,
+    ExactResult,
     exact_mean_response,
     sita_e_thresholds,
     sita_opt_thresholds,
 )
 from .model import DISPATCH, solve_dispatch
-from .policies import POLICY_NAMES, Policy, get_policy
+from .policies import POLICY_NAMES, DispatchPolicy, get_policy
 from .simulation import DispatchEstimate, simulate_dispatch
 from .sizes import (
     SIZE_NAMES,
     SizeLaw,
+    as_size_law,
     exponential,
     from_me,
     from_phase_type,
@@ -46,10 +50,12 @@ from .planning import plan_optimal
 from .vi import evaluate_policy, solve_optimal
 
 __all__ = [
-    "SizeLaw", "exponential", "from_scipy", "from_phase_type", "from_me", "get_sizes", "hyperexponential2",
-    "SIZE_NAMES",
-    "exact_mean_response", "EXACT_POLICIES", "sita_e_thresholds", "sita_opt_thresholds",
-    "get_policy", "Policy", "POLICY_NAMES", "simulate_dispatch", "DispatchEstimate",
-    "solve_optimal", "evaluate_policy", "richardson", "plan_optimal", "VIResult", "RichardsonResult",
+    "SizeLaw", "as_size_law", "exponential", "from_scipy", "from_phase_type", "from_me",
+    "get_sizes", "hyperexponential2", "SIZE_NAMES",
+    "exact_mean_response", "ExactResult", "EXACT_POLICIES", "sita_e_thresholds", "sita_opt_thresholds",
+    "get_policy", "DispatchPolicy", "POLICY_NAMES", "simulate_dispatch",
+    "DispatchEstimate",
+    "solve_optimal", "evaluate_policy", "richardson", "plan_optimal", "VIResult",
+    "RichardsonResult",
     "solve_dispatch", "DISPATCH",
 ]

@@ -2,7 +2,7 @@ r"""Exact mean response times of classical dispatching policies to m parallel FC
 
 Model: ``m`` identical unit-speed FCFS servers, Poisson arrivals of rate
 :math:`\lambda = \rho m / E[X]`, i.i.d. job sizes :math:`X` known at dispatch (the model of
-Hyytiä & Righter, arXiv 2402.08142.
+Hyytiä & Righter, arXiv 2402.08142).
 
 * ``rnd`` (uniform random split): each server is M/G/1 with rate :math:`\lambda/m`
   (Pollaczek-Khinchine), :math:`E[T] = E[X] + (\lambda/m) E[X^2] / (2(1-\rho))`.
@@ -18,7 +18,12 @@ Hyytiä & Righter, arXiv 2402.08142.
   ``m = 2`` and :math:`E[X] = 1` this is :math:`1/(1-\rho^2)`.  For general sizes no closed form
   is known (M/G/m), so none is offered.
 * ``jsq`` (join the shortest queue), exponential sizes: the CTMC on the job counts, truncated at
-  ``n_max`` jobs per server and enlarged until the answer stops changing.
+  ``n_max`` jobs per server and enlarged until the answer stops changing
+  (:func:`symq.dispatch.jsq.exact_jsq`).
+
+:func:`exact_mean_response` dispatches by name and returns an :class:`ExactResult`; the
+functions per policy return the float.  RND and SITA evaluate the compiled Pollaczek-Khinchine
+form of :mod:`symq.dispatch.symbolic`.
 
 Examples
 --------
@@ -34,23 +39,18 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import optimize, sparse
-from scipy.sparse import linalg as sparse_linalg
+from scipy import optimize
 
-from symq.core.errors import (
-    InvalidParameter,
-    NotConverged,
-    StabilityError,
-    TruncationError,
-    UnknownName,
-)
+from symq.core.errors import InvalidParameter, NotConverged, StabilityError, UnknownName
 from symq.core.parameters import integer_value, real_value
-from symq.core.resources import require_memory
+from symq.core.result import Exactness, ResultBase
 
+from .sizes import SizeLaw, as_size_law
 from .symbolic import mean_response_fn, wait_fn
 
 __all__ = [
@@ -58,8 +58,8 @@ __all__ = [
     "exact_sita",
     "exact_rr",
     "exact_lwl",
-    "exact_jsq",
     "exact_mean_response",
+    "ExactResult",
     "sita_e_thresholds",
     "sita_opt_thresholds",
     "sita_class_stats",
@@ -88,18 +88,12 @@ def _check_rho(rho: Any) -> float:
     return rho
 
 
-def _check_sizes(sizes: Any) -> Any:
-    for attr in ("mean", "second_moment", "partial_mean", "partial_second_moment", "ccdf"):
-        if not hasattr(sizes, attr):
-            raise InvalidParameter("sizes", sizes, "a SizeLaw (symq.dispatch.sizes)",
-                                   f"missing attribute {attr!r}")
-    return sizes
-
-
-def _check_common(m: Any, rho: Any, sizes: Any) -> tuple[int, float, Any, float]:
+def _check_common(m: Any, rho: Any, sizes: Any) -> tuple[int, float, SizeLaw, float]:
+    """``m``, ``rho``, the job-size law converted by :func:`~symq.dispatch.sizes.as_size_law`,
+    and the arrival rate ``lam = rho m / E[X]``."""
     m = _check_m(m)
     rho = _check_rho(rho)
-    sizes = _check_sizes(sizes)
+    sizes = as_size_law(sizes)
     lam = rho * m / float(sizes.mean)
     return m, rho, sizes, lam
 
@@ -426,190 +420,94 @@ def exact_lwl(m: int, rho: float, sizes: Any) -> float:
 
 
 # --------------------------------------------------------------------------------------------
-# JSQ (exponential sizes): truncated CTMC
-# --------------------------------------------------------------------------------------------
-
-
-def _jsq_ctmc(m: int, lam: float, mu: float, n_max: int) -> tuple[float, float, float]:
-    """Solve the JSQ CTMC truncated at ``n_max`` jobs per server.
-
-    Returns ``(E[T], boundary mass, blocking probability)``; E[T] by Little's law with the
-    accepted arrival rate.
-    """
-    n1 = n_max + 1
-    shape = (n1,) * m
-    size = n1 ** m
-    states = np.indices(shape).reshape(m, -1).T  # (size, m)
-    idx = np.arange(size)
-    strides = np.array([n1 ** (m - 1 - k) for k in range(m)])
-    rows, cols, vals = [], [], []
-    # departures
-    for k in range(m):
-        ok = states[:, k] > 0
-        rows.append(idx[ok])
-        cols.append(idx[ok] - strides[k])
-        vals.append(np.full(int(ok.sum()), mu))
-    # arrivals to the shortest queue(s), uniform among ties; none when all are at n_max
-    mins = states.min(axis=1)
-    ties = (states == mins[:, None])
-    n_ties = ties.sum(axis=1)
-    for k in range(m):
-        ok = ties[:, k] & (states[:, k] < n_max)
-        rows.append(idx[ok])
-        cols.append(idx[ok] + strides[k])
-        vals.append(lam / n_ties[ok])
-    r = np.concatenate(rows)
-    c = np.concatenate(cols)
-    v = np.concatenate(vals)
-    out = np.bincount(r, weights=v, minlength=size)
-    # balance equations pi Q = 0, i.e. Q^T pi = 0: entry (col, row) of Q^T, diagonal -out;
-    # equation 0 is replaced by the normalisation sum(pi) = 1
-    tr = np.concatenate([c, idx])
-    tc = np.concatenate([r, idx])
-    tv = np.concatenate([v, -out])
-    keep = tr != 0
-    tr = np.concatenate([tr[keep], np.zeros(size, dtype=tr.dtype)])
-    tc = np.concatenate([tc[keep], idx])
-    tv = np.concatenate([tv[keep], np.ones(size)])
-    A = sparse.csc_matrix((tv, (tr, tc)), shape=(size, size))
-    b = np.zeros(size)
-    b[0] = 1.0
-    pi = sparse_linalg.spsolve(A, b)
-    pi = np.clip(pi, 0.0, None)
-    pi /= pi.sum()
-    total = states.sum(axis=1)
-    EN = float(pi @ total)
-    blocked = float(pi[mins == n_max].sum())
-    boundary = float(pi[states.max(axis=1) == n_max].sum())
-    lam_eff = lam * (1.0 - blocked)
-    return EN / lam_eff, boundary, blocked
-
-
-def jsq_bytes(m: int, states: int) -> float:
-    """Peak bytes of solving the JSQ CTMC with ``states`` states by sparse LU (measured fill-in:
-    about 9 KB per state for ``m = 2`` and 24 KB at 3e5 states for ``m = 3``, growing with the
-    size; fitted with a margin)."""
-    grow = {2: 0.25, 3: 0.55}.get(m, 0.75)
-    per = {1: 2e3, 2: 9e3, 3: 1.3e4}.get(m, 2e4 * (m - 2))
-    return float(states) * per * max(1.0, (states / 1e5) ** grow)
-
-
-def jsq_state_cap(m: int) -> int:
-    """Largest JSQ CTMC solved: about two minutes of sparse LU on two cores (measured 116 s at
-    3e5 states for ``m = 2``, 375 s at 3e5 states for ``m = 3``)."""
-    return {1: 10_000_000, 2: 300_000, 3: 150_000}.get(m, 100_000)
-
-
-def exact_jsq(m: int, rho: float, sizes: Any, *, tol: float = 1e-12, n_start: int = 16,
-              max_states: int = 300_000) -> float:
-    """Mean response time under join-the-shortest-queue with exponential sizes.
-
-    The CTMC on the job counts :math:`(n_1, \\dots, n_m)`, truncated at ``n_max`` jobs per
-    server (an arrival finding every queue at ``n_max`` is lost), is solved from its sparse
-    generator (one balance equation replaced by the normalisation).  ``n_max`` grows by 1.5x
-    until :math:`E[T]` changes by less than ``tol`` (relative to max(1, E[T])) and the mass on
-    the truncation boundary is below ``tol``; E[T] follows from Little's law.
-
-    Raises
-    ------
-    InvalidParameter
-        For non-exponential sizes.
-    NotConverged
-        (:class:`~symq.core.errors.TruncationError`) if ``max_states`` states (at most
-        :func:`jsq_state_cap`) are not enough at this load.
-    InvalidParameter
-        If ``m`` is so large that even ``n_start`` jobs per server do not fit.
-
-    Examples
-    --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> round(exact_jsq(1, 0.5, exponential(1.0)), 10)   # one server: M/M/1
-    2.0
-    """
-    m, rho, sizes, lam = _check_common(m, rho, sizes)
-    _require_exponential("jsq", sizes)
-    mu = 1.0 / float(sizes.mean)
-    n_max = int(n_start)
-    cap = min(int(max_states), jsq_state_cap(m))
-    if m * math.log(n_max + 1) > math.log(cap):
-        m_max = max(1, int(math.log(cap) / math.log(n_max + 1)))
-        raise InvalidParameter("m", m, f"<= {m_max} for the exact JSQ value",
-                               f"the CTMC with {n_max} jobs per server already has "
-                               f"{n_max + 1}^{m} states, more than the {cap} that can be solved "
-                               "in memory and in minutes")
-    # the total queue of JSQ is close to M/M/m: the boundary mass decays about like rho^(m n);
-    # refuse at once when even half the n_max this predicts does not fit
-    n_pred = 0.5 * math.log(tol) / (m * math.log(rho))
-    if m * math.log(n_pred + 1) > math.log(cap):
-        raise TruncationError(
-            "exact_jsq", "jobs per server n_max (predicted boundary mass rho^(m n_max))",
-            rho ** (m * (cap ** (1 / m) - 1)), tol, f"about {cap ** (1 / m) - 1:.0f} at most",
-            f"rho={rho!r} is too close to 1 for the exact JSQ CTMC with m={m} (at most {cap} "
-            "states); lower rho")
-    history: list[tuple[int, float, float]] = []
-    change = math.inf
-    while True:
-        if m * math.log(n_max + 1) > math.log(cap):
-            raise TruncationError(
-                "exact_jsq", "jobs per server n_max (boundary mass)",
-                history[-1][2] if history else math.inf, tol, history[-1][0] if history else 0,
-                f"rho={rho!r} is too close to 1 for the exact JSQ CTMC with m={m} (at most "
-                f"{cap} states); lower rho")
-        require_memory("rho", rho, jsq_bytes(m, (n_max + 1) ** m),
-                       what=f"the JSQ CTMC with {(n_max + 1) ** m} states",
-                       limit="smaller (fewer jobs per server needed)")
-        value, boundary, _ = _jsq_ctmc(m, lam, mu, n_max)
-        if history:
-            change = abs(value - history[-1][1])
-            if change < tol * max(1.0, abs(value)) and boundary < tol:
-                return value
-        history.append((n_max, value, boundary))
-        grown = int(math.ceil(1.5 * n_max))
-        if len(history) >= 2 and boundary < 1e-4 and history[-2][2] > boundary > 0.0:
-            # the boundary mass decays geometrically in n_max: jump to the n_max where it is
-            # predicted below tol * 1e-3, then confirm with a 15% larger truncation
-            (n_a, _, b_a), (n_b, _, b_b) = history[-2], history[-1]
-            rate = math.log(b_b / b_a) / (n_b - n_a)
-            target = n_b + math.log(tol * 1e-3 / b_b) / rate
-            if history[-2][2] > 1e-4 or target > n_b * 1.15:
-                grown = max(n_b + 1, int(math.ceil(target)))
-            else:
-                grown = int(math.ceil(1.15 * n_b)) + 2
-        n_max = grown
-
-
-# --------------------------------------------------------------------------------------------
 # dispatcher by name
 # --------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ExactResult(ResultBase):
+    """The exact mean response time of one dispatching policy (:func:`exact_mean_response`).
+
+    Attributes
+    ----------
+    ET : float
+        Mean response time per job.
+    policy : str
+        The policy's name (lower case).
+    m : int
+    rho : float
+        Load per server.
+    sizes : str
+        Name of the job-size law.
+    thresholds : tuple of float
+        The SITA thresholds used (``sita``, ``sita-e``, ``sita-opt``; empty otherwise).
+    method : str
+        The formula: Pollaczek-Khinchine, E_m/M/1, M/M/m (Erlang C) or the JSQ CTMC.
+    exactness : Exactness
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("ET", "policy", "m", "rho", "method")
+
+    ET: float
+    policy: str
+    m: int
+    rho: float
+    sizes: str
+    thresholds: tuple[float, ...] = ()
+    method: str = ""
+    exactness: Exactness = Exactness.EXACT
+
+
+_METHODS = {
+    "rnd": "Pollaczek-Khinchine (an M/G/1 queue of rate lam/m per server)",
+    "rr": "E_m/M/1 per server (root of the GI/M/1 equation)",
+    "lwl": "M/M/m (Erlang C)",
+    "jsq": "CTMC of the job counts, truncated until the boundary mass is below tol",
+    "sita": "Pollaczek-Khinchine per size class",
+}
+
+
 def exact_mean_response(policy: str, m: int, rho: float, sizes: Any,
-                        thresholds: Sequence[float] | float | None = None, **options: Any) -> float:
+                        thresholds: Sequence[float] | float | None = None, **options: Any
+                        ) -> ExactResult:
     """Exact mean response time of a policy given by name (see :data:`EXACT_POLICIES`).
 
-    ``sita`` needs ``thresholds``; ``sita-e`` and ``sita-opt`` compute theirs.
+    ``sita`` needs ``thresholds``; ``sita-e`` and ``sita-opt`` compute theirs.  ``sizes`` is any
+    job-size law :func:`~symq.dispatch.sizes.as_size_law` accepts (RR, LWL and JSQ need
+    exponential sizes).
 
     Examples
     --------
     >>> from symq.dispatch.sizes import exponential
-    >>> exact_mean_response("RND", 2, 0.4, exponential(1.0))
+    >>> exact_mean_response("RND", 2, 0.4, exponential(1.0)).ET
     1.6666666666666667
     """
     key = str(policy).lower()
+    if key not in EXACT_POLICIES:
+        raise UnknownName("policy with an exact mean response time", str(policy),
+                          EXACT_POLICIES)
+    m, rho, sizes, _ = _check_common(m, rho, sizes)
+    h: tuple[float, ...] = ()
     if key == "rnd":
-        return exact_rnd(m, rho, sizes)
-    if key == "rr":
-        return exact_rr(m, rho, sizes)
-    if key == "lwl":
-        return exact_lwl(m, rho, sizes)
-    if key == "jsq":
-        return exact_jsq(m, rho, sizes, **options)
-    if key == "sita":
-        if thresholds is None:
-            raise InvalidParameter("thresholds", None, f"the {_check_m(m) - 1} SITA thresholds")
-        return exact_sita(m, rho, sizes, thresholds, **options)
-    if key == "sita-e":
-        return exact_sita(m, rho, sizes, sita_e_thresholds(m, rho, sizes), **options)
-    if key == "sita-opt":
-        return exact_sita(m, rho, sizes, sita_opt_thresholds(m, rho, sizes), **options)
-    raise UnknownName("policy with an exact mean response time", str(policy), EXACT_POLICIES)
+        value = exact_rnd(m, rho, sizes)
+    elif key == "rr":
+        value = exact_rr(m, rho, sizes)
+    elif key == "lwl":
+        value = exact_lwl(m, rho, sizes)
+    elif key == "jsq":
+        from .jsq import exact_jsq
+
+        value = exact_jsq(m, rho, sizes, **options)
+    else:
+        if key == "sita":
+            if thresholds is None:
+                raise InvalidParameter("thresholds", None, f"the {m - 1} SITA thresholds")
+            chosen = _check_thresholds(m, thresholds) if m > 1 else np.empty(0)
+        elif key == "sita-e":
+            chosen = sita_e_thresholds(m, rho, sizes)
+        else:
+            chosen = sita_opt_thresholds(m, rho, sizes)
+        value = exact_sita(m, rho, sizes, chosen, **options)
+        h = tuple(float(x) for x in chosen)
+    return ExactResult(ET=float(value), policy=key, m=m, rho=rho, sizes=sizes.name, thresholds=h,
+                       method=_METHODS.get(key, _METHODS["sita"]))

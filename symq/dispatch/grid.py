@@ -33,6 +33,7 @@ from symq.core.errors import InvalidParameter
 from symq.core.resources import require_memory
 
 from .planning import _names, grid_bytes, size_tail_point, validate_grid
+from .sizes import as_size_law
 from .symbolic import tail_curvature_fn
 
 __all__ = ["DispatchGrid", "hat_atoms", "sorted_states"]
@@ -53,8 +54,9 @@ def hat_atoms(sizes: Any, delta: float, tail_tol: float = 1e-10) -> NDArray[np.f
 
     Parameters
     ----------
-    sizes : SizeLaw
-        Needs ``cdf``, ``ccdf``, ``partial_mean`` and ``mean``.
+    sizes : job-size law
+        Converted by :func:`~symq.dispatch.sizes.as_size_law` (its ``cdf``, ``ccdf``,
+        ``partial_mean`` and ``mean`` are used).
     delta : float
         Lattice step.
     tail_tol : float
@@ -73,6 +75,7 @@ def hat_atoms(sizes: Any, delta: float, tail_tol: float = 1e-10) -> NDArray[np.f
     >>> bool(abs(p.sum() - 1) < 1e-15), round(mean, 8)
     (True, 1.0)
     """
+    sizes = as_size_law(sizes)
     delta = float(delta)
     x = size_tail_point(sizes, tail_tol)
     # the first grid point with ccdf < tail_tol (bisection on the lattice)
@@ -188,6 +191,7 @@ class DispatchGrid:
         memory of one grid is checked (:func:`symq.core.resources.require_memory`) before the
         size atoms or any state array is allocated.
         """
+        sizes = as_size_law(sizes)
         m, rho, delta, U, N, mean, second, lam = validate_grid(m, rho, sizes, delta, U,
                                                                names=names)
         K_est = int(math.ceil(size_tail_point(sizes, tail_tol) / delta)) + 1

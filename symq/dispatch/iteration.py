@@ -15,21 +15,23 @@ Examples
 >>> from symq.dispatch.sizes import exponential
 >>> from symq.dispatch.vi import evaluate_policy
 >>> r = evaluate_policy("rnd", 1, 0.5, exponential(1.0), delta=0.25, U=20.0)
->>> r.g_low <= r.g <= r.g_high
+>>> r.ET_low <= r.ET <= r.ET_high
 True
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from symq.core.errors import InvalidParameter, NotConverged
+from symq.core.result import Exactness, ResultBase
 
 from .grid import DispatchGrid, _simplex_base
 from .passes import _Operator
@@ -150,15 +152,18 @@ def _iterate(grid: DispatchGrid, mode: int, table: NDArray[np.int8] | None,
     raise err
 
 
-@dataclass
-class VIResult:
+@dataclass(frozen=True)
+class VIResult(ResultBase):
     r"""Outcome of relative value iteration on one grid.
+
+    The average cost per job of the Bellman equations is the mean response time, so it is
+    :attr:`ET` here (the ``g`` of Hyytiä & Righter, arXiv 2402.08142).
 
     Attributes
     ----------
-    g : float
-        Mean response time estimate :math:`(Tv)(0)` at the last iterate.
-    g_low, g_high : float
+    ET : float
+        Mean response time estimate :math:`g = (Tv)(0)` at the last iterate.
+    ET_low, ET_high : float
         Odoni bounds :math:`\min(Tv - v) \le g \le \max(Tv - v)` for the discretised,
         truncated MDP (not for the continuous model: see
         :func:`~symq.dispatch.multigrid.richardson`).
@@ -170,21 +175,26 @@ class VIResult:
     lam, rho : float
     iterations : int
         Iterations on this grid (:attr:`total_iterations` adds the warm-start levels).
-    span : float
-        Final span ``g_high - g_low``.
+    residual : float
+        The final Odoni span ``ET_high - ET_low`` (the stopping rule is ``residual < tol``).
     policy : str
         ``"optimal"``, ``"rnd"``, ``"lwl"`` or ``"table"``.
     c_M : float
         Tail curvature used beyond ``U``.
     seconds : float
         Wall time including warm-start levels.
-    levels : list of (delta, iterations, g)
+    levels : list of (delta, iterations, ET)
         One entry per grid solved, coarse first.
+    method : str
+    exactness : Exactness
+        ``numeric``: the value of the discretised problem.
     """
 
-    g: float
-    g_low: float
-    g_high: float
+    summary: ClassVar[tuple[str, ...]] = ("ET", "ET_low", "ET_high", "policy", "delta", "U")
+
+    ET: float
+    ET_low: float
+    ET_high: float
     v: NDArray[np.float64] = field(repr=False)
     delta: float
     U: float
@@ -192,12 +202,14 @@ class VIResult:
     lam: float
     rho: float
     iterations: int
-    span: float
+    residual: float
     policy: str = "optimal"
     c_M: float = 0.0
     total_iterations: int = 0
     seconds: float = 0.0
     levels: list[tuple[float, int, float]] = field(default_factory=list, repr=False)
+    method: str = "relative value iteration (Odoni bounds, Anderson mixing)"
+    exactness: Exactness = Exactness.NUMERIC
 
     @property
     def N(self) -> int:
@@ -218,10 +230,12 @@ class VIResult:
             return self.v[s[..., 0]]
         if self.m == 2:
             return self.v[s[..., 0], s[..., 1]]
-        base = self.__dict__.get("_base")
-        if base is None:
-            base = self.__dict__["_base"] = _simplex_base(self.N)
-        return self.v[base[s[..., 0], s[..., 1]] + s[..., 2] - s[..., 1]]
+        return self.v[self._base[s[..., 0], s[..., 1]] + s[..., 2] - s[..., 1]]
+
+    @functools.cached_property
+    def _base(self) -> NDArray[np.int64]:
+        """Packed-simplex index table of ``m = 3`` (built once)."""
+        return _simplex_base(self.N)
 
     def value(self, u: ArrayLike) -> NDArray[np.float64]:
         r"""Interpolated relative value :math:`v(u)` at arbitrary backlog vectors.

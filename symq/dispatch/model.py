@@ -124,9 +124,9 @@ def _umax_effect(m: int, rho: float, law: Any, step: float, top: float, main_sec
     base = coarse if abs(step_t - step) <= 1e-12 * step else solve_optimal(
         m, rho, law, delta=step_t, U=top)
     doubled = solve_optimal(m, rho, law, delta=step_t, U=2 * top, warm_start=base)
-    effect = abs(doubled.g - base.g)
-    return effect, {"delta": step_t, "umax": top, "g": base.g, "umax_doubled": 2 * top,
-                    "g_doubled": doubled.g}
+    effect = abs(doubled.ET - base.ET)
+    return effect, {"delta": step_t, "umax": top, "g": base.ET, "umax_doubled": 2 * top,
+                    "g_doubled": doubled.ET}
 
 
 def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: float | None
@@ -154,11 +154,11 @@ def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: floa
     effect, check = _umax_effect(m, rho, law, step, top, plan["seconds"],
                                  extrapolated.results[0])
     parts = {"richardson": extrapolated.correction,
-             "odoni_bracket_width": extrapolated.g_high - extrapolated.g_low,
+             "odoni_bracket_width": extrapolated.ET_high - extrapolated.ET_low,
              "umax": effect}
     total = sum(v for v in parts.values() if v is not None)
     return {
-        "ET": extrapolated.g,
+        "ET": extrapolated.ET,
         "method": "value-iteration",
         "error_estimate": total,
         "error_parts": parts,
@@ -168,8 +168,8 @@ def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: floa
                        + "; g_bracket_discrete brackets each grid's discretised MDP only, "
                        "not ET"),
         "umax_check": check,
-        "grids": [{"delta": r.delta, "umax": r.U, "g": r.g,
-                   "g_bracket_discrete": [r.g_low, r.g_high],
+        "grids": [{"delta": r.delta, "umax": r.U, "g": r.ET,
+                   "g_bracket_discrete": [r.ET_low, r.ET_high],
                    "iterations": r.total_iterations}
                   for r in extrapolated.results],
     }
@@ -283,11 +283,11 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
         thresholds = None if h is None else [float(h)]
         try:
             if key == "fpi-rnd":  # FPI from an equal split is LWL (symq.dispatch.symbolic)
-                et = exact_mean_response("lwl", m, rho, law)
+                et = exact_mean_response("lwl", m, rho, law).ET
             elif key == "fpi-sita":
                 raise InvalidParameter("policy", key, "a policy with an exact formula")
             else:
-                et = exact_mean_response(key, m, rho, law, thresholds=thresholds)
+                et = exact_mean_response(key, m, rho, law, thresholds=thresholds).ET
             values.update(ET=float(et), method="exact")
             exactness = Exactness.EXACT
         except (InvalidParameter, TruncationError) as exc:

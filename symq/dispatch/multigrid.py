@@ -20,12 +20,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from symq.core.parameters import integer_value
+from symq.core.result import Exactness, ResultBase
 
 from .grid import DispatchGrid, sorted_states
 from .iteration import VIResult
@@ -55,20 +56,21 @@ def _coarse_levels(delta: float, U: float, mean: float, min_steps: int) -> list[
     return levels[::-1]
 
 
-@dataclass
-class RichardsonResult:
+@dataclass(frozen=True)
+class RichardsonResult(ResultBase):
     r"""Richardson extrapolation :math:`g_0 = g(\delta/2) + (g(\delta/2) - g(\delta))/3`.
 
-    Two different uncertainties, not to be confused:
+    ``g`` is the mean response time of each grid (:attr:`VIResult.ET`), and :attr:`ET` the
+    extrapolated one.  Two different uncertainties, not to be confused:
 
-    * :attr:`error_estimate` -- the stated error of :attr:`g` as an estimate of the
+    * :attr:`error_estimate` -- the stated error of :attr:`ET` as an estimate of the
       mean response time of the continuous model at the same truncation ``U``: the size of the
       Richardson correction :math:`|g_0 - g(\delta/2)| = |g(\delta/2) - g(\delta)|/3` (the
       standard a-posteriori estimate of the error of the fine grid, an upper estimate of that
       of :math:`g_0` when the error is :math:`O(\delta^2)`, i.e. when :attr:`ratio` is near 4),
       plus the width of the propagated Odoni bracket.  It does NOT cover the truncation at
       ``U`` (estimate it by enlarging ``U``, as the ``dispatch`` model does).
-    * :attr:`g_low`, :attr:`g_high` (:attr:`bracket_discrete`) -- the Odoni brackets of the two
+    * :attr:`ET_low`, :attr:`ET_high` (:attr:`bracket_discrete`) -- the Odoni brackets of the two
       discretised MDPs propagated through the linear combination:
       :math:`(4 g_{low}(\delta/2) - g_{high}(\delta))/3 \le \dots`.  They certify only that
       the iteration has converged on each grid: they bound the extrapolated quantity of the two
@@ -77,28 +79,41 @@ class RichardsonResult:
 
     ``results`` holds the grids, coarse first; with three grids ``ratio`` is the ratio of
     successive differences (about 4 for an :math:`O(\delta^2)` error).
+
+    Attributes
+    ----------
+    ET : float
+        The extrapolated mean response time :math:`g_0`.
+    ET_low, ET_high : float
+        The propagated Odoni bracket of the discrete problems (see above).
+    correction : float
+        :math:`|g_0 - g(\delta/2)|`, the Richardson error estimate of the fine grid.
+    error_estimate : float
+        ``correction + (ET_high - ET_low)``: the stated error of :attr:`ET` from the grid
+        differences (truncation at ``U`` excluded).
+    ratio : float
+        Ratio of successive differences (three grids or more; NaN otherwise).
+    results : list of VIResult
+    method : str
+    exactness : Exactness
     """
 
-    g: float
-    g_low: float
-    g_high: float
+    summary: ClassVar[tuple[str, ...]] = ("ET", "error_estimate", "ET_low", "ET_high")
+
+    ET: float
+    ET_low: float
+    ET_high: float
+    correction: float
+    error_estimate: float
     results: list[VIResult] = field(repr=False)
     ratio: float = math.nan
+    method: str = "Richardson extrapolation of relative value iteration in the lattice step"
+    exactness: Exactness = Exactness.NUMERIC
 
     @property
     def bracket_discrete(self) -> tuple[float, float]:
         """Odoni bracket of the extrapolated combination of the DISCRETE MDPs (see above)."""
-        return (self.g_low, self.g_high)
-
-    @property
-    def correction(self) -> float:
-        r""":math:`|g_0 - g(\delta/2)|`, the Richardson error estimate of the fine grid."""
-        return abs(self.g - self.results[-1].g)
-
-    @property
-    def error_estimate(self) -> float:
-        """Stated error of :attr:`g` from the grid differences (truncation at ``U`` excluded)."""
-        return self.correction + (self.g_high - self.g_low)
+        return (self.ET_low, self.ET_high)
 
 
 def richardson(solver: Callable[..., VIResult], *args: Any, delta: float = 0.1,
@@ -127,7 +142,7 @@ def richardson(solver: Callable[..., VIResult], *args: Any, delta: float = 0.1,
     >>> from symq.dispatch.vi import evaluate_policy
     >>> rr = richardson(functools.partial(evaluate_policy, "rnd"), 2, 0.5, exponential(1.0),
     ...                 delta=0.2, U=20.0, tol=1e-9)
-    >>> abs(rr.g - 2.0) < 1e-3                         # 1/(1 - rho)
+    >>> abs(rr.ET - 2.0) < 1e-3                        # 1/(1 - rho)
     True
     """
     levels = integer_value("levels", levels, 2)
@@ -140,12 +155,14 @@ def richardson(solver: Callable[..., VIResult], *args: Any, delta: float = 0.1,
         prev = r
         d /= 2
     c, f = results[-2], results[-1]
-    g0 = f.g + (f.g - c.g) / 3
-    lo = (4 * f.g_low - c.g_high) / 3
-    hi = (4 * f.g_high - c.g_low) / 3
+    g0 = f.ET + (f.ET - c.ET) / 3
+    lo = (4 * f.ET_low - c.ET_high) / 3
+    hi = (4 * f.ET_high - c.ET_low) / 3
     ratio = math.nan
     if levels >= 3:
-        d1 = results[-2].g - results[-3].g
-        d2 = results[-1].g - results[-2].g
+        d1 = results[-2].ET - results[-3].ET
+        d2 = results[-1].ET - results[-2].ET
         ratio = d1 / d2 if d2 != 0 else math.inf
-    return RichardsonResult(g0, lo, hi, results, ratio)
+    correction = abs(g0 - f.ET)
+    return RichardsonResult(ET=g0, ET_low=lo, ET_high=hi, correction=correction,
+                            error_estimate=correction + (hi - lo), results=results, ratio=ratio)

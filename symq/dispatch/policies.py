@@ -23,10 +23,10 @@ job counts ``n``; a policy picks the server.  Policies (Hyytiä & Righter, arXiv
               ``U = N delta``: :math:`v(U+s, y) = v(U, y) + c_M((U+s)^2 - U^2)` (and symmetric);
               decision :math:`\arg\min_i \{u_i + x + v(u + x e_i)\}` with bilinear interpolation.
 
-:func:`get_policy` returns a :class:`Policy` (name and parameters); :meth:`Policy.bind` fixes
-``m``, ``rho`` and the size law and returns a :class:`BoundPolicy`: an integer code plus the
-parameter arrays that :func:`choose_server` (a numba function, also used by the simulator)
-needs.  Ties in ``lwl``, ``fpi-*`` and ``lookup`` go to the lowest index.
+:func:`get_policy` returns a :class:`DispatchPolicy` (name and parameters);
+:meth:`DispatchPolicy.bind` fixes ``m``, ``rho`` and the size law and returns a
+:class:`BoundPolicy`: an integer code plus the parameter arrays that :func:`choose_server` (a
+numba function, also used by the simulator) needs.  Ties in ``lwl``, ``fpi-*`` and ``lookup`` go to the lowest index.
 
 Examples
 --------
@@ -54,7 +54,7 @@ from symq.core.randomness import RngLike, as_generator
 from . import exact as _exact
 from .symbolic import fpi_index_fn, tail_curvature_fn
 
-__all__ = ["POLICY_NAMES", "Policy", "BoundPolicy", "get_policy", "choose_server",
+__all__ = ["POLICY_NAMES", "DispatchPolicy", "BoundPolicy", "get_policy", "choose_server",
            "lookup_value", "rnd_value_table"]
 
 #: Policy names accepted by :func:`get_policy` (case-insensitive).
@@ -250,7 +250,7 @@ class BoundPolicy:
 
 
 @dataclass(frozen=True)
-class Policy:
+class DispatchPolicy:
     """A dispatching policy by name with its parameters; :meth:`bind` makes it runnable."""
 
     name: str
@@ -314,7 +314,7 @@ class Policy:
         return make(LOOKUP, v=v, delta=p["delta"], c_M=p["c_M"])
 
 
-def get_policy(name: str, **params: Any) -> Policy:
+def get_policy(name: str, **params: Any) -> DispatchPolicy:
     """A dispatching policy by name (case-insensitive), see :data:`POLICY_NAMES`.
 
     Parameters
@@ -337,7 +337,7 @@ def get_policy(name: str, **params: Any) -> Policy:
     Examples
     --------
     >>> get_policy("LWL")
-    Policy(name='lwl', params={})
+    DispatchPolicy(name='lwl', params={})
     """
     key = str(name).strip().lower()
     if key not in _ALLOWED:
@@ -372,7 +372,7 @@ def get_policy(name: str, **params: Any) -> Policy:
         c_M = real_value("c_M", params["c_M"], "a finite real number >= 0", lambda c: c >= 0)
         v.setflags(write=False)
         params = {"v": v, "delta": delta, "c_M": c_M}
-    return Policy(key, dict(params))
+    return DispatchPolicy(key, dict(params))
 
 
 def rnd_value_table(m: int, rho: float, sizes: Any, N: int, delta: float) -> tuple[np.ndarray, float]:

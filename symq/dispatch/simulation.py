@@ -8,8 +8,10 @@ JSQ also needs the job counts: each server keeps the completion times of its job
 buffer (FCFS, so they are increasing) and drops those completed before the arrival.
 
 Exponential sizes are drawn inside the kernel; other laws are pre-sampled with
-``sizes.sample`` in chunks of ``2**20`` jobs.  Estimates: batch means (one long run after a
-warm-up, ``batches`` batches, Law 2015 Section 9.5.3) or independent replications.
+``sizes.sample`` in blocks of ``2**20`` jobs.  The run length, warm-up and batches, the seeding
+of the kernel from ``rng`` and the chunked progress bar come from :mod:`symq.core.simrun`.
+Estimates: batch means (one long run after a warm-up, ``n_batches`` batches, Law 2015
+Section 9.5.3) or independent replications.
 
 Examples
 --------
@@ -24,18 +26,21 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numba
 import numpy as np
 
 from symq.core.errors import InvalidParameter
-from symq.core.parameters import integer_value, real_value
+from symq.core.parameters import integer_value
 from symq.core.randomness import RngLike, as_generator
+from symq.core.result import Exactness, ResultBase
+from symq.core.simrun import RunPlan, kernel_seed, run_chunked, seed_numba
 from symq.core.simstats import ConfidenceInterval, replication_ci
 
 from . import exact as _exact
-from .policies import JSQ, RR, BoundPolicy, Policy, choose_server, get_policy
+from .policies import JSQ, RR, BoundPolicy, DispatchPolicy, choose_server, get_policy
+from .sizes import SizeLaw
 
 __all__ = ["DispatchEstimate", "simulate_dispatch"]
 
@@ -103,13 +108,8 @@ def _kernel(code: int, lam: float, xs: np.ndarray, exp_mean: float, n_do: int,
     return status
 
 
-@numba.njit(cache=True)
-def _seed(seed: int) -> None:
-    np.random.seed(seed)
-
-
 @dataclass(frozen=True)
-class DispatchEstimate:
+class DispatchEstimate(ResultBase):
     """Estimates from :func:`simulate_dispatch`.
 
     Attributes
@@ -118,6 +118,8 @@ class DispatchEstimate:
         Mean response time and mean waiting time per job.
     n_jobs : int
         Jobs simulated (all replications, warm-up included).
+    n_batches : int
+        Batches of the batch-means intervals, or the number of independent replications.
     jobs_per_second : float
         Simulated jobs per second of wall-clock time (kernel and size sampling).
     loads : numpy.ndarray (m,)
@@ -125,23 +127,37 @@ class DispatchEstimate:
     policy : str
     m : int
     rho : float
+    method : str
+        ``"batch_means"`` (one long run) or ``"replications"``.
+    exactness : Exactness
+        ``simulated``.
     """
+
+    summary: ClassVar[tuple[str, ...]] = ("ET", "EW", "policy", "n_jobs")
 
     ET: ConfidenceInterval
     EW: ConfidenceInterval
     n_jobs: int
+    n_batches: int
     jobs_per_second: float
     loads: np.ndarray
     policy: str
     m: int
     rho: float
+    method: str = "batch_means"
+    exactness: Exactness = Exactness.SIMULATED
 
 
-def _run(pol: BoundPolicy, sizes: Any, n_jobs: int, warmup: float, n_batches: int,
-         gen: np.random.Generator, bar: Any, max_queue: int) -> tuple[np.ndarray, np.ndarray,
-                                                                       np.ndarray, float]:
+def _run(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_batches: int,
+         gen: np.random.Generator, progress: bool, desc: str, max_queue: int
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """One run of ``n_jobs`` jobs: batch sums of T and W, per-server loads, measured span.
+
+    The kernel keeps its state between calls of :func:`symq.core.simrun.run_chunked`; sizes
+    other than exponential are drawn in blocks of ``2**20`` whatever the chunks, so the run is
+    the same with and without a progress bar.
+    """
     m = pol.m
-    n_warm = int(math.floor(warmup * n_jobs))
     batch_size = (n_jobs - n_warm) // n_batches
     n_warm = n_jobs - batch_size * n_batches  # leftover jobs are extra warm-up
     u = np.zeros(m)
@@ -154,48 +170,83 @@ def _run(pol: BoundPolicy, sizes: Any, n_jobs: int, warmup: float, n_batches: in
     sum_T = np.zeros(n_batches)
     sum_W = np.zeros(n_batches)
     work = np.zeros(m)
-    exp_mean = float(sizes.mean) if getattr(sizes, "is_exponential", False) else 0.0
-    _seed(int(gen.integers(0, 2**32 - 1)))
-    chunk = n_jobs if (exp_mean > 0 and bar is None) else _CHUNK
+    exp_mean = float(sizes.mean) if sizes.is_exponential else 0.0
+    seed_numba(kernel_seed(gen))
+    block = {"xs": np.empty(0), "pos": 0, "drawn": 0}
     done = 0
-    empty = np.empty(0)
-    while done < n_jobs:
-        n_do = min(chunk, n_jobs - done)
-        xs = empty if exp_mean > 0 else np.ascontiguousarray(sizes.sample(n_do, gen), dtype=float)
-        status = _kernel(pol.code, pol.lam, xs, exp_mean, n_do, n_warm, batch_size, n_batches,
-                         *pol.arrays(), u, cnt, head, comp, state_i, state_f, sum_T, sum_W, work)
-        if status != _OK:
-            raise InvalidParameter("max_queue", max_queue, "larger than the longest JSQ queue",
-                                   "a server held max_queue jobs; increase max_queue")
-        done += n_do
-        if bar is not None:
-            bar.update(n_do)
+
+    def step(stop: int) -> tuple[int, bool]:
+        nonlocal done
+        while done < stop:
+            if exp_mean > 0:
+                xs, n_do = block["xs"], stop - done
+            else:
+                if block["pos"] == block["xs"].size:       # next block of pre-drawn sizes
+                    n_new = min(_CHUNK, n_jobs - block["drawn"])
+                    block.update(xs=np.ascontiguousarray(sizes.sample(n_new, gen), dtype=float),
+                                 pos=0, drawn=block["drawn"] + n_new)
+                n_do = min(stop - done, block["xs"].size - block["pos"])
+                xs = block["xs"][block["pos"]:block["pos"] + n_do]
+                block["pos"] += n_do
+            status = _kernel(pol.code, pol.lam, xs, exp_mean, n_do, n_warm, batch_size,
+                             n_batches, *pol.arrays(), u, cnt, head, comp, state_i, state_f,
+                             sum_T, sum_W, work)
+            if status != _OK:
+                raise InvalidParameter("max_queue", max_queue, "larger than the longest JSQ "
+                                       "queue", "a server held max_queue jobs; increase "
+                                       "max_queue")
+            done += n_do
+        return done, False
+
+    run_chunked(step, n_jobs, progress=progress, desc=desc, unit="job")
     span = state_f[2] - state_f[1]
     loads = work / span if span > 0 else np.full(m, np.nan)
     return sum_T / batch_size, sum_W / batch_size, loads, float(span)
 
 
-def simulate_dispatch(policy: str | Policy | BoundPolicy, m: int, rho: float, sizes: Any,
-                      n_jobs: int = 10**6, *, rng: RngLike = None, warmup: float = 0.1,
-                      level: float = 0.95, replications: int | None = None, batches: int = 30,
+def _bound(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: float, sizes: SizeLaw,
+           policy_params: dict[str, Any]) -> BoundPolicy:
+    if isinstance(policy, BoundPolicy):
+        if policy.m != m or abs(policy.rho - rho) > 1e-12:
+            raise InvalidParameter("policy", policy.name,
+                                   f"a policy bound to m={m}, rho={rho} (it has m={policy.m}, "
+                                   f"rho={policy.rho})")
+        if policy_params:
+            raise InvalidParameter("policy_params", policy_params, "empty for a bound policy")
+        return policy
+    if isinstance(policy, DispatchPolicy):
+        if policy_params:
+            raise InvalidParameter("policy_params", policy_params,
+                                   "empty for a DispatchPolicy object")
+        return policy.bind(m, rho, sizes)
+    return get_policy(policy, **policy_params).bind(m, rho, sizes)
+
+
+def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: float,
+                      sizes: Any, *, n_jobs: int = 10**6, rng: RngLike = None, warmup: float = 0.1,
+                      level: float = 0.95, replications: int | None = None, n_batches: int = 30,
                       max_queue: int = 4096, progress: bool = False,
                       **policy_params: Any) -> DispatchEstimate:
     """Simulate dispatching to ``m`` FCFS servers and estimate the mean response time.
 
     Parameters
     ----------
-    policy : str, Policy or BoundPolicy
+    policy : str, DispatchPolicy or BoundPolicy
         A name of :data:`~symq.dispatch.policies.POLICY_NAMES` (with ``policy_params``), a
-        :class:`~symq.dispatch.policies.Policy` or a policy already bound to ``m, rho, sizes``.
+        :class:`~symq.dispatch.policies.DispatchPolicy` or a policy already bound to
+        ``m, rho, sizes``.
     m : int
         Number of servers, ``>= 1``.
     rho : float
         Load per server in ``(0, 1)``; arrival rate ``lam = rho m / E[X]``.
-    sizes : SizeLaw
-        Job-size law (:mod:`symq.dispatch.sizes`).
+    sizes : job-size law
+        A :class:`~symq.me.laws.PhaseType` or ``(alpha, A)`` pair, an :class:`~symq.me.ME`
+        law, a frozen scipy distribution, a name (``"exp"``, ``"uniform"``, ``"h2"``) or a
+        :class:`~symq.dispatch.sizes.SizeLaw`; converted by
+        :func:`~symq.dispatch.sizes.as_size_law`.
     n_jobs : int
-        Jobs in all (split evenly over the replications), ``>= 100 * batches`` (batch means) or
-        ``>= 100 * replications``.
+        Jobs in all (split evenly over the replications); at least 100 post-warm-up jobs per
+        batch (or per replication), the rule of :class:`symq.core.simrun.RunPlan`.
     rng : seed, SeedSequence, Generator or None
         Same seed, same result.
     warmup : float
@@ -205,7 +256,7 @@ def simulate_dispatch(policy: str | Policy | BoundPolicy, m: int, rho: float, si
     replications : int or None
         If given (``>= 2``), independent runs and a Student-t interval over their means;
         otherwise one run and batch means.
-    batches : int
+    n_batches : int
         Number of batches (``>= 2``) for batch means.
     max_queue : int
         Ring-buffer capacity per server for JSQ's job counts.
@@ -222,59 +273,36 @@ def simulate_dispatch(policy: str | Policy | BoundPolicy, m: int, rho: float, si
         Bad input, ``rho >= 1``, unknown policy name.
     """
     m, rho, sizes, lam = _exact._check_common(m, rho, sizes)
-    if isinstance(policy, BoundPolicy):
-        if policy.m != m or abs(policy.rho - rho) > 1e-12:
-            raise InvalidParameter("policy", policy.name,
-                                   f"a policy bound to m={m}, rho={rho} (it has m={policy.m}, "
-                                   f"rho={policy.rho})")
-        if policy_params:
-            raise InvalidParameter("policy_params", policy_params, "empty for a bound policy")
-        pol = policy
-    else:
-        if isinstance(policy, Policy):
-            if policy_params:
-                raise InvalidParameter("policy_params", policy_params, "empty for a Policy object")
-            spec = policy
-        else:
-            spec = get_policy(policy, **policy_params)
-        pol = spec.bind(m, rho, sizes)
-    batches = integer_value("batches", batches, 2)
+    pol = _bound(policy, m, rho, sizes, policy_params)
     max_queue = integer_value("max_queue", max_queue, 2)
-    warmup = real_value("warmup", warmup, "a fraction in [0, 1)", lambda w: 0 <= w < 1)
-    level = real_value("level", level, "a real number in (0, 1)", lambda c: 0 < c < 1)
     reps = None if replications is None else integer_value("replications", replications, 2)
-    units = batches if reps is None else reps
-    n_jobs = integer_value("n_jobs", n_jobs, 100 * units)
+    plan = RunPlan.make(n_jobs, n_batches if reps is None else reps, warmup, level)
     gen = as_generator(rng)
-
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=n_jobs, unit="job", desc=f"{pol.name} m={m} rho={rho:g}")
+    desc = f"{pol.name} m={m} rho={rho:g}"
     start = time.perf_counter()
-    try:
-        if reps is None:
-            bT, bW, loads, _ = _run(pol, sizes, n_jobs, float(warmup), batches, gen, bar,
-                                    max_queue)
-            ET = replace(replication_ci(bT, level), method="batch_means")
-            EW = replace(replication_ci(bW, level), method="batch_means")
-        else:
-            per = n_jobs // reps
-            means_T, means_W, all_loads = [], [], []
-            for seq in np.random.SeedSequence(int(gen.integers(0, 2**63 - 1))).spawn(reps):
-                bT, bW, loads, _ = _run(pol, sizes, per, float(warmup), 1,
-                                        np.random.default_rng(seq), bar, max_queue)
-                means_T.append(bT[0])
-                means_W.append(bW[0])
-                all_loads.append(loads)
-            ET = replication_ci(means_T, level)
-            EW = replication_ci(means_W, level)
-            loads = np.mean(all_loads, axis=0)
-            n_jobs = per * reps
-    finally:
-        if bar is not None:
-            bar.close()
+    if reps is None:
+        bT, bW, loads, _ = _run(pol, sizes, plan.n_jobs, plan.n_warm, plan.n_batches, gen,
+                                progress, desc, max_queue)
+        ET = replace(replication_ci(bT, plan.level), method="batch_means")
+        EW = replace(replication_ci(bW, plan.level), method="batch_means")
+        n_done = plan.n_jobs
+    else:
+        per = plan.n_jobs // reps
+        means_T, means_W, all_loads = [], [], []
+        for i, seq in enumerate(np.random.SeedSequence(int(gen.integers(0, 2**63 - 1)))
+                                .spawn(reps)):
+            bT, bW, loads, _ = _run(pol, sizes, per, int(math.floor(plan.warmup * per)), 1,
+                                    np.random.default_rng(seq), progress,
+                                    f"{desc} ({i + 1}/{reps})", max_queue)
+            means_T.append(bT[0])
+            means_W.append(bW[0])
+            all_loads.append(loads)
+        ET = replication_ci(means_T, plan.level)
+        EW = replication_ci(means_W, plan.level)
+        loads = np.mean(all_loads, axis=0)
+        n_done = per * reps
     elapsed = time.perf_counter() - start
-    return DispatchEstimate(ET=ET, EW=EW, n_jobs=int(n_jobs),
-                            jobs_per_second=n_jobs / elapsed if elapsed > 0 else math.inf,
-                            loads=np.asarray(loads), policy=pol.name, m=m, rho=rho)
+    return DispatchEstimate(ET=ET, EW=EW, n_jobs=int(n_done), n_batches=plan.n_batches,
+                            jobs_per_second=n_done / elapsed if elapsed > 0 else math.inf,
+                            loads=np.asarray(loads), policy=pol.name, m=m, rho=rho,
+                            method="batch_means" if reps is None else "replications")

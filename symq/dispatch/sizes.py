@@ -1,10 +1,19 @@
-"""Job-size laws for the dispatching models: what value iteration, exact formulas and the simulator need.
+"""Job-size laws for the dispatching models: the one conversion, and what the solvers need.
 
-A :class:`SizeLaw` gives the mean, the second moment, the cdf, the partial moments
-``E[X; X <= x]`` and ``E[X^2; X <= x]`` (for the mean-preserving hat-kernel discretisation of
-value iteration and for SITA), and samples.  Constructors: :func:`exponential`,
-:func:`from_scipy` (any frozen continuous ``scipy.stats`` law with finite variance),
-:func:`from_phase_type` (``(alpha, A)``) and :func:`from_me` (a :class:`symq.me.ME` law).
+Every solver and simulator of :mod:`symq.dispatch` takes one *job-size law* and converts it in
+one place, :func:`as_size_law`: a :class:`symq.me.laws.PhaseType` or a pair ``(alpha, A)`` (a
+hyper-Erlang or H2 from the constructors), an :class:`symq.me.ME` law (fitted by
+:func:`symq.me.fit`, through its phase-type form when it has one, through its distribution verbs
+otherwise), a frozen ``scipy.stats`` distribution, any symq
+:class:`~symq.core.distribution.Distribution`, a name of :data:`SIZE_NAMES`, or a
+:class:`SizeLaw`.
+
+A :class:`SizeLaw` is the internal representation: the mean, the second moment, the cdf, the
+partial moments ``E[X; X <= x]`` and ``E[X^2; X <= x]`` (for the mean-preserving hat-kernel
+discretisation of value iteration and for SITA), and samples.  Constructors: :func:`exponential`,
+:func:`hyperexponential2`, :func:`from_scipy` (any frozen continuous ``scipy.stats`` law with
+finite variance), :func:`from_phase_type` (``(alpha, A)``, exact partial moments),
+:func:`from_me` and :func:`from_distribution` (tabulated partial moments).
 
 Examples
 --------
@@ -13,6 +22,9 @@ Examples
 (1.0, 2.0)
 >>> round(float(X.partial_mean(1.0)), 12)    # 1 - 2/e
 0.264241117657
+>>> from symq.me import ME
+>>> as_size_law(ME.erlang(2, 4)).mean                # through its phase-type form
+0.5
 """
 
 from __future__ import annotations
@@ -24,12 +36,14 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from symq.core.distribution import Distribution
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
 from symq.core.randomness import RngLike, as_generator
+from symq.me.laws import PhaseType, as_phase_type, describe_law
 
-__all__ = ["SizeLaw", "exponential", "from_scipy", "from_phase_type", "from_me", "get_sizes",
-           "hyperexponential2", "SIZE_NAMES", "H2_SCV_MAX"]
+__all__ = ["SizeLaw", "as_size_law", "exponential", "from_scipy", "from_phase_type", "from_me",
+           "from_distribution", "get_sizes", "hyperexponential2", "SIZE_NAMES", "H2_SCV_MAX"]
 
 
 @dataclass(frozen=True)
@@ -100,32 +114,75 @@ def exponential(mean: float = 1.0) -> SizeLaw:
                    _sample=lambda n, g: g.exponential(mean, size=n), is_exponential=True)
 
 
-def from_scipy(dist: Any, name: str | None = None) -> SizeLaw:
+def from_scipy(dist: Any, name: str | None = None, *, param: str = "dist") -> SizeLaw:
     """Sizes from a frozen continuous ``scipy.stats`` law on ``[0, inf)`` with finite variance.
 
     Partial moments come from ``dist.expect`` (quadrature) through a tabulated cumulative
-    integral on a fine grid, so that vectorised calls stay cheap.
+    integral on a fine grid, so that vectorised calls stay cheap.  Errors name ``param``.
     """
     try:
         support = dist.support()
         mean, var = float(dist.mean()), float(dist.var())
     except AttributeError:
-        raise InvalidParameter("dist", dist, "a frozen scipy.stats continuous distribution") from None
+        raise InvalidParameter(param, describe_law(dist),
+                               "a frozen scipy.stats continuous distribution") from None
     if support[0] < 0 or not (math.isfinite(mean) and math.isfinite(var) and mean > 0):
-        raise InvalidParameter("dist", dist, "a law on [0, inf) with finite mean and variance")
-    top = float(dist.isf(1e-14))
-    grid = np.concatenate([[0.0], np.geomspace(max(top, 1.0) * 1e-9, top, 20001)])
-    mid = 0.5 * (grid[1:] + grid[:-1])
-    mass = np.diff(dist.cdf(grid))
-    m1 = np.concatenate([[0.0], np.cumsum(mass * mid)])
-    m2 = np.concatenate([[0.0], np.cumsum(mass * mid * mid)])
-    m1 *= mean / m1[-1]
-    m2 *= (var + mean ** 2) / m2[-1]
+        raise InvalidParameter(param, describe_law(dist),
+                               "a law on [0, inf) with finite mean and variance")
+    grid, m1, m2 = _partial_tables(dist.cdf, float(dist.isf(1e-14)), mean, var + mean ** 2)
     return SizeLaw(name=name or dist.dist.name, mean=mean, second_moment=var + mean ** 2,
                    _cdf=lambda x: dist.cdf(x), _ccdf=lambda x: dist.sf(x),
                    _partial=lambda x: np.interp(x, grid, m1),
                    _partial2=lambda x: np.interp(x, grid, m2),
                    _sample=lambda n, g: dist.rvs(size=n, random_state=g))
+
+
+def _partial_tables(cdf: Callable[[NDArray[np.float64]], Any], top: float, mean: float,
+                    second: float) -> tuple[NDArray[np.float64], ...]:
+    """Cumulative partial moments on a geometric grid up to ``top`` (midpoint rule on the cdf
+    increments), scaled to the exact ``mean`` and ``second`` moment at the end."""
+    grid = np.concatenate([[0.0], np.geomspace(max(top, 1.0) * 1e-9, top, 20001)])
+    mid = 0.5 * (grid[1:] + grid[:-1])
+    mass = np.diff(np.asarray(cdf(grid), dtype=float))
+    m1 = np.concatenate([[0.0], np.cumsum(mass * mid)])
+    m2 = np.concatenate([[0.0], np.cumsum(mass * mid * mid)])
+    m1 *= mean / m1[-1]
+    m2 *= second / m2[-1]
+    return grid, m1, m2
+
+
+def from_distribution(law: Distribution, name: str | None = None, *,
+                      param: str = "sizes") -> SizeLaw:
+    """Sizes from any law with symq's distribution verbs (an ME law without phase-type form, a
+    symq :class:`~symq.core.distribution.Distribution`): partial moments tabulated from its cdf
+    as in :func:`from_scipy`, samples from its ``sample``.
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``param`` for a law off ``[0, inf)`` or without finite mean and variance.
+    """
+    domain = "a job-size law on [0, inf) with finite mean and variance"
+    try:
+        low = float(law.support()[0])
+        mean, second = float(law.mean()), float(law.moment(2))
+    except (TypeError, ValueError, InvalidParameter) as exc:
+        raise InvalidParameter(param, describe_law(law), domain, str(exc)) from None
+    if low < 0 or not (math.isfinite(mean) and mean > 0 and math.isfinite(second)):
+        raise InvalidParameter(param, describe_law(law), domain)
+    top = mean
+    while not float(law.ccdf(top)) < 1e-14:
+        top *= 2.0
+        if top > 1e8 * mean:
+            raise InvalidParameter(param, describe_law(law), domain + " and a vanishing tail",
+                                   f"P(X > {top:g}) >= 1e-14")
+    grid, m1, m2 = _partial_tables(law.cdf, top, mean, second)
+    return SizeLaw(name=name or repr(law), mean=mean, second_moment=second,
+                   _cdf=lambda x: np.asarray(law.cdf(x), dtype=float),
+                   _ccdf=lambda x: np.asarray(law.ccdf(x), dtype=float),
+                   _partial=lambda x: np.interp(x, grid, m1),
+                   _partial2=lambda x: np.interp(x, grid, m2),
+                   _sample=lambda n, g: np.asarray(law.sample(n, rng=g), dtype=float))
 
 
 def from_phase_type(alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> SizeLaw:  # noqa: N803
@@ -138,6 +195,7 @@ def from_phase_type(alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> SizeLaw
             or abs(a.sum() - 1) > 1e-10 or np.any(np.diag(T) >= 0):
         raise InvalidParameter("A", (alpha, A), "a phase-type pair (alpha, A): alpha a "
                                "probability vector, A a sub-generator")
+    law = PhaseType(a, T, name=name)
     inv = np.linalg.inv(-T)
     ones = np.ones(a.size)
     mean = float(a @ inv @ ones)
@@ -147,8 +205,8 @@ def from_phase_type(alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> SizeLaw
         flat = np.array([f(float(v)) for v in np.ravel(x)])
         return flat.reshape(np.shape(x))
 
-    def ccdf1(x: float) -> float:
-        return float(a @ scipy.linalg.expm(T * x) @ ones)
+    def ccdf(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(law.ccdf(x), dtype=float)
 
     def partial1(x: float) -> float:
         # E[X; X > x] = alpha e^{Tx} (x I + (-T)^{-1}) 1
@@ -160,41 +218,72 @@ def from_phase_type(alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> SizeLaw
         e = a @ scipy.linalg.expm(T * x)
         return second - float(e @ (x * x * ones + 2 * x * inv @ ones + 2 * inv @ inv @ ones))
 
-    exit_rates = -T.sum(axis=1)
-    cum_alpha = np.cumsum(a)
-    jump = np.hstack([T - np.diag(np.diag(T)), exit_rates[:, None]]) / -np.diag(T)[:, None]
-    cum_jump = np.cumsum(jump, axis=1)
-
-    rates = -np.diag(T)
-
-    def sample(n: int, g: np.random.Generator) -> NDArray[np.float64]:
-        # all n chains advance together, one jump per pass, until every one is absorbed
-        phase = np.minimum(np.searchsorted(cum_alpha, g.random(n) * cum_alpha[-1], side="right"),
-                           a.size - 1)
-        total = np.zeros(n)
-        alive = np.arange(n)
-        while alive.size:
-            current = phase[alive]
-            total[alive] += g.exponential(1.0, size=alive.size) / rates[current]
-            u = g.random(alive.size)
-            nxt = (u[:, None] >= cum_jump[current]).sum(axis=1)
-            phase[alive] = nxt
-            alive = alive[nxt < a.size]
-        return total
-
     return SizeLaw(name=name, mean=mean, second_moment=second,
-                   _cdf=lambda x: 1.0 - each(x, ccdf1), _ccdf=lambda x: each(x, ccdf1),
+                   _cdf=lambda x: 1.0 - ccdf(x), _ccdf=ccdf,
                    _partial=lambda x: each(x, partial1), _partial2=lambda x: each(x, partial2),
-                   _sample=sample, is_exponential=a.size == 1)
+                   _sample=lambda n, g: law.sample((n,), rng=g), is_exponential=a.size == 1)
 
 
 def from_me(law: Any, name: str | None = None) -> SizeLaw:
-    """Sizes from a :class:`symq.me.ME` law with real poles, through its PH representation
-    (:func:`symq.me.phase_type.to_phase_type`, Cumani's CF1 series form)."""
-    from symq.me.phase_type import to_phase_type
+    """Sizes from a :class:`symq.me.ME` law: through its phase-type form
+    (:func:`symq.me.laws.as_phase_type`, Cumani's CF1 series form) when it has one, with exact
+    partial moments; through its distribution verbs (:func:`from_distribution`) otherwise."""
+    try:
+        ph = as_phase_type(law, "sizes")
+    except InvalidParameter:
+        return from_distribution(law, name or repr(law))
+    return from_phase_type(ph.alpha, ph.A, name=name or repr(law))
 
-    alpha, A = to_phase_type(law)  # noqa: N806
-    return from_phase_type(alpha, A, name=name or repr(law))
+
+def as_size_law(law: Any, name: str = "sizes") -> SizeLaw:
+    """The one conversion of a job-size law for the dispatching solvers and the simulator.
+
+    Parameters
+    ----------
+    law : job-size law
+        A :class:`SizeLaw` (returned as is); a name of :data:`SIZE_NAMES` (:func:`get_sizes`); a
+        :class:`symq.me.laws.PhaseType` or a pair ``(alpha, A)`` such as a hyper-Erlang or H2
+        from the constructors (exact partial moments, :func:`from_phase_type`); an
+        :class:`symq.me.ME` law (:func:`from_me`); a frozen ``scipy.stats`` distribution
+        (:func:`from_scipy`); or any symq :class:`~symq.core.distribution.Distribution`
+        (:func:`from_distribution`).
+    name : str
+        The caller's parameter name, for messages.
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``name`` for anything else, an invalid phase-type pair, or a law without finite
+        mean and variance.
+
+    Examples
+    --------
+    >>> import scipy.stats
+    >>> as_size_law(scipy.stats.uniform(0, 2)).second_moment
+    1.3333333333333333
+    >>> as_size_law(([1.0], [[-2.0]])).mean
+    0.5
+    """
+    if isinstance(law, SizeLaw):
+        return law
+    if isinstance(law, str):
+        return get_sizes(law)
+    if hasattr(law, "rvs") and hasattr(law, "dist"):
+        if getattr(law.dist, "name", "") == "expon" and float(law.support()[0]) == 0.0:
+            return exponential(float(law.mean()))      # closed forms (and the exact formulas)
+        return from_scipy(law, param=name)
+    from symq.me import ME
+
+    if isinstance(law, ME):
+        return from_me(law)
+    if isinstance(law, (PhaseType, tuple, list)):
+        ph = as_phase_type(law, name)
+        return from_phase_type(ph.alpha, ph.A, name=ph.name)
+    if isinstance(law, Distribution):
+        return from_distribution(law, param=name)
+    raise InvalidParameter(name, describe_law(law), "a job-size law: a symq.me.laws.PhaseType, a "
+                           "pair (alpha, A), an ME law, a frozen scipy.stats distribution, a "
+                           f"symq Distribution or one of {', '.join(SIZE_NAMES)}")
 
 
 #: Names accepted by :func:`get_sizes` (the ``sizes=`` option of the ``dispatch`` model).

@@ -88,6 +88,12 @@ def verify_mg1_value() -> dict[str, Any]:
         ``residual`` (right side minus ``v(u)``, simplified), ``residual_depends_on_u``,
         ``g`` and ``g_is_pollaczek_khinchine`` (``g = rho/lam + lam m_2/(2(1 - rho))``).
     """
+    return dict(_verify_mg1_value())
+
+
+@functools.lru_cache(maxsize=1)
+def _verify_mg1_value() -> dict[str, Any]:
+    """The sympy work of :func:`verify_mg1_value`, done once per process."""
     c = sp.Symbol("c", positive=True)
     y = sp.Symbol("y", nonnegative=True)
     h = y + M1 + c * (y ** 2 + 2 * y * M1 + M2)

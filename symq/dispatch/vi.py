@@ -65,12 +65,12 @@ coordinates).
 
 Examples
 --------
-One server: the value is the M/G/1 value :math:`\lambda u^2/(2(1-\rho))` and ``g`` is
+One server: the value is the M/G/1 value :math:`\lambda u^2/(2(1-\rho))` and ``ET`` is
 Pollaczek-Khinchine, :math:`1/(1-\rho) = 2` at :math:`\rho = 1/2`:
 
 >>> from symq.dispatch.sizes import exponential
 >>> r = solve_optimal(1, 0.5, exponential(1.0), delta=0.1, U=20.0)
->>> abs(r.g - 2.0) < 1e-2, r.g_low <= r.g <= r.g_high
+>>> abs(r.ET - 2.0) < 1e-2, r.ET_low <= r.ET <= r.ET_high
 (True, True)
 >>> round(float(r.value([4.0])) / 16.0, 2)       # lam / (2 (1 - rho)) = 0.5
 0.5
@@ -93,6 +93,7 @@ from .iteration import VIResult, _iterate
 from .multigrid import _coarse_levels, _interpolate_to
 from .passes import MODE_OPT, MODE_RND, MODE_TABLE
 from .planning import plan_optimal
+from .sizes import as_size_law
 
 __all__ = ["evaluate_policy", "lwl_table", "solve_optimal"]
 
@@ -103,6 +104,7 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
            progress: bool, warm_start: VIResult | None, multigrid: bool, coarse_tol: float
            ) -> VIResult:
     t0 = time.perf_counter()
+    sizes = as_size_law(sizes)            # once: every grid below uses the same law
     plan_optimal(m, rho, sizes, delta, U, levels=1, table=mode == MODE_TABLE)
     grid = DispatchGrid.build(m, rho, sizes, delta, U)
     real_value("tol", tol, "a real number > 0", lambda t: t > 0)
@@ -118,15 +120,18 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
                                             None, None, max_iter, progress, f"VI[{policy}]")
             total += it
             levels.append((d, it, g))
-            prev = VIResult(g, gl, gh, v, cg.delta, cg.U, m, cg.lam, cg.rho, it, sp, policy,
-                            cg.c_M)
+            prev = VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=cg.delta, U=cg.U, m=m,
+                            lam=cg.lam, rho=cg.rho, iterations=it, residual=sp, policy=policy,
+                            c_M=cg.c_M)
     v0 = None if prev is None else _interpolate_to(prev, grid)
     v, g, gl, gh, it, sp = _iterate(grid, mode, table_fn(grid), v0, tol, tol_g, span_cap,
                                     max_iter, progress, f"VI[{policy}]")
     total += it
     levels.append((grid.delta, it, g))
-    return VIResult(g, gl, gh, v, grid.delta, grid.U, grid.m, grid.lam, grid.rho, it, sp,
-                    policy, grid.c_M, total, time.perf_counter() - t0, levels)
+    return VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=grid.delta, U=grid.U, m=grid.m,
+                    lam=grid.lam, rho=grid.rho, iterations=it, residual=sp, policy=policy,
+                    c_M=grid.c_M, total_iterations=total, seconds=time.perf_counter() - t0,
+                    levels=levels)
 
 
 def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float = 24.0,
@@ -142,8 +147,11 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
         Number of identical unit-speed FCFS servers (1, 2 or 3).
     rho : float
         Per-server load :math:`\lambda E[X]/m \in (0, 1)`.
-    sizes : SizeLaw
-        Job-size law (:mod:`symq.dispatch.sizes`).
+    sizes : job-size law
+        A :class:`~symq.me.laws.PhaseType` or ``(alpha, A)`` pair, an :class:`~symq.me.ME`
+        law, a frozen scipy distribution, a name (``"exp"``, ``"uniform"``, ``"h2"``) or a
+        :class:`~symq.dispatch.sizes.SizeLaw`; converted by
+        :func:`~symq.dispatch.sizes.as_size_law`.
     delta : float
         Lattice step (at most ``E[X]/2`` and ``U/8``).
     U : float
@@ -181,7 +189,7 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
     --------
     >>> from symq.dispatch.sizes import exponential
     >>> r = solve_optimal(2, 0.4, exponential(1.0), delta=0.2, U=24.0, tol=1e-8)
-    >>> r.g_low <= r.g <= r.g_high < 1 / (1 - 0.4 ** 2)    # beats LWL (M/M/2)
+    >>> r.ET_low <= r.ET <= r.ET_high < 1 / (1 - 0.4 ** 2)    # beats LWL (M/M/2)
     True
     """
     return _solve(m, rho, sizes, delta, U, MODE_OPT, lambda g: None, "optimal", tol, tol_g,
@@ -240,7 +248,7 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any], m: int, rho
     --------
     >>> from symq.dispatch.sizes import exponential
     >>> r = evaluate_policy("lwl", 2, 0.5, exponential(1.0), delta=0.1, U=20.0, tol=1e-9)
-    >>> abs(r.g - 1 / (1 - 0.25)) < 2e-3             # M/M/2: 1/(1 - rho^2)
+    >>> abs(r.ET - 1 / (1 - 0.25)) < 2e-3             # M/M/2: 1/(1 - rho^2)
     True
     """
     if isinstance(policy, str):

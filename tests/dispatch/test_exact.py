@@ -7,8 +7,9 @@ import pytest
 from scipy import integrate
 
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, UnknownName
-from symq.dispatch.exact import (exact_jsq, exact_lwl, exact_mean_response, exact_rnd, exact_rr,
-                                 exact_sita, sita_e_thresholds, sita_opt_thresholds)
+from symq.dispatch.exact import (exact_lwl, exact_mean_response, exact_rnd, exact_rr, exact_sita,
+                                 sita_e_thresholds, sita_opt_thresholds)
+from symq.dispatch.jsq import exact_jsq
 from symq.dispatch.sizes import exponential, get_sizes
 
 X = exponential(1.0)
@@ -157,8 +158,8 @@ def test_jsq_state_cap():
 
 
 def test_exact_by_name():
-    assert exact_mean_response("LWL", 2, 0.5, X) == exact_lwl(2, 0.5, X)
-    assert exact_mean_response("sita", 2, 0.5, X, thresholds=1.0) == exact_sita(2, 0.5, X, 1.0)
+    assert exact_mean_response("LWL", 2, 0.5, X).ET == exact_lwl(2, 0.5, X)
+    assert exact_mean_response("sita", 2, 0.5, X, thresholds=1.0).ET == exact_sita(2, 0.5, X, 1.0)
     with pytest.raises(UnknownName, match="valid choices: rnd, rr"):
         exact_mean_response("fastest", 2, 0.5, X)
 

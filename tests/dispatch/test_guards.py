@@ -17,7 +17,8 @@ import pytest
 from symq.cli import main
 from symq.core.errors import InvalidParameter, ResourceLimit, TruncationError
 from symq.dispatch import evaluate_policy, exponential, richardson, solve_dispatch, solve_optimal
-from symq.dispatch.exact import exact_jsq, exact_sita, sita_e_thresholds, sita_opt_thresholds
+from symq.dispatch.exact import exact_sita, sita_e_thresholds, sita_opt_thresholds
+from symq.dispatch.jsq import exact_jsq
 from symq.dispatch.sizes import from_phase_type, get_sizes, hyperexponential2
 from symq.dispatch.planning import plan_optimal
 
@@ -38,21 +39,21 @@ def run(capsys, *argv):
 def test_error_estimate_covers_the_exact_value(policy, exact, rho) -> None:
     rr = richardson(functools.partial(evaluate_policy, policy), 2, rho, X, delta=0.4, U=16.0
                     if rho < 0.5 else 24.0, tol=1e-10)
-    actual = abs(rr.g - exact(rho))
+    actual = abs(rr.ET - exact(rho))
     assert actual <= rr.error_estimate
     # the Odoni bracket only certifies each discrete MDP: the fine grid's bracket misses the
     # exact value, and is far narrower than the fine grid's discretisation error
     fine = rr.results[-1]
-    assert not fine.g_low <= exact(rho) <= fine.g_high
-    assert fine.g_high - fine.g_low < 1e-3 * abs(fine.g - exact(rho))
-    assert rr.bracket_discrete == (rr.g_low, rr.g_high)
+    assert not fine.ET_low <= exact(rho) <= fine.ET_high
+    assert fine.ET_high - fine.ET_low < 1e-3 * abs(fine.ET - exact(rho))
+    assert rr.bracket_discrete == (rr.ET_low, rr.ET_high)
 
 
 @functools.lru_cache(maxsize=None)
 def _reference_optimal(rho: float) -> float:
     """The optimal g extrapolated from the grids 0.4, 0.2 at U = 24: RND and LWL on the same
     grids are within 3e-6 of their exact values, a hundredth of the estimates tested."""
-    return richardson(solve_optimal, 2, rho, X, delta=0.4, U=24.0).g
+    return richardson(solve_optimal, 2, rho, X, delta=0.4, U=24.0).ET
 
 
 @pytest.mark.parametrize("umax", ["8", "16"])
@@ -228,10 +229,14 @@ def test_library_validation_names_the_parameter(call, match) -> None:
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"batches": 1}, r"parameter batches=1 must be an integer >= 2"),
-    ({"warmup": 1.0}, r"parameter warmup=1\.0 must be a fraction in \[0, 1\)"),
+    ({"n_batches": 1}, r"parameter n_batches=1 must be an integer >= 2"),
+    ({"warmup": 1.0}, r"parameter warmup=1\.0 must be a real number in \[0, 1\)"),
     ({"level": 1.5}, r"parameter level=1\.5 must be a real number in \(0, 1\)"),
-    ({"n_jobs": 10}, r"parameter n_jobs=10 must be an integer >= 3000"),
+    # the one batch-means rule of symq.core.simrun: 100 post-warm-up jobs per batch, i.e. the
+    # smallest n with n - floor(0.1 n) >= 30 * 100
+    ({"n_jobs": 10}, rf"parameter n_jobs=10 must be an integer >= "
+                     rf"{next(n for n in range(3000, 4000) if n - math.floor(0.1 * n) >= 3000)} "
+                     r"\(100 post-warm-up jobs per batch for n_batches=30 and warmup=0\.1\)"),
 ])
 def test_simulation_validation_names_the_parameter(kwargs, match) -> None:
     from symq.dispatch import simulate_dispatch

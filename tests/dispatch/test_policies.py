@@ -7,7 +7,8 @@ import pytest
 from scipy import integrate
 
 from symq.core.errors import InvalidParameter, StabilityError, UnknownName
-from symq.dispatch.policies import POLICY_NAMES, Policy, get_policy, lookup_value, rnd_value_table
+from symq.dispatch.policies import (POLICY_NAMES, DispatchPolicy, get_policy, lookup_value,
+                                    rnd_value_table)
 from symq.dispatch.sizes import exponential, get_sizes
 
 X = exponential(1.0)
@@ -30,7 +31,7 @@ def test_unknown_policy_lists_choices():
 
 
 def test_names_case_insensitive():
-    assert get_policy(" FPI-Rnd ") == Policy("fpi-rnd", {})
+    assert get_policy(" FPI-Rnd ") == DispatchPolicy("fpi-rnd", {})
 
 
 def test_bad_parameters_named():

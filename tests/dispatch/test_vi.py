@@ -163,8 +163,8 @@ def test_one_server_pollaczek_khinchine(law):
     rr = richardson(vi.solve_optimal, 1, rho, law, delta=0.1, U=20.0, tol=1e-11)
     lam = rho / law.mean
     pk = law.mean + lam * law.second_moment / (2 * (1 - rho))
-    assert abs(rr.g - pk) < 2e-5
-    assert rr.g_low - 1e-9 <= rr.g <= rr.g_high + 1e-9
+    assert abs(rr.ET - pk) < 2e-5
+    assert rr.ET_low - 1e-9 <= rr.ET <= rr.ET_high + 1e-9
     fine = rr.results[-1]
     u = np.linspace(0.5, 12, 24)
     exact = lam * u ** 2 / (2 * (1 - rho))
@@ -177,8 +177,8 @@ def test_rnd_matches_closed_forms():
     rho = 0.4
     rr = richardson(functools.partial(vi.evaluate_policy, "rnd"), 2, rho, EXP,
                        delta=0.2, U=24.0, tol=1e-10)
-    assert abs(rr.g - 1 / (1 - rho)) < 1e-4
-    assert abs(rr.results[-1].g - 1 / (1 - rho)) < 3e-3        # unextrapolated, delta = 0.1
+    assert abs(rr.ET - 1 / (1 - rho)) < 1e-4
+    assert abs(rr.results[-1].ET - 1 / (1 - rho)) < 3e-3        # unextrapolated, delta = 0.1
     fine = rr.results[-1]
     lam = fine.lam
     u = np.array([[0, 0.5], [1, 1], [2, 5], [4, 0], [6, 8], [10, 3]], dtype=float)
@@ -198,11 +198,11 @@ def test_lwl_matches_mm2_with_delta_squared_error():
     exact = 1 / (1 - rho ** 2)
     rr = richardson(functools.partial(vi.evaluate_policy, "lwl"), 2, rho, EXP,
                        delta=0.2, U=20.0, levels=3, tol=1e-10)
-    errs = [r.g - exact for r in rr.results]
+    errs = [r.ET - exact for r in rr.results]
     assert all(e > 0 for e in errs)
     assert 3.0 < errs[0] / errs[1] < 5.0 and 3.0 < errs[1] / errs[2] < 5.0   # O(delta^2)
     assert 3.0 < rr.ratio < 5.0
-    assert abs(rr.g - exact) < 0.1 * errs[-1]
+    assert abs(rr.ET - exact) < 0.1 * errs[-1]
 
 
 def test_callable_policy_equals_builtin_lwl():
@@ -213,10 +213,10 @@ def test_callable_policy_equals_builtin_lwl():
         return np.broadcast_to(np.argmin(u, axis=-1), np.broadcast_shapes(u.shape[:-1],
                                                                           x.shape))
     b = vi.evaluate_policy(choose, 2, 0.4, EXP, **kw)
-    assert abs(a.g - b.g) < 1e-9
+    assert abs(a.ET - b.ET) < 1e-9
     grid = DispatchGrid.build(2, 0.4, EXP, 0.4, 16.0)
     c = vi.evaluate_policy(vi.lwl_table(grid), 2, 0.4, EXP, **kw)
-    assert abs(a.g - c.g) < 1e-9 and np.allclose(a.v, c.v, atol=1e-8)
+    assert abs(a.ET - c.ET) < 1e-9 and np.allclose(a.v, c.v, atol=1e-8)
 
 
 # ---------------------------------------------------------------- the optimal policy
@@ -230,13 +230,13 @@ def test_optimum_beats_fixed_policies_on_same_grid(opt04):
     kw = dict(delta=0.1, U=24.0, tol=1e-10)
     lwl = vi.evaluate_policy("lwl", 2, 0.4, EXP, **kw)
     rnd = vi.evaluate_policy("rnd", 2, 0.4, EXP, **kw)
-    assert opt04.g_low <= opt04.g <= opt04.g_high and opt04.span < 1e-10
-    assert opt04.g_high <= lwl.g_low + 1e-9
-    assert opt04.g_high <= rnd.g_low + 1e-9
-    assert lwl.g < rnd.g
+    assert opt04.ET_low <= opt04.ET <= opt04.ET_high and opt04.residual < 1e-10
+    assert opt04.ET_high <= lwl.ET_low + 1e-9
+    assert opt04.ET_high <= rnd.ET_low + 1e-9
+    assert lwl.ET < rnd.ET
     # the optimum is close to LWL at moderate load (Hyytiä & Righter, arXiv 2402.08142, Part 2),
     # below M/M/2
-    assert 0 < 1 / (1 - 0.16) - opt04.g < 0.02
+    assert 0 < 1 / (1 - 0.16) - opt04.ET < 0.02
 
 
 def test_value_symmetric_and_decision(opt04):
@@ -286,7 +286,7 @@ def test_warm_start_reaches_same_fixed_point():
     cold = vi.solve_optimal(2, 0.4, EXP, multigrid=False, **kw)
     coarse = vi.solve_optimal(2, 0.4, EXP, delta=0.4, U=16.0, tol=1e-6)
     warm = vi.solve_optimal(2, 0.4, EXP, warm_start=coarse, **kw)
-    assert abs(cold.g - warm.g) < 1e-10
+    assert abs(cold.ET - warm.ET) < 1e-10
     assert np.max(np.abs(cold.v - warm.v)) < 1e-8
     assert warm.iterations < cold.iterations
 
@@ -297,8 +297,8 @@ def test_g_stopping_rule_and_progress():
     loose = vi.solve_optimal(2, 0.4, EXP, tol=1e-14, tol_g=1e-9, span_cap=1e-5,
                              progress=True, **kw)
     assert loose.iterations < tight.iterations
-    assert loose.span < 1e-5 and abs(loose.g - tight.g) < 1e-7
-    assert loose.g_low - 1e-12 <= tight.g <= loose.g_high + 1e-12
+    assert loose.residual < 1e-5 and abs(loose.ET - tight.ET) < 1e-7
+    assert loose.ET_low - 1e-12 <= tight.ET <= loose.ET_high + 1e-12
 
 
 def test_three_servers_reduced_grid():
@@ -306,7 +306,7 @@ def test_three_servers_reduced_grid():
     rnd = vi.evaluate_policy("rnd", 3, 0.4, EXP, **kw)
     lwl = vi.evaluate_policy("lwl", 3, 0.4, EXP, **kw)
     opt = vi.solve_optimal(3, 0.4, EXP, **kw)
-    assert abs(rnd.g - 1 / 0.6) < 0.03                    # O(delta^2) on a coarse grid
+    assert abs(rnd.ET - 1 / 0.6) < 0.03                    # O(delta^2) on a coarse grid
     lam = rnd.lam
     u = np.array([[1.0, 2.0, 3.0], [3.0, 1.0, 2.0], [0.0, 0.0, 5.0]])
     exact = ((lam / 3) * u ** 2 / (2 * 0.6)).sum(axis=1)
@@ -315,8 +315,8 @@ def test_three_servers_reduced_grid():
     a = 3 * 0.4
     tail = a ** 3 / 6 / 0.6
     erlang_c = tail / (1 + a + a * a / 2 + tail)
-    assert abs(lwl.g - (1 + erlang_c / (3 * 0.6))) < 0.02
-    assert opt.g_high <= lwl.g_low + 1e-9 and opt.g_high <= rnd.g_low + 1e-9
+    assert abs(lwl.ET - (1 + erlang_c / (3 * 0.6))) < 0.02
+    assert opt.ET_high <= lwl.ET_low + 1e-9 and opt.ET_high <= rnd.ET_low + 1e-9
     v = opt.value(u[:2])
     assert v[0] == v[1]
 

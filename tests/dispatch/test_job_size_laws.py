@@ -1,0 +1,117 @@
+"""One job-size law for the dispatcher: every accepted form converted by as_size_law.
+
+The same law given as a PhaseType, an (alpha, A) pair, an ME law and the closed-form H2 gives the
+same numbers; a frozen scipy law is the tabulated law of from_scipy; an ME law without a
+phase-type form goes through its distribution verbs, checked against its exact moments and
+quadrature of its density; the solvers and the simulator take every form.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.stats
+import sympy as sp
+from scipy.integrate import quad
+
+from symq.core.errors import InvalidParameter
+from symq.dispatch import as_size_law, get_sizes, hyperexponential2, simulate_dispatch
+from symq.dispatch.exact import exact_lwl, exact_rnd, exact_sita, sita_e_thresholds
+from symq.dispatch.multigrid import richardson
+from symq.dispatch.vi import solve_optimal
+from symq.me import ME
+from symq.me.laws import PhaseType
+
+SCV = 4.0
+P = 0.5 * (1 + math.sqrt((SCV - 1) / (SCV + 1)))     # balanced-means H2, mean 1
+ALPHA, A = [P, 1 - P], [[-2 * P, 0.0], [0.0, -2 * (1 - P)]]
+S = sp.Symbol("s")
+#: An ME law with complex poles (density (2/3) e^{-t} (1 + cos t)): no Cumani phase-type form.
+COMPLEX = ME.from_expr((1 / (S + 1) + (S + 1) / ((S + 1) ** 2 + 1)) * sp.Rational(2, 3))
+
+
+@pytest.mark.parametrize("form", ["PhaseType", "pair", "ME"])
+def test_every_form_of_one_law_gives_the_same_values(form) -> None:
+    if form == "PhaseType":
+        law = PhaseType(ALPHA, A, name="H2")
+    elif form == "pair":
+        law = (ALPHA, A)
+    else:
+        law = ME.hyperexponential([P, 1 - P], [2 * P, 2 * (1 - P)])
+    closed = hyperexponential2(SCV)                 # incomplete-gamma partial moments
+    sizes = as_size_law(law)
+    x = np.array([0.05, 0.7, 3.0, 12.0])
+    for verb in ("cdf", "ccdf", "partial_mean", "partial_second_moment"):
+        assert np.allclose(getattr(sizes, verb)(x), getattr(closed, verb)(x), rtol=1e-9,
+                           atol=1e-14), verb
+    assert exact_rnd(2, 0.6, law) == pytest.approx(exact_rnd(2, 0.6, closed), rel=1e-9)
+    h = sita_e_thresholds(2, 0.6, law)
+    assert h == pytest.approx(sita_e_thresholds(2, 0.6, closed), rel=1e-8)
+    assert exact_sita(2, 0.6, law, h) == pytest.approx(exact_sita(2, 0.6, closed, h), rel=1e-9)
+
+
+def test_a_hyper_erlang_pair_from_the_constructors() -> None:
+    from symq.meanfield.phase_type import hyper_erlang
+
+    sizes = as_size_law(hyper_erlang(2, 1.0, SCV))
+    assert sizes.mean == pytest.approx(1.0, rel=1e-12) and sizes.scv == pytest.approx(SCV)
+    # Pollaczek-Khinchine with its moments: E[X] + lam_i E[X^2]/(2(1 - rho))
+    assert exact_rnd(3, 0.5, hyper_erlang(2, 1.0, SCV)) == pytest.approx(
+        1.0 + 0.5 * (1 + SCV) / (2 * 0.5), rel=1e-12)
+
+
+def test_a_frozen_scipy_law_is_tabulated_like_the_named_one() -> None:
+    named, frozen = get_sizes("uniform"), as_size_law(scipy.stats.uniform(0.0, 2.0))
+    x = np.array([0.1, 0.9, 1.7])
+    assert np.array_equal(named.partial_mean(x), frozen.partial_mean(x))
+    assert exact_rnd(2, 0.5, scipy.stats.uniform(0.0, 2.0)) == exact_rnd(2, 0.5, named)
+    # an exponential scipy law gets the closed forms, and so the exact LWL (M/M/2) value
+    assert exact_lwl(2, 0.5, scipy.stats.expon(scale=1.0)) == pytest.approx(1 / (1 - 0.25))
+
+
+def test_an_me_law_without_phase_type_form_uses_its_distribution_verbs() -> None:
+    sizes = as_size_law(COMPLEX)
+    mean, second = float(COMPLEX.moment(1)), float(COMPLEX.moment(2))    # exact sympy values
+    assert sizes.mean == mean and sizes.second_moment == second
+
+    def density(t: float) -> float:
+        return 2 / 3 * math.exp(-t) * (1 + math.cos(t))
+
+    for x in (0.3, 1.0, 4.0):
+        assert float(sizes.partial_mean(x)) == pytest.approx(
+            quad(lambda t: t * density(t), 0, x)[0], rel=1e-6)
+        assert float(sizes.partial_second_moment(x)) == pytest.approx(
+            quad(lambda t: t * t * density(t), 0, x)[0], rel=1e-6)
+    assert exact_rnd(2, 0.5, COMPLEX) == pytest.approx(
+        mean + (0.5 / mean) * second / (2 * 0.5), rel=1e-12)
+
+
+@pytest.mark.parametrize("law", [PhaseType(ALPHA, A), COMPLEX])
+def test_value_iteration_takes_the_law_object(law) -> None:
+    """One server: the extrapolated VI value is Pollaczek-Khinchine with the law's moments."""
+    sizes = as_size_law(law)
+    rho = 0.5
+    lam = rho / sizes.mean
+    pk = sizes.mean + lam * sizes.second_moment / (2 * (1 - rho))
+    rr = richardson(solve_optimal, 1, rho, law, delta=0.2, U=40.0, tol=1e-11)
+    assert rr.ET == pytest.approx(pk, rel=2e-4)
+
+
+def test_the_simulator_takes_the_law_object() -> None:
+    law = PhaseType(ALPHA, A)
+    est = simulate_dispatch("rnd", 2, 0.5, law, n_jobs=400_000, rng=3, level=0.999)
+    assert est.ET.low <= exact_rnd(2, 0.5, law) <= est.ET.high
+
+
+@pytest.mark.parametrize("law, match", [
+    (object(), r"parameter sizes=.* must be a job-size law: a symq\.me\.laws\.PhaseType, a pair"),
+    (([0.5, 0.6], [[-1.0, 0.0], [0.0, -1.0]]), r"parameter alpha=.* summing to 1"),
+    (scipy.stats.pareto(1.5),
+     r"parameter sizes=scipy\.stats\.pareto\(1\.5\) must be a law on \[0, inf\) with finite mean "
+     r"and variance"),
+])
+def test_bad_laws_are_refused_with_their_name(law, match) -> None:
+    with pytest.raises(InvalidParameter, match=match):
+        exact_rnd(2, 0.5, law)
