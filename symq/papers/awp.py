@@ -78,13 +78,15 @@ def _agreement_claims() -> list[Claim]:
             "lam = gamma w^l, d = beta w equals E[W] from the general numerical solver "
             "(embedded post-loss chain, Palm inversion) for NewReno, Scalable TCP, AIMD with "
             "time-based losses and the HighSpeed family S = 0.835 (relative error)",
-            lambda p: _law(_key(p), "closed form").mean_window, lambda p: _law(_key(p), "numeric").mean_window,
+            lambda p: _law(_key(p), "closed form").mean_window,
+            lambda p: _law(_key(p), "numeric").mean_window,
             _POWER_LAW, tolerance=1e-6, error=relative_error, evidence=Evidence.NUMERIC),
         Claim(
             "closed form = simulation", SOURCE,
             "E[W] of the closed form lies within the 99% batch-means CI of 1e6 exactly sampled "
             "loss cycles",
-            lambda p: _law(_key(p), "closed form").mean_window, lambda p: _simulated(_key(p)).mean_window,
+            lambda p: _law(_key(p), "closed form").mean_window,
+            lambda p: _simulated(_key(p)).mean_window,
             _POWER_LAW, tolerance=1.0, error=lambda value, ci: ci_error(ci, value),
             evidence=Evidence.SIMULATION),
         Claim(
@@ -92,7 +94,8 @@ def _agreement_claims() -> list[Claim]:
             "HighSpeed TCP (RFC 3649 profiles a(w), b(w)), NewReno with a window cap and "
             "Scalable TCP with time-based losses and a floor: E[W] of the numerical solver lies "
             "within the 99% CI of the simulation (tabulated exact-event sampling)",
-            lambda p: _law(_key(p), "numeric").mean_window, lambda p: _simulated(_key(p)).mean_window,
+            lambda p: _law(_key(p), "numeric").mean_window,
+            lambda p: _simulated(_key(p)).mean_window,
             [{"protocol": "highspeed", "p": 1e-5}, {"protocol": "highspeed", "p": 1e-6},
              {"protocol": "newreno", "p": 1e-3, "w_max": 40.0},
              {"protocol": "mimd-time", "p": 0.12, "w_min": 1.0}],
@@ -133,7 +136,8 @@ def _tcp_claims() -> list[Claim]:
             "sqrt(3/(2p)) (periodic losses, one ACK per packet) vs E[W] of NewReno with "
             "Poisson per-packet losses: the formula is the periodic-loss value and underestimates "
             "the mean window by about 6.5% at every p (relative error)",
-            square_root, lambda p: _law(_key({"protocol": "newreno", "p": p["p"]}), "auto").mean_window,
+            square_root,
+            lambda p: _law(_key({"protocol": "newreno", "p": p["p"]}), "auto").mean_window,
             [{"p": p} for p in (1e-2, 1e-4, 1e-6)], tolerance=0.1, error=relative_error,
             evidence=Evidence.CLOSED_FORM),
     ]

@@ -174,7 +174,8 @@ def test_mimd_constant_rate_with_floor(lam):
 
 def test_mimd_constant_rate_infinite_mean_is_reported():
     # stable (lam > a/ln(1/beta)) but theta < 1: E[W] is infinite
-    with pytest.raises(StabilityError, match=r"E\[W\] is infinite: tail exponent theta = 0\.\d+ <= 1"):
+    pattern = r"E\[W\] is infinite: tail exponent theta = 0\.\d+ <= 1"
+    with pytest.raises(StabilityError, match=pattern):
         solve_window(lambda w: 0.01 * w, lambda w: 0.078, lambda w: 0.875 * w, w_min=1.0)
 
 
