@@ -110,8 +110,11 @@ def lookup_value(v: np.ndarray, delta: float, c_M: float, a: float, b: float) ->
 def _fpi_cost(u: float, x: float, lam_i: float, rho_i: float) -> float:
     """The FPI index :func:`symq.dispatch.symbolic.fpi_index` typed for numba kernels.
 
-    A fast path of the compiled symbolic form :func:`symq.dispatch.symbolic.fpi_index_fn`
-    (tests/dispatch/test_compiled_forms.py checks that both agree at random points).
+    A fast path of the compiled symbolic form :func:`symq.dispatch.symbolic.fpi_index_fn`:
+    :func:`choose_server` and the simulator's kernel are cached machine code (``cache=True``),
+    which a function generated at run time (the numba backend of :func:`symq.core.compile`)
+    would not be; tests/dispatch/test_compiled_forms.py checks that this form equals the
+    compiled symbolic index (numpy and numba backends) at random points.
     """
     return u + x + lam_i * x * (2.0 * u + x) / (2.0 * (1.0 - rho_i))
 

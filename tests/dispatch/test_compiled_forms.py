@@ -17,6 +17,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from symq.core.compiler import compile
 from symq.dispatch import symbolic
 from symq.dispatch.exact import exact_rnd, exact_sita, sita_class_stats
 from symq.dispatch.grid import DispatchGrid
@@ -25,6 +26,8 @@ from symq.dispatch.policies import FPI, _fpi_cost, choose_server, get_policy, lo
 from symq.dispatch.sizes import exponential, get_sizes
 
 SETTINGS = settings(max_examples=60, deadline=None)
+NUMBA_FPI = compile(symbolic.fpi_index(symbolic.LAM_I, symbolic.RHO_I),
+                    (symbolic.U, symbolic.X, symbolic.LAM_I, symbolic.RHO_I), backend="numba")
 loads = st.floats(0.01, 0.99)
 rates = st.floats(1e-3, 50.0)
 backlogs = st.floats(0.0, 100.0)
@@ -34,8 +37,12 @@ sizes = st.floats(1e-6, 50.0)
 @SETTINGS
 @given(backlogs, sizes, rates, loads)
 def test_numba_fpi_cost_equals_the_compiled_index(u, x, lam_i, rho_i) -> None:
+    """The kernels' fast path (cached with the simulator) against the compiled symbolic index,
+    numpy and numba backends of symq.core.compile."""
     compiled = float(symbolic.fpi_index_fn()(u, x, lam_i, rho_i))
     assert _fpi_cost(u, x, lam_i, rho_i) == pytest.approx(compiled, rel=1e-13)
+    assert _fpi_cost(u, x, lam_i, rho_i) == pytest.approx(
+        NUMBA_FPI.function(u, x, lam_i, rho_i), rel=1e-13)
 
 
 @SETTINGS
