@@ -42,32 +42,32 @@ def main() -> None:
     alpha, A = hyperexponential2(1.0, SCV, F)
     warnings.simplefilter("ignore")  # RE at lam = 0.9 holds 1e-7 of its mass at B = 30
 
-    base, _ = _median(lambda: solve_jsq_ph(D, LAMBDA, alpha, A, tol=1e-10), args.repeat)
+    base, _ = _median(lambda: solve_jsq_ph(D, LAMBDA, (alpha, A), tol=1e-10), args.repeat)
     print(f"Cavity analysis, d={D}, lam={LAMBDA}, H2(SCV={SCV:g}), B=30, delta=0.1, 401 layers "
           "[target < 2 s per policy]")
     print(f"  baseline SQ(d) without ages (solve_jsq_ph): {base * 1e3:.1f} ms")
     for policy in POLICY_NAMES:
-        t, fp = _median(lambda: solve_attained(policy, D, LAMBDA, alpha, A, delta=0.1,
+        t, fp = _median(lambda: solve_attained(policy, D, LAMBDA, (alpha, A), delta=0.1,
                                                rep_max=40.0, B=30), args.repeat)
         print(f"  {policy:<10} {t:6.3f} s  ({t / base:7.0f} x baseline)  E[W] = {fp.EW:.6f}, "
               f"{fp.iterations} iterations")
     print("  LEW(d): time against the number of layers (rep_max = 40)")
     for delta in (0.4, 0.2, 0.1, 0.05, 0.025):
-        t, fp = _median(lambda: solve_attained("LEW", D, LAMBDA, alpha, A, delta=delta,
+        t, fp = _median(lambda: solve_attained("LEW", D, LAMBDA, (alpha, A), delta=delta,
                                                rep_max=40.0, B=30), 1)
         print(f"    delta {delta:<6} {fp.r + 1:5d} layers  {t:6.3f} s  "
               f"({t / (fp.r + 1) * 1e3:.2f} ms per layer)  E[W] = {fp.EW:.6f}")
 
     n_jobs, N = 10**6, 1000  # noqa: N806
-    simulate_jsq(N, D, LAMBDA, 60_000, service=(alpha, A), rng=0)  # compile / load the kernels
-    simulate_policy("SQ", N, D, LAMBDA, alpha, A, n_jobs=60_000, rng=0)
-    base, est = _median(lambda: simulate_jsq(N, D, LAMBDA, n_jobs, service=(alpha, A), rng=1),
+    simulate_jsq(N, D, LAMBDA, (alpha, A), n_jobs=60_000, rng=0)  # compile / load the kernels
+    simulate_policy("SQ", N, D, LAMBDA, (alpha, A), n_jobs=60_000, rng=0)
+    base, est = _median(lambda: simulate_jsq(N, D, LAMBDA, (alpha, A), n_jobs=n_jobs, rng=1),
                         args.repeat)
     print(f"Simulator, N={N}, {n_jobs:.0e} jobs, d={D}, lam={LAMBDA} [target < 10 s]")
     print(f"  baseline simulate_jsq (SQ(d) only): {base:.3f} s, "
-          f"{n_jobs / base / 1e6:.2f} M jobs/s, E[R] = {est.mean_response}")
+          f"{n_jobs / base / 1e6:.2f} M jobs/s, E[R] = {est.ET}")
     for policy in ("SQ", "LEW"):
-        t, est = _median(lambda: simulate_policy(policy, N, D, LAMBDA, alpha, A, n_jobs=n_jobs,
+        t, est = _median(lambda: simulate_policy(policy, N, D, LAMBDA, (alpha, A), n_jobs=n_jobs,
                                                  rng=1), args.repeat)
         print(f"  simulate_policy {policy:<4} {t:.3f} s, {n_jobs / t / 1e6:.2f} M jobs/s "
               f"({t / base:.2f} x baseline), E[W] = {est.EW}")

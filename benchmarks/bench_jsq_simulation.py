@@ -74,7 +74,7 @@ def main() -> None:
     for name, kw, service, ref in cases:
         est = simulate_jsq(lam=lam, n_jobs=args.jobs, service=service, rng=1, **kw)
         rates[name] = est.jobs_per_second
-        print(f"{name:42s} {args.jobs:10d} {est.jobs_per_second:12.3e}  {est.mean_response}  ({ref})")
+        print(f"{name:42s} {args.jobs:10d} {est.jobs_per_second:12.3e}  {est.ET}  ({ref})")
 
     try:
         ciw_rate, ciw_jobs, ciw_mean = run_ciw(lam, 1.0, args.ciw_jobs)

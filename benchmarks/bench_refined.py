@@ -46,9 +46,9 @@ def symq_times() -> dict[str, float]:
           f"solve) {cold:.3f} s, warm {warm * 1e3:.1f} ms   [target < 1 s]")
     print(f"symq: fixed point to 1e-12 (K={LEVELS}) {fixed * 1e3:.1f} ms, residual "
           f"{fp.residual:.1e}   [target < 50 ms]")
-    print(f"symq: EQ = {result['EQ']:.12f}, EQ_N = {result['EQ_N']:.12f}, sum V = "
-          f"{sum(result['V']):.12f}")
-    assert first["V"] == result["V"]
+    print(f"symq: EQ = {result.EQ:.12f}, EQ_N = {result.EQ_N:.12f}, sum V = "
+          f"{sum(result.V):.12f}")
+    assert first.V == result.V
     return {"cold": cold, "warm": warm, "fixed_point": fixed}
 
 
@@ -79,8 +79,8 @@ def rmftool_compare(levels: int) -> None:
     ours_start = time.perf_counter()
     ours = refined_jsq(D, LAMBDA, N, K=levels)
     ours_elapsed = time.perf_counter() - ours_start
-    diff_v = float(np.max(np.abs(np.asarray(V) - np.array(ours["V"]))))
-    diff_pi = float(np.max(np.abs(np.asarray(pi) - np.array(ours["pi"]))))
+    diff_v = float(np.max(np.abs(np.asarray(V) - np.array(ours.V))))
+    diff_pi = float(np.max(np.abs(np.asarray(pi) - np.array(ours.pi))))
     print(f"rmftool: K={levels}: {elapsed:.3f} s (symq cold at K={levels}: {ours_elapsed:.3f} s); "
           f"max |V_rmftool - V_symq| = {diff_v:.2e}, max |pi diff| = {diff_pi:.2e}")
 

@@ -30,9 +30,9 @@ for policy in POLICY_NAMES:
         with warnings.catch_warnings():
             warnings.simplefilter("error", TruncationWarning)
             try:
-                fp = solve_attained(policy, D, lam, alpha, A, delta=0.25, rep_max=20.0, B=40)
+                fp = solve_attained(policy, D, lam, (alpha, A), delta=0.25, rep_max=20.0, B=40)
             except TruncationWarning:  # heavy queues near lam = 1: more levels
-                fp = solve_attained(policy, D, lam, alpha, A, delta=0.25, rep_max=20.0, B=160)
+                fp = solve_attained(policy, D, lam, (alpha, A), delta=0.25, rep_max=20.0, B=160)
         values.append(fp.EW)
     ew[policy] = np.array(values)
 

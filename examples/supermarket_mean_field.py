@@ -17,9 +17,9 @@ rows = []
 print(f"{'d':>2} {'lam':>5} {'E[T] mean field':>16} {'refined N=100':>14} {'simulation N=100':>22}")
 for d in (1, 2, 3):
     for lam in (0.5, 0.7, 0.9):
-        mean_field = solve_supermarket(d, lam).values["ET"]
-        refined = refined_jsq(d, lam, N).values["ET_N"]
-        simulated = simulate_jsq(N, d, lam, 400_000, rng=d * 100 + int(lam * 10)).mean_response
+        mean_field = solve_supermarket(d, lam).ET
+        refined = refined_jsq(d, lam, N).ET_N
+        simulated = simulate_jsq(N, d, lam, n_jobs=400_000, rng=d * 100 + int(lam * 10)).ET
         rows.append((d, lam, mean_field, refined, simulated))
         print(f"{d:>2} {lam:>5.2f} {mean_field:>16.4f} {refined:>14.4f} {str(simulated):>22}")
 
@@ -36,7 +36,7 @@ else:
     fig, ax = plt.subplots(figsize=(6, 4))
     grid = np.linspace(0.05, 0.97, 60)
     for d in (1, 2, 3):
-        ax.plot(grid, [solve_supermarket(d, lam).values["ET"] for lam in grid], label=f"d = {d}")
+        ax.plot(grid, [solve_supermarket(d, lam).ET for lam in grid], label=f"d = {d}")
         points = [r for r in rows if r[0] == d]
         ax.errorbar([r[1] for r in points], [r[4].mean for r in points],
                     yerr=[r[4].half_width for r in points], fmt="o", color="k", markersize=3)

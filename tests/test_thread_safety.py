@@ -113,8 +113,8 @@ def job_routing():
 def job_supermarket():
     from symq.meanfield import solve_supermarket
 
-    values = solve_supermarket(2, 0.9, method="fixed point").values
-    return values["ET"], values["EQ"], tuple(values["tail"])
+    r = solve_supermarket(2, 0.9, method="fixed point")
+    return r.ET, r.EQ, tuple(r.tail)
 
 
 def job_compiled():

@@ -17,13 +17,19 @@
   Prabhakar 2013) through PH laws over growing scales;
 * :mod:`~symq.meanfield.attained`: load balancing with attained-service reporting (Hellemans &
   Van Houdt 2021): policies as ranking scores, cavity analysis with age layers, simulator;
-* :mod:`~symq.meanfield.models`: the registered ``supermarket``, ``refined-jsq`` and ``jsq-ph``
-  models.
+* :mod:`~symq.meanfield.results`: the result types of the JSQ(d) solvers (frozen dataclasses
+  on :class:`symq.core.result.ResultBase`, glossary names ``ET``, ``EQ``, ``EW``, ``tail``);
+* :mod:`~symq.meanfield.models`: the registered ``supermarket``, ``refined-jsq``, ``jsq-ph`` and
+  ``refined-jsq-ph`` models (the only place where results become the CLI's JSON).
+
+Every entry that takes job sizes accepts one job-size law (a :class:`symq.me.laws.PhaseType`
+such as :func:`hyper_erlang` returns, an ``(alpha, A)`` pair, or an ``ME`` law with a phase-type
+form), converted in one place by :func:`symq.me.laws.as_phase_type`.
 
 Examples
 --------
 >>> from symq.meanfield import solve_supermarket
->>> round(solve_supermarket(1, 0.5)["ET"], 12)  # d = 1: M/M/1, E[T] = 1/(1 - lam)
+>>> round(solve_supermarket(1, 0.5).ET, 12)  # d = 1: M/M/1, E[T] = 1/(1 - lam)
 2.0
 """
 
@@ -55,11 +61,12 @@ from .phase_type import (
 from .population import (
     FixedPoint,
     PopulationProcess,
+    PopulationStability,
     RefinedTerms,
-    Stability,
     Trajectory,
 )
 from .refined_ph import jsq_ph_process, refined_jsq_ph
+from .results import RefinedJSQ, SupermarketFixedPoint
 from .simulation import JSQEstimate, simulate_jsq
 from .supermarket import (
     closed_form_symbolic,
@@ -75,8 +82,8 @@ from .supermarket import (
 from .tails import TailScan, powerlaw_hyperexponential, tail_regime_scan
 
 __all__ = [
-    "PopulationProcess", "FixedPoint", "Stability", "RefinedTerms", "Trajectory",
-    "solve_supermarket", "refined_jsq", "jsq_process", "closed_form_tail", "closed_form_symbolic",
+    "PopulationProcess", "FixedPoint", "PopulationStability", "RefinedTerms", "Trajectory",
+    "solve_supermarket", "refined_jsq", "SupermarketFixedPoint", "RefinedJSQ", "jsq_process", "closed_form_tail", "closed_form_symbolic",
     "truncation_level", "verify_closed_form", "derivation", "heavy_traffic_ET",
     "SUPERMARKET", "REFINED_JSQ", "JSQ_PH", "REFINED_JSQ_PH", "refined_jsq_ph", "jsq_ph_process",
     "solve_jsq_ph", "JSQPHFixedPoint", "jsq_ph_drift", "product_form_candidate",

@@ -1,6 +1,6 @@
 """JSQ(d) (supermarket model) with phase-type service, FCFS: the true mean-field fixed point.
 
-State (mean-field reference note, section 2.4): ``x_{k,j}`` is the fraction of
+State (the tagged-server view of Bramson, Lu, Prabhakar 2010): ``x_{k,j}`` is the fraction of
 servers with at least ``k`` jobs whose job in service is in phase ``j``; ``u_k = sum_j x_{k,j}``,
 ``u_0 = 1``.  With PH service ``(alpha, A)``, exit vector ``a = -A 1`` and
 ``h_d(p, q) = sum_{i<d} p^i q^{d-1-i}``, the mean-field ODE of SQ(d) is::
@@ -11,19 +11,21 @@ servers with at least ``k`` jobs whose job in service is in phase ``j``; ``u_k =
 Its fixed point is the stationary law of one M/PH/1 queue whose arrival rate depends on its own
 length, ``lam_k = lam h_d(u_k, u_{k+1})`` (Bramson, Lu, Prabhakar, SIGMETRICS 2010 and
 Queueing Systems 71, 2012: asymptotic independence; AAP 23(5), 2013: FIFO tails depend on the
-service law).  :func:`solve_jsq_ph` computes it by the cavity / level-dependent QBD iteration of
-section 2.4 (solver 2, as Hellemans and Van Houdt's ``SQ_PH.m``).
+service law).  :func:`solve_jsq_ph` computes it by the cavity / level-dependent QBD iteration
+(as Hellemans and Van Houdt's ``general_functions/SQ_PH.m``; the backward R-recursion of
+``derivations/li-nonlinear.md`` §3-§4).
 
 :func:`product_form_residual` checks the product-form reading of Li (2010, arXiv 1008.3788,
 "Doubly exponential solution for randomized load balancing models with general service
 times"): ``x_k = u_k theta`` with ``u_k = rho^((d^k-1)/(d-1))`` and
 ``theta = alpha (-A)^{-1}/E[X]``.  It is a fixed point only for exponential service; for
-``k >= 2`` the drift is ``(u_k - u_{k+1})(theta - alpha)/E[X]`` (note section 2.3).
+``k >= 2`` the drift is ``(u_k - u_{k+1})(theta - alpha)/E[X]`` (insert the candidate in the ODE
+and use ``rho u_{k-1}^d = u_k``, ``theta A = -alpha/E[X]``, ``theta a = 1/E[X]``).
 
 Examples
 --------
 >>> from symq.meanfield.phase_type import hyperexponential2
->>> fp = solve_jsq_ph(2, 0.9, *hyperexponential2(1.0, 10.0))
+>>> fp = solve_jsq_ph(2, 0.9, hyperexponential2(1.0, 10.0))
 >>> fp.residual < 1e-10, fp.ET > 2 * 2.614
 (True, True)
 """
@@ -31,27 +33,27 @@ Examples
 from __future__ import annotations
 
 import math
-import numbers
-import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
+from symq.core.parameters import integer_value, real_value
 from symq.core.resources import require_memory
-from symq.core.result import Exactness, Result
+from symq.core.result import Exactness, ResultBase
+from symq.me.laws import PhaseType, as_phase_type
 
 from .checks import check_means, check_probability, check_tail
-from .phase_type import hyperexponential2
+from .phase_type import stationary_phase
 from .probes import probe_polynomial as _hd
-from .simulation import validate_ph
+from .supermarket import closed_form_values, truncation_level
 
 __all__ = [
     "JSQPHFixedPoint", "solve_jsq_ph", "jsq_ph_drift", "product_form_candidate",
-    "product_form_residual", "product_form_ET", "jsq_ph_model",
+    "product_form_residual", "product_form_ET",
 ]
 
 #: tail probability below which the truncation level K is accepted.
@@ -66,15 +68,10 @@ MAX_LEVELS = 2000
 
 
 def _check_d_lam(d: Any, lam: Any) -> tuple[int, float]:
-    if isinstance(d, (float, np.floating)) and float(d).is_integer():
-        d = int(d)
-    if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d < 1:
-        raise InvalidParameter("d", d, "an integer >= 1", "the number of sampled queues")
-    if isinstance(lam, (bool, np.bool_)) or not isinstance(lam, (numbers.Real, np.floating)) \
-            or not (math.isfinite(float(lam)) and float(lam) > 0):
-        raise InvalidParameter("lam", lam, "a finite real number > 0 with lam*E[X] < 1",
-                               "per-server arrival rate")
-    return int(d), float(lam)
+    d = integer_value("d", d, 1, "the number of sampled queues")
+    lam = real_value("lam", lam, "a finite real number > 0 with lam*E[X] < 1 (the per-server "
+                     "arrival rate)", lambda v: v > 0)
+    return d, lam
 
 
 def _check_stable(d: int, lam: float, mean: float) -> None:
@@ -84,23 +81,18 @@ def _check_stable(d: int, lam: float, mean: float) -> None:
             f"for JSQ(d={d}) with phase-type service: every server needs lam*E[X] < 1")
 
 
-def _exponent(d: int, k: NDArray[np.float64]) -> NDArray[np.float64]:
-    if d == 1:
-        return k
-    with np.errstate(over="ignore"):
-        return (np.power(float(d), k) - 1.0) / (d - 1.0)
-
-
 def _exponential_tail(d: int, rho: float, K: int) -> NDArray[np.float64]:  # noqa: N803
-    """``rho^((d^k-1)/(d-1))`` for ``k = 1..K`` (``rho^k`` for ``d = 1``)."""
-    return np.exp(math.log(rho) * _exponent(d, np.arange(1, K + 1, dtype=float)))
+    """``rho^((d^k-1)/(d-1))`` for ``k = 1..K`` (``rho^k`` for ``d = 1``).
+
+    The compiled closed form of the exponential supermarket model
+    (:func:`~symq.meanfield.supermarket.closed_form_values`).
+    """
+    return closed_form_values(d, rho, np.arange(1, K + 1))
 
 
 def _exponential_levels(d: int, rho: float, tail: float = TAIL) -> int:
-    target = math.log(tail) / math.log(rho)
-    if d == 1:
-        return int(math.floor(target)) + 1
-    return int(math.floor(math.log1p((d - 1) * target) / math.log(d))) + 1
+    """First level ``K`` with ``rho^((d^K-1)/(d-1)) < tail`` (no cap)."""
+    return truncation_level(d, rho, tail, cap=2**62)
 
 
 # --------------------------------------------------------------------------------------------
@@ -108,9 +100,9 @@ def _exponential_levels(d: int, rho: float, tail: float = TAIL) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def jsq_ph_drift(x: ArrayLike, d: int, lam: float, alpha: ArrayLike, A: ArrayLike,  # noqa: N803
+def jsq_ph_drift(x: ArrayLike, d: int, lam: float, service: Any,
                  x_next: ArrayLike | None = None) -> NDArray[np.float64]:
-    """Right-hand side of the mean-field ODE of SQ(d) with PH service (note section 2.4).
+    """Right-hand side of the mean-field ODE of SQ(d) with PH service (module docstring).
 
     Parameters
     ----------
@@ -119,8 +111,8 @@ def jsq_ph_drift(x: ArrayLike, d: int, lam: float, alpha: ArrayLike, A: ArrayLik
         phase ``j``.
     d, lam : int, float
         Number of probes and per-server arrival rate.
-    alpha, A : array_like
-        Phase-type service law.
+    service : PhaseType, (alpha, A) or ME with a phase-type form
+        The job-size law (converted by :func:`symq.me.laws.as_phase_type`).
     x_next : array_like, shape (m,), optional
         ``x_{K+1}`` (default 0: the ODE truncated at ``K`` levels).
 
@@ -130,7 +122,8 @@ def jsq_ph_drift(x: ArrayLike, d: int, lam: float, alpha: ArrayLike, A: ArrayLik
         ``dx_k/dt`` for ``k = 1..K``.
     """
     d, lam = _check_d_lam(d, lam)
-    a_vec, T, _ = validate_ph(alpha, A)
+    law = as_phase_type(service, "service")
+    a_vec, T = law.alpha, law.A  # noqa: N806
     X = np.asarray(x, dtype=float)  # noqa: N806
     if X.ndim != 2 or X.shape[1] != a_vec.size or X.shape[0] < 1:
         raise InvalidParameter("x", X, f"an array of shape (K, {a_vec.size}) with K >= 1")
@@ -157,7 +150,7 @@ def _qbd_iteration(u: np.ndarray, d: int, lam: float, alpha: np.ndarray, A: np.n
                    tol: float, max_iter: int) -> tuple[np.ndarray, np.ndarray, int, float]:
     """Iterate u -> tail of the M/PH/1 queue with arrival rates lam h_d(u_k, u_{k+1}).
 
-    Backward R-recursion (note section 2.4, solver 2): U_K = A; for k = K-1..1,
+    Backward R-recursion (derivations/li-nonlinear.md, sections 3-4): U_K = A; for k = K-1..1,
     R_k = lam_k (-U_{k+1})^{-1}, U_k = A - lam_k I + R_k a alpha; R_0 = lam_0 alpha (-U_1)^{-1};
     p_1 = R_0, p_{k+1} = p_k R_k, normalised with p_0.  Returns (u, x, iterations, change).
     """
@@ -226,7 +219,7 @@ def _qbd_iteration(u: np.ndarray, d: int, lam: float, alpha: np.ndarray, A: np.n
 
 
 @dataclass(frozen=True)
-class JSQPHFixedPoint:
+class JSQPHFixedPoint(ResultBase):
     """Mean-field fixed point of JSQ(d) with PH service, FCFS (from :func:`solve_jsq_ph`).
 
     Attributes
@@ -257,8 +250,15 @@ class JSQPHFixedPoint:
     change : float
         Last max change of ``u`` in the iteration (``< tol``).
     invariants : dict
-        ``"u1 - lam E[X]"`` and ``"|x1 - lam E[X] theta|"`` (max norm), both ~0 (note 2.4).
+        ``"u1 - lam E[X]"`` and ``"|x1 - lam E[X] theta|"`` (max norm), both ~0 (work conservation
+        and the phase law of the job in service).
+    method : str
+        How the fixed point was computed.
+    exactness : Exactness
+        ``numeric``.
     """
+
+    summary: ClassVar[tuple[str, ...]] = ("d", "lam", "ET", "EQ", "EW", "residual")
 
     d: int
     lam: float
@@ -274,6 +274,8 @@ class JSQPHFixedPoint:
     residual: float
     change: float
     invariants: dict[str, float] = field(default_factory=dict)
+    method: str = "cavity / level-dependent QBD iteration"
+    exactness: Exactness = Exactness.NUMERIC
 
     @property
     def K(self) -> int:  # noqa: N802
@@ -290,10 +292,10 @@ class JSQPHFixedPoint:
         return out
 
 
-def solve_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, tol: float = 1e-12,  # noqa: N803
+def solve_jsq_ph(d: int, lam: float, service: Any, *, tol: float = 1e-12,
                  K: int | None = None, max_iter: int = 100_000,  # noqa: N803
                  max_levels: int = MAX_LEVELS) -> JSQPHFixedPoint:
-    """Mean-field fixed point of JSQ(d) with phase-type service, FCFS (note section 2.4).
+    """Mean-field fixed point of JSQ(d) with phase-type service, FCFS (cavity QBD iteration).
 
     Cavity / level-dependent QBD iteration: given the tail ``u``, the queue-length-dependent
     arrival rates are ``lam_0 = lam (1 - u_1^d)/(1 - u_1)`` and ``lam_k = lam h_d(u_k, u_{k+1})``;
@@ -310,8 +312,9 @@ def solve_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, tol: float 
         Number of queues probed per arrival, ``>= 1`` (``d = 1``: M/PH/1, Pollaczek-Khinchine).
     lam : float
         Per-server arrival rate, ``lam E[X] < 1``.
-    alpha, A : array_like
-        Phase-type service law (see :func:`~symq.meanfield.simulation.validate_ph`).
+    service : PhaseType, (alpha, A) or ME with a phase-type form
+        The job-size law (converted by :func:`symq.me.laws.as_phase_type`; a law without a
+        phase-type form is refused with a message that says so).
     tol : float, default 1e-12
         Stopping tolerance on ``max_k |u_k^new - u_k|``.
     K : int, optional
@@ -328,7 +331,7 @@ def solve_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, tol: float 
     Raises
     ------
     InvalidParameter
-        Bad ``d``, ``lam``, ``(alpha, A)``, ``tol``, ``K``, ``max_iter`` or ``max_levels``.
+        Bad ``d``, ``lam``, ``service``, ``tol``, ``K``, ``max_iter`` or ``max_levels``.
     StabilityError
         ``lam E[X] >= 1``.
     NotConverged
@@ -338,21 +341,19 @@ def solve_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, tol: float 
 
     Examples
     --------
-    >>> fp = solve_jsq_ph(2, 0.9, [1.0], [[-1.0]])  # exponential: lam^(2^k - 1)
+    >>> fp = solve_jsq_ph(2, 0.9, ([1.0], [[-1.0]]))  # exponential: lam^(2^k - 1)
     >>> round(fp.ET, 6)
     2.614057
     """
     d, lam = _check_d_lam(d, lam)
-    a_vec, T, mean = validate_ph(alpha, A)
+    law = as_phase_type(service, "service")
+    a_vec, T, mean = law.alpha.copy(), law.A.copy(), law.mean()  # noqa: N806
     _check_stable(d, lam, mean)
-    if isinstance(tol, bool) or not isinstance(tol, (numbers.Real, np.floating)) \
-            or not (math.isfinite(float(tol)) and float(tol) > 0):
-        raise InvalidParameter("tol", tol, "a finite real number > 0")
-    for name, value, low in (("max_iter", max_iter, 1), ("max_levels", max_levels, 2)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise InvalidParameter(name, value, f"an integer >= {low}")
-    if K is not None and (isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 2):
-        raise InvalidParameter("K", K, "an integer >= 2 (or None for adaptive truncation)")
+    tol = real_value("tol", tol, "a finite real number > 0", lambda v: v > 0)
+    max_iter = integer_value("max_iter", max_iter, 1)
+    max_levels = integer_value("max_levels", max_levels, 2)
+    if K is not None:
+        K = integer_value("K", K, 2, "or None for adaptive truncation")  # noqa: N806
     rho = lam * mean
     adaptive = K is None
     m = a_vec.size
@@ -394,8 +395,8 @@ def solve_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, tol: float 
                 u, x, change = u_t, x_t, change_t
     check_tail("solve_jsq_ph", u, "u")
     check_probability("solve_jsq_ph", "x", x)
-    drift = jsq_ph_drift(x, d, lam, a_vec, T)
-    theta = np.linalg.solve(-T.T, a_vec) / mean
+    drift = jsq_ph_drift(x, d, lam, law)
+    theta = stationary_phase(law)
     eq = float(u.sum())
     check_means("solve_jsq_ph", EQ=eq)
     invariants = {"u1 - lam E[X]": float(u[0] - rho),
@@ -403,36 +404,40 @@ def solve_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, tol: float 
     return JSQPHFixedPoint(d=d, lam=lam, alpha=a_vec, A=T, mean=mean, u=u, x=x, EQ=eq,
                            ET=eq / lam, EW=eq / lam - mean, iterations=total_iter,
                            residual=float(np.max(np.abs(drift))), change=float(change),
-                           invariants=invariants)
+                           invariants=invariants,
+                           method=(f"cavity / level-dependent QBD iteration (as Hellemans & Van "
+                                   f"Houdt's SQ_PH.m), K={u.size} levels, {total_iter} iterations"))
 
 
-def product_form_candidate(d: int, lam: float, alpha: ArrayLike, A: ArrayLike,  # noqa: N803
-                           K: int | None = None) -> NDArray[np.float64]:
+def product_form_candidate(d: int, lam: float, service: Any,
+                           K: int | None = None) -> NDArray[np.float64]:  # noqa: N803
     """Li's product-form candidate ``x_k = u_k theta``, ``u_k = rho^((d^k-1)/(d-1))``, ``k = 1..K``.
 
     ``rho = lam E[X]`` and ``theta = alpha (-A)^{-1}/E[X]`` (Li 2010, arXiv 1008.3788: "arrival
-    information x service information"; the reading of note section 2.2).  ``K`` defaults to the
+    information x service information", read as ``x_{k,j} = u_k theta_j``).  ``K`` defaults to the
     first level with ``u_K < 1e-16``.  Returns an array of shape ``(K, m)``.
     """
     d, lam = _check_d_lam(d, lam)
-    a_vec, T, mean = validate_ph(alpha, A)
-    _check_stable(d, lam, mean)
-    rho = lam * mean
+    law = as_phase_type(service, "service")
+    _check_stable(d, lam, law.mean())
+    return _candidate(d, lam, law, K)
+
+
+def _candidate(d: int, lam: float, law: PhaseType, K: int | None) -> NDArray[np.float64]:  # noqa: N803
+    rho = lam * law.mean()
     if K is None:
         K = _exponential_levels(d, rho)  # noqa: N806
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
-        raise InvalidParameter("K", K, "an integer >= 1")
-    theta = np.linalg.solve(-T.T, a_vec) / mean
-    return _exponential_tail(d, rho, int(K))[:, None] * theta[None, :]
+    K = integer_value("K", K, 1)  # noqa: N806
+    return _exponential_tail(d, rho, int(K))[:, None] * stationary_phase(law)[None, :]
 
 
-def product_form_residual(d: int, lam: float, alpha: ArrayLike, A: ArrayLike,  # noqa: N803
-                          K: int | None = None) -> NDArray[np.float64]:
-    """Max abs drift per level of Li's product-form candidate plugged into the ODE of section 2.4.
+def product_form_residual(d: int, lam: float, service: Any,
+                          K: int | None = None) -> NDArray[np.float64]:  # noqa: N803
+    """Max abs drift per level of Li's product-form candidate plugged into the mean-field ODE.
 
     The candidate (:func:`product_form_candidate`) is extended by one level (``x_{K+1}``), so
     no truncation error enters.  Level 1 is 0 (up to round-off); for ``k >= 2`` the drift is
-    ``(u_k - u_{k+1})(theta - alpha)/E[X]`` (note section 2.3): zero only when
+    ``(u_k - u_{k+1})(theta - alpha)/E[X]`` (module docstring): zero only when
     ``theta = alpha`` (exponential service), nonzero for H2 (Bramson, Lu, Prabhakar, AAP 2013:
     FIFO tails depend on the service law).
 
@@ -443,68 +448,30 @@ def product_form_residual(d: int, lam: float, alpha: ArrayLike, A: ArrayLike,  #
 
     Examples
     --------
-    >>> float(product_form_residual(2, 0.9, [1.0], [[-1.0]]).max()) < 1e-15
+    >>> float(product_form_residual(2, 0.9, ([1.0], [[-1.0]])).max()) < 1e-15
     True
     """
     d, lam = _check_d_lam(d, lam)
-    a_vec, T, mean = validate_ph(alpha, A)
-    _check_stable(d, lam, mean)
+    law = as_phase_type(service, "service")
+    _check_stable(d, lam, law.mean())
     if K is None:
-        K = _exponential_levels(d, lam * mean)  # noqa: N806
-    ext = product_form_candidate(d, lam, a_vec, T, int(K) + 1)
-    drift = jsq_ph_drift(ext[:-1], d, lam, a_vec, T, x_next=ext[-1])
+        K = _exponential_levels(d, lam * law.mean())  # noqa: N806
+    ext = _candidate(d, lam, law, int(K) + 1)
+    drift = jsq_ph_drift(ext[:-1], d, lam, law, x_next=ext[-1])
     return np.max(np.abs(drift), axis=1)
 
 
-def product_form_ET(d: int, lam: float, alpha: ArrayLike, A: ArrayLike) -> float:  # noqa: N802, N803
+def product_form_ET(d: int, lam: float, service: Any) -> float:  # noqa: N802
     """``E[T]`` of Li's product form: ``sum_k rho^((d^k-1)/(d-1)) / lam`` (the exponential value).
 
     Examples
     --------
-    >>> round(product_form_ET(2, 0.9, [1.0], [[-1.0]]), 6)
+    >>> round(product_form_ET(2, 0.9, ([1.0], [[-1.0]])), 6)
     2.614057
     """
     d, lam = _check_d_lam(d, lam)
-    _, _, mean = validate_ph(alpha, A)
+    mean = as_phase_type(service, "service").mean()
     _check_stable(d, lam, mean)
     rho = lam * mean
     levels = _exponential_levels(d, rho, 1e-18)
     return float(_exponential_tail(d, rho, levels).sum() / lam)
-
-
-def jsq_ph_model(d: int, lam: float, scv: float, f: float = 0.5) -> Result:
-    """The registered ``jsq-ph`` model: JSQ(d), H2(mean 1, ``scv``, ``f``) service, FCFS.
-
-    Returns
-    -------
-    Result
-        ``values``: ``ET``, ``EQ``, ``EW``, ``tail`` (``u_1, ...`` while ``u_k >= 1e-16``),
-        ``iterations``, ``residual`` (ODE drift at the fixed point), ``invariants``, ``K``,
-        ``product_form_ET`` (Li's product form, i.e. the exponential-service value) and
-        ``product_form_residual`` (max ODE drift of Li's candidate ``x_k = u_k theta``).
-
-    Raises
-    ------
-    InvalidParameter
-        ``scv < 1`` or ``f`` outside ``(0, 1)`` (from :func:`hyperexponential2`), bad ``d``/``lam``.
-    StabilityError
-        ``lam >= 1``.
-    """
-    start = time.perf_counter()
-    alpha, A = hyperexponential2(1.0, scv, f)  # noqa: N806
-    fp = solve_jsq_ph(d, lam, alpha, A)
-    mid = time.perf_counter()
-    pf_res = float(np.max(product_form_residual(d, lam, alpha, A)))
-    pf_et = product_form_ET(d, lam, alpha, A)
-    values = {
-        "ET": fp.ET, "EQ": fp.EQ, "EW": fp.EW, "tail": fp.tail(), "iterations": fp.iterations,
-        "residual": fp.residual, "invariants": fp.invariants, "K": fp.K,
-        "product_form_ET": pf_et, "product_form_residual": pf_res,
-        "alpha": alpha.tolist(), "A": A.tolist(),
-    }
-    return Result(model="jsq-ph", params={"d": fp.d, "lam": fp.lam, "scv": float(scv), "f": float(f)},
-                  values=values,
-                  method=(f"cavity / level-dependent QBD iteration (note 2.4, solver 2), K={fp.K} "
-                          f"levels, {fp.iterations} iterations, ODE residual {fp.residual:.1e}"),
-                  exactness=Exactness.NUMERIC,
-                  timings={"solve": mid - start, "product_form": time.perf_counter() - mid})

@@ -5,13 +5,13 @@ Q.-L. Li, "Nonlinear Markov processes in big networks", Special Matrices 4 (2016
 Markov processes as a *nonlinear* block-structured Markov process: the occupancy vector ``x``
 (a probability row vector partitioned by levels) solves ``dx/dt = x Q(x)``, where ``Q(x)`` is a
 block-tridiagonal generator whose blocks depend on ``x``.  Its fixed points solve
-``pi Q(pi) = 0``, ``pi 1 = 1`` (the mean-field note, ``references/meanfield.md``, section 3).
+``pi Q(pi) = 0``, ``pi 1 = 1`` (Li 2016; ``derivations/li-nonlinear.md`` §5).
 
 This module provides
 
 * :class:`LevelDependentQBD`: a (linear) level-dependent QBD given by callables of the level,
   solved by the backward R-recursion, i.e. the UL-type RG-factorization
-  ``Q = (I - R_U) U_D (I - G_L)`` of the truncated chain (note section 2.4, method 2);
+  ``Q = (I - R_U) U_D (I - G_L)`` of the truncated chain (``derivations/li-nonlinear.md`` §2-§4);
 * :class:`NonlinearQBD`: blocks that depend on the stationary vector itself; the fixed point
   is found by iterating ``pi <- stat(Q(pi))`` (optionally damped);
 * :func:`jsq_exponential_qbd` and :func:`jsq_ph_qbd`: the supermarket model JSQ(d) seen from a
@@ -39,7 +39,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from symq.core.errors import InvalidParameter, NotConverged, TruncationError
+from symq.core.parameters import integer_value, real_value
 from symq.core.resources import require_memory
+from symq.core.result import ResultBase
+from symq.me.laws import as_phase_type
 
 from .probes import probe_polynomial as _hd
 
@@ -61,7 +64,7 @@ ROW_TOL = 1e-12
 
 
 @dataclass(frozen=True)
-class QBDSolution:
+class QBDSolution(ResultBase):
     """Stationary vector of a truncated level-dependent QBD (from :meth:`LevelDependentQBD.stationary`).
 
     Attributes
@@ -125,10 +128,7 @@ class LevelDependentQBD:
     """
 
     def __init__(self, m0: int, m: int, up: Block, local: Block, down: Block) -> None:
-        for name, value in (("m0", m0), ("m", m)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise InvalidParameter(name, value, "an integer >= 1")
-        self.m0, self.m = int(m0), int(m)
+        self.m0, self.m = integer_value("m0", m0, 1), integer_value("m", m, 1)
         self._up, self._local, self._down = up, local, down
         self._cache: dict[tuple[str, int], NDArray[np.float64]] = {}
 
@@ -189,9 +189,7 @@ class LevelDependentQBD:
 
     def solve_truncated(self, K: int) -> QBDSolution:
         """Stationary vector of the chain truncated at level ``K`` (backward R-recursion)."""
-        if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
-            raise InvalidParameter("K", K, "an integer >= 1")
-        K = int(K)
+        K = integer_value("K", K, 1)  # noqa: N806
         m = max(self.m, self.m0)
         require_memory("K", K, 8.0 * (K + 1) * (4 * m * m + 6 * m),
                        what=f"{K + 1} levels of {m} phases",
@@ -260,8 +258,7 @@ class LevelDependentQBD:
         InvalidParameter
             Invalid blocks (see :meth:`validate`) or ``tol``.
         """
-        if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0):
-            raise InvalidParameter("tol", tol, "a finite real number > 0")
+        tol = real_value("tol", tol, "a finite real number > 0", lambda v: v > 0)
         K = max(1, int(K0))
         while True:
             sol = self.solve_truncated(min(K, max_levels))
@@ -293,7 +290,7 @@ def _distance(a: Sequence[NDArray[np.float64]], b: Sequence[NDArray[np.float64]]
 
 
 @dataclass(frozen=True)
-class NonlinearFixedPoint:
+class NonlinearFixedPoint(ResultBase):
     """A fixed point ``pi = stat(Q(pi))`` of a :class:`NonlinearQBD`.
 
     Attributes
@@ -336,8 +333,9 @@ class NonlinearQBD:
     Notes
     -----
     Fixed points solve ``pi Q(pi) = 0``, ``pi 1 = 1`` (Li 2016, section on fixed points;
-    note section 3).  :meth:`fixed_point` iterates ``pi <- stat(Q(pi))``, each stationary
-    vector computed by the UL-type RG-factorization of :meth:`LevelDependentQBD.stationary`.
+    ``derivations/li-nonlinear.md`` §5).  :meth:`fixed_point` iterates ``pi <- stat(Q(pi))``,
+    each stationary vector computed by the UL-type RG-factorization of
+    :meth:`LevelDependentQBD.stationary`.
     Existence follows from Brouwer's theorem; uniqueness is not guaranteed in general.
     """
 
@@ -400,11 +398,9 @@ class NonlinearQBD:
 # ---------------------------------------------------------------------- JSQ(d) instances
 
 def _check_jsq(d: Any, lam: Any) -> tuple[int, float]:
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-        raise InvalidParameter("d", d, "an integer >= 1")
-    if not (isinstance(lam, (int, float, np.floating)) and 0 < lam < 1):
-        raise InvalidParameter("lam", lam, "a real number in (0, 1)")
-    return int(d), float(lam)
+    d = integer_value("d", d, 1)
+    lam = real_value("lam", lam, "a real number in (0, 1)", lambda v: 0 < v < 1)
+    return d, lam
 
 
 def _arrival_rates(pi: Sequence[NDArray[np.float64]], d: int, lam: float) -> Callable[[int], float]:
@@ -422,7 +418,7 @@ def jsq_exponential_qbd(d: int, lam: float) -> NonlinearQBD:
 
     A tagged server at level ``k`` (queue length) receives arrivals at rate
     ``lam_k = lam h_d(u_k, u_{k+1})``, ``u_k = sum_{i >= k} pi_i``, and serves at rate 1
-    (Bramson, Lu, Prabhakar 2010; note section 2.4).  Its fixed point is
+    (Bramson, Lu, Prabhakar 2010; ``derivations/li-nonlinear.md`` §6).  Its fixed point is
     ``u_k = lam^((d^k - 1)/(d - 1))`` (Vvedenskaya, Dobrushin, Karpelevich 1996).
     """
     d, lam = _check_jsq(d, lam)
@@ -436,23 +432,21 @@ def jsq_exponential_qbd(d: int, lam: float) -> NonlinearQBD:
     return NonlinearQBD(blocks)
 
 
-def jsq_ph_qbd(d: int, lam: float, alpha: ArrayLike, A: ArrayLike) -> NonlinearQBD:
-    """JSQ(d) with phase-type service ``(alpha, A)`` (FCFS) as a nonlinear level-dependent QBD.
+def jsq_ph_qbd(d: int, lam: float, service: Any) -> NonlinearQBD:
+    """JSQ(d) with phase-type service ``PH(alpha, A)`` (FCFS) as a nonlinear level-dependent QBD.
+
+    ``service`` is a job-size law with a phase-type form (:func:`symq.me.laws.as_phase_type`).
 
     Level 0 (empty, ``m0 = 1``), levels ``k >= 1`` with ``m`` service phases:
     ``A_0^{(0)} = lam_0 alpha``, ``A_0^{(k)} = lam_k I``, ``A_1^{(k)} = A - lam_k I``,
     ``A_2^{(1)} = a``, ``A_2^{(k)} = a alpha`` with ``a = -A 1`` and
-    ``lam_k = lam h_d(u_k, u_{k+1})`` (note section 2.4).
+    ``lam_k = lam h_d(u_k, u_{k+1})`` (``derivations/li-nonlinear.md`` §6).
     """
     d, _ = _check_jsq(d, 0.5)
-    lam = float(lam)
-    alpha = np.asarray(alpha, dtype=float).ravel()
-    A = np.asarray(A, dtype=float)
-    m = alpha.size
-    if A.shape != (m, m) or not lam > 0:
-        raise InvalidParameter("(alpha, A, lam)", (alpha.tolist(), A.tolist(), lam),
-                               "a PH law with A of shape (m, m) and lam > 0")
-    exit_rates = -A.sum(axis=1)
+    lam = real_value("lam", lam, "a finite real number > 0", lambda v: v > 0)
+    law = as_phase_type(service, "service")
+    alpha, A, m = law.alpha, law.A, law.order  # noqa: N806
+    exit_rates = law.exit_rates
 
     def blocks(pi: list[NDArray[np.float64]]) -> LevelDependentQBD:
         rate = _arrival_rates(pi, d, lam)
@@ -467,7 +461,7 @@ def jsq_ph_qbd(d: int, lam: float, alpha: ArrayLike, A: ArrayLike) -> NonlinearQ
 # ---------------------------------------------------------------------- Lyapunov functions
 
 @dataclass(frozen=True)
-class LyapunovCheck:
+class LyapunovCheck(ResultBase):
     """Lyapunov functions along mean-field ODE trajectories (:func:`relative_entropy_trajectory`).
 
     Attributes

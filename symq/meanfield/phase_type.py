@@ -2,16 +2,18 @@
 
 The two-phase hyperexponential uses the ``(EX, SCV, f)`` parametrisation of Hellemans and
 Van Houdt (``general_functions/hyperexponential_init.m`` of their attained-service load
-balancing code; see the mean-field reference note, section 1.1): ``f`` is the
+balancing code, after Hellemans and Van Houdt 2021): ``f`` is the
 fraction of the mean carried by branch 1, ``f = 1/2`` being "balanced means".
 
 A phase-type law ``(alpha, A)`` has density ``alpha exp(A x) a`` with exit vector
-``a = -A 1``; its moments are ``m_k = k! alpha (-A)^{-k} 1``.
+``a = -A 1``; its moments are ``m_k = k! alpha (-A)^{-k} 1``.  The constructors return
+:class:`symq.me.laws.PhaseType` objects, the job-size law every mean-field solver and simulator
+takes (``alpha, A = law`` still unpacks the representation).
 
 Examples
 --------
->>> alpha, A = hyperexponential2(1.0, 10.0)
->>> m = ph_moments(alpha, A, 2)
+>>> law = hyperexponential2(1.0, 10.0)
+>>> m = ph_moments(law, 2)
 >>> round(float(m[0]), 12), round(float(m[1] / m[0] ** 2 - 1), 12)
 (1.0, 10.0)
 """
@@ -19,28 +21,23 @@ Examples
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter
+from symq.core.parameters import integer_value, real_value
 from symq.core.resources import require_memory
 
-from .simulation import validate_ph
+from symq.me.laws import PhaseType, as_phase_type
 
 __all__ = ["hyperexponential2", "hyper_erlang", "erlang", "ph_from_me", "ph_moments",
-           "ph_stationary_phase"]
+           "ph_stationary_phase", "stationary_phase"]
 
 
-def _positive_real(name: str, value: Any, domain: str = "a finite real number > 0") -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating)):
-        raise InvalidParameter(name, value, domain)
-    out = float(value)
-    if not (math.isfinite(out) and out > 0):
-        raise InvalidParameter(name, value, domain)
-    return out
+#: the domain of a mean job size.
+_MEAN = "a finite real number > 0"
 
 #: largest ratio of the two branch rates of an H2 accepted: beyond it the service law is too stiff
 #: for the solvers (the PH checks refuse condition numbers above 1e12).
@@ -101,8 +98,7 @@ def _refuse_h2(scv: float, f: float, ratio: float) -> None:
     raise InvalidParameter("f", f, f"a real number in (0, 1), {side} for scv={scv:g}", why)
 
 
-def hyperexponential2(mean: float, scv: float, f: float = 0.5
-                      ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def hyperexponential2(mean: float, scv: float, f: float = 0.5) -> PhaseType:
     """Two-phase hyperexponential H2 with given mean, squared coefficient of variation and ``f``.
 
     With ``p`` the probability of branch 1 and ``mu_1, mu_2`` the branch rates::
@@ -129,10 +125,8 @@ def hyperexponential2(mean: float, scv: float, f: float = 0.5
 
     Returns
     -------
-    alpha : ndarray, shape (2,)
-        ``[p, 1 - p]``.
-    A : ndarray, shape (2, 2)
-        ``diag(-mu_1, -mu_2)``.
+    PhaseType
+        ``alpha = [p, 1 - p]``, ``A = diag(-mu_1, -mu_2)``.
 
     Raises
     ------
@@ -145,17 +139,17 @@ def hyperexponential2(mean: float, scv: float, f: float = 0.5
     >>> alpha.tolist(), A.tolist()
     ([0.5, 0.5], [[-1.0, 0.0], [0.0, -1.0]])
     """
-    mean = _positive_real("mean", mean)
-    if isinstance(scv, (bool, np.bool_)) or not isinstance(scv, (numbers.Real, np.floating)) \
-            or not (math.isfinite(float(scv)) and float(scv) >= 1.0):
-        raise InvalidParameter("scv", scv, "a finite real number >= 1",
+    mean = real_value("mean", mean, _MEAN, lambda v: v > 0)
+    scv_in = scv
+    scv = real_value("scv", scv, "a finite real number >= 1")
+    if not scv >= 1.0:
+        raise InvalidParameter("scv", scv_in, "a finite real number >= 1",
                                "a two-phase hyperexponential has SCV >= 1; use erlang() for SCV < 1")
-    scv = float(scv)
-    if isinstance(f, (bool, np.bool_)) or not isinstance(f, (numbers.Real, np.floating)) \
-            or not (math.isfinite(float(f)) and 0.0 < float(f) < 1.0):
-        raise InvalidParameter("f", f, "a real number in (0, 1)",
+    f_in = f
+    f = real_value("f", f, "a real number in (0, 1)")
+    if not 0.0 < f < 1.0:
+        raise InvalidParameter("f", f_in, "a real number in (0, 1)",
                                "the fraction of the mean carried by branch 1 of the H2")
-    f = float(f)
     p, q, ratio = _h2_branches(scv, f)
     if not ratio <= RATE_RATIO_LIMIT:
         _refuse_h2(scv, f, ratio)
@@ -163,11 +157,10 @@ def hyperexponential2(mean: float, scv: float, f: float = 0.5
     mu2 = q / ((1.0 - f) * mean)
     alpha = np.array([p, q])
     A = np.array([[-mu1, 0.0], [0.0, -mu2]])  # noqa: N806
-    validate_ph(alpha, A)
-    return alpha, A
+    return PhaseType(alpha, A, name=f"H2(mean={mean:g}, scv={scv:g}, f={f:g})")
 
 
-def erlang(k: int, mean: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def erlang(k: int, mean: float) -> PhaseType:
     """Erlang-``k`` law with the given mean: ``k`` phases of rate ``k / mean`` in series (SCV ``1/k``).
 
     Raises
@@ -181,30 +174,25 @@ def erlang(k: int, mean: float) -> tuple[NDArray[np.float64], NDArray[np.float64
     >>> alpha.tolist(), A.tolist()
     ([1.0, 0.0], [[-2.0, 2.0], [0.0, -2.0]])
     """
-    if isinstance(k, (float, np.floating)) and float(k).is_integer():
-        k = int(k)
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InvalidParameter("k", k, "an integer >= 1", "the number of Erlang phases")
-    mean = _positive_real("mean", mean)
-    k = int(k)
+    k = integer_value("k", k, 1, "the number of Erlang phases")
+    mean = real_value("mean", mean, _MEAN, lambda v: v > 0)
     require_memory("k", k, 6.0 * 8 * k * k, what=f"{k} x {k} phase matrices",
                    limit=lambda budget: f"at most {int(math.sqrt(budget / 48.0))}")
     rate = k / mean
     alpha = np.zeros(k)
     alpha[0] = 1.0
     A = -rate * np.eye(k) + rate * np.eye(k, k=1)  # noqa: N806
-    return alpha, A
+    return PhaseType(alpha, A, name=f"Erlang-{k}(mean={mean:g})")
 
 
-def hyper_erlang(k: int, mean: float, scv: float, f: float = 0.5
-                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def hyper_erlang(k: int, mean: float, scv: float, f: float = 0.5) -> PhaseType:
     """Hyper-Erlang ``HE_k``: an H2 whose two branches are Erlang-``k``, with given mean and SCV.
 
     Each branch of an H2 is replaced by an Erlang-``k`` law with the same branch mean, which
     divides the second moment of each branch by ``2/(1 + 1/k)``.  The H2 is therefore fitted (by
     :func:`hyperexponential2`) to the inflated SCV ``2 (scv + 1)/(1 + 1/k) - 1``, so that the
     hyper-Erlang has exactly the requested mean and SCV (Hellemans and Van Houdt,
-    ``hyper_erlang_init.m``; reference note section 1.1).  ``k = 1`` is the H2 itself.
+    ``general_functions/hyper_erlang_init.m``).  ``k = 1`` is the H2 itself.
 
     Parameters
     ----------
@@ -219,9 +207,8 @@ def hyper_erlang(k: int, mean: float, scv: float, f: float = 0.5
 
     Returns
     -------
-    alpha : ndarray, shape (2k,)
-    A : ndarray, shape (2k, 2k)
-        Block diagonal: two Erlang-``k`` chains.
+    PhaseType
+        ``2k`` phases; ``A`` is block diagonal: two Erlang-``k`` chains.
 
     Raises
     ------
@@ -230,18 +217,12 @@ def hyper_erlang(k: int, mean: float, scv: float, f: float = 0.5
 
     Examples
     --------
-    >>> alpha, A = hyper_erlang(2, 1.0, 4.0)
-    >>> m = ph_moments(alpha, A, 2)
+    >>> m = ph_moments(hyper_erlang(2, 1.0, 4.0), 2)
     >>> round(float(m[0]), 12), round(float(m[1] / m[0] ** 2 - 1), 12)
     (1.0, 4.0)
     """
-    if isinstance(k, (float, np.floating)) and float(k).is_integer():
-        k = int(k)
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InvalidParameter("k", k, "an integer >= 1", "the number of Erlang phases per branch")
-    k = int(k)
-    if isinstance(scv, (bool, np.bool_)) or not isinstance(scv, (numbers.Real, np.floating)) \
-            or not (math.isfinite(float(scv)) and float(scv) >= 1.0 / k):
+    k = integer_value("k", k, 1, "the number of Erlang phases per branch")
+    if not real_value("scv", scv, f"a finite real number >= 1/k = {1.0 / k:g}") >= 1.0 / k:
         raise InvalidParameter("scv", scv, f"a finite real number >= 1/k = {1.0 / k:g}",
                                f"a hyper-Erlang with {k} phases per branch has SCV >= 1/k")
     require_memory("k", k, 6.0 * 8 * (2 * k) ** 2, what=f"{2 * k} x {2 * k} phase matrices",
@@ -262,15 +243,16 @@ def hyper_erlang(k: int, mean: float, scv: float, f: float = 0.5
         start = branch * k
         alpha[start] = beta[branch]
         A[start:start + k, start:start + k] = -rate * np.eye(k) + rate * np.eye(k, k=1)
-    validate_ph(alpha, A)
-    return alpha, A
+    return PhaseType(alpha, A, name=f"HE{k}(mean={float(mean):g}, scv={float(scv):g}, "
+                                    f"f={float(f):g})")
 
 
-def ph_from_me(me: Any, dps: int = 30) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def ph_from_me(me: Any, dps: int = 30) -> PhaseType:
     """A phase-type representation of a :class:`symq.me.ME` law (Cumani CF1 series form).
 
-    :func:`symq.me.phase_type.to_phase_type`, checked by
-    :func:`~symq.meanfield.simulation.validate_ph`; see there for when it exists.
+    :func:`symq.me.phase_type.to_phase_type` (see there for when it exists), as a
+    :class:`~symq.me.laws.PhaseType`.  The solvers also accept the ME law itself (they convert
+    it with :func:`symq.me.laws.as_phase_type`); ``dps`` sets the working digits here.
 
     Raises
     ------
@@ -287,17 +269,16 @@ def ph_from_me(me: Any, dps: int = 30) -> tuple[NDArray[np.float64], NDArray[np.
     from symq.me.phase_type import to_phase_type
 
     alpha, A = to_phase_type(me, dps)  # noqa: N806
-    validate_ph(alpha, A)
-    return alpha, A
+    return PhaseType(alpha, A, name=f"PH of {me!r}")
 
 
-def ph_moments(alpha: ArrayLike, A: ArrayLike, K: int) -> NDArray[np.float64]:  # noqa: N803
+def ph_moments(law: Any, K: int) -> NDArray[np.float64]:  # noqa: N803
     """Moments ``m_1..m_K`` of a phase-type law: ``m_k = k! alpha (-A)^{-k} 1``.
 
     Parameters
     ----------
-    alpha, A : array_like
-        Phase-type representation (checked by :func:`~symq.meanfield.simulation.validate_ph`).
+    law : PhaseType, (alpha, A) or ME with a phase-type form
+        The job-size law (converted by :func:`symq.me.laws.as_phase_type`).
     K : int
         Number of moments, ``>= 1``.
 
@@ -308,16 +289,13 @@ def ph_moments(alpha: ArrayLike, A: ArrayLike, K: int) -> NDArray[np.float64]:  
 
     Examples
     --------
-    >>> ph_moments([1.0], [[-2.0]], 3).tolist()  # exponential of rate 2: k!/2^k
+    >>> ph_moments(([1.0], [[-2.0]]), 3).tolist()  # exponential of rate 2: k!/2^k
     [0.5, 0.5, 0.75]
     """
-    if isinstance(K, (float, np.floating)) and float(K).is_integer():
-        K = int(K)  # noqa: N806
-    if isinstance(K, (bool, np.bool_)) or not isinstance(K, (int, np.integer)) or K < 1:
-        raise InvalidParameter("K", K, "an integer >= 1", "the number of moments")
-    a, T, _ = validate_ph(alpha, A)
-    inv = np.linalg.inv(-T)
-    row = a.copy()
+    K = integer_value("K", K, 1, "the number of moments")  # noqa: N806
+    ph = as_phase_type(law, "law")
+    inv = np.linalg.inv(-ph.A)
+    row = ph.alpha.copy()
     out = np.empty(int(K))
     for k in range(1, int(K) + 1):
         row = row @ inv
@@ -325,15 +303,21 @@ def ph_moments(alpha: ArrayLike, A: ArrayLike, K: int) -> NDArray[np.float64]:  
     return out
 
 
-def ph_stationary_phase(alpha: ArrayLike, A: ArrayLike) -> NDArray[np.float64]:  # noqa: N803
+def ph_stationary_phase(law: Any) -> NDArray[np.float64]:
     """``theta = alpha (-A)^{-1} / E[X]``: the phase law of a job in service seen at a random time.
 
-    Used by the mean-field invariant ``x_1 = lam E[X] theta`` (note section 2.4).
+    Used by the mean-field invariant ``x_1 = lam E[X] theta`` (the job in service at a random time
+    of a busy server).
 
     Examples
     --------
-    >>> ph_stationary_phase([0.5, 0.5], [[-2.0, 0.0], [0.0, -0.5]]).tolist()
+    >>> ph_stationary_phase(([0.5, 0.5], [[-2.0, 0.0], [0.0, -0.5]])).tolist()
     [0.2, 0.8]
     """
-    a, T, mean = validate_ph(alpha, A)
-    return np.linalg.solve(-T.T, a) / mean
+    ph = as_phase_type(law, "law")
+    return stationary_phase(ph)
+
+
+def stationary_phase(ph: PhaseType) -> NDArray[np.float64]:
+    """``theta = alpha (-A)^{-1} / E[X]`` of a :class:`~symq.me.laws.PhaseType` (no checks)."""
+    return np.linalg.solve(-ph.A.T, ph.alpha) / ph.mean()

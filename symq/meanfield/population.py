@@ -44,15 +44,16 @@ from scipy.integrate import solve_ivp
 from symq.core.compiler import CompiledFunction, compile as symq_compile
 from symq.core.derivation import Derivation
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, SymqError
+from symq.core.result import ResultBase
 
-__all__ = ["PopulationProcess", "FixedPoint", "Stability", "RefinedTerms", "Trajectory"]
+__all__ = ["PopulationProcess", "FixedPoint", "PopulationStability", "RefinedTerms", "Trajectory"]
 
 #: Jacobians with at most this fraction of non-zero entries are handled as sparse matrices.
 _SPARSE_DENSITY = 0.2
 
 
 @dataclass(frozen=True)
-class Trajectory:
+class Trajectory(ResultBase):
     """A solution of the mean-field ODE: times ``t`` (shape (m,)) and states ``x`` (shape (m, n))."""
 
     t: NDArray[np.float64]
@@ -60,7 +61,7 @@ class Trajectory:
 
 
 @dataclass(frozen=True)
-class FixedPoint:
+class FixedPoint(ResultBase):
     """A fixed point ``F(x) = 0`` of the drift.
 
     Attributes
@@ -85,8 +86,8 @@ class FixedPoint:
 
 
 @dataclass(frozen=True)
-class Stability:
-    """Local stability of a fixed point: eigenvalues of ``DF(pi)``."""
+class PopulationStability(ResultBase):
+    """Local stability of a fixed point of a population process: eigenvalues of ``DF(pi)``."""
 
     eigenvalues: NDArray[np.complex128]
     max_real: float
@@ -98,7 +99,7 @@ class Stability:
 
 
 @dataclass(frozen=True)
-class RefinedTerms:
+class RefinedTerms(ResultBase):
     """The ingredients of the refined mean field (Gast & Van Houdt 2018, Theorem 1).
 
     Attributes
@@ -555,11 +556,12 @@ class PopulationProcess:
         x = np.clip(x, low, high)
         return x, float(np.max(np.abs(self.F(x, p)))), steps, rejected
 
-    def stability(self, pi: ArrayLike, params: Mapping[Any, float] | None = None) -> Stability:
+    def stability(self, pi: ArrayLike, params: Mapping[Any, float] | None = None
+                  ) -> PopulationStability:
         """Eigenvalues of ``DF(pi)``; the fixed point is locally stable if all real parts are < 0."""
         pi = self._state(pi, "pi")
         eig = np.linalg.eigvals(self.DF(pi, self.parameter_values(params)))
-        return Stability(eigenvalues=eig, max_real=float(np.max(eig.real)))
+        return PopulationStability(eigenvalues=eig, max_real=float(np.max(eig.real)))
 
     def refined_terms(self, pi: ArrayLike, params: Mapping[Any, float] | None = None
                       ) -> RefinedTerms:

@@ -2,7 +2,8 @@
 
 With ``d`` probes drawn with replacement, a class holding mass ``p - q`` whose every better
 class together holds ``1 - p`` receives arrivals at rate
-``lam (p^d - q^d)/(p - q) = lam h_d(p, q)`` per unit mass (reference note 1.3 step 1 and 2.4).
+``lam (p^d - q^d)/(p - q) = lam h_d(p, q)`` per unit mass (Hellemans & Van Houdt 2021,
+``find_lambdas.m``; ``derivations/attained-service.md`` §1-§2).
 Written as the polynomial ``h_d(p, q) = sum_{i<d} p^i q^(d-1-i)`` it has no 0/0 where the
 class is empty, and the same expression serves floats, numpy arrays and sympy expressions.
 

@@ -16,8 +16,8 @@ its events move a whole column of the occupancy:
   ``-e_{1..l,j} + e_{1..l-1,j'}`` at rate ``a_j alpha_{j'} (x_{l,j} - x_{l+1,j})``
   (``l = 1``: ``-e_{1,j}`` at rate ``a_j (x_{1,j} - x_{2,j})``).
 
-Arrivals to a queue of ``K`` jobs are lost (truncation).  Its drift is the ODE of the
-reference note (section 2.4); the fixed point comes from the cavity iteration
+Arrivals to a queue of ``K`` jobs are lost (truncation).  Its drift is the mean-field ODE of
+:mod:`~symq.meanfield.jsq_ph`; the fixed point comes from the cavity iteration
 (:func:`~symq.meanfield.jsq_ph.solve_jsq_ph`) and is checked against this drift; the ``1/N``
 term is Gast & Van Houdt's (SIGMETRICS 2018, Theorem 1), computed by
 :meth:`~symq.meanfield.population.PopulationProcess.refined_terms`.
@@ -25,9 +25,8 @@ term is Gast & Van Houdt's (SIGMETRICS 2018, Theorem 1), computed by
 Examples
 --------
 >>> from symq.meanfield.phase_type import hyperexponential2
->>> alpha, A = hyperexponential2(1.0, 4.0)
->>> r = refined_jsq_ph(2, 0.7, alpha, A, N=100)
->>> r["ET_N"] > r["ET"]  # finite systems are slower than the mean field
+>>> r = refined_jsq_ph(2, 0.7, hyperexponential2(1.0, 4.0), N=100)
+>>> r.ET_N > r.ET  # finite systems are slower than the mean field
 True
 """
 
@@ -40,17 +39,18 @@ from typing import Any
 
 import numpy as np
 import sympy as sp
-from numpy.typing import ArrayLike
 
-from symq.core.errors import InvalidParameter, NotConverged, ResourceLimit, TruncationError
+from symq.core.errors import NotConverged, ResourceLimit, TruncationError
+from symq.core.parameters import integer_value
 from symq.core.resources import require_memory
-from symq.core.result import Exactness, Result
+from symq.core.result import Exactness
+from symq.me.laws import as_phase_type
 
 from .checks import check_probability, check_tail, refined_validity
 from .jsq_ph import solve_jsq_ph
 from .population import PopulationProcess
 from .probes import probe_polynomial as _hd
-from .simulation import validate_ph
+from .results import RefinedJSQ
 from .supermarket import LAM, check_parameters
 
 __all__ = ["jsq_ph_process", "refined_jsq_ph"]
@@ -122,27 +122,26 @@ def _process(d: int, K: int, alpha: tuple[float, ...], A: tuple[tuple[float, ...
     return process
 
 
-def jsq_ph_process(d: int, K: int, alpha: ArrayLike, A: ArrayLike) -> PopulationProcess:  # noqa: N803
-    """The finite-N JSQ(d) system with PH service as a population process (module notes).
+def jsq_ph_process(d: int, K: int, service: Any) -> PopulationProcess:  # noqa: N803
+    """The finite-N JSQ(d) system with PH service as a population process (module docstring).
 
     Variables ``x_{k,j}`` ordered level by level (``k = 1..K``, then phase), parameter
-    :data:`~symq.meanfield.supermarket.LAM`.  Cached per ``(d, K, alpha, A)``.
+    :data:`~symq.meanfield.supermarket.LAM`; ``service`` is a job-size law with a phase-type
+    form (:func:`symq.me.laws.as_phase_type`).  Cached per ``(d, K, alpha, A)``.
 
     Raises
     ------
     InvalidParameter
         ``d`` or ``K`` not an integer ``>= 1`` / ``>= 2``, or an invalid PH law.
     """
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-        raise InvalidParameter("d", d, "an integer >= 1")
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 2:
-        raise InvalidParameter("K", K, "an integer >= 2")
-    a, T, _ = validate_ph(alpha, A)
-    return _process(int(d), int(K), tuple(a.tolist()), tuple(map(tuple, T.tolist())))
+    d = integer_value("d", d, 1)
+    K = integer_value("K", K, 2)  # noqa: N806
+    law = as_phase_type(service, "service")
+    return _process(int(d), int(K), tuple(law.alpha.tolist()), tuple(map(tuple, law.A.tolist())))
 
 
-def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  # noqa: N803
-                   K: int | None = None) -> Result:
+def refined_jsq_ph(d: int, lam: float, service: Any, N: int,  # noqa: N803
+                   K: int | None = None) -> RefinedJSQ:
     """Refined mean field of JSQ(d) with PH service: ``E[x^N] ~ pi + V/N`` (Gast & Van Houdt 2018).
 
     Parameters
@@ -151,8 +150,8 @@ def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  
         Probes per arrival, ``>= 1``.
     lam : float
         Per-server arrival rate, ``lam E[X] < 1``.
-    alpha, A : array_like
-        Phase-type service law.
+    service : PhaseType, (alpha, A) or ME with a phase-type form
+        The job-size law (converted by :func:`symq.me.laws.as_phase_type`).
     N : int
         Number of servers, ``>= 1``.
     K : int, optional
@@ -161,8 +160,8 @@ def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  
 
     Returns
     -------
-    Result
-        ``values``: ``pi`` and ``V`` (shape ``(K, m)`` as nested lists), ``u`` (the tail),
+    RefinedJSQ
+        ``pi`` and ``V`` (shape ``(K, m)``), ``u`` (the tail),
         ``EQ``, ``EQ_N = sum(pi + V/N)``, ``ET``, ``ET_N`` (per server, Little), ``K``,
         ``drift_residual`` (``max|F(pi)|`` of this process's drift at the cavity fixed point:
         an independent check of both), ``max_real_eigenvalue`` of ``DF(pi)`` (both ``None``
@@ -179,7 +178,7 @@ def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  
     StabilityError
         ``lam E[X] >= 1``, or an unstable fixed point.
     InvalidParameter
-        Bad ``d``, ``lam``, ``N``, ``K`` or PH law, 
+        Bad ``d``, ``lam``, ``N``, ``K`` or ``service``.
     NotConverged
         If the cavity fixed point does not annihilate this process's drift (``> 1e-9``).
     TruncationError
@@ -187,16 +186,15 @@ def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  
         ``K`` leaves out more than ``1e-9 EQ``.
     """
     d, lam = check_parameters(d, lam, N)
-    a, T, mean = validate_ph(alpha, A)
-    m = a.size
+    law = as_phase_type(service, "service")
+    mean, m = law.mean(), law.order
     begin = time.perf_counter()
-    full = solve_jsq_ph(d, lam, a, T)  # adaptive: u_K < 1e-16
+    full = solve_jsq_ph(d, lam, law)  # adaptive: u_K < 1e-16
     given = K is not None
     if not given:
         below = np.flatnonzero(full.u < TAIL_REFINED)
         K = max(int(below[0]) + 1 if below.size else full.K, 4)  # noqa: N806
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 2:
-        raise InvalidParameter("K", K, "an integer >= 2")
+    K = integer_value("K", K, 2)  # noqa: N806
     # mass of EQ beyond K in the (adaptively truncated) fixed point, and its last level
     left_out = float(full.u[int(K):].sum()) + (float(full.u[-1]) if int(K) >= full.K else 0.0)
     if K * m > MAX_DIMENSION and given:
@@ -212,7 +210,7 @@ def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  
         raise TruncationError("refined-jsq-ph", "queue-length levels (mass of EQ left out)",
                               left_out / full.EQ, TOL_REFINED, f"K={K}", "raise K")
     require_memory("K", K, 12.0 * 8 * (K * m) ** 2, what=f"dense {K * m} x {K * m} Lyapunov solve")
-    fp = solve_jsq_ph(d, lam, a, T, K=int(K))
+    fp = solve_jsq_ph(d, lam, law, K=int(K))
     if d == 1:
         # one probe: every arrival joins a uniformly chosen server, so the N queues are
         # independent stationary M/PH/1 queues and E[x^N] = pi for every N (V = 0 exactly);
@@ -224,7 +222,7 @@ def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  
         max_real: float | None = None
         end = time.perf_counter()
     else:
-        process = jsq_ph_process(d, int(K), a, T)
+        process = jsq_ph_process(d, int(K), law)
         params = {LAM: lam}
         pi = fp.x.ravel()
         residual = float(np.max(np.abs(process.F(pi, process.parameter_values(params)))))
@@ -243,12 +241,6 @@ def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  
     check_tail("refined-jsq-ph", fp.u, "u")
     check_probability("refined-jsq-ph", "pi", fp.x)
     valid, why = refined_validity(fp.x, V, int(N))
-    values: dict[str, Any] = {
-        "pi": fp.x.tolist(), "V": V.tolist(), "u": fp.u.tolist(), "EQ": eq, "EQ_N": eq_n,
-        "ET": eq / lam, "ET_N": eq_n / lam, "EW": eq / lam - mean, "EW_N": eq_n / lam - mean,
-        "K": int(K), "truncation_bound": left_out, "drift_residual": residual,
-        "max_real_eigenvalue": max_real, "refined_valid": valid, "refined_invalid": why,
-    }
     method = (f"cavity fixed point + refined mean field (Gast & Van Houdt 2018, Thm 1), "
               f"K={K} levels, {m} phases")
     if d == 1:
@@ -256,7 +248,9 @@ def refined_jsq_ph(d: int, lam: float, alpha: ArrayLike, A: ArrayLike, N: int,  
                   f"fixed point, K={K} levels, {m} phases")
     if not valid:
         method += f"; REFINED ESTIMATE INVALID: {why}"
-    return Result(model="refined-jsq-ph", params={"d": d, "lam": lam, "N": int(N)}, values=values,
-                  method=method,
-                  exactness=Exactness.NUMERIC,
-                  timings={"fixed_point": mid - begin, "refined": end - mid})
+    return RefinedJSQ(
+        d=d, lam=lam, N=int(N), pi=fp.x, V=V, u=fp.u, EQ=eq, EQ_N=eq_n, ET=eq / lam,
+        ET_N=eq_n / lam, EW=eq / lam - mean, EW_N=eq_n / lam - mean, K=int(K),
+        truncation_bound=left_out, max_real_eigenvalue=max_real, drift_residual=residual,
+        refined_valid=valid, refined_invalid=why, method=method, exactness=Exactness.NUMERIC,
+        timings={"fixed_point": mid - begin, "refined": end - mid})

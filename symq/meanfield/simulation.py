@@ -45,7 +45,7 @@ Parallel and Distributed Systems* 12(10), 1094-1104, 2001 (supermarket model, Th
 Examples
 --------
 >>> est = simulate_jsq(N=1, d=1, lam=0.5, n_jobs=200_000, rng=1)   # an M/M/1 queue
->>> est.mean_response.contains(1.0 / (1.0 - 0.5)) or abs(est.mean_response.mean - 2.0) < 0.05
+>>> est.ET.contains(1.0 / (1.0 - 0.5)) or abs(est.ET.mean - 2.0) < 0.05
 True
 """
 
@@ -55,24 +55,23 @@ import math
 import numbers
 import time
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numba
 import numpy as np
-from numpy.typing import ArrayLike
 
 from symq.core.errors import InvalidParameter, StabilityError
-from symq.core.parameters import IntegerAtLeast, Interval
-from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
+from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike
-from symq.core.randomness import as_generator as _generator
+from symq.core.result import Exactness, ResultBase
+from symq.core.simrun import RunPlan, kernel_seed, run_chunked, seed_numba
+from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
+from symq.me.laws import PhaseType, as_phase_type, validate_ph
 
 __all__ = ["JSQEstimate", "simulate_jsq", "validate_ph"]
 
-
-#: Time slices per batch for the time-average statistics.
-_SLICES_PER_BATCH = 20
-#: Minimum number of jobs per batch.
-_MIN_JOBS_PER_BATCH = 100
+#: The exponential law of rate 1 (``service=None``).
+_EXPONENTIAL = PhaseType([1.0], [[-1.0]], name="Exp(1)")
 
 # kernel status codes
 _OK = 0
@@ -121,7 +120,7 @@ def _jsq_kernel(
     The state lives in the arrays passed in, so that a run can be split into chunks (for a
     progress bar) and continue exactly where the previous chunk stopped: ``counters`` holds
     ``[busy servers, jobs in system, departures, warm flag]`` and ``clock`` ``[t, t_warm]``; the
-    random stream is seeded by the caller (:func:`_seed_kernel`) once per run.
+    random stream is seeded by the caller (:func:`symq.core.simrun.seed_numba`) once per run.
 
     Parameters
     ----------
@@ -274,17 +273,13 @@ def _jsq_kernel(
     return status
 
 
-@numba.njit(cache=True)
-def _seed_kernel(seed: int) -> None:
-    """Seed numba's random stream (separate from numpy's) for the kernel."""
-    np.random.seed(seed)
-
-
-def _run_kernel(N: int, d: int, lam: float, n_jobs: int, replace: bool, alpha_cum: np.ndarray,
-                trans_cum: np.ndarray, q: float, n_warm: int, n_slices: int, K: int,
-                max_queue: int, seed: int, progress: bool
-                ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
-    """Run :func:`_jsq_kernel` in one call, or in chunks with a tqdm bar when ``progress``."""
+def _run(N: int, d: int, lam: float, replace: bool, law: PhaseType, plan: RunPlan, K: int,
+         max_queue: int, seed: int, progress: bool
+         ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """Run :func:`_jsq_kernel` through :func:`symq.core.simrun.run_chunked` (chunks and a tqdm
+    bar when ``progress``; the same result either way)."""
+    alpha_cum, trans_cum, q = law.uniformised_tables()
+    n_jobs, n_warm, n_slices = plan.n_jobs, plan.n_warm, plan.n_slices
     counters = np.array([0, 0, 0, 1 if n_warm == 0 else 0], dtype=np.int64)
     clock = np.zeros(2)
     qlen = np.zeros(N, dtype=np.int64)
@@ -301,28 +296,18 @@ def _run_kernel(N: int, d: int, lam: float, n_jobs: int, replace: bool, alpha_cu
     slice_time = np.zeros(n_slices)
     slice_area = np.zeros(n_slices)
     slice_busy = np.zeros(n_slices)
-    chunks = 100 if progress else 1
-    stops = np.unique(np.linspace(0, n_jobs, chunks + 1).astype(np.int64))[1:]
-    _seed_kernel(seed)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=n_jobs, unit="job", desc=f"JSQ({d}) N={N}")
     status = _OK
-    try:
-        for stop in stops:
-            before = int(counters[2])
-            status = _jsq_kernel(N, d, lam, n_jobs, replace, alpha_cum, trans_cum, q, n_warm,
-                                 n_slices, K, max_queue, int(stop), counters, clock, qlen, head,
-                                 phase, buf, busy, pos, perm, cnt, last, tail_area, response,
-                                 slice_time, slice_area, slice_busy)
-            if bar is not None:
-                bar.update(int(counters[2]) - before)
-            if status != _OK:
-                break
-    finally:
-        if bar is not None:
-            bar.close()
+
+    def step(stop: int) -> tuple[int, bool]:
+        nonlocal status
+        status = _jsq_kernel(N, d, lam, n_jobs, replace, alpha_cum, trans_cum, q, n_warm,
+                             n_slices, K, max_queue, stop, counters, clock, qlen, head, phase,
+                             buf, busy, pos, perm, cnt, last, tail_area, response, slice_time,
+                             slice_area, slice_busy)
+        return int(counters[2]), status != _OK
+
+    seed_numba(seed)
+    run_chunked(step, n_jobs, progress=progress, desc=f"JSQ({d}) N={N}", unit="job")
     t, t_warm = float(clock[0]), float(clock[1])
     if counters[3] == 1:
         for k in range(1, K + 1):
@@ -332,123 +317,46 @@ def _run_kernel(N: int, d: int, lam: float, n_jobs: int, replace: bool, alpha_cu
 
 
 # --------------------------------------------------------------------------------------------
-# validation helpers
-# --------------------------------------------------------------------------------------------
-
-
-def _integer(name: str, value: object, minimum: int) -> int:
-    return int(IntegerAtLeast(minimum).coerce(name, value))
-
-
-def validate_ph(alpha: ArrayLike, A: ArrayLike) -> tuple[np.ndarray, np.ndarray, float]:
-    """Check a phase-type representation ``(alpha, A)`` and return it with its mean.
-
-    Parameters
-    ----------
-    alpha : array_like, shape (m,)
-        Initial phase probabilities: nonnegative, summing to 1 (no mass at zero).
-    A : array_like, shape (m, m)
-        Sub-generator: negative diagonal, nonnegative off-diagonal, nonpositive row sums,
-        invertible.
-
-    Returns
-    -------
-    alpha, A : numpy arrays (float64)
-    mean : float
-        :math:`E[S] = \\alpha (-A)^{-1} \\mathbf 1`.
-
-    Raises
-    ------
-    InvalidParameter
-        Naming the condition that fails.
-
-    Examples
-    --------
-    >>> validate_ph([1.0], [[-2.0]])[2]
-    0.5
-    """
-    try:
-        a = np.asarray(alpha, dtype=float)
-        T = np.asarray(A, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidParameter("service", (alpha, A), "a pair (alpha, A) of real arrays") from None
-    if a.ndim != 1 or a.size < 1:
-        raise InvalidParameter("alpha", a, "a nonempty one-dimensional array")
-    m = a.size
-    if T.shape != (m, m):
-        raise InvalidParameter("A", T, f"a square matrix of shape ({m}, {m}) matching alpha")
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(T))):
-        raise InvalidParameter("service", (a, T), "finite arrays")
-    if np.any(a < 0) or abs(a.sum() - 1.0) > 1e-10:
-        raise InvalidParameter("alpha", a, "nonnegative entries summing to 1")
-    diag = np.diag(T)
-    if np.any(diag >= 0):
-        raise InvalidParameter("A", T, "a sub-generator with negative diagonal entries")
-    off = T - np.diag(diag)
-    if np.any(off < 0):
-        raise InvalidParameter("A", T, "a sub-generator with nonnegative off-diagonal entries")
-    if np.any(T.sum(axis=1) > 1e-12 * np.abs(diag)):
-        raise InvalidParameter("A", T, "a sub-generator with nonpositive row sums")
-    try:
-        mean_vec = np.linalg.solve(-T, np.ones(m))
-    except np.linalg.LinAlgError:
-        raise InvalidParameter("A", T, "an invertible sub-generator", "absorption must be certain") from None
-    mean = float(a @ mean_vec)
-    if not (math.isfinite(mean) and mean > 0) or np.linalg.cond(T) > 1e12:
-        raise InvalidParameter("A", T, "an invertible sub-generator", "absorption must be certain")
-    return a, T, mean
-
-
-def _uniformised_tables(alpha: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    m = alpha.size
-    q = float(np.max(-np.diag(A)))
-    P = np.eye(m) + A / q
-    P[np.abs(P) < 1e-15] = 0.0
-    exit_ = np.clip(-A.sum(axis=1) / q, 0.0, None)
-    table = np.hstack([P, exit_[:, None]])
-    table /= table.sum(axis=1, keepdims=True)
-    trans_cum = np.cumsum(table, axis=1)
-    trans_cum[:, -1] = 1.0
-    alpha_cum = np.cumsum(alpha)
-    alpha_cum[-1] = 1.0
-    return np.ascontiguousarray(alpha_cum), np.ascontiguousarray(trans_cum), q
-
-
-# --------------------------------------------------------------------------------------------
 # public API
 # --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class JSQEstimate:
+class JSQEstimate(ResultBase):
     """Estimates from one run of :func:`simulate_jsq`.
 
     Attributes
     ----------
-    mean_response : ConfidenceInterval
+    ET : ConfidenceInterval
         Mean response time (arrival to departure) by batch means over the jobs in departure
         order, after the warm-up.
-    mean_queue : ConfidenceInterval
+    EQ : ConfidenceInterval
         Time-average number of jobs per server :math:`E[Q]`, batch means over time batches.
     utilisation : ConfidenceInterval
         Time-average fraction of busy servers :math:`u_1` (equals :math:`\\lambda E[S]`).
     tail : numpy.ndarray, shape (K,)
         Time-average fractions :math:`u_1, \\dots, u_K` of servers with at least ``k`` jobs.
     jobs_per_second : float
-        Simulated jobs (departures) per second of wall-clock time of the kernel.
+        Simulated jobs (departures) per second of wall-clock time of the run.
     N, d : int
     lam : float
         Arrival rate per server.
     n_jobs : int
         Number of simulated departures (including the warm-up).
+    n_batches : int
+        Batches of the batch-means intervals.
     replace : bool
         Whether the ``d`` probes were drawn with replacement.
     mean_service : float
         :math:`E[S]`.
+    exactness : Exactness
+        ``simulated``.
     """
 
-    mean_response: ConfidenceInterval
-    mean_queue: ConfidenceInterval
+    summary: ClassVar[tuple[str, ...]] = ("N", "d", "lam", "ET", "EQ", "n_jobs")
+
+    ET: ConfidenceInterval
+    EQ: ConfidenceInterval
     utilisation: ConfidenceInterval
     tail: np.ndarray
     jobs_per_second: float
@@ -456,8 +364,10 @@ class JSQEstimate:
     d: int
     lam: float
     n_jobs: int
+    n_batches: int
     replace: bool
     mean_service: float
+    exactness: Exactness = Exactness.SIMULATED
 
     @property
     def load(self) -> float:
@@ -469,8 +379,9 @@ def simulate_jsq(
     N: int,
     d: int,
     lam: float,
-    n_jobs: int,
-    service: tuple[ArrayLike, ArrayLike] | None = None,
+    service: Any = None,
+    *,
+    n_jobs: int = 10**6,
     replace: bool = True,
     rng: RngLike = None,
     warmup: float = 0.1,
@@ -494,10 +405,13 @@ def simulate_jsq(
         Number of probes per arrival, ``>= 1`` (``<= N`` when ``replace=False``).
     lam : float
         Arrival rate per server; the load ``lam * E[S]`` must be ``< 1``.
-    n_jobs : int
-        Number of departures to simulate, ``>= 100 * n_batches``.
-    service : (alpha, A) or None
-        Phase-type service law; ``None`` means exponential of rate 1 (``alpha=[1], A=[[-1]]``).
+    service : PhaseType, (alpha, A), ME with a phase-type form, or None
+        The job-size law (converted by :func:`symq.me.laws.as_phase_type`: the kernel runs the
+        phases of the law); ``None`` means exponential of rate 1.
+    n_jobs : int, default 10**6
+        Number of departures to simulate (keyword-only, as in
+        :func:`~symq.meanfield.attained.simulation.simulate_attained`); at least
+        ``100 * n_batches`` of them after the warm-up (:class:`symq.core.simrun.RunPlan`).
     replace : bool, default True
         Probe with replacement (the convention of the mean-field literature and of rmf_tool's
         simulator) or without replacement (``d`` distinct servers).
@@ -534,71 +448,53 @@ def simulate_jsq(
     >>> abs(est.utilisation.mean - 0.5) < 0.02
     True
     """
-    N = _integer("N", N, 1)
-    d = _integer("d", d, 1)
+    N = IntegerAtLeast(1).coerce("N", N)
+    d = IntegerAtLeast(1).coerce("d", d)
     if not isinstance(replace, (bool, np.bool_)):
         raise InvalidParameter("replace", replace, "True or False")
     replace = bool(replace)
     if not replace and d > N:
         raise InvalidParameter("d", d, f"<= N={N} when sampling without replacement (replace=False)")
-    n_batches = _integer("n_batches", n_batches, 2)
-    K = _integer("K", K, 1)
-    max_queue = _integer("max_queue", max_queue, 2)
-    level = float(Interval(0.0, 1.0, left_open=True, right_open=True).coerce("level", level))
-    warmup = float(Interval(0.0, 1.0, right_open=True).coerce("warmup", warmup))
-    min_jobs = _MIN_JOBS_PER_BATCH * n_batches
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < min_jobs:
-        raise InvalidParameter("n_jobs", n_jobs, f"an integer >= {min_jobs}",
-                               f"{_MIN_JOBS_PER_BATCH} jobs per batch for n_batches={n_batches}")
-    n_jobs = int(n_jobs)
-    if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not (math.isfinite(lam) and lam > 0):
-        raise InvalidParameter("lam", lam, "a finite real number > 0")
-    lam = float(lam)
+    K = IntegerAtLeast(1).coerce("K", K)
+    max_queue = IntegerAtLeast(2).coerce("max_queue", max_queue)
+    plan = RunPlan.make(n_jobs=n_jobs, n_batches=n_batches, warmup=warmup, level=level)
+    lam = real_value("lam", lam, "a finite real number > 0", lambda v: v > 0)
     if service is None:
-        alpha, A, mean_s = np.array([1.0]), np.array([[-1.0]]), 1.0
+        law = _EXPONENTIAL
+    elif isinstance(service, numbers.Integral) and not isinstance(service, bool):
+        raise InvalidParameter("service", service, "None or a job-size law",
+                               "n_jobs is keyword-only: simulate_jsq(N, d, lam, n_jobs=...)")
     else:
-        try:
-            alpha_in, A_in = service
-        except (TypeError, ValueError):
-            raise InvalidParameter("service", service, "None or a pair (alpha, A)") from None
-        alpha, A, mean_s = validate_ph(alpha_in, A_in)
+        law = as_phase_type(service, "service")
+    mean_s = law.mean()
     load = lam * mean_s
     if load >= 1.0:
         raise StabilityError(
             f"load lam*E[S]={load:.6g} (lam={lam!r}, E[S]={mean_s:.6g}) must be < 1 for JSQ(d={d}) "
             f"with N={N} servers: every server needs lam*E[S] < 1"
         )
-    gen = _generator(rng)
-    seed = int(gen.integers(0, 2**32 - 1))
-    alpha_cum, trans_cum, q = _uniformised_tables(alpha, A)
-    n_warm = int(math.floor(warmup * n_jobs))
-    n_slices = n_batches * _SLICES_PER_BATCH
-
+    seed = kernel_seed(rng)
     start = time.perf_counter()
-    status, response, s_time, s_area, s_busy, tail_area, t_post = _run_kernel(
-        N, d, lam, n_jobs, replace, alpha_cum, trans_cum, q, n_warm, n_slices, K, max_queue, seed,
-        bool(progress)
-    )
+    status, response, s_time, s_area, s_busy, tail_area, t_post = _run(
+        N, d, lam, replace, law, plan, K, max_queue, seed, bool(progress))
     elapsed = time.perf_counter() - start
     if status == _OVERFLOW:
         raise InvalidParameter(
             "max_queue", max_queue, "larger than the longest queue of the run",
             "a server's queue reached max_queue jobs; increase max_queue (memory 8*N*max_queue bytes)",
         )
-    mean_response = batch_means(response, n_batches=n_batches, level=level, warmup=n_warm)
-    mean_queue = ratio_batch_means(s_area / N, s_time, n_batches, level)
-    utilisation = ratio_batch_means(s_busy / N, s_time, n_batches, level)
-    tail = tail_area[1:] / (t_post * N)
+    nb, lv = plan.n_batches, plan.level
     return JSQEstimate(
-        mean_response=mean_response,
-        mean_queue=mean_queue,
-        utilisation=utilisation,
-        tail=tail,
-        jobs_per_second=n_jobs / elapsed if elapsed > 0 else math.inf,
+        ET=batch_means(response, n_batches=nb, level=lv, warmup=plan.n_warm),
+        EQ=ratio_batch_means(s_area / N, s_time, nb, lv),
+        utilisation=ratio_batch_means(s_busy / N, s_time, nb, lv),
+        tail=tail_area[1:] / (t_post * N),
+        jobs_per_second=plan.n_jobs / elapsed if elapsed > 0 else math.inf,
         N=N,
         d=d,
         lam=lam,
-        n_jobs=n_jobs,
+        n_jobs=plan.n_jobs,
+        n_batches=nb,
         replace=replace,
         mean_service=mean_s,
     )

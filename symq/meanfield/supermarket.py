@@ -15,9 +15,9 @@ the M/M/1 queue).  The refined ``1/N`` term is Gast & Van Houdt, SIGMETRICS 2018
 Examples
 --------
 >>> r = solve_supermarket(2, 0.9)
->>> round(r["ET"], 6)
+>>> round(r.ET, 6)
 2.614057
->>> solve_supermarket(1, 0.5)["EQ"]  # M/M/1: lam / (1 - lam)
+>>> solve_supermarket(1, 0.5).EQ  # M/M/1: lam / (1 - lam)
 1.0
 """
 
@@ -32,16 +32,21 @@ import numpy as np
 import sympy as sp
 from numpy.typing import NDArray
 
+from symq.core.compiler import CompiledFunction
+from symq.core.compiler import compile as symq_compile
 from symq.core.derivation import Derivation
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
+from symq.core.parameters import integer_value, real_value
 from symq.core.resources import require_memory
-from symq.core.result import Exactness, Result
+from symq.core.result import Exactness
 
 from .checks import check_means, check_tail, refined_validity
 from .population import PopulationProcess
+from .results import RefinedJSQ, SupermarketFixedPoint
 
 __all__ = [
-    "LAM", "check_parameters", "truncation_level", "closed_form_tail", "jsq_process",
+    "LAM", "check_parameters", "truncation_level", "closed_form_tail", "closed_form_values",
+    "jsq_process",
     "closed_form_symbolic", "verify_closed_form", "derivation", "heavy_traffic_ET",
     "solve_supermarket", "refined_jsq",
 ]
@@ -66,34 +71,15 @@ def check_parameters(d: Any, lam: Any, N: Any = None) -> tuple[int, float]:  # n
     StabilityError
         ``lam >= 1`` (per-server load at least the unit service rate).
     """
-    if isinstance(d, (float, np.floating)) and float(d).is_integer():
-        d = int(d)
-    if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
-        raise InvalidParameter("d", d, "an integer >= 1", "the number of sampled queues")
-    if d < 1:
-        raise InvalidParameter("d", d, "an integer >= 1", "the number of sampled queues")
-    try:
-        lam_f = float(lam)
-    except (TypeError, ValueError):
-        raise InvalidParameter("lam", lam, "a real number in (0, 1)") from None
-    if not (math.isfinite(lam_f) and lam_f > 0):
-        raise InvalidParameter("lam", lam, "a real number in (0, 1)", "per-server arrival rate")
+    d = integer_value("d", d, 1, "the number of sampled queues")
+    lam_f = real_value("lam", lam, "a real number in (0, 1) (the per-server arrival rate)",
+                       lambda v: v > 0)
     if lam_f >= 1:
         raise StabilityError(f"arrival rate lam={lam_f:g} must be < 1 for d={int(d)}: the per-server "
                              "load of JSQ(d) with unit-rate exponential servers must be below 1")
     if N is not None:
-        if isinstance(N, (float, np.floating)) and float(N).is_integer():
-            N = int(N)  # noqa: N806
-        if isinstance(N, (bool, np.bool_)) or not isinstance(N, (int, np.integer)) or N < 1:
-            raise InvalidParameter("N", N, "an integer >= 1", "the number of servers")
+        integer_value("N", N, 1, "the number of servers")
     return int(d), lam_f
-
-
-def _exponent(d: int, k: int | NDArray[np.int64]) -> Any:
-    """``(d^k - 1)/(d - 1)`` (``k`` for ``d = 1``), in floating point."""
-    if d == 1:
-        return np.asarray(k, dtype=float)
-    return (np.power(float(d), np.asarray(k, dtype=float)) - 1.0) / (d - 1.0)
 
 
 def truncation_level(d: int, lam: float, tail: float = TAIL, cap: int = CAP) -> int:
@@ -123,9 +109,37 @@ def closed_form_tail(d: int, lam: float, K: int | None = None) -> NDArray[np.flo
     K = truncation_level(d, lam) if K is None else int(K)  # noqa: N806
     if K < 1:
         raise InvalidParameter("K", K, "an integer >= 1")
+    return closed_form_values(d, lam, np.arange(1, K + 1))
+
+
+#: the level and the number of probes as real symbols of the compiled closed form.
+_K_REAL = sp.Symbol("k", positive=True)
+_D_REAL = sp.Symbol("d", positive=True)
+
+
+@functools.cache
+def _closed_form_kernel(single: bool) -> CompiledFunction:
+    """:func:`closed_form_symbolic` compiled in ``(k, d, lam)`` (``single``: the ``d = 1`` form)."""
+    expr = closed_form_symbolic(_K_REAL, 1 if single else _D_REAL, LAM)
+    return symq_compile(expr, (_K_REAL, _D_REAL, LAM))
+
+
+def closed_form_values(d: int, lam: float, k: Any) -> NDArray[np.float64]:
+    """``u_k = lam^((d^k - 1)/(d - 1))`` (``lam^k`` for ``d = 1``) at the levels ``k`` (an array).
+
+    The compiled form (:func:`symq.core.compile`) of :func:`closed_form_symbolic`, the
+    expression that :func:`verify_closed_form` proves to annihilate the drift; no parameter
+    checks (the callers give ``d >= 1`` and ``0 < lam < 1``, also ``lam = rho = lam E[X]`` of the
+    phase-type models).  Levels where ``d^k`` overflows give ``u_k = 0``.
+
+    Examples
+    --------
+    >>> closed_form_values(2, 0.5, [1, 2, 3]).tolist()
+    [0.5, 0.125, 0.0078125]
+    """
     with np.errstate(over="ignore"):
-        exponent = _exponent(d, np.arange(1, K + 1))
-    return np.exp(math.log(lam) * exponent)
+        return np.asarray(_closed_form_kernel(d == 1)(np.asarray(k, dtype=float), float(d),
+                                                      float(lam)), dtype=float)
 
 
 @functools.lru_cache(maxsize=64)
@@ -252,38 +266,25 @@ def _tail_remainder(d: int, lam: float, K: int) -> float:  # noqa: N803
     ``u_{K+1} / (1 - lam^(d^(K+1)))`` (a geometric series with the first ratio).
     """
     log_lam = math.log(lam)
+    u_next = float(closed_form_values(d, lam, K + 1))
     if d == 1:
-        return math.exp((K + 1) * log_lam) / -math.expm1(log_lam)
-    with np.errstate(over="ignore"):
-        e_next = float(_exponent(d, K + 1))
-        ratio_exp = float(d) ** (K + 1) if K + 1 < 1100 else math.inf
-    u_next = math.exp(log_lam * e_next) if math.isfinite(e_next) else 0.0
+        return u_next / -math.expm1(log_lam)
     if u_next == 0.0:
         return 0.0
+    ratio_exp = float(d) ** (K + 1) if K + 1 < 1100 else math.inf  # u_{K+2}/u_{K+1} = lam^ratio_exp
     return u_next / -math.expm1(log_lam * ratio_exp)
 
 
-def _listed_tail(tail: NDArray[np.float64], rest: float) -> dict[str, Any]:
+def _listed_tail(tail: NDArray[np.float64], rest: float) -> tuple[NDArray[np.float64], int, float]:
     """The tail as listed in a result: ``u_k >= 1e-16``, at most :data:`MAX_TAIL` entries.
 
-    ``tail_levels`` says how many are listed and ``tail_rest`` is the first value left out
-    (a bound on every later one, the tail being non-increasing; ``0`` if none is left out).
+    Returns the listed entries, how many they are and the first value left out (a bound on
+    every later one, the tail being non-increasing; ``0`` if none is left out).
     """
     keep = int(np.searchsorted(-tail, -TAIL, side="right"))  # tail is non-increasing
     keep = min(keep, MAX_TAIL)
     first_left_out = float(tail[keep]) if keep < tail.size else rest
-    return {"tail": tail[:keep].tolist(), "tail_levels": keep, "tail_rest": first_left_out}
-
-
-def _metrics(d: int, lam: float, eq: float, tail: NDArray[np.float64], rest: float
-             ) -> dict[str, Any]:
-    check_tail("supermarket", tail)
-    check_means("supermarket", EQ=eq)
-    values: dict[str, Any] = {"ET": eq / lam, "EQ": eq, "EW": eq / lam - 1.0,
-                              "P_wait": lam ** d, **_listed_tail(tail, rest)}
-    if d >= 2:
-        values["ET_heavy_traffic"] = heavy_traffic_ET(d, lam)
-    return values
+    return np.array(tail[:keep], dtype=float), keep, first_left_out
 
 
 def _levels_for(d: int, lam: float, tol: float, cap: int, solver: str, eq: float) -> int:
@@ -332,7 +333,7 @@ def _closed_form_mean(d: int, lam: float, tol: float, K: int | None  # noqa: N80
 
 
 def solve_supermarket(d: int, lam: float, method: str = "closed form", K: int | None = None,  # noqa: N803
-                      tol: float = TOL) -> Result:
+                      tol: float = TOL) -> SupermarketFixedPoint:
     """Mean-field JSQ(d) with exponential service: ``ET``, ``EQ``, ``EW`` and the tail ``u_k``.
 
     Parameters
@@ -354,12 +355,12 @@ def solve_supermarket(d: int, lam: float, method: str = "closed form", K: int | 
 
     Returns
     -------
-    Result
-        ``values``: ``ET``, ``EQ`` (per server), ``EW``, ``P_wait = lam^d``, ``tail`` (``u_1,
-        u_2, ...`` while ``u_k >= 1e-16``, at most :data:`MAX_TAIL` entries), ``tail_levels``
-        (entries listed), ``tail_rest`` (first value not listed: a bound on all later ones),
+    SupermarketFixedPoint
+        ``ET``, ``EQ`` (per server), ``EW``, ``P_wait = lam^d``, ``tail`` (``u_1, u_2, ...``
+        while ``u_k >= 1e-16``, at most :data:`MAX_TAIL` entries), ``tail_levels`` (entries
+        listed), ``tail_rest`` (first value not listed: a bound on all later ones),
         ``truncation_bound`` (bound on the part of ``EQ`` left out; 0 when exact),
-        ``ET_heavy_traffic`` (``d >= 2``), ``K``.
+        ``ET_heavy_traffic`` (``None`` for ``d = 1``), ``K``, ``method``, ``exactness``.
 
     Raises
     ------
@@ -402,11 +403,14 @@ def solve_supermarket(d: int, lam: float, method: str = "closed form", K: int | 
         exactness = Exactness.NUMERIC
     else:
         raise InvalidParameter("method", method, "'closed form' or 'fixed point'")
-    values = _metrics(d, lam, eq, tail, rest)
-    values["truncation_bound"] = float(bound)
-    values["K"] = int(K)
-    return Result(model="supermarket", params={"d": d, "lam": lam}, values=values, method=how,
-                  exactness=exactness, timings={"solve": time.perf_counter() - start})
+    check_tail("supermarket", tail)
+    check_means("supermarket", EQ=eq)
+    listed, levels, first_left_out = _listed_tail(tail, rest)
+    return SupermarketFixedPoint(
+        d=d, lam=lam, ET=eq / lam, EQ=eq, EW=eq / lam - 1.0, P_wait=lam ** d, tail=listed,
+        tail_levels=levels, tail_rest=first_left_out, truncation_bound=float(bound), K=int(K),
+        ET_heavy_traffic=heavy_traffic_ET(d, lam) if d >= 2 else None, method=how,
+        exactness=exactness, timings={"solve": time.perf_counter() - start})
 
 
 def _check_tol(tol: Any) -> float:
@@ -432,7 +436,7 @@ def _refined_at(d: int, lam: float, N: int, K: int) -> tuple[Any, Any, float]:  
 
 
 def refined_jsq(d: int, lam: float, N: int, K: int | None = None,  # noqa: N803
-                tol: float = TOL_REFINED) -> Result:
+                tol: float = TOL_REFINED) -> RefinedJSQ:
     """Refined mean field of JSQ(d): ``E[X^N] ~ pi + V/N`` (Gast & Van Houdt 2018, Theorem 1).
 
     For ``d = 1`` (random routing) the ``N`` queues are independent M/M/1 queues: the drift is
@@ -454,11 +458,11 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,  # noqa: N803
 
     Returns
     -------
-    Result
-        ``values``: ``pi`` (fixed point ``u_1..u_K``), ``V`` (the ``1/N`` term), ``EQ`` (mean
-        field, per server), ``EQ_N = sum(pi + V/N)`` (refined, per server), ``ET``, ``ET_N``,
-        ``K``, ``truncation_bound``, ``max_real_eigenvalue`` of ``DF(pi)``, ``refined_valid``
-        and ``refined_invalid``: the refined estimate is only meaningful where ``pi + V/N`` is
+    RefinedJSQ
+        ``pi`` (fixed point ``u_1..u_K``), ``V`` (the ``1/N`` term), ``EQ`` (mean field, per
+        server), ``EQ_N = sum(pi + V/N)`` (refined, per server), ``ET``, ``ET_N``, ``EW``,
+        ``EW_N``, ``K``, ``truncation_bound``, ``max_real_eigenvalue`` of ``DF(pi)``,
+        ``drift_residual``, ``refined_valid`` and ``refined_invalid``: the refined estimate is only meaningful where ``pi + V/N`` is
         an occupancy vector (entries in ``[0, 1]``, non-increasing); otherwise (small ``N`` at
         high load) ``refined_valid`` is ``False``, ``refined_invalid`` says why and the
         method says so: ``EQ_N`` is then outside the domain of validity of the expansion and
@@ -479,17 +483,15 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,  # noqa: N803
         eq = lam / (1.0 - lam)
         levels = truncation_level(1, lam, cap=MAX_TAIL)
         pi = closed_form_tail(1, lam, levels)
-        values: dict[str, Any] = {
-            "pi": pi.tolist(), "V": [0.0] * levels, "EQ": eq, "EQ_N": eq, "ET": eq / lam,
-            "ET_N": eq / lam, "K": levels, "truncation_bound": 0.0,
-            "max_real_eigenvalue": -(1.0 - math.sqrt(lam)) ** 2,
-            "pi_rest": float(lam ** (levels + 1)), "refined_valid": True, "refined_invalid": "",
-        }
-        return Result(model="refined-jsq", params={"d": d, "lam": lam, "N": int(N)},
-                      values=values,
-                      method=("d = 1: independent M/M/1 queues, V = 0 and E[X^N] = pi exactly "
-                              "(closed form; pi listed while lam^k >= 1e-16)"),
-                      exactness=Exactness.EXACT, timings={"solve": time.perf_counter() - begin})
+        return RefinedJSQ(
+            d=d, lam=lam, N=int(N), pi=pi, V=np.zeros(levels), u=pi, EQ=eq, EQ_N=eq,
+            ET=eq / lam, ET_N=eq / lam, EW=eq / lam - 1.0, EW_N=eq / lam - 1.0, K=levels,
+            truncation_bound=0.0, max_real_eigenvalue=-(1.0 - math.sqrt(lam)) ** 2,
+            drift_residual=None, refined_valid=True, refined_invalid="",
+            pi_rest=float(closed_form_values(1, lam, levels + 1)),
+            method=("d = 1: independent M/M/1 queues, V = 0 and E[X^N] = pi exactly "
+                    "(closed form; pi listed while lam^k >= 1e-16)"),
+            exactness=Exactness.EXACT, timings={"solve": time.perf_counter() - begin})
     eq_cf = _closed_form_mean(d, lam, TOL, None)[0]
     fixed = K is not None
     if fixed:
@@ -525,14 +527,12 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,  # noqa: N803
     if not math.isfinite(eq_n):
         raise NotConverged("refined-jsq (non-finite EQ_N)", float("inf"), tol, 1)
     valid, why = refined_validity(pi, V, int(N))
-    values = {
-        "pi": pi.tolist(), "V": V.tolist(), "EQ": eq, "EQ_N": eq_n, "ET": eq / lam,
-        "ET_N": eq_n / lam, "K": K, "truncation_bound": float(bound),
-        "max_real_eigenvalue": terms.max_real, "refined_valid": valid, "refined_invalid": why,
-    }
     method = f"refined mean field (Gast & Van Houdt 2018, Thm 1), K={K} levels"
     if not valid:
         method += f"; REFINED ESTIMATE INVALID: {why}"
-    return Result(model="refined-jsq", params={"d": d, "lam": lam, "N": int(N)}, values=values,
-                  method=method, exactness=Exactness.NUMERIC,
-                  timings={"solve": end - begin})
+    return RefinedJSQ(
+        d=d, lam=lam, N=int(N), pi=pi, V=V, u=pi, EQ=eq, EQ_N=eq_n, ET=eq / lam,
+        ET_N=eq_n / lam, EW=eq / lam - 1.0, EW_N=eq_n / lam - 1.0, K=int(K),
+        truncation_bound=float(bound), max_real_eigenvalue=terms.max_real,
+        drift_residual=float(fp.residual), refined_valid=valid, refined_invalid=why,
+        method=method, exactness=Exactness.NUMERIC, timings={"solve": end - begin})

@@ -2,8 +2,8 @@
 
 Bramson, Lu and Prabhakar (Ann. Appl. Probab. 23(5), 2013) show for FIFO JSQ(d) with service
 ``P(X > x) ~ x^-beta`` that the mean-field queue-length tail ``u_k`` is doubly exponential when
-``beta > d/(d-1)``, exponential when ``beta = d/(d-1)`` and a power law when ``beta < d/(d-1)``
-(reference note section 2.3).  A phase-type law has an exponential tail, so no single PH law
+``beta > d/(d-1)``, exponential when ``beta = d/(d-1)`` and a power law when ``beta < d/(d-1)``.
+A phase-type law has an exponential tail, so no single PH law
 can show these regimes: what can be computed is a *family* of PH laws whose ccdf follows
 ``x^-beta`` over a growing range of scales ``[1, S]``, and how the fixed point changes as
 ``S`` grows.  The observable used here is the number of levels ``K(eps)`` until
@@ -19,22 +19,23 @@ This is numerical evidence on truncated laws, not a proof; :func:`classify_level
 
 Examples
 --------
->>> alpha, A = powerlaw_hyperexponential(2.5, 6)
->>> round(float(alpha @ np.linalg.solve(-A, np.ones(6))), 12)  # mean 1
-1.0
+>>> law = powerlaw_hyperexponential(2.5, 6)
+>>> round(law.mean(), 12), round(float(law.alpha @ np.linalg.solve(-law.A, np.ones(6))), 12)
+(1.0, 1.0)
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
-from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter
+from symq.core.parameters import integer_value, real_value
+from symq.core.result import ResultBase
+from symq.me.laws import PhaseType
 
 from .jsq_ph import solve_jsq_ph
 
@@ -45,17 +46,7 @@ __all__ = ["powerlaw_hyperexponential", "TailScan", "tail_regime_scan", "classif
 REGIMES = ("doubly exponential", "power law", "undecided")
 
 
-def _real(name: str, value: Any, low: float, domain: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating)):
-        raise InvalidParameter(name, value, domain)
-    out = float(value)
-    if not (math.isfinite(out) and out > low):
-        raise InvalidParameter(name, value, domain)
-    return out
-
-
-def powerlaw_hyperexponential(beta: float, phases: int, ratio: float = 4.0
-                              ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def powerlaw_hyperexponential(beta: float, phases: int, ratio: float = 4.0) -> PhaseType:
     """A hyperexponential with mean 1 whose ccdf follows ``x^-beta`` over ``phases`` scales.
 
     Branch ``i = 0..phases-1`` has rate proportional to ``ratio^-i`` and probability
@@ -75,7 +66,7 @@ def powerlaw_hyperexponential(beta: float, phases: int, ratio: float = 4.0
 
     Returns
     -------
-    alpha, A : ndarray
+    PhaseType
         ``A`` is diagonal; the mean is 1.
 
     Raises
@@ -83,17 +74,15 @@ def powerlaw_hyperexponential(beta: float, phases: int, ratio: float = 4.0
     InvalidParameter
         ``beta <= 1``, ``phases < 1`` or ``ratio <= 1``.
     """
-    beta = _real("beta", beta, 1.0, "a finite real number > 1 (finite mean)")
-    ratio = _real("ratio", ratio, 1.0, "a finite real number > 1")
-    if isinstance(phases, (bool, np.bool_)) or not isinstance(phases, (int, np.integer)) \
-            or phases < 1:
-        raise InvalidParameter("phases", phases, "an integer >= 1")
-    i = np.arange(int(phases), dtype=float)
+    beta = real_value("beta", beta, "a finite real number > 1 (finite mean)", lambda v: v > 1)
+    ratio = real_value("ratio", ratio, "a finite real number > 1", lambda v: v > 1)
+    phases = integer_value("phases", phases, 1)
+    i = np.arange(phases, dtype=float)
     rates = ratio ** -i
     alpha = ratio ** (-i * beta)
     alpha /= alpha.sum()
     rates *= float(np.sum(alpha / rates))  # rescale to mean 1
-    return alpha, -np.diag(rates)
+    return PhaseType(alpha, -np.diag(rates), name=f"power-law H{phases}(beta={beta:g})")
 
 
 def classify_levels(levels: Sequence[int]) -> str:
@@ -123,7 +112,7 @@ def classify_levels(levels: Sequence[int]) -> str:
 
 
 @dataclass(frozen=True)
-class TailScan:
+class TailScan(ResultBase):
     """Result of :func:`tail_regime_scan`.
 
     Attributes
@@ -190,18 +179,15 @@ def tail_regime_scan(d: int, lam: float, beta: float, phases: Sequence[int] = (5
     NotConverged
         From the fixed-point solver (raise ``max_levels`` for very heavy tails).
     """
-    if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d < 2:
-        raise InvalidParameter("d", d, "an integer >= 2", "the tail regimes need d >= 2")
+    d = integer_value("d", d, 2, "the tail regimes need d >= 2")
     counts = [int(n) for n in phases]
     if len(counts) < 3 or any(b <= a for a, b in zip(counts, counts[1:])):
         raise InvalidParameter("phases", phases, "at least three increasing branch counts")
-    eps = _real("eps", eps, 0.0, "a real number in (1e-16, 1)")
-    if not 1e-16 < eps < 1:
-        raise InvalidParameter("eps", eps, "a real number in (1e-16, 1)")
+    eps = real_value("eps", eps, "a real number in (1e-16, 1)", lambda v: 1e-16 < v < 1)
     levels, times = [], []
     for n in counts:
-        alpha, A = powerlaw_hyperexponential(beta, n, ratio)  # noqa: N806
-        fp = solve_jsq_ph(d, lam, alpha, A, max_levels=max_levels)
+        fp = solve_jsq_ph(d, lam, powerlaw_hyperexponential(beta, n, ratio),
+                          max_levels=max_levels)
         below = np.flatnonzero(fp.u < eps)
         levels.append(int(below[0]) + 1 if below.size else fp.K + 1)
         times.append(float(fp.ET))

@@ -2,8 +2,8 @@
 
 T. Hellemans, B. Van Houdt, "Improved Load Balancing in Large Scale Systems using Attained
 Service Time Reporting", IEEE/ACM Transactions on Networking (2021), arXiv 2011.08250.  The
-analysis (:func:`symq.meanfield.attained.solve_attained`, written from the reference note,
-section 1.3) is checked against the authors' published numbers, against the PH supermarket
+analysis (:func:`symq.meanfield.attained.solve_attained`, written from the paper's description of
+its cavity analysis) is checked against the authors' published numbers, against the PH supermarket
 solver and Pollaczek-Khinchine, and against the finite-N simulator; the paper's qualitative
 findings are then checked on grids of loads, SCVs and ``d``.  Where a finding holds only in
 part of the grid, the claim over the paper's setting (``d = 5``, as in its main figure) is
@@ -79,7 +79,7 @@ def _ew(policy: str, d: int, lam: float, scv: float, delta: float = 0.25, rep_ma
         warnings.simplefilter("error", TruncationWarning)
         for levels in (B, 2 * B, 4 * B):
             try:
-                return solve_attained(policy, d, lam, alpha, A, delta=delta, rep_max=rep_max,
+                return solve_attained(policy, d, lam, (alpha, A), delta=delta, rep_max=rep_max,
                                       B=levels).EW
             except TruncationWarning:
                 continue
@@ -95,7 +95,7 @@ def _published_claim() -> Claim:
         alpha, A = _h2(10.0)  # noqa: N806
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TruncationWarning)  # same B = 30 as the authors
-            return solve_attained(point["policy"], 5, _grid_lambda(point["i"]), alpha, A,
+            return solve_attained(point["policy"], 5, _grid_lambda(point["i"]), (alpha, A),
                                   delta=delta, rep_max=rep_max, B=30, tol=1e-12).EW
 
     sample = [{"i": i, "policy": p} for i, row in PUBLISHED_EW.items() for p in row]
@@ -114,7 +114,7 @@ def _sq_claim() -> Claim:
 
     def supermarket(point: Mapping[str, Any]) -> float:
         alpha, A = _h2(point["scv"])  # noqa: N806
-        return solve_jsq_ph(point["d"], point["lam"], alpha, A).EW
+        return solve_jsq_ph(point["d"], point["lam"], (alpha, A)).EW
 
     return Claim(
         "SQ(d) through the age layers is the PH supermarket fixed point", SOURCE,
@@ -145,7 +145,7 @@ _SIM_POLICIES = ("LEW", "SQ-RTB", "SQ-RTB-RE", "LAS")
 @functools.lru_cache(maxsize=None)
 def _simulated(policy: str, N: int, n_jobs: int) -> Any:  # noqa: N803
     alpha, A = _h2(_SIM["scv"])  # noqa: N806
-    return simulate_policy(policy, N, _SIM["d"], _SIM["lam"], alpha, A, delta=_SIM["delta"],
+    return simulate_policy(policy, N, _SIM["d"], _SIM["lam"], (alpha, A), delta=_SIM["delta"],
                            rep_max=_SIM["rep_max"], n_jobs=n_jobs, rng=2021 + N,
                            level=0.99).EW
 
@@ -237,8 +237,8 @@ def _rtb_claims() -> list[Claim]:
     def exponential(point: Mapping[str, Any]) -> tuple[float, float]:
         alpha, A = np.array([1.0]), np.array([[-1.0]])  # noqa: N806
         kw = {"delta": 0.25, "rep_max": 20.0, "B": 80, "truncation": "raise"}
-        return (solve_attained("SQ-RTB", point["d"], point["lam"], alpha, A, **kw).EW,
-                solve_attained("SQ", point["d"], point["lam"], alpha, A, **kw).EW)
+        return (solve_attained("SQ-RTB", point["d"], point["lam"], (alpha, A), **kw).EW,
+                solve_attained("SQ", point["d"], point["lam"], (alpha, A), **kw).EW)
 
     return [
         Claim.predicate(

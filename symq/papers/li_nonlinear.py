@@ -4,9 +4,9 @@ Li models the mean-field limit of many weakly interacting block-structured Marko
 nonlinear block-structured Markov process ``dx/dt = x Q(x)``; fixed points solve
 ``pi Q(pi) = 0`` and are computed with the UL-type RG-factorization (backward R-recursion) of the
 level-dependent QBD ``Q(pi)``, iterated ``pi <- stat(Q(pi))``; stability is discussed through
-Jacobians and Lyapunov / relative-entropy functions (mean-field note, section 3).  The checks use
-the supermarket model JSQ(d) seen from a tagged server (note section 2.4) as the concrete
-nonlinear QBD (:mod:`symq.meanfield.nonlinear`).  Not checked: the Birkhoff centre,
+Jacobians and Lyapunov / relative-entropy functions (Li 2016, abstract).  The checks use
+the supermarket model JSQ(d) seen from a tagged server (``derivations/li-nonlinear.md`` §6) as
+the concrete nonlinear QBD (:mod:`symq.meanfield.nonlinear`).  Not checked: the Birkhoff centre,
 metastability, and the paper's general (non-QBD) block structures.
 """
 
@@ -66,7 +66,7 @@ def _fixed_point_claims() -> list[Claim]:
     def h2_rg(point: Mapping[str, Any]) -> float:
         from symq.meanfield.phase_type import hyperexponential2
         alpha, A = hyperexponential2(1.0, point["scv"], 0.5)
-        fp = nonlinear.jsq_ph_qbd(point["d"], point["lam"], alpha, A).fixed_point(
+        fp = nonlinear.jsq_ph_qbd(point["d"], point["lam"], (alpha, A)).fixed_point(
             [np.array([1.0])], tol=1e-13)
         return fp.mean_level / point["lam"]
 
@@ -74,7 +74,7 @@ def _fixed_point_claims() -> list[Claim]:
         from symq.meanfield.jsq_ph import solve_jsq_ph
         from symq.meanfield.phase_type import hyperexponential2
         alpha, A = hyperexponential2(1.0, point["scv"], 0.5)
-        return solve_jsq_ph(point["d"], point["lam"], alpha, A).ET
+        return solve_jsq_ph(point["d"], point["lam"], (alpha, A)).ET
 
     return [
         Claim(
@@ -94,7 +94,8 @@ def _fixed_point_claims() -> list[Claim]:
             lambda p: _head(_rg_fixed_point(p["d"], p["lam"]), _K), closed, _CASES,
             tolerance=1e-10, error=_max_abs, evidence=Evidence.CLOSED_FORM),
         Claim(
-            "nonlinear QBD with phase-type service", SOURCE + "; note section 2.4",
+            "nonlinear QBD with phase-type service",
+            SOURCE + "; Bramson, Lu, Prabhakar 2010 (tagged server)",
             "JSQ(d) with H2 service (mean 1, SCV 4, balanced means) as a nonlinear QBD with 2 "
             "phases per level: E[T] of the RG-factorization fixed point equals E[T] of the "
             "independent cavity solver solve_jsq_ph, relative error",
@@ -133,7 +134,7 @@ def _stability_claims() -> list[Claim]:
 
 @functools.cache
 def _simulated(N: int) -> Any:
-    return simulate_jsq(N, 2, 0.8, 2_000_000, rng=2016 + N, level=0.99).mean_response
+    return simulate_jsq(N, 2, 0.8, n_jobs=2_000_000, rng=2016 + N, level=0.99).ET
 
 
 def _simulation_claim() -> Claim:
@@ -144,8 +145,8 @@ def _simulation_claim() -> Claim:
         return max(0.0, (ci.low - mean_field) / allowance)
 
     def reference(point: Mapping[str, Any]) -> tuple[Any, float]:
-        refined = supermarket.refined_jsq(2, 0.8, point["N"]).values
-        return _simulated(point["N"]), 2.0 * (refined["ET_N"] - refined["ET"])
+        refined = supermarket.refined_jsq(2, 0.8, point["N"])
+        return _simulated(point["N"]), 2.0 * (refined.ET_N - refined.ET)
 
     return Claim(
         "the nonlinear fixed point is the N -> infinity limit", LIMIT,
@@ -178,7 +179,8 @@ def derivation() -> Derivation:
     u = sp.Function("u")
     der = Derivation(
         title="Nonlinear level-dependent QBD: UL-type RG-factorization and the fixed point",
-        source="Q.-L. Li, Special Matrices 4 (2016); mean-field note sections 2.4 and 3",
+        source="Q.-L. Li, Special Matrices 4 (2016); JSQ(d) as a tagged server (Bramson, Lu, "
+               "Prabhakar 2010)",
         summary="Levels k = 0..K, blocks A_0 (up), A_1 (local), A_2 (down) depending on the "
                 "occupancy vector; the fixed point solves pi Q(pi) = 0.")
     der.add("Block-structured generator",

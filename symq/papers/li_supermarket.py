@@ -6,11 +6,11 @@ result of Vvedenskaya, Dobrushin and Karpelevich (1996) and Mitzenmacher (2001):
 u_k = lam^((d^k - 1)/(d - 1)).  This module checks that part (symbolically, against the mean-field
 ODE's numerical fixed point, against M/M/1 for d = 1, and against finite-N simulation with the
 refined 1/N term of Gast and Van Houdt 2018).  For phase-type service it compares Li's product-form
-fixed point with the true FCFS fixed point (cavity QBD iteration, note §2.4); the verdict is a
-finding, whichever way it goes.  For power-law service it compares the tail regimes of
-Bramson, Lu and Prabhakar (2013) with families of PH laws over growing scales
-(:mod:`symq.meanfield.tails`), which also tests Li's statement that the doubly exponential
-solution persists under heavy-tailed service.
+fixed point with the true FCFS fixed point (cavity QBD iteration,
+:func:`symq.meanfield.jsq_ph.solve_jsq_ph`); the verdict is a finding, whichever way it goes.
+For power-law service it compares the tail regimes of Bramson, Lu and Prabhakar (2013) with
+families of PH laws over growing scales (:mod:`symq.meanfield.tails`), which also tests Li's
+statement that the doubly exponential solution persists under heavy-tailed service.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def _leading_error(claimed: Any, reference: Any) -> float:
 def _numeric_fixed_point_claim() -> Claim:
     def fixed_point(point: Mapping[str, Any]) -> np.ndarray:
         result = supermarket.solve_supermarket(point["d"], point["lam"], method="fixed point")
-        tail = np.asarray(result.values["tail"], dtype=float)
+        tail = np.asarray(result.tail, dtype=float)
         return tail[:10]
 
     def reference(point: Mapping[str, Any]) -> np.ndarray:
@@ -93,7 +93,7 @@ def _mm1_claim() -> Claim:
     return Claim(
         "d = 1 is the M/M/1 queue", SOURCE,
         "with one probe the mean-field queue length per server is lam/(1 - lam)",
-        lambda p: supermarket.solve_supermarket(1, p["lam"], method="fixed point").values["EQ"],
+        lambda p: supermarket.solve_supermarket(1, p["lam"], method="fixed point").EQ,
         lambda p: p["lam"] / (1 - p["lam"]),
         [{"lam": lam} for lam in (0.3, 0.7, 0.9)], tolerance=1e-9, error=relative_error,
         evidence=(Evidence.NUMERIC, Evidence.CLOSED_FORM))
@@ -103,14 +103,14 @@ def _stability_claim() -> Claim:
     return Claim.predicate(
         "the fixed point is locally stable", "Mitzenmacher 2001 (global stability)",
         "all eigenvalues of the drift's Jacobian at the fixed point have negative real parts",
-        lambda p: supermarket.refined_jsq(p["d"], p["lam"], 100).values["max_real_eigenvalue"] < 0,
+        lambda p: supermarket.refined_jsq(p["d"], p["lam"], 100).max_real_eigenvalue < 0,
         [{"d": d, "lam": lam} for d in (2, 3) for lam in (0.5, 0.9)],
         evidence=Evidence.NUMERIC)
 
 
 @functools.lru_cache(maxsize=None)
 def _simulated_response(N: int, d: int, lam: float, n_jobs: int) -> Any:
-    return simulate_jsq(N, d, lam, n_jobs, rng=1000 + N, level=0.99).mean_response
+    return simulate_jsq(N, d, lam, n_jobs=n_jobs, rng=1000 + N, level=0.99).ET
 
 
 def _finite_n_claims() -> list[Claim]:
@@ -121,13 +121,13 @@ def _finite_n_claims() -> list[Claim]:
 
     def gap_positive(point: Mapping[str, Any]) -> bool:
         ci = _simulated_response(point["N"], d, lam, n_jobs)
-        mean_field = supermarket.solve_supermarket(d, lam).values["ET"]
+        mean_field = supermarket.solve_supermarket(d, lam).ET
         # at N = 20 the O(1/N) gap is many half-widths wide: the whole interval must lie above;
         # at larger N the gap shrinks into the noise: the interval must not lie below
         return ci.low > mean_field if point["N"] <= 20 else ci.high > mean_field
 
     def refined(point: Mapping[str, Any]) -> float:
-        return supermarket.refined_jsq(d, lam, point["N"]).values["ET_N"]
+        return supermarket.refined_jsq(d, lam, point["N"]).ET_N
 
     return [
         Claim.predicate(
@@ -156,14 +156,14 @@ def _ph_claims() -> list[Claim]:
 
     def true_fcfs(point: Mapping[str, Any]) -> float:
         alpha, A = hyperexponential2(1.0, point["scv"], 0.5)
-        fp = solve_jsq_ph(point["d"], point["lam"], alpha, A)
+        fp = solve_jsq_ph(point["d"], point["lam"], (alpha, A))
         if fp.residual > 1e-9:
             raise Inconclusive(f"the fixed point's ODE residual is {fp.residual:.2g}")
         return fp.ET
 
     def product_form(point: Mapping[str, Any]) -> float:
         alpha, A = hyperexponential2(1.0, point["scv"], 0.5)
-        return product_form_ET(point["d"], point["lam"], alpha, A)
+        return product_form_ET(point["d"], point["lam"], (alpha, A))
 
     def pollaczek_khinchine(point: Mapping[str, Any]) -> float:
         lam, scv = point["lam"], point["scv"]
@@ -172,19 +172,19 @@ def _ph_claims() -> list[Claim]:
     @functools.lru_cache(maxsize=None)
     def simulated(scv: float) -> Any:
         alpha, A = hyperexponential2(1.0, scv, 0.5)
-        return simulate_jsq(1000, 2, 0.8, 4_000_000, service=(alpha, A), rng=2010,
-                            level=0.99).mean_response
+        return simulate_jsq(1000, 2, 0.8, (alpha, A), n_jobs=4_000_000, rng=2010,
+                            level=0.99).ET
 
     @functools.lru_cache(maxsize=None)
     def simulated_n(N: int) -> Any:  # noqa: N803
         alpha, A = hyperexponential2(1.0, 4.0, 0.5)
-        return simulate_jsq(N, 2, 0.8, 4_000_000, service=(alpha, A), rng=3000 + N,
-                            level=0.99).mean_response
+        return simulate_jsq(N, 2, 0.8, (alpha, A), n_jobs=4_000_000, rng=3000 + N,
+                            level=0.99).ET
 
     def refined_ph(point: Mapping[str, Any]) -> float:
         from symq.meanfield.refined_ph import refined_jsq_ph
         alpha, A = hyperexponential2(1.0, 4.0, 0.5)
-        return refined_jsq_ph(2, 0.8, alpha, A, point["N"])["ET_N"]
+        return refined_jsq_ph(2, 0.8, (alpha, A), point["N"]).ET_N
 
     return [
         Claim(
@@ -205,7 +205,8 @@ def _ph_claims() -> list[Claim]:
             product_form, true_fcfs, _H2_CASES, tolerance=1e-3, error=relative_error,
             evidence=(Evidence.NUMERIC, Evidence.CLOSED_FORM), expected=Status.FAILS),
         Claim(
-            "d = 1 with PH service is Pollaczek-Khinchine", "note §2.4 (validation)",
+            "d = 1 with PH service is Pollaczek-Khinchine",
+            "Pollaczek-Khinchine (M/G/1), a validation of the PH solver",
             "the PH fixed-point solver with one probe gives the M/G/1 mean response time "
             "1 + lam (1 + SCV)/(2(1 - lam))",
             lambda p: true_fcfs({**p, "d": 1}), pollaczek_khinchine,

@@ -82,8 +82,8 @@ def test_jsq_exponential_fixed_point(d, lam):
 
 def test_jsq_ph_matches_cavity_solver():
     alpha, A = hyperexponential2(1.0, 4.0, 0.5)
-    fp = jsq_ph_qbd(2, 0.8, alpha, A).fixed_point([np.array([1.0])], tol=1e-13)
-    ref = solve_jsq_ph(2, 0.8, alpha, A)
+    fp = jsq_ph_qbd(2, 0.8, (alpha, A)).fixed_point([np.array([1.0])], tol=1e-13)
+    ref = solve_jsq_ph(2, 0.8, (alpha, A))
     n = min(fp.tail.size, ref.u.size)
     assert np.max(np.abs(fp.tail[:n] - ref.u[:n])) < 1e-9
     assert fp.mean_level / 0.8 == pytest.approx(ref.ET, rel=1e-9)

@@ -20,7 +20,7 @@ from symq.meanfield.phase_type import (
 @pytest.mark.parametrize("k, scv, f", [(1, 4.0, 0.5), (2, 10.0, 0.5), (3, 2.0, 0.2), (4, 0.5, 0.7)])
 def test_hyper_erlang_has_requested_mean_and_scv(k: int, scv: float, f: float) -> None:
     alpha, A = hyper_erlang(k, 2.0, scv, f)
-    m1, m2 = ph_moments(alpha, A, 2)
+    m1, m2 = ph_moments((alpha, A), 2)
     assert m1 == pytest.approx(2.0, rel=1e-12)
     assert m2 / m1 ** 2 - 1.0 == pytest.approx(scv, rel=1e-10)
     assert alpha.size == 2 * k
@@ -66,7 +66,7 @@ def _ph_pdf(alpha: np.ndarray, A: np.ndarray, t: float) -> float:
 def test_ph_from_me_reproduces_moments_and_density(law: ME) -> None:
     alpha, A = ph_from_me(law)
     exact = [float(m) for m in law.moments(4)]
-    np.testing.assert_allclose(ph_moments(alpha, A, 4), exact, rtol=1e-11)
+    np.testing.assert_allclose(ph_moments((alpha, A), 4), exact, rtol=1e-11)
     for t in (0.0, 0.3, 1.0, 4.0):
         assert _ph_pdf(alpha, A, t) == pytest.approx(float(law.pdf_mp(t)), rel=1e-10, abs=1e-14)
 

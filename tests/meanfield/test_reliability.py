@@ -51,13 +51,13 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 def test_d1_near_one_is_exact_and_tail_cut_is_stated() -> None:
     lam = 0.999999
     r = solve_supermarket(1, lam)
-    assert r["ET"] == pytest.approx(1.0 / (1.0 - lam), rel=1e-13)
-    assert r["EQ"] == pytest.approx(lam / (1.0 - lam), rel=1e-13)
-    assert r["truncation_bound"] == 0.0
-    listed = r["tail_levels"]
-    assert listed == len(r["tail"]) <= MAX_TAIL
-    assert r["tail_rest"] == pytest.approx(lam ** (listed + 1), rel=1e-9)
-    assert np.allclose(r["tail"][:5], lam ** np.arange(1, 6), rtol=1e-14)
+    assert r.ET == pytest.approx(1.0 / (1.0 - lam), rel=1e-13)
+    assert r.EQ == pytest.approx(lam / (1.0 - lam), rel=1e-13)
+    assert r.truncation_bound == 0.0
+    listed = r.tail_levels
+    assert listed == len(r.tail) <= MAX_TAIL
+    assert r.tail_rest == pytest.approx(lam ** (listed + 1), rel=1e-9)
+    assert np.allclose(r.tail[:5], lam ** np.arange(1, 6), rtol=1e-14)
     assert len(json.dumps(r.to_dict())) < 10 ** 6
 
 
@@ -67,17 +67,17 @@ def test_doubly_exponential_sum_against_mpmath(d: int, lam: float) -> None:
         lm = mpmath.mpf(lam)
         exact = mpmath.nsum(lambda k: lm ** ((mpmath.mpf(d) ** k - 1) / (d - 1)), [1, mpmath.inf])
     r = solve_supermarket(d, lam)
-    assert r["EQ"] == pytest.approx(float(exact), rel=1e-13)
-    assert 0.0 <= r["truncation_bound"] <= 1e-12 * r["EQ"]
-    assert len(r["tail"]) < 100
-    assert all(a >= b for a, b in zip(r["tail"], r["tail"][1:]))
+    assert r.EQ == pytest.approx(float(exact), rel=1e-13)
+    assert 0.0 <= r.truncation_bound <= 1e-12 * r.EQ
+    assert len(r.tail) < 100
+    assert all(a >= b for a, b in zip(r.tail, r.tail[1:]))
 
 
 def test_fixed_point_method_refuses_levels_beyond_its_cap() -> None:
     with pytest.raises(TruncationError, match="lam=0.9999 needs .* levels; lower lam"):
         solve_supermarket(1, 0.9999, method="fixed point")
     r = solve_supermarket(1, 0.9, method="fixed point")
-    assert r["EQ"] == pytest.approx(0.9 / 0.1, rel=1e-10)
+    assert r.EQ == pytest.approx(0.9 / 0.1, rel=1e-10)
 
 
 # ---------------------------------------------------------------- case 2: refined truncation
@@ -85,17 +85,17 @@ def test_fixed_point_method_refuses_levels_beyond_its_cap() -> None:
 def test_refined_d1_is_mm1() -> None:
     lam = 0.99
     r = refined_jsq(1, lam, 100)
-    assert r["EQ_N"] == pytest.approx(lam / (1 - lam), rel=1e-12)
-    assert r["EQ"] == pytest.approx(lam / (1 - lam), rel=1e-12)
-    assert r["truncation_bound"] == 0.0 and r["refined_valid"]
+    assert r.EQ_N == pytest.approx(lam / (1 - lam), rel=1e-12)
+    assert r.EQ == pytest.approx(lam / (1 - lam), rel=1e-12)
+    assert r.truncation_bound == 0.0 and r.refined_valid
 
 
 def test_refined_d2_truncation_bound_and_mean_field_part() -> None:
     lam = 0.95
     r = refined_jsq(2, lam, 100)
     closed = sum(lam ** (2 ** k - 1) for k in range(1, 60))
-    assert r["EQ"] == pytest.approx(closed, rel=1e-10)
-    assert r["truncation_bound"] <= 1e-9 * r["EQ_N"]
+    assert r.EQ == pytest.approx(closed, rel=1e-10)
+    assert r.truncation_bound <= 1e-9 * r.EQ_N
     # a fixed K that leaves out mass is refused
     with pytest.raises(TruncationError, match="K=3 leaves out"):
         refined_jsq(2, lam, 100, K=3)
@@ -104,41 +104,41 @@ def test_refined_d2_truncation_bound_and_mean_field_part() -> None:
 def test_refined_ph_d1_is_pollaczek_khinchine() -> None:
     lam, scv = 0.3, 2.0
     alpha, A = hyperexponential2(1.0, scv)
-    r = refined_jsq_ph(1, lam, alpha, A, N=50)
+    r = refined_jsq_ph(1, lam, (alpha, A), N=50)
     ex2 = 1.0 + scv  # E[X^2] with E[X] = 1
     pk = lam + lam ** 2 * ex2 / (2 * (1 - lam))
-    assert r["EQ"] == pytest.approx(pk, rel=1e-9)
-    assert r["EQ_N"] == pytest.approx(pk, rel=1e-8)  # independent queues: V = 0
-    assert r["truncation_bound"] <= 1e-9 * r["EQ"]
+    assert r.EQ == pytest.approx(pk, rel=1e-9)
+    assert r.EQ_N == pytest.approx(pk, rel=1e-8)  # independent queues: V = 0
+    assert r.truncation_bound <= 1e-9 * r.EQ
 
 
 def test_refined_ph_heavy_tail_raises_truncation_error() -> None:
     alpha, A = hyperexponential2(1.0, 10.0)
     with pytest.raises(TruncationError, match="lower lam or scv"):
-        refined_jsq_ph(1, 0.7, alpha, A, N=10)
+        refined_jsq_ph(1, 0.7, (alpha, A), N=10)
 
 
 # ---------------------------------------------------------------- case 3: domain of validity
 
 def test_refined_estimate_outside_its_domain_is_flagged() -> None:
     r = refined_jsq(2, 0.99, 2)
-    est = np.asarray(r["pi"]) + np.asarray(r["V"]) / 2
+    est = np.asarray(r.pi) + np.asarray(r.V) / 2
     assert est.max() > 1  # computed here: not a probability vector
-    assert r["refined_valid"] is False
-    assert "N = 2" in r["refined_invalid"] and "INVALID" in r.method
+    assert r.refined_valid is False
+    assert "N = 2" in r.refined_invalid and "INVALID" in r.method
     ok = refined_jsq(2, 0.9, 100)
-    est = np.asarray(ok["pi"]) + np.asarray(ok["V"]) / 100
-    assert ok["refined_valid"] and est.max() <= 1 and np.all(np.diff(est) <= 1e-12)
+    est = np.asarray(ok.pi) + np.asarray(ok.V) / 100
+    assert ok.refined_valid and est.max() <= 1 and np.all(np.diff(est) <= 1e-12)
 
 
 def test_refined_ph_estimate_flag() -> None:
     alpha, A = hyperexponential2(1.0, 4.0)
-    r = refined_jsq_ph(2, 0.95, alpha, A, N=2)
-    est = np.asarray(r["pi"]) + np.asarray(r["V"]) / 2
+    r = refined_jsq_ph(2, 0.95, (alpha, A), N=2)
+    est = np.asarray(r.pi) + np.asarray(r.V) / 2
     bad = est.max() > 1 or est.min() < 0 or np.any(np.diff(est, axis=0) > 1e-9) \
         or est.sum(axis=1).max() > 1
-    assert r["refined_valid"] is (not bad)
-    assert r["refined_valid"] is False
+    assert r.refined_valid is (not bad)
+    assert r.refined_valid is False
 
 
 def test_refined_validity_helper() -> None:
@@ -220,7 +220,7 @@ def test_cli_h2_messages(capsys: pytest.CaptureFixture[str], model: str, extra: 
 
 def test_jsq_ph_at_the_edge_of_the_f_domain() -> None:
     alpha, A = hyperexponential2(1.0, 10.0, 1e-7)
-    fp = solve_jsq_ph(2, 0.9, alpha, A)
+    fp = solve_jsq_ph(2, 0.9, (alpha, A))
     assert np.all((fp.u >= 0) & (fp.u <= 1)) and np.all(np.diff(fp.u) <= 0)
     assert fp.u[0] == pytest.approx(0.9, abs=1e-9)  # u_1 = lam E[X] (Little at the server)
     assert math.isfinite(fp.ET)
@@ -283,9 +283,9 @@ def test_refined_ph_d1_shortcut_agrees_with_the_population_process() -> None:
 
     lam = 0.3
     alpha, A = hyperexponential2(1.0, 2.0)
-    r = refined_jsq_ph(1, lam, alpha, A, N=10)
-    fp = solve_jsq_ph(1, lam, np.asarray(alpha), np.asarray(A), K=r["K"])
-    process = jsq_ph_process(1, r["K"], alpha, A)
+    r = refined_jsq_ph(1, lam, (alpha, A), N=10)
+    fp = solve_jsq_ph(1, lam, (np.asarray(alpha), np.asarray(A)), K=r.K)
+    process = jsq_ph_process(1, r.K, (alpha, A))
     terms = process.refined_terms(fp.x.ravel(), {LAM: lam})
     assert np.max(np.abs(terms.V)) < 1e-9
-    assert np.max(np.abs(np.asarray(r["V"]))) == 0.0
+    assert np.max(np.abs(np.asarray(r.V))) == 0.0

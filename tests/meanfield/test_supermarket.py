@@ -12,11 +12,15 @@ import json
 import mpmath
 import numpy as np
 import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from symq.cli import main
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.registry import get_model
 from symq.meanfield import (
+    closed_form_symbolic,
     derivation,
     heavy_traffic_ET,
     jsq_process,
@@ -25,7 +29,7 @@ from symq.meanfield import (
     truncation_level,
     verify_closed_form,
 )
-from symq.meanfield.supermarket import LAM
+from symq.meanfield.supermarket import LAM, closed_form_values
 
 #: d = 1 at lam = 0.99 needs ~3700 levels (u_K = 0.99^K < 1e-16): ~10 s of symbolic set-up.
 CASES = [pytest.param(d, lam, marks=[pytest.mark.slow] if (d, lam) == (1, 0.99) else [])
@@ -55,27 +59,28 @@ def test_both_solver_routes_agree(d, lam):
     exact = solve_supermarket(d, lam)
     numeric = solve_supermarket(d, lam, method="fixed point")
     for key in ("EQ", "ET", "EW"):
-        assert abs(exact[key] - numeric[key]) < 1e-11 * max(1.0, exact[key])
-    assert numeric.values["tail"] == pytest.approx(exact.values["tail"][:len(numeric.values["tail"])],
+        a, b = getattr(exact, key), getattr(numeric, key)
+        assert abs(a - b) < 1e-11 * max(1.0, a)
+    assert numeric.tail == pytest.approx(exact.tail[:len(numeric.tail)],
                                                    abs=1e-12)
 
 
 @pytest.mark.parametrize("lam", [0.1, 0.5, 0.9, 0.99])
 def test_d1_is_mm1(lam):
     result = solve_supermarket(1, lam)
-    assert abs(result["EQ"] - lam / (1 - lam)) < 1e-12 * (1 + lam / (1 - lam))
-    assert abs(result["ET"] - 1 / (1 - lam)) < 1e-12 / (1 - lam)
-    assert abs(result["EW"] - lam / (1 - lam)) < 1e-12 / (1 - lam)
+    assert abs(result.EQ - lam / (1 - lam)) < 1e-12 * (1 + lam / (1 - lam))
+    assert abs(result.ET - 1 / (1 - lam)) < 1e-12 / (1 - lam)
+    assert abs(result.EW - lam / (1 - lam)) < 1e-12 / (1 - lam)
 
 
 def test_metrics_and_tail():
     result = solve_supermarket(2, 0.9)
-    tail = result["tail"]
+    tail = result.tail
     assert tail[0] == pytest.approx(0.9) and tail[1] == pytest.approx(0.9 ** 3)
     assert min(tail) >= 1e-16 and all(a > b for a, b in zip(tail, tail[1:]))
-    assert result["ET"] == pytest.approx(result["EQ"] / 0.9, rel=1e-15)  # Little's law
-    assert result["EW"] == pytest.approx(result["ET"] - 1, rel=1e-15)
-    assert result["P_wait"] == pytest.approx(0.81)
+    assert result.ET == pytest.approx(result.EQ / 0.9, rel=1e-15)  # Little's law
+    assert result.EW == pytest.approx(result.ET - 1, rel=1e-15)
+    assert result.P_wait == pytest.approx(0.81)
 
 
 @pytest.mark.parametrize("d", [2, 3])
@@ -83,7 +88,7 @@ def test_heavy_traffic(d):
     gaps = [1e-3, 1e-6, 1e-9, 1e-12]
     ratios, offsets = [], []
     for gap in gaps:
-        et, asymptote = solve_supermarket(d, 1 - gap)["ET"], heavy_traffic_ET(d, 1 - gap)
+        et, asymptote = solve_supermarket(d, 1 - gap).ET, heavy_traffic_ET(d, 1 - gap)
         ratios.append(et / asymptote)
         offsets.append(et - asymptote)
     assert all(a < b for a, b in zip(ratios, ratios[1:])) and ratios[-1] > 0.96
@@ -110,16 +115,16 @@ def test_fixed_point_is_locally_stable(d, lam):
 
 def test_refined_jsq():
     result = refined_jsq(2, 0.9, 100)
-    pi, V = np.array(result["pi"]), np.array(result["V"])  # noqa: N806
+    pi, V = np.array(result.pi), np.array(result.V)  # noqa: N806
     np.testing.assert_allclose(pi, closed_form_mp(2, 0.9, len(pi)), atol=1e-12)
     # u_1 = busy fraction = lam exactly at every N (work conservation): no 1/N term
     assert abs(V[0]) < 1e-12
     # the finite-N queue is longer than the mean field (Gast & Van Houdt 2018, Section 6)
-    assert np.sum(V) > 0 and result["EQ_N"] > result["EQ"]
-    assert result["EQ_N"] == pytest.approx(np.sum(pi + V / 100), rel=1e-14)
-    assert result["max_real_eigenvalue"] < 0
+    assert np.sum(V) > 0 and result.EQ_N > result.EQ
+    assert result.EQ_N == pytest.approx(np.sum(pi + V / 100), rel=1e-14)
+    assert result.max_real_eigenvalue < 0
     # V does not depend on N
-    assert refined_jsq(2, 0.9, 10)["V"] == pytest.approx(result["V"], rel=1e-12, abs=1e-15)
+    assert refined_jsq(2, 0.9, 10).V == pytest.approx(result.V, rel=1e-12, abs=1e-15)
 
 
 def test_lyapunov_residual_jsq():
@@ -165,3 +170,17 @@ def test_registered_models_and_cli(capsys):
     assert {"pi", "V", "EQ_N"} <= set(out["results"])
     assert main(["solve", "supermarket", "d=2", "lam=1.2"]) != 0
     assert "lam=1.2" in capsys.readouterr().err
+
+
+@settings(max_examples=60, deadline=None)
+@given(d=st.integers(1, 6), lam=st.floats(0.01, 0.999), k=st.integers(0, 40))
+def test_numeric_closed_form_is_the_compiled_symbolic_one(d, lam, k):
+    # the numeric tail (closed_form_values, used by every solver) is the compiled form of
+    # closed_form_symbolic, the expression verify_closed_form proves; here against 40 digits
+    with mpmath.workdps(40):
+        exponent = mpmath.mpf(k) if d == 1 else (mpmath.mpf(d) ** k - 1) / (d - 1)
+        exact = float(mpmath.mpf(lam) ** exponent)
+    value = float(closed_form_values(d, lam, k))
+    assert value == pytest.approx(exact, rel=1e-13, abs=1e-300)
+    symbolic = closed_form_symbolic(sp.Integer(k), sp.Integer(d), sp.Float(lam, 30))
+    assert value == pytest.approx(float(symbolic), rel=1e-13, abs=1e-300)

@@ -24,7 +24,7 @@ def test_powerlaw_family_ccdf_slope(beta: float) -> None:
     ccdf = np.array([np.sum(alpha * np.exp(-rates * t)) for t in x])
     slope = np.polyfit(np.log(x), np.log(ccdf), 1)[0]
     assert slope == pytest.approx(-beta, rel=0.05)
-    assert ph_moments(alpha, A, 1)[0] == pytest.approx(1.0, rel=1e-12)
+    assert ph_moments((alpha, A), 1)[0] == pytest.approx(1.0, rel=1e-12)
 
 
 def test_predicted_regime_follows_d_over_d_minus_one() -> None:

@@ -4,7 +4,7 @@
   ``xi(k, l)`` of (age layer, queue length); the built-ins SQ, SQ-RTB, SQ-RE, SQ-RTB-RE, LAS,
   LAS-QTB, RE, LEW and user-defined scores; the mean residual life of a phase-type law.
 * :mod:`~symq.meanfield.attained.cavity`: the mean-field fixed point (cavity queue with age
-  layers, reference note section 1.3) and its metrics.
+  layers, the paper's analysis; authors' code ``simple_kl_PH.m``) and its metrics.
 * :mod:`~symq.meanfield.attained.simulation`: the finite-N simulator (numba, exact event
   simulation) taking a policy's score table.
 * :mod:`~symq.meanfield.attained.model`: the registered ``attained`` model and
@@ -18,6 +18,7 @@ from .cavity import (
     solve_attained,
 )
 from .model import ATTAINED, SIMULATION_QUEUE_CAP, simulate_policy, solve_attained_model
+from .simulation import AttainedEstimate, simulate_attained
 from .policies import (
     POLICY_NAMES,
     SCORE_VARIABLES,

@@ -1,11 +1,12 @@
 """Mean-field analysis of attained-service load balancing: the cavity queue with age layers.
 
 Hellemans and Van Houdt, "Improved load balancing in large scale systems using attained
-service time reporting" (IEEE/ACM ToN 2021, arXiv 2011.08250; their ``simple_kl_PH.m`` and
-``find_lambdas.m``; reference note section 1.3).  ``N -> inf`` identical FCFS servers, Poisson
-arrivals at rate ``lam`` per server, phase-type sizes ``(alpha, A)``; a dispatcher probes ``d``
-servers (with replacement) and sends the job to the one with the smallest score ``xi(k, l)``
-(:mod:`~symq.meanfield.attained.policies`), idle servers first, ties at random.
+service time reporting" (IEEE/ACM ToN 2021, arXiv 2011.08250: the paper's mean-field analysis;
+the authors' ``general_functions/simple_kl_PH.m`` and ``find_lambdas.m``).  ``N -> inf``
+identical FCFS servers, Poisson arrivals at rate ``lam`` per server, phase-type sizes
+``(alpha, A)``; a dispatcher probes ``d`` servers (with replacement) and sends the job to the
+one with the smallest score ``xi(k, l)`` (:mod:`~symq.meanfield.attained.policies`), idle
+servers first, ties at random.
 
 The unknown is ``x(k, l, j)`` = P(the cavity server is busy, the age of its job in service lies
 in layer ``k``, it holds ``l`` jobs, the job in service is in phase ``j``), of total mass
@@ -28,7 +29,7 @@ in layer ``k``, it holds ``l`` jobs, the job in service is in phase ``j``), of t
    ``R_{k+1} = R_k Lambda_k``, ``Y_k = R_k Psi_k = (R_k - R_{k+1}) (-F_k)^{-1}``; the start-to-
    start matrix is ``P = (sum_k Y_k) G``, ``pi`` its stationary vector (GTH elimination) and
    ``x(k)`` proportional to ``pi Y_k``.
-5. Metrics: ``E[R] = sum l x / lam``, ``E[W] = E[R] - E[X]`` and the waiting-time law
+5. Metrics: ``E[T] = sum l x / lam``, ``E[W] = E[T] - E[X]`` and the waiting-time law
    ``P(W > w) = sum_{l,j} q_{l,j} P(residual from phase j + X_1 + ... + X_{l-1} > w)``,
    ``q_{l,j} = sum_k lam_{k,l} x(k,l,j) / lam`` (:meth:`AttainedFixedPoint.waiting_ccdf`).
 
@@ -37,9 +38,9 @@ when ``||x_new - x_old||_1 < tol``.
 
 Examples
 --------
->>> fp = solve_attained("SQ", 2, 0.5, [1.0], [[-1.0]], delta=0.5, rep_max=2.0, B=20)
->>> exact = sum(0.5 ** (2 ** l - 1) for l in range(1, 30)) / 0.5  # E[R] = sum_l u_l / lam
->>> round(fp.ER, 10), round(exact, 10)
+>>> fp = solve_attained("SQ", 2, 0.5, ([1.0], [[-1.0]]), delta=0.5, rep_max=2.0, B=20)
+>>> exact = sum(0.5 ** (2 ** l - 1) for l in range(1, 30)) / 0.5  # E[T] = sum_l u_l / lam
+>>> round(fp.ET, 10), round(exact, 10)
 (1.2656860361, 1.2656860361)
 """
 
@@ -48,7 +49,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg
@@ -58,10 +59,12 @@ from symq.core.errors import InvalidParameter, NotConverged, StabilityError, Tru
 from symq.core.resources import largest_fitting, require_memory
 from symq.core.parameters import integer_value as _integer
 from symq.core.parameters import real_value as _real
+from symq.core.result import Exactness, ResultBase
+from symq.me.laws import as_phase_type
 
 from ..checks import check_means, check_probability
 from ..probes import probe_polynomial as _hd
-from ..simulation import validate_ph
+from ..supermarket import closed_form_values
 from .policies import Policy, get_policy
 
 __all__ = ["AttainedFixedPoint", "solve_attained", "attained_bytes", "TruncationWarning",
@@ -274,7 +277,7 @@ class _Cavity:
 
 
 @dataclass(frozen=True)
-class AttainedFixedPoint:
+class AttainedFixedPoint(ResultBase):
     """Mean-field fixed point of an attained-service policy (from :func:`solve_attained`).
 
     Attributes
@@ -302,8 +305,8 @@ class AttainedFixedPoint:
     scores : ndarray, shape (r+1, B)
         The policy's score table (:meth:`Policy.score_table` at :attr:`lower`); with
         ``delta`` it is the input of the finite-N simulator.
-    ER, EW : float
-        Mean response and waiting time: ``ER = sum l x / lam`` and ``EW = ER - E[X]``,
+    ET, EW : float
+        Mean response and waiting time: ``ET = sum l x / lam`` and ``EW = ET - E[X]``,
         computed as ``sum (l - 1) x / lam`` (equal since ``sum x = lam E[X]``; no cancellation
         at low load).
     iterations : int
@@ -313,7 +316,12 @@ class AttainedFixedPoint:
         Last ``||x_new - x_old||_1``.
     truncation_mass : float
         ``sum_{k,j} x(k, B, j) / (lam E[X])``: relative mass at the truncation level.
+    method : str
+    exactness : Exactness
+        ``numeric``.
     """
+
+    summary: ClassVar[tuple[str, ...]] = ("policy", "d", "lam", "EW", "ET", "P_wait")
 
     policy: str
     d: int
@@ -327,11 +335,13 @@ class AttainedFixedPoint:
     x: NDArray[np.float64]
     rates: NDArray[np.float64]
     scores: NDArray[np.float64]
-    ER: float
+    ET: float
     EW: float
     iterations: int
     change: float
     truncation_mass: float
+    method: str = "cavity queue with age layers (Hellemans & Van Houdt 2021)"
+    exactness: Exactness = Exactness.NUMERIC
 
     @property
     def lower(self) -> NDArray[np.float64]:
@@ -370,7 +380,7 @@ class AttainedFixedPoint:
         return beta, Q
 
     def waiting_ccdf(self, w: ArrayLike) -> NDArray[np.float64]:
-        """``P(W > w)`` of the waiting time of an arrival (reference note 1.3, step 5).
+        """``P(W > w)`` of the waiting time of an arrival (the authors' ``find_FbarW.m``).
 
         Exact up to the truncation: ``P(W > w) = beta exp(Q w) 1`` where ``(beta, Q)`` is the
         phase-type representation of "residual service from phase ``j`` plus ``l - 1`` full
@@ -438,11 +448,14 @@ def _iterate(cav: _Cavity, ranking: _Ranking, rates: NDArray[np.float64], tol: f
     return x, rates, it, change
 
 
-def solve_attained(policy: str | Policy, d: int, lam: float, alpha: ArrayLike,
-                   A: ArrayLike, *, delta: float = 0.1, rep_max: float = 40.0,  # noqa: N803
+def solve_attained(policy: str | Policy, d: int, lam: float, service: Any,
+                   *, delta: float = 0.1, rep_max: float = 40.0,
                    B: int = 30, tol: float = 1e-10, max_iter: int = 500,  # noqa: N803
                    truncation: str = "warn", progress: bool = False) -> AttainedFixedPoint:
-    """Mean-field fixed point of an attained-service dispatching policy (reference note 1.3).
+    """Mean-field fixed point of an attained-service dispatching policy (Hellemans, Van Houdt).
+
+    The cavity queue with age layers of the paper's analysis (the authors' ``simple_kl_PH.m``
+    and ``find_lambdas.m``), computed as in the module docstring (steps 1-5).
 
     Parameters
     ----------
@@ -453,8 +466,9 @@ def solve_attained(policy: str | Policy, d: int, lam: float, alpha: ArrayLike,
         Servers probed per arrival (with replacement), ``>= 1``.
     lam : float
         Per-server arrival rate, ``> 0`` with ``lam E[X] < 1``.
-    alpha, A : array_like
-        Phase-type job-size law (checked by :func:`~symq.meanfield.simulation.validate_ph`).
+    service : PhaseType, (alpha, A) or ME with a phase-type form
+        The job-size law (converted by :func:`symq.me.laws.as_phase_type`; a law without a
+        phase-type form is refused with a message that says so).
     delta : float, default 0.1
         Width of the reported age layers, ``> 0``.
     rep_max : float, default 40.0
@@ -478,7 +492,7 @@ def solve_attained(policy: str | Policy, d: int, lam: float, alpha: ArrayLike,
     Raises
     ------
     InvalidParameter
-        Bad ``d``, ``lam``, ``(alpha, A)``, ``delta``, ``rep_max``, ``B``, ``tol``,
+        Bad ``d``, ``lam``, ``service``, ``delta``, ``rep_max``, ``B``, ``tol``,
         ``max_iter`` or ``truncation``.
     ResourceLimit
         The age layers (``rep_max / delta``), ``B`` and the phases need more memory than the
@@ -500,20 +514,17 @@ def solve_attained(policy: str | Policy, d: int, lam: float, alpha: ArrayLike,
     Examples
     --------
     >>> from symq.meanfield.phase_type import hyperexponential2
-    >>> alpha, A = hyperexponential2(1.0, 10.0)
-    >>> fp = solve_attained("LEW", 2, 0.5, alpha, A, delta=0.5, rep_max=10.0, B=40)
-    >>> sq = solve_attained("SQ", 2, 0.5, alpha, A, delta=0.5, rep_max=10.0, B=40)
+    >>> h2 = hyperexponential2(1.0, 10.0)
+    >>> fp = solve_attained("LEW", 2, 0.5, h2, delta=0.5, rep_max=10.0, B=40)
+    >>> sq = solve_attained("SQ", 2, 0.5, h2, delta=0.5, rep_max=10.0, B=40)
     >>> bool(fp.EW < sq.EW), bool(abs(fp.x.sum() - 0.5) < 1e-12)
     (True, True)
     """
     pol = get_policy(policy) if not isinstance(policy, Policy) else policy
-    if isinstance(d, (float, np.floating)) and float(d).is_integer():
-        d = int(d)
-    if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d < 1:
-        raise InvalidParameter("d", d, "an integer >= 1", "the number of servers probed")
-    d = int(d)
+    d = _integer("d", d, 1, "the number of servers probed")
     lam = _real("lam", lam, "a finite real number > 0 with lam*E[X] < 1", lambda v: v > 0)
-    vec, T, mean = validate_ph(alpha, A)
+    law = as_phase_type(service, "service")
+    vec, T, mean = law.alpha, law.A, law.mean()  # noqa: N806
     if lam * mean >= 1.0:
         raise StabilityError(
             f"per-server load lam*E[X]={lam * mean:.6g} (lam={lam:g}, E[X]={mean:.6g}) must be "
@@ -535,7 +546,7 @@ def solve_attained(policy: str | Policy, d: int, lam: float, alpha: ArrayLike,
                        largest_fitting(lambda v: attained_bytes(_layers(v, rep_max) + 1, B, m),
                                        delta, rep_max, budget, decreasing=True), rep_max, B))
     lower = np.arange(K) * delta
-    scores = pol.score_table(lower, B, vec, T)
+    scores = pol.score_table(lower, B, law)
 
     bar = None
     if progress:
@@ -544,9 +555,7 @@ def solve_attained(policy: str | Policy, d: int, lam: float, alpha: ArrayLike,
     try:
         # warm start: the SQ(d) fixed point, i.e. the same analysis with a single layer
         rho = lam * mean
-        ell = np.arange(1, B + 2, dtype=float)
-        expo = ell if d == 1 else (np.power(float(d), ell) - 1.0) / (d - 1.0)
-        u = np.exp(math.log(rho) * np.minimum(expo, 1e300))
+        u = closed_form_values(d, rho, np.arange(1, B + 2))  # the exponential-service tail
         sq_rates = (lam * _hd(u[:-1], u[1:], d))[None, :].copy()
         sq_rates[:, -1] = 0.0
         sq_cav = _Cavity(1, B, delta, vec, T, mean, lam)
@@ -581,9 +590,11 @@ def solve_attained(policy: str | Policy, d: int, lam: float, alpha: ArrayLike,
         warnings.warn(msg, TruncationWarning, stacklevel=2)
     # E[W] = E[R] - E[X] = sum (l - 1) x / lam exactly (sum x = lam E[X]): no cancellation
     EW = float(np.einsum("klj,l->", x, np.arange(B, dtype=float)) / lam)  # noqa: N806
-    ER = EW + mean  # noqa: N806
-    check_means(f"solve_attained ({pol.name})", EW=EW, ER=ER)
+    ET = EW + mean  # noqa: N806
+    check_means(f"solve_attained ({pol.name})", EW=EW, ET=ET)
     return AttainedFixedPoint(
         policy=pol.name, d=d, lam=lam, delta=delta, r=r, B=B, alpha=vec, A=T, mean=mean, x=x,
-        rates=rates, scores=scores, ER=ER, EW=EW, iterations=iterations, change=change,
-        truncation_mass=trunc)
+        rates=rates, scores=scores, ET=ET, EW=EW, iterations=iterations, change=change,
+        truncation_mass=trunc,
+        method=(f"cavity queue with {K} age layers of width {delta:g}, queue truncation B={B} "
+                f"(Hellemans & Van Houdt 2021)"))

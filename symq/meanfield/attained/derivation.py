@@ -3,13 +3,18 @@
 Three facts the cavity analysis rests on, derived and checked with sympy:
 
 1. the arrival rate of a busy class under a ranking with uniform ties,
-   ``lam d sum_i C(d-1, i) w^i v^(d-1-i)/(i+1) = lam ((v+w)^d - v^d)/w`` (reference note 1.3,
-   step 1), and its SQ(d) special case;
+   ``lam d sum_i C(d-1, i) w^i v^(d-1-i)/(i+1) = lam ((v+w)^d - v^d)/w`` (the authors'
+   ``find_lambdas.m``), and its SQ(d) special case;
 2. the mean residual life ``E[X - a | X > a]`` of the two-phase hyperexponential, which is
    nondecreasing in the age ``a`` (why a long-running job signals a long residual, and why
    LEW(d) differs from SQ(d) only when sizes are not exponential);
 3. the per-layer dynamics ``exp((L (+) A) Delta) = exp(L Delta) (x) exp(A Delta)`` (Kronecker
    sum of commuting terms), which the solver uses.
+
+The solver keeps fast numeric forms of these (:func:`~symq.meanfield.probes.probe_polynomial`,
+:func:`~symq.meanfield.attained.policies.mean_residual_life` for any phase-type law, the
+uniformised birth-process exponential); tests compare them with the compiled forms of the
+expressions below at random points.
 
 Examples
 --------
@@ -48,7 +53,7 @@ def class_rate_sum(d: int) -> sp.Expr:
 
 
 def class_rate_closed_form(d: int | sp.Expr) -> sp.Expr:
-    """``lam ((v + w)^d - v^d)/w`` (Hellemans & Van Houdt, reference note 1.3 step 1)."""
+    """``lam ((v + w)^d - v^d)/w`` (Hellemans & Van Houdt 2021, ``find_lambdas.m``)."""
     return LAM * ((V + W) ** d - V ** d) / W
 
 

@@ -3,7 +3,9 @@
 ``symq solve attained policy=LEW d=5 lam=0.7 scv=10 f=0.5 T=2 delta=0.1 --json`` solves the
 mean-field fixed point of one attained-service policy (Hellemans & Van Houdt, IEEE/ACM ToN
 2021) for hyper-Erlang job sizes with mean 1 (``k = 1``: the two-phase hyperexponential
-H2(1, scv, f) of the paper) and returns ``EW``, ``ER`` and ``P_wait``.
+H2(1, scv, f) of the paper) and returns ``EW``, ``ER`` and ``P_wait``: the CLI's JSON keeps
+the key ``ER`` for the mean response time, which the solver's result calls ``ET`` (this adapter
+is the only place where the result becomes the CLI's JSON).
 
 Examples
 --------
@@ -19,7 +21,6 @@ import time
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from symq.core.parameters import (
     Choice,
@@ -31,10 +32,11 @@ from symq.core.parameters import (
 from symq.core.randomness import RngLike
 from symq.core.resources import largest_fitting, memory_budget, require_memory
 from symq.core.registry import ModelSpec, register_model
-from symq.core.result import Exactness, Result
+from symq.core.result import Result
+
+from symq.me.laws import as_phase_type
 
 from ..phase_type import hyper_erlang
-from ..simulation import validate_ph
 from .cavity import _layers, attained_bytes, solve_attained
 from .policies import POLICY_NAMES, Policy, get_policy
 from .simulation import AttainedEstimate, simulate_attained
@@ -45,8 +47,8 @@ __all__ = ["ATTAINED", "simulate_policy", "solve_attained_model", "SIMULATION_QU
 SIMULATION_QUEUE_CAP = 200
 
 
-def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, alpha: ArrayLike,  # noqa: N803
-                    A: ArrayLike, *, delta: float = 0.1, rep_max: float = 40.0,  # noqa: N803
+def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, service: Any,  # noqa: N803
+                    *, delta: float = 0.1, rep_max: float = 40.0,
                     T: float = 2.0, n_jobs: int = 10**6, rng: RngLike = None,  # noqa: N803
                     **options: Any) -> AttainedEstimate:
     """Simulate ``N`` servers under ``policy`` with the same age layers as the analysis.
@@ -56,21 +58,22 @@ def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, alpha: Arr
     :func:`~symq.meanfield.attained.cavity.solve_attained`) and queue lengths up to
     :data:`SIMULATION_QUEUE_CAP`, then handed to
     :func:`~symq.meanfield.attained.simulation.simulate_attained` (``options`` are passed on:
-    ``warmup``, ``replace``, ``progress``, ``batches``, ``level``, ...).
+    ``warmup``, ``replace``, ``progress``, ``n_batches``, ``level``, ...).  ``service`` is the
+    job-size law (:func:`symq.me.laws.as_phase_type`), converted once here.
 
     Examples
     --------
-    >>> est = simulate_policy("SQ-RTB", 50, 2, 0.5, [1.0], [[-1.0]], delta=0.5, rep_max=5.0,
+    >>> est = simulate_policy("SQ-RTB", 50, 2, 0.5, ([1.0], [[-1.0]]), delta=0.5, rep_max=5.0,
     ...                       n_jobs=60_000, rng=1)
     >>> 0.4 < est.utilisation.mean < 0.6
     True
     """
     pol = get_policy(policy, T=T) if not isinstance(policy, Policy) else policy
-    vec, mat, _ = validate_ph(alpha, A)
+    law = as_phase_type(service, "service")
     r = int(np.ceil(rep_max / delta - 1e-12)) if delta > 0 else 0
     lower = delta * np.arange(r + 1, dtype=float)
-    table = pol.score_table(lower, SIMULATION_QUEUE_CAP, vec, mat)
-    return simulate_attained(N, d, lam, vec, mat, table, delta, n_jobs, rng=rng, **options)
+    table = pol.score_table(lower, SIMULATION_QUEUE_CAP, law)
+    return simulate_attained(N, d, lam, law, table, delta, n_jobs=n_jobs, rng=rng, **options)
 
 
 #: the defaults against which the parameter that makes a request too large is found.
@@ -133,12 +136,11 @@ def solve_attained_model(policy: str, d: int, lam: float, scv: float, f: float =
     """
     start = time.perf_counter()
     _guard(delta=delta, rep_max=rep_max, B=B, k=k)
-    alpha, A = hyper_erlang(k, 1.0, scv, f)  # noqa: N806
+    law = hyper_erlang(k, 1.0, scv, f)
     pol = get_policy(policy, T=T)
-    fp = solve_attained(pol, d, lam, alpha, A, delta=delta, rep_max=rep_max, B=B,
-                        truncation="raise")
+    fp = solve_attained(pol, d, lam, law, delta=delta, rep_max=rep_max, B=B, truncation="raise")
     values: dict[str, Any] = {
-        "EW": float(fp.EW), "ER": float(fp.ER), "P_wait": float(fp.P_wait),
+        "EW": float(fp.EW), "ER": float(fp.ET), "P_wait": float(fp.P_wait),
         "queue_tail": [float(v) for v in fp.queue_tail],
         "iterations": int(fp.iterations), "change": float(fp.change),
         "layers": int(fp.x.shape[0]), "truncation_mass": float(fp.truncation_mass),
@@ -147,9 +149,7 @@ def solve_attained_model(policy: str, d: int, lam: float, scv: float, f: float =
                   params={"policy": pol.name, "d": d, "lam": lam, "scv": scv, "f": f,
                           "T": T, "delta": delta, "k": k, "B": B, "rep_max": rep_max},
                   values=values,
-                  method=(f"cavity queue with {fp.x.shape[0]} age layers of width {delta:g}, "
-                          f"queue truncation B={B} (Hellemans & Van Houdt 2021)"),
-                  exactness=Exactness.NUMERIC, timings={"solve": time.perf_counter() - start})
+                  method=fp.method, exactness=fp.exactness, timings={"solve": time.perf_counter() - start})
 
 
 ATTAINED = register_model(ModelSpec(

@@ -8,7 +8,7 @@ the lower boundary of layer ``k`` is ``b_k = (k - 1) delta`` (the last layer is
 to the probed server with the smallest score, an idle server always wins, ties are broken
 uniformly at random (T. Hellemans, B. Van Houdt, "Improved load balancing in large scale
 systems using attained service time reporting", IEEE/ACM ToN 2021, arXiv 2011.08250; the
-formulas of their ``sorted_kl_indxs.m``, reference note section 1.2).
+formulas of their ``general_functions/sorted_kl_indxs.m``).
 
 The interface shared by the mean-field analysis (:mod:`~symq.meanfield.attained.cavity`) and
 the finite-N simulator is :meth:`Policy.score_table`: a float64 array of shape ``(r + 1, B)``
@@ -43,8 +43,6 @@ Examples
 from __future__ import annotations
 
 import inspect
-import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,8 +52,9 @@ import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from symq.core.errors import InvalidParameter, UnknownName
+from symq.core.parameters import integer_value, real_value
 
-from ..simulation import validate_ph
+from symq.me.laws import as_phase_type
 
 __all__ = [
     "Policy", "get_policy", "POLICY_NAMES", "SCORE_VARIABLES", "TIE_RTOL", "mean_residual_life",
@@ -81,12 +80,11 @@ AGE_RTOL = 1e-12
 # --------------------------------------------------------------------------------------------
 
 
-def mean_residual_life(alpha: ArrayLike, A: ArrayLike,  # noqa: N803
-                       a: ArrayLike) -> NDArray[np.float64]:
-    """Mean residual life ``E[X - a | X > a]`` of a phase-type law ``(alpha, A)``.
+def mean_residual_life(service: Any, a: ArrayLike) -> NDArray[np.float64]:
+    """Mean residual life ``E[X - a | X > a]`` of a phase-type law ``PH(alpha, A)``.
 
     ``E[X - a | X > a] = alpha e^{A a} (-A)^{-1} 1 / (alpha e^{A a} 1)`` (Hellemans and
-    Van Houdt, ``E_cond.m``; reference note section 1.2).  The row vector ``alpha e^{A a}`` is
+    Van Houdt, ``general_functions/E_cond.m``).  The row vector ``alpha e^{A a}`` is
     propagated over the sorted ages in steps ``h`` with ``h max_i |A_ii| <= 50`` and normalised
     after every step; since ``e^{A h} >= e^{diag(A) h}`` entrywise, each step shrinks its sum by
     at most ``e^{-50}``, so nothing underflows and no ``0/0`` occurs however large ``a`` is.
@@ -95,8 +93,8 @@ def mean_residual_life(alpha: ArrayLike, A: ArrayLike,  # noqa: N803
 
     Parameters
     ----------
-    alpha, A : array_like
-        Phase-type law (see :func:`~symq.meanfield.simulation.validate_ph`).
+    service : PhaseType, (alpha, A) or ME with a phase-type form
+        The job-size law (converted by :func:`symq.me.laws.as_phase_type`).
     a : array_like
         Ages, finite and ``>= 0``; any shape.
 
@@ -108,19 +106,20 @@ def mean_residual_life(alpha: ArrayLike, A: ArrayLike,  # noqa: N803
     Raises
     ------
     InvalidParameter
-        Invalid ``(alpha, A)``, or ``a`` negative or not finite.
+        No phase-type form of ``service``, or ``a`` negative or not finite.
 
     Examples
     --------
-    >>> float(mean_residual_life([1.0], [[-2.0]], 1e6))  # memoryless: 1/2 at every age
+    >>> float(mean_residual_life(([1.0], [[-2.0]]), 1e6))  # memoryless: 1/2 at every age
     0.5
     >>> from symq.meanfield.phase_type import hyperexponential2
-    >>> alpha, A = hyperexponential2(1.0, 10.0)
-    >>> m = mean_residual_life(alpha, A, [0.0, 2.0, 1e4])
-    >>> bool(abs(m[0] - 1) < 1e-12), bool(m[1] > 1), bool(abs(m[2] - 1 / -A[1, 1]) < 1e-9)
+    >>> law = hyperexponential2(1.0, 10.0)
+    >>> m = mean_residual_life(law, [0.0, 2.0, 1e4])
+    >>> bool(abs(m[0] - 1) < 1e-12), bool(m[1] > 1), bool(abs(m[2] - 1 / -law.A[1, 1]) < 1e-9)
     (True, True, True)
     """
-    vec, T, _ = validate_ph(alpha, A)
+    ph = as_phase_type(service, "service")
+    vec, T = ph.alpha, ph.A  # noqa: N806
     try:
         ages = np.asarray(a, dtype=float)
     except (TypeError, ValueError):
@@ -220,7 +219,7 @@ class Policy:
         * ``mean``: ``E[X]`` (float);
 
         and returns an array broadcastable to ``(r+1, B)`` (or a scalar).  ``mrl`` and
-        ``mean`` need the job-size law, i.e. ``alpha, A`` in :meth:`score_table`.
+        ``mean`` need the job-size law, i.e. ``service`` in :meth:`score_table`.
         Parameters with a default value and another name are not passed (use them to bind
         constants, e.g. a threshold).
     description : str, optional
@@ -257,7 +256,7 @@ class Policy:
         --------
         >>> import numpy as np
         >>> p = Policy.from_score("LEW-2", lambda l, mrl, mean: mrl + 2.0 * (l - 1) * mean)
-        >>> t = p.score_table(np.array([0.0, 0.1]), 2, [1.0], [[-1.0]])
+        >>> t = p.score_table(np.array([0.0, 0.1]), 2, ([1.0], [[-1.0]]))
         >>> np.round(t, 12).tolist()
         [[1.0, 3.0], [1.0, 3.0]]
         """
@@ -268,8 +267,8 @@ class Policy:
         """True if the score uses the job-size law (``mrl`` or ``mean``)."""
         return "mrl" in self.variables or "mean" in self.variables
 
-    def score_table(self, lower: ArrayLike, B: int, alpha: ArrayLike | None = None,  # noqa: N803
-                    A: ArrayLike | None = None) -> NDArray[np.float64]:  # noqa: N803
+    def score_table(self, lower: ArrayLike, B: int,  # noqa: N803
+                    service: Any = None) -> NDArray[np.float64]:
         """Scores ``xi(k, l)`` of every busy state: the table shared with the simulator.
 
         Parameters
@@ -280,8 +279,8 @@ class Policy:
         B : int
             Largest queue length, ``>= 1``.  A simulator with longer queues clamps ``l`` to
             ``B``.
-        alpha, A : array_like, optional
-            Phase-type job-size law; required if the score uses ``mrl`` or ``mean``.
+        service : PhaseType, (alpha, A) or ME with a phase-type form, optional
+            The job-size law; required if the score uses ``mrl`` or ``mean``.
 
         Returns
         -------
@@ -303,11 +302,7 @@ class Policy:
                 or np.any(np.diff(b) <= 0):
             raise InvalidParameter("lower", b, "a nonempty increasing 1-d array of finite "
                                    "ages >= 0", "the lower boundaries of the age layers")
-        if isinstance(B, (float, np.floating)) and float(B).is_integer():
-            B = int(B)  # noqa: N806
-        if isinstance(B, (bool, np.bool_)) or not isinstance(B, (int, np.integer)) or B < 1:
-            raise InvalidParameter("B", B, "an integer >= 1", "the largest queue length")
-        B = int(B)  # noqa: N806
+        B = integer_value("B", B, 1, "the largest queue length")  # noqa: N806
         K = b.size  # noqa: N806
         env: dict[str, Any] = {
             "k": np.arange(1, K + 1, dtype=float)[:, None],
@@ -317,13 +312,13 @@ class Policy:
             "B": B,
         }
         if self.needs_sizes:
-            if alpha is None or A is None:
-                raise InvalidParameter("alpha, A", (alpha, A), "a phase-type law",
+            if service is None:
+                raise InvalidParameter("service", service, "a phase-type job-size law",
                                        f"policy {self.name!r} uses the job-size law")
-            vec, T, mean = validate_ph(alpha, A)
-            env["mean"] = mean
+            ph = as_phase_type(service, "service")
+            env["mean"] = ph.mean()
             if "mrl" in self.variables:
-                env["mrl"] = mean_residual_life(vec, T, b)[:, None]
+                env["mrl"] = mean_residual_life(ph, b)[:, None]
         raw = self.score(**{name: env[name] for name in self.variables})
         try:
             table = np.array(np.broadcast_to(np.asarray(raw, dtype=float), (K, B)))
@@ -373,7 +368,7 @@ POLICY_NAMES: tuple[str, ...] = ("SQ", "SQ-RTB", "SQ-RE", "SQ-RTB-RE", "LAS", "L
 
 
 def get_policy(name: str | Policy, T: float = 2.0) -> Policy:  # noqa: N803
-    """A built-in policy by name (reference note section 1.2; paper's code types 1-8).
+    """A built-in policy by name (the paper's policies: types 1-8 of ``sorted_kl_indxs.m``).
 
     Parameters
     ----------
@@ -403,9 +398,7 @@ def get_policy(name: str | Policy, T: float = 2.0) -> Policy:  # noqa: N803
     ...
     symq.core.errors.UnknownName: unknown policy 'JSQ'; valid choices: SQ, SQ-RTB, SQ-RE, ...
     """
-    if isinstance(T, (bool, np.bool_)) or not isinstance(T, (numbers.Real, np.floating)) \
-            or not (math.isfinite(float(T)) and float(T) > 0):
-        raise InvalidParameter("T", T, "a finite real number > 0", "the age threshold")
+    real_value("T", T, "a finite real number > 0 (the age threshold)", lambda v: v > 0)
     if isinstance(name, Policy):
         return name
     if not isinstance(name, str):

@@ -1,6 +1,6 @@
 r"""Finite-N simulation of attained-service (age-aware) load balancing with phase-type job sizes.
 
-Model (Hellemans and Van Houdt, Section 1.1 of ``references/meanfield.md``): :math:`N`
+Model (Hellemans and Van Houdt, IEEE/ACM ToN 2021, the system model of the paper): :math:`N`
 identical unit-speed FCFS servers, Poisson arrivals of total rate :math:`\lambda N` and i.i.d.
 phase-type job sizes :math:`X \sim PH(\alpha, A)` (any mean; the load :math:`\lambda E[X]` must
 be :math:`< 1`).  On each arrival the dispatcher probes :math:`d` servers uniformly at random
@@ -56,43 +56,38 @@ Examples
 --------
 >>> import numpy as np
 >>> sq = np.arange(1.0, 11.0)[None, :]            # SQ(d): one age layer, B = 10
->>> est = simulate_attained(50, 2, 0.5, [1.0], [[-1.0]], sq, 1.0, n_jobs=30_000, rng=1)
+>>> est = simulate_attained(50, 2, 0.5, ([1.0], [[-1.0]]), sq, 1.0, n_jobs=30_000, rng=1)
 >>> est.N, est.d, est.n_jobs
 (50, 2, 30000)
 >>> abs(est.P_wait.mean - 0.5**2) < 0.05            # mean-field limit lam^d
 True
->>> abs(est.mean_queue.mean - 0.5 * est.ER.mean) < 0.05   # Little's law
+>>> abs(est.EQ.mean - 0.5 * est.ET.mean) < 0.05   # Little's law
 True
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
 from symq.core.errors import InvalidParameter, StabilityError
-from symq.core.parameters import IntegerAtLeast, Interval
+from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike
-from symq.core.randomness import as_generator as _generator
+from symq.core.result import Exactness, ResultBase
+from symq.core.simrun import RunPlan, kernel_seed, run_chunked, seed_numba
 from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
-from symq.meanfield.simulation import validate_ph
+from symq.me.laws import as_phase_type
 
 __all__ = ["AttainedEstimate", "simulate_attained"]
 
-#: Time slices per batch for the time-average statistics.
-_SLICES_PER_BATCH = 20
-#: Minimum number of post-warm-up departures per batch.
-_MIN_JOBS_PER_BATCH = 100
 #: Smallest initial number of job slots (the pool then grows by doubling).
 _MIN_POOL = 1024
-#: Number of kernel calls the run is cut into when ``progress=True``.
-_PROGRESS_CHUNKS = 100
 
 # kernel status codes
 _OK = 0
@@ -189,19 +184,20 @@ def _attained_kernel(
     target, n_warm, per_slice,
     qlen, qhead, qtail, start, depart, heap, hpos, pool_arr, pool_next, free, perm,
     response, wait, slice_time, slice_area, slice_busy,
-    ist, fst, seed, first,
+    ist, fst, first,
 ):
     """Advance the simulation until ``target`` departures (or until the job pool is full).
 
     All state lives in the arrays passed in (modified in place), so that the run can be cut
-    into several calls (progress bar, pool growth) with the same random stream.
+    into several calls (progress bar, pool growth) with the same random stream; numba's stream
+    is seeded once per run by :func:`symq.core.simrun.seed_numba` (``first`` draws the first
+    arrival epoch).
 
     Returns the status: 0 when ``target`` departures are reached, 1 when an arrival finds the
     pool of job slots full (nothing of that arrival has been drawn yet; grow the pool and call
     again).
     """
     if first:
-        np.random.seed(seed)
         fst[_F_TARR] = -math.log(1.0 - np.random.random()) / (lam * N)
     n_rows = scores.shape[0]
     n_cols = scores.shape[1]
@@ -343,18 +339,6 @@ def _attained_kernel(
 # --------------------------------------------------------------------------------------------
 
 
-def _integer(name: str, value: object, minimum: int) -> int:
-    return int(IntegerAtLeast(minimum).coerce(name, value))
-
-
-def _positive_real(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
-        math.isfinite(value) and value > 0
-    ):
-        raise InvalidParameter(name, value, "a finite real number > 0")
-    return float(value)
-
-
 def _score_table(scores: ArrayLike) -> np.ndarray:
     try:
         table = np.array(scores, dtype=np.float64)
@@ -376,34 +360,13 @@ def _score_table(scores: ArrayLike) -> np.ndarray:
     return np.ascontiguousarray(table)
 
 
-def _ph_tables(alpha: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cumulative initial law, holding rates and cumulative embedded jump law (phases, exit)."""
-    m = alpha.size
-    rates = -np.diag(A).copy()
-    P = A / rates[:, None]
-    np.fill_diagonal(P, 0.0)
-    P[P < 1e-15] = 0.0
-    exit_ = np.clip(-A.sum(axis=1) / rates, 0.0, None)
-    table = np.hstack([P, exit_[:, None]])
-    table /= table.sum(axis=1, keepdims=True)
-    jump_cum = np.cumsum(table, axis=1)
-    jump_cum[:, -1] = 1.0
-    # rows that surely exit: make jump_cum[i, m-1] exactly 0 so the kernel skips a draw
-    sure_exit = table[:, :m].sum(axis=1) <= 0.0
-    jump_cum[sure_exit, :m] = 0.0
-    alpha_cum = np.cumsum(alpha)
-    alpha_cum[-1] = 1.0
-    return (np.ascontiguousarray(alpha_cum), np.ascontiguousarray(rates),
-            np.ascontiguousarray(jump_cum))
-
-
 # --------------------------------------------------------------------------------------------
 # public API
 # --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class AttainedEstimate:
+class AttainedEstimate(ResultBase):
     """Estimates from one run of :func:`simulate_attained`.
 
     Attributes
@@ -411,9 +374,9 @@ class AttainedEstimate:
     EW : ConfidenceInterval
         Mean waiting time (arrival to service start), batch means over the jobs in departure
         order after the warm-up.
-    ER : ConfidenceInterval
+    ET : ConfidenceInterval
         Mean response time (arrival to departure), same batches.
-    mean_queue : ConfidenceInterval
+    EQ : ConfidenceInterval
         Time-average number of jobs per server :math:`E[Q]` (ratio batch means over time
         batches with equal numbers of departures).
     P_wait : ConfidenceInterval
@@ -426,6 +389,8 @@ class AttainedEstimate:
         Arrival rate per server.
     n_jobs : int
         Simulated departures, warm-up included.
+    n_batches : int
+        Batches of the batch-means intervals.
     n_warm : int
         Departures discarded as warm-up.
     n_arrivals : int
@@ -443,18 +408,23 @@ class AttainedEstimate:
     layers : int
         Number of age layers ``r + 1`` (rows of the score table).
     jobs_per_second : float
-        Simulated departures per second of wall-clock time of the kernel.
+        Simulated departures per second of wall-clock time of the run.
+    exactness : Exactness
+        ``simulated``.
     """
 
+    summary: ClassVar[tuple[str, ...]] = ("N", "d", "lam", "EW", "ET", "n_jobs")
+
     EW: ConfidenceInterval
-    ER: ConfidenceInterval
-    mean_queue: ConfidenceInterval
+    ET: ConfidenceInterval
+    EQ: ConfidenceInterval
     P_wait: ConfidenceInterval
     utilisation: ConfidenceInterval
     N: int
     d: int
     lam: float
     n_jobs: int
+    n_batches: int
     n_warm: int
     n_arrivals: int
     sim_time: float
@@ -465,6 +435,7 @@ class AttainedEstimate:
     delta: float
     layers: int
     jobs_per_second: float
+    exactness: Exactness = Exactness.SIMULATED
 
     @property
     def load(self) -> float:
@@ -476,24 +447,23 @@ def simulate_attained(
     N: int,
     d: int,
     lam: float,
-    alpha: ArrayLike,
-    A: ArrayLike,
+    service: Any,
     scores: ArrayLike,
     delta: float,
-    n_jobs: int = 10**6,
     *,
+    n_jobs: int = 10**6,
     warmup: float = 0.2,
     replace: bool = True,
     rng: RngLike = None,
     progress: bool = False,
-    batches: int = 30,
+    n_batches: int = 30,
     level: float = 0.95,
     max_in_system: int = 10**7,
 ) -> AttainedEstimate:
     """Simulate load balancing with queue-length and attained-service (age) reports.
 
     ``N`` FCFS unit-speed servers, Poisson arrivals of total rate ``lam * N``, i.i.d.
-    ``PH(alpha, A)`` job sizes; each arrival probes ``d`` servers and joins the probed server of
+    phase-type job sizes; each arrival probes ``d`` servers and joins the probed server of
     smallest score ``scores[k - 1, min(l, B) - 1]``, where ``l >= 1`` is its queue length, ``B``
     the number of columns of ``scores`` (queue lengths beyond ``B`` use the last column) and
     ``k = min(r + 1, max(1, ceil(a / delta)))`` the age layer of the job in service (``a`` its
@@ -509,15 +479,17 @@ def simulate_attained(
         Number of probes per arrival, ``>= 1`` (``<= N`` when ``replace=False``).
     lam : float
         Arrival rate per server, ``> 0``, with ``lam * E[X] < 1``.
-    alpha, A : array_like
-        Phase-type job-size law: initial probabilities (summing to 1) and sub-generator.
+    service : PhaseType, (alpha, A) or ME with a phase-type form
+        The job-size law (converted by :func:`symq.me.laws.as_phase_type`: the kernel walks the
+        phases of the law).
     scores : array_like, shape (r + 1, B)
         Finite ranking scores ``xi(k, l)`` of busy servers; smaller wins.
     delta : float
         Width of the age layers, ``> 0``.
     n_jobs : int, default 10**6
-        Departures to simulate; at least ``100 * batches`` of them after the warm-up.  The
-        response and waiting times of all jobs are kept (16 bytes per job).
+        Departures to simulate (keyword-only); at least ``100 * n_batches`` of them after the
+        warm-up (:class:`symq.core.simrun.RunPlan`).  The response and waiting times of all
+        jobs are kept (16 bytes per job).
     warmup : float, default 0.2
         Fraction of the departures discarded before estimating, in ``[0, 1)``.
     replace : bool, default True
@@ -526,7 +498,7 @@ def simulate_attained(
         Randomness; the same seed gives the same result (with or without ``progress``).
     progress : bool, default False
         Show a tqdm progress bar (the kernel then runs in chunks of departures).
-    batches : int, default 30
+    n_batches : int, default 30
         Number of batches of the batch-means intervals, ``>= 2``.
     level : float, default 0.95
         Confidence level of the intervals, in ``(0, 1)``.
@@ -550,12 +522,12 @@ def simulate_attained(
     --------
     >>> import numpy as np
     >>> las = np.array([[1.0], [2.0], [3.0]])          # LAS(d): age layers only, 3 layers
-    >>> est = simulate_attained(20, 1, 0.5, [1.0], [[-1.0]], las, 0.5, n_jobs=20_000, rng=0)
+    >>> est = simulate_attained(20, 1, 0.5, ([1.0], [[-1.0]]), las, 0.5, n_jobs=20_000, rng=0)
     >>> est.layers, est.load
     (3, 0.5)
     """
-    N = _integer("N", N, 1)
-    d = _integer("d", d, 1)
+    N = IntegerAtLeast(1).coerce("N", N)
+    d = IntegerAtLeast(1).coerce("d", d)
     if not isinstance(replace, (bool, np.bool_)):
         raise InvalidParameter("replace", replace, "True or False")
     replace = bool(replace)
@@ -564,37 +536,24 @@ def simulate_attained(
                                        "(replace=False)")
     if not isinstance(progress, (bool, np.bool_)):
         raise InvalidParameter("progress", progress, "True or False")
-    lam = _positive_real("lam", lam)
-    delta = _positive_real("delta", delta)
+    lam = real_value("lam", lam, "a finite real number > 0", lambda v: v > 0)
+    delta = real_value("delta", delta, "a finite real number > 0", lambda v: v > 0)
     table = _score_table(scores)
-    batches = _integer("batches", batches, 2)
-    level = float(Interval(0.0, 1.0, left_open=True, right_open=True).coerce("level", level))
-    warmup = float(Interval(0.0, 1.0, right_open=True).coerce("warmup", warmup))
-    max_in_system = _integer("max_in_system", max_in_system, 1)
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
-        raise InvalidParameter("n_jobs", n_jobs, "an integer")
-    n_jobs = int(n_jobs)
-    n_warm = int(math.floor(warmup * n_jobs))
-    if n_jobs - n_warm < _MIN_JOBS_PER_BATCH * batches:
-        need = math.ceil(_MIN_JOBS_PER_BATCH * batches / (1.0 - warmup))
-        raise InvalidParameter(
-            "n_jobs", n_jobs, f"an integer >= {need}",
-            f"{_MIN_JOBS_PER_BATCH} post-warm-up jobs per batch for batches={batches}, "
-            f"warmup={warmup:g}",
-        )
-    alpha_v, A_m, mean_x = validate_ph(alpha, A)
+    plan = RunPlan.make(n_jobs=n_jobs, n_batches=n_batches, warmup=warmup, level=level)
+    max_in_system = IntegerAtLeast(1).coerce("max_in_system", max_in_system)
+    law = as_phase_type(service, "service")
+    mean_x = law.mean()
     load = lam * mean_x
     if load >= 1.0:
         raise StabilityError(
             f"load lam*E[X]={load:.6g} (lam={lam!r}, E[X]={mean_x:.6g}) must be < 1 for "
             f"N={N} servers probed d={d} at a time: each server serves at unit speed"
         )
-    gen = _generator(rng)
-    seed = int(gen.integers(0, 2**32 - 1))
-    alpha_cum, rates, jump_cum = _ph_tables(alpha_v, A_m)
+    seed = kernel_seed(rng)
+    alpha_cum, rates, jump_cum = law.jump_tables()
 
-    n_slices = batches * _SLICES_PER_BATCH
-    per_slice = max((n_jobs - n_warm) // n_slices, 1)
+    n_jobs, n_warm = plan.n_jobs, plan.n_warm
+    per_slice = max((n_jobs - n_warm) // plan.n_slices, 1)
     pool = min(max_in_system, max(_MIN_POOL, 4 * N))
     qlen = np.zeros(N, dtype=np.int64)
     qhead = np.full(N, -1, dtype=np.int64)
@@ -609,75 +568,63 @@ def simulate_attained(
     perm = np.arange(N, dtype=np.int64)
     response = np.empty(n_jobs)
     wait = np.empty(n_jobs)
-    slice_time = np.zeros(n_slices)
-    slice_area = np.zeros(n_slices)
-    slice_busy = np.zeros(n_slices)
+    slice_time = np.zeros(plan.n_slices)
+    slice_area = np.zeros(plan.n_slices)
+    slice_busy = np.zeros(plan.n_slices)
     ist = np.zeros(_I_SIZE, dtype=np.int64)
     ist[_I_NFREE] = pool
     ist[_I_WARM] = 1 if n_warm == 0 else 0
     fst = np.zeros(_F_SIZE)
-
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=n_jobs, desc="simulate_attained", unit="job")
-    chunk = max(1, -(-n_jobs // _PROGRESS_CHUNKS)) if progress else n_jobs
     first = True
-    elapsed = 0.0
-    try:
-        while ist[_I_NDEP] < n_jobs:
-            target = min(n_jobs, int(ist[_I_NDEP]) + chunk)
-            before = int(ist[_I_NDEP])
-            tic = time.perf_counter()
+
+    def step(stop: int) -> tuple[int, bool]:
+        """Run to ``stop`` departures, growing the pool of job slots when it is full."""
+        nonlocal pool, pool_arr, pool_next, free, first
+        while True:
             status = _attained_kernel(
                 N, d, lam, replace, table, delta, alpha_cum, rates, jump_cum,
-                target, n_warm, per_slice,
+                stop, n_warm, per_slice,
                 qlen, qhead, qtail, start, depart, heap, hpos, pool_arr, pool_next, free, perm,
                 response, wait, slice_time, slice_area, slice_busy,
-                ist, fst, seed, first,
+                ist, fst, first,
             )
-            elapsed += time.perf_counter() - tic
             first = False
-            if bar is not None:
-                bar.update(int(ist[_I_NDEP]) - before)
-            if status == _POOL_FULL:
-                if pool >= max_in_system:
-                    raise InvalidParameter(
-                        "max_in_system", max_in_system,
-                        "larger than the number of jobs present at once during the run",
-                        f"{pool} jobs were present at time {fst[_F_T]:.6g}; the policy may be "
-                        "unstable at this load, or increase max_in_system",
-                    )
-                new = min(max_in_system, 2 * pool)
-                pool_arr = np.concatenate([pool_arr, np.zeros(new - pool)])
-                pool_next = np.concatenate([pool_next, np.full(new - pool, -1, dtype=np.int64)])
-                # the stack of free slots is empty here (all `pool` slots hold a job); it
-                # receives the new slots and must hold up to `new` entries later on
-                free = np.empty(new, dtype=np.int64)
-                free[: new - pool] = np.arange(new - 1, pool - 1, -1, dtype=np.int64)
-                ist[_I_NFREE] = new - pool
-                pool = new
-    finally:
-        if bar is not None:
-            bar.close()
+            if status != _POOL_FULL:
+                return int(ist[_I_NDEP]), False
+            if pool >= max_in_system:
+                raise InvalidParameter(
+                    "max_in_system", max_in_system,
+                    "larger than the number of jobs present at once during the run",
+                    f"{pool} jobs were present at time {fst[_F_T]:.6g}; the policy may be "
+                    "unstable at this load, or increase max_in_system",
+                )
+            new = min(max_in_system, 2 * pool)
+            pool_arr = np.concatenate([pool_arr, np.zeros(new - pool)])
+            pool_next = np.concatenate([pool_next, np.full(new - pool, -1, dtype=np.int64)])
+            # the stack of free slots is empty here (all `pool` slots hold a job); it
+            # receives the new slots and must hold up to `new` entries later on
+            free = np.empty(new, dtype=np.int64)
+            free[: new - pool] = np.arange(new - 1, pool - 1, -1, dtype=np.int64)
+            ist[_I_NFREE] = new - pool
+            pool = new
 
-    EW = batch_means(wait, n_batches=batches, level=level, warmup=n_warm)
-    ER = batch_means(response, n_batches=batches, level=level, warmup=n_warm)
-    P_wait = batch_means((wait > 0.0).astype(float), n_batches=batches, level=level,
-                         warmup=n_warm)
-    mean_queue = ratio_batch_means(slice_area / N, slice_time, batches, level)
-    utilisation = ratio_batch_means(slice_busy / N, slice_time, batches, level)
+    tic = time.perf_counter()
+    seed_numba(seed)
+    run_chunked(step, n_jobs, progress=bool(progress), desc="simulate_attained", unit="job")
+    elapsed = time.perf_counter() - tic
+
+    nb, lv = plan.n_batches, plan.level
     return AttainedEstimate(
-        EW=EW,
-        ER=ER,
-        mean_queue=mean_queue,
-        P_wait=P_wait,
-        utilisation=utilisation,
+        EW=batch_means(wait, n_batches=nb, level=lv, warmup=n_warm),
+        ET=batch_means(response, n_batches=nb, level=lv, warmup=n_warm),
+        EQ=ratio_batch_means(slice_area / N, slice_time, nb, lv),
+        P_wait=batch_means((wait > 0.0).astype(float), n_batches=nb, level=lv, warmup=n_warm),
+        utilisation=ratio_batch_means(slice_busy / N, slice_time, nb, lv),
         N=N,
         d=d,
         lam=lam,
         n_jobs=n_jobs,
+        n_batches=nb,
         n_warm=n_warm,
         n_arrivals=int(ist[_I_NARR]),
         sim_time=float(fst[_F_T]),

@@ -54,13 +54,13 @@ def _sizes():
 @pytest.mark.parametrize("delta", [0.3, 1.7])
 def test_sq_through_age_layers_matches_jsq_ph(label, law, delta):
     alpha, A = law
-    ref = solve_jsq_ph(3, 0.8, alpha, A)
-    fp = solve_attained("SQ", 3, 0.8, alpha, A, delta=delta, rep_max=6.0, B=40)
+    ref = solve_jsq_ph(3, 0.8, (alpha, A))
+    fp = solve_attained("SQ", 3, 0.8, (alpha, A), delta=delta, rep_max=6.0, B=40)
     assert fp.EW == pytest.approx(ref.EW, abs=1e-8)
-    assert fp.ER == pytest.approx(ref.ET, abs=1e-8)
+    assert fp.ET == pytest.approx(ref.ET, abs=1e-8)
     n = min(fp.B, ref.u.size)
     np.testing.assert_allclose(fp.queue_tail[:n], ref.u[:n], atol=1e-9)
-    # the phase law of the job in service at level >= 1 (x_1 of note 2.4)
+    # the phase law of the job in service at level >= 1 (x_1 = lam E[X] theta)
     np.testing.assert_allclose(fp.x.sum(axis=(0, 1)), ref.x[0], atol=1e-9)
 
 
@@ -76,9 +76,9 @@ def _exp_tail(d, lam, n):
 @pytest.mark.parametrize("name", ["SQ", "SQ-RTB", "LEW"])
 def test_exponential_age_blind_policies_equal_closed_form(name):
     d, lam = 3, 0.8
-    fp = solve_attained(name, d, lam, *EXP, delta=0.25, rep_max=5.0, B=30)
+    fp = solve_attained(name, d, lam, EXP, delta=0.25, rep_max=5.0, B=30)
     u = _exp_tail(d, lam, 30)
-    assert fp.ER == pytest.approx(u.sum() / lam, abs=1e-8)
+    assert fp.ET == pytest.approx(u.sum() / lam, abs=1e-8)
     np.testing.assert_allclose(fp.queue_tail, u, atol=1e-9)
 
 
@@ -86,18 +86,18 @@ def test_exponential_sq_re_is_worse_than_sq():
     """SQ-RE sends jobs to longer queues whose job is young: with memoryless sizes that can
     only hurt (it is *not* SQ(d); the age of an exponential job says nothing)."""
     d, lam = 3, 0.8
-    fp = solve_attained("SQ-RE", d, lam, *EXP, delta=0.25, rep_max=5.0, B=30)
-    assert fp.ER > _exp_tail(d, lam, 30).sum() / lam + 1e-4
+    fp = solve_attained("SQ-RE", d, lam, EXP, delta=0.25, rep_max=5.0, B=30)
+    assert fp.ET > _exp_tail(d, lam, 30).sum() / lam + 1e-4
     # with a threshold beyond every reported age the indicator is always 0: SQ(d)
-    far = solve_attained(get_policy("SQ-RE", T=100.0), d, lam, *EXP, delta=0.25, rep_max=5.0,
+    far = solve_attained(get_policy("SQ-RE", T=100.0), d, lam, EXP, delta=0.25, rep_max=5.0,
                          B=30)
-    assert far.ER == pytest.approx(_exp_tail(d, lam, 30).sum() / lam, abs=1e-8)
+    assert far.ET == pytest.approx(_exp_tail(d, lam, 30).sum() / lam, abs=1e-8)
 
 
 def test_exponential_sq_waiting_time_law():
     """Joining a queue with l jobs (prob. u_l^d - u_{l+1}^d) means an Erlang(l, 1) wait."""
     d, lam = 2, 0.7
-    fp = solve_attained("SQ-RTB", d, lam, *EXP, delta=0.5, rep_max=3.0, B=30)
+    fp = solve_attained("SQ-RTB", d, lam, EXP, delta=0.5, rep_max=3.0, B=30)
     u = np.concatenate([_exp_tail(d, lam, 31), [0.0]])
     w = np.array([0.0, 0.3, 1.0, 2.5, 6.0])
     expected = sum((u[l - 1] ** d - u[l] ** d) * gamma.sf(w, l) for l in range(1, 31))
@@ -113,16 +113,16 @@ def test_exponential_sq_waiting_time_law():
 def test_d1_every_policy_is_mg1(name):
     alpha, A = hyperexponential2(1.0, 3.0, 0.4)
     lam = 0.4
-    m1, m2 = ph_moments(alpha, A, 2)
+    m1, m2 = ph_moments((alpha, A), 2)
     pk = lam * m2 / (2 * (1 - lam * m1))
-    fp = solve_attained(name, 1, lam, alpha, A, delta=0.5, rep_max=4.0, B=60)
+    fp = solve_attained(name, 1, lam, (alpha, A), delta=0.5, rep_max=4.0, B=60)
     assert fp.truncation_mass < 1e-12
     assert fp.EW == pytest.approx(pk, abs=1e-8)
 
 
 def test_d1_exponential_waiting_time_is_mm1():
     lam = 0.5
-    fp = solve_attained("LAS", 1, lam, *EXP, delta=0.5, rep_max=2.0, B=60)
+    fp = solve_attained("LAS", 1, lam, EXP, delta=0.5, rep_max=2.0, B=60)
     w = np.array([0.0, 0.5, 2.0, 10.0])
     np.testing.assert_allclose(fp.waiting_ccdf(w), lam * np.exp(-(1 - lam) * w), atol=1e-12)
 
@@ -136,7 +136,7 @@ def test_d1_exponential_waiting_time_is_mm1():
 def test_invariants(name):
     d, lam = 2, 0.6
     alpha, A = H2
-    fp = solve_attained(name, d, lam, alpha, A, delta=0.5, rep_max=10.0, B=40)
+    fp = solve_attained(name, d, lam, (alpha, A), delta=0.5, rep_max=10.0, B=40)
     assert fp.x.shape == (fp.r + 1, fp.B, 2) and fp.r == 20
     assert np.all(fp.x >= 0)
     assert fp.x.sum() == pytest.approx(lam * 1.0, abs=1e-12)
@@ -166,8 +166,8 @@ def test_user_policy_with_equivalent_scores_gives_the_same_fixed_point():
     alpha, A = H2
     kw = {"delta": 0.5, "rep_max": 10.0, "B": 40}
     mine = solve_attained(Policy.from_score("mine", lambda l, age: l + age / 1000.0), 2, 0.6,
-                          alpha, A, **kw)
-    ref = solve_attained("SQ-RTB", 2, 0.6, alpha, A, **kw)
+                          (alpha, A), **kw)
+    ref = solve_attained("SQ-RTB", 2, 0.6, (alpha, A), **kw)
     assert mine.policy == "mine"
     np.testing.assert_allclose(mine.x, ref.x, atol=1e-12)
 
@@ -180,7 +180,7 @@ def test_user_policy_with_equivalent_scores_gives_the_same_fixed_point():
 @pytest.mark.parametrize("name", ["LAS", "LEW"])
 def test_delta_convergence(name):
     alpha, A = H2
-    ew = [solve_attained(name, 2, 0.7, alpha, A, delta=dl, rep_max=20.0, B=60).EW
+    ew = [solve_attained(name, 2, 0.7, (alpha, A), delta=dl, rep_max=20.0, B=60).EW
           for dl in (0.8, 0.4, 0.2)]
     first, second = abs(ew[1] - ew[0]), abs(ew[2] - ew[1])
     assert second < 0.5 * first  # at least first order (measured: ~second order)
@@ -191,31 +191,31 @@ def test_b_convergence_and_truncation_warning():
     alpha, A = H2
     kw = {"delta": 0.8, "rep_max": 20.0}
     with pytest.warns(TruncationWarning, match="raise B"):
-        small = solve_attained("LEW", 2, 0.7, alpha, A, B=8, **kw)
+        small = solve_attained("LEW", 2, 0.7, (alpha, A), B=8, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("error", TruncationWarning)
-        mid = solve_attained("LEW", 2, 0.7, alpha, A, B=16, **kw)
-        big = solve_attained("LEW", 2, 0.7, alpha, A, B=24, **kw)
+        mid = solve_attained("LEW", 2, 0.7, (alpha, A), B=16, **kw)
+        big = solve_attained("LEW", 2, 0.7, (alpha, A), B=24, **kw)
     assert small.truncation_mass > mid.truncation_mass > big.truncation_mass
     assert abs(big.EW - mid.EW) < abs(mid.EW - small.EW)
     assert abs(big.EW - mid.EW) < 1e-8
     with pytest.raises(TruncationError, match="B=8 leaves out .*raise B"):
-        solve_attained("LEW", 2, 0.7, alpha, A, B=8, truncation="raise", **kw)
+        solve_attained("LEW", 2, 0.7, (alpha, A), B=8, truncation="raise", **kw)
 
 
 # --------------------------------------------------------------------------------------------
-# (f) the paper's qualitative finding (reference note 1.4)
+# (f) the paper's qualitative finding (its numerical results: LEW(d) best)
 # --------------------------------------------------------------------------------------------
 
 
 def test_policy_ordering_h2_scv10():
     alpha, A = H2
     kw = {"delta": 0.2, "rep_max": 20.0, "B": 40}
-    ew = {name: solve_attained(name, 2, 0.7, alpha, A, **kw).EW
+    ew = {name: solve_attained(name, 2, 0.7, (alpha, A), **kw).EW
           for name in ("SQ", "SQ-RTB", "LEW")}
     assert ew["LEW"] < ew["SQ-RTB"] < ew["SQ"]
     # SQ here is the independent QBD fixed point
-    assert ew["SQ"] == pytest.approx(solve_jsq_ph(2, 0.7, alpha, A).EW, abs=1e-7)
+    assert ew["SQ"] == pytest.approx(solve_jsq_ph(2, 0.7, (alpha, A)).EW, abs=1e-7)
 
 
 # --------------------------------------------------------------------------------------------
@@ -245,21 +245,21 @@ def test_bad_input(kwargs, exc, pattern):
         args["A"] = [[-1.0, 0.0], [0.0, -1.0]]
     policy, d, lam, alpha, A = (args.pop(k) for k in ("policy", "d", "lam", "alpha", "A"))
     with pytest.raises(exc, match=pattern):
-        solve_attained(policy, d, lam, alpha, A, **args)
+        solve_attained(policy, d, lam, (alpha, A), **args)
 
 
 def test_stability_uses_the_mean():
     with pytest.raises(StabilityError, match="lam\\*E\\[X\\]=1.2"):
-        solve_attained("LEW", 2, 0.6, *erlang(2, 2.0))
+        solve_attained("LEW", 2, 0.6, erlang(2, 2.0))
 
 
 def test_not_converged_reports_the_residual():
     with pytest.raises(NotConverged, match="residual") as info:
-        solve_attained("LEW", 2, 0.7, *H2, delta=0.8, rep_max=8.0, max_iter=3)
+        solve_attained("LEW", 2, 0.7, H2, delta=0.8, rep_max=8.0, max_iter=3)
     assert info.value.iterations == 3 and math.isfinite(info.value.residual)
 
 
 def test_waiting_ccdf_rejects_negative_times():
-    fp = solve_attained("SQ", 2, 0.5, *EXP, delta=0.5, rep_max=1.0, B=20)
+    fp = solve_attained("SQ", 2, 0.5, EXP, delta=0.5, rep_max=1.0, B=20)
     with pytest.raises(InvalidParameter, match="parameter w="):
         fp.waiting_ccdf([-1.0])

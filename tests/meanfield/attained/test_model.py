@@ -28,7 +28,7 @@ def test_cli_solve_returns_ew_and_er(capsys) -> None:
     assert results["ER"] - results["EW"] == pytest.approx(1.0, rel=1e-12)  # mean size 1
     assert results["P_wait"] == pytest.approx(0.7 ** 5, rel=1e-9)  # idle servers always win
     alpha, A = hyperexponential2(1.0, 10.0, 0.5)
-    direct = solve_attained("LEW", 5, 0.7, alpha, A, delta=0.5, rep_max=20.0)
+    direct = solve_attained("LEW", 5, 0.7, (alpha, A), delta=0.5, rep_max=20.0)
     assert results["EW"] == pytest.approx(direct.EW, rel=1e-12)
 
 
@@ -37,7 +37,7 @@ def test_hyper_erlang_sizes_sq_policy_matches_the_supermarket_solver(capsys) -> 
                        "k=2", "delta=1", "rep_max=10", "--json")
     assert code == 0
     alpha, A = hyper_erlang(2, 1.0, 3.0, 0.5)
-    reference = solve_jsq_ph(2, 0.8, alpha, A).EW
+    reference = solve_jsq_ph(2, 0.8, (alpha, A)).EW
     assert json.loads(out)["results"]["EW"] == pytest.approx(reference, rel=1e-8)
 
 
@@ -68,7 +68,7 @@ def test_cli_sweep_over_lambda(capsys) -> None:
 def test_simulated_policy_agrees_with_the_analysis_at_large_n() -> None:
     # N = 2000 servers: the O(1/N) gap is far below the 99.9% half-width of this run
     alpha, A = hyperexponential2(1.0, 4.0, 0.5)
-    analysis = solve_attained("LEW", 2, 0.7, alpha, A, delta=0.5, rep_max=10.0)
-    sim = simulate_policy("LEW", 2000, 2, 0.7, alpha, A, delta=0.5, rep_max=10.0,
+    analysis = solve_attained("LEW", 2, 0.7, (alpha, A), delta=0.5, rep_max=10.0)
+    sim = simulate_policy("LEW", 2000, 2, 0.7, (alpha, A), delta=0.5, rep_max=10.0,
                           n_jobs=2_000_000, rng=7, level=0.999)
     assert sim.EW.low <= analysis.EW <= sim.EW.high

@@ -24,7 +24,7 @@ B = 3
 
 
 def _hand_table(rule):
-    """The paper's rule (reference note 1.2) evaluated cell by cell in plain Python."""
+    """The paper's rule (the authors' sorted_kl_indxs.m) evaluated cell by cell in plain Python."""
     r = LOWER.size - 1
     return np.array([[rule(k, LOWER[k - 1], l, r) for l in range(1, B + 1)]
                      for k in range(1, r + 2)], dtype=float)
@@ -66,7 +66,7 @@ def test_lew_table_is_expected_workload():
         num = p / mu1 * math.exp(-mu1 * a) + (1 - p) / mu2 * math.exp(-mu2 * a)
         return num / (p * math.exp(-mu1 * a) + (1 - p) * math.exp(-mu2 * a))
 
-    table = get_policy("LEW").score_table(LOWER, B, alpha, A)
+    table = get_policy("LEW").score_table(LOWER, B, (alpha, A))
     expected = np.array([[mrl(b) + (l - 1) for l in range(1, B + 1)] for b in LOWER])
     np.testing.assert_allclose(table, expected, rtol=1e-12)
 
@@ -75,7 +75,7 @@ def test_lew_with_exponential_sizes_ties_like_sq():
     """Constant mean residual life: the scores must tie exactly across layers (no rounding
     noise deciding the ranking), i.e. the same ranking as SQ."""
     lower = np.arange(50) * 0.37
-    lew = get_policy("LEW").score_table(lower, 6, [1.0], [[-1.0]])
+    lew = get_policy("LEW").score_table(lower, 6, ([1.0], [[-1.0]]))
     sq = get_policy("SQ").score_table(lower, 6)
     assert _same_ranking(lew, sq)
     assert np.all(lew == lew[0])
@@ -102,8 +102,8 @@ def test_user_defined_policy_from_score():
     pol = Policy.from_score("LEW-half", lambda l, mrl, mean: mrl + 0.5 * (l - 1) * mean)
     assert pol.variables == ("l", "mrl", "mean") and pol.needs_sizes
     alpha, A = erlang(2, 2.0)
-    table = pol.score_table(LOWER, B, alpha, A)
-    mrl = mean_residual_life(alpha, A, LOWER)
+    table = pol.score_table(LOWER, B, (alpha, A))
+    mrl = mean_residual_life((alpha, A), LOWER)
     np.testing.assert_allclose(table, mrl[:, None] + 0.5 * 2.0 * np.arange(B)[None, :])
     # a constant bound through a default argument is not a score variable
     shifted = Policy("shifted", lambda l, c=5.0: l + c)
@@ -126,7 +126,7 @@ def test_policy_errors_name_the_parameter():
         Policy("bad", lambda *args: 0)
     with pytest.raises(InvalidParameter, match="score"):
         Policy("bad", 3.0)
-    with pytest.raises(InvalidParameter, match="alpha, A"):
+    with pytest.raises(InvalidParameter, match="service"):
         get_policy("LEW").score_table(LOWER, B)  # needs the size law
     with pytest.raises(InvalidParameter, match="lower"):
         get_policy("SQ").score_table([0.0, 2.0, 1.0], B)
@@ -145,15 +145,15 @@ def test_policy_errors_name_the_parameter():
 
 def test_mean_residual_life_exponential_is_constant():
     ages = np.array([0.0, 0.5, 3.0, 50.0, 800.0, 1e6])
-    np.testing.assert_allclose(mean_residual_life([1.0], [[-1.0]], ages), 1.0, rtol=1e-13)
-    np.testing.assert_allclose(mean_residual_life([1.0], [[-4.0]], ages), 0.25, rtol=1e-13)
+    np.testing.assert_allclose(mean_residual_life(([1.0], [[-1.0]]), ages), 1.0, rtol=1e-13)
+    np.testing.assert_allclose(mean_residual_life(([1.0], [[-4.0]]), ages), 0.25, rtol=1e-13)
 
 
 def test_mean_residual_life_h2_against_mpmath_closed_form():
     alpha, A = hyperexponential2(1.0, 10.0, 0.3)
     p, mu1, mu2 = (mpmath.mpf(float(v)) for v in (alpha[0], -A[0, 0], -A[1, 1]))
     ages = np.array([[0.0, 0.1, 1.0], [7.5, 40.0, 2000.0]])  # any shape; large ages too
-    got = mean_residual_life(alpha, A, ages)
+    got = mean_residual_life((alpha, A), ages)
     assert got.shape == ages.shape
     with mpmath.workdps(50):
         for a, g in zip(ages.ravel(), got.ravel()):
@@ -172,14 +172,14 @@ def test_mean_residual_life_erlang_by_integrating_the_ccdf():
     alpha, A = erlang(k, mean)
     rate = k / mean
     ages = np.array([0.0, 0.4, 2.0, 9.0])
-    got = mean_residual_life(alpha, A, ages)
+    got = mean_residual_life((alpha, A), ages)
     for a, g in zip(ages, got):
         integral, _ = quad(lambda x: _erlang_ccdf(k, rate, x), a, np.inf, epsabs=1e-13,
                            epsrel=1e-12)
         assert g == pytest.approx(integral / _erlang_ccdf(k, rate, a), rel=1e-9)
     # increasing failure rate: the residual life decreases towards 1/rate
     assert np.all(np.diff(got) < 0) and got[-1] > 1 / rate
-    assert mean_residual_life(alpha, A, 500.0) == pytest.approx(1 / rate, rel=1e-2)
+    assert mean_residual_life((alpha, A), 500.0) == pytest.approx(1 / rate, rel=1e-2)
 
 
 def test_mean_residual_life_hyper_erlang_by_integrating_the_ccdf():
@@ -193,13 +193,13 @@ def test_mean_residual_life_hyper_erlang_by_integrating_the_ccdf():
 
     for a in (0.0, 1.0, 5.0, 30.0):
         integral, _ = quad(ccdf, a, np.inf, epsabs=1e-14, epsrel=1e-12, limit=200)
-        assert mean_residual_life(alpha, A, a) == pytest.approx(integral / ccdf(a), rel=1e-8)
+        assert mean_residual_life((alpha, A), a) == pytest.approx(integral / ccdf(a), rel=1e-8)
 
 
 def test_mean_residual_life_errors():
     with pytest.raises(InvalidParameter, match="parameter a="):
-        mean_residual_life([1.0], [[-1.0]], [-1.0])
+        mean_residual_life(([1.0], [[-1.0]]), [-1.0])
     with pytest.raises(InvalidParameter, match="parameter a="):
-        mean_residual_life([1.0], [[-1.0]], [np.inf])
+        mean_residual_life(([1.0], [[-1.0]]), [np.inf])
     with pytest.raises(InvalidParameter, match="alpha"):
-        mean_residual_life([0.5], [[-1.0]], 1.0)
+        mean_residual_life(([0.5], [[-1.0]]), 1.0)

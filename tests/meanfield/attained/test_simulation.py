@@ -77,49 +77,49 @@ def outcome(est: AttainedEstimate) -> dict:
 def test_random_routing_is_pollaczek_khinchine(kind, N):
     lam, scv = 0.5, 3.0
     alpha, A = h2(scv)
-    est = simulate_attained(N, 1, lam, alpha, A, table(kind, 4), 0.5, n_jobs=400_000, rng=11,
+    est = simulate_attained(N, 1, lam, (alpha, A), table(kind, 4), 0.5, n_jobs=400_000, rng=11,
                             level=0.999)
     w = pk_wait(lam, 1.0, h2_second_moment(scv))  # = 2.0
     assert est.EW.contains(w), (est.EW, w)
-    assert est.ER.contains(w + 1.0), (est.ER, w + 1.0)
+    assert est.ET.contains(w + 1.0), (est.ET, w + 1.0)
     assert est.P_wait.contains(lam), (est.P_wait, lam)  # PASTA: P(server busy) = lam E[X]
     assert est.utilisation.contains(lam), est.utilisation
 
 
 def test_sq_exponential_large_n_near_mean_field_and_jsq():
     N, d, lam = 500, 2, 0.7
-    est = simulate_attained(N, d, lam, *EXP, table("sq", 0), 1.0, n_jobs=400_000, rng=3,
+    est = simulate_attained(N, d, lam, EXP, table("sq", 0), 1.0, n_jobs=400_000, rng=3,
                             level=0.99)
     mf = mean_field_sq_response(lam, d)  # 1.61445...
     # the finite-N gap is O(1/N); c = 2 is generous for d = 2, lam = 0.7 (refined mean field)
-    assert abs(est.ER.mean - mf) < est.ER.half_width + 2.0 / N, (est.ER, mf)
-    ref = simulate_jsq(N, d, lam, 400_000, rng=4, level=0.99)
-    assert overlap(est.ER, ref.mean_response), (est.ER, ref.mean_response)
+    assert abs(est.ET.mean - mf) < est.ET.half_width + 2.0 / N, (est.ET, mf)
+    ref = simulate_jsq(N, d, lam, n_jobs=400_000, rng=4, level=0.99)
+    assert overlap(est.ET, ref.ET), (est.ET, ref.ET)
 
 
 @pytest.mark.parametrize("replace", [True, False])
 def test_sq_h2_matches_independent_jsq_simulator(replace):
     N, d, lam = 40, 3, 0.8
     alpha, A = h2(10.0)
-    est = simulate_attained(N, d, lam, alpha, A, table("sq", 3), 0.5, n_jobs=400_000, rng=5,
+    est = simulate_attained(N, d, lam, (alpha, A), table("sq", 3), 0.5, n_jobs=400_000, rng=5,
                             replace=replace, level=0.99)
-    ref = simulate_jsq(N, d, lam, 400_000, service=(alpha, A), replace=replace, rng=6, level=0.99)
-    assert overlap(est.ER, ref.mean_response), (est.ER, ref.mean_response)
-    assert overlap(est.mean_queue, ref.mean_queue), (est.mean_queue, ref.mean_queue)
+    ref = simulate_jsq(N, d, lam, (alpha, A), n_jobs=400_000, replace=replace, rng=6, level=0.99)
+    assert overlap(est.ET, ref.ET), (est.ET, ref.ET)
+    assert overlap(est.EQ, ref.EQ), (est.EQ, ref.EQ)
 
 
 def test_work_conservation_and_little():
     lam = 0.75
     alpha, A = h2(5.0, mean=0.8)  # E[X] = 0.8, load 0.6
-    est = simulate_attained(50, 2, lam, alpha, A, table("rtb", 6), 0.4, n_jobs=300_000, rng=8,
+    est = simulate_attained(50, 2, lam, (alpha, A), table("rtb", 6), 0.4, n_jobs=300_000, rng=8,
                             level=0.99)
     assert est.load == pytest.approx(0.6)
     assert est.utilisation.contains(0.6), est.utilisation
     # Little's law per server: E[Q] = lam E[R] (both estimated, allow both half-widths)
-    gap = abs(est.mean_queue.mean - lam * est.ER.mean)
-    assert gap < est.mean_queue.half_width + lam * est.ER.half_width
+    gap = abs(est.EQ.mean - lam * est.ET.mean)
+    assert gap < est.EQ.half_width + lam * est.ET.half_width
     # E[R] = E[W] + E[X] job by job on average
-    assert abs(est.ER.mean - est.EW.mean - 0.8) < est.ER.half_width + est.EW.half_width
+    assert abs(est.ET.mean - est.EW.mean - 0.8) < est.ET.half_width + est.EW.half_width
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,9 +130,9 @@ def test_work_conservation_and_little():
 def test_rtb_beats_sq_for_h2_scv10():
     """Paper finding: SQ(d)-RTB has a lower E[W] than SQ(d) for high-variance sizes."""
     alpha, A = h2(10.0)
-    sq = simulate_attained(200, 2, 0.7, alpha, A, table("sq", 0), 0.25, n_jobs=4_000_000,
+    sq = simulate_attained(200, 2, 0.7, (alpha, A), table("sq", 0), 0.25, n_jobs=4_000_000,
                            rng=21)
-    rtb = simulate_attained(200, 2, 0.7, alpha, A, table("rtb", 20), 0.25, n_jobs=4_000_000,
+    rtb = simulate_attained(200, 2, 0.7, (alpha, A), table("rtb", 20), 0.25, n_jobs=4_000_000,
                             rng=22)
     diff = sq.EW.mean - rtb.EW.mean
     half = math.hypot(sq.EW.half_width, rtb.EW.half_width)  # 95% interval of the difference
@@ -141,11 +141,11 @@ def test_rtb_beats_sq_for_h2_scv10():
 
 def test_age_is_irrelevant_for_exponential_sizes():
     """Paper finding: for exponential sizes SQ(d)-RTB coincides with SQ(d)."""
-    sq = simulate_attained(100, 2, 0.8, *EXP, table("sq", 0), 0.25, n_jobs=300_000, rng=31,
+    sq = simulate_attained(100, 2, 0.8, EXP, table("sq", 0), 0.25, n_jobs=300_000, rng=31,
                            level=0.99)
-    rtb = simulate_attained(100, 2, 0.8, *EXP, table("rtb", 20), 0.25, n_jobs=300_000, rng=32,
+    rtb = simulate_attained(100, 2, 0.8, EXP, table("rtb", 20), 0.25, n_jobs=300_000, rng=32,
                             level=0.99)
-    assert overlap(sq.ER, rtb.ER), (sq.ER, rtb.ER)
+    assert overlap(sq.ET, rtb.ET), (sq.ET, rtb.ET)
 
 
 def test_layers_and_clamping_consume_no_randomness():
@@ -158,7 +158,7 @@ def test_layers_and_clamping_consume_no_randomness():
     alpha, A = h2(4.0)
 
     def run(scores, delta=0.3):
-        est = simulate_attained(30, 3, 0.8, alpha, A, scores, delta, n_jobs=20_000, rng=4)
+        est = simulate_attained(30, 3, 0.8, (alpha, A), scores, delta, n_jobs=20_000, rng=4)
         return est
 
     base = outcome(run(table("sq", 0)))
@@ -179,32 +179,32 @@ def test_layers_and_clamping_consume_no_randomness():
 
 def test_same_seed_same_result_different_seed_different():
     alpha, A = h2(4.0)
-    args = (20, 2, 0.7, alpha, A, table("rtb", 4), 0.5)
+    args = (20, 2, 0.7, (alpha, A), table("rtb", 4), 0.5)
     a = simulate_attained(*args, n_jobs=10_000, rng=7)
     b = simulate_attained(*args, n_jobs=10_000, rng=7)
     c = simulate_attained(*args, n_jobs=10_000, rng=8)
     assert outcome(a) == outcome(b)
-    assert a.ER.mean != c.ER.mean
+    assert a.ET.mean != c.ET.mean
     assert isinstance(a, AttainedEstimate)
     g = simulate_attained(*args, n_jobs=10_000, rng=np.random.default_rng(7))
-    assert g.ER.mean == a.ER.mean  # default_rng(7) is the same stream as the seed 7
+    assert g.ET.mean == a.ET.mean  # default_rng(7) is the same stream as the seed 7
 
 
 def test_progress_bar_and_chunking_do_not_change_the_run(capsys):
-    args = (15, 2, 0.6, *EXP, table("las", 3), 0.5)
+    args = (15, 2, 0.6, EXP, table("las", 3), 0.5)
     quiet = simulate_attained(*args, n_jobs=12_000, rng=2)
     loud = simulate_attained(*args, n_jobs=12_000, rng=2, progress=True)
-    assert loud.ER == quiet.ER and loud.mean_queue == quiet.mean_queue
+    assert loud.ET == quiet.ET and loud.EQ == quiet.EQ
     assert "simulate_attained" in capsys.readouterr().err
 
 
 def test_job_pool_grows_without_changing_the_run(monkeypatch):
-    args = (2, 2, 0.9, *EXP, table("sq", 0), 1.0)
+    args = (2, 2, 0.9, EXP, table("sq", 0), 1.0)
     ref = simulate_attained(*args, n_jobs=20_000, rng=9)
     assert ref.peak_in_system > 16
     monkeypatch.setattr(attained_sim, "_MIN_POOL", 1)  # initial pool of 4 * N = 8 slots
     grown = simulate_attained(*args, n_jobs=20_000, rng=9)
-    assert grown.ER == ref.ER and grown.peak_in_system == ref.peak_in_system
+    assert grown.ET == ref.ET and grown.peak_in_system == ref.peak_in_system
     with pytest.raises(InvalidParameter, match="max_in_system"):
         simulate_attained(*args, n_jobs=20_000, rng=9, max_in_system=5)
 
@@ -213,7 +213,7 @@ def test_job_pool_grows_without_changing_the_run(monkeypatch):
 # bad input
 # --------------------------------------------------------------------------------------------
 
-GOOD = dict(N=10, d=2, lam=0.5, alpha=[1.0], A=[[-1.0]], scores=[[1.0, 2.0]], delta=1.0,
+GOOD = dict(N=10, d=2, lam=0.5, service=([1.0], [[-1.0]]), scores=[[1.0, 2.0]], delta=1.0,
             n_jobs=10_000)
 
 
@@ -231,9 +231,11 @@ GOOD = dict(N=10, d=2, lam=0.5, alpha=[1.0], A=[[-1.0]], scores=[[1.0, 2.0]], de
     ],
 )
 def test_bad_input_names_the_parameter(name, value):
-    kwargs = dict(GOOD, **{name: value})
+    kwargs = dict(GOOD, **{name: value}) if name not in ("alpha", "A") else dict(GOOD)
     if name == "alpha":
-        kwargs["A"] = [[-1.0, 0.0], [0.0, -2.0]]
+        kwargs["service"] = (value, [[-1.0, 0.0], [0.0, -2.0]])
+    if name == "A":
+        kwargs["service"] = ([1.0], value)
     with pytest.raises(InvalidParameter) as info:
         simulate_attained(**kwargs)
     assert info.value.name == name
@@ -242,7 +244,7 @@ def test_bad_input_names_the_parameter(name, value):
 
 @pytest.mark.parametrize(
     "name, value",
-    [("warmup", 1.0), ("warmup", -0.1), ("batches", 1), ("level", 1.0), ("replace", "yes"),
+    [("warmup", 1.0), ("warmup", -0.1), ("n_batches", 1), ("level", 1.0), ("replace", "yes"),
      ("progress", 1), ("rng", -1), ("max_in_system", 0)],
 )
 def test_bad_keyword_input_names_the_parameter(name, value):
@@ -262,4 +264,4 @@ def test_d_larger_than_n_without_replacement():
 @pytest.mark.parametrize("lam, A", [(1.0, [[-1.0]]), (0.6, [[-0.5]])])
 def test_unstable_load_raises(lam, A):
     with pytest.raises(StabilityError, match="lam"):
-        simulate_attained(**dict(GOOD, lam=lam, A=A))
+        simulate_attained(**dict(GOOD, lam=lam, service=([1.0], A)))
