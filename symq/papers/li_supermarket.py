@@ -11,6 +11,10 @@ fixed point with the true FCFS fixed point (cavity QBD iteration,
 For power-law service it compares the tail regimes of Bramson, Lu and Prabhakar (2013) with
 families of PH laws over growing scales (:mod:`symq.meanfield.tails`), which also tests Li's
 statement that the doubly exponential solution persists under heavy-tailed service.
+
+``build_claims(quick=True)`` (the form the test suite checks) states the same claims with 1e6-job
+simulations instead of 4e6 at fewer system sizes, and the tail regimes at the load 0.5 only
+(the counterexample of the heavy-tail claim kept); ``symq check`` runs the full form.
 """
 
 from __future__ import annotations
@@ -113,11 +117,15 @@ def _simulated_response(N: int, d: int, lam: float, n_jobs: int) -> Any:
     return simulate_jsq(N, d, lam, n_jobs=n_jobs, rng=1000 + N, level=0.99).ET
 
 
-def _finite_n_claims() -> list[Claim]:
+#: jobs of each finite-N simulation: the full form and the quick form.
+N_JOBS, N_JOBS_QUICK = 4_000_000, 1_000_000
+
+
+def _finite_n_claims(quick: bool) -> list[Claim]:
     d, lam = 2, 0.8
-    gap_sizes = (20, 100, 500, 1000)
-    refined_sizes = (100, 500, 1000)
-    n_jobs = 4_000_000
+    gap_sizes = (20, 100) if quick else (20, 100, 500, 1000)
+    refined_sizes = (500, 1000) if quick else (100, 500, 1000)
+    n_jobs = N_JOBS_QUICK if quick else N_JOBS
 
     def gap_positive(point: Mapping[str, Any]) -> bool:
         ci = _simulated_response(point["N"], d, lam, n_jobs)
@@ -133,13 +141,14 @@ def _finite_n_claims() -> list[Claim]:
         Claim.predicate(
             "mean field underestimates the finite-N response time", REFINED,
             f"JSQ({d}) at lam = {lam}: the simulated mean response time (99% batch-means CI, "
-            f"{n_jobs:.0e} jobs, probes with replacement) lies above the mean-field E[T] at "
-            f"N = 20 and not below it at N = 100, 500, 1000",
+            f"{n_jobs / 1e6:g}e6 jobs, probes with replacement) lies above the mean-field E[T] "
+            f"at N = 20 and not below it at N = {', '.join(map(str, gap_sizes[1:]))}",
             gap_positive, [{"N": N} for N in gap_sizes], evidence=Evidence.SIMULATION),
         Claim(
             "the refined 1/N term explains the finite-N gap", REFINED,
             f"JSQ({d}) at lam = {lam}: E[T] from pi + V/N lies within the simulation's 99% "
-            f"confidence interval at N = {', '.join(map(str, refined_sizes))}",
+            f"confidence interval ({n_jobs / 1e6:g}e6 jobs) at N = "
+            f"{', '.join(map(str, refined_sizes))}",
             refined, lambda p: _simulated_response(p["N"], d, lam, n_jobs),
             [{"N": N} for N in refined_sizes], tolerance=1.0,
             error=lambda value, ci: ci_error(ci, value), evidence=Evidence.SIMULATION),
@@ -150,20 +159,21 @@ _H2_CASES = [{"d": d, "lam": lam, "scv": scv} for d in (2, 3) for lam in (0.5, 0
              for scv in (2.0, 10.0)]
 
 
-def _ph_claims() -> list[Claim]:
+def _ph_claims(quick: bool) -> list[Claim]:
     from symq.meanfield.jsq_ph import product_form_ET, solve_jsq_ph
     from symq.meanfield.phase_type import hyperexponential2
 
+    n_jobs = N_JOBS_QUICK if quick else N_JOBS
+    refined_sizes = (20, 100) if quick else (20, 50, 100)
+
     def true_fcfs(point: Mapping[str, Any]) -> float:
-        alpha, A = hyperexponential2(1.0, point["scv"], 0.5)
-        fp = solve_jsq_ph(point["d"], point["lam"], (alpha, A))
+        fp = solve_jsq_ph(point["d"], point["lam"], hyperexponential2(1.0, point["scv"], 0.5))
         if fp.residual > 1e-9:
             raise Inconclusive(f"the fixed point's ODE residual is {fp.residual:.2g}")
         return fp.ET
 
     def product_form(point: Mapping[str, Any]) -> float:
-        alpha, A = hyperexponential2(1.0, point["scv"], 0.5)
-        return product_form_ET(point["d"], point["lam"], (alpha, A))
+        return product_form_ET(point["d"], point["lam"], hyperexponential2(1.0, point["scv"], 0.5))
 
     def pollaczek_khinchine(point: Mapping[str, Any]) -> float:
         lam, scv = point["lam"], point["scv"]
@@ -171,28 +181,25 @@ def _ph_claims() -> list[Claim]:
 
     @functools.lru_cache(maxsize=None)
     def simulated(scv: float) -> Any:
-        alpha, A = hyperexponential2(1.0, scv, 0.5)
-        return simulate_jsq(1000, 2, 0.8, (alpha, A), n_jobs=4_000_000, rng=2010,
-                            level=0.99).ET
+        return simulate_jsq(1000, 2, 0.8, hyperexponential2(1.0, scv, 0.5), n_jobs=n_jobs,
+                            rng=2010, level=0.99).ET
 
     @functools.lru_cache(maxsize=None)
     def simulated_n(N: int) -> Any:  # noqa: N803
-        alpha, A = hyperexponential2(1.0, 4.0, 0.5)
-        return simulate_jsq(N, 2, 0.8, (alpha, A), n_jobs=4_000_000, rng=3000 + N,
-                            level=0.99).ET
+        return simulate_jsq(N, 2, 0.8, hyperexponential2(1.0, 4.0, 0.5), n_jobs=n_jobs,
+                            rng=3000 + N, level=0.99).ET
 
     def refined_ph(point: Mapping[str, Any]) -> float:
         from symq.meanfield.refined_ph import refined_jsq_ph
-        alpha, A = hyperexponential2(1.0, 4.0, 0.5)
-        return refined_jsq_ph(2, 0.8, (alpha, A), point["N"]).ET_N
+        return refined_jsq_ph(2, 0.8, hyperexponential2(1.0, 4.0, 0.5), point["N"]).ET_N
 
     return [
         Claim(
             "the refined 1/N term explains the finite-N gap for PH service", REFINED,
             "JSQ(2), lam = 0.8, H2 service (SCV 4): E[T] from pi + V/N (population process in "
-            "x_{k,j}, Lyapunov equation) lies within the 99% confidence interval of a 4e6-job "
-            "simulation at N = 20, 50, 100",
-            refined_ph, lambda p: simulated_n(p["N"]), [{"N": N} for N in (20, 50, 100)],
+            f"x_{{k,j}}, Lyapunov equation) lies within the 99% confidence interval of a "
+            f"{n_jobs / 1e6:g}e6-job simulation at N = {', '.join(map(str, refined_sizes))}",
+            refined_ph, lambda p: simulated_n(p["N"]), [{"N": N} for N in refined_sizes],
             tolerance=1.0, error=lambda value, ci: ci_error(ci, value),
             evidence=Evidence.SIMULATION),
         Claim(
@@ -215,7 +222,7 @@ def _ph_claims() -> list[Claim]:
         Claim(
             "the PH fixed point agrees with simulation at N = 1000", REFINED,
             "JSQ(2), lam = 0.8, H2 service (SCV 4): the mean-field E[T] lies within the 99% "
-            "confidence interval of a 4e6-job simulation with N = 1000 servers",
+            f"confidence interval of a {n_jobs / 1e6:g}e6-job simulation with N = 1000 servers",
             lambda p: true_fcfs({"d": 2, "lam": 0.8, "scv": p["scv"]}),
             lambda p: simulated(p["scv"]), [{"scv": 4.0}], tolerance=1.0,
             error=lambda value, ci: ci_error(ci, value), evidence=Evidence.SIMULATION),
@@ -248,15 +255,16 @@ def _same_regime(claimed: str, computed: str) -> float:
 _SCALES = (5, 7, 9, 11, 13)
 
 
-def _tail_claims() -> list[Claim]:
+def _tail_claims(quick: bool) -> list[Claim]:
     from symq.meanfield.tails import predicted_regime
 
+    loads = (0.5,) if quick else (0.5, 0.8)
     regime_cases = [{"d": d, "lam": lam, "beta": beta, "phases": _SCALES}
                     for d, betas in ((2, (3.0, 2.5, 1.75)), (3, (2.5, 2.0, 1.25)))
-                    for beta in betas for lam in (0.5, 0.8)]
+                    for beta in betas for lam in loads]
     heavy_cases = [{"d": 2, "lam": 0.5, "beta": 1.5, "phases": (5, 7, 9, 11)},
                    {"d": 2, "lam": 0.8, "beta": 1.75, "phases": _SCALES},
-                   {"d": 3, "lam": 0.8, "beta": 1.25, "phases": _SCALES}]
+                   {"d": 3, "lam": 0.8, "beta": 1.25, "phases": _SCALES}][:1 if quick else 3]
     how = ("hyperexponential laws with mean 1 whose ccdf follows x^-beta over 4^4 .. 4^12 "
            "scales (Feldmann-Whitt); the observable is the number of levels K until "
            "u_k < 1e-12 at each scale: bounded means doubly exponential, increments growing "
@@ -268,7 +276,7 @@ def _tail_claims() -> list[Claim]:
             "for beta > d/(d-1) and a power law for beta < d/(d-1).  Checked with " + how
             + ".  The boundary beta = d/(d-1) (exponential tail) is not decided: K grows about "
             "linearly in log(scale) there, which a finite range cannot tell from a slow power "
-            "law.  Evidence on truncated laws, not a proof",
+            f"law.  Evidence on truncated laws, not a proof (loads {', '.join(map(str, loads))})",
             lambda p: predicted_regime(p["d"], p["beta"]), _regime, regime_cases,
             tolerance=0.0, error=_same_regime, evidence=Evidence.NUMERIC),
         Claim(
@@ -282,10 +290,14 @@ def _tail_claims() -> list[Claim]:
     ]
 
 
-def build_claims() -> list[Claim]:
-    """Exponential service, Li's product form for PH service, and power-law tail regimes."""
+def build_claims(quick: bool = False) -> list[Claim]:
+    """Exponential service, Li's product form for PH service, and power-law tail regimes.
+
+    ``quick=True``: the same claims with shorter simulations and fewer system sizes and loads
+    (for the test suite); ``symq check`` runs the full form.
+    """
     return [_symbolic_claim(), _numeric_fixed_point_claim(), _mm1_claim(), _stability_claim(),
-            *_finite_n_claims(), *_ph_claims(), *_tail_claims()]
+            *_finite_n_claims(quick), *_ph_claims(quick), *_tail_claims(quick)]
 
 
 PAPER = register_paper(PaperSpec(
