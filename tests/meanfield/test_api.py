@@ -36,3 +36,33 @@ def test_n_jobs_is_keyword_only_in_both_simulators() -> None:
         simulate_jsq(10, 2, 0.5, 10_000)  # the fourth positional is the service law
     est = simulate_jsq(10, 2, 0.5, n_jobs=10_000, rng=1)
     assert est.n_jobs == 10_000
+
+
+def test_one_job_size_law_everywhere() -> None:
+    # the same Erlang-2 law (mean 1) as a PhaseType, an (alpha, A) pair and an ME law
+    import scipy.stats
+
+    from symq.me import ME
+    from symq.meanfield import erlang, refined_jsq_ph, simulate_jsq, solve_jsq_ph
+    from symq.meanfield.attained import simulate_policy, solve_attained
+
+    ph = erlang(2, 1.0)
+    pair = (ph.alpha.tolist(), ph.A.tolist())
+    me = ME.erlang(2, 2)  # two phases of rate 2
+    ref = solve_jsq_ph(2, 0.7, ph).ET
+    assert solve_jsq_ph(2, 0.7, pair).ET == ref
+    assert abs(solve_jsq_ph(2, 0.7, me).ET - ref) < 1e-10 * ref  # through Cumani's CF1 form
+    kw = dict(delta=0.5, rep_max=5.0, B=30)
+    att = solve_attained("LEW", 2, 0.7, ph, **kw).ET
+    assert abs(solve_attained("LEW", 2, 0.7, me, **kw).ET - att) < 1e-9 * att
+    assert refined_jsq_ph(2, 0.7, me, 50).ET_N == pytest.approx(refined_jsq_ph(2, 0.7, ph, 50).ET_N,
+                                                                 rel=1e-8)
+    est = simulate_jsq(20, 2, 0.7, me, n_jobs=20_000, rng=1)
+    same = simulate_jsq(20, 2, 0.7, ph, n_jobs=20_000, rng=1)
+    assert abs(est.ET.mean - same.ET.mean) < 1e-9  # the same tables up to rounding
+    simulate_policy("LEW", 20, 2, 0.7, me, delta=0.5, rep_max=5.0, n_jobs=20_000, rng=1)
+    # a law without a phase-type form is refused by name, and the message says why
+    with pytest.raises(InvalidParameter, match="parameter service=.*phase-type"):
+        solve_jsq_ph(2, 0.7, scipy.stats.lognorm(0.8))
+    with pytest.raises(InvalidParameter, match="parameter service="):
+        solve_attained("LEW", 2, 0.7, 2.5)  # a number is no job-size law
