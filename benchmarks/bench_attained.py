@@ -65,7 +65,7 @@ def main() -> None:
                         args.repeat)
     print(f"Simulator, N={N}, {n_jobs:.0e} jobs, d={D}, lam={LAMBDA} [target < 10 s]")
     print(f"  baseline simulate_jsq (SQ(d) only): {base:.3f} s, "
-          f"{n_jobs / base / 1e6:.2f} M jobs/s, E[R] = {est.ET}")
+          f"{n_jobs / base / 1e6:.2f} M jobs/s, E[T] = {est.ET}")
     for policy in ("SQ", "LEW"):
         t, est = _median(lambda: simulate_policy(policy, N, D, LAMBDA, (alpha, A), n_jobs=n_jobs,
                                                  rng=1), args.repeat)

@@ -588,7 +588,7 @@ def solve_attained(policy: str | Policy, d: int, lam: float, service: Any,
                                   "queue length B (relative mass at l = B)", trunc,
                                   TRUNCATION_RTOL, f"B={B}", "raise B")
         warnings.warn(msg, TruncationWarning, stacklevel=2)
-    # E[W] = E[R] - E[X] = sum (l - 1) x / lam exactly (sum x = lam E[X]): no cancellation
+    # E[W] = E[T] - E[X] = sum (l - 1) x / lam exactly (sum x = lam E[X]): no cancellation
     EW = float(np.einsum("klj,l->", x, np.arange(B, dtype=float)) / lam)  # noqa: N806
     ET = EW + mean  # noqa: N806
     check_means(f"solve_attained ({pol.name})", EW=EW, ET=ET)
