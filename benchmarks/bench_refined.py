@@ -48,7 +48,7 @@ def symq_times() -> dict[str, float]:
           f"{fp.residual:.1e}   [target < 50 ms]")
     print(f"symq: EQ = {result.EQ:.12f}, EQ_N = {result.EQ_N:.12f}, sum V = "
           f"{sum(result.V):.12f}")
-    assert first.V == result.V
+    assert np.array_equal(first.V, result.V)
     return {"cold": cold, "warm": warm, "fixed_point": fixed}
 
 
