@@ -14,6 +14,7 @@ plotting, fitting diagnostics) works on any symq law without hand-written quadra
 
 from __future__ import annotations
 
+import abc
 import math
 from typing import Any
 
@@ -37,7 +38,7 @@ def _order(order: Any) -> int:
     return int(order)
 
 
-class Distribution:
+class Distribution(abc.ABC):
     """Base of symq's distributions (scipy new-API verbs as methods).
 
     A subclass implements
@@ -51,14 +52,17 @@ class Distribution:
     """
 
     # -- to implement -------------------------------------------------------------------------
-    def pdf(self, x: ArrayLike) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def pdf(self, x: ArrayLike) -> Any:
+        """The density at ``x`` (vectorised; 0 outside the support)."""
 
-    def cdf(self, x: ArrayLike) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def cdf(self, x: ArrayLike) -> Any:
+        """``P(X <= x)`` (vectorised)."""
 
-    def _raw_moment(self, order: int) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _raw_moment(self, order: int) -> Any:
+        """``E[X^order]`` for an integer ``order >= 1``."""
 
     # -- derived verbs ------------------------------------------------------------------------
     def support(self) -> tuple[float, float]:

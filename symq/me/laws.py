@@ -120,7 +120,18 @@ class PhaseType(Distribution):
     """
 
     def __init__(self, alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> None:  # noqa: N803
-        a, T, mean = validate_ph(alpha, A)
+        self._set(*validate_ph(alpha, A), name)
+
+    @classmethod
+    def _validated(cls, alpha: NDArray[np.float64], A: NDArray[np.float64],  # noqa: N803
+                   mean: float, name: str = "PH") -> "PhaseType":
+        """A law from a representation :func:`validate_ph` has already checked."""
+        law = cls.__new__(cls)
+        law._set(alpha, A, mean, name)
+        return law
+
+    def _set(self, a: NDArray[np.float64], T: NDArray[np.float64], mean: float,  # noqa: N803
+             name: str) -> None:
         a.setflags(write=False)
         T.setflags(write=False)
         self.alpha: NDArray[np.float64] = a
@@ -376,8 +387,7 @@ def as_phase_type(law: Any, name: str = "service") -> PhaseType:
         return PhaseType(alpha, A, name=f"PH of {law!r}")
     if isinstance(law, (tuple, list)) and len(law) == 2:
         alpha, A = law  # noqa: N806
-        a, T, _ = validate_ph(alpha, A, name)  # noqa: N806
-        return PhaseType(a, T)
+        return PhaseType._validated(*validate_ph(alpha, A, name))
     if hasattr(law, "rvs") or hasattr(law, "sample") or isinstance(law, Distribution):
         raise _no_phase_type(law, name, "this model needs a phase-type representation and the "
                              "law has none; fit one (symq.me.fit, or hyper_erlang(k, mean, scv)) "
