@@ -205,6 +205,9 @@ class ResultBase:
 
 
 def _flat_numbers(value: Any, path: str) -> list[tuple[str, float]]:
+    if hasattr(value, "half_width") and hasattr(value, "mean"):  # a ConfidenceInterval
+        return [(f"{path}.mean", float(value.mean)),
+                (f"{path}.half_width", float(value.half_width))]
     if isinstance(value, Mapping):
         return [item for k, v in value.items() for item in _flat_numbers(v, f"{path}.{k}")]
     if isinstance(value, (list, tuple)):
