@@ -6,9 +6,10 @@ point, a parameter sample, an error measure and a tolerance.  :meth:`Claim.check
 both sides over the sample and returns a :class:`Verdict`:
 
 * ``holds``: the largest error is within the tolerance at every point;
-* ``fails``: some point exceeds it; the worst point and its error are reported;
+* ``fails``: some point exceeds it; the worst point, both values there and its error are
+  reported (a failing point is a finding even when other points were inconclusive);
 * ``inconclusive``: the evidence could not decide (a side raised :class:`Inconclusive`,
-  or produced no finite number), with the reason.
+  or produced no finite number) at some point and no point failed, with the reason.
 
 A claim never raises because the claim is false: a failing claim is a finding.
 """
@@ -34,6 +35,7 @@ __all__ = [
     "Inconclusive",
     "Verdict",
     "Claim",
+    "PointOutcome",
     "relative_error",
     "absolute_error",
     "mixed_error",
@@ -62,6 +64,7 @@ class Evidence(str, enum.Enum):
     CERTIFIED = "certified"      #: interval arithmetic
     SIMULATION = "simulation"    #: Monte Carlo with a confidence interval
     EXACT = "exact"              #: exact rational arithmetic
+    HIGH_PRECISION = "50-digit"  #: evaluated with 50 significant digits (mpmath)
 
     def __str__(self) -> str:
         return self.value
@@ -161,6 +164,12 @@ class Verdict:
     n_points: int = 0
     source: str = ""
     expected: Status = Status.HOLDS
+    compared: str = ""
+    claimed_value: Any = None
+    reference_value: Any = None
+    counterexample: dict[str, Any] | None = None
+    holds_region: str = ""
+    n_inconclusive: int = 0
 
     @property
     def holds(self) -> bool:
@@ -180,8 +189,39 @@ class Verdict:
             "tolerance": to_jsonable(self.tolerance),
             "n_points": self.n_points,
             "worst_point": to_jsonable(self.worst_point),
+            "claimed_value": to_jsonable(self.claimed_value),
+            "reference_value": to_jsonable(self.reference_value),
+            "compared": self.compared,
+            "counterexample": to_jsonable(self.counterexample),
+            "holds_region": self.holds_region,
+            "n_inconclusive": self.n_inconclusive,
             "expected": str(self.expected),
         }
+
+    def explanation(self) -> str:
+        """Several lines a referee reads: what was compared, where, the worst point with both
+        values, the tolerance, the evidence, the counterexample and where the claim holds."""
+        lines = [f"{self.paper}: {self.claim}: {self.status}"]
+        if self.source:
+            lines.append(f"  source: {self.source}")
+        if self.compared:
+            lines.append(f"  compared: {self.compared}")
+        lines.append(f"  evidence: {', '.join(str(e) for e in self.evidence)}; "
+                     f"{self.n_points} points" + (f", {self.n_inconclusive} inconclusive"
+                                                  if self.n_inconclusive else ""))
+        if self.tolerance is not None:
+            lines.append(f"  tolerance: {self.tolerance:.3g}")
+        if self.worst_point is not None:
+            lines.append(f"  worst point: {_point_text(self.worst_point)}")
+        if self.claimed_value is not None or self.reference_value is not None:
+            lines.append(f"  values there: claimed {_short(self.claimed_value)}, "
+                         f"reference {_short(self.reference_value)}")
+        if self.counterexample is not None:
+            lines.append(f"  smallest counterexample: {_point_text(self.counterexample)}")
+        if self.holds_region:
+            lines.append(f"  holds: {self.holds_region}")
+        lines.append(f"  detail: {self.detail}")
+        return "\n".join(lines)
 
 
 def _short(value: Any) -> str:
@@ -279,51 +319,84 @@ class Claim:
     def check(self) -> Verdict:
         """Evaluate the claim over its sample and return a :class:`Verdict`."""
         start = time.perf_counter()
-        worst_error = -1.0
-        worst_point: Mapping[str, Any] | None = None
-        worst_values: tuple[Any, Any] = (None, None)
-        n = 0
+        outcomes: list[PointOutcome] = []
 
         def verdict(status: Status, detail: str, max_error: float | None,
-                    point: Mapping[str, Any] | None) -> Verdict:
+                    worst: "PointOutcome | None" = None) -> Verdict:
+            n_bad = sum(o.error is None for o in outcomes)
             return Verdict(
                 paper=self.paper, claim=self.name, status=status, max_error=max_error,
                 evidence=self.evidences, detail=detail, seconds=time.perf_counter() - start,
-                worst_point=dict(point) if point is not None else None,
-                tolerance=self.tolerance, n_points=n, source=self.source,
-                expected=self.expected,
+                worst_point=dict(worst.point) if worst is not None else None,
+                tolerance=self.tolerance, n_points=len(outcomes) - n_bad, source=self.source,
+                expected=self.expected, compared=self.compared_text(),
+                claimed_value=worst.claimed if worst is not None else None,
+                reference_value=worst.reference if worst is not None else None,
+                n_inconclusive=n_bad,
             )
 
         try:
             points = self.points()
         except Inconclusive as exc:
-            return verdict(Status.INCONCLUSIVE, f"could not draw the sample: {exc}", None, None)
+            return verdict(Status.INCONCLUSIVE, f"could not draw the sample: {exc}", None)
         if not points:
-            return verdict(Status.INCONCLUSIVE, "empty parameter sample", None, None)
+            return verdict(Status.INCONCLUSIVE, "empty parameter sample", None)
         for point in points:
-            try:
-                claimed = self.claimed(point)
-                reference = self.reference(point) if self.reference is not None else None
-                err = float(self.error(claimed, reference))
-            except Inconclusive as exc:
-                return verdict(Status.INCONCLUSIVE, f"at {_point_text(point)}: {exc}", None, point)
-            except SymqError as exc:
-                return verdict(Status.INCONCLUSIVE,
-                               f"at {_point_text(point)}: {type(exc).__name__}: {exc}", None, point)
-            n += 1
-            if math.isnan(err):
-                return verdict(Status.INCONCLUSIVE,
-                               f"at {_point_text(point)}: the error is NaN", None, point)
-            if err > worst_error:
-                worst_error, worst_point, worst_values = err, point, (claimed, reference)
-        if worst_error <= self.tolerance:
-            detail = f"max error {worst_error:.3g} <= tolerance {self.tolerance:.3g} over {n} points"
-            return verdict(Status.HOLDS, detail, worst_error, worst_point)
-        detail = (f"error {worst_error:.3g} > tolerance {self.tolerance:.3g} at "
-                  f"{_point_text(worst_point or {})}")
-        if self.reference is not None:
-            detail += f": claimed {_short(worst_values[0])}, reference {_short(worst_values[1])}"
-        return verdict(Status.FAILS, detail, worst_error, worst_point)
+            outcomes.append(self.evaluate(point))
+        decided = [o for o in outcomes if o.error is not None]
+        undecided = [o for o in outcomes if o.error is None]
+        worst = max(decided, key=lambda o: o.error) if decided else None  # type: ignore[arg-type]
+        if worst is not None and worst.error > self.tolerance:  # type: ignore[operator]
+            detail = (f"error {worst.error:.3g} > tolerance {self.tolerance:.3g} at "
+                      f"{_point_text(worst.point)}")
+            if self.reference is not None:
+                detail += f": claimed {_short(worst.claimed)}, reference {_short(worst.reference)}"
+            if undecided:
+                detail += f" ({len(undecided)} points inconclusive)"
+            result = verdict(Status.FAILS, detail, worst.error, worst)
+            return self.explain(result, outcomes)
+        if undecided:
+            first = undecided[0]
+            where = f"at {_point_text(first.point)}: " if first.point else ""
+            return verdict(Status.INCONCLUSIVE, f"{where}{first.reason}", None, first)
+        assert worst is not None
+        detail = (f"max error {worst.error:.3g} <= tolerance {self.tolerance:.3g} over "
+                  f"{len(decided)} points")
+        return self.explain(verdict(Status.HOLDS, detail, worst.error, worst), outcomes)
+
+    def evaluate(self, point: Mapping[str, Any]) -> "PointOutcome":
+        """Both sides and the error at one point; an undecided point carries the reason."""
+        try:
+            claimed = self.claimed(point)
+            reference = self.reference(point) if self.reference is not None else None
+            err = float(self.error(claimed, reference))
+        except Inconclusive as exc:
+            return PointOutcome(point, None, None, None, str(exc))
+        except SymqError as exc:
+            return PointOutcome(point, None, None, None, f"{type(exc).__name__}: {exc}")
+        if math.isnan(err):
+            return PointOutcome(point, claimed, reference, None, "the error is NaN")
+        return PointOutcome(point, claimed, reference, err, "")
+
+    def compared_text(self) -> str:
+        """What the claim compares (overridden by claims that know more)."""
+        return ""
+
+    def explain(self, verdict: Verdict, outcomes: Sequence["PointOutcome"]) -> Verdict:
+        """Add a counterexample or the region where the claim holds (hook for subclasses)."""
+        return verdict
+
+
+@dataclass(frozen=True)
+class PointOutcome:
+    """The evaluation of a claim at one point: both values, the error (None: undecided) and,
+    when undecided, the reason."""
+
+    point: Mapping[str, Any]
+    claimed: Any
+    reference: Any
+    error: float | None
+    reason: str
 
 
 def internal_error_verdict(claim: Claim, exc: BaseException, seconds: float) -> Verdict:

@@ -2,8 +2,11 @@
 
 User text (a window profile ``0.5*w``, a rate ``lam*(1-x)``, a claimed closed form) is parsed by
 Python's :mod:`ast` into a syntax tree, every node of which must be of a whitelisted kind:
-numbers, the declared variables, ``+ - * / **`` (``^`` is read as ``**``), unary minus, and calls
-of a fixed list of elementary functions.  The sympy expression is built from the tree by this
+numbers, the declared variables, ``+ - * / **`` (``^`` is read as ``**``), unary minus, calls
+of a fixed list of elementary functions and, where the caller allows it (``sums=True``, claims
+files), finite or infinite sums ``sum(term, k, low, high)`` over an integer index ``k`` (``high``
+may be ``oo``).  :func:`parse_relation` reads a claim ``lhs == rhs`` (or ``<=``, ``>=``, ``<``,
+``>``, ``->`` for a limit) into its two sides.  The sympy expression is built from the tree by this
 module; the text is never given to ``eval``, ``exec``, ``sympify`` or ``parse_expr``.  The size of
 the text, the number of nodes, the nesting depth and the height of exponent towers are bounded,
 and constant powers are folded only when their result is small, so no formula can hang the parser
@@ -23,14 +26,15 @@ from __future__ import annotations
 
 import ast
 import math
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import sympy as sp
 
 from .errors import InvalidParameter
 
-__all__ = ["parse_formula", "FUNCTIONS", "CONSTANTS", "MAX_LENGTH", "MAX_NODES", "MAX_DEPTH",
-           "MAX_TOWER"]
+__all__ = ["parse_formula", "parse_relation", "Relation", "RELATIONS", "FUNCTIONS", "CONSTANTS",
+           "MAX_LENGTH", "MAX_NODES", "MAX_DEPTH", "MAX_TOWER"]
 
 #: Longest formula accepted, in characters.
 MAX_LENGTH = 2000
@@ -50,7 +54,11 @@ FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int | None]] = {
     "exp": (sp.exp, 1), "log": (sp.log, 1), "sqrt": (sp.sqrt, 1), "Abs": (sp.Abs, 1),
     "abs": (sp.Abs, 1), "sin": (sp.sin, 1), "cos": (sp.cos, 1), "tanh": (sp.tanh, 1),
     "Min": (sp.Min, None), "Max": (sp.Max, None), "min": (sp.Min, None), "max": (sp.Max, None),
+    "tan": (sp.tan, 1), "atan": (sp.atan, 1), "sinh": (sp.sinh, 1), "cosh": (sp.cosh, 1),
+    "gamma": (sp.gamma, 1), "erf": (sp.erf, 1), "erfc": (sp.erfc, 1),
 }
+#: Longest finite sum ``sum(term, k, low, high)`` accepted (more terms: write the closed form).
+MAX_SUM_TERMS = 10**6
 #: Named constants a formula may use besides its declared variables.
 CONSTANTS: dict[str, sp.Expr] = {"pi": sp.pi, "E": sp.E}
 
@@ -91,8 +99,9 @@ def _describe_node(node: ast.AST) -> str:
 class _Builder:
     """Builds a sympy expression from a checked syntax tree."""
 
-    def __init__(self, symbols: dict[str, sp.Symbol]) -> None:
+    def __init__(self, symbols: dict[str, sp.Symbol], sums: bool = False) -> None:
         self.symbols = symbols
+        self.sums = sums
         self.nodes = 0
 
     def build(self, node: ast.AST, depth: int = 0) -> sp.Expr:
@@ -160,6 +169,8 @@ class _Builder:
         if not isinstance(node.func, ast.Name):
             raise _Reject(f"{_describe_node(node.func)} is not allowed")
         name = node.func.id
+        if name == "sum" and self.sums:
+            return self._sum(node, depth)
         if name not in FUNCTIONS:
             raise _Reject(f"the function {name} is not allowed; functions allowed: "
                           + ", ".join(sorted(FUNCTIONS)))
@@ -171,6 +182,39 @@ class _Builder:
             raise _Reject(f"{name}() takes {wanted}, got {len(node.args)}")
         args = [self.build(a, depth + 1) for a in node.args]
         return function(*args)
+
+
+    def _sum(self, node: ast.Call, depth: int) -> sp.Expr:
+        """``sum(term, k, low, high)``: k a new integer index; high may be ``oo``."""
+        if node.keywords or len(node.args) != 4:
+            raise _Reject("sum() is written sum(term, k, low, high), e.g. sum(x^k, k, 0, oo)")
+        term, index, low, high = node.args
+        if not isinstance(index, ast.Name):
+            raise _Reject("the index of sum() (its second argument) must be a name, e.g. k")
+        name = index.id
+        if name in self.symbols or name in CONSTANTS or name in FUNCTIONS:
+            raise _Reject(f"the index {name} of sum() is already a name of the formula; "
+                          "choose another letter")
+        k = sp.Symbol(name, integer=True)
+        bounds = []
+        for bound, label in ((low, "lower"), (high, "upper")):
+            if isinstance(bound, ast.Name) and bound.id in ("oo", "inf"):
+                if label == "lower":
+                    raise _Reject("the lower bound of sum() must be finite")
+                bounds.append(sp.oo)
+                continue
+            value = self.build(bound, depth + 1)
+            if value.is_number and not value.is_Integer:
+                raise _Reject(f"the {label} bound {value} of sum() is not an integer")
+            bounds.append(value)
+        if all(b.is_Integer for b in bounds) and int(bounds[1]) - int(bounds[0]) > MAX_SUM_TERMS:
+            raise _Reject(f"a sum of more than {MAX_SUM_TERMS} terms; use an infinite sum "
+                          "(high = oo) or a closed form")
+        inner = _Builder({**self.symbols, name: k}, sums=False)
+        inner.nodes = self.nodes
+        body = inner.build(term, depth + 1)
+        self.nodes = inner.nodes
+        return sp.Sum(body, (k, bounds[0], bounds[1]))
 
 
 def _constant_power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
@@ -191,7 +235,8 @@ def _constant_power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
     return sp.Float(value)
 
 
-def parse_formula(name: str, text: str, symbols: tuple[str, ...]) -> sp.Expr:
+def parse_formula(name: str, text: str, symbols: tuple[str, ...], *, sums: bool = False,
+                  assumptions: dict[str, dict[str, bool]] | None = None) -> sp.Expr:
     """Parse ``text`` into a sympy expression in ``symbols`` only (``^`` means power).
 
     Parameters
@@ -201,7 +246,13 @@ def parse_formula(name: str, text: str, symbols: tuple[str, ...]) -> sp.Expr:
     text : str
         The formula.
     symbols : tuple of str
-        The variables it may use; they become positive real sympy symbols.
+        The variables it may use; they become positive real sympy symbols (unless
+        ``assumptions`` says otherwise).
+    sums : bool
+        Allow ``sum(term, k, low, high)`` (an unevaluated :class:`sympy.Sum`; ``high`` may be
+        ``oo``), nested at most once.
+    assumptions : dict, optional
+        sympy assumptions per symbol name (default ``{"positive": True}``).
 
     Returns
     -------
@@ -225,7 +276,7 @@ def parse_formula(name: str, text: str, symbols: tuple[str, ...]) -> sp.Expr:
     ...
     symq.core.errors.InvalidParameter: parameter a='x*w' must be an expression in w (unknown name x; names allowed: w, pi, E)
     """
-    domain = "an expression in " + ", ".join(symbols)
+    domain = "an expression in " + ", ".join(symbols) if symbols else "a constant expression"
     if not isinstance(text, str):
         raise InvalidParameter(name, text, domain, "not a string")
     shown = text if len(text) <= 80 else text[:60] + f"... ({len(text)} characters)"
@@ -243,9 +294,10 @@ def parse_formula(name: str, text: str, symbols: tuple[str, ...]) -> sp.Expr:
                                "products with * (2*w, not 2w)") from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise InvalidParameter(name, shown, domain, f"cannot parse it: {exc}") from None
-    allowed = {s: sp.Symbol(s, positive=True) for s in symbols}
+    assumptions = assumptions or {}
+    allowed = {s: sp.Symbol(s, **assumptions.get(s, {"positive": True})) for s in symbols}
     try:
-        expr = _Builder(allowed).build(tree.body)
+        expr = _Builder(allowed, sums=sums).build(tree.body)
     except _Reject as exc:
         raise InvalidParameter(name, shown, domain, str(exc)) from None
     except RecursionError:
@@ -253,9 +305,10 @@ def parse_formula(name: str, text: str, symbols: tuple[str, ...]) -> sp.Expr:
                                ) from None
     if not isinstance(expr, sp.Expr):
         raise InvalidParameter(name, shown, domain, "not an expression")
-    if expr.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
+    outside_sums = expr.replace(lambda e: isinstance(e, sp.Sum), lambda e: sp.Integer(1))
+    if outside_sums.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
         raise InvalidParameter(name, shown, domain, "not finite (a division by zero?)")
-    if expr.is_number:
+    if expr.is_number and not expr.has(sp.Sum):
         value = _float_value(expr)
         if not math.isfinite(value):
             raise InvalidParameter(name, shown, domain, "its value is not a finite real number")
@@ -264,8 +317,86 @@ def parse_formula(name: str, text: str, symbols: tuple[str, ...]) -> sp.Expr:
 
 _FLOAT_FUNCTIONS: dict[type, Callable[[float], float]] = {
     sp.exp: math.exp, sp.log: math.log, sp.sin: math.sin, sp.cos: math.cos,
-    sp.tanh: math.tanh, sp.Abs: abs,
+    sp.tanh: math.tanh, sp.Abs: abs, sp.tan: math.tan, sp.atan: math.atan, sp.sinh: math.sinh,
+    sp.cosh: math.cosh, sp.gamma: math.gamma, sp.erf: math.erf, sp.erfc: math.erfc,
 }
+
+
+#: Relations a claim may state, by the operator written.
+RELATIONS = ("==", "<=", ">=", "<", ">", "->")
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A parsed claim ``lhs OP rhs``: two sympy expressions and the operator (one of
+    :data:`RELATIONS`; ``=`` is read as ``==``)."""
+
+    lhs: sp.Expr
+    op: str
+    rhs: sp.Expr
+    text: str
+
+
+def _split_relation(text: str) -> tuple[str, str, str] | None:
+    """Split ``text`` at its one top-level relation operator (outside parentheses)."""
+    depth, found = 0, []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif depth == 0:
+            two = text[i:i + 2]
+            if two in ("==", "<=", ">=", "->", "!="):
+                found.append((i, two))
+                i += 2
+                continue
+            if c in "<>=":
+                found.append((i, "==" if c == "=" else c))
+        i += 1
+    if len(found) != 1:
+        return None
+    at, op = found[0]
+    width = 2 if text[at:at + 2] in ("==", "<=", ">=", "->", "!=") else 1
+    return text[:at], op, text[at + width:]
+
+
+def parse_relation(name: str, text: str, symbols: tuple[str, ...], *, sums: bool = True,
+                   assumptions: dict[str, dict[str, bool]] | None = None) -> Relation:
+    """Parse a claim ``lhs OP rhs`` (OP one of ``==``, ``=``, ``<=``, ``>=``, ``<``, ``>``,
+    ``->``), each side a formula for :func:`parse_formula`.
+
+    Examples
+    --------
+    >>> r = parse_relation("statement", "ET == 1/(1 - lam)", ("ET", "lam"))
+    >>> r.op, r.rhs
+    ('==', 1/(1 - lam))
+    >>> parse_relation("statement", "x < 1 < y", ("x", "y"))
+    Traceback (most recent call last):
+    ...
+    symq.core.errors.InvalidParameter: parameter statement='x < 1 < y' must be a relation lhs OP rhs with OP one of ==, <=, >=, <, >, -> (one relation, not 2)
+    """
+    domain = "a relation lhs OP rhs with OP one of " + ", ".join(RELATIONS)
+    if not isinstance(text, str):
+        raise InvalidParameter(name, text, domain, "not a string")
+    shown = text if len(text) <= 80 else text[:60] + f"... ({len(text)} characters)"
+    parts = _split_relation(text)
+    if parts is None:
+        count = sum(text.count(op) for op in ("==", "<=", ">=", "->", "!="))
+        count += sum(text.replace("==", "").replace("<=", "").replace(">=", "")
+                     .replace("->", "").replace("!=", "").count(c) for c in "<>=")
+        reason = "no relation operator" if count == 0 else f"one relation, not {count}"
+        raise InvalidParameter(name, shown, domain, reason)
+    left, op, right = parts
+    if op == "!=":
+        raise InvalidParameter(name, shown, domain, "!= is not a claim symq can check")
+    lhs = parse_formula(f"{name} (left side)", left, symbols, sums=sums,
+                        assumptions=assumptions)
+    rhs = parse_formula(f"{name} (right side)", right, symbols, sums=sums,
+                        assumptions=assumptions)
+    return Relation(lhs, op, rhs, text)
 
 
 def _float_value(expr: sp.Expr) -> float:
