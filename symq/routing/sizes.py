@@ -10,7 +10,10 @@ is the one place where the argument is converted; the simulators call nothing el
 
 Insensitivity of M/G/1-PS (Altman, Ayesta, Prabhu 2011, model section) says that the means
 the simulator estimates depend on the law only through its mean, so the three named laws
-(variability 0, 1 and, by default, SCV 4) are the natural test cases.
+(variability 0, 1 and, by default, SCV 4) are the natural test cases.  The point mass
+:class:`~symq.core.sizelaws.Deterministic` and the balanced H2 come from
+:mod:`symq.core.sizelaws`, whose :func:`~symq.core.sizelaws.size_law` names more laws (Erlang,
+gamma, lognormal, Weibull, Pareto, uniform) by mean and SCV; its laws are law objects here.
 
 Examples
 --------
@@ -28,13 +31,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 from scipy import stats
 
-from symq.core.distribution import Distribution
 from symq.core.errors import InvalidParameter, UnknownName
 from symq.core.parameters import Interval, PositiveReal
-from symq.core.randomness import RngLike
+from symq.core.sizelaws import Deterministic, Hyperexponential
 from symq.me.laws import PhaseType, as_sampler, describe_law
 
 __all__ = ["SIZE_LAWS", "Deterministic", "size_law", "as_size_law", "SizeSampler"]
@@ -46,76 +47,12 @@ SIZE_LAWS: tuple[str, ...] = ("exponential", "deterministic", "hyperexponential"
 DEFAULT_SCV = 4.0
 
 
-class Deterministic(Distribution):
-    """The point mass at ``value``: every job has the same size (SCV 0).
-
-    A point mass has no density: :meth:`pdf` is 0 off the atom and ``inf`` on it.  Sampling draws
-    nothing from the generator.
-
-    Parameters
-    ----------
-    value : float
-        The size, ``> 0``.
-
-    Examples
-    --------
-    >>> law = Deterministic(2.5)
-    >>> law.mean(), law.variance(), float(law.cdf(2.5))
-    (2.5, 0.0, 1.0)
-    """
-
-    def __init__(self, value: float) -> None:
-        self.value = float(PositiveReal().coerce("mean", value))
-
-    def __repr__(self) -> str:
-        return f"Deterministic({self.value!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Deterministic):
-            return NotImplemented
-        return self.value == other.value
-
-    def __hash__(self) -> int:
-        return hash(("Deterministic", self.value))
-
-    def support(self) -> tuple[float, float]:
-        return (self.value, self.value)
-
-    def pdf(self, x: ArrayLike) -> Any:
-        points = np.asarray(x, dtype=float)
-        out = np.where(points == self.value, np.inf, 0.0)
-        return out[()] if points.ndim == 0 else out
-
-    def cdf(self, x: ArrayLike) -> Any:
-        points = np.asarray(x, dtype=float)
-        out = np.where(points >= self.value, 1.0, 0.0)
-        return out[()] if points.ndim == 0 else out
-
-    def icdf(self, p: ArrayLike) -> Any:
-        probabilities = np.asarray(p, dtype=float)
-        if np.any(~np.isfinite(probabilities)) or np.any((probabilities < 0) | (probabilities > 1)):
-            raise InvalidParameter("p", p, "probabilities in [0, 1]")
-        out = np.full(probabilities.shape, self.value)
-        return out[()] if probabilities.ndim == 0 else out
-
-    def _raw_moment(self, order: int) -> float:
-        return self.value ** order
-
-    def variance(self) -> float:
-        return 0.0
-
-    def sample(self, shape: int | tuple[int, ...] = (), rng: RngLike = None) -> Any:
-        out = np.full(shape, self.value)
-        return float(out) if out.ndim == 0 else out
-
-
 def _hyperexponential(mean: float, scv: float) -> PhaseType:
-    r"""Balanced-means H2: :math:`p_{1,2} = (1 \pm \sqrt{(c^2-1)/(c^2+1)})/2`,
-    :math:`\mu_i = 2 p_i/\text{mean}`, so that :math:`p_1/\mu_1 = p_2/\mu_2 = \text{mean}/2`."""
-    p1 = 0.5 * (1.0 + math.sqrt((scv - 1.0) / (scv + 1.0)))
-    p2 = 1.0 - p1
-    rates = np.array([2.0 * p1 / mean, 2.0 * p2 / mean])
-    return PhaseType([p1, p2], np.diag(-rates), name=f"H2(mean={mean:g}, scv={scv:g})")
+    r"""Balanced-means H2 (:meth:`symq.core.sizelaws.Hyperexponential.balanced`) as a
+    :class:`~symq.me.laws.PhaseType`: :math:`p_{1,2} = (1 \pm \sqrt{(c^2-1)/(c^2+1)})/2`,
+    :math:`\mu_i = 2 p_i/\text{mean}`."""
+    alpha, A = Hyperexponential.balanced(mean, scv).phase_type()  # noqa: N806
+    return PhaseType(alpha, A, name=f"H2(mean={mean:g}, scv={scv:g})")
 
 
 def size_law(name: str, mean: float = 1.0, scv: float | None = None) -> Any:
