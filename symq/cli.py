@@ -2,9 +2,11 @@
 
 ::
 
-    symq list                       models and papers
-    symq check [PAPER ...]          check every claim of the papers; --json; --report DIR
-    symq derive PAPER               print the derivation (Markdown + LaTeX)
+    symq list                       models, papers (and where they come from), model kinds
+    symq check [PAPER|FILE ...]     check every claim of the papers or claims files (a folder:
+                                    every *.toml and *.py in it); --json; --report DIR
+    symq derive PAPER|FILE          print the derivation (Markdown + LaTeX)
+    symq new-claims NAME            write a starting claims file NAME.toml (--python: NAME.py)
     symq solve MODEL key=value ...  solve one model; --json for machine-readable output
     symq sweep MODEL key=a:b:n ...  parameter sweep; --scheduler ADDRESS runs it on Dask
 
@@ -12,7 +14,8 @@ Models and papers come from the registry in :mod:`symq.core.registry`; adding a 
 needs no edit here.
 
 Exit statuses: 0 success (``check`` exits 0 whatever the verdicts); 1 an internal error (a bug in
-symq: a check that crashed, an unexpected exception); 2 bad input (one line naming the parameter
+symq: a check that crashed, an unexpected exception); 2 bad input (also a claims file with a
+claim that cannot be built: its error is printed, the file's other claims still run) (one line naming the parameter
 as typed, the value and the allowed domain); 3 a run-time failure (a solver that did not converge
 or would truncate beyond the accuracy asked for, an output path that cannot be written, a Dask
 scheduler that cannot be reached, memory exhausted); 130 interrupted.  Every failure prints one
@@ -29,6 +32,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -36,7 +40,7 @@ import numpy as np
 
 from . import __version__
 from .core import registry
-from .core.claims import Verdict, internal_error_verdict
+from .core.claims import Status, Verdict, internal_error_verdict
 from .core.errors import EXIT_RUNTIME, EXIT_USAGE, InvalidParameter, OutputError, SymqError
 from .core.parameters import validate_parameters
 from .core.report import verdict_table, write_report
@@ -97,31 +101,80 @@ def _split_assignments(items: Sequence[str]) -> dict[str, str]:
 def _cmd_list(args: argparse.Namespace) -> int:
     models = registry.models()
     papers = registry.papers()
+    kinds = registry.model_kinds()
     if args.json:
         print(json.dumps({
             "models": [{"name": m.name, "summary": m.summary, "paper": m.paper,
+                        "source": m.source, "outputs": list(m.outputs),
                         "parameters": [str(p) for p in m.parameters]} for m in models.values()],
             "papers": [{"key": p.key, "title": p.title, "citation": p.citation,
-                        "models": list(p.models)} for p in papers.values()],
+                        "source": p.source, "models": list(p.models)} for p in papers.values()],
+            "model_kinds": [{"kind": k.kind, "summary": k.summary, "keys": dict(k.keys),
+                             "outputs": list(k.outputs)} for k in kinds.values()],
+            "plugin_failures": [str(f) for f in registry.plugin_failures()],
         }, indent=2))
         return EXIT_OK
-    print("Models (symq solve MODEL key=value ...):")
+    print("Models (symq solve MODEL key=value ...; in claims files MODEL:KEY):")
     for m in models.values():
-        print(f"  {m.name:<16} {m.summary}")
+        origin = "" if m.source == registry.BUILT_IN else f"  [{m.source}]"
+        print(f"  {m.name:<16} {m.summary}{origin}")
         for p in m.parameters:
             print(f"  {'':<16}   {p}")
+        if m.outputs:
+            print(f"  {'':<16}   results: {', '.join(m.outputs)}")
     print("\nPapers (symq check PAPER, symq derive PAPER):")
     for p in papers.values():
-        print(f"  {p.key:<16} {p.title} — {p.citation}")
+        print(f"  {p.key:<16} {p.title} — {p.citation}  [{p.source}]")
+    if kinds:
+        print("\nModel kinds a claims file may declare ([models.NAME] kind = ...):")
+        for k in kinds.values():
+            print(f"  {k.kind:<16} {k.summary}")
+            if k.keys:
+                print(f"  {'':<16}   keys: {', '.join(k.keys)}")
+    print("\nClaims files: symq check FILE.toml|FILE.py|FOLDER; symq new-claims NAME")
     return EXIT_OK
 
 
 # ----------------------------------------------------------------------------- check
 
-def _run_claims(keys: Sequence[str], progress: bool) -> tuple[list[Verdict], bool]:
+def _papers_to_check(targets: Sequence[str]) -> tuple[list[registry.PaperSpec], list[str]]:
+    """The papers named on the command line (keys, claims files, folders of them), and the
+    error lines of claims that could not be built.  Unknown keys and unusable files fail
+    before any claim runs."""
+    from .core.claimsfile import ClaimsFileError, claims_files, is_claims_path, load_claims_file
+
+    if not targets:
+        return list(registry.papers().values()), []
+    specs: list[registry.PaperSpec] = []
+    errors: list[str] = []
+    for target in targets:
+        if not is_claims_path(target) or (target in registry.papers() and not Path(target).exists()):
+            specs.append(registry.get_paper(target))
+            continue
+        path = Path(target)
+        if not path.exists():
+            raise ClaimsFileError(target, None, "", "no such claims file or folder (or paper key: "
+                                  + ", ".join(registry.papers()) + ")")
+        files = claims_files(path)
+        if not files:
+            raise ClaimsFileError(target, None, "", "the folder holds no claims file "
+                                  "(*.toml, *.py)")
+        for file in files:
+            loaded = load_claims_file(file)
+            specs.append(loaded.paper)
+            errors += [str(e) for e in loaded.errors]
+    keys = [s.key for s in specs]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise ClaimsFileError(repeated[0], None, "", "two papers (or claims files) have the same "
+                              "key; give each file its own [paper] key")
+    return specs, errors
+
+
+def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool
+                ) -> tuple[list[Verdict], bool]:
     from tqdm import tqdm
 
-    specs = [registry.get_paper(k) for k in keys] if keys else list(registry.papers().values())
     claims = [claim for spec in specs for claim in spec.build_claims()]
     verdicts: list[Verdict] = []
     crashed = False
@@ -140,19 +193,25 @@ def _run_claims(keys: Sequence[str], progress: bool) -> tuple[list[Verdict], boo
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    for key in args.papers:  # unknown names fail before any claim runs
-        registry.get_paper(key)
     if args.report:
         _check_writable_directory("--report", Path(args.report))
-    verdicts, crashed = _run_claims(args.papers, progress=not args.json and not args.quiet)
+    specs, errors = _papers_to_check(args.papers)
+    for line in errors:  # claims that could not be built: said before the others run
+        print(f"symq: error: {line}", file=sys.stderr)
+    verdicts, crashed = _run_claims(specs, progress=not args.json and not args.quiet)
     if args.json:
         print(json.dumps([v.to_dict() for v in verdicts], indent=2))
     else:
         print(verdict_table(verdicts))
+        if args.explain:
+            for v in verdicts:
+                if args.explain == "all" or v.status is not Status.HOLDS:
+                    print("\n" + v.explanation())
     if args.report:
+        by_key = {s.key: s for s in specs}
         keys = list(dict.fromkeys(v.paper for v in verdicts))
-        specs = {k: registry.get_paper(k) for k in keys}
-        derivations = {k: s.build_derivation() for k, s in specs.items()
+        chosen = {k: by_key[k] for k in keys if k in by_key}
+        derivations = {k: s.build_derivation() for k, s in chosen.items()
                        if s.derivation is not None}
         figures: dict[str, list[Path]] = {}
         directory = Path(args.report)
@@ -162,16 +221,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
         except ImportError:
             have_plots = False
         try:
-            for key, spec in specs.items():
+            for key, spec in chosen.items():
                 if have_plots and spec.figures is not None:
                     figures[key] = [Path(p) for p in spec.figures(directory)]
             path = write_report(directory, verdicts, derivations, figures,
-                                {k: s.title for k, s in specs.items()})
+                                {k: s.title for k, s in chosen.items()})
         except OSError as exc:
             raise OutputError(f"--report {str(directory)!r} cannot be written: "
                               f"{exc.strerror or exc}") from None
         print(f"report written to {path}", file=sys.stderr)
-    return EXIT_INTERNAL if crashed else EXIT_OK
+    if crashed:
+        return EXIT_INTERNAL
+    if errors:
+        print(f"symq: error: {len(errors)} claim(s) could not be built (see above)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
 
 
 # ----------------------------------------------------------------------------- derive
@@ -180,11 +245,16 @@ def _cmd_derive(args: argparse.Namespace) -> int:
     key = args.paper
     if args.output:
         _check_writable_file("-o", Path(args.output))
-    if key not in registry.papers():
-        models = registry.models()
-        if key in models and models[key].paper:
-            key = models[key].paper  # a model's derivation is its paper's
-    text = registry.get_paper(key).build_derivation().to_markdown()
+    from .core.claimsfile import is_claims_path, load_claims_file
+
+    if key not in registry.papers() and is_claims_path(key) and Path(key).is_file():
+        text = load_claims_file(key).paper.build_derivation().to_markdown()
+    else:
+        if key not in registry.papers():
+            models = registry.models()
+            if key in models and models[key].paper:
+                key = models[key].paper  # a model's derivation is its paper's
+        text = registry.get_paper(key).build_derivation().to_markdown()
     if args.output:
         try:
             Path(args.output).write_text(text)
@@ -193,6 +263,30 @@ def _cmd_derive(args: argparse.Namespace) -> int:
                               ) from None
     else:
         sys.stdout.write(text)
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------- new-claims
+
+def _cmd_new_claims(args: argparse.Namespace) -> int:
+    from .core.claimsfile import new_claims_text
+
+    name = args.name
+    stem = Path(name).stem if Path(name).suffix in (".toml", ".py") else Path(name).name
+    if not stem or not stem.replace("-", "_").isidentifier():
+        raise InvalidParameter("NAME", name, "a name of letters, digits, - and _ (the file "
+                               "NAME.toml is written)")
+    python = args.python or Path(name).suffix == ".py"
+    path = Path(name) if Path(name).suffix in (".toml", ".py") else \
+        Path(name).with_name(stem + (".py" if python else ".toml"))
+    if path.exists():
+        raise OutputError(f"{str(path)!r} exists; symq new-claims does not overwrite a file")
+    _check_writable_file("NAME", path)
+    try:
+        path.write_text(new_claims_text(stem.replace("_", "-"), str(path), python=python))
+    except OSError as exc:
+        raise OutputError(f"{str(path)!r} cannot be written: {exc.strerror or exc}") from None
+    print(f"wrote {path}; edit it, then run: symq check {path}")
     return EXIT_OK
 
 
@@ -303,21 +397,33 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"symq {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("list", help="list models and papers")
+    p = sub.add_parser("list", help="list models, papers and the model kinds of claims files")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_cmd_list)
 
-    p = sub.add_parser("check", help="check the claims of papers (all papers by default)")
-    p.add_argument("papers", nargs="*", metavar="PAPER", help="paper keys (see symq list)")
+    p = sub.add_parser("check", help="check the claims of papers or claims files (all built-in "
+                       "and plugin papers by default)")
+    p.add_argument("papers", nargs="*", metavar="PAPER|FILE",
+                   help="paper keys (see symq list), claims files (*.toml, *.py) or folders")
     p.add_argument("--json", action="store_true", help="print a JSON list of verdicts")
+    p.add_argument("--explain", nargs="?", const="failed", choices=("failed", "all"),
+                   help="after the table, explain each verdict that is not 'holds' (or all): "
+                   "what was compared, the worst point with both values, the counterexample, "
+                   "where it holds")
     p.add_argument("--report", metavar="DIR", help="write a Markdown report into DIR")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=_cmd_check)
 
-    p = sub.add_parser("derive", help="print a paper's (or a model's) derivation (Markdown + LaTeX)")
-    p.add_argument("paper", metavar="PAPER")
+    p = sub.add_parser("derive", help="print a paper's, a model's or a claims file's derivation "
+                       "(Markdown + LaTeX)")
+    p.add_argument("paper", metavar="PAPER|FILE")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(func=_cmd_derive)
+
+    p = sub.add_parser("new-claims", help="write a starting claims file NAME.toml")
+    p.add_argument("name", metavar="NAME", help="file name (NAME.toml, or NAME.py with --python)")
+    p.add_argument("--python", action="store_true", help="a Python claims file instead of TOML")
+    p.set_defaults(func=_cmd_new_claims)
 
     p = sub.add_parser("solve", help="solve one model: symq solve MODEL key=value ...")
     p.add_argument("model", metavar="MODEL")
@@ -344,6 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _load_plugins()
         return int(args.func(args))
     except SymqError as exc:
         print(f"symq: error: {_one_line(exc)}", file=sys.stderr)
@@ -363,6 +470,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"symq: internal error: {type(exc).__name__}: {_one_line(exc)} (a bug in symq; "
               "SYMQ_DEBUG=1 shows the traceback)", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _load_plugins() -> None:
+    """Load the plugins once; a broken one is one warning line, and every command goes on."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", registry.PluginWarning)
+        registry.load_plugins()
+    for warning in caught:
+        if issubclass(warning.category, registry.PluginWarning):
+            print(f"symq: warning: {warning.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                                   warning.lineno)
 
 
 def _one_line(exc: BaseException) -> str:

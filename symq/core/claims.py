@@ -170,6 +170,7 @@ class Verdict:
     counterexample: dict[str, Any] | None = None
     holds_region: str = ""
     n_inconclusive: int = 0
+    side_names: tuple[str, str] = ("claimed", "reference")
 
     @property
     def holds(self) -> bool:
@@ -214,8 +215,9 @@ class Verdict:
         if self.worst_point is not None:
             lines.append(f"  worst point: {_point_text(self.worst_point)}")
         if self.claimed_value is not None or self.reference_value is not None:
-            lines.append(f"  values there: claimed {_short(self.claimed_value)}, "
-                         f"reference {_short(self.reference_value)}")
+            first, second = self.side_names
+            lines.append(f"  values there: {first} {_short(self.claimed_value)}, "
+                         f"{second} {_short(self.reference_value)}")
         if self.counterexample is not None:
             lines.append(f"  smallest counterexample: {_point_text(self.counterexample)}")
         if self.holds_region:
@@ -332,7 +334,7 @@ class Claim:
                 expected=self.expected, compared=self.compared_text(),
                 claimed_value=worst.claimed if worst is not None else None,
                 reference_value=worst.reference if worst is not None else None,
-                n_inconclusive=n_bad,
+                n_inconclusive=n_bad, side_names=self.side_names,
             )
 
         try:
@@ -350,7 +352,8 @@ class Claim:
             detail = (f"error {worst.error:.3g} > tolerance {self.tolerance:.3g} at "
                       f"{_point_text(worst.point)}")
             if self.reference is not None:
-                detail += f": claimed {_short(worst.claimed)}, reference {_short(worst.reference)}"
+                first, second = self.side_names
+                detail += f": {first} {_short(worst.claimed)}, {second} {_short(worst.reference)}"
             if undecided:
                 detail += f" ({len(undecided)} points inconclusive)"
             result = verdict(Status.FAILS, detail, worst.error, worst)
@@ -377,6 +380,9 @@ class Claim:
         if math.isnan(err):
             return PointOutcome(point, claimed, reference, None, "the error is NaN")
         return PointOutcome(point, claimed, reference, err, "")
+
+    #: How verdicts name the two values compared.
+    side_names = ("claimed", "reference")
 
     def compared_text(self) -> str:
         """What the claim compares (overridden by claims that know more)."""

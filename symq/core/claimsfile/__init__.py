@@ -1,0 +1,23 @@
+"""Claims files: check a formula from your own paper with ``symq check FILE``.
+
+A claims file declares a paper and claims about it, in TOML (nothing in it runs as code) or in
+Python.  Each claim states a relation between formulas and references to symq models (built in,
+from a plugin, or declared in the file), a parameter region and a tolerance; ``symq check FILE``
+checks it with the same verdicts as the built-in papers.  ``symq new-claims NAME`` writes a
+starting file.
+
+Modules: :mod:`~.loader` (reading files), :mod:`~.claim` (a claim's keys), :mod:`~.quantities`
+(formulas and references), :mod:`~.region` (parameter regions), :mod:`~.compare` (tolerances,
+inequalities, confidence intervals), :mod:`~.explain` (counterexamples and holding regions),
+:mod:`~.declarations` (declared parameters and models), :mod:`~.template`.
+"""
+
+from .claim import FileClaim, build_claim
+from .compare import Tolerance
+from .loader import ClaimsFileError, LoadedFile, claims_files, is_claims_path, load_claims_file
+from .region import Region, parse_region
+from .template import new_claims_text
+
+__all__ = ["FileClaim", "build_claim", "Tolerance", "ClaimsFileError", "LoadedFile",
+           "claims_files", "is_claims_path", "load_claims_file", "Region", "parse_region",
+           "new_claims_text"]

@@ -1,0 +1,480 @@
+"""A claim of a claims file: a relation between quantities, checked over a region.
+
+:func:`build_claim` turns one entry of a claims file's ``claims`` list (a TOML table or a Python
+dict) into a :class:`FileClaim`, which is a :class:`~symq.core.claims.Claim` and is checked by
+the same machinery as the built-in papers' claims.  The keys of an entry:
+
+``name`` (required)
+    A short, unique name.
+``statement``
+    ``lhs OP rhs`` with OP one of ``==``, ``<=``, ``>=``, ``<``, ``>``, ``->`` (a limit, with
+    ``limit``); the sides are formulas in the region's parameters, the ``let`` quantities and the
+    file's ``constants``.
+``formula`` and ``reference``
+    Shorthand for ``statement = "claimed == reference"`` with ``claimed`` the formula and
+    ``reference`` a model reference (``"supermarket:ET"``).
+``let``
+    Named quantities: formulas, references ``"MODEL:KEY"`` or tables ``{ ref = "MODEL:KEY",
+    param = value, ... }`` (see :mod:`symq.core.claimsfile.quantities`); in Python files also
+    functions of the point.
+``region``
+    The parameter region (:mod:`symq.core.claimsfile.region`).
+``tolerance``
+    :mod:`symq.core.claimsfile.compare`; default relative 1e-9.
+``limit``
+    ``{ p = 0 }`` for ``lhs -> rhs as p -> 0``: the error must shrink toward the limit and be
+    within the tolerance at the nearest point.
+``source``, ``expected`` (``"holds"`` or ``"fails"``), ``seed``, ``notes``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import sympy as sp
+
+from ..budget import time_budget
+from ..claims import Claim, Evidence, Inconclusive, PointOutcome, Status, Verdict
+from ..errors import DerivationTimeout, InvalidParameter, SymqError
+from ..formula import Relation, parse_formula, parse_relation
+from ..parameters import validate_parameters
+from .compare import Tolerance, parse_tolerance, point_error
+from .explain import holding_region, smallest_counterexample
+from .quantities import (REFERENCE_PATTERN, Environment, FileContext, Formula, Function,
+                         Quantity, Reference, evaluate_expression)
+from .region import Region, parse_region
+
+__all__ = ["FileClaim", "build_claim", "CLAIM_KEYS", "parse_quantities"]
+
+CLAIM_KEYS = ("name", "statement", "formula", "reference", "let", "region", "tolerance", "limit",
+              "source", "expected", "seed", "notes")
+#: Seconds sympy may spend proving an identity.
+PROOF_SECONDS = 10.0
+
+
+@dataclass
+class FileClaim(Claim):
+    """A claim declared in a claims file (see the module docstring)."""
+
+    relation: Relation | None = None
+    quantities: dict[str, Quantity] = field(default_factory=dict)
+    region: Region | None = None
+    tolerance_spec: Tolerance = field(default_factory=Tolerance)
+    limit: dict[str, float] = field(default_factory=dict)
+    proof: str = ""
+    observed: set[Evidence] = field(default_factory=set)
+    _n_points: int = 1
+    side_names = ("left side", "right side")
+
+    @property
+    def evidences(self) -> tuple[Evidence, ...]:
+        order = list(Evidence)
+        found = sorted(self.observed, key=order.index)
+        if self.proof:
+            found.insert(0, Evidence.SYMBOLIC)
+        return tuple(found) or (Evidence.NUMERIC,)
+
+    @property
+    def deterministic(self) -> bool:
+        return Evidence.SIMULATION not in self.observed
+
+    def points(self) -> list[Mapping[str, Any]]:
+        assert self.region is not None
+        return list(self.region.points())
+
+    def _side(self, expr: sp.Expr, env: Environment, label: str) -> Any:
+        if isinstance(expr, sp.Symbol):
+            return env.value(expr.name)
+        values = {s.name: env.value(s.name) for s in expr.free_symbols}
+        return evaluate_expression(expr, values, env.evidence, label)
+
+    def evaluate(self, point: Mapping[str, Any]) -> PointOutcome:
+        assert self.relation is not None
+        env = Environment(point, self.quantities, seed=self.seed)
+        try:
+            lhs = self._side(self.relation.lhs, env, "the left side")
+            rhs = self._side(self.relation.rhs, env, "the right side")
+            err = point_error(lhs, self.relation.op, rhs, self.tolerance_spec, self._n_points)
+        except Inconclusive as exc:
+            return PointOutcome(point, None, None, None, str(exc))
+        except SymqError as exc:
+            return PointOutcome(point, None, None, None, f"{type(exc).__name__}: {exc}")
+        finally:
+            self.observed |= env.evidence
+        if math.isnan(err):
+            return PointOutcome(point, lhs, rhs, None, "the error is NaN")
+        return PointOutcome(point, lhs, rhs, err, "")
+
+    def compared_text(self) -> str:
+        assert self.relation is not None and self.region is not None
+        names = sorted({s.name for s in self.relation.lhs.free_symbols
+                        | self.relation.rhs.free_symbols} & set(self.quantities))
+        lets = "; ".join(f"{n} = {self.quantities[n].describe()}" for n in names)
+        text = self.relation.text + (f" with {lets}" if lets else "")
+        text += f"; over {self.region.describe()}; tolerance {self.tolerance_spec.describe()}"
+        if self.limit:
+            text += "; limit " + ", ".join(f"{k} -> {v:g}" for k, v in self.limit.items())
+        if self.proof:
+            text += f"; {self.proof}"
+        return text
+
+    def check(self) -> Verdict:
+        self.observed = set()
+        self._n_points = max(len(self.points()), 1)
+        if self.relation is not None and self.relation.op == "->":
+            verdict = self._check_limit()
+        else:
+            verdict = super().check()
+        return verdict
+
+    def _decide(self, point: dict[str, Any]) -> bool | None:
+        outcome = self.evaluate(point)
+        return None if outcome.error is None else outcome.error <= self.tolerance
+
+    def explain(self, verdict: Verdict, outcomes: Any) -> Verdict:
+        assert self.region is not None
+        verdict.holds_region = holding_region(self.region, outcomes, self.tolerance,
+                                              self._decide, self.deterministic)
+        if verdict.status is Status.FAILS:
+            verdict.counterexample = smallest_counterexample(
+                self.region, outcomes, lambda p: (lambda d: None if d is None else not d)(
+                    self._decide(p)), self.tolerance, self.deterministic)
+        verdict.evidence = self.evidences
+        return verdict
+
+    def _check_limit(self) -> Verdict:
+        """``lhs -> rhs`` as the limit parameters approach their values: along each sequence
+        of points (the other parameters fixed), the error at the point nearest the limit is
+        within the tolerance and no larger than anywhere farther away."""
+        import time
+
+        start = time.perf_counter()
+        (name, target), = self.limit.items()
+        outcomes = [self.evaluate(p) for p in self.points()]
+        groups: dict[tuple, list[PointOutcome]] = {}
+        for o in outcomes:
+            key = tuple((k, repr(v)) for k, v in o.point.items() if k != name)
+            groups.setdefault(key, []).append(o)
+        worst: PointOutcome | None = None
+        failure = ""
+        sequences = []
+        for members in groups.values():
+            members.sort(key=lambda o: -abs(float(o.point[name]) - target))
+            if any(o.error is None for o in members):
+                bad = next(o for o in members if o.error is None)
+                return Verdict(self.paper, self.name, Status.INCONCLUSIVE, None, self.evidences,
+                               f"at {bad.point}: {bad.reason}", time.perf_counter() - start,
+                               dict(bad.point), self.tolerance, len(outcomes), self.source,
+                               self.expected, self.compared_text())
+            errors = [o.error for o in members]
+            nearest = members[-1]
+            sequences.append(", ".join(f"{e:.2g}" for e in errors))
+            if worst is None or nearest.error > worst.error:
+                worst = nearest
+            if nearest.error > self.tolerance and not failure:
+                failure = (f"at the point nearest {name} -> {target:g} ({name} = "
+                           f"{nearest.point[name]:g}) the error is {nearest.error:.3g} > "
+                           f"{self.tolerance:.3g}")
+            elif nearest.error > min(errors) * (1 + 1e-9) + 1e-300 and not failure:
+                failure = (f"the error does not decrease toward {name} -> {target:g}: "
+                           f"{sequences[-1]}")
+        assert worst is not None
+        status = Status.FAILS if failure else Status.HOLDS
+        detail = failure or (f"error {worst.error:.3g} <= {self.tolerance:.3g} at the point "
+                             f"nearest {name} -> {target:g}, decreasing toward it")
+        detail += f"; errors along {name} -> {target:g}: " + " | ".join(sequences)
+        return Verdict(self.paper, self.name, status, worst.error, self.evidences, detail,
+                       time.perf_counter() - start, dict(worst.point), self.tolerance,
+                       len(outcomes), self.source, self.expected, self.compared_text(),
+                       claimed_value=worst.claimed, reference_value=worst.reference,
+                       side_names=self.side_names)
+
+
+# ----------------------------------------------------------------------------- building
+
+def _assumptions(region: Region) -> dict[str, dict[str, bool]]:
+    out: dict[str, dict[str, bool]] = {}
+    for axis in region.axes:
+        if not axis.numeric:
+            continue
+        kind = {"integer": True} if axis.integer else {"real": True}
+        if axis.low is not None and axis.low > 0:
+            kind["positive"] = True
+        elif axis.low is not None and axis.low >= 0:
+            kind["nonnegative"] = True
+        out[axis.name] = kind
+    return out
+
+
+def parse_quantities(where: str, table: Any, names: tuple[str, ...], context: FileContext,
+                     assumptions: dict[str, dict[str, bool]], allow_references: bool = True,
+                     ) -> dict[str, Quantity]:
+    """The ``let`` (or ``constants``) table: name -> formula, reference or function."""
+    if table is None:
+        return {}
+    if not isinstance(table, Mapping):
+        raise InvalidParameter(where, table, "a table of named quantities")
+    all_names = tuple(dict.fromkeys([*names, *table]))
+    real = {n: {"real": True} for n in all_names}
+    out: dict[str, Quantity] = {}
+    for name, spec in table.items():
+        key = f"{where}.{name}"
+        if not str(name).isidentifier():
+            raise InvalidParameter(key, spec, "a quantity whose name is an identifier")
+        ref = spec.get("ref") if isinstance(spec, Mapping) else spec
+        if isinstance(ref, str) and REFERENCE_PATTERN.match(ref):
+            if not allow_references:
+                raise InvalidParameter(key, spec, "a number or a formula (constants cannot "
+                                       "refer to models)")
+            overrides = dict(spec) if isinstance(spec, Mapping) else {"ref": spec}
+            overrides.pop("ref")
+            out[name] = _reference(key, name, ref, overrides, all_names, context)
+        elif isinstance(spec, Mapping):
+            raise InvalidParameter(key, dict(spec), "a table { ref = \"MODEL:KEY\", ... }",
+                                   "no ref key" if "ref" not in spec else
+                                   "ref is not written MODEL:KEY")
+        elif isinstance(spec, str):
+            others = tuple(n for n in all_names if n != name)
+            expr = parse_formula(key, spec, others, sums=True,
+                                 assumptions={**real, **assumptions})
+            out[name] = Formula(name, expr, spec)
+        elif isinstance(spec, (int, float)) and not isinstance(spec, bool):
+            out[name] = Formula(name, sp.Rational(repr(spec)) if isinstance(spec, float)
+                                else sp.Integer(spec), repr(spec))
+        elif isinstance(spec, sp.Expr):
+            unknown = {s.name for s in spec.free_symbols} - set(all_names)
+            if unknown:
+                raise InvalidParameter(key, spec, "an expression in " + ", ".join(all_names),
+                                       f"unknown symbols {', '.join(sorted(unknown))}")
+            out[name] = Formula(name, spec, str(spec))
+        elif callable(spec):
+            out[name] = Function(name, spec)
+        else:
+            raise InvalidParameter(key, spec, "a formula, a reference MODEL:KEY, a table "
+                                   "{ ref = ... } or (in Python files) a function")
+    _check_cycles(where, out)
+    return out
+
+
+def _check_cycles(where: str, quantities: Mapping[str, Quantity]) -> None:
+    state: dict[str, int] = {}
+
+    def visit(name: str, path: list[str]) -> None:
+        if state.get(name) == 2 or name not in quantities:
+            return
+        if state.get(name) == 1:
+            cycle = " -> ".join(path[path.index(name):] + [name])
+            raise InvalidParameter(f"{where}.{name}", quantities[name].describe(),
+                                   "a quantity that does not depend on itself",
+                                   f"cycle {cycle}")
+        state[name] = 1
+        for dep in quantities[name].depends:
+            visit(dep, path + [name])
+        state[name] = 2
+
+    for name in quantities:
+        visit(name, [])
+
+
+def _reference(key: str, name: str, text: str, overrides: dict[str, Any],
+               names: tuple[str, ...], context: FileContext) -> Reference:
+    match = REFERENCE_PATTERN.match(text)
+    assert match is not None
+    model_name, result_key, index = match.groups()
+    model = context.model(model_name, f"{key}.ref" if overrides else key)
+    if model.outputs and result_key not in model.outputs:
+        raise InvalidParameter(f"{key}", text, f"a result of model {model.name}: "
+                               + ", ".join(model.outputs), f"no result {result_key!r}")
+    parsed = {}
+    from .quantities import _override_value
+
+    for param, value in overrides.items():
+        try:
+            parsed[param] = _override_value(model, param, value, key, names)
+        except InvalidParameter as exc:
+            raise InvalidParameter(f"{key}.{param}", value, exc.domain,
+                                   str(exc).split(" must be ", 1)[-1]) from None
+    idx = None
+    if index is not None:
+        idx = parse_formula(f"{key} (index)", index, names,
+                            assumptions={n: {"real": True} for n in names})
+    return Reference(name, model, result_key, idx, parsed, context, text)
+
+
+def _string(where: str, table: Mapping[str, Any], key: str, required: bool = False) -> str:
+    value = table.get(key, "")
+    if required and not value:
+        raise InvalidParameter(f"{where}.{key}", "<missing>" if key not in table else value,
+                               "a non-empty string")
+    if not isinstance(value, str):
+        raise InvalidParameter(f"{where}.{key}", value, "a string")
+    return value
+
+
+def build_claim(where: str, table: Any, context: FileContext,
+                constants: Mapping[str, Any] | None = None) -> FileClaim:
+    """Build the claim ``table`` (one entry of ``claims``); ``where`` is its key path as typed.
+
+    Raises
+    ------
+    InvalidParameter
+        Naming the key as typed (``claims[2].let.ET``) for anything the claim gets wrong.
+    """
+    if not isinstance(table, Mapping):
+        raise InvalidParameter(where, table, "a table with name, statement, region, ...")
+    unknown = [k for k in table if k not in CLAIM_KEYS]
+    if unknown:
+        raise InvalidParameter(f"{where}.{unknown[0]}", table[unknown[0]], "one of the keys "
+                               + ", ".join(CLAIM_KEYS), "unknown key")
+    name = _string(where, table, "name", required=True)
+    let = dict(table.get("let") or {})
+    statement = table.get("statement")
+    if statement is None:
+        if "formula" not in table or "reference" not in table:
+            raise InvalidParameter(f"{where}.statement", "<missing>", "a relation lhs OP rhs "
+                                   "(or the pair formula + reference)")
+        let = {**let, "claimed": table["formula"], "reference": table["reference"]}
+        statement = "claimed == reference"
+    elif "formula" in table or "reference" in table:
+        raise InvalidParameter(f"{where}.formula", table.get("formula", table.get("reference")),
+                               "absent when statement is given", "give statement or the pair "
+                               "formula + reference, not both")
+    region = parse_region(f"{where}.region", table.get("region"))
+    assumptions = _assumptions(region)
+    quantities = dict(constants or {})
+    lets = parse_quantities(f"{where}.let", let, region.names + tuple(quantities), context,
+                            assumptions)
+    clash = set(lets) & set(region.names)
+    if clash:
+        n = sorted(clash)[0]
+        raise InvalidParameter(f"{where}.let.{n}", let[n], "a name that is not a region "
+                               "parameter", f"{n} is also an axis of the region")
+    quantities.update(lets)
+    names = region.names + tuple(quantities)
+    relation = parse_relation(f"{where}.statement", statement, names,
+                              assumptions={**{n: {"real": True} for n in quantities},
+                                           **assumptions})
+    tolerance = parse_tolerance(f"{where}.tolerance", table.get("tolerance"))
+    limit = _limit(where, table.get("limit"), relation, region)
+    expected = table.get("expected", "holds")
+    if expected not in ("holds", "fails"):
+        raise InvalidParameter(f"{where}.expected", expected, "holds or fails")
+    seed = table.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InvalidParameter(f"{where}.seed", seed, "an integer >= 0")
+    _check_names_used(where, relation, quantities, region)
+    _check_region_in_domains(where, quantities, region)
+    claim = FileClaim(
+        name=name, source=_string(where, table, "source"), statement=statement,
+        claimed=_unused, reference=_unused, sample=(), tolerance=tolerance.bound(relation.op),
+        seed=seed, notes=_string(where, table, "notes"), expected=Status(expected),
+        relation=relation, quantities=quantities, region=region, tolerance_spec=tolerance,
+        limit=limit)
+    claim.proof = _prove(relation, quantities)
+    return claim
+
+
+def _unused(point: Mapping[str, Any]) -> Any:  # FileClaim.evaluate evaluates both sides
+    raise AssertionError("not called")
+
+
+def _limit(where: str, spec: Any, relation: Relation, region: Region) -> dict[str, float]:
+    if relation.op != "->":
+        if spec:
+            raise InvalidParameter(f"{where}.limit", spec, "given only with a statement lhs -> rhs")
+        return {}
+    if not isinstance(spec, Mapping) or len(spec) != 1:
+        raise InvalidParameter(f"{where}.limit", spec, "one parameter and its limit, e.g. "
+                               "{ p = 0 }", "the statement is a limit (->)")
+    (name, value), = spec.items()
+    if name not in region.names:
+        raise InvalidParameter(f"{where}.limit.{name}", value, "a parameter of the region: "
+                               + ", ".join(region.names))
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidParameter(f"{where}.limit.{name}", value, "a finite number")
+    if len(region.axis(name).values) < 2:
+        raise InvalidParameter(f"{where}.region.{name}", region.axis(name).values,
+                               "at least two grid values approaching the limit")
+    return {name: float(value)}
+
+
+def _check_names_used(where: str, relation: Relation, quantities: Mapping[str, Quantity],
+                      region: Region) -> None:
+    """Every region parameter is used by a formula or passed to a model (a typo otherwise)."""
+    used = {s.name for s in relation.lhs.free_symbols | relation.rhs.free_symbols}
+    for q in quantities.values():
+        used |= set(q.depends)
+        if isinstance(q, Reference):
+            used |= {p.name for p in q.model.parameters}
+        if isinstance(q, Function):
+            used |= set(region.names)
+    for name in region.names:
+        if name not in used:
+            raise InvalidParameter(f"{where}.region.{name}", region.axis(name).describe(),
+                                   "a parameter used by the statement, a quantity or a model",
+                                   "no formula and no model uses it (a typo?)")
+
+
+def _check_region_in_domains(where: str, quantities: Mapping[str, Quantity],
+                             region: Region) -> None:
+    """Every point's values lie in the domains of the models the claim refers to."""
+    references = [q for q in quantities.values() if isinstance(q, Reference)]
+    if not references:
+        return
+    points = region.points()
+    for q in references:
+        direct = {p.name for p in q.model.parameters} - set(q.overrides)
+        fixed = {k: v for k, v in q.overrides.items() if not isinstance(v, sp.Basic)}
+        for point in points:
+            values = {**{k: v for k, v in point.items() if k in direct}, **fixed}
+            required = [p for p in q.model.parameters if p.required and p.name not in values
+                        and p.name not in q.overrides]
+            if required:
+                raise InvalidParameter(f"{where}.let.{q.name}", q.describe(),
+                                       "a reference whose model parameters the claim gives",
+                                       f"model {q.model.name} needs {required[0].name}: give "
+                                       "it in the region or in the reference's table")
+            try:
+                validate_parameters([p for p in q.model.parameters if p.name in values],
+                                    values)
+            except InvalidParameter as exc:
+                raise InvalidParameter(f"{where}.region.{exc.name}", exc.value,
+                                       f"{exc.domain} (model {q.model.name})",
+                                       "the region leaves the model's domain") from None
+
+
+def _substituted(expr: sp.Expr, quantities: Mapping[str, Quantity]) -> sp.Expr | None:
+    for _ in range(len(quantities) + 1):
+        names = {s.name: s for s in expr.free_symbols}
+        inner = [n for n in names if n in quantities]
+        if not inner:
+            return expr
+        mapping = {}
+        for n in inner:
+            q = quantities[n]
+            if not isinstance(q, Formula):
+                return None
+            mapping[names[n]] = q.expr
+        expr = expr.xreplace(mapping)
+    return None
+
+
+def _prove(relation: Relation, quantities: Mapping[str, Quantity]) -> str:
+    """"sympy proves ..." when an identity between formulas simplifies to 0 (within
+    :data:`PROOF_SECONDS`), else ""."""
+    if relation.op != "==":
+        return ""
+    lhs = _substituted(relation.lhs, quantities)
+    rhs = _substituted(relation.rhs, quantities)
+    if lhs is None or rhs is None or lhs.has(sp.Sum) or rhs.has(sp.Sum):
+        return ""
+    try:
+        with time_budget(PROOF_SECONDS, "the symbolic proof"):
+            difference = sp.simplify(lhs - rhs)
+    except DerivationTimeout:
+        return ""
+    if difference == 0:
+        return "sympy proves lhs - rhs = 0 identically"
+    return ""

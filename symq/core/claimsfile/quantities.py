@@ -1,0 +1,409 @@
+"""The quantities a claim in a claims file compares: formulas, model references, functions.
+
+A claim's statement (``ET == 1/(1 - lam)``) uses names.  Each name is a parameter of the claim's
+region, or a quantity defined in the claim's ``let`` table (or the file's ``[constants]``):
+
+* a **formula** (text, parsed by :func:`symq.core.formula.parse_formula`, never evaluated as
+  code), in the parameters and the other quantities: ``rho = "lam/m"``;
+* a **reference** to a model, ``"MODEL:KEY"`` (``"supermarket:ET"``, ``"supermarket:tail[k]"``
+  with ``k`` a parameter or an integer): the model is solved at the point (parameters of the
+  model that the region gives are passed on), and ``result.values[KEY]`` is the value.  A table
+  ``{ ref = "dispatch:ET", policy = "lwl", rho = "lam/2" }`` fixes or maps model parameters: a
+  number is a value, text is a word for a parameter that takes words (a policy, a protocol) and a
+  formula in the claim's names otherwise.  The model is a registered one (``symq list``) or one
+  the file declares in its ``[models]`` table;
+* in a Python claims file, also a **function** ``f(point) -> value`` of the parameters.
+
+Formulas are evaluated exactly (sympy rationals) when every input is rational and the formula is
+a rational function, and with 50 significant digits (mpmath, in the calling thread's private
+context) otherwise; an infinite sum is summed directly while its terms become negligible, else by
+two extrapolations of :func:`mpmath.nsum` that must agree to 30 digits (else the point is
+undecided).  A reference's value is what the model returns (a float,
+a :class:`~symq.core.simstats.ConfidenceInterval` for simulations, an array).  A simulation
+estimate may enter a formula linearly (``EW*sqrt(p)``): the formula then maps the interval.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import sympy as sp
+
+from ..claims import Evidence, Inconclusive
+from ..compiler import compile as compile_expr
+from ..errors import InvalidParameter, SymqError, UnknownName
+from ..parameters import Choice, Expression, IntegerAtLeast
+from ..precision import local_mp, working_dps
+from ..registry import ModelSpec, get_model
+from ..result import Exactness
+from ..simstats import ConfidenceInterval
+
+__all__ = ["Quantity", "Formula", "Reference", "Function", "FileContext", "Environment",
+           "REFERENCE_PATTERN", "DIGITS"]
+
+#: Significant digits of formula evaluation.
+DIGITS = 50
+#: ``MODEL:KEY`` or ``MODEL:KEY[index]``.
+REFERENCE_PATTERN = re.compile(r"^\s*([A-Za-z][\w.\-]*)\s*:\s*([A-Za-z_]\w*)\s*"
+                               r"(?:\[([^\[\]]+)\])?\s*$")
+_SUM_ERROR = 1e-30
+#: Terms an infinite sum is summed directly before extrapolation is tried.
+_DIRECT_TERMS = 20_000
+_EVIDENCE = {Exactness.EXACT: Evidence.EXACT, Exactness.NUMERIC: Evidence.NUMERIC,
+             Exactness.CERTIFIED: Evidence.CERTIFIED, Exactness.SIMULATED: Evidence.SIMULATION}
+
+
+@dataclass
+class FileContext:
+    """What the claims of one file share: the models it declares and a cache of model solves."""
+
+    path: str = ""
+    models: dict[str, ModelSpec] = field(default_factory=dict)
+    cache: dict[Any, Any] = field(default_factory=dict)
+
+    def model(self, name: str, where: str) -> ModelSpec:
+        """The model ``name``: one the file declares, else a registered one."""
+        if name in self.models:
+            return self.models[name]
+        try:
+            return get_model(name)
+        except UnknownName as exc:
+            declared = f"; declared in this file: {', '.join(self.models)}" if self.models else ""
+            raise InvalidParameter(where, name, "a model of `symq list` or of the file's "
+                                   "[models] table", f"{exc}{declared}") from None
+
+
+class Quantity:
+    """A named value of a claim at a parameter point (``name``; ``depends``: the names its
+    value depends on)."""
+
+    name: str
+    depends: tuple[str, ...]
+
+    def evaluate(self, env: "Environment") -> Any:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass
+class Environment:
+    """The values of a claim's names at one point (quantities evaluated once, on demand)."""
+
+    point: Mapping[str, Any]
+    quantities: Mapping[str, Quantity]
+    seed: int = 0
+    evidence: set[Evidence] = field(default_factory=set)
+    _values: dict[str, Any] = field(default_factory=dict)
+
+    def value(self, name: str) -> Any:
+        if name in self.point:
+            return self.point[name]
+        if name not in self._values:
+            self._values[name] = self.quantities[name].evaluate(self)
+        return self._values[name]
+
+
+# ----------------------------------------------------------------------------- formulas
+
+def _rational(value: Any) -> sp.Rational | None:
+    """``value`` as an exact rational, reading a float as the decimal the user typed."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return sp.Integer(int(value))
+    if isinstance(value, (float, np.floating)) and math.isfinite(value):
+        return sp.Rational(repr(float(value)))
+    if isinstance(value, sp.Rational):
+        return value
+    return None
+
+
+def _exact_capable(expr: sp.Expr) -> bool:
+    return not expr.atoms(sp.Float) and not expr.has(sp.Sum) and all(
+        isinstance(node, (sp.Add, sp.Mul, sp.Symbol, sp.Rational))
+        or (isinstance(node, sp.Pow) and node.exp.is_Integer)
+        for node in sp.preorder_traversal(expr))
+
+
+@dataclass
+class Formula(Quantity):
+    """A quantity given by a formula in the claim's names."""
+
+    name: str
+    expr: sp.Expr
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        self.depends = tuple(sorted(s.name for s in self.expr.free_symbols))
+        self.exact = _exact_capable(self.expr)
+
+    def describe(self) -> str:
+        return self.text or str(self.expr)
+
+    def evaluate(self, env: Environment) -> Any:
+        values = {name: env.value(name) for name in self.depends}
+        return evaluate_expression(self.expr, values, env.evidence, self.name)
+
+
+def evaluate_expression(expr: sp.Expr, values: Mapping[str, Any], evidence: set[Evidence],
+                        label: str) -> Any:
+    """``expr`` at ``values``: exact, 50-digit, or a mapped confidence interval."""
+    intervals = [n for n, v in values.items() if isinstance(v, ConfidenceInterval)]
+    if intervals:
+        return _map_interval(expr, values, intervals, evidence, label)
+    for name, value in values.items():
+        if isinstance(value, str):
+            raise Inconclusive(f"{label} uses {name} = {value!r}, a word, in arithmetic")
+        if isinstance(value, (np.ndarray, list, tuple)):
+            raise Inconclusive(f"{label} uses {name}, an array of {len(value)} values, in "
+                               "arithmetic; index it (MODEL:KEY[k]) or compare it whole")
+    if _exact_capable(expr):
+        exact = {sym: _rational(values[sym.name]) for sym in expr.free_symbols}
+        if all(v is not None for v in exact.values()):
+            try:
+                result = expr.xreplace(exact)
+            except ZeroDivisionError:
+                raise Inconclusive(f"{label} divides by zero") from None
+            if result.is_Rational:
+                evidence.add(Evidence.EXACT)
+                return result
+            if result.has(sp.zoo, sp.nan, sp.oo):
+                raise Inconclusive(f"{label} is not finite here (a division by zero)")
+    evidence.add(Evidence.HIGH_PRECISION)
+    return _evaluate_mp(expr, values, label)
+
+
+def _map_interval(expr: sp.Expr, values: Mapping[str, Any], intervals: list[str],
+                  evidence: set[Evidence], label: str) -> ConfidenceInterval:
+    if len(intervals) > 1:
+        raise Inconclusive(f"{label} combines several simulation estimates "
+                           f"({', '.join(intervals)}); compare each on its own side")
+    name = intervals[0]
+    ci: ConfidenceInterval = values[name]
+    symbol = _symbol(expr, name)
+    slope = sp.diff(expr, symbol)
+    if slope.has(symbol):
+        raise Inconclusive(f"{label} is not linear in the simulation estimate {name}; a "
+                           "confidence interval is mapped only by a linear formula")
+    others = {n: v for n, v in values.items() if n != name}
+    b_expr = expr.subs(symbol, 0)
+    a = float(evaluate_expression(slope, {s.name: others[s.name] for s in slope.free_symbols},
+                                  set(), label))
+    b = float(evaluate_expression(b_expr, {s.name: others[s.name] for s in b_expr.free_symbols},
+                                  set(), label))
+    evidence.add(Evidence.SIMULATION)
+    return ConfidenceInterval(a * ci.mean + b, abs(a) * ci.half_width, ci.level, ci.n, ci.method)
+
+
+def _evaluate_mp(expr: sp.Expr, values: Mapping[str, Any], label: str) -> Any:
+    with working_dps(DIGITS):
+        ctx = local_mp()
+        sums = {}
+        for node in sorted(expr.atoms(sp.Sum), key=sp.default_sort_key):
+            dummy = sp.Dummy("sum")
+            sums[node] = (dummy, _evaluate_sum(node, values, label))
+        reduced = expr.xreplace({node: d for node, (d, _) in sums.items()})
+        symbols = sorted((s for s in reduced.free_symbols if not isinstance(s, sp.Dummy)),
+                         key=lambda s: s.name)
+        args = symbols + [d for d, _ in sums.values()]
+        function = compile_expr(reduced, args, backend="mpmath")
+        inputs = [_mp_value(values[s.name], s.name, label) for s in symbols]
+        inputs += [v for _, v in sums.values()]
+        try:
+            out = function(*inputs)
+        except (ZeroDivisionError, ValueError, OverflowError) as exc:
+            raise Inconclusive(f"{label} cannot be evaluated here: {exc}") from None
+        if isinstance(out, ctx.mpc) or not ctx.isfinite(out):
+            raise Inconclusive(f"{label} = {out} is not a finite real number here")
+        return out
+
+
+def _symbol(expr: sp.Expr, name: str) -> sp.Symbol:
+    """The free symbol of ``expr`` called ``name`` (whatever its assumptions)."""
+    for sym in expr.free_symbols:
+        if sym.name == name:
+            return sym
+    return sp.Symbol(name)
+
+
+def _mp_value(value: Any, name: str, label: str) -> Any:
+    """``value`` as a number of the thread's mpmath context; a float is read as the shortest
+    decimal that prints it (the number the user typed)."""
+    ctx = local_mp()
+    if isinstance(value, (bool, np.bool_)):
+        raise Inconclusive(f"{label}: {name} = {value} is a truth value, not a number")
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return ctx.mpf(int(value))
+    if isinstance(value, (float, np.floating)):
+        return ctx.mpf(repr(float(value)))
+    if isinstance(value, sp.Rational):
+        return ctx.mpf(int(value.p)) / int(value.q)
+    if isinstance(value, sp.Float):
+        return ctx.mpf(str(value))
+    if hasattr(value, "_mpf_"):
+        return ctx.mpf(value)
+    try:
+        return ctx.mpf(float(value))
+    except (TypeError, ValueError):
+        raise Inconclusive(f"{label}: {name} = {value!r} is not a number") from None
+
+
+def _evaluate_sum(node: sp.Sum, values: Mapping[str, Any], label: str) -> Any:
+    ctx = local_mp()
+    (k, low, high), = node.limits
+    outer = {n: v for n, v in values.items()}
+    bounds = []
+    for bound in (low, high):
+        if bound is sp.oo:
+            bounds.append(None)
+            continue
+        b = bound.xreplace({sym: _rational(outer[sym.name]) or outer[sym.name]
+                            for sym in bound.free_symbols})
+        if not b.is_number or not float(b).is_integer():
+            raise Inconclusive(f"{label}: the sum's bound {bound} = {b} is not an integer")
+        bounds.append(int(b))
+    symbols = sorted((s for s in node.function.free_symbols if s != k), key=lambda s: s.name)
+    function = compile_expr(node.function, [k] + symbols, backend="mpmath")
+    fixed = [_mp_value(outer[s.name], s.name, label) for s in symbols]
+    if bounds[1] is not None:
+        return ctx.fsum(function(ctx.mpf(i), *fixed)
+                        for i in range(bounds[0], bounds[1] + 1))
+    return _infinite_sum(lambda i: function(ctx.mpf(i), *fixed), bounds[0], node, label)
+
+
+def _infinite_sum(term: Callable[[int], Any], start: int, node: sp.Sum, label: str) -> Any:
+    """``sum(term(i), i >= start)``: summed directly while the terms fall below 10^-55 of the
+    partial sum for 20 terms in a row (up to :data:`_DIRECT_TERMS` terms); otherwise by two
+    independent extrapolations of :func:`mpmath.nsum` (Richardson+Shanks and Levin), accepted
+    when they agree to 30 digits."""
+    ctx = local_mp()
+    total, small = ctx.mpf(0), 0
+    for i in range(start, start + _DIRECT_TERMS):
+        t = term(i)
+        total += t
+        small = small + 1 if abs(t) <= ctx.mpf(10) ** -55 * max(abs(total), ctx.mpf(10) ** -300) \
+            else 0
+        if small >= 20:
+            return total
+    try:
+        first = ctx.nsum(term, [start, ctx.inf], method="richardson+shanks")
+        second = ctx.nsum(term, [start, ctx.inf], method="levin")
+    except (ZeroDivisionError, ValueError, OverflowError) as exc:
+        raise Inconclusive(f"{label}: the infinite sum {node} cannot be evaluated: {exc}") from None
+    if not (ctx.isfinite(first) and ctx.isfinite(second)) or \
+            abs(first - second) > _SUM_ERROR * max(abs(first), ctx.mpf(10) ** -30):
+        raise Inconclusive(f"{label}: the infinite sum {node} does not converge to 30 digits "
+                           f"here (two extrapolations give {ctx.nstr(first, 10)} and "
+                           f"{ctx.nstr(second, 10)})")
+    return first
+
+
+# ----------------------------------------------------------------------------- references
+
+def _override_value(model: ModelSpec, name: str, value: Any, where: str,
+                    names: tuple[str, ...]) -> Any:
+    """An override as written: a number, a word, or a formula in the claim's names."""
+    parameter = model.parameter(name, value)
+    if isinstance(value, str) and not isinstance(parameter.domain, (Choice, Expression)):
+        from ..formula import parse_formula
+
+        return parse_formula(f"{where}.{name}", value, names)
+    return value
+
+
+@dataclass
+class Reference(Quantity):
+    """A result key of a (registered or declared) model, solved at the claim's point."""
+
+    name: str
+    model: ModelSpec
+    key: str
+    index: sp.Expr | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    context: FileContext = field(default_factory=FileContext)
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        deps = set()
+        for value in self.overrides.values():
+            if isinstance(value, sp.Basic):
+                deps |= {s.name for s in value.free_symbols}
+        if self.index is not None:
+            deps |= {s.name for s in self.index.free_symbols}
+        self.depends = tuple(sorted(deps))
+
+    def describe(self) -> str:
+        return self.text or f"{self.model.name}:{self.key}"
+
+    def parameters_at(self, env: Environment) -> dict[str, Any]:
+        """The model's parameter values at the environment's point."""
+        params: dict[str, Any] = {}
+        for p in self.model.parameters:
+            if p.name in self.overrides:
+                value = self.overrides[p.name]
+                if isinstance(value, sp.Basic):
+                    value = evaluate_expression(value, {s.name: env.value(s.name)
+                                                        for s in value.free_symbols},
+                                                set(), f"{self.name}.{p.name}")
+                    value = float(value)
+                    if isinstance(p.domain, IntegerAtLeast) and value.is_integer():
+                        value = int(value)
+                params[p.name] = value
+            elif p.name in env.point:
+                params[p.name] = env.point[p.name]
+        return params
+
+    def evaluate(self, env: Environment) -> Any:
+        params = self.parameters_at(env)
+        frozen = tuple(sorted((k, repr(v)) for k, v in params.items()))
+        seed = zlib.crc32(repr((self.model.name, frozen)).encode()) ^ env.seed
+        key = (self.model.name, frozen, seed if self.model.accepts_rng else None)
+        result = self.context.cache.get(key)
+        if result is None:
+            result = self.model.run(params, rng=np.random.default_rng(seed))
+            self.context.cache[key] = result
+        env.evidence.add(_EVIDENCE.get(result.exactness, Evidence.NUMERIC))
+        if self.key not in result.values:
+            raise SymqError(f"{self.describe()}: model {self.model.name} has no result "
+                            f"{self.key!r}; its results are " + ", ".join(result.values))
+        value = result.values[self.key]
+        if isinstance(value, ConfidenceInterval):
+            env.evidence.add(Evidence.SIMULATION)
+        if self.index is not None:
+            i = evaluate_expression(self.index, {s.name: env.value(s.name)
+                                                 for s in self.index.free_symbols}, set(),
+                                    f"the index of {self.describe()}")
+            array = np.asarray(value)
+            if array.ndim != 1 or not float(i).is_integer() or not 0 <= int(i) < array.size:
+                raise Inconclusive(f"{self.describe()}[{i}] is out of range (it has "
+                                   f"{array.size} entries)")
+            return float(array[int(i)])
+        if isinstance(value, (list, tuple)):
+            return np.asarray(value, dtype=float)
+        return value
+
+
+@dataclass
+class Function(Quantity):
+    """A quantity computed by a Python function of the point (Python claims files only)."""
+
+    name: str
+    function: Callable[[Mapping[str, Any]], Any]
+
+    def __post_init__(self) -> None:
+        self.depends = ()
+
+    def describe(self) -> str:
+        return f"{getattr(self.function, '__name__', 'function')}(point)"
+
+    def evaluate(self, env: Environment) -> Any:
+        env.evidence.add(Evidence.NUMERIC)
+        return self.function(dict(env.point))
