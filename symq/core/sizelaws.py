@@ -58,7 +58,7 @@ from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
 from .distribution import Distribution
-from .errors import InvalidParameter
+from .errors import MISSING, InvalidParameter
 from .parameters import Choice, NonNegativeReal, Parameter, PositiveReal
 from .randomness import RngLike, as_generator
 
@@ -277,8 +277,8 @@ def law_scv(name: str, scv: float | None = None) -> float:
                                    f"law has SCV {fixed:g}")
         return fixed
     if scv is None:
-        raise InvalidParameter("scv", "missing", f"a nonnegative real number for sizes={key}",
-                               "this law's SCV is free: give scv=")
+        raise InvalidParameter("scv", MISSING, f"the SCV of sizes={key}, a nonnegative real "
+                               "number (this law's SCV is free)")
     value = float(NonNegativeReal().coerce("scv", scv))
     if key == "erlang":
         k = round(1.0 / value) if value > 0 else 0

@@ -1,4 +1,8 @@
-"""The registered ``me-fit`` model: ``symq solve me-fit moments=... [zero=...] [order=n]``."""
+"""The registered ``me-fit`` model: ``symq solve me-fit moments=... [zero=...] [order=n]``.
+
+Importing it also registers ``mg1-sim`` (:mod:`symq.me.mg1`), the M/G/1 FCFS simulation with the
+exact Pollaczek-Khinchine mean beside it.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from .distribution import ME
 from .pade import pade_fit
 from .transform import exact_text
 
-__all__ = ["MODEL", "PARAMETERS", "solve", "MAX_ORDER", "MAX_DPS"]
+__all__ = ["MODEL", "MG1_SIM", "PARAMETERS", "solve", "MAX_ORDER", "MAX_DPS"]
 
 #: Largest order accepted from the command line: exact Hankel solves and certification of
 #: higher orders take more than seconds (order 30 takes about a second).
@@ -153,4 +157,9 @@ MODEL = register_model(ModelSpec(
     solve=solve,
     scalar_outputs=_scalar_outputs,
     paper="me-pade",
+    outputs=("order", "numerator", "denominator", "numerator_exact", "denominator_exact",
+             "poles", "certificate", "certificate_method", "moments_used", "zero_used",
+             "fitted_moments", "reason", "witness", "witness_enclosure"),
 ))
+
+from .mg1 import MG1_SIM  # noqa: E402 - registers the mg1-sim model
