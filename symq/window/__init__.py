@@ -19,7 +19,10 @@ congestion control protocols", IEEE INFOCOM 2005; symq's own derivations are in
 * :mod:`~symq.window.simulation` and :mod:`~symq.window.montecarlo`: exact-event Monte Carlo
   (numba kernels in ``simulation_kernels``, integral tables in ``simulation_tables``);
 * :mod:`~symq.window.ordering`: stochastic ordering of two protocols' windows;
-* :mod:`~symq.window.model`: the registered ``awp`` model.
+* :mod:`~symq.window.model`: the registered ``awp`` model; :mod:`~symq.window.simmodel`: the
+  registered simulation model ``window-sim``;
+* :mod:`~symq.window.declared`: the model kinds ``window`` and ``window-sim`` a claims file
+  declares (its derivation in ``declared_derivation``).
 
 Examples
 --------
@@ -28,6 +31,7 @@ Examples
 130.983
 """
 
+from .declared import DeclaredWindow, declare_window
 from .mimd import MIMDFloor
 from .model import AWP, protocol_from_options, solve_awp
 from .montecarlo import simulate_protocol
@@ -45,6 +49,7 @@ from .protocol import (
     newreno,
     scalable,
 )
+from .simmodel import WINDOW_SIM, declare_window_sim, solve_window_sim
 from .simulation import WindowEstimate, simulate_window
 from .solve import WindowLaw, solve_protocol
 from .symbolic import (
@@ -61,5 +66,6 @@ __all__ = [
     "kolmogorov_equation", "delay_equation", "drift_identity", "WindowStability", "stability",
     "PowerLawWindow", "MIMDFloor", "solve_window", "WindowSolution", "solve_protocol", "WindowLaw",
     "simulate_window", "WindowEstimate", "simulate_protocol", "compare", "Ordering",
-    "AWP", "solve_awp", "protocol_from_options",
+    "AWP", "solve_awp", "protocol_from_options", "WINDOW_SIM", "solve_window_sim",
+    "DeclaredWindow", "declare_window", "declare_window_sim",
 ]

@@ -4,8 +4,11 @@ A preset (``newreno``, ``scalable``, ``highspeed``, ``highspeed-family`` with ``
 per-packet loss probability ``p`` (``loss_model=time``: ``p`` losses per round-trip time), or a
 general protocol from three formulas in ``w``: ``a=`` (increase per round-trip time),
 ``loss=`` (loss rate per round-trip time) and ``after_loss=`` (the window right after a loss).
-Returns ``EW``, ``EW2``, ``throughput``, ``loss_rate`` and ``stable``; an unstable protocol
-returns ``stable: false``, its stability verdict and no moments.
+Returns :data:`OUTPUTS`: ``EW`` (here the mean window ``E[W]`` in packets), ``EW2``
+(``E[W^2]``, infinite for a heavy-tailed window law), ``throughput``, ``loss_rate``, ``stable``,
+...; an unstable protocol returns ``stable: false``, its stability verdict and no moments.
+:func:`protocol_result` is the solve path shared with the window models a claims file declares
+(:mod:`symq.window.declared`).
 
 Examples
 --------
@@ -33,10 +36,11 @@ from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
 
 from .protocol import PRESETS, WindowProtocol, general, highspeed_family
-from .solve import WindowLaw, solve_protocol
+from .solve import METHODS, WindowLaw, solve_protocol
 from .symbolic import stability
 
-__all__ = ["AWP", "solve_awp", "protocol_from_options"]
+__all__ = ["AWP", "solve_awp", "protocol_from_options", "protocol_result", "OUTPUTS",
+           "PROTOCOL_PARAMETERS"]
 
 PROTOCOLS = ("newreno", "scalable", "highspeed", "highspeed-family")
 
@@ -121,10 +125,35 @@ def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None
     start = time.perf_counter()
     tcp = protocol_from_options(protocol, p, a, loss, after_loss, S, loss_model, w_min, w_max,
                                 rtt)
+    return protocol_result(tcp, method, start=start)
+
+
+def protocol_result(tcp: WindowProtocol, method: str = "auto", model: str = "awp",
+                    params: dict[str, Any] | None = None, start: float | None = None) -> Result:
+    """The ``awp`` model's :class:`~symq.core.result.Result` for a built protocol.
+
+    The one solve path of every registered window model (``awp`` and the models a claims file
+    declares with ``kind = "window"``): the stability test
+    (:func:`~symq.window.symbolic.stability`), then :func:`~symq.window.solve.solve_protocol`
+    for a stable protocol.  Values: :data:`OUTPUTS` (``stable``, ``stability`` and
+    ``stability_reason`` only, for an unstable one).
+
+    Parameters
+    ----------
+    tcp : WindowProtocol
+    method : {"auto", "closed form", "numeric"}
+    model : str
+        The model name recorded in the result.
+    params : dict, optional
+        Parameters recorded in the result, before the protocol's profiles and bounds.
+    start : float, optional
+        ``time.perf_counter()`` when the solve began (default: now).
+    """
+    start = time.perf_counter() if start is None else start
     verdict = stability(tcp)
-    params = {"protocol": tcp.name, "a": str(tcp.increase), "loss": str(tcp.loss),
-              "after_loss": str(tcp.after_loss), "w_min": tcp.w_min, "w_max": tcp.w_max,
-              "rtt": tcp.rtt}
+    shown = {**(params or {}), "protocol": tcp.name, "a": str(tcp.increase),
+             "loss": str(tcp.loss), "after_loss": str(tcp.after_loss), "w_min": tcp.w_min,
+             "w_max": tcp.w_max, "rtt": tcp.rtt}
     values: dict[str, Any] = {"stable": verdict.stable, "stability": verdict.status,
                               "stability_reason": verdict.reason}
     if verdict.stable:
@@ -135,8 +164,13 @@ def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None
     else:
         exactness = Exactness.EXACT if verdict.method == "symbolic" else Exactness.NUMERIC
         how = f"stability test ({verdict.method} limits); no stationary law"
-    return Result(model="awp", params=params, values=values, method=how, exactness=exactness,
+    return Result(model=model, params=shown, values=values, method=how, exactness=exactness,
                   timings={"solve": time.perf_counter() - start})
+
+
+#: The result keys of a stable protocol (a claim refers to them as ``awp:EW``, ...).
+OUTPUTS = ("EW", "EW2", "throughput", "loss_rate", "stable", "stability", "stability_reason",
+           "method", "drift_balance", "error_estimate", "atom_at_cap")
 
 
 def _values(law: WindowLaw) -> dict[str, Any]:
@@ -155,34 +189,43 @@ def _scalars(result: Result) -> dict[str, float]:
             "loss_rate": float(v["loss_rate"]), "stable": 1.0}
 
 
+#: The parameters that define a protocol (every ``awp`` parameter but ``method``); the
+#: ``window-sim`` model declares the same.
+PROTOCOL_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("protocol", Choice(PROTOCOLS), typical="newreno", required=False,
+              description="preset: " + ", ".join(PROTOCOLS) + " (omit for a general one)"),
+    Parameter("p", PositiveReal(), typical=1e-4, required=False,
+              description="loss probability per packet (per RTT with loss_model=time)"),
+    Parameter("a", Expression(("w",)), required=False,
+              description="general protocol: window increase per RTT, a formula in w"),
+    Parameter("loss", Expression(("w",)), required=False,
+              description="general protocol: loss rate per RTT, a formula in w"),
+    Parameter("after_loss", Expression(("w",)), required=False,
+              description="general protocol: the window right after a loss, e.g. 0.5*w"),
+    Parameter("S", PositiveReal(), required=False,
+              description="response exponent of the highspeed-family preset"),
+    Parameter("loss_model", Choice(("packet", "time")), required=False,
+              description="with a preset: packet (default): lam = p w; time: lam = p"),
+    Parameter("w_min", NonNegativeReal(), required=False, description="window floor"),
+    Parameter("w_max", PositiveReal(), required=False, description="window cap"),
+    Parameter("rtt", PositiveReal(), required=False, default=1.0,
+              description="round-trip time (throughput = E[W]/rtt)"),
+)
+
+#: The solver choice of the ``awp`` model.
+METHOD_PARAMETER = Parameter("method", Choice(METHODS), required=False, default="auto",
+                             description="solver")
+
+
 AWP = register_model(ModelSpec(
     name="awp",
     summary=("adaptive window protocol (TCP NewReno, Scalable, HighSpeed or a general profile) "
              "under window-dependent Poisson losses: stationary window law, stability "
              "(Altman, Avrachenkov, Kherani, Prabhu, INFOCOM 2005)"),
-    parameters=(
-        Parameter("protocol", Choice(PROTOCOLS), typical="newreno", required=False,
-                  description="preset: " + ", ".join(PROTOCOLS) + " (omit for a general one)"),
-        Parameter("p", PositiveReal(), typical=1e-4, required=False,
-                  description="loss probability per packet (per RTT with loss_model=time)"),
-        Parameter("a", Expression(("w",)), required=False,
-                  description="general protocol: window increase per RTT, a formula in w"),
-        Parameter("loss", Expression(("w",)), required=False,
-                  description="general protocol: loss rate per RTT, a formula in w"),
-        Parameter("after_loss", Expression(("w",)), required=False,
-                  description="general protocol: the window right after a loss, e.g. 0.5*w"),
-        Parameter("S", PositiveReal(), required=False,
-                  description="response exponent of the highspeed-family preset"),
-        Parameter("loss_model", Choice(("packet", "time")), required=False,
-                  description="with a preset: packet (default): lam = p w; time: lam = p"),
-        Parameter("w_min", NonNegativeReal(), required=False, description="window floor"),
-        Parameter("w_max", PositiveReal(), required=False, description="window cap"),
-        Parameter("rtt", PositiveReal(), required=False, default=1.0,
-                  description="round-trip time (throughput = E[W]/rtt)"),
-        Parameter("method", Choice(("auto", "closed form", "numeric")), required=False,
-                  default="auto", description="solver"),
-    ),
+    parameters=(*PROTOCOL_PARAMETERS, METHOD_PARAMETER),
     solve=solve_awp,
     scalar_outputs=_scalars,
     paper="awp",
+    outputs=OUTPUTS,
+    allow_infinite=("EW2",),
 ))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import sympy as sp
@@ -41,9 +41,9 @@ from symq.core.result import ResultBase
 
 from .protocol import ALPHA, BETA, GAMMA, K_EXP, L_EXP, W, WindowProtocol
 
-__all__ = ["kolmogorov_equation", "delay_equation", "drift_identity", "WindowStability",
-           "stability", "log_drift", "power_law_stability", "power_law_cycle", "power_law_palm",
-           "power_law_series", "mimd_floor_law"]
+__all__ = ["Profiles", "kolmogorov_equation", "delay_equation", "drift_identity",
+           "WindowStability", "stability", "log_drift", "power_law_stability", "power_law_cycle",
+           "power_law_palm", "power_law_series", "mimd_floor_law"]
 
 F = sp.Function("f")
 U = sp.Symbol("u", positive=True)
@@ -52,7 +52,17 @@ U = sp.Symbol("u", positive=True)
 LIMIT_BUDGET = 5.0
 
 
-def _inverse_after_loss(protocol: WindowProtocol) -> sp.Expr | None:
+class Profiles(Protocol):
+    """The three profiles of a protocol as sympy expressions in ``w`` (a
+    :class:`~symq.window.protocol.WindowProtocol`, or a declared protocol whose profiles still
+    hold symbolic parameters, :class:`~symq.window.declared.DeclaredWindow`)."""
+
+    increase: sp.Expr
+    loss: sp.Expr
+    after_loss: sp.Expr
+
+
+def _inverse_after_loss(protocol: Profiles) -> sp.Expr | None:
     """``d^{-1}(w)`` when sympy finds a unique positive solution of ``d(u) = w``."""
     if protocol.after_loss.has(sp.Piecewise):
         return None
@@ -65,7 +75,7 @@ def _inverse_after_loss(protocol: WindowProtocol) -> sp.Expr | None:
     return roots[0] if len(roots) == 1 else None
 
 
-def kolmogorov_equation(protocol: WindowProtocol) -> sp.Eq:
+def kolmogorov_equation(protocol: Profiles) -> sp.Eq:
     """Stationary level-crossing equation: up-crossings of ``w`` = down-crossings (Section II).
 
     ``a(w) f(w) = int_w^{d^{-1}(w)} lam(u) f(u) du``; if sympy cannot invert ``d`` the upper
@@ -78,7 +88,7 @@ def kolmogorov_equation(protocol: WindowProtocol) -> sp.Eq:
                  sp.Integral(protocol.loss.subs(W, U) * F(U), (U, W, upper)))
 
 
-def delay_equation(protocol: WindowProtocol) -> sp.Eq:
+def delay_equation(protocol: Profiles) -> sp.Eq:
     """The differentiated form ``(a f)' = -lam f + lam(d^{-1}) f(d^{-1}) (d^{-1})'``."""
     upper = _inverse_after_loss(protocol)
     if upper is None:
@@ -88,7 +98,7 @@ def delay_equation(protocol: WindowProtocol) -> sp.Eq:
     return sp.Eq(sp.Derivative(protocol.increase * F(W), W), rhs)
 
 
-def drift_identity(protocol: WindowProtocol) -> sp.Eq:
+def drift_identity(protocol: Profiles) -> sp.Eq:
     """``E[a(W)] = E[lam(W) b(W) W]``: mean drift balance, for any stationary law.
 
     The generator ``L g = a g' + lam (g(d) - g)`` applied to ``g(w) = w`` has mean 0 under a

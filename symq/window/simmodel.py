@@ -1,0 +1,183 @@
+"""The registered ``window-sim`` model and the declared kind ``window-sim``: Monte Carlo of a
+window protocol as a reference a claim can name (``window-sim:EW``).
+
+``window-sim`` takes the protocol as the ``awp`` model does (a preset with ``p``, or the
+formulas ``a``, ``loss``, ``after_loss`` in ``w``; the same parameter declarations), plus the
+run length ``n_losses`` (loss cycles, warm-up included), ``n_batches`` and ``rng``, and runs the
+exact event-sampling simulator (:func:`~symq.window.montecarlo.simulate_protocol`: one loss
+cycle at a time, no time discretisation; Altman, Avrachenkov, Kherani, Prabhu, IEEE INFOCOM
+2005, Section II).  Its values are :class:`~symq.core.simstats.ConfidenceInterval` estimates
+under the ``awp`` model's names: ``EW`` (the mean window), ``EW2``, ``throughput``,
+``loss_rate``, and ``pre_loss_mean``; an unstable protocol whose window leaves the simulator's
+range gives ``escaped: true`` with the reason and no estimates.
+
+The declared kind ``window-sim`` simulates a protocol declared as the kind ``window`` is
+(:mod:`symq.window.declared`), so a claims file can check its own protocol's closed form
+against a simulation.
+
+Examples
+--------
+>>> r = solve_window_sim(protocol="newreno", p=0.01, n_losses=50_000, rng=1)
+>>> abs(r["EW"].mean * 0.1 - 1.3098) < 4 * r["EW"].half_width * 0.1   # E[W] sqrt(p)
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Mapping
+
+from symq.core.parameters import IntegerAtLeast, Parameter
+from symq.core.randomness import RngLike
+from symq.core.registry import ModelKind, ModelSpec, register_model, register_model_kind
+from symq.core.result import Exactness, Result
+from symq.core.simstats import ConfidenceInterval
+
+from .declared import KEYS, DeclaredWindow, parse_window
+from .model import PROTOCOL_PARAMETERS, protocol_from_options
+from .montecarlo import simulate_protocol
+from .protocol import WindowProtocol
+from .simulation import WindowEstimate
+
+__all__ = ["WINDOW_SIM", "solve_window_sim", "declare_window_sim", "SIM_OUTPUTS",
+           "DEFAULT_N_LOSSES"]
+
+#: Default run length (the simulator's): 1e6 loss cycles take under a second once compiled.
+DEFAULT_N_LOSSES = 1_000_000
+#: Default number of batches of the batch-means intervals.
+DEFAULT_N_BATCHES = 30
+
+#: The result keys of a run whose window stayed in range.
+SIM_OUTPUTS = ("EW", "EW2", "throughput", "loss_rate", "pre_loss_mean", "escaped",
+               "escape_reason", "n_losses", "n_batches", "method")
+
+#: The run parameters of both simulation models.
+RUN_PARAMETERS = (
+    Parameter("n_losses", IntegerAtLeast(1), required=False, default=DEFAULT_N_LOSSES,
+              description="loss cycles simulated, warm-up (10%) included"),
+    Parameter("n_batches", IntegerAtLeast(2), required=False, default=DEFAULT_N_BATCHES,
+              description="batches of the batch-means confidence intervals"),
+)
+
+
+def _estimates(model: str, tcp: WindowProtocol, est: WindowEstimate, params: dict[str, Any],
+               start: float) -> Result:
+    """The simulation's :class:`~symq.core.result.Result` (the ``awp`` model's names)."""
+    values: dict[str, Any] = {"escaped": est.escaped, "n_losses": est.n_losses,
+                              "n_batches": est.n_batches}
+    if est.escaped:
+        values["escape_reason"] = est.escape_reason
+    else:
+        scaled = dataclasses.replace(est.mean_window, mean=est.mean_window.mean / tcp.rtt,
+                                     half_width=est.mean_window.half_width / tcp.rtt)
+        values.update(EW=est.mean_window, EW2=est.mean_square_window, throughput=scaled,
+                      loss_rate=est.loss_rate, pre_loss_mean=est.pre_loss_mean)
+    how = ("simulation (exact loss cycles of the power-law class)" if est.method == "power_law"
+           else "simulation (exact loss cycles on tabulated integrals)")
+    values["method"] = how
+    shown = {**params, "protocol": tcp.name, "a": str(tcp.increase), "loss": str(tcp.loss),
+             "after_loss": str(tcp.after_loss), "w_min": tcp.w_min, "w_max": tcp.w_max,
+             "rtt": tcp.rtt}
+    return Result(model=model, params=shown, values=values, method=how,
+                  exactness=Exactness.SIMULATED, timings={"simulate": time.perf_counter() - start})
+
+
+def _scalars(result: Result) -> dict[str, float]:
+    """Flat numbers for sweeps: each estimate's mean and half-width."""
+    out: dict[str, float] = {"escaped": float(result.values["escaped"])}
+    for key, value in result.values.items():
+        if isinstance(value, ConfidenceInterval):
+            out[key] = value.mean
+            out[f"{key}_half_width"] = value.half_width
+    return out
+
+
+def solve_window_sim(protocol: str | None = None, p: float | None = None, a: Any = None,
+                     loss: Any = None, after_loss: Any = None, S: float | None = None,  # noqa: N803
+                     loss_model: str | None = None, w_min: float | None = None,
+                     w_max: float | None = None, rtt: float = 1.0,
+                     n_losses: int = DEFAULT_N_LOSSES, n_batches: int = DEFAULT_N_BATCHES,
+                     rng: RngLike = None) -> Result:
+    """Simulate one protocol (options as for :func:`~symq.window.model.solve_awp`).
+
+    Raises
+    ------
+    InvalidParameter
+        A bad protocol option (as :func:`~symq.window.model.protocol_from_options`), or a run
+        too short for ``n_batches`` batches (at least 100 loss cycles each after the warm-up).
+    """
+    start = time.perf_counter()
+    tcp = protocol_from_options(protocol, p, a, loss, after_loss, S, loss_model, w_min, w_max,
+                                rtt)
+    est = simulate_protocol(tcp, n_losses, n_batches=n_batches, rng=rng)
+    return _estimates("window-sim", tcp, est, {"n_losses": n_losses, "n_batches": n_batches},
+                      start)
+
+
+WINDOW_SIM = register_model(ModelSpec(
+    name="window-sim",
+    summary=("Monte Carlo of an adaptive window protocol (exact loss cycles): E[W], E[W^2], "
+             "throughput and loss rate as confidence intervals (Altman, Avrachenkov, Kherani, "
+             "Prabhu, INFOCOM 2005)"),
+    parameters=(*PROTOCOL_PARAMETERS, *RUN_PARAMETERS),
+    solve=solve_window_sim,
+    scalar_outputs=_scalars,
+    paper="awp",
+    outputs=SIM_OUTPUTS,
+))
+
+
+# ------------------------------------------------------------------ the declared kind
+
+#: Keys of a ``window-sim`` declaration: those of ``window`` but the solver choice.
+SIM_KEYS = {key: meaning for key, meaning in KEYS.items() if key != "method"}
+
+
+def _declared_spec(decl: DeclaredWindow) -> ModelSpec:
+    def solve(rng: RngLike = None, **values: Any) -> Result:
+        start = time.perf_counter()
+        run = {key: values.pop(key) for key in ("n_losses", "n_batches")}
+        tcp = decl.protocol(values)
+        est = simulate_protocol(tcp, run["n_losses"], n_batches=run["n_batches"], rng=rng)
+        return _estimates(decl.name, tcp, est, {**values, **run}, start)
+
+    return ModelSpec(
+        name=decl.name,
+        summary=(f"Monte Carlo of the window protocol declared in {decl.where}: a(w) = "
+                 f"{decl.increase}, lam(w) = {decl.loss}, d(w) = {decl.after_loss}"),
+        parameters=(*decl.parameters, *RUN_PARAMETERS), solve=solve, scalar_outputs=_scalars,
+        derivation=decl.derivation, outputs=SIM_OUTPUTS)
+
+
+def declare_window_sim(name: str, table: Mapping[str, Any], parameters: tuple[Parameter, ...],
+                       where: str) -> ModelSpec:
+    """The simulation model declared by a ``kind = "window-sim"`` table (the keys of the kind
+    ``window`` but ``method``; see :func:`~symq.window.declared.declare_window`), with the
+    run parameters ``n_losses`` and ``n_batches`` and a ``rng``.
+
+    Raises
+    ------
+    InvalidParameter
+        As :func:`~symq.window.declared.declare_window`, naming ``f"{where}.{key}"``.
+    """
+    return _declared_spec(parse_window(name, table, parameters, where, keys=SIM_KEYS,
+                                       reserved=("n_losses", "n_batches")))
+
+
+register_model_kind(ModelKind(
+    kind="window-sim",
+    summary=("Monte Carlo (exact loss cycles) of an adaptive window protocol declared by a(w), "
+             "lam(w) and d(w): E[W], E[W^2], throughput, loss rate as confidence intervals"),
+    declare=declare_window_sim,
+    keys=SIM_KEYS,
+    outputs=SIM_OUTPUTS,
+    example='''\
+[models.my-tcp-sim]
+kind = "window-sim"
+parameters = { c = "positive" }
+increase = "1"
+loss = "p*w"
+after_loss = "c*w"
+''',
+))
