@@ -25,7 +25,7 @@ can check it against ``mg1-sim:EW`` within the CI and ``mg1-sim:EW_exact`` to ro
 
 Examples
 --------
->>> r = MODEL.run({"lam": 0.5, "sizes": "det", "n_jobs": 200_000}, rng=1)
+>>> r = MG1_SIM.run({"lam": 0.5, "sizes": "det", "n_jobs": 200_000}, rng=1)
 >>> r["EW_exact"], r["EW"].distance(r["EW_exact"]) < 4
 (0.5, True)
 """
