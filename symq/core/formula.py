@@ -232,6 +232,8 @@ def _constant_power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
         value = math.nan
     if not math.isfinite(value):
         raise _Reject(f"({base})**({exponent}) is not a finite real number")
+    if not (base.is_Rational and exponent.is_Integer):  # pi**2, 2**(1/2): kept exact
+        return sp.Pow(base, exponent)
     return sp.Float(value)
 
 
