@@ -19,8 +19,12 @@
   Van Houdt 2021): policies as ranking scores, cavity analysis with age layers, simulator;
 * :mod:`~symq.meanfield.results`: the result types of the JSQ(d) solvers (frozen dataclasses
   on :class:`symq.core.result.ResultBase`, glossary names ``ET``, ``EQ``, ``EW``, ``tail``);
-* :mod:`~symq.meanfield.models`: the registered ``supermarket``, ``refined-jsq``, ``jsq-ph`` and
-  ``refined-jsq-ph`` models (the only place where results become the CLI's JSON).
+* :mod:`~symq.meanfield.models`: the registered ``supermarket``, ``refined-jsq``, ``jsq-ph``,
+  ``refined-jsq-ph`` models and the simulation model ``jsq-sim`` (confidence intervals), the
+  only place where results become the CLI's JSON;
+* :mod:`~symq.meanfield.declared` and :mod:`~symq.meanfield.declared_solve`: the model kind
+  ``population``, a population process declared as text in a claims file (jumps and rate
+  formulas), solved for its fixed point, stability, declared outputs and refined ``1/N`` terms.
 
 Every entry that takes job sizes accepts one job-size law (a :class:`symq.me.laws.PhaseType`
 such as :func:`hyper_erlang` returns, an ``(alpha, A)`` pair, or an ``ME`` law with a phase-type
@@ -42,7 +46,8 @@ from .jsq_ph import (
     product_form_residual,
     solve_jsq_ph,
 )
-from .models import JSQ_PH, REFINED_JSQ, REFINED_JSQ_PH, SUPERMARKET
+from .declared import POPULATION, declare_population
+from .models import JSQ_PH, JSQ_SIM, REFINED_JSQ, REFINED_JSQ_PH, SUPERMARKET
 from .nonlinear import (
     LevelDependentQBD,
     NonlinearQBD,
@@ -85,7 +90,8 @@ __all__ = [
     "PopulationProcess", "FixedPoint", "PopulationStability", "RefinedTerms", "Trajectory",
     "solve_supermarket", "refined_jsq", "SupermarketFixedPoint", "RefinedJSQ", "jsq_process", "closed_form_tail", "closed_form_symbolic",
     "truncation_level", "verify_closed_form", "derivation", "heavy_traffic_ET",
-    "SUPERMARKET", "REFINED_JSQ", "JSQ_PH", "REFINED_JSQ_PH", "refined_jsq_ph", "jsq_ph_process",
+    "SUPERMARKET", "REFINED_JSQ", "JSQ_PH", "REFINED_JSQ_PH", "JSQ_SIM", "POPULATION",
+    "declare_population", "refined_jsq_ph", "jsq_ph_process",
     "solve_jsq_ph", "JSQPHFixedPoint", "jsq_ph_drift", "product_form_candidate",
     "product_form_residual", "product_form_ET",
     "hyperexponential2", "hyper_erlang", "erlang", "ph_from_me", "ph_moments", "ph_stationary_phase",

@@ -1,4 +1,5 @@
-"""The registered mean-field models: ``supermarket``, ``refined-jsq``, ``jsq-ph``, ``refined-jsq-ph``.
+"""The registered mean-field models: ``supermarket``, ``refined-jsq``, ``jsq-ph``, ``refined-jsq-ph``,
+the simulation model ``jsq-sim``, and (from :mod:`.declared`) the model kind ``population``.
 
 Registered with :func:`symq.core.registry.register_model` on import, so that
 ``symq solve supermarket d=2 lam=0.9`` and ``symq solve refined-jsq d=2 lam=0.9 N=100`` work
@@ -7,28 +8,34 @@ without any edit of the CLI.  These adapters are the only place where the solver
 :class:`~symq.meanfield.jsq_ph.JSQPHFixedPoint`) become the CLI's JSON (a generic
 :class:`~symq.core.result.Result`, whose keys are the command line's contract).  ``lam`` is declared positive only: ``lam >= 1`` is an unstable
 system and raises :class:`~symq.core.errors.StabilityError` in the solver, not
-:class:`~symq.core.errors.InvalidParameter`.
+:class:`~symq.core.errors.InvalidParameter`.  ``outputs=`` lists the result keys a claim may name
+as ``MODEL:KEY``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
 import numpy as np
 
-from symq.core.parameters import IntegerAtLeast, Interval, Parameter, PositiveReal
+from symq.core.errors import MISSING, InvalidParameter
+from symq.core.parameters import Choice, IntegerAtLeast, Interval, Parameter, PositiveReal
+from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
 
+from .declared import POPULATION  # registers the model kind ``population``
 from .jsq_ph import product_form_ET, product_form_residual, solve_jsq_ph
 from .phase_type import hyperexponential2
 from .refined_ph import refined_jsq_ph
 from .results import RefinedJSQ
+from .simulation import simulate_jsq
 from .supermarket import refined_jsq, solve_supermarket
 
-__all__ = ["SUPERMARKET", "REFINED_JSQ", "JSQ_PH", "REFINED_JSQ_PH", "D", "LAM", "N",
-           "jsq_ph_model"]
+__all__ = ["SUPERMARKET", "REFINED_JSQ", "JSQ_PH", "REFINED_JSQ_PH", "JSQ_SIM", "POPULATION",
+           "D", "LAM", "N", "jsq_ph_model", "jsq_sim_model"]
 
 D = Parameter("d", IntegerAtLeast(1), typical=2, description="queues sampled per arrival")
 LAM = Parameter("lam", PositiveReal(), typical=0.9,
@@ -87,6 +94,8 @@ SUPERMARKET = register_model(ModelSpec(
     solve=_supermarket,
     scalar_outputs=_supermarket_scalars,
     paper="li-supermarket",
+    outputs=("ET", "EQ", "EW", "P_wait", "tail", "tail_levels", "tail_rest", "ET_heavy_traffic",
+             "truncation_bound", "K"),
 ))
 
 REFINED_JSQ = register_model(ModelSpec(
@@ -97,6 +106,8 @@ REFINED_JSQ = register_model(ModelSpec(
     solve=_refined,
     scalar_outputs=_refined_scalars,
     paper="li-supermarket",
+    outputs=("pi", "V", "EQ", "EQ_N", "ET", "ET_N", "K", "truncation_bound",
+             "max_real_eigenvalue", "pi_rest", "refined_valid", "refined_invalid"),
 ))
 
 SCV = Parameter("scv", PositiveReal(), typical=10,
@@ -162,6 +173,8 @@ REFINED_JSQ_PH = register_model(ModelSpec(
     scalar_outputs=lambda r: {k: float(r.values[k]) for k in ("EQ", "EQ_N", "ET", "ET_N", "EW",
                                                               "EW_N")},
     paper="li-supermarket",
+    outputs=("pi", "V", "u", "EQ", "EQ_N", "ET", "ET_N", "EW", "EW_N", "K", "truncation_bound",
+             "drift_residual", "max_real_eigenvalue", "refined_valid", "refined_invalid"),
 ))
 
 JSQ_PH = register_model(ModelSpec(
@@ -173,4 +186,88 @@ JSQ_PH = register_model(ModelSpec(
     scalar_outputs=lambda r: {k: float(r.values[k]) for k in
                               ("ET", "EQ", "EW", "product_form_ET", "product_form_residual")},
     paper="li-supermarket",
+    outputs=("ET", "EQ", "EW", "tail", "iterations", "residual", "invariants", "K",
+             "product_form_ET", "product_form_residual", "alpha", "A"),
+))
+
+SERVICE = Parameter("service", Choice(("exp", "H2")), typical="exp", required=False,
+                    default="exp", description="job-size law, mean 1: exp, or H2(1, scv, f)")
+#: ``scv`` and ``f`` of ``jsq-ph``, optional here (used by ``service=H2`` only).
+SCV_H2 = dataclasses.replace(SCV, required=False, default=None,
+                             description=SCV.description + "; service=H2 only")
+F_H2 = dataclasses.replace(F_BRANCH, required=False, default=None,
+                           description=F_BRANCH.description + "; service=H2 only (default 0.5)")
+#: Departures simulated by default: about 0.3 s at N = 100 (10^6 jobs at 3-4 million a second).
+SIM_JOBS = 10**6
+
+
+def jsq_sim_model(N: int, d: int, lam: float, service: str = "exp",  # noqa: N803
+                  scv: float | None = None, f: float | None = None, n_jobs: int = SIM_JOBS,
+                  n_batches: int = 30, level: float = 0.95, rng: RngLike = None) -> Result:
+    """The registered ``jsq-sim`` model: :func:`~symq.meanfield.simulation.simulate_jsq` with
+    ``N`` servers, JSQ(``d``), per-server arrival rate ``lam``, exponential or H2(1, scv, f)
+    job sizes (mean 1, as ``jsq-ph``), FCFS, probes with replacement, started empty, 10% of the
+    departures discarded as warm-up.
+
+    Returns
+    -------
+    Result
+        ``values``: ``ET``, ``EW`` (``ET - 1``), ``EQ``, ``utilisation`` as
+        :class:`~symq.core.simstats.ConfidenceInterval` (batch means, ``n_batches`` batches,
+        confidence ``level``), ``tail`` (time-average fractions ``u_1..u_30`` of servers with at
+        least ``k`` jobs, no interval), ``n_jobs``, ``n_batches``, ``jobs_per_second``.
+
+    Raises
+    ------
+    InvalidParameter
+        ``scv`` or ``f`` with ``service=exp``, ``scv`` missing with ``service=H2``, values out
+        of their domains.
+    StabilityError
+        ``lam >= 1``.
+    """
+    if service == "exp":
+        for name, value in (("scv", scv), ("f", f)):
+            if value is not None and not (name == "scv" and value == 1):
+                raise InvalidParameter(name, value, "absent with service=exp",
+                                       "set service=H2 for a hyperexponential job size")
+        law = None
+    else:
+        if scv is None:
+            raise InvalidParameter("scv", MISSING, SCV.domain.describe() + " (service=H2)")
+        f = 0.5 if f is None else f
+        law = hyperexponential2(1.0, scv, f)
+    est = simulate_jsq(N, d, lam, law, n_jobs=n_jobs, n_batches=n_batches, level=level, rng=rng)
+    ew = dataclasses.replace(est.ET, mean=est.ET.mean - est.mean_service)
+    values = {"ET": est.ET, "EW": ew, "EQ": est.EQ, "utilisation": est.utilisation,
+              "tail": est.tail.tolist(), "n_jobs": est.n_jobs, "n_batches": est.n_batches,
+              "jobs_per_second": est.jobs_per_second}
+    law_text = "exp(1)" if law is None else f"H2(1, scv={scv:g}, f={f:g})"
+    return Result(model="jsq-sim",
+                  params={"N": N, "d": d, "lam": lam, "service": service, "scv": scv, "f": f,
+                          "n_jobs": est.n_jobs, "n_batches": est.n_batches, "level": level},
+                  values=values,
+                  method=(f"simulation of JSQ({d}) with N={N} servers and {law_text} job sizes "
+                          f"(Gillespie, numba), {est.n_jobs} departures, batch means over "
+                          f"{est.n_batches} batches, {level:.0%} intervals"),
+                  exactness=Exactness.SIMULATED,
+                  timings={"simulate": est.n_jobs / est.jobs_per_second})
+
+
+JSQ_SIM = register_model(ModelSpec(
+    name="jsq-sim",
+    summary=("finite-N JSQ(d) simulation (exponential or H2(1, scv, f) job sizes): ET, EW, EQ "
+             "with confidence intervals (Mitzenmacher 2001's supermarket model at finite N)"),
+    parameters=(
+        N, D, LAM, SERVICE, SCV_H2, F_H2,
+        Parameter("n_jobs", IntegerAtLeast(1000), typical=SIM_JOBS, required=False,
+                  default=SIM_JOBS, description="departures simulated (10% warm-up)"),
+        Parameter("n_batches", IntegerAtLeast(2), typical=30, required=False, default=30,
+                  description="batches of the batch-means intervals"),
+        Parameter("level", Interval(0, 1, left_open=True, right_open=True), typical=0.95,
+                  required=False, default=0.95, description="confidence level"),
+    ),
+    solve=jsq_sim_model,
+    scalar_outputs=lambda r: {k: float(r.values[k].mean) for k in ("ET", "EW", "EQ")},
+    paper="li-supermarket",
+    outputs=("ET", "EW", "EQ", "utilisation", "tail", "n_jobs", "n_batches", "jobs_per_second"),
 ))

@@ -63,6 +63,7 @@ import numpy as np
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike
+from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
 from symq.core.simrun import RunPlan, kernel_seed, run_chunked, seed_numba
 from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
@@ -316,6 +317,20 @@ def _run(N: int, d: int, lam: float, replace: bool, law: PhaseType, plan: RunPla
     return status, response[:n_dep], slice_time, slice_area, slice_busy, tail_area, t - t_warm
 
 
+def _guard_memory(N: int, max_queue: int, n_jobs: int) -> None:  # noqa: N803
+    """Refuse, before allocating, a run whose buffers do not fit the memory budget: naming
+    ``N`` (``8 N (max_queue + 8)`` bytes of per-server state) or ``n_jobs`` (8 bytes a
+    response time), whichever needs more, with the largest value that fits."""
+    per_server, per_job = 8.0 * (max_queue + 8), 8.0
+    sizes = {"N": per_server * N, "n_jobs": per_job * n_jobs}
+    name = max(sizes, key=sizes.__getitem__)
+    value, unit, other = ((N, per_server, sizes["n_jobs"]) if name == "N"
+                          else (n_jobs, per_job, sizes["N"]))
+    require_memory(name, value, sizes["N"] + sizes["n_jobs"],
+                   what=f"{N} servers x {max_queue + 8} slots and {n_jobs} response times",
+                   limit=lambda budget: f"at most {max(int((budget - other) // unit), 0)}")
+
+
 # --------------------------------------------------------------------------------------------
 # public API
 # --------------------------------------------------------------------------------------------
@@ -439,6 +454,8 @@ def simulate_jsq(
     ------
     InvalidParameter
         For out-of-domain inputs or a buffer overflow.
+    ResourceLimit
+        If the buffers (``8 N (max_queue + 8) + 8 n_jobs`` bytes) do not fit the memory budget.
     StabilityError
         If ``lam * E[S] >= 1``.
 
@@ -473,6 +490,7 @@ def simulate_jsq(
             f"load lam*E[S]={load:.6g} (lam={lam!r}, E[S]={mean_s:.6g}) must be < 1 for JSQ(d={d}) "
             f"with N={N} servers: every server needs lam*E[S] < 1"
         )
+    _guard_memory(N, max_queue, plan.n_jobs)
     seed = kernel_seed(rng)
     start = time.perf_counter()
     status, response, s_time, s_area, s_busy, tail_area, t_post = _run(

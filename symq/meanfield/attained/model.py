@@ -3,9 +3,10 @@
 ``symq solve attained policy=LEW d=5 lam=0.7 scv=10 f=0.5 T=2 delta=0.1 --json`` solves the
 mean-field fixed point of one attained-service policy (Hellemans & Van Houdt, IEEE/ACM ToN
 2021) for hyper-Erlang job sizes with mean 1 (``k = 1``: the two-phase hyperexponential
-H2(1, scv, f) of the paper) and returns ``EW``, ``ER`` and ``P_wait``: the CLI's JSON keeps
-the key ``ER`` for the mean response time, which the solver's result calls ``ET`` (this adapter
-is the only place where the result becomes the CLI's JSON).
+H2(1, scv, f) of the paper) and returns ``EW``, ``ET``, ``ER`` and ``P_wait``: the CLI's JSON
+keeps the paper's key ``ER`` for the mean response time, and ``ET`` (the glossary name, which
+the solver's result uses) holds the same value so that a claim may write ``attained:ET`` (this
+adapter is the only place where the result becomes the CLI's JSON).
 
 Examples
 --------
@@ -131,7 +132,7 @@ def solve_attained_model(policy: str, d: int, lam: float, scv: float, f: float =
     Returns
     -------
     Result
-        ``values``: ``EW``, ``ER``, ``P_wait``, ``queue_tail`` (``P(Q >= l)``, ``l = 1..B``),
+        ``values``: ``EW``, ``ET`` and ``ER`` (the same mean response time), ``P_wait``, ``queue_tail`` (``P(Q >= l)``, ``l = 1..B``),
         ``iterations``, ``change``, ``layers`` (``r + 1``), ``truncation_mass``.
     """
     start = time.perf_counter()
@@ -140,7 +141,7 @@ def solve_attained_model(policy: str, d: int, lam: float, scv: float, f: float =
     pol = get_policy(policy, T=T)
     fp = solve_attained(pol, d, lam, law, delta=delta, rep_max=rep_max, B=B, truncation="raise")
     values: dict[str, Any] = {
-        "EW": float(fp.EW), "ER": float(fp.ET), "P_wait": float(fp.P_wait),
+        "EW": float(fp.EW), "ET": float(fp.ET), "ER": float(fp.ET), "P_wait": float(fp.P_wait),
         "queue_tail": [float(v) for v in fp.queue_tail],
         "iterations": int(fp.iterations), "change": float(fp.change),
         "layers": int(fp.x.shape[0]), "truncation_mass": float(fp.truncation_mass),
@@ -184,4 +185,6 @@ ATTAINED = register_model(ModelSpec(
     scalar_outputs=lambda r: {"EW": float(r.values["EW"]), "ER": float(r.values["ER"]),
                               "P_wait": float(r.values["P_wait"])},
     paper="attained-service",
+    outputs=("EW", "ET", "ER", "P_wait", "queue_tail", "iterations", "change", "layers",
+             "truncation_mass"),
 ))
