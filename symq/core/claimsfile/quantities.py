@@ -5,7 +5,8 @@ region, or a quantity defined in the claim's ``let`` table (or the file's ``[con
 
 * a **formula** (text, parsed by :func:`symq.core.formula.parse_formula`, never evaluated as
   code), in the parameters and the other quantities: ``rho = "lam/m"``;
-* a **reference** to a model, ``"MODEL:KEY"`` (``"supermarket:ET"``, ``"supermarket:tail[k]"``
+* a **reference** to a model (its floating-point results are used as the doubles they are,
+  never read as exact decimals), ``"MODEL:KEY"`` (``"supermarket:ET"``, ``"supermarket:tail[k]"``
   with ``k`` a parameter or an integer): the model is solved at the point (parameters of the
   model that the region gives are passed on), and ``result.values[KEY]`` is the value.  A table
   ``{ ref = "dispatch:ET", policy = "lwl", rho = "lam/2" }`` fixes or maps model parameters: a
@@ -55,7 +56,7 @@ REFERENCE_PATTERN = re.compile(r"^\s*([A-Za-z][\w.\-]*)\s*:\s*([A-Za-z_]\w*)\s*"
 _SUM_ERROR = 1e-30
 #: Terms an infinite sum is summed directly before extrapolation is tried.
 _DIRECT_TERMS = 20_000
-_EVIDENCE = {Exactness.EXACT: Evidence.EXACT, Exactness.NUMERIC: Evidence.NUMERIC,
+_EVIDENCE = {Exactness.EXACT: Evidence.CLOSED_FORM, Exactness.NUMERIC: Evidence.NUMERIC,
              Exactness.CERTIFIED: Evidence.CERTIFIED, Exactness.SIMULATED: Evidence.SIMULATION}
 
 
@@ -385,9 +386,12 @@ class Reference(Quantity):
             if array.ndim != 1 or not float(i).is_integer() or not 0 <= int(i) < array.size:
                 raise Inconclusive(f"{self.describe()}[{i}] is out of range (it has "
                                    f"{array.size} entries)")
-            return float(array[int(i)])
+            return local_mp().mpf(float(array[int(i)]))
         if isinstance(value, (list, tuple)):
             return np.asarray(value, dtype=float)
+        if isinstance(value, (float, np.floating)):
+            # a solver's double is that double, not the decimal it prints: never read exactly
+            return local_mp().mpf(float(value))
         return value
 
 
