@@ -340,6 +340,10 @@ def _parse(name: str, table: Mapping[str, Any], parameters: tuple[Parameter, ...
 # ---------------------------------------------------------------------------- the kind
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def declare_population(name: str, table: Mapping[str, Any], parameters: tuple[Parameter, ...],
                        where: str) -> ModelSpec:
     """Build the model a ``kind = "population"`` declaration describes.
@@ -382,9 +386,9 @@ def declare_population(name: str, table: Mapping[str, Any], parameters: tuple[Pa
                "x_N", *(f"{v}_N" for v in decl.variables), *(f"{k}_N" for k in decl.outputs))
     return ModelSpec(
         name=name,
-        summary=(f"declared population process ({len(decl.variables)} variables, "
-                 f"{len(decl.process.transitions)} transitions): mean-field fixed point, "
-                 "stability and refined 1/N term"),
+        summary=(f"declared population process ({_count(len(decl.variables), 'variable')}, "
+                 f"{_count(len(decl.process.transitions), 'transition')}): mean-field fixed "
+                 "point, stability and refined 1/N term"),
         parameters=(*parameters, _N),
         solve=Solver(decl),
         scalar_outputs=lambda r: {k: float(r.values[k]) for k in
