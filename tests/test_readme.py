@@ -21,3 +21,17 @@ def test_ci_runs_the_readme_test_command():
     test_command = next(b.strip() for b in bash_blocks if "pytest" in b)
     assert test_command in (ROOT / ".ci" / "run").read_text()
     assert any(b.strip() == "pip install -e . && symq check" for b in bash_blocks)
+
+
+def test_readme_claims_file_checks(tmp_path, capsys):
+    """The claims file shown in the README runs and its claims hold."""
+    from symq.cli import main
+
+    (block,) = re.findall(r"```toml\n(.*?)```", README, flags=re.S)
+    path = tmp_path / "readme_claims.toml"
+    path.write_text(block)
+    assert main(["check", str(path), "--json"]) == 0
+    import json
+
+    verdicts = json.loads(capsys.readouterr().out)
+    assert [v["status"] for v in verdicts] == ["holds", "holds"]
