@@ -84,6 +84,11 @@ def write_report(directory: str | Path, verdicts: Sequence[Verdict],
     lines = ["# symq check report", "",
              f"Generated {now} with Python {platform.python_version()}.", "",
              "## Verdicts", "", verdict_table(verdicts, markdown=True), ""]
+    unsettled = [v for v in verdicts if v.status is not Status.HOLDS]
+    if unsettled:  # what a referee needs: compared what, where, counterexample, holding region
+        lines += ["## Claims that do not hold", ""]
+        for v in unsettled:
+            lines += ["```", v.explanation(), "```", ""]
     keys = list(dict.fromkeys([v.paper for v in verdicts] + list(derivations)))
     for key in keys:
         lines += [f"## {key}: {titles.get(key, '')}".rstrip(": "), ""]

@@ -1,8 +1,10 @@
 """The claims of each source paper, registered for ``symq check`` and ``symq derive``.
 
 Every submodule of this package is imported on load and registers one paper with
-:func:`symq.core.registry.register_paper`; adding a paper means adding a module here, with
-no edit of the CLI.
+:func:`symq.core.registry.register_paper`; a built-in paper is a module here, with no edit of the
+CLI.  A paper of your own needs no edit of symq at all: write a claims file and run
+``symq check FILE`` (:mod:`symq.core.claimsfile`), or publish a package with a ``symq.plugins``
+entry point (:mod:`symq.core.registry`).
 """
 
 from __future__ import annotations
