@@ -30,6 +30,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from symq.core.claimsfile.declarations import check_keys
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.formula import CONSTANTS, FUNCTIONS, parse_formula
 from symq.core.parameters import IntegerAtLeast, Parameter
@@ -277,12 +278,7 @@ def _transitions(where: str, table: Mapping[str, Any], variables: tuple[str, ...
 def _parse(name: str, table: Mapping[str, Any], parameters: tuple[Parameter, ...],
            where: str) -> Declaration:
     """Validate the whole table up front; one :class:`InvalidParameter` names the bad key."""
-    if not isinstance(table, Mapping):
-        raise InvalidParameter(where, table, "a table of the keys " + ", ".join(KEYS))
-    for key in table:
-        if key not in KEYS:
-            raise InvalidParameter(f"{where}.{key}", table[key], "one of the keys "
-                                   + ", ".join(KEYS), "unknown key of a population model")
+    check_keys(where, table, KEYS, "a population model")
     taken: dict[str, str] = {"N": "the population size N"}
     params: list[str] = []
     for p in parameters:

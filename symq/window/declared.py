@@ -48,6 +48,7 @@ import numpy as np
 import sympy as sp
 
 from symq.core.derivation import Derivation
+from symq.core.claimsfile.declarations import check_keys
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.formula import parse_formula
 from symq.core.parameters import Choice, Interval, Parameter
@@ -276,12 +277,7 @@ def parse_window(name: str, table: Mapping[str, Any], parameters: tuple[Paramete
     :class:`DeclaredWindow`: ``keys`` are the keys accepted (:data:`KEYS` or a subset),
     ``reserved`` the names of the model's own parameters besides ``p`` (no declared parameter
     may take them)."""
-    if not isinstance(table, Mapping):
-        raise InvalidParameter(where, table, "a table of the keys " + ", ".join(keys))
-    for key in table:
-        if key not in keys:
-            raise InvalidParameter(f"{where}.{key}", table[key], "one of the keys "
-                                   + ", ".join(keys), "unknown key")
+    check_keys(where, table, keys)
     for key in FORMULA_KEYS:
         if key not in table:
             raise InvalidParameter(f"{where}.{key}", MISSING, KEYS[key])

@@ -29,7 +29,7 @@ from ..parameters import (Choice, Domain, IntegerAtLeast, Interval, NonNegativeR
                           PositiveReal)
 from ..registry import ModelSpec, get_model_kind, model_kinds
 
-__all__ = ["parse_domain", "declared_parameters", "declare_model", "DOMAIN_HELP"]
+__all__ = ["parse_domain", "declared_parameters", "declare_model", "check_keys", "DOMAIN_HELP"]
 
 DOMAIN_HELP = ("positive, nonnegative, real, probability, integer >= K, an interval such as "
                "(0, 1] or [1, inf), or one of w1, w2, ...")
@@ -42,6 +42,19 @@ def _end(text: str) -> float:
     if math.isnan(value):
         raise ValueError(text)
     return value
+
+
+def check_keys(where: str, table: Any, keys: Any, what: str = "") -> Mapping[str, Any]:
+    """``table`` if it is a mapping whose keys are all among ``keys``; else one
+    :class:`InvalidParameter` naming ``where`` or ``where.KEY`` (``what`` says whose keys)."""
+    allowed = ", ".join(keys)
+    if not isinstance(table, Mapping):
+        raise InvalidParameter(where, table, "a table of the keys " + allowed)
+    for key in table:
+        if key not in keys:
+            raise InvalidParameter(f"{where}.{key}", table[key], "one of the keys " + allowed,
+                                   f"unknown key{' of ' + what if what else ''}")
+    return table
 
 
 def parse_domain(where: str, text: Any) -> Domain:
