@@ -1,8 +1,10 @@
-"""The ``ps-routing`` model: optimum, equilibrium and price of anarchy of a PS server farm.
+"""The ``ps-routing`` model (optimum, equilibrium and price of anarchy of a PS server farm) and
+the ``ps-sim`` model (one M/G/1 processor-sharing queue by simulation).
 
 Registered with :func:`symq.core.registry.register_model` on import, so that
-``symq solve ps-routing C=4,2,1 w=1,2,4 rho=5`` and ``symq sweep ps-routing rho=1:6:11`` work
-without any edit of the CLI.
+``symq solve ps-routing C=4,2,1 w=1,2,4 rho=5``, ``symq sweep ps-routing rho=1:6:11`` and
+``symq solve ps-sim lam=0.7 sizes=h2 scv=4`` work without any edit of the CLI.  Importing this
+module also registers the ``routing-cost`` model kind (:mod:`symq.routing.declared`).
 
 Examples
 --------
@@ -20,13 +22,18 @@ from typing import Any
 
 from numpy.typing import ArrayLike
 
+from symq.core.parameters import IntegerAtLeast, Interval, Parameter, PositiveReal
+from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
+from symq.core.sizelaws import size_law, size_parameters
 
+from .declared import ROUTING_COST  # registers the routing-cost model kind
 from .farm import C, ServerFarm, rho, w
+from .simulation import simulate_ps_queue
 from .solve import Allocation, kernels, social_optimum, wardrop_equilibrium
 
-__all__ = ["MODEL", "solve", "scalar_outputs"]
+__all__ = ["MODEL", "PS_SIM", "ROUTING_COST", "solve", "scalar_outputs", "solve_ps_sim"]
 
 NAME = "ps-routing"
 
@@ -101,4 +108,76 @@ MODEL = register_model(ModelSpec(
     solve=solve,
     scalar_outputs=scalar_outputs,
     paper="ps-routing",
+    outputs=("optimal", "equilibrium", "poa"),
+))
+
+
+#: Jobs simulated by ``ps-sim`` by default (about 0.1 s).
+PS_SIM_JOBS = 500_000
+
+
+def solve_ps_sim(lam: float, C: float = 1.0, sizes: str = "exp",  # noqa: N803
+                 mean: float = 1.0, scv: float | None = None, n_jobs: int = PS_SIM_JOBS,
+                 n_batches: int = 30, level: float = 0.95, rng: RngLike = None) -> Result:
+    r"""Simulate one M/G/1 processor-sharing queue (:func:`~symq.routing.simulation.simulate_ps_queue`)
+    with a named job-size law of :mod:`symq.core.sizelaws`.
+
+    Beside the estimates, the insensitive exact values (Kleinrock 1976, Chapter 4; Altman,
+    Ayesta, Prabhu 2011, model section), :math:`E[T] = E[X]/(C - x)` and
+    :math:`E[N] = \rho/(1-\rho)` with :math:`x = \lambda E[X]`, :math:`\rho = x/C`, are given as
+    ``ET_exact`` and ``EQ_exact``: computed from ``lam``, ``C`` and ``mean`` only, whatever the
+    law, they are the claim of insensitivity that the simulation checks.
+
+    Returns
+    -------
+    Result
+        ``ET``, ``EQ``, ``mean_slowdown`` (ConfidenceInterval), ``ET_exact``, ``EQ_exact``,
+        ``rho``.
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``lam``, ``C``, ``sizes``, ``mean``, ``scv``, ``n_jobs``, ``n_batches``, ``level``.
+    StabilityError
+        If ``lam * mean >= C``.
+    """
+    start = time.perf_counter()
+    law = size_law(sizes, mean, scv)
+    est = simulate_ps_queue(lam, C, law, n_jobs=n_jobs, rng=rng, level=level,
+                            n_batches=n_batches)
+    x = lam * mean
+    return Result(
+        model="ps-sim",
+        params={"lam": lam, "C": C, "sizes": sizes, "mean": mean, "scv": scv,
+                "n_jobs": est.n_jobs, "n_batches": n_batches, "level": level},
+        values={"ET": est.ET, "EQ": est.EQ, "mean_slowdown": est.mean_slowdown,
+                "ET_exact": mean / (C - x), "EQ_exact": x / (C - x), "rho": x / C},
+        method="event-by-event PS simulation, batch means; insensitive exact means",
+        exactness=Exactness.SIMULATED,
+        timings={"simulate": time.perf_counter() - start},
+    )
+
+
+PS_SIM = register_model(ModelSpec(
+    name="ps-sim",
+    summary=("M/G/1 processor-sharing queue by simulation: ET, EQ with confidence intervals, and "
+             "the insensitive exact E[X]/(C - lam E[X]) (Altman, Ayesta, Prabhu 2011)"),
+    parameters=(
+        Parameter("lam", PositiveReal(), typical=0.5,
+                  description="arrival rate; lam*mean must be < C"),
+        Parameter("C", PositiveReal(), typical=1.0, required=False, default=1.0,
+                  description="capacity (service rate) of the server"),
+        *size_parameters("exp"),
+        Parameter("n_jobs", IntegerAtLeast(1), required=False, default=PS_SIM_JOBS,
+                  description="jobs simulated (the first 10% are warm-up)"),
+        Parameter("n_batches", IntegerAtLeast(2), required=False, default=30,
+                  description="batches of the batch-means intervals"),
+        Parameter("level", Interval(0.0, 1.0, left_open=True, right_open=True), required=False,
+                  default=0.95, description="confidence level of the intervals"),
+    ),
+    solve=solve_ps_sim,
+    scalar_outputs=lambda r: {k: (v.mean if hasattr(v, "half_width") else float(v))
+                              for k, v in r.values.items()},
+    paper="ps-routing",
+    outputs=("ET", "EQ", "mean_slowdown", "ET_exact", "EQ_exact", "rho"),
 ))

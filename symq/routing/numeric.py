@@ -35,8 +35,8 @@ from symq.core.result import ResultBase
 
 from .farm import ServerFarm, as_farm
 
-__all__ = ["NumericSolution", "minimize_social_cost", "minimize_potential", "social_cost",
-           "potential"]
+__all__ = ["NumericSolution", "minimize_social_cost", "minimize_potential", "minimize_separable",
+           "social_cost", "potential"]
 
 _U_MAX = 1.0 - 1e-13
 
@@ -147,12 +147,16 @@ def _polish(C: np.ndarray, rho: float, u: np.ndarray, slope: Callable[[np.ndarra
     return None
 
 
-def _minimize(farm: ServerFarm, rho: float, value: Callable[[np.ndarray], np.ndarray],
+def _minimize(C: np.ndarray, rho: float, value: Callable[[np.ndarray], np.ndarray],
               slope: Callable[[np.ndarray], np.ndarray],
               curvature: Callable[[np.ndarray], np.ndarray], name: str, tol: float,
-              maxiter: int, polish: bool, rounds: int = 8) -> NumericSolution:
-    C = farm.C
-    u = np.full(farm.K, rho / farm.capacity)
+              maxiter: int, polish: bool, cost: Callable[[np.ndarray], float],
+              rounds: int = 8) -> NumericSolution:
+    """Minimise ``sum(value(u))`` over utilisations ``u = x/C`` in ``[0, 1)`` with
+    ``C @ u = rho``; ``slope`` and ``curvature`` are the first two derivatives in ``u``, ``cost``
+    the social cost of the loads ``x`` (reported as :attr:`NumericSolution.cost`)."""
+    K = C.size  # noqa: N806
+    u = np.full(K, rho / float(np.sum(C)))
     constraint = {"type": "eq", "fun": lambda v: (C @ v - rho) / rho, "jac": lambda v: C / rho}
     best = float(np.sum(value(u)))
     iterations, message = 0, ""
@@ -168,7 +172,7 @@ def _minimize(farm: ServerFarm, rho: float, value: Callable[[np.ndarray], np.nda
 
         if iterations >= maxiter:
             break
-        result = minimize(fun, u, jac=jac, method="SLSQP", bounds=[(0.0, _U_MAX)] * farm.K,
+        result = minimize(fun, u, jac=jac, method="SLSQP", bounds=[(0.0, _U_MAX)] * K,
                           constraints=[constraint],
                           options={"ftol": tol, "maxiter": maxiter - iterations})
         iterations += int(result.nit)
@@ -194,7 +198,7 @@ def _minimize(farm: ServerFarm, rho: float, value: Callable[[np.ndarray], np.nda
     if not kkt <= tolerance:
         raise NotConverged(f"SLSQP ({name}: {message})", kkt, tolerance, iterations)
     loads = C * u
-    return NumericSolution(loads=loads, cost=social_cost(C, farm.w, loads), objective=best,
+    return NumericSolution(loads=loads, cost=cost(loads), objective=best,
                            iterations=iterations, residual=kkt)
 
 
@@ -237,8 +241,9 @@ def minimize_social_cost(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
     farm = as_farm(C, w)
     rho = farm.check_load(rho)
     ww = farm.w
-    return _minimize(farm, rho, lambda u: ww * u / (1.0 - u), lambda u: ww / (1.0 - u) ** 2,
-                     lambda u: 2.0 * ww / (1.0 - u) ** 3, "social cost", tol, maxiter, polish)
+    return _minimize(farm.C, rho, lambda u: ww * u / (1.0 - u), lambda u: ww / (1.0 - u) ** 2,
+                     lambda u: 2.0 * ww / (1.0 - u) ** 3, "social cost", tol, maxiter, polish,
+                     lambda x: social_cost(farm.C, ww, x))
 
 
 def minimize_potential(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
@@ -257,5 +262,57 @@ def minimize_potential(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
     farm = as_farm(C, w)
     rho = farm.check_load(rho)
     ww = farm.w
-    return _minimize(farm, rho, lambda u: -ww * np.log1p(-u), lambda u: ww / (1.0 - u),
-                     lambda u: ww / (1.0 - u) ** 2, "potential", tol, maxiter, polish)
+    return _minimize(farm.C, rho, lambda u: -ww * np.log1p(-u), lambda u: ww / (1.0 - u),
+                     lambda u: ww / (1.0 - u) ** 2, "potential", tol, maxiter, polish,
+                     lambda x: social_cost(farm.C, ww, x))
+
+
+def minimize_separable(capacity: ArrayLike, rho: float, value: Callable[[np.ndarray], np.ndarray],
+                       slope: Callable[[np.ndarray], np.ndarray],
+                       curvature: Callable[[np.ndarray], np.ndarray], *,
+                       cost: Callable[[np.ndarray], float] | None = None,
+                       name: str = "objective", tol: float = 1e-14, maxiter: int = 100,
+                       polish: bool = True) -> NumericSolution:
+    r"""Minimise a separable convex objective :math:`\sum_j F_j(x_j)` subject to
+    :math:`\sum_j x_j = \rho`, :math:`0 \le x_j < \text{capacity}_j` (the solver of
+    :func:`minimize_social_cost` and :func:`minimize_potential`, for any per-server objective).
+
+    Parameters
+    ----------
+    capacity : array_like
+        Upper bounds of the loads, :math:`> 0`; :math:`\rho < \sum_j \text{capacity}_j`.
+    rho : float
+        Total load.
+    value, slope, curvature : callable(x) -> array
+        :math:`F_j(x_j)`, :math:`F_j'(x_j)` and :math:`F_j''(x_j)` for a vector of loads (one
+        entry per server).  :math:`F_j` must be convex and increasing for :math:`x > 0`, so that
+        the multiplier of the KKT conditions is positive.
+    cost : callable(x) -> float, optional
+        The social cost reported as :attr:`NumericSolution.cost` (default
+        :math:`\sum_j F_j(x_j)`).
+    name, tol, maxiter, polish
+        The objective's name in messages, and as in :func:`minimize_social_cost`.
+
+    Returns
+    -------
+    NumericSolution
+
+    Raises
+    ------
+    NotConverged
+        If the KKT residual exceeds 1e-10 (1e-6 without polish), e.g. when the minimiser would
+        put a load at its capacity.
+
+    Examples
+    --------
+    >>> res = minimize_separable([1.0, 2.0], 1.5, lambda x: x ** 2, lambda x: 2 * x,
+    ...                          lambda x: 2 + 0 * x)
+    >>> np.round(res.loads, 12).tolist()
+    [0.75, 0.75]
+    """
+    C = np.asarray(capacity, dtype=float)  # noqa: N806
+    if cost is None:
+        def cost(x: np.ndarray) -> float:
+            return float(np.sum(value(x)))
+    return _minimize(C, float(rho), lambda u: value(C * u), lambda u: C * slope(C * u),
+                     lambda u: C * C * curvature(C * u), name, tol, maxiter, polish, cost)
