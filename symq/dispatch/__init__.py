@@ -12,9 +12,13 @@
   :mod:`~symq.dispatch.multigrid` (warm starts, Richardson extrapolation) and
   :mod:`~symq.dispatch.planning` (grid checks, memory and time estimates);
 * :mod:`~symq.dispatch.policies`: RND, RR, JSQ, LWL, SITA (-E, -opt), FPI, lookup of a VI value;
+* :mod:`~symq.dispatch.score`: user-defined index policies, :func:`score_policy` (a score
+  formula or a numba function, run inside the simulator's and the VI tables' kernels);
 * :mod:`~symq.dispatch.exact`: exact mean response times where they exist;
 * :mod:`~symq.dispatch.simulation`: the numba simulator of every policy;
-* :mod:`~symq.dispatch.model`: the registered ``dispatch`` model.
+* :mod:`~symq.dispatch.model`: the registered ``dispatch`` model;
+* :mod:`~symq.dispatch.declared`: the registered ``dispatch-sim`` model (simulated ET of a
+  built-in policy) and the claims-file model kind ``dispatch-score``.
 
 Examples
 --------
@@ -32,6 +36,7 @@ from .exact import (
 )
 from .model import DISPATCH, solve_dispatch
 from .policies import POLICY_NAMES, DispatchPolicy, get_policy
+from .score import ScorePolicy, score_policy
 from .simulation import DispatchEstimate, simulate_dispatch
 from .sizes import (
     SIZE_NAMES,
@@ -48,6 +53,7 @@ from .iteration import VIResult
 from .multigrid import RichardsonResult, richardson
 from .planning import plan_optimal
 from .vi import evaluate_policy, solve_optimal
+from .declared import DISPATCH_SCORE, DISPATCH_SIM, solve_dispatch_sim
 
 __all__ = [
     "SizeLaw", "as_size_law", "exponential", "from_scipy", "from_phase_type", "from_me",
@@ -57,5 +63,6 @@ __all__ = [
     "DispatchEstimate",
     "solve_optimal", "evaluate_policy", "richardson", "plan_optimal", "VIResult",
     "RichardsonResult",
-    "solve_dispatch", "DISPATCH",
+    "solve_dispatch", "DISPATCH", "ScorePolicy", "score_policy", "solve_dispatch_sim",
+    "DISPATCH_SIM", "DISPATCH_SCORE",
 ]

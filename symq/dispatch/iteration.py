@@ -34,7 +34,7 @@ from symq.core.errors import InvalidParameter, NotConverged
 from symq.core.result import Exactness, ResultBase
 
 from .grid import DispatchGrid, _simplex_base
-from .passes import _Operator
+from .passes import MODE_FULL, _Operator
 
 __all__ = ["VIResult"]
 
@@ -88,7 +88,7 @@ def _iterate(grid: DispatchGrid, mode: int, table: NDArray[np.int8] | None,
     op = _Operator(grid, mode, table)
     v = np.zeros(grid.shape()) if v0 is None else np.array(v0, dtype=float, copy=True)
     tv = np.empty_like(v)
-    sel = _tri_mask(grid)
+    sel = slice(None) if mode == MODE_FULL else _tri_mask(grid)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -181,6 +181,10 @@ class VIResult(ResultBase):
         ``"optimal"``, ``"rnd"``, ``"lwl"`` or ``"table"``.
     c_M : float
         Tail curvature used beyond ``U``.
+    symmetric : bool
+        Whether ``v`` is symmetric in the servers (stored on sorted states); ``False`` for a
+        fixed policy evaluated on the full lattice (``m = 2``), whose ``v[i, j]`` is the value
+        at backlogs ``(i delta, j delta)`` in server order.
     seconds : float
         Wall time including warm-start levels.
     levels : list of (delta, iterations, ET)
@@ -205,6 +209,7 @@ class VIResult(ResultBase):
     residual: float
     policy: str = "optimal"
     c_M: float = 0.0
+    symmetric: bool = True
     total_iterations: int = 0
     seconds: float = 0.0
     levels: list[tuple[float, int, float]] = field(default_factory=list, repr=False)
@@ -240,7 +245,8 @@ class VIResult(ResultBase):
     def value(self, u: ArrayLike) -> NDArray[np.float64]:
         r"""Interpolated relative value :math:`v(u)` at arbitrary backlog vectors.
 
-        Multilinear interpolation on the lattice, symmetric in the components; a component
+        Multilinear interpolation on the lattice, symmetric in the components (unless
+        :attr:`symmetric` is false); a component
         beyond ``U`` gets the fixed analytic tail :math:`c_M(u_i^2 - U^2)`.
 
         Parameters
@@ -266,7 +272,7 @@ class VIResult(ResultBase):
             bits = np.array([(corner >> d) & 1 for d in range(self.m)])
             idx = i0 + bits
             w = np.prod(np.where(bits == 1, t, 1.0 - t), axis=-1)
-            out += w * self._lookup(np.sort(idx, axis=-1))
+            out += w * self._lookup(np.sort(idx, axis=-1) if self.symmetric else idx)
         return out + extra
 
     def costs(self, u: ArrayLike, x: ArrayLike) -> NDArray[np.float64]:

@@ -185,15 +185,26 @@ def _check_m_for(key: str, m: int, law: Any, n_jobs: int) -> None:
                                "one threshold per server is solved for")
 
 
+def _check_sita_h(key: str, m: int, h: float | None) -> None:
+    """``h`` is the one threshold of SITA with two servers, required by ``policy=sita``."""
+    if key in ("sita", "fpi-sita") and h is not None and m != 2:
+        raise InvalidParameter("h", h, "given only with m=2 (one threshold between two "
+                               "servers)", f"m={m} needs {max(m - 1, 0)} thresholds; use "
+                               "policy=sita-e or sita-opt")
+    if key == "sita" and h is None:
+        raise InvalidParameter("h", MISSING, "the SITA threshold for policy=sita (m=2); "
+                               "or use policy=sita-e or sita-opt")
+
+
 def _check_simulation(key: str, m: int, rho: float, law: Any, n_jobs: int,
-                      sizes: str, scv_typed: float | None) -> None:
+                      sizes: str, scv_typed: float | None, n_batches: int = 30) -> None:
     """Refuse simulations that would take hours or whose confidence interval is not reliable."""
     if m * n_jobs > SIM_WORK_LIMIT:
         raise InvalidParameter("m", m, f"<= {int(SIM_WORK_LIMIT // n_jobs)} for a simulated "
                                f"policy ({key} with sizes={sizes})",
                                f"the simulation of {n_jobs} jobs costs m steps per job")
     # batch means need batches much longer than the relaxation time ~(1 + scv)/(1 - rho)^2 jobs
-    batch = 0.9 * n_jobs / 30
+    batch = 0.9 * n_jobs / n_batches
     scv = float(law.scv)
     need = 10 * (1 + scv) / (1 - rho) ** 2
     if need > batch:
@@ -272,13 +283,7 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
         exactness = Exactness.NUMERIC
     else:
         values = {}
-        if key in ("sita", "fpi-sita") and h is not None and m != 2:
-            raise InvalidParameter("h", h, "given only with m=2 (one threshold between two "
-                                   "servers)", f"m={m} needs {max(m - 1, 0)} thresholds; use "
-                                   "policy=sita-e or sita-opt")
-        if key == "sita" and h is None:
-            raise InvalidParameter("h", MISSING, "the SITA threshold for policy=sita (m=2); "
-                                   "or use policy=sita-e or sita-opt")
+        _check_sita_h(key, m, h)
         _check_m_for(key, m, law, n_jobs)
         thresholds = None if h is None else [float(h)]
         try:

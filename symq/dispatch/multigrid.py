@@ -35,6 +35,9 @@ __all__ = ["RichardsonResult", "richardson"]
 
 
 def _interpolate_to(prev: VIResult, grid: DispatchGrid) -> NDArray[np.float64]:
+    if not prev.symmetric:            # a value on the full lattice (m = 2)
+        g = np.arange(grid.N + 1) * grid.delta
+        return prev.value(np.stack(np.meshgrid(g, g, indexing="ij"), axis=-1))
     pts = sorted_states(grid.m, grid.N) * grid.delta
     if grid.m == 2:
         vals = prev.value(pts)

@@ -5,7 +5,8 @@ Part 1) on a :class:`~symq.dispatch.grid.DispatchGrid` is two passes:
 
 * the :math:`E_X` pass over (sorted state, size atom): :math:`h(u) = \sum_k p_k
   \min_i\{u_i + k\delta + v(u + k\delta e_i)\}` (or the expectation over an equal random
-  split, or the choice of a decision table), with the fixed analytic tail beyond ``U``; exact
+  split, or the choice of a decision table on the sorted states or, for a policy that is not
+  symmetric in the servers, on the full lattice), with the fixed analytic tail beyond ``U``; exact
   brute force, for ``m = 2`` reading both candidates from contiguous rows of the symmetric
   value so that the inner loop vectorises;
 * the :math:`E_A` pass, :math:`f(u) = E[h((u - A\mathbf 1)^+)]`, :math:`A \sim
@@ -42,11 +43,13 @@ from symq.core.errors import InvalidParameter
 
 from .grid import DispatchGrid, _simplex_base
 
-__all__ = ["diagonal_expectation", "MODE_OPT", "MODE_RND", "MODE_TABLE"]
+__all__ = ["diagonal_expectation", "MODE_OPT", "MODE_RND", "MODE_TABLE", "MODE_FULL"]
 
 _NCHUNK = 64          # interleaved work chunks for the parallel E_X pass (load balance)
-#: Modes of the E_X pass: the min over servers, the equal random split, a decision table.
-MODE_OPT, MODE_RND, MODE_TABLE = 0, 1, 2
+#: Modes of the E_X pass: the min over servers, the equal random split, a decision table on
+#: the sorted states, a decision table on the full lattice (m = 2; a policy that is not
+#: symmetric in the servers, e.g. a score of the server index, or ties to the lowest index).
+MODE_OPT, MODE_RND, MODE_TABLE, MODE_FULL = 0, 1, 2, 3
 
 
 @numba.njit(cache=True, fastmath=True)
@@ -98,6 +101,34 @@ def _ex_pass_2_py(V, tail, p, delta, mode, table, out):  # pragma: no cover - nu
                     row = table[off + j]
                     for k in range(K + 1):
                         s += p[k] * (x1[k] if row[k] == 0 else x2[k] + d)
+                out[i, j] = i * delta + s
+
+
+def _ex_pass_full_py(V, tail, p, delta, table, out):  # pragma: no cover - numba
+    """h(i, j) - E[X] on the full lattice (m = 2, no symmetry): ``table[i (N+1) + j, k]`` is
+    the server (0 or 1) that takes a job of size ``k delta`` at backlogs ``(i, j) delta``."""
+    N = V.shape[0] - 1
+    K = p.size - 1
+    W = N + 1 + K
+    ext = np.empty((N + 1, W))       # ext[r, c] = v(r, c), c beyond N by the tail
+    ext_t = np.empty((N + 1, W))     # ext_t[r, c] = v(c, r)
+    for r in numba.prange(N + 1):
+        for c in range(N + 1):
+            ext[r, c] = V[r, c]
+            ext_t[r, c] = V[c, r]
+        for s in range(1, K + 1):
+            ext[r, N + s] = V[r, N] + tail[s]
+            ext_t[r, N + s] = V[N, r] + tail[s]
+    for chunk in numba.prange(_NCHUNK):
+        for i in range(chunk, N + 1, _NCHUNK):
+            for j in range(N + 1):
+                x1 = ext_t[j, i:i + K + 1]       # v(i + k, j): the job to server 0
+                x2 = ext[i, j:j + K + 1]         # v(i, j + k): the job to server 1
+                d = (j - i) * delta
+                row = table[i * (N + 1) + j]
+                s = 0.0
+                for k in range(K + 1):
+                    s += p[k] * (x1[k] if row[k] == 0 else x2[k] + d)
                 out[i, j] = i * delta + s
 
 
@@ -170,6 +201,10 @@ _ex_pass_3 = numba.njit(cache=True, parallel=True, fastmath=True)(
     _renamed(_ex_pass_3_py, "_ex_pass_3"))
 _ex_pass_3_serial = numba.njit(cache=True, fastmath=True)(
     _renamed(_ex_pass_3_py, "_ex_pass_3_serial"))
+_ex_pass_full = numba.njit(cache=True, parallel=True, fastmath=True)(
+    _renamed(_ex_pass_full_py, "_ex_pass_full"))
+_ex_pass_full_serial = numba.njit(cache=True, fastmath=True)(
+    _renamed(_ex_pass_full_py, "_ex_pass_full_serial"))
 _PARALLEL_WORK = 4_000_000     # (state, atom) pairs per pass above which threads pay off
 
 
@@ -196,6 +231,19 @@ def _ea_pass_2(h, a, b, q, out):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True)
+def _ea_pass_full(h, a, b, q, out):  # pragma: no cover - numba
+    """E_A on the full lattice (m = 2, no symmetry); each face recurses along its axis."""
+    N = h.shape[0] - 1
+    out[0, 0] = h[0, 0]
+    for j in range(1, N + 1):
+        out[0, j] = a * h[0, j] + b * h[0, j - 1] + q * out[0, j - 1]
+        out[j, 0] = a * h[j, 0] + b * h[j - 1, 0] + q * out[j - 1, 0]
+    for i in range(1, N + 1):
+        for j in range(1, N + 1):
+            out[i, j] = a * h[i, j] + b * h[i - 1, j - 1] + q * out[i - 1, j - 1]
+
+
+@numba.njit(cache=True)
 def _ea_pass_3(h, base, a, b, q, out):  # pragma: no cover - numba
     """E_A on the packed simplex, lexicographic sweep (predecessors come first)."""
     N = base.shape[0] - 1
@@ -216,7 +264,7 @@ def _ea_pass_3(h, base, a, b, q, out):  # pragma: no cover - numba
 
 
 class _Operator:
-    """T v = E_A[min E_X ...] on one grid, for one mode (optimal, RND, table)."""
+    """T v = E_A[min E_X ...] on one grid, for one mode (optimal, RND, table, full table)."""
 
     def __init__(self, grid: DispatchGrid, mode: int, table: NDArray[np.int8] | None) -> None:
         self.grid = grid
@@ -237,6 +285,11 @@ class _Operator:
             _ex_pass_1(v, self.tail, g.p, g.delta, self.mode, self.table, self.h)
             self.h += self.EX
             _ea_pass_1(self.h, g.a, g.b, g.q, out)
+        elif g.m == 2 and self.mode == MODE_FULL:
+            kernel = _ex_pass_full if big else _ex_pass_full_serial
+            kernel(v, self.tail, g.p, g.delta, self.table, self.h)
+            self.h += self.EX
+            _ea_pass_full(self.h, g.a, g.b, g.q, out)
         elif g.m == 2:
             kernel = _ex_pass_2 if big else _ex_pass_2_serial
             kernel(v, self.tail, g.p, g.delta, self.mode, self.table, self.h)

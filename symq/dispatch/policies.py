@@ -18,6 +18,9 @@ job counts ``n``; a policy picks the server.  Policies (Hyytiä & Righter, arXiv
 ``fpi-sita``  the same cost with SITA's rates :math:`\lambda_i = \lambda P(\text{class } i)` and
               loads :math:`\rho_i = \lambda E[X; \text{class } i]` (``h=``/``thresholds=``,
               default SITA-E).
+``score``     a user-defined index policy: the job goes to :math:`\arg\min_i s(u_i, n_i, x, i)`
+              for a score ``s`` given as a formula or a numba function
+              (:func:`~symq.dispatch.score.score_policy`, :meth:`DispatchPolicy.from_score`).
 ``lookup``    a policy given by a post-assignment value table ``v`` of shape ``(N+1, N+1)`` on
               the backlog grid of step ``delta`` (``m = 2``), tail curvature ``c_M`` beyond
               ``U = N delta``: :math:`v(U+s, y) = v(U, y) + c_M((U+s)^2 - U^2)` (and symmetric);
@@ -26,7 +29,8 @@ job counts ``n``; a policy picks the server.  Policies (Hyytiä & Righter, arXiv
 :func:`get_policy` returns a :class:`DispatchPolicy` (name and parameters);
 :meth:`DispatchPolicy.bind` fixes ``m``, ``rho`` and the size law and returns a
 :class:`BoundPolicy`: an integer code plus the parameter arrays that :func:`choose_server` (a
-numba function, also used by the simulator) needs.  Ties in ``lwl``, ``fpi-*`` and ``lookup`` go to the lowest index.
+numba function, also used by the simulator) needs.  Ties in ``lwl``, ``fpi-*``, ``lookup`` and
+score policies go to the lowest index.
 
 Examples
 --------
@@ -61,8 +65,9 @@ __all__ = ["POLICY_NAMES", "DispatchPolicy", "BoundPolicy", "get_policy", "choos
 POLICY_NAMES = ("rnd", "rr", "jsq", "lwl", "sita", "sita-e", "sita-opt", "fpi-rnd", "fpi-sita",
                 "lookup")
 
-# integer codes understood by choose_server
-RND, RR, JSQ, LWL, SITA, FPI, LOOKUP = range(7)
+# integer codes understood by choose_server (SCORE: the argmin of a compiled score, run by the
+# callers through symq.dispatch.score)
+RND, RR, JSQ, LWL, SITA, FPI, LOOKUP, SCORE = range(8)
 
 _ALLOWED = {
     "rnd": (), "rr": (), "jsq": (), "lwl": (), "sita-e": (), "sita-opt": (), "fpi-rnd": (),
@@ -208,6 +213,14 @@ class BoundPolicy:
         Value table (``lookup``; a dummy 2x2 array otherwise).
     delta, c_M : float
         Grid step and tail curvature (``lookup``).
+    score : numba function or None
+        The compiled score ``s(u, n, x, i, p)`` of a score policy
+        (:data:`~symq.dispatch.score.SCORE_SIGNATURE`).
+    score_params : float64 array
+        Its ``p``: ``(lam, rho, m, declared parameters...)``.
+    counts : bool
+        Whether the policy reads the job counts ``n`` (JSQ, a score using ``n``): the
+        simulator then tracks them and value iteration cannot evaluate it.
     """
 
     name: str
@@ -221,10 +234,18 @@ class BoundPolicy:
     v: np.ndarray = field(repr=False)
     delta: float = 1.0
     c_M: float = 0.0
+    score: Any = field(default=None, repr=False)
+    score_params: np.ndarray = field(default_factory=lambda: np.zeros(3), repr=False)
+    counts: bool = False
 
     def arrays(self) -> tuple[Any, ...]:
         """``(thresholds, lam_i, rho_i, v, delta, c_M)`` as passed to :func:`choose_server`."""
         return self.thresholds, self.lam_i, self.rho_i, self.v, self.delta, self.c_M
+
+    @property
+    def tracks_counts(self) -> bool:
+        """Whether the simulator must keep the job counts (JSQ, a score that reads ``n``)."""
+        return self.code == JSQ or self.counts
 
     def decide(self, u: ArrayLike, x: ArrayLike, n: ArrayLike | None = None,
                rng: RngLike = None) -> np.ndarray:
@@ -242,6 +263,9 @@ class BoundPolicy:
             raise InvalidParameter("u", "<array>", "finite nonnegative backlogs and sizes")
         N = (np.zeros(U.shape, dtype=np.int64) if n is None
              else np.ascontiguousarray(np.asarray(n, dtype=np.int64).reshape(U.shape)))
+        if self.code == SCORE:
+            from .score import decide_scores
+            return decide_scores(self, U, N, X)
         seed = int(as_generator(rng).integers(0, 2**32 - 1))
         return _decide_many(self.code, U, N, X, *self.arrays(), seed)
 
@@ -258,6 +282,25 @@ class DispatchPolicy:
 
     name: str
     params: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_score(cls, name: str, score: Any, parameters: Any = (), *,
+                   uses_counts: bool | None = None, description: str = "") -> DispatchPolicy:
+        """A user-defined index policy: the job goes to the server of least ``score``.
+
+        Shorthand for :func:`symq.dispatch.score.score_policy` (see there for ``score``,
+        ``parameters`` and ``uses_counts``).
+
+        Examples
+        --------
+        >>> from symq.dispatch.sizes import exponential
+        >>> pol = DispatchPolicy.from_score("lwl-ish", "u + beta*x", {"beta": 0.0})
+        >>> pol.bind(2, 0.5, exponential()).decide([[3.0, 1.0]], [1.0]).tolist()
+        [1]
+        """
+        from .score import score_policy
+        return score_policy(name, score, parameters, uses_counts=uses_counts,
+                            description=description)
 
     def bind(self, m: int, rho: float, sizes: Any) -> BoundPolicy:
         """Fix the number of servers, the load per server and the size law.

@@ -4,7 +4,7 @@ Backlog recursion: Poisson arrivals of rate
 :math:`\lambda = \rho m / E[X]`; at each arrival every backlog drains by the interarrival time
 (clipped at 0), the policy (:func:`~symq.dispatch.policies.choose_server`) picks server ``i``,
 the response time is :math:`T = u_i + x` (waiting time :math:`W = u_i`) and :math:`u_i \mathrel{+}= x`.
-JSQ also needs the job counts: each server keeps the completion times of its jobs in a ring
+JSQ and a score policy that reads ``n`` also need the job counts: each server keeps the completion times of its jobs in a ring
 buffer (FCFS, so they are increasing) and drops those completed before the arrival.
 
 Exponential sizes are drawn inside the kernel; other laws are pre-sampled with
@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, replace
@@ -30,6 +31,7 @@ from typing import Any, ClassVar
 
 import numba
 import numpy as np
+from numba import types
 
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value
@@ -39,32 +41,31 @@ from symq.core.simrun import RunPlan, kernel_seed, run_chunked, seed_numba
 from symq.core.simstats import ConfidenceInterval, replication_ci
 
 from . import exact as _exact
-from .policies import JSQ, RR, BoundPolicy, DispatchPolicy, choose_server, get_policy
+from .policies import RR, SCORE, BoundPolicy, DispatchPolicy, choose_server, get_policy
+from .score import SCORE_TYPE, ScorePolicy, nan_score, null_score, score_argmin
 from .sizes import SizeLaw
 
 __all__ = ["DispatchEstimate", "simulate_dispatch"]
 
 _CHUNK = 1 << 20
-_OK, _OVERFLOW = 0, 1
+_OK, _OVERFLOW, _NAN_SCORE = 0, 1, 2
 
 
-@numba.njit(cache=True)
-def _kernel(code: int, lam: float, xs: np.ndarray, exp_mean: float, n_do: int,
-            n_warm: int, batch_size: int, n_batches: int, thr: np.ndarray, lam_i: np.ndarray,
-            rho_i: np.ndarray, v: np.ndarray, delta: float, c_M: float, u: np.ndarray,
-            cnt: np.ndarray, head: np.ndarray, comp: np.ndarray, state_i: np.ndarray,
-            state_f: np.ndarray, sum_T: np.ndarray, sum_W: np.ndarray, work: np.ndarray) -> int:
+def _kernel_py(code, lam, xs, exp_mean, n_do, n_warm, batch_size, n_batches, thr, lam_i,
+               rho_i, v, delta, c_M, u, cnt, head, comp, state_i, state_f, sum_T, sum_W, work,
+               track, score, score_params):  # pragma: no cover - numba
     """Simulate ``n_do`` more jobs; the state lives in the arrays (runs continue across chunks).
 
     ``state_i = [jobs done, rr pointer]``, ``state_f = [t, t at the first post-warm-up
     arrival, t at the last arrival]``.  Sizes come from ``xs`` unless ``exp_mean > 0``.
+    ``track``: keep the job counts (JSQ, a score reading ``n``).  ``score`` (a first-class
+    function of :data:`~symq.dispatch.score.SCORE_TYPE`) decides for ``code == SCORE``.
     """
     m = u.shape[0]
     cap = comp.shape[1]
     k = state_i[0]
     rr = state_i[1]
     t = state_f[0]
-    track = code == JSQ
     status = _OK
     for j in range(n_do):
         a = -math.log(1.0 - np.random.random()) / lam
@@ -81,7 +82,13 @@ def _kernel(code: int, lam: float, xs: np.ndarray, exp_mean: float, n_do: int,
             x = -math.log(1.0 - np.random.random()) * exp_mean
         else:
             x = xs[j]
-        s = choose_server(code, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M)
+        if code == SCORE:
+            s = score_argmin(score, score_params, u, cnt, x)
+            if s < 0:
+                status = _NAN_SCORE
+                break
+        else:
+            s = choose_server(code, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M)
         if code == RR:
             rr = (rr + 1) % m
         wait = u[s]
@@ -106,6 +113,17 @@ def _kernel(code: int, lam: float, xs: np.ndarray, exp_mean: float, n_do: int,
     state_i[1] = rr
     state_f[0] = t
     return status
+
+
+@functools.cache
+def _kernel() -> Any:
+    """The simulation kernel, typed for a first-class score (compiled once, cached on disk)."""
+    f8, i8 = types.float64, types.int64
+    a1, a2, i1 = f8[::1], f8[:, ::1], i8[::1]
+    r1, r2 = (types.Array(f8, d, "C", readonly=True) for d in (1, 2))   # inputs: any array
+    sig = i8(i8, f8, r1, f8, i8, i8, i8, i8, r1, r1, r1, r2, f8, f8, a1, i1, i1, a2, i1, a1, a1,
+             a1, a1, types.boolean, SCORE_TYPE, a1)
+    return numba.njit(sig, cache=True)(_kernel_py)
 
 
 @dataclass(frozen=True)
@@ -161,7 +179,10 @@ def _run(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_batches: 
     batch_size = (n_jobs - n_warm) // n_batches
     n_warm = n_jobs - batch_size * n_batches  # leftover jobs are extra warm-up
     u = np.zeros(m)
-    track = pol.code == JSQ
+    track = pol.tracks_counts
+    score = pol.score if pol.code == SCORE else null_score()
+    score_params = np.ascontiguousarray(pol.score_params, dtype=float)
+    kernel = _kernel()
     cnt = np.zeros(m, dtype=np.int64)
     head = np.zeros(m, dtype=np.int64)
     comp = np.zeros((m, max_queue if track else 1))
@@ -188,12 +209,14 @@ def _run(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_batches: 
                 n_do = min(stop - done, block["xs"].size - block["pos"])
                 xs = block["xs"][block["pos"]:block["pos"] + n_do]
                 block["pos"] += n_do
-            status = _kernel(pol.code, pol.lam, xs, exp_mean, n_do, n_warm, batch_size,
-                             n_batches, *pol.arrays(), u, cnt, head, comp, state_i, state_f,
-                             sum_T, sum_W, work)
+            status = kernel(pol.code, pol.lam, xs, exp_mean, n_do, n_warm, batch_size,
+                            n_batches, *pol.arrays(), u, cnt, head, comp, state_i, state_f,
+                            sum_T, sum_W, work, track, score, score_params)
+            if status == _NAN_SCORE:
+                raise nan_score(pol.name, f"backlogs u={u.tolist()}, job {int(state_i[0])}")
             if status != _OK:
-                raise InvalidParameter("max_queue", max_queue, "larger than the longest JSQ "
-                                       "queue", "a server held max_queue jobs; increase "
+                raise InvalidParameter("max_queue", max_queue, "larger than the longest queue "
+                                       "whose jobs are counted", "a server held max_queue jobs; increase "
                                        "max_queue")
             done += n_do
         return done, False
@@ -214,6 +237,8 @@ def _bound(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: float, sizes
         if policy_params:
             raise InvalidParameter("policy_params", policy_params, "empty for a bound policy")
         return policy
+    if isinstance(policy, ScorePolicy):
+        return policy.with_values(**policy_params).bind(m, rho, sizes)
     if isinstance(policy, DispatchPolicy):
         if policy_params:
             raise InvalidParameter("policy_params", policy_params,
@@ -233,8 +258,10 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
     ----------
     policy : str, DispatchPolicy or BoundPolicy
         A name of :data:`~symq.dispatch.policies.POLICY_NAMES` (with ``policy_params``), a
-        :class:`~symq.dispatch.policies.DispatchPolicy` or a policy already bound to
-        ``m, rho, sizes``.
+        :class:`~symq.dispatch.policies.DispatchPolicy`, a score policy
+        (:func:`~symq.dispatch.score.score_policy`; ``policy_params`` are then values of its
+        declared parameters) or a policy already bound to ``m, rho, sizes``.  A score runs
+        inside the numba kernel as a first-class function (no Python call per job).
     m : int
         Number of servers, ``>= 1``.
     rho : float
@@ -259,7 +286,7 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
     n_batches : int
         Number of batches (``>= 2``) for batch means.
     max_queue : int
-        Ring-buffer capacity per server for JSQ's job counts.
+        Ring-buffer capacity per server for the job counts (JSQ, a score reading ``n``).
     progress : bool
         tqdm progress bar.
 

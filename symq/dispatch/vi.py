@@ -91,11 +91,12 @@ from symq.core.parameters import integer_value, real_value
 from .grid import DispatchGrid, sorted_states
 from .iteration import VIResult, _iterate
 from .multigrid import _coarse_levels, _interpolate_to
-from .passes import MODE_OPT, MODE_RND, MODE_TABLE
+from .passes import MODE_FULL, MODE_OPT, MODE_RND, MODE_TABLE
+from .policies import JSQ, RND, RR, BoundPolicy, DispatchPolicy
 from .planning import plan_optimal
 from .sizes import as_size_law
 
-__all__ = ["evaluate_policy", "lwl_table", "solve_optimal"]
+__all__ = ["evaluate_policy", "lwl_table", "full_table", "solve_optimal"]
 
 
 def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
@@ -105,7 +106,7 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
            ) -> VIResult:
     t0 = time.perf_counter()
     sizes = as_size_law(sizes)            # once: every grid below uses the same law
-    plan_optimal(m, rho, sizes, delta, U, levels=1, table=mode == MODE_TABLE)
+    plan_optimal(m, rho, sizes, delta, U, levels=1, table=mode in (MODE_TABLE, MODE_FULL))
     grid = DispatchGrid.build(m, rho, sizes, delta, U)
     real_value("tol", tol, "a real number > 0", lambda t: t > 0)
     max_iter = integer_value("max_iter", max_iter, 1)
@@ -122,7 +123,7 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
             levels.append((d, it, g))
             prev = VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=cg.delta, U=cg.U, m=m,
                             lam=cg.lam, rho=cg.rho, iterations=it, residual=sp, policy=policy,
-                            c_M=cg.c_M)
+                            c_M=cg.c_M, symmetric=mode != MODE_FULL)
     v0 = None if prev is None else _interpolate_to(prev, grid)
     v, g, gl, gh, it, sp = _iterate(grid, mode, table_fn(grid), v0, tol, tol_g, span_cap,
                                     max_iter, progress, f"VI[{policy}]")
@@ -130,8 +131,8 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
     levels.append((grid.delta, it, g))
     return VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=grid.delta, U=grid.U, m=grid.m,
                     lam=grid.lam, rho=grid.rho, iterations=it, residual=sp, policy=policy,
-                    c_M=grid.c_M, total_iterations=total, seconds=time.perf_counter() - t0,
-                    levels=levels)
+                    c_M=grid.c_M, symmetric=mode != MODE_FULL, total_iterations=total,
+                    seconds=time.perf_counter() - t0, levels=levels)
 
 
 def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float = 24.0,
@@ -217,7 +218,58 @@ def _table_from_callable(choose: Callable[..., Any], grid: DispatchGrid,
     return table
 
 
-def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any], m: int, rho: float,
+def full_table(policy: BoundPolicy, grid: DispatchGrid) -> NDArray[np.int8]:
+    """Decision table of a deterministic policy on the full lattice (``m = 2``, server order).
+
+    Row ``i (N+1) + j`` holds, for each size atom ``k delta``, the server (0 or 1) the policy
+    chooses at backlogs ``(i delta, j delta)``: the table of :data:`MODE_FULL`, for policies
+    that are not symmetric in the servers (a score of the server index ``i``; any score or
+    lookup with ties to the lowest index).
+    """
+    N, K = grid.N, grid.K
+    g = np.arange(N + 1) * grid.delta
+    xs = np.tile(np.arange(K + 1) * grid.delta, N + 1)
+    second = np.repeat(g, K + 1)
+    table = np.empty(((N + 1) ** 2, K + 1), dtype=np.int8)
+    for i in range(N + 1):
+        u = np.stack([np.full(second.size, g[i]), second], axis=1)
+        table[i * (N + 1):(i + 1) * (N + 1)] = policy.decide(u, xs).reshape(N + 1, K + 1)
+    return table
+
+
+def _evaluate_object(policy: DispatchPolicy | BoundPolicy, m: int, rho: float, sizes: Any,
+                     delta: float, U: float, tol: float, max_iter: int, progress: bool,
+                     warm_start: VIResult | None, multigrid: bool, coarse_tol: float
+                     ) -> VIResult:
+    """:func:`evaluate_policy` of a policy object: on the full lattice (``m = 2``)."""
+    if isinstance(policy, BoundPolicy):
+        if policy.m != m or abs(policy.rho - rho) > 1e-12:
+            raise InvalidParameter("policy", policy.name,
+                                   f"a policy bound to m={m}, rho={rho} (it has m={policy.m}, "
+                                   f"rho={policy.rho})")
+        bound = policy
+    else:
+        bound = policy.bind(m, rho, sizes)
+    if bound.code in (RR, JSQ) or bound.counts:
+        raise InvalidParameter("policy", bound.name, "a policy that decides from the backlogs "
+                               "u and the size x (and the server index)",
+                               "the value-iteration state holds the backlogs only, not the "
+                               "round-robin pointer or the job counts n; simulate it instead "
+                               "(simulate_dispatch)")
+    if bound.code == RND or m == 1:      # one server: every policy is the M/G/1 queue
+        mode, table_fn = MODE_RND, (lambda g: None)
+    elif m == 2:
+        mode, table_fn = MODE_FULL, (lambda g: full_table(bound, g))
+    else:
+        raise InvalidParameter("m", m, "1 or 2 for the value-iteration evaluation of policy "
+                               f"{bound.name!r}", "its decision table lives on the full "
+                               "two-server lattice; simulate it for more servers")
+    return _solve(m, rho, sizes, delta, U, mode, table_fn, bound.name, tol, None, None,
+                  max_iter, progress, warm_start, multigrid, coarse_tol)
+
+
+def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPolicy
+                    | BoundPolicy, m: int, rho: float,
                     sizes: Any, delta: float = 0.05, U: float = 24.0, tol: float = 1e-10,
                     max_iter: int = 20000, progress: bool = False,
                     warm_start: VIResult | None = None, *, multigrid: bool = True,
@@ -229,10 +281,16 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any], m: int, rho
 
     Parameters
     ----------
-    policy : {"rnd", "lwl"} or callable or array
+    policy : {"rnd", "lwl"}, DispatchPolicy, BoundPolicy, callable or array
         ``"rnd"``: equal random split (the expectation over the choice, exact value
         :math:`\sum_i (\lambda/m)u_i^2/(2(1-\rho))`, :math:`g = 1/(1-\rho)` for Exp(1));
         ``"lwl"``: least work left (M/G/m; Erlang C for exponential sizes);
+        a policy object (a score policy of :func:`~symq.dispatch.score.score_policy`, or a
+        built-in one such as ``get_policy("sita", h=1.5)``, bound or not) that decides from the
+        backlogs and the size: its decision table (:func:`full_table`) is evaluated on the full
+        lattice (``m = 2``; ``m = 1`` is the M/G/1 queue), since it need not be symmetric in
+        the servers; RR, JSQ and scores that read ``n`` are refused (the state holds no
+        pointer or job counts);
         a callable ``choose(u, x)`` with ``u`` of shape ``(S, 1, m)`` (sorted backlogs) and
         ``x`` of shape ``(1, K+1)`` returning server indices ``(S, K+1)`` into the sorted
         ``u`` (evaluated once on the grid); or a ready table of shape ``(n_states, K+1)``
@@ -251,6 +309,9 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any], m: int, rho
     >>> abs(r.ET - 1 / (1 - 0.25)) < 2e-3             # M/M/2: 1/(1 - rho^2)
     True
     """
+    if isinstance(policy, (DispatchPolicy, BoundPolicy)):
+        return _evaluate_object(policy, m, rho, sizes, delta, U, tol, max_iter, progress,
+                                warm_start, multigrid, coarse_tol)
     if isinstance(policy, str):
         key = policy.lower()
         if key == "rnd":

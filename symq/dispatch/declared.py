@@ -1,0 +1,396 @@
+r"""Dispatching models for claims files: the model ``dispatch-sim`` and the kind ``dispatch-score``.
+
+``dispatch-sim`` simulates a named built-in policy (:func:`~symq.dispatch.simulation.simulate_dispatch`)
+and returns its mean response time ``ET`` (and mean waiting time ``EW``) as
+:class:`~symq.core.simstats.ConfidenceInterval` values, so that a claim can check a closed form
+against simulation, or "policy A beats policy B", by simulation::
+
+    symq solve dispatch-sim policy=rnd m=2 rho=0.5
+
+A claims file declares a new dispatching policy by its per-server score (Hyytiä & Righter,
+arXiv 2402.08142, Section 4: index policies send the job to the server of least index)::
+
+    [models.my-policy]
+    kind = "dispatch-score"
+    parameters = { beta = "positive" }
+    score = "u + beta*x*n"           # s(u_i, n_i, x, i): the job goes to argmin_i s
+    description = "least work, penalised by size times queue length"
+
+and refers to it as ``my-policy:ET`` or ``my-policy:ET_sim``.  The score is formula text in
+``u`` (backlog of server ``i``), ``n`` (its number of jobs), ``x`` (the job's size), ``i``
+(1-based server index), ``lam`` (total arrival rate), ``rho`` (load per server), ``m`` and the
+declared parameters (:func:`~symq.dispatch.score.score_policy`; in a Python claims file also a
+sympy expression, a :class:`~symq.dispatch.score.ScorePolicy`, or a numba function
+``s(u, n, x, i, p)``).  Outputs:
+
+* ``ET``: the policy's mean response time by value-iteration policy evaluation on the full
+  two-server lattice (:func:`~symq.dispatch.vi.evaluate_policy`), Richardson-extrapolated over
+  the steps ``delta`` and ``delta/2`` (numeric, ``m <= 2`` and a score without ``n``), with
+  ``error_estimate`` (the Richardson correction plus the Odoni bracket width; the truncation
+  ``umax`` is not covered);
+* ``ET_sim``, ``EW_sim``: simulation estimates (confidence intervals at ``level``, any ``m``).
+
+``method`` chooses: ``vi``, ``simulation`` or ``both`` (default: both where value iteration
+applies, simulation otherwise).
+
+Examples
+--------
+>>> r = DISPATCH_SIM.run({"policy": "rnd", "m": 2, "rho": 0.5, "n_jobs": 200_000}, rng=1)
+>>> r["ET"].contains(1 / (1 - 0.5))          # M/M/1 per server
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from typing import Any, Mapping
+
+import sympy as sp
+
+from symq.core.derivation import Derivation
+from symq.core.errors import MISSING, InvalidParameter
+from symq.core.parameters import Choice, Interval, IntegerAtLeast, Parameter, PositiveReal
+from symq.core.registry import ModelKind, ModelSpec, register_model, register_model_kind
+from symq.core.result import Exactness, Result
+
+from .model import (DEFAULT_SCV, DISPATCH, POLICY_CHOICES, _check_given, _check_m_for,
+                    _check_simulation, _check_sita_h, _user_error, default_truncation)
+from .multigrid import richardson
+from .policies import get_policy
+from .score import MODEL_SYMBOLS, STATE_SYMBOLS, ScorePolicy, score_policy
+from .simulation import simulate_dispatch
+from .sizes import get_sizes
+from .vi import evaluate_policy
+
+__all__ = ["DISPATCH_SIM", "SIM_POLICIES", "solve_dispatch_sim", "declare_dispatch_score",
+           "DISPATCH_SCORE"]
+
+#: Built-in policies ``dispatch-sim`` simulates (``optimal`` needs value iteration: ``dispatch``).
+SIM_POLICIES = tuple(p for p in POLICY_CHOICES if p != "optimal")
+#: Simulation defaults: about a second of simulation for two servers.
+SIM_JOBS, SIM_BATCHES, SIM_LEVEL = 1_000_000, 30, 0.99
+#: Value-iteration defaults of ``dispatch-score``: the grids ``delta`` and ``delta/2``.
+VI_DELTA = 0.2
+METHODS = ("both", "vi", "simulation")
+
+
+def _shared(name: str) -> Parameter:
+    """The parameter ``name`` as the ``dispatch`` model declares it (one declaration)."""
+    return DISPATCH.parameter(name)
+
+
+_SIM_PARAMETERS = (
+    Parameter("n_jobs", IntegerAtLeast(10_000), required=False, default=SIM_JOBS,
+              description="simulated jobs (warm-up included)"),
+    Parameter("n_batches", IntegerAtLeast(2), required=False, default=SIM_BATCHES,
+              description="batches of the batch-means confidence interval"),
+    Parameter("level", Interval(0.0, 1.0, left_open=True, right_open=True), required=False,
+              default=SIM_LEVEL, description="confidence level of the intervals"),
+)
+
+
+def _simulate(policy: Any, m: int, rho: float, law: Any, n_jobs: int, n_batches: int,
+              level: float, rng: Any, key: str, sizes: str, scv: float | None) -> Any:
+    """:func:`simulate_dispatch` after the checks of a reliable, affordable run."""
+    _check_simulation(key, m, rho, law, n_jobs, sizes, scv, n_batches)
+    return simulate_dispatch(policy, m, rho, law, n_jobs=n_jobs, n_batches=n_batches,
+                             level=level, rng=1 if rng is None else rng)
+
+
+def _law(sizes: str, scv: float | None) -> Any:
+    return get_sizes(sizes, DEFAULT_SCV if scv is None else scv)
+
+
+# --------------------------------------------------------------------------------------------
+# dispatch-sim
+# --------------------------------------------------------------------------------------------
+
+
+def solve_dispatch_sim(policy: str, m: int, rho: float, sizes: str = "exp",
+                       scv: float | None = None, h: float | None = None,
+                       n_jobs: int = SIM_JOBS, n_batches: int = SIM_BATCHES,
+                       level: float = SIM_LEVEL, rng: Any = None) -> Result:
+    """Simulated mean response and waiting times of a built-in dispatching policy.
+
+    Parameters
+    ----------
+    policy : str
+        One of :data:`SIM_POLICIES`.
+    m, rho, sizes, scv, h
+        As in :func:`~symq.dispatch.model.solve_dispatch` (``h`` the SITA threshold, ``m = 2``).
+    n_jobs, n_batches, level
+        Run length, number of batches and confidence level.
+    rng : seed or Generator, optional
+        Default seed 1 (the same parameters give the same estimate).
+
+    Returns
+    -------
+    Result
+        ``ET``, ``EW`` (:class:`~symq.core.simstats.ConfidenceInterval`), ``n_jobs``,
+        ``n_batches``, ``level``.
+
+    Raises
+    ------
+    InvalidParameter, StabilityError
+        Bad or unused parameters (named as typed), a run too short for its confidence interval.
+    """
+    start = time.perf_counter()
+    key = str(policy).lower()
+    try:
+        if key not in SIM_POLICIES:
+            raise InvalidParameter("policy", policy, "one of " + ", ".join(SIM_POLICIES))
+        _check_given(key, sizes, scv, h, None, None)
+        _check_sita_h(key, m, h)
+        law = _law(sizes, scv)
+        _check_m_for(key, m, law, n_jobs)
+        pol = get_policy(key, **({} if h is None else {"h": float(h)}))
+        est = _simulate(pol, m, rho, law, n_jobs, n_batches, level, rng, key, str(sizes).lower(),
+                        scv)
+    except InvalidParameter as exc:
+        raise _user_error(exc) from None
+    params = {"policy": key, "m": m, "rho": rho, "sizes": law.name}
+    if h is not None:
+        params["h"] = h
+    return Result(model="dispatch-sim", params=params,
+                  values={"ET": est.ET, "EW": est.EW, "n_jobs": est.n_jobs,
+                          "n_batches": est.n_batches, "level": level, "method": "simulation"},
+                  method="simulation (batch means)", exactness=Exactness.SIMULATED,
+                  timings={"solve": time.perf_counter() - start})
+
+
+DISPATCH_SIM = register_model(ModelSpec(
+    name="dispatch-sim",
+    summary=("simulated mean response time ET (a confidence interval) of a built-in "
+             "dispatching policy to m FCFS servers: RND, RR, JSQ, LWL, SITA, FPI"),
+    parameters=(
+        Parameter("policy", Choice(SIM_POLICIES), typical="lwl",
+                  description="dispatching policy: " + ", ".join(SIM_POLICIES)),
+        *(_shared(k) for k in ("m", "rho", "sizes", "scv", "h")),
+        *_SIM_PARAMETERS,
+    ),
+    solve=solve_dispatch_sim,
+    scalar_outputs=lambda r: {"ET": float(r.values["ET"].mean),
+                              "ET_half_width": float(r.values["ET"].half_width)},
+    paper="hyytia-righter",
+    outputs=("ET", "EW"),
+))
+
+
+# --------------------------------------------------------------------------------------------
+# dispatch-score
+# --------------------------------------------------------------------------------------------
+
+KEYS = {
+    "score": ("the per-server score s(u, n, x, i): formula text in u (backlog of server i), n "
+              "(its number of jobs), x (the job's size), i (1-based server index), lam (total "
+              "arrival rate), rho (load per server), m and the declared parameters; the job goes "
+              "to argmin_i s, ties to the lowest index.  In a Python claims file also a sympy "
+              "expression, a ScorePolicy or a numba function s(u, n, x, i, p) with "
+              "p = (lam, rho, m, parameters...)"),
+    "description": "one line saying what the policy does (optional)",
+    "uses_counts": ("for a numba function only: whether it reads n (default true; value "
+                    "iteration, whose state has no job counts, needs false)"),
+}
+OUTPUTS = ("ET", "error_estimate", "ET_sim", "EW_sim")
+_OWN = ("m", "rho", "sizes", "scv", "method", "delta", "umax", "n_jobs", "n_batches", "level")
+
+
+def _score_from(name: str, table: Mapping[str, Any], names: tuple[str, ...],
+                where: str) -> ScorePolicy:
+    """The score policy of a declaration (the whole table checked first)."""
+    for key in table:
+        if key not in KEYS:
+            raise InvalidParameter(f"{where}.{key}", table[key], "one of the keys "
+                                   + ", ".join(KEYS), "unknown key of a dispatch-score model")
+    if "score" not in table:
+        raise InvalidParameter(f"{where}.score", MISSING, KEYS["score"])
+    score = table["score"]
+    description = table.get("description", "")
+    if not isinstance(description, str):
+        raise InvalidParameter(f"{where}.description", description, "a string")
+    uses = table.get("uses_counts")
+    if uses is not None and not isinstance(uses, bool):
+        raise InvalidParameter(f"{where}.uses_counts", uses, "true or false")
+    if isinstance(score, ScorePolicy):
+        if uses is not None:
+            raise InvalidParameter(f"{where}.uses_counts", uses, "omitted for a ScorePolicy "
+                                   "(it states its own)")
+        unknown = [p for p in score.parameters if p not in names]
+        if unknown:
+            raise InvalidParameter(f"{where}.score", score.name, "a policy whose parameters "
+                                   "are declared", f"declare {', '.join(unknown)} in "
+                                   f"{where}.parameters")
+        return score
+    if uses is not None and (isinstance(score, (str, sp.Basic)) or not callable(score)):
+        raise InvalidParameter(f"{where}.uses_counts", uses, "omitted for a formula",
+                               "whether a formula reads n is read from the formula")
+    return score_policy(name, score, names, uses_counts=uses, description=description,
+                        label=f"{where}.score")
+
+
+class _DeclaredScore:
+    """A declared score policy and the solve of its model."""
+
+    def __init__(self, name: str, policy: ScorePolicy, parameters: tuple[Parameter, ...],
+                 where: str) -> None:
+        self.name, self.policy, self.declared, self.where = name, policy, parameters, where
+
+    def solve(self, m: int, rho: float, sizes: str = "exp", scv: float | None = None,
+              method: str | None = None, delta: float | None = None, umax: float | None = None,
+              n_jobs: int = SIM_JOBS, n_batches: int = SIM_BATCHES, level: float = SIM_LEVEL,
+              rng: Any = None, **values: Any) -> Result:
+        start = time.perf_counter()
+        pol = self.policy.with_values(**values)
+        vi_ok = m <= 2 and not pol.uses_counts
+        chosen = method or ("both" if vi_ok else "simulation")
+        out: dict[str, Any] = {}
+        try:
+            _check_given("score", sizes, scv, None, None, None)
+            law = _law(sizes, scv)
+            if chosen in ("both", "vi"):
+                if not vi_ok:
+                    name, value = (("m", m) if m > 2 else ("method", chosen))
+                    raise InvalidParameter(name, value, "m <= 2 and a score without n for "
+                                           "method=vi or both", "value iteration evaluates the "
+                                           "policy on the two-server backlog lattice, which has "
+                                           "no job counts; use method=simulation")
+                out.update(self._vi(pol, m, rho, law, delta, umax))
+            elif delta is not None or umax is not None:
+                raise InvalidParameter("delta" if delta is not None else "umax",
+                                       delta if delta is not None else umax,
+                                       "omitted with method=simulation",
+                                       "a parameter the model would ignore is refused")
+            if chosen in ("both", "simulation"):
+                est = _simulate(pol, m, rho, law, n_jobs, n_batches, level, rng, pol.name,
+                                str(sizes).lower(), scv)
+                out.update(ET_sim=est.ET, EW_sim=est.EW, n_jobs=est.n_jobs,
+                           n_batches=est.n_batches, level=level)
+        except InvalidParameter as exc:
+            raise _user_error(exc) from None
+        out["method"] = {"both": "value-iteration + simulation", "vi": "value-iteration",
+                         "simulation": "simulation"}[chosen]
+        exactness = Exactness.SIMULATED if chosen == "simulation" else Exactness.NUMERIC
+        return Result(model=self.name, params={"m": m, "rho": rho, "sizes": law.name, **values},
+                      values=out, method=out["method"], exactness=exactness,
+                      timings={"solve": time.perf_counter() - start})
+
+    @staticmethod
+    def _vi(pol: ScorePolicy, m: int, rho: float, law: Any, delta: float | None,
+            umax: float | None) -> dict[str, Any]:
+        step = VI_DELTA if delta is None else delta
+        top = default_truncation(rho) if umax is None else umax
+        if umax is None:           # a multiple of the step
+            top = math.ceil(top / step - 1e-9) * step
+        rr = richardson(functools.partial(evaluate_policy, pol), m, rho, law, delta=step,
+                        U=top, tol=1e-9)
+        return {"ET": rr.ET, "error_estimate": rr.error_estimate,
+                "grids": [{"delta": r.delta, "umax": r.U, "g": r.ET} for r in rr.results]}
+
+    def derivation(self) -> Derivation:
+        """The declared score and the decision rule it defines."""
+        d = Derivation(f"Dispatching policy {self.name}",
+                       source=f"declared in {self.where}; index policies of Hyytiä & Righter, "
+                              "arXiv 2402.08142, Section 4",
+                       summary=self.policy.description)
+        u, n, x = sp.symbols("u_i n_i x", nonnegative=True)
+        if self.policy.expr is not None:
+            expr = self.policy.expr.xreplace({s: {"u": u, "n": n}.get(s.name, s)
+                                             for s in self.policy.expr.free_symbols})
+            d.add("score", sp.Eq(sp.Function("s")(u, n, x, sp.Symbol("i")), expr),
+                  "the score of server i; the job goes to the server of least score (ties to "
+                  "the lowest index)")
+        else:
+            d.add("score", sp.Function("s")(u, n, x, sp.Symbol("i")),
+                  "a compiled function of the claims file (no formula to show)")
+        return d
+
+    def spec(self) -> ModelSpec:
+        text = (str(self.policy.expr) if self.policy.expr is not None
+                else "a compiled function")
+        own = (
+            *(_shared(k) for k in ("m", "rho", "sizes", "scv")),
+            Parameter("method", Choice(METHODS), required=False,
+                      description="vi (ET), simulation (ET_sim) or both; default both where "
+                                  "value iteration applies (m <= 2, a score without n)"),
+            Parameter("delta", PositiveReal(), required=False,
+                      description=f"value-iteration step (default {VI_DELTA}; delta/2 is the "
+                                  "fine grid of the Richardson pair)"),
+            Parameter("umax", PositiveReal(), required=False,
+                      description="backlog truncation of value iteration (default by load)"),
+            *_SIM_PARAMETERS,
+        )
+        return ModelSpec(
+            name=self.name,
+            summary=(f"dispatching policy declared in {self.where}: argmin_i of the score "
+                     f"{text}; ET by value-iteration policy evaluation (m <= 2), ET_sim by "
+                     "simulation (a confidence interval)"),
+            parameters=(*self.declared, *own), solve=self.solve,
+            scalar_outputs=_score_scalars, derivation=self.derivation, outputs=OUTPUTS)
+
+
+def _score_scalars(r: Result) -> dict[str, float]:
+    out = {}
+    if "ET" in r.values:
+        out["ET"] = float(r.values["ET"])
+    if "ET_sim" in r.values:
+        out["ET_sim"] = float(r.values["ET_sim"].mean)
+    return out
+
+
+def declare_dispatch_score(name: str, table: Mapping[str, Any],
+                           parameters: tuple[Parameter, ...], where: str) -> ModelSpec:
+    """Build the model of a ``[models.NAME] kind = "dispatch-score"`` declaration.
+
+    Parameters
+    ----------
+    name : str
+        The model's name in the claims file.
+    table : mapping
+        The keys of :data:`KEYS` (``score`` required).
+    parameters : tuple of Parameter
+        The declared parameters (symbols of the score).
+    where : str
+        The key path as typed (``models.NAME``), for error messages.
+
+    Returns
+    -------
+    ModelSpec
+        Parameters: the declared ones, then ``m, rho, sizes, scv, method, delta, umax, n_jobs,
+        n_batches, level``; outputs ``ET`` (value iteration), ``error_estimate``, ``ET_sim``,
+        ``EW_sim`` (simulation).
+
+    Raises
+    ------
+    InvalidParameter
+        An unknown or missing key, a score outside the whitelist or with an undeclared symbol
+        (naming ``where.score``), a declared parameter named like one of the model's own.
+    """
+    names = []
+    for p in parameters:
+        if p.name in _OWN or p.name in STATE_SYMBOLS or p.name in MODEL_SYMBOLS:
+            raise InvalidParameter(f"{where}.parameters", p.name, "a name other than "
+                                   + ", ".join((*STATE_SYMBOLS, *_OWN, "lam")),
+                                   "the dispatch-score model has a symbol or parameter of "
+                                   "that name")
+        names.append(p.name)
+    policy = _score_from(name, table, tuple(names), where)
+    return _DeclaredScore(name, policy, tuple(parameters), where).spec()
+
+
+DISPATCH_SCORE = register_model_kind(ModelKind(
+    kind="dispatch-score",
+    summary=("a dispatching policy given by a per-server score s(u, n, x, i) (the job goes to "
+             "argmin_i s): ET by value-iteration policy evaluation (m <= 2), ET_sim by "
+             "simulation"),
+    declare=declare_dispatch_score,
+    keys=KEYS,
+    outputs=OUTPUTS,
+    example='''[models.size-aware-lwl]
+kind = "dispatch-score"
+parameters = { beta = "positive" }
+score = "u + beta*x*u"
+description = "least work left, long queues penalised for large jobs"
+''',
+))
