@@ -12,7 +12,9 @@ work rate is ``rho``; the social cost is ``J = sum_j w_j x_j / (C_j - x_j)``.
 * :mod:`~symq.routing.simulation`: event-by-event simulation of M/G/1-PS servers and farms
   (:mod:`~symq.routing.kernel`: its numba kernel; :mod:`~symq.routing.sizes`: its job-size
   laws), evidence of PS insensitivity with confidence intervals;
-* :mod:`~symq.routing.model`: the registered ``ps-routing`` model.
+* :mod:`~symq.routing.model`: the registered ``ps-routing`` and ``ps-sim`` models;
+  :mod:`~symq.routing.declared`: the ``routing-cost`` model kind, a farm whose per-server cost a
+  claims file declares as a formula (solved by :func:`~symq.routing.numeric.minimize_separable`).
 
 Examples
 --------
@@ -29,7 +31,14 @@ True
 
 from .farm import ServerFarm
 from .model import MODEL
-from .numeric import NumericSolution, minimize_potential, minimize_social_cost, potential, social_cost
+from .numeric import (
+    NumericSolution,
+    minimize_potential,
+    minimize_separable,
+    minimize_social_cost,
+    potential,
+    social_cost,
+)
 from .simulation import FarmEstimate, PSQueueEstimate, simulate_farm, simulate_ps_queue
 from .sizes import SIZE_LAWS, size_law
 from .solve import (
@@ -50,7 +59,8 @@ __all__ = [
     "ServerFarm", "MODEL",
     "Allocation", "social_optimum", "wardrop_equilibrium", "thresholds", "price_of_anarchy",
     "heavy_traffic_poa", "poa_bound_equal_costs", "unbounded_family", "UnboundedFamily",
-    "NumericSolution", "minimize_social_cost", "minimize_potential", "social_cost", "potential",
+    "NumericSolution", "minimize_social_cost", "minimize_potential", "minimize_separable",
+    "social_cost", "potential",
     "ClosedForms", "PiecewiseLoads", "closed_forms", "derivation", "piecewise_loads",
     "kkt_residuals", "kkt_holds_exactly",
     "simulate_ps_queue", "simulate_farm", "PSQueueEstimate", "FarmEstimate", "SIZE_LAWS",

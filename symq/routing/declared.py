@@ -41,7 +41,6 @@ adaptive quadrature on each server before use) and by adaptive quadrature otherw
 
 Examples
 --------
->>> from symq.routing.farm import C, w, rho
 >>> spec = declare("ps", {}, (), "models.ps")
 >>> r = spec.run({"C": [4, 2, 1], "w": [1, 2, 4], "rho": 5})
 >>> round(r["J_opt"], 9), r["active_ne"]

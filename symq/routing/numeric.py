@@ -9,6 +9,10 @@ support SLSQP found (with active-set corrections).  The answer is accepted only 
 conditions, evaluated from the objective's gradient, hold to 1e-10 relative (1e-6 without
 polish); otherwise :class:`~symq.core.errors.NotConverged` is raised.
 
+The same solver takes any separable convex objective :math:`\sum_j F_j(x_j)` with
+:func:`minimize_separable`: the ``routing-cost`` models of :mod:`symq.routing.declared` (a cost
+declared in a claims file, and its Beckmann potential) are solved by it.
+
 Nothing here uses the closed forms of :mod:`symq.routing.symbolic`: this module is the
 reference the closed forms of the paper's centralised- and decentralised-routing sections
 (Altman, Ayesta, Prabhu 2011) are checked against.  Cost: about 0.01 s for K = 50, 0.3 s for K = 200, 10 s for K = 1000 (SLSQP's dense
