@@ -97,7 +97,8 @@ KEYS = {
              f"parameters; default {DEFAULT_COST}, the M/G/1-PS holding cost of ps-routing. It "
              "must vanish at x = 0 and be increasing and convex in x below the capacity"),
     "capacity": ("bound on each server's load as a formula in C, w and the declared parameters: "
-                 f"every x must stay below it, and rho below their sum; default {DEFAULT_CAPACITY}"),
+                 "every x must stay below it, and rho below their sum; default "
+                 f"{DEFAULT_CAPACITY}"),
 }
 OUTPUTS = ("x_opt", "x_ne", "J_opt", "J_ne", "poa", "mu", "c", "active_opt", "active_ne",
            "capacity", "residual")

@@ -119,8 +119,8 @@ PS_SIM_JOBS = 500_000
 def solve_ps_sim(lam: float, C: float = 1.0, sizes: str = "exp",  # noqa: N803
                  mean: float = 1.0, scv: float | None = None, n_jobs: int = PS_SIM_JOBS,
                  n_batches: int = 30, level: float = 0.95, rng: RngLike = None) -> Result:
-    r"""Simulate one M/G/1 processor-sharing queue (:func:`~symq.routing.simulation.simulate_ps_queue`)
-    with a named job-size law of :mod:`symq.core.sizelaws`.
+    r"""Simulate one M/G/1 processor-sharing queue
+    (:func:`~symq.routing.simulation.simulate_ps_queue`) with a named job-size law of :mod:`symq.core.sizelaws`.
 
     Beside the estimates, the insensitive exact values (Kleinrock 1976, Chapter 4; Altman,
     Ayesta, Prabhu 2011, model section), :math:`E[T] = E[X]/(C - x)` and

@@ -128,8 +128,8 @@ def test_law_scv() -> None:
                            r"1/3 = 0\.333333"),
     (("erlang", 1.0, 2.0), r"scv=2\.0 must be 1/k for an integer k >= 1"),
     (("gamma", 1.0, 0.0), r"scv=0\.0 must be a positive real number for sizes=gamma .*sizes=det"),
-    (("gamma", 1.0, None), r"scv=<missing> must be given: the SCV of sizes=gamma, a nonnegative real number \(this "
-                            r"law's SCV is free\)$"),
+    (("gamma", 1.0, None), r"scv=<missing> must be given: the SCV of sizes=gamma, a "
+                           r"nonnegative real number \(this law's SCV is free\)$"),
     (("lognormal", 1.0, -1.0), r"scv=-1\.0 must be a nonnegative real number"),
     (("weibull", 1.0, 1e-12), r"scv=1e-12 must be a real number in \[.*\] for sizes=weibull"),
 ])
