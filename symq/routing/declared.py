@@ -58,6 +58,7 @@ import numpy as np
 import sympy as sp
 
 from symq.core.budget import time_budget
+from symq.core.claimsfile.declarations import check_keys
 from symq.core.compiler import CompiledFunction, compile
 from symq.core.derivation import Derivation
 from symq.core.errors import DerivationTimeout, InvalidParameter, NotConverged
@@ -385,10 +386,7 @@ def declare(name: str, table: Mapping[str, Any], parameters: tuple[Parameter, ..
         Naming ``where.KEY`` for an unknown key or a formula with an undeclared symbol (or no
         ``x`` in the cost), ``where.parameters`` for a declared name that is reserved.
     """
-    for key in table:
-        if key not in KEYS:
-            raise InvalidParameter(f"{where}.{key}", table[key], "one of the keys "
-                                   + ", ".join(KEYS), f"unknown key of a {KIND} model")
+    table = check_keys(where, table, KEYS, f"a {KIND} model")
     declared = tuple(p.name for p in parameters)
     for p in declared:
         if p in RESERVED:
