@@ -171,8 +171,11 @@ def _papers_to_check(targets: Sequence[str]) -> tuple[list[registry.PaperSpec], 
     return specs, errors
 
 
-def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool
+def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool, errors: list[str] | None = None
                 ) -> tuple[list[Verdict], bool]:
+    """Check every claim of ``specs``.  A claim of a claims file that turns out to be bad input
+    while it runs (a model refuses a point of its region) adds its error line to ``errors``
+    instead of a verdict."""
     from tqdm import tqdm
 
     claims = [claim for spec in specs for claim in spec.build_claims()]
@@ -185,6 +188,11 @@ def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool
         start = time.perf_counter()
         try:
             verdicts.append(claim.check())
+        except SymqError as exc:
+            if errors is None:
+                raise
+            where = getattr(claim, "location", "") or claim.paper
+            errors.append(f"{where}: claim {claim.name!r}: {exc}")
         except Exception as exc:  # a bug in symq: report it, keep going, exit non-zero
             traceback.print_exc(file=sys.stderr)
             verdicts.append(internal_error_verdict(claim, exc, time.perf_counter() - start))
@@ -198,7 +206,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
     specs, errors = _papers_to_check(args.papers)
     for line in errors:  # claims that could not be built: said before the others run
         print(f"symq: error: {line}", file=sys.stderr)
-    verdicts, crashed = _run_claims(specs, progress=not args.json and not args.quiet)
+    run_errors: list[str] = []
+    verdicts, crashed = _run_claims(specs, progress=not args.json and not args.quiet,
+                                    errors=run_errors)
+    for line in run_errors:
+        print(f"symq: error: {line}", file=sys.stderr)
+    errors += run_errors
     if args.json:
         print(json.dumps([v.to_dict() for v in verdicts], indent=2))
     else:
@@ -247,8 +260,11 @@ def _cmd_derive(args: argparse.Namespace) -> int:
         _check_writable_file("-o", Path(args.output))
     from .core.claimsfile import is_claims_path, load_claims_file
 
+    errors: list[str] = []
     if key not in registry.papers() and is_claims_path(key) and Path(key).is_file():
-        text = load_claims_file(key).paper.build_derivation().to_markdown()
+        loaded = load_claims_file(key)
+        errors = [str(e) for e in loaded.errors]
+        text = loaded.paper.build_derivation().to_markdown()
     else:
         if key not in registry.papers():
             models = registry.models()
@@ -263,6 +279,12 @@ def _cmd_derive(args: argparse.Namespace) -> int:
                               ) from None
     else:
         sys.stdout.write(text)
+    for line in errors:  # the claims the derivation leaves out, and why
+        print(f"symq: error: {line}", file=sys.stderr)
+    if errors:
+        print(f"symq: error: {len(errors)} claim(s) could not be built (see above)",
+              file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK
 
 

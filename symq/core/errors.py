@@ -74,6 +74,7 @@ class InvalidParameter(SymqError, ValueError):
         self.name = name
         self.value = value
         self.domain = domain
+        self.reason = reason
         shown = value.tolist() if hasattr(value, "tolist") and hasattr(value, "shape") else value
         if value is MISSING:
             message = f"parameter {name}=<missing> must be given: {domain}"

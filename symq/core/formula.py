@@ -286,6 +286,7 @@ def parse_formula(name: str, text: str, symbols: tuple[str, ...], *, sums: bool 
         raise InvalidParameter(name, shown, domain, "empty formula")
     if len(text) > MAX_LENGTH:
         raise InvalidParameter(name, shown, domain, f"longer than {MAX_LENGTH} characters")
+    text = " ".join(text.split()) if any(c in text for c in "\n\r\t") else text  # wrapped lines
     if not text.isprintable():
         raise InvalidParameter(name, shown, domain, "contains a control character")
     try:

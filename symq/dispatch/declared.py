@@ -227,7 +227,7 @@ def _score_from(name: str, table: Mapping[str, Any], names: tuple[str, ...],
         raise InvalidParameter(f"{where}.uses_counts", uses, "omitted for a formula",
                                "whether a formula reads n is read from the formula")
     return score_policy(name, score, names, uses_counts=uses, description=description,
-                        label=f"{where}.score")
+                        label=f"{where}.score", parameters_label=f"{where}.parameters")
 
 
 class _DeclaredScore:

@@ -190,10 +190,10 @@ def _parameter_names(label: str, parameters: Any) -> tuple[tuple[str, ...], dict
     values: dict[str, float] = {}
     for name, value in items:
         if not (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)):
-            raise InvalidParameter(f"{label}.parameters", name, "parameter names that are "
+            raise InvalidParameter(label, name, "parameter names that are "
                                    "identifiers")
         if name in _RESERVED or name in names:
-            raise InvalidParameter(f"{label}.parameters", name, "a name other than "
+            raise InvalidParameter(label, name, "a name other than "
                                    + ", ".join(sorted(_RESERVED)) + " and the other parameters",
                                    "it would hide a symbol of the score")
         names.append(name)
@@ -266,7 +266,7 @@ class ScorePolicy(DispatchPolicy):
 
 def score_policy(name: str, score: Any, parameters: Any = (), *,
                  uses_counts: bool | None = None, description: str = "",
-                 label: str = "score") -> ScorePolicy:
+                 label: str = "score", parameters_label: str = "parameters") -> ScorePolicy:
     """A user-defined index policy from a score formula or a numba function.
 
     Parameters
@@ -286,8 +286,9 @@ def score_policy(name: str, score: Any, parameters: Any = (), *,
         for a function ``True`` unless stated (the simulator then tracks the job counts and
         value iteration refuses the policy).
     description : str
-    label : str
-        The name of ``score`` in error messages (a claims file passes ``models.NAME.score``).
+    label, parameters_label : str
+        The names of ``score`` and ``parameters`` in error messages (a claims file passes
+        ``models.NAME.score`` and ``models.NAME.parameters``).
 
     Returns
     -------
@@ -310,7 +311,7 @@ def score_policy(name: str, score: Any, parameters: Any = (), *,
     >>> score_policy("lwl2", least_work, uses_counts=False).uses_counts
     False
     """
-    names, values = _parameter_names(label, parameters)
+    names, values = _parameter_names(parameters_label, parameters)
     symbols = (*STATE_SYMBOLS, *MODEL_SYMBOLS, *names)
     if isinstance(score, str):
         expr = parse_formula(label, score, symbols)

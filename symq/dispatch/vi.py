@@ -55,7 +55,15 @@ iterate, so the stopping rule stays certified.  Measured on two (shared) cores:
 * :math:`\rho = 0.9` needs 1 000-2 000 iterations per grid and a much larger ``U``.
 
 The same machinery evaluates a fixed policy (:func:`evaluate_policy`): ``"rnd"`` (equal random
-split), ``"lwl"`` (least work left) or any decision table / vectorised callable.
+split), ``"lwl"`` (least work left), any decision table / vectorised callable on the sorted
+states, or a policy object (a user-defined score policy of
+:func:`~symq.dispatch.score.score_policy`, SITA, FPI, a lookup table) whose decisions are
+tabulated on the full two-server lattice (:func:`full_table`, mode ``MODE_FULL`` of
+:mod:`~symq.dispatch.passes`), since such a policy need not be symmetric in the servers.
+Decisions are taken at the lattice sizes :math:`k\delta`: a decision that jumps at a size on
+the lattice (a SITA threshold ``h = k delta``) is resolved to one side of the jump, an
+:math:`O(\delta)` error; a threshold between two lattice sizes keeps the :math:`O(\delta^2)`
+error.
 
 Storage of :attr:`~symq.dispatch.iteration.VIResult.v`: ``m = 1``: shape ``(N+1,)``;
 ``m = 2``: the full symmetric ``(N+1, N+1)`` array (only the triangle :math:`i \le j` is

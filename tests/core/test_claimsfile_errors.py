@@ -316,11 +316,6 @@ def test_a_python_claims_file_parses_its_formula_strings_too(capsys, tmp_path):
 
 # ----------------------------------------------------------------------------- the region
 
-@pytest.mark.xfail(strict=True, reason="engine defect: a region outside a model's domain that the "
-                   "model's solve refuses (lam = 1.5 >= 1 for supermarket) is not a build error: "
-                   "the claim runs and is 'inconclusive' (StabilityError at every point), exit 0, "
-                   "no error line; _check_region_in_domains only checks the declared domains "
-                   "(lam: positive), not the model's stability condition")
 def test_a_region_outside_the_models_stability_domain_is_an_error(capsys, tmp_path):
     check_bad_claim(capsys, tmp_path,
                     'statement = "ET == 1/(1 - lam)"\nlet.ET = "supermarket:ET"\n'
@@ -476,20 +471,13 @@ def test_new_claims_does_not_overwrite(capsys, tmp_path, python):
     assert path.read_text() == "# my own edits\n"
 
 
-# ----------------------------------------------------------------------------- engine defects
+# ----------------------------------------------------------------------------- more claim errors
 
-@pytest.mark.xfail(strict=True, reason="engine defect: `let = 5` (a let that is not a table) "
-                   "crashes build_claim (dict(5): TypeError), so symq check exits 1 with an "
-                   "internal error and the file's good claims do not run")
 def test_a_let_that_is_not_a_table_is_a_claim_error(capsys, tmp_path):
     check_bad_claim(capsys, tmp_path, 'statement = "lam == lam"\nregion = { lam = 0.5 }\nlet = 5\n',
                     "claims[1].let", ("table",))
 
 
-@pytest.mark.xfail(strict=True, reason="engine message: the shorthand formula + reference is "
-                   "rewritten into let.claimed / let.reference, and its errors name "
-                   "claims[1].let.reference and claims[1].let.claimed, keys the user never typed, "
-                   "instead of claims[1].reference and claims[1].formula")
 @pytest.mark.parametrize("body, key", [
     ('formula = "1/(1 - lam)"\nreference = "nosuchmodel:ET"\nregion = { lam = 0.5 }\n',
      "claims[1].reference"),
@@ -501,20 +489,12 @@ def test_formula_and_reference_errors_name_the_keys_as_typed(capsys, tmp_path, b
     check_bad_claim(capsys, tmp_path, body, key, ())
 
 
-@pytest.mark.xfail(strict=True, reason="engine message: an unknown override parameter repeats the "
-                   "domain: 'must be one of the parameters d, lam (one of the parameters d, lam "
-                   "(model supermarket has no parameter mu))' (_reference re-wraps the "
-                   "InvalidParameter message as its reason)")
 def test_unknown_override_parameter_says_the_domain_once(capsys, tmp_path):
     body, key, fragments = BAD_CLAIMS["unknown parameter in a reference override"]
     line = check_bad_claim(capsys, tmp_path, body, key, fragments)
     assert line.count("one of the parameters d, lam") == 1, line
 
 
-@pytest.mark.xfail(strict=True, reason="engine defect: a claim whose table has no line of its "
-                   "own (TOML inline array claims = [{...}], Python claims built by a function) "
-                   "is reported without a line number; the issue asks for file, line and claim "
-                   "(the line of the claims array or of CLAIMS would do)")
 @pytest.mark.parametrize("suffix", [".toml", ".py"])
 def test_a_claim_without_its_own_table_line_still_gets_a_line(capsys, tmp_path, suffix):
     if suffix == ".toml":
@@ -536,9 +516,6 @@ def test_a_claim_without_its_own_table_line_still_gets_a_line(capsys, tmp_path, 
     assert re.match(pattern, errors[0]), errors[0]
 
 
-@pytest.mark.xfail(strict=True, reason="engine defect: `symq derive FILE` drops the claims that "
-                   "cannot be built without a word and exits 0; the bad claim should give its "
-                   "error line (file, line, claim) and exit 2 as `symq check FILE` does")
 def test_derive_reports_a_bad_claim(capsys, tmp_path):
     text = PAPER + GOOD_EXACT + '\n[[claims]]\nname = "bad"\nstatement = "lam == zeta"\n' \
         'region = { lam = 0.5 }\n'

@@ -37,7 +37,7 @@ import sympy as sp
 
 from ..budget import time_budget
 from ..claims import Claim, Evidence, Inconclusive, PointOutcome, Status, Verdict
-from ..errors import DerivationTimeout, InvalidParameter, SymqError
+from ..errors import DerivationTimeout, InvalidParameter, StabilityError, SymqError
 from ..formula import Relation, parse_formula, parse_relation
 from ..parameters import validate_parameters
 from .compare import Tolerance, parse_tolerance, point_error
@@ -46,12 +46,18 @@ from .quantities import (REFERENCE_PATTERN, Environment, FileContext, Formula, F
                          Quantity, Reference, evaluate_expression)
 from .region import Region, parse_region
 
-__all__ = ["FileClaim", "build_claim", "CLAIM_KEYS", "parse_quantities"]
+__all__ = ["FileClaim", "build_claim", "CLAIM_KEYS", "parse_quantities", "RegionOutsideDomain"]
 
 CLAIM_KEYS = ("name", "statement", "formula", "reference", "let", "region", "tolerance", "limit",
               "source", "expected", "seed", "notes")
 #: Seconds sympy may spend proving an identity.
 PROOF_SECONDS = 10.0
+
+
+class RegionOutsideDomain(InvalidParameter):
+    """A point of a claim's region lies outside the domain of a model the claim refers to (a
+    condition the model checks when it solves, such as its stability): the claim is bad input,
+    not a finding."""
 
 
 @dataclass
@@ -65,7 +71,10 @@ class FileClaim(Claim):
     limit: dict[str, float] = field(default_factory=dict)
     proof: str = ""
     observed: set[Evidence] = field(default_factory=set)
+    where: str = "claims[0]"
+    location: str = ""
     _n_points: int = 1
+    _domain_errors: list[tuple[Mapping[str, Any], SymqError]] = field(default_factory=list)
     side_names = ("left side", "right side")
 
     @property
@@ -99,6 +108,9 @@ class FileClaim(Claim):
             err = point_error(lhs, self.relation.op, rhs, self.tolerance_spec, self._n_points)
         except Inconclusive as exc:
             return PointOutcome(point, None, None, None, str(exc))
+        except (StabilityError, InvalidParameter) as exc:  # the model refuses the point
+            self._domain_errors.append((point, exc))
+            return PointOutcome(point, None, None, None, f"{type(exc).__name__}: {exc}")
         except SymqError as exc:
             return PointOutcome(point, None, None, None, f"{type(exc).__name__}: {exc}")
         finally:
@@ -121,13 +133,34 @@ class FileClaim(Claim):
         return text
 
     def check(self) -> Verdict:
+        """The verdict; raises :class:`RegionOutsideDomain` when a model refused a point of the
+        region (bad input: the claim must be fixed, it is neither true nor false)."""
         self.observed = set()
-        self._n_points = max(len(self.points()), 1)
+        self._domain_errors = []
+        points = self.points()
+        self._n_points = max(len(points), 1)
         if self.relation is not None and self.relation.op == "->":
             verdict = self._check_limit()
         else:
             verdict = super().check()
+        if self._domain_errors:
+            raise self._outside_domain(points)
         return verdict
+
+    def _outside_domain(self, points: list[Mapping[str, Any]]) -> RegionOutsideDomain:
+        point, exc = self._domain_errors[0]
+        refused = [p for p, _ in self._domain_errors]
+        accepted = [p for p in points if p not in refused]
+        blame = [k for k, v in point.items() if all(a.get(k) != v for a in accepted)]
+        if isinstance(exc, InvalidParameter) and exc.name in point:
+            blame = [exc.name]
+        shown = ", ".join(f"{k}={v!r}" for k, v in point.items())
+        reason = f"at {shown}: {exc}"
+        if len(blame) == 1:
+            return RegionOutsideDomain(f"{self.where}.region.{blame[0]}", point[blame[0]],
+                                       "a value the model accepts", reason)
+        return RegionOutsideDomain(f"{self.where}.region", shown, "points the model accepts",
+                                   reason)
 
     def _decide(self, point: dict[str, Any]) -> bool | None:
         outcome = self.evaluate(point)
@@ -295,8 +328,7 @@ def _reference(key: str, name: str, text: str, overrides: dict[str, Any],
         try:
             parsed[param] = _override_value(model, param, value, key, names)
         except InvalidParameter as exc:
-            raise InvalidParameter(f"{key}.{param}", value, exc.domain,
-                                   str(exc).split(" must be ", 1)[-1]) from None
+            raise InvalidParameter(f"{key}.{param}", value, exc.domain, exc.reason) from None
     idx = None
     if index is not None:
         idx = parse_formula(f"{key} (index)", index, names,
@@ -330,14 +362,22 @@ def build_claim(where: str, table: Any, context: FileContext,
         raise InvalidParameter(f"{where}.{unknown[0]}", table[unknown[0]], "one of the keys "
                                + ", ".join(CLAIM_KEYS), "unknown key")
     name = _string(where, table, "name", required=True)
-    let = dict(table.get("let") or {})
+    let = table.get("let") or {}
+    if not isinstance(let, Mapping):
+        raise InvalidParameter(f"{where}.let", let, "a table of named quantities "
+                               "(let.NAME = formula or \"MODEL:KEY\")")
+    let = dict(let)
     statement = table.get("statement")
-    if statement is None:
+    shorthand = statement is None
+    if shorthand:
         if "formula" not in table or "reference" not in table:
             raise InvalidParameter(f"{where}.statement", "<missing>", "a relation lhs OP rhs "
                                    "(or the pair formula + reference)")
-        let = {**let, "claimed": table["formula"], "reference": table["reference"]}
-        statement = "claimed == reference"
+        for key in ("formula", "reference"):
+            if key in let:
+                raise InvalidParameter(f"{where}.let.{key}", let[key], "another name",
+                                       f"{key} is the claim's own {key}")
+        statement = "formula == reference"
     elif "formula" in table or "reference" in table:
         raise InvalidParameter(f"{where}.formula", table.get("formula", table.get("reference")),
                                "absent when statement is given", "give statement or the pair "
@@ -345,8 +385,13 @@ def build_claim(where: str, table: Any, context: FileContext,
     region = parse_region(f"{where}.region", table.get("region"))
     assumptions = _assumptions(region)
     quantities = dict(constants or {})
-    lets = parse_quantities(f"{where}.let", let, region.names + tuple(quantities), context,
-                            assumptions)
+    own = {"formula": table["formula"], "reference": table["reference"]} if shorthand else {}
+    lets = parse_quantities(f"{where}.let", let, region.names + tuple(quantities) + tuple(own),
+                            context, assumptions)
+    if own:
+        lets.update(parse_quantities(where, own, region.names + tuple(quantities) + tuple(lets),
+                                     context, assumptions))
+        _check_cycles(where, lets)
     clash = set(lets) & set(region.names)
     if clash:
         n = sorted(clash)[0]
@@ -372,7 +417,7 @@ def build_claim(where: str, table: Any, context: FileContext,
         claimed=_unused, reference=_unused, sample=(), tolerance=tolerance.bound(relation.op),
         seed=seed, notes=_string(where, table, "notes"), expected=Status(expected),
         relation=relation, quantities=quantities, region=region, tolerance_spec=tolerance,
-        limit=limit)
+        limit=limit, where=where)
     claim.proof = _prove(relation, quantities)
     return claim
 

@@ -101,10 +101,16 @@ class _Lines:
         return None
 
     def claim(self, index: int, name: Any) -> int | None:
+        """The line of the claim's own table, else of the claims list that holds it."""
         if self.toml:
-            return self.find(r"^\s*\[\[\s*claims\s*\]\]", index)
+            own = self.find(r"^\s*\[\[\s*claims\s*\]\]", index)
+            if own is None and isinstance(name, str) and name:
+                own = self.find(re.escape(f'"{name}"'))
+            return own or self.find(r"^\s*claims\s*=")
         if isinstance(name, str) and name:
-            return self.find(re.escape(repr(name))) or self.find(re.escape(f'"{name}"'))
+            own = self.find(re.escape(repr(name))) or self.find(re.escape(f'"{name}"'))
+            if own:
+                return own
         return self.find(r"^\s*CLAIMS\b")
 
     def table(self, name: str) -> int | None:
@@ -246,6 +252,8 @@ def load_claims_file(path: str | Path) -> LoadedFile:
                 raise InvalidParameter(f"claims[{i}].name", claim.name, "a name unique in "
                                        "the file", "repeated")
             names.add(claim.name)
+            if isinstance(claim, FileClaim):
+                claim.location = f"{path}:{line}" if line else str(path)
             loaded.claims.append(claim)
         except SymqError as exc:
             loaded.errors.append(ClaimsFileError(str(path), line, what, str(exc)))

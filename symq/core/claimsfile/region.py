@@ -6,6 +6,8 @@ A region is a table of axes, one per parameter, written in TOML (or as a Python 
     lam = "0.1:0.9:9"                     # 9 points from 0.1 to 0.9 (like ``symq sweep``)
     p = "1e-6:1e-2:5:log"                 # 5 points, geometric spacing
     d = [2, 3, 5]                         # listed values
+    C = { vector = [4, 2, 1] }            # one vector value (a model's vector parameter)
+    w = [[1, 2, 4], [1, 1, 1]]            # two vector values
     policy = "lwl"                        # one value (a number or a word)
     k = { integers = [1, 6] }             # every integer from 1 to 6
     mu = { uniform = [0.5, 2.0] }         # random: drawn `samples` times with `seed`
@@ -39,7 +41,7 @@ __all__ = ["Axis", "Region", "parse_region", "MAX_POINTS"]
 #: Most points a claim's region may have.
 MAX_POINTS = 10_000
 _RANDOM = ("uniform", "loguniform", "randint")
-_TABLE_KINDS = ("integers", *_RANDOM)
+_TABLE_KINDS = ("integers", "vector", *_RANDOM)
 _RESERVED = ("samples", "seed", "where")
 
 
@@ -81,6 +83,10 @@ class Axis:
         return int(rng.integers(int(self.low), int(self.high) + 1))
 
     def describe(self) -> str:
+        if self.values and isinstance(self.values[0], tuple):
+            shown = ", ".join("(" + ", ".join(map(_show, v)) + ")" for v in self.values)
+            return f"{self.name} = {shown}" if len(self.values) == 1 else \
+                f"{self.name} in {{{shown}}}"
         if self.random:
             return f"{self.name} ~ {self.random}[{self.low:g}, {self.high:g}]"
         if len(self.values) == 1:
@@ -171,6 +177,13 @@ def _pair(where: str, value: Any, kind: str) -> tuple[float, float]:
     return low, high
 
 
+def _vector(where: str, value: Any) -> tuple[float | int, ...]:
+    """A vector value (for a model's vector parameter such as capacities ``C``)."""
+    if not isinstance(value, (list, tuple)) or not value:
+        raise InvalidParameter(where, value, "a non-empty list of numbers (a vector)")
+    return tuple(_number(f"{where}[{i}]", v) for i, v in enumerate(value))
+
+
 def _grid_axis(name: str, values: Sequence[Any]) -> Axis:
     numeric = [v for v in values if not isinstance(v, str)]
     if numeric and len(numeric) == len(values):
@@ -197,6 +210,9 @@ def _axis(where: str, name: str, spec: Any) -> Axis:
                                        ) from None
             return _grid_axis(name, [float(round(v, 12)) for v in values])
         return Axis(name, (spec,))
+    if isinstance(spec, (list, tuple)) and spec and all(isinstance(v, (list, tuple))
+                                                         for v in spec):
+        return Axis(name, tuple(_vector(f"{where}[{i}]", v) for i, v in enumerate(spec)))
     if isinstance(spec, (list, tuple)):
         if not spec:
             raise InvalidParameter(where, spec, "a non-empty list of values")
@@ -212,6 +228,8 @@ def _axis(where: str, name: str, spec: Any) -> Axis:
                                    + ", ".join(_TABLE_KINDS),
                                    f"unknown key {unknown[0]}" if unknown else "")
         kind = kinds[0]
+        if kind == "vector":
+            return Axis(name, (_vector(f"{where}.vector", spec["vector"]),))
         low, high = _pair(f"{where}.{kind}", spec[kind], kind)
         if kind in ("integers", "randint"):
             if not (float(low).is_integer() and float(high).is_integer()):
