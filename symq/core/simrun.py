@@ -25,11 +25,11 @@ import numba
 import numpy as np
 
 from .errors import InvalidParameter
-from .parameters import IntegerAtLeast, Interval
+from .parameters import IntegerAtLeast, Interval, Parameter
 from .randomness import RngLike, as_generator
 
 __all__ = ["MIN_JOBS_PER_BATCH", "SLICES_PER_BATCH", "RunPlan", "kernel_seed", "seed_numba",
-           "run_chunked"]
+           "run_chunked", "run_parameters"]
 
 #: Post-warm-up jobs (or events) per batch that a batch-means interval needs.
 MIN_JOBS_PER_BATCH = 100
@@ -182,3 +182,32 @@ def run_chunked(step: Callable[[int], tuple[int, bool]], total: int, *, progress
         if bar is not None:
             bar.close()
     return done
+
+
+def run_parameters(n_jobs: int, *, n_batches: int = 30, level: float = 0.95,
+                   minimum_jobs: int = 1, jobs: str = "jobs simulated (warm-up included)"
+                   ) -> tuple[Parameter, Parameter, Parameter]:
+    """The run-length parameters every registered simulation model declares: ``n_jobs``,
+    ``n_batches`` and ``level`` (the confidence level of its intervals), with their defaults.
+
+    Parameters
+    ----------
+    n_jobs : int
+        Default run length.
+    n_batches : int
+        Default number of batches of the batch-means intervals.
+    level : float
+        Default confidence level.
+    minimum_jobs : int
+        Smallest run length accepted.
+    jobs : str
+        What ``n_jobs`` counts (the description shown by ``symq list``).
+    """
+    return (
+        Parameter("n_jobs", IntegerAtLeast(minimum_jobs), typical=n_jobs, required=False,
+                  default=n_jobs, description=jobs),
+        Parameter("n_batches", IntegerAtLeast(2), typical=n_batches, required=False,
+                  default=n_batches, description="batches of the batch-means intervals"),
+        Parameter("level", Interval(0.0, 1.0, left_open=True, right_open=True), typical=level,
+                  required=False, default=level, description="confidence level of the intervals"),
+    )

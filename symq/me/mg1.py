@@ -36,7 +36,8 @@ import time
 from typing import Any
 
 from symq.core.errors import StabilityError
-from symq.core.parameters import IntegerAtLeast, Interval, Parameter, PositiveReal
+from symq.core.parameters import Parameter, PositiveReal
+from symq.core.simrun import run_parameters
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
@@ -134,12 +135,8 @@ MG1_SIM = register_model(ModelSpec(
         Parameter("lam", PositiveReal(), typical=0.5,
                   description="arrival rate; lam*mean must be < 1"),
         *size_parameters("exp"),
-        Parameter("n_jobs", IntegerAtLeast(1), required=False, default=DEFAULT_JOBS,
-                  description="customers simulated (the first 5% are warm-up)"),
-        Parameter("n_batches", IntegerAtLeast(2), required=False, default=40,
-                  description="batches of the batch-means intervals"),
-        Parameter("level", Interval(0.0, 1.0, left_open=True, right_open=True), required=False,
-                  default=0.95, description="confidence level of the intervals"),
+        *run_parameters(DEFAULT_JOBS, n_batches=40,
+                        jobs="customers simulated (the first 5% are warm-up)"),
     ),
     solve=solve_mg1_sim,
     scalar_outputs=_scalar_outputs,

@@ -22,6 +22,7 @@ import numpy as np
 
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.parameters import Choice, IntegerAtLeast, Interval, Parameter, PositiveReal
+from symq.core.simrun import run_parameters
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
@@ -259,12 +260,7 @@ JSQ_SIM = register_model(ModelSpec(
              "with confidence intervals (Mitzenmacher 2001's supermarket model at finite N)"),
     parameters=(
         N, D, LAM, SERVICE, SCV_H2, F_H2,
-        Parameter("n_jobs", IntegerAtLeast(1000), typical=SIM_JOBS, required=False,
-                  default=SIM_JOBS, description="departures simulated (10% warm-up)"),
-        Parameter("n_batches", IntegerAtLeast(2), typical=30, required=False, default=30,
-                  description="batches of the batch-means intervals"),
-        Parameter("level", Interval(0, 1, left_open=True, right_open=True), typical=0.95,
-                  required=False, default=0.95, description="confidence level"),
+        *run_parameters(SIM_JOBS, minimum_jobs=1000, jobs="departures simulated (10% warm-up)"),
     ),
     solve=jsq_sim_model,
     scalar_outputs=lambda r: {k: float(r.values[k].mean) for k in ("ET", "EW", "EQ")},

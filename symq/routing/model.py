@@ -22,7 +22,8 @@ from typing import Any
 
 from numpy.typing import ArrayLike
 
-from symq.core.parameters import IntegerAtLeast, Interval, Parameter, PositiveReal
+from symq.core.parameters import Parameter, PositiveReal
+from symq.core.simrun import run_parameters
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
@@ -168,12 +169,7 @@ PS_SIM = register_model(ModelSpec(
         Parameter("C", PositiveReal(), typical=1.0, required=False, default=1.0,
                   description="capacity (service rate) of the server"),
         *size_parameters("exp"),
-        Parameter("n_jobs", IntegerAtLeast(1), required=False, default=PS_SIM_JOBS,
-                  description="jobs simulated (the first 10% are warm-up)"),
-        Parameter("n_batches", IntegerAtLeast(2), required=False, default=30,
-                  description="batches of the batch-means intervals"),
-        Parameter("level", Interval(0.0, 1.0, left_open=True, right_open=True), required=False,
-                  default=0.95, description="confidence level of the intervals"),
+        *run_parameters(PS_SIM_JOBS, jobs="jobs simulated (the first 10% are warm-up)"),
     ),
     solve=solve_ps_sim,
     scalar_outputs=lambda r: {k: (v.mean if hasattr(v, "half_width") else float(v))
