@@ -342,7 +342,10 @@ class Reference(Quantity):
         self.depends = tuple(sorted(deps))
 
     def describe(self) -> str:
-        return self.text or f"{self.model.name}:{self.key}"
+        text = self.text or f"{self.model.name}:{self.key}"
+        if self.overrides:
+            text += " (" + ", ".join(f"{k}={v}" for k, v in self.overrides.items()) + ")"
+        return text
 
     def parameters_at(self, env: Environment) -> dict[str, Any]:
         """The model's parameter values at the environment's point."""
