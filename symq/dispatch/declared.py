@@ -51,8 +51,10 @@ import sympy as sp
 
 from symq.core.derivation import Derivation
 from symq.core.errors import MISSING, InvalidParameter
-from symq.core.parameters import Choice, Interval, IntegerAtLeast, Parameter, PositiveReal
+from symq.core.parameters import Choice, Parameter, PositiveReal
+from symq.core.claimsfile.declarations import check_keys
 from symq.core.registry import ModelKind, ModelSpec, register_model, register_model_kind
+from symq.core.simrun import run_parameters
 from symq.core.result import Exactness, Result
 
 from .model import (DEFAULT_SCV, DISPATCH, POLICY_CHOICES, _check_given, _check_m_for,
@@ -71,8 +73,15 @@ __all__ = ["DISPATCH_SIM", "SIM_POLICIES", "solve_dispatch_sim", "declare_dispat
 SIM_POLICIES = tuple(p for p in POLICY_CHOICES if p != "optimal")
 #: Simulation defaults: about a second of simulation for two servers.
 SIM_JOBS, SIM_BATCHES, SIM_LEVEL = 1_000_000, 30, 0.99
-#: Value-iteration defaults of ``dispatch-score``: the grids ``delta`` and ``delta/2``.
-VI_DELTA = 0.2
+#: Value-iteration default step of ``dispatch-score`` (grids ``delta`` and ``delta/2``): 0.2 up
+#: to ``rho = 0.5`` (``umax = 24``, a few seconds), 0.4 above, where ``umax`` doubles (about 7 s
+#: at ``rho = 0.8``, 45 s at 0.9).
+VI_DELTA, VI_DELTA_HIGH_LOAD = 0.2, 0.4
+
+
+def default_step(rho: float) -> float:
+    """The default value-iteration step of ``dispatch-score`` at load ``rho``."""
+    return VI_DELTA if rho <= 0.5 else VI_DELTA_HIGH_LOAD
 METHODS = ("both", "vi", "simulation")
 
 
@@ -81,14 +90,8 @@ def _shared(name: str) -> Parameter:
     return DISPATCH.parameter(name)
 
 
-_SIM_PARAMETERS = (
-    Parameter("n_jobs", IntegerAtLeast(10_000), required=False, default=SIM_JOBS,
-              description="simulated jobs (warm-up included)"),
-    Parameter("n_batches", IntegerAtLeast(2), required=False, default=SIM_BATCHES,
-              description="batches of the batch-means confidence interval"),
-    Parameter("level", Interval(0.0, 1.0, left_open=True, right_open=True), required=False,
-              default=SIM_LEVEL, description="confidence level of the intervals"),
-)
+_SIM_PARAMETERS = run_parameters(SIM_JOBS, n_batches=SIM_BATCHES, level=SIM_LEVEL,
+                                 minimum_jobs=10_000)
 
 
 def _simulate(policy: Any, m: int, rho: float, law: Any, n_jobs: int, n_batches: int,
@@ -200,10 +203,7 @@ _OWN = ("m", "rho", "sizes", "scv", "method", "delta", "umax", "n_jobs", "n_batc
 def _score_from(name: str, table: Mapping[str, Any], names: tuple[str, ...],
                 where: str) -> ScorePolicy:
     """The score policy of a declaration (the whole table checked first)."""
-    for key in table:
-        if key not in KEYS:
-            raise InvalidParameter(f"{where}.{key}", table[key], "one of the keys "
-                                   + ", ".join(KEYS), "unknown key of a dispatch-score model")
+    check_keys(where, table, KEYS, "a dispatch-score model")
     if "score" not in table:
         raise InvalidParameter(f"{where}.score", MISSING, KEYS["score"])
     score = table["score"]
@@ -279,7 +279,7 @@ class _DeclaredScore:
     @staticmethod
     def _vi(pol: ScorePolicy, m: int, rho: float, law: Any, delta: float | None,
             umax: float | None) -> dict[str, Any]:
-        step = VI_DELTA if delta is None else delta
+        step = default_step(rho) if delta is None else delta
         top = default_truncation(rho) if umax is None else umax
         if umax is None:           # a multiple of the step
             top = math.ceil(top / step - 1e-9) * step
@@ -315,8 +315,9 @@ class _DeclaredScore:
                       description="vi (ET), simulation (ET_sim) or both; default both where "
                                   "value iteration applies (m <= 2, a score without n)"),
             Parameter("delta", PositiveReal(), required=False,
-                      description=f"value-iteration step (default {VI_DELTA}; delta/2 is the "
-                                  "fine grid of the Richardson pair)"),
+                      description=f"value-iteration step (default {VI_DELTA} up to rho=0.5, "
+                                  f"{VI_DELTA_HIGH_LOAD} above; delta/2 is the fine grid of "
+                                  "the Richardson pair)"),
             Parameter("umax", PositiveReal(), required=False,
                       description="backlog truncation of value iteration (default by load)"),
             *_SIM_PARAMETERS,
