@@ -190,3 +190,32 @@ CLAIMS = [{"name": "mean number", "statement": "EQ == rho/(1 - rho)",
     assert not loaded.errors and loaded.paper.key == "mm1"
     (v,) = [c.check() for c in loaded.paper.build_claims()]
     assert v.status is Status.HOLDS and v.max_error < 1e-15
+
+
+def test_python_claims_file_with_its_own_model_object(tmp_path: Path):
+    """A Python file may hand a ModelSpec to MODELS: here E[T] of M/M/1 by quadrature of the
+    sojourn-time tail exp(-(mu - lam) t), checked against the closed form 1/(mu - lam)."""
+    path = tmp_path / "own_model.py"
+    path.write_text('''
+import math
+from scipy.integrate import quad
+from symq.core.parameters import Parameter, PositiveReal
+from symq.core.registry import ModelSpec
+from symq.core.result import Result
+
+def solve(lam, mu):
+    value, _ = quad(lambda t: math.exp(-(mu - lam) * t), 0, math.inf, epsabs=1e-13)
+    return Result("mm1-quad", {"lam": lam, "mu": mu}, {"ET": value}, "quadrature")
+
+PAPER = {"title": "M/M/1 by quadrature"}
+MODELS = {"mm1-quad": ModelSpec("mm1-quad", "M/M/1 E[T] by quadrature",
+                                (Parameter("lam", PositiveReal()), Parameter("mu", PositiveReal())),
+                                solve, outputs=("ET",))}
+CLAIMS = [{"name": "E[T] = 1/(mu - lam)", "statement": "ET == 1/(mu - lam)",
+           "let": {"ET": "mm1-quad:ET"}, "region": {"lam": [0.5, 0.9], "mu": 1},
+           "tolerance": 1e-9}]
+''')
+    loaded = load_claims_file(path)
+    assert not loaded.errors and loaded.models["mm1-quad"].source == f"file {path}"
+    (v,) = [c.check() for c in loaded.paper.build_claims()]
+    assert v.status is Status.HOLDS and v.n_points == 2

@@ -12,7 +12,8 @@ formula in it is parsed into a whitelisted syntax tree; nothing in a TOML file i
 is safe to check a file received from someone else.
 
 A Python file defines the same things as module attributes ``PAPER`` (dict), ``CONSTANTS``
-(dict), ``MODELS`` (dict name -> table) and ``CLAIMS`` (a list of tables, or of
+(dict), ``MODELS`` (dict name -> table, or name -> :class:`~symq.core.registry.ModelSpec` for a
+model built in Python) and ``CLAIMS`` (a list of tables, or of
 :class:`~symq.core.claims.Claim` objects), and may use Python functions where a TOML file writes
 formulas.  Checking a Python claims file runs it, like running a script: check only files you
 trust.
@@ -20,6 +21,7 @@ trust.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import re
@@ -222,6 +224,9 @@ def load_claims_file(path: str | Path) -> LoadedFile:
         raise ClaimsFileError(str(path), lines.table("models"), "models",
                               "a table of [models.NAME] tables")
     for name, table in models.items():
+        if isinstance(table, ModelSpec):  # a Python file may give a model object directly
+            context.models[str(name)] = dataclasses.replace(table, source=f"file {path}")
+            continue
         try:
             context.models[str(name)] = declare_model(str(path), str(name), table)
         except SymqError as exc:
