@@ -245,11 +245,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"report written to {path}", file=sys.stderr)
     if crashed:
         return EXIT_INTERNAL
-    if errors:
-        print(f"symq: error: {len(errors)} claim(s) could not be built (see above)",
-              file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_OK
+    return _count_bad_claims(errors)
+
+
+def _count_bad_claims(errors: Sequence[str]) -> int:
+    """The closing line when claims were bad input (their lines are printed already), and the
+    exit status: 2 if any, else 0."""
+    if not errors:
+        return EXIT_OK
+    print(f"symq: error: {len(errors)} claim(s) could not be built (see above)", file=sys.stderr)
+    return EXIT_USAGE
 
 
 # ----------------------------------------------------------------------------- derive
@@ -281,11 +286,7 @@ def _cmd_derive(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     for line in errors:  # the claims the derivation leaves out, and why
         print(f"symq: error: {line}", file=sys.stderr)
-    if errors:
-        print(f"symq: error: {len(errors)} claim(s) could not be built (see above)",
-              file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_OK
+    return _count_bad_claims(errors)
 
 
 # ----------------------------------------------------------------------------- new-claims
