@@ -219,3 +219,16 @@ CLAIMS = [{"name": "E[T] = 1/(mu - lam)", "statement": "ET == 1/(mu - lam)",
     assert not loaded.errors and loaded.models["mm1-quad"].source == f"file {path}"
     (v,) = [c.check() for c in loaded.paper.build_claims()]
     assert v.status is Status.HOLDS and v.n_points == 2
+
+
+def test_a_folder_check_reads_toml_and_python_files_that_define_claims_only(tmp_path: Path):
+    """Checking a folder never runs a script that is not a claims file."""
+    from symq.core.claimsfile import claims_files
+
+    marker = tmp_path / "ran"
+    (tmp_path / "script.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
+    (tmp_path / "mine.py").write_text('PAPER = {"title": "t"}\nCLAIMS = []\n')
+    (tmp_path / "mine.toml").write_text('[paper]\ntitle = "t"\n')
+    (tmp_path / "_draft.toml").write_text("")
+    assert [p.name for p in claims_files(tmp_path)] == ["mine.py", "mine.toml"]
+    assert not marker.exists()

@@ -74,13 +74,24 @@ def is_claims_path(text: str) -> bool:
     return path.exists() or text.endswith(SUFFIXES) or "/" in text or "\\" in text
 
 
+def _defines_claims(path: Path) -> bool:
+    """Whether a Python file's text assigns ``CLAIMS`` at top level (read, never run)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(r"(?m)^CLAIMS\s*(:[^=]*)?=", text) is not None
+
+
 def claims_files(path: Path) -> list[Path]:
-    """The claims files of ``path`` (itself if a file; a folder's ``*.toml`` and ``*.py``,
-    recursively, skipping names that start with ``_`` or ``.``)."""
+    """The claims files of ``path``: itself if a file; in a folder, recursively, every
+    ``*.toml`` and every ``*.py`` that assigns ``CLAIMS`` at top level (so that checking a
+    folder of scripts does not run them), skipping names that start with ``_`` or ``.``."""
     if path.is_file():
         return [path]
     return sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file()
-                  and not any(part.startswith(("_", ".")) for part in p.relative_to(path).parts))
+                  and not any(part.startswith(("_", ".")) for part in p.relative_to(path).parts)
+                  and (p.suffix == ".toml" or _defines_claims(p)))
 
 
 # ----------------------------------------------------------------------------- line numbers
