@@ -2,7 +2,7 @@
 
 ::
 
-    symq list                       models, papers (and where they come from), model kinds
+    symq list [FILE ...]            models, papers (and where they come from), model kinds
     symq check [PAPER|FILE ...]     check every claim of the papers or claims files (a folder:
                                     every *.toml and *.py in it); --json; --report DIR
     symq derive PAPER|FILE          print the derivation (Markdown + LaTeX)
@@ -102,6 +102,14 @@ def _cmd_list(args: argparse.Namespace) -> int:
     models = registry.models()
     papers = registry.papers()
     kinds = registry.model_kinds()
+    if args.files:  # claims files: their papers and declared models, with source "file PATH"
+        from .core.claimsfile import claims_files, load_claims_file
+
+        for target in args.files:
+            for file in claims_files(Path(target)) if Path(target).exists() else [Path(target)]:
+                loaded = load_claims_file(file)
+                papers = dict(sorted({**papers, loaded.paper.key: loaded.paper}.items()))
+                models = dict(sorted({**models, **loaded.models}.items()))
     if args.json:
         print(json.dumps({
             "models": [{"name": m.name, "summary": m.summary, "paper": m.paper,
@@ -421,6 +429,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("list", help="list models, papers and the model kinds of claims files")
+    p.add_argument("files", nargs="*", metavar="FILE", help="also list the papers and models of "
+                   "these claims files or folders")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_cmd_list)
 

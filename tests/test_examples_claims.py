@@ -43,3 +43,16 @@ def test_check_and_derive_the_folder_from_the_command_line(capsys):
     assert main(["derive", str(FOLDER / "declared_models.toml")]) == 0
     text = capsys.readouterr().out
     assert "Drift" in text and "Kolmogorov" in text.replace("kolmogorov", "Kolmogorov")
+
+
+def test_list_shows_where_papers_and_models_come_from(capsys):
+    import json
+
+    assert main(["list", str(FOLDER), "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    sources = {p["key"]: p["source"] for p in listing["papers"]}
+    assert sources["awp"] == "built in"
+    assert sources["pftk-1998"] == f"file {FOLDER / 'pftk_tcp.toml'}"
+    models = {m["name"]: m["source"] for m in listing["models"]}
+    assert models["sis"] == f"file {FOLDER / 'declared_models.toml'}"
+    assert models["supermarket"] == "built in"
