@@ -70,14 +70,14 @@ def test_tabulated_matches_exact_path_cycle_by_cycle():
 
 def newreno_mean_series(p, beta=0.5, alpha=1.0, terms=80):
     """E[W] = sqrt(2 alpha/(pi p)) / ((1-beta) sum_j c_j beta^j), q = beta^2 (q-series)."""
-    mpmath.mp.dps = 30
-    q = mpmath.mpf(beta) ** 2
-    qinf = mpmath.qp(q, q)
-    total = mpmath.mpf(0)
-    for j in range(terms):
-        c = (-1) ** j * q ** (j * (j + 1) // 2) / (mpmath.qp(q, q, j) * qinf)
-        total += c * mpmath.mpf(beta) ** j
-    return float(mpmath.sqrt(2 * alpha / (mpmath.pi * p)) / ((1 - beta) * total))
+    with mpmath.workdps(30):  # the global precision is restored: other tests check it
+        q = mpmath.mpf(beta) ** 2
+        qinf = mpmath.qp(q, q)
+        total = mpmath.mpf(0)
+        for j in range(terms):
+            c = (-1) ** j * q ** (j * (j + 1) // 2) / (mpmath.qp(q, q, j) * qinf)
+            total += c * mpmath.mpf(beta) ** j
+        return float(mpmath.sqrt(2 * alpha / (mpmath.pi * p)) / ((1 - beta) * total))
 
 
 def test_newreno_moments_and_loss_identity():
