@@ -156,7 +156,9 @@ def _wrapped(function: Any, k: int) -> Any:
 def _compile_formula(expr: sp.Expr, names: tuple[str, ...]) -> Any:
     """Compile a score expression (symbols by name) into a :data:`SCORE_SIGNATURE` function."""
     ours = {s: sp.Symbol(s, positive=True) for s in (*STATE_SYMBOLS, *MODEL_SYMBOLS, *names)}
-    expr = sp.sympify(expr).xreplace({s: ours[s.name] for s in expr.free_symbols})
+    if not isinstance(expr, sp.Basic):  # text is parsed by parse_formula first, never sympified
+        raise TypeError(f"_compile_formula takes a sympy expression, not {type(expr).__name__}")
+    expr = expr.xreplace({s: ours[s.name] for s in expr.free_symbols})
     args = [ours[s] for s in (*STATE_SYMBOLS, *MODEL_SYMBOLS, *names)]
     compiled = compile_expr(expr, args, backend="numba")
     return _wrapped(compiled.function, len(MODEL_SYMBOLS) + len(names))
