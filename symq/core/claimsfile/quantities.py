@@ -130,7 +130,7 @@ def _rational(value: Any) -> sp.Rational | None:
 def _exact_capable(expr: sp.Expr) -> bool:
     return not expr.atoms(sp.Float) and not expr.has(sp.Sum) and all(
         isinstance(node, (sp.Add, sp.Mul, sp.Symbol, sp.Rational))
-        or (isinstance(node, sp.Pow) and node.exp.is_Integer)
+        or (isinstance(node, sp.Pow) and node.exp.is_Integer and abs(int(node.exp)) <= 256)
         for node in sp.preorder_traversal(expr))
 
 
