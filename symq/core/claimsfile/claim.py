@@ -30,6 +30,7 @@ the same machinery as the built-in papers' claims.  The keys of an entry:
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -43,7 +44,7 @@ from ..parameters import validate_parameters
 from .compare import Tolerance, parse_tolerance, point_error
 from .explain import holding_region, smallest_counterexample
 from .quantities import (REFERENCE_PATTERN, Environment, FileContext, Formula, Function,
-                         Quantity, Reference, evaluate_expression)
+                         Quantity, Reference, evaluate_expression, override_value)
 from .region import Region, parse_region
 
 __all__ = ["FileClaim", "build_claim", "CLAIM_KEYS", "parse_quantities", "RegionOutsideDomain"]
@@ -181,8 +182,6 @@ class FileClaim(Claim):
         """``lhs -> rhs`` as the limit parameter approaches its value: along each sequence of
         points (the other parameters fixed), the error at the point nearest the limit is within
         the tolerance, and the errors at the (up to) three nearest points do not increase."""
-        import time
-
         start = time.perf_counter()
         (name, target), = self.limit.items()
         outcomes = [self.evaluate(p) for p in self.points()]
@@ -322,11 +321,9 @@ def _reference(key: str, name: str, text: str, overrides: dict[str, Any],
         raise InvalidParameter(f"{key}", text, f"a result of model {model.name}: "
                                + ", ".join(model.outputs), f"no result {result_key!r}")
     parsed = {}
-    from .quantities import _override_value
-
     for param, value in overrides.items():
         try:
-            parsed[param] = _override_value(model, param, value, key, names)
+            parsed[param] = override_value(model, param, value, key, names)
         except InvalidParameter as exc:
             raise InvalidParameter(f"{key}.{param}", value, exc.domain, exc.reason) from None
     idx = None

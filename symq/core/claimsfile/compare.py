@@ -114,12 +114,6 @@ def widen(ci: ConfidenceInterval, level: float) -> float:
     return float(ci.half_width * ratio)
 
 
-def _float(value: Any) -> float:
-    if isinstance(value, sp.Rational):
-        return float(value)
-    return float(value)
-
-
 def _difference(a: Any, b: Any) -> Any:
     """``a - b`` exactly when both are rationals, at 50 digits otherwise."""
     if isinstance(a, sp.Rational) and isinstance(b, sp.Rational):
@@ -172,7 +166,7 @@ def point_error(lhs: Any, op: str, rhs: Any, tolerance: Tolerance, n_points: int
         raise Inconclusive("the tolerance is 'within the confidence interval' but neither side "
                            "is a simulation estimate; give a relative or absolute tolerance")
     gap = _difference(lhs, rhs)
-    scale = _scale(_float(rhs), tolerance)
+    scale = _scale(float(rhs), tolerance)
     if op in ("==", "->"):
         return float(abs(gap)) / scale
     if op == "<=":
@@ -190,7 +184,7 @@ def _interval_error(lhs: Any, op: str, rhs: Any, tolerance: Tolerance, n_points:
             means.append(float(side.mean))
             halves.append(widen(side, per_point))
         else:
-            means.append(_float(side))
+            means.append(float(side))
             halves.append(0.0)
     gap = means[0] - means[1]
     half = math.hypot(*halves)

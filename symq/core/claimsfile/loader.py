@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+import sympy as sp
+
 from ..claims import Claim
 from ..derivation import Derivation
 from ..errors import InvalidParameter, SymqError
@@ -308,8 +310,6 @@ def _derivation(loaded: LoadedFile, paper: Mapping[str, Any]) -> Derivation:
 
 def _relation_formula(claim: FileClaim) -> Any:
     """The claim's relation as a sympy object (a limit as ``Eq(Limit(lhs, p, p0), rhs)``)."""
-    import sympy as sp
-
     r = claim.relation
     assert r is not None
     relations = {"==": sp.Eq, "<=": sp.Le, ">=": sp.Ge, "<": sp.Lt, ">": sp.Gt}

@@ -26,6 +26,7 @@ estimate may enter a formula linearly (``EW*sqrt(p)``): the formula then maps th
 
 from __future__ import annotations
 
+import abc
 import math
 import numbers
 import re
@@ -39,6 +40,7 @@ import sympy as sp
 from ..claims import Evidence, Inconclusive
 from ..compiler import compile as compile_expr
 from ..errors import InvalidParameter, SymqError, UnknownName
+from ..formula import parse_formula
 from ..parameters import Choice, Expression, IntegerAtLeast
 from ..precision import local_mp, working_dps
 from ..registry import ModelSpec, get_model
@@ -46,6 +48,7 @@ from ..result import Exactness
 from ..simstats import ConfidenceInterval
 
 __all__ = ["Quantity", "Formula", "Reference", "Function", "FileContext", "Environment",
+           "override_value", "evaluate_expression",
            "REFERENCE_PATTERN", "DIGITS"]
 
 #: Significant digits of formula evaluation.
@@ -80,18 +83,20 @@ class FileContext:
                                    "[models] table", f"{exc}{declared}") from None
 
 
-class Quantity:
+class Quantity(abc.ABC):
     """A named value of a claim at a parameter point (``name``; ``depends``: the names its
-    value depends on)."""
+    value depends on).  Subclasses: :class:`Formula`, :class:`Reference`, :class:`Function`."""
 
     name: str
     depends: tuple[str, ...]
 
+    @abc.abstractmethod
     def evaluate(self, env: "Environment") -> Any:
-        raise NotImplementedError
+        """The value at the environment's point."""
 
+    @abc.abstractmethod
     def describe(self) -> str:
-        raise NotImplementedError
+        """How the quantity was written (for verdicts)."""
 
 
 @dataclass
@@ -310,13 +315,11 @@ def _infinite_sum(term: Callable[[int], Any], start: int, node: sp.Sum, label: s
 
 # ----------------------------------------------------------------------------- references
 
-def _override_value(model: ModelSpec, name: str, value: Any, where: str,
+def override_value(model: ModelSpec, name: str, value: Any, where: str,
                     names: tuple[str, ...]) -> Any:
     """An override as written: a number, a word, or a formula in the claim's names."""
     parameter = model.parameter(name, value)
     if isinstance(value, str) and not isinstance(parameter.domain, (Choice, Expression)):
-        from ..formula import parse_formula
-
         return parse_formula(f"{where}.{name}", value, names)
     return value
 
