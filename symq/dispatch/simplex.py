@@ -1,0 +1,212 @@
+r"""The packed sorted simplex of ``m`` identical servers: ranks, predecessors, interpolation.
+
+With identical servers the relative value is symmetric, :math:`v(u) = v(\mathrm{sort}(u))`
+(Hyytiä & Righter, arXiv 2402.08142, Part 1, state-space reduction), so value iteration stores
+only the sorted lattice states :math:`c_0 \le c_1 \le \dots \le c_{m-1}`, :math:`c_r \in
+\{0..N\}`: :math:`\binom{N+m}{m}` of them instead of :math:`(N+1)^m` (720 times fewer for
+``m = 6``).  They are stored in *colexicographic* order, ranked by the combinatorial number
+system of the strictly increasing sequence :math:`c_r + r`:
+
+.. math::
+
+    \mathrm{rank}(c) = \sum_{r=0}^{m-1} \binom{c_r + r}{r + 1},
+
+a bijection onto :math:`0, \dots, \binom{N+m}{m} - 1` that grows with every component.  So the
+predecessor of the diagonal :math:`E_A` recursion (every positive component minus one) has a
+smaller rank, and one sweep in storage order meets it first.  For a job added to one
+component the other ranks' contributions are fixed, and the new component's position moves at
+most ``m - 1`` times as the size grows: :mod:`symq.dispatch.simplex_passes` reads
+:math:`v(u + k\delta e_i)` for all size atoms ``k`` with one table look-up and one addition
+each.
+
+This module holds the index arithmetic (numba functions for the kernels, numpy wrappers for
+the rest) and :func:`simplex_value`, the multilinear interpolation of a packed value with the
+fixed analytic tail, which the simulator's look-up policy and :class:`~symq.dispatch.iteration.
+VIResult` use.
+
+Examples
+--------
+>>> B = binomial_table(2, 2)
+>>> [int(rank_of(np.array(c), B)) for c in ([0, 0], [0, 1], [1, 1], [0, 2], [1, 2], [2, 2])]
+[0, 1, 2, 3, 4, 5]
+>>> colex_states(2, 2).tolist()
+[[0, 0], [0, 1], [1, 1], [0, 2], [1, 2], [2, 2]]
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+
+from symq.core.errors import InvalidParameter
+
+__all__ = ["binomial_table", "colex_states", "predecessors", "rank_of", "n_sorted_states",
+           "simplex_value", "M_MAX"]
+
+#: Largest number of servers of the sorted-simplex value iteration.
+M_MAX = 6
+
+
+def n_sorted_states(m: int, N: int) -> int:
+    """Number of sorted lattice states, :math:`\\binom{N+m}{m}`."""
+    return math.comb(N + m, m)
+
+
+def binomial_table(m: int, N: int, extra: int = 0) -> NDArray[np.int64]:
+    """``B[n, r] = C(n, r)`` for ``n <= N + m + extra``, ``r <= m + 1`` (int64, exact).
+
+    Raises :class:`~symq.core.errors.InvalidParameter` when a rank would not fit in int64.
+    """
+    top = N + m + extra
+    if math.comb(top + 1, m + 1) >= 2 ** 62:
+        raise InvalidParameter("N", N, f"a grid with fewer than 2^62 sorted states for m={m}")
+    B = np.zeros((top + 1, m + 2), dtype=np.int64)
+    for n in range(top + 1):
+        for r in range(min(n, m + 1) + 1):
+            B[n, r] = math.comb(n, r)
+    return B
+
+
+@numba.njit(cache=True)
+def _rank(c, B):  # pragma: no cover - numba
+    """Colex rank of the sorted tuple ``c`` (components within the table)."""
+    s = 0
+    for r in range(c.size):
+        s += B[c[r] + r, r + 1]
+    return s
+
+
+@numba.njit(cache=True)
+def _unrank(rank, B, c):  # pragma: no cover - numba
+    """Write the sorted tuple of colex rank ``rank`` into ``c`` (greedy, largest first)."""
+    m = c.size
+    rest = rank
+    hi = B.shape[0] - 1
+    for r in range(m - 1, -1, -1):
+        n = hi
+        while B[n, r + 1] > rest:
+            n -= 1
+        c[r] = n - r
+        rest -= B[n, r + 1]
+        hi = n - 1
+
+
+@numba.njit(cache=True)
+def _next_colex(c, N):  # pragma: no cover - numba
+    """Advance ``c`` to the next sorted tuple in colex order (within ``0..N``)."""
+    m = c.size
+    for r in range(m):
+        top = c[r + 1] if r + 1 < m else N
+        if c[r] < top:
+            c[r] += 1
+            for s in range(r):
+                c[s] = 0
+            return
+
+
+@numba.njit(cache=True)
+def _predecessors(m, N, B, out):  # pragma: no cover - numba
+    """Rank of ``c - 1`` on the positive components, -1 at the origin."""
+    c = np.zeros(m, dtype=np.int64)
+    d = np.empty(m, dtype=np.int64)
+    for s in range(out.size):
+        pos = False
+        for r in range(m):
+            if c[r] > 0:
+                d[r] = c[r] - 1
+                pos = True
+            else:
+                d[r] = 0
+        out[s] = _rank(d, B) if pos else -1
+        _next_colex(c, N)
+
+
+def rank_of(c: NDArray[np.int64], B: NDArray[np.int64]) -> int:
+    """Colex rank of one sorted tuple (a numpy wrapper of the kernels' function)."""
+    return int(_rank(np.ascontiguousarray(c, dtype=np.int64), B))
+
+
+def colex_states(m: int, N: int) -> NDArray[np.int64]:
+    """The sorted states in storage (colex) order, shape ``(C(N+m, m), m)``.
+
+    Examples
+    --------
+    >>> colex_states(3, 1).tolist()
+    [[0, 0, 0], [0, 0, 1], [0, 1, 1], [1, 1, 1]]
+    """
+    n = n_sorted_states(m, N)
+    out = np.empty((n, m), dtype=np.int64)
+    _fill_states(N, out)
+    return out
+
+
+@numba.njit(cache=True)
+def _fill_states(N, out):  # pragma: no cover - numba
+    c = np.zeros(out.shape[1], dtype=np.int64)
+    for s in range(out.shape[0]):
+        out[s] = c
+        _next_colex(c, N)
+
+
+def predecessors(m: int, N: int, B: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Rank of the diagonal predecessor of every stored state (``-1`` for the origin)."""
+    out = np.empty(n_sorted_states(m, N), dtype=np.int64)
+    _predecessors(m, N, B, out)
+    return out
+
+
+@numba.njit(cache=True)
+def _sorted_rank(idx, tmp, B):  # pragma: no cover - numba
+    """Rank of the multiset ``idx`` (any order): insertion sort into ``tmp``, then rank."""
+    m = idx.size
+    for r in range(m):
+        x = idx[r]
+        j = r
+        while j > 0 and tmp[j - 1] > x:
+            tmp[j] = tmp[j - 1]
+            j -= 1
+        tmp[j] = x
+    return _rank(tmp, B)
+
+
+@numba.njit(cache=True)
+def simplex_value(V, B, N, delta, c_M, u):  # pragma: no cover - numba
+    r"""Multilinear interpolation of the packed value ``V`` at backlogs ``u`` (any order).
+
+    Components beyond :math:`U = N\delta` are clamped to ``U`` and add the fixed analytic tail
+    :math:`c_M(u_i^2 - U^2)`; each of the :math:`2^m` corners is sorted and ranked.
+    """
+    m = u.size
+    U = N * delta
+    extra = 0.0
+    i0 = np.empty(m, dtype=np.int64)
+    t = np.empty(m)
+    for r in range(m):
+        x = u[r]
+        if x > U:
+            extra += c_M * (x * x - U * U)
+            x = U
+        f = x / delta
+        i = int(f)
+        if i >= N:
+            i = N - 1
+        i0[r] = i
+        t[r] = f - i
+    idx = np.empty(m, dtype=np.int64)
+    tmp = np.empty(m, dtype=np.int64)
+    out = 0.0
+    for corner in range(1 << m):
+        w = 1.0
+        for r in range(m):
+            if (corner >> r) & 1:
+                idx[r] = i0[r] + 1
+                w *= t[r]
+            else:
+                idx[r] = i0[r]
+                w *= 1.0 - t[r]
+        if w != 0.0:
+            out += w * V[_sorted_rank(idx, tmp, B)]
+    return out + extra
