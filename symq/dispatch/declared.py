@@ -6,6 +6,7 @@ and returns its mean response time ``ET`` (and mean waiting time ``EW``) as
 against simulation, or "policy A beats policy B", by simulation::
 
     symq solve dispatch-sim policy=rnd m=2 rho=0.5
+    symq solve dispatch-sim policy=jiq m=4 rho=0.8 speeds=2,1,1,1
 
 A claims file declares a new dispatching policy by its per-server score (Hyytiä & Righter,
 arXiv 2402.08142, Section 4: index policies send the job to the server of least index)::
@@ -51,7 +52,7 @@ import sympy as sp
 
 from symq.core.derivation import Derivation
 from symq.core.errors import MISSING, InvalidParameter
-from symq.core.parameters import Choice, Parameter, PositiveReal
+from symq.core.parameters import Choice, Parameter, PositiveReal, PositiveVector
 from symq.core.claimsfile.declarations import check_keys
 from symq.core.registry import ModelKind, ModelSpec, register_model, register_model_kind
 from symq.core.simrun import run_parameters
@@ -69,8 +70,9 @@ from .vi import evaluate_policy
 __all__ = ["DISPATCH_SIM", "SIM_POLICIES", "solve_dispatch_sim", "declare_dispatch_score",
            "DISPATCH_SCORE"]
 
-#: Built-in policies ``dispatch-sim`` simulates (``optimal`` needs value iteration: ``dispatch``).
-SIM_POLICIES = tuple(p for p in POLICY_CHOICES if p != "optimal")
+#: Built-in policies ``dispatch-sim`` simulates (``optimal`` needs value iteration: ``dispatch``),
+#: with the join-idle-queue policies, which only the simulator has.
+SIM_POLICIES = tuple(p for p in POLICY_CHOICES if p != "optimal") + ("jiq", "jiq-jsq")
 #: Simulation defaults: about a second of simulation for two servers.
 SIM_JOBS, SIM_BATCHES, SIM_LEVEL = 1_000_000, 30, 0.99
 #: Value-iteration default step of ``dispatch-score`` (grids ``delta`` and ``delta/2``): 0.2 up
@@ -95,11 +97,12 @@ _SIM_PARAMETERS = run_parameters(SIM_JOBS, n_batches=SIM_BATCHES, level=SIM_LEVE
 
 
 def _simulate(policy: Any, m: int, rho: float, law: Any, n_jobs: int, n_batches: int,
-              level: float, rng: Any, key: str, sizes: str, scv: float | None) -> Any:
+              level: float, rng: Any, key: str, sizes: str, scv: float | None,
+              speeds: Any = None) -> Any:
     """:func:`simulate_dispatch` after the checks of a reliable, affordable run."""
     _check_simulation(key, m, rho, law, n_jobs, sizes, scv, n_batches)
     return simulate_dispatch(policy, m, rho, law, n_jobs=n_jobs, n_batches=n_batches,
-                             level=level, rng=1 if rng is None else rng)
+                             level=level, rng=1 if rng is None else rng, speeds=speeds)
 
 
 def _law(sizes: str, scv: float | None) -> Any:
@@ -114,7 +117,8 @@ def _law(sizes: str, scv: float | None) -> Any:
 def solve_dispatch_sim(policy: str, m: int, rho: float, sizes: str = "exp",
                        scv: float | None = None, h: float | None = None,
                        n_jobs: int = SIM_JOBS, n_batches: int = SIM_BATCHES,
-                       level: float = SIM_LEVEL, rng: Any = None) -> Result:
+                       level: float = SIM_LEVEL, rng: Any = None,
+                       speeds: Any = None) -> Result:
     """Simulated mean response and waiting times of a built-in dispatching policy.
 
     Parameters
@@ -122,11 +126,15 @@ def solve_dispatch_sim(policy: str, m: int, rho: float, sizes: str = "exp",
     policy : str
         One of :data:`SIM_POLICIES`.
     m, rho, sizes, scv, h
-        As in :func:`~symq.dispatch.model.solve_dispatch` (``h`` the SITA threshold, ``m = 2``).
+        As in :func:`~symq.dispatch.model.solve_dispatch` (``h`` the SITA threshold, ``m = 2``);
+        with ``speeds`` the load is :math:`\\rho = \\lambda E[X]/\\sum_i s_i`.
     n_jobs, n_batches, level
         Run length, number of batches and confidence level.
     rng : seed or Generator, optional
         Default seed 1 (the same parameters give the same estimate).
+    speeds : sequence of m positive reals, optional
+        Server speeds (default all 1; what each policy does with them:
+        :mod:`symq.dispatch.policies`).
 
     Returns
     -------
@@ -150,12 +158,14 @@ def solve_dispatch_sim(policy: str, m: int, rho: float, sizes: str = "exp",
         _check_m_for(key, m, law, n_jobs)
         pol = get_policy(key, **({} if h is None else {"h": float(h)}))
         est = _simulate(pol, m, rho, law, n_jobs, n_batches, level, rng, key, str(sizes).lower(),
-                        scv)
+                        scv, speeds)
     except InvalidParameter as exc:
         raise _user_error(exc) from None
     params = {"policy": key, "m": m, "rho": rho, "sizes": law.name}
     if h is not None:
         params["h"] = h
+    if speeds is not None:
+        params["speeds"] = [float(s) for s in speeds]
     return Result(model="dispatch-sim", params=params,
                   values={"ET": est.ET, "EW": est.EW, "n_jobs": est.n_jobs,
                           "n_batches": est.n_batches, "level": level, "method": "simulation"},
@@ -166,11 +176,15 @@ def solve_dispatch_sim(policy: str, m: int, rho: float, sizes: str = "exp",
 DISPATCH_SIM = register_model(ModelSpec(
     name="dispatch-sim",
     summary=("simulated mean response time ET (a confidence interval) of a built-in "
-             "dispatching policy to m FCFS servers: RND, RR, JSQ, LWL, SITA, FPI"),
+             "dispatching policy to m FCFS servers: RND, RR, JSQ, LWL, JIQ, SITA, FPI; "
+             "optionally with server speeds"),
     parameters=(
         Parameter("policy", Choice(SIM_POLICIES), typical="lwl",
                   description="dispatching policy: " + ", ".join(SIM_POLICIES)),
         *(_shared(k) for k in ("m", "rho", "sizes", "scv", "h")),
+        Parameter("speeds", PositiveVector(), required=False,
+                  description="server speeds, m positive reals (default all 1); the load is "
+                              "then rho = lam E[X]/sum(speeds)"),
         *_SIM_PARAMETERS,
     ),
     solve=solve_dispatch_sim,

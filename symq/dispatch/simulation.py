@@ -1,11 +1,15 @@
 r"""Discrete-event simulation of size-aware dispatching to m parallel FCFS servers (numba).
 
-Backlog recursion: Poisson arrivals of rate
-:math:`\lambda = \rho m / E[X]`; at each arrival every backlog drains by the interarrival time
-(clipped at 0), the policy (:func:`~symq.dispatch.policies.choose_server`) picks server ``i``,
-the response time is :math:`T = u_i + x` (waiting time :math:`W = u_i`) and :math:`u_i \mathrel{+}= x`.
-JSQ and a score policy that reads ``n`` also need the job counts: each server keeps the completion times of its jobs in a ring
-buffer (FCFS, so they are increasing) and drops those completed before the arrival.
+Backlog recursion: Poisson arrivals of rate :math:`\lambda = \rho \sum_i s_i / E[X]`
+(:math:`\rho m / E[X]` for unit speeds); at each arrival every backlog (work) drains by its
+speed times the interarrival time (clipped at 0), the policy
+(:func:`~symq.dispatch.decisions.choose_server`) picks server ``i``, the response time is
+:math:`T = (u_i + x)/s_i` (waiting time :math:`W = u_i/s_i`) and :math:`u_i \mathrel{+}= x`.
+JSQ, JIQ-JSQ and a score policy that reads ``n`` also need the job counts: each server keeps
+the completion times of its jobs in a ring buffer (FCFS, so they are increasing) and drops
+those completed before the arrival.  With ``size_bins`` the kernel also sums T and counts the
+jobs per size bin and batch, so that :math:`E[T \mid X \in \text{bin}]` gets a batch-means
+interval per bin (:mod:`symq.dispatch.fairness`).
 
 Exponential sizes are drawn inside the kernel; other laws are pre-sampled with
 ``sizes.sample`` in blocks of ``2**20`` jobs.  The run length, warm-up and batches, the seeding
@@ -32,18 +36,22 @@ from typing import Any, ClassVar
 import numba
 import numpy as np
 from numba import types
+from numpy.typing import ArrayLike
 
 from symq.core.errors import InvalidParameter
-from symq.core.parameters import integer_value
+from symq.core.parameters import integer_value, real_value
 from symq.core.randomness import RngLike, as_generator
 from symq.core.result import Exactness, ResultBase
 from symq.core.simrun import RunPlan, kernel_seed, run_chunked, seed_numba
-from symq.core.simstats import ConfidenceInterval, replication_ci
+from symq.core.simstats import ConfidenceInterval, ratio_batch_means, replication_ci
 
 from . import exact as _exact
-from .policies import RR, SCORE, BoundPolicy, DispatchPolicy, choose_server, get_policy
+from .decisions import LOOKUP_SIMPLEX, choose_general, choose_unit
+from .policies import RR, SCORE, BoundPolicy, DispatchPolicy, bind_policy, get_policy
 from .score import SCORE_TYPE, ScorePolicy, nan_score, null_score, score_argmin
+from .sizebins import size_edges
 from .sizes import SizeLaw
+from .speeds import check_speeds, score_argmin_speeds
 
 __all__ = ["DispatchEstimate", "simulate_dispatch"]
 
@@ -52,17 +60,23 @@ _OK, _OVERFLOW, _NAN_SCORE = 0, 1, 2
 
 
 def _kernel_py(code, lam, xs, exp_mean, n_do, n_warm, batch_size, n_batches, thr, lam_i,
-               rho_i, v, delta, c_M, u, cnt, head, comp, state_i, state_f, sum_T, sum_W, work,
-               track, score, score_params):  # pragma: no cover - numba
+               rho_i, v, delta, c_M, vp, B, spd, cum, u, cnt, head, comp, state_i, state_f,
+               sum_T, sum_W, work, track, score, score_params, edges, bin_T,
+               bin_n):  # pragma: no cover - numba
     """Simulate ``n_do`` more jobs; the state lives in the arrays (runs continue across chunks).
 
     ``state_i = [jobs done, rr pointer]``, ``state_f = [t, t at the first post-warm-up
     arrival, t at the last arrival]``.  Sizes come from ``xs`` unless ``exp_mean > 0``.
-    ``track``: keep the job counts (JSQ, a score reading ``n``).  ``score`` (a first-class
-    function of :data:`~symq.dispatch.score.SCORE_TYPE`) decides for ``code == SCORE``.
+    ``track``: keep the job counts (JSQ, JIQ-JSQ, a score reading ``n``).  ``score`` (a
+    first-class function of :data:`~symq.dispatch.score.SCORE_TYPE`) decides for
+    ``code == SCORE``.  ``spd``: server speeds (empty: unit speeds, the unit-speed arithmetic
+    exactly as without speeds).  ``bin_T``, ``bin_n`` (batches x bins, zero bins: off): the
+    sums of T and the job counts per size bin ``edges[q] <= x < edges[q + 1]``.
     """
     m = u.shape[0]
     cap = comp.shape[1]
+    het = spd.shape[0] > 0
+    nbins = bin_T.shape[1]
     k = state_i[0]
     rr = state_i[1]
     t = state_f[0]
@@ -70,9 +84,14 @@ def _kernel_py(code, lam, xs, exp_mean, n_do, n_warm, batch_size, n_batches, thr
     for j in range(n_do):
         a = -math.log(1.0 - np.random.random()) / lam
         t += a
-        for i in range(m):
-            w = u[i] - a
-            u[i] = w if w > 0.0 else 0.0
+        if het:
+            for i in range(m):
+                w = u[i] - a * spd[i]
+                u[i] = w if w > 0.0 else 0.0
+        else:
+            for i in range(m):
+                w = u[i] - a
+                u[i] = w if w > 0.0 else 0.0
         if track:
             for i in range(m):
                 while cnt[i] > 0 and comp[i, head[i]] <= t:
@@ -83,20 +102,32 @@ def _kernel_py(code, lam, xs, exp_mean, n_do, n_warm, batch_size, n_batches, thr
         else:
             x = xs[j]
         if code == SCORE:
-            s = score_argmin(score, score_params, u, cnt, x)
+            if het:
+                s = score_argmin_speeds(score, score_params, u, cnt, spd, x)
+            else:
+                s = score_argmin(score, score_params, u, cnt, x)
             if s < 0:
                 status = _NAN_SCORE
                 break
-        else:
-            s = choose_server(code, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M)
+        elif het or code == LOOKUP_SIMPLEX:
+            s = choose_general(code, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M, vp, B,
+                               spd, cum)
+        else:   # the unit-speed decision, inlined by LLVM (a call with all arrays is slower)
+            s = choose_unit(code, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M)
         if code == RR:
             rr = (rr + 1) % m
         wait = u[s]
+        if het:
+            resp = (wait + x) / spd[s]
+            queued = wait / spd[s]
+        else:
+            resp = wait + x
+            queued = wait
         if track:
             if cnt[s] >= cap:
                 status = _OVERFLOW
                 break
-            comp[s, (head[s] + cnt[s]) % cap] = t + wait + x
+            comp[s, (head[s] + cnt[s]) % cap] = t + resp if het else t + wait + x
             cnt[s] += 1
         u[s] = wait + x
         if k >= n_warm:
@@ -104,10 +135,21 @@ def _kernel_py(code, lam, xs, exp_mean, n_do, n_warm, batch_size, n_batches, thr
                 state_f[1] = t
             b = (k - n_warm) // batch_size
             if b < n_batches:
-                sum_T[b] += wait + x
-                sum_W[b] += wait
+                sum_T[b] += resp
+                sum_W[b] += queued
                 work[s] += x
                 state_f[2] = t
+                if nbins > 0 and x >= edges[0] and x < edges[nbins]:
+                    lo = 0
+                    hi = nbins
+                    while hi - lo > 1:      # edges[lo] <= x < edges[hi]
+                        mid = (lo + hi) // 2
+                        if x >= edges[mid]:
+                            lo = mid
+                        else:
+                            hi = mid
+                    bin_T[b, lo] += resp
+                    bin_n[b, lo] += 1.0
         k += 1
     state_i[0] = k
     state_i[1] = rr
@@ -121,8 +163,9 @@ def _kernel() -> Any:
     f8, i8 = types.float64, types.int64
     a1, a2, i1 = f8[::1], f8[:, ::1], i8[::1]
     r1, r2 = (types.Array(f8, d, "C", readonly=True) for d in (1, 2))   # inputs: any array
-    sig = i8(i8, f8, r1, f8, i8, i8, i8, i8, r1, r1, r1, r2, f8, f8, a1, i1, i1, a2, i1, a1, a1,
-             a1, a1, types.boolean, SCORE_TYPE, a1)
+    rb = types.Array(i8, 2, "C", readonly=True)
+    sig = i8(i8, f8, r1, f8, i8, i8, i8, i8, r1, r1, r1, r2, f8, f8, r1, rb, r1, r1, a1, i1, i1,
+             a2, i1, a1, a1, a1, a1, types.boolean, SCORE_TYPE, a1, r1, a2, a2)
     return numba.njit(sig, cache=True)(_kernel_py)
 
 
@@ -133,7 +176,8 @@ class DispatchEstimate(ResultBase):
     Attributes
     ----------
     ET, EW : ConfidenceInterval
-        Mean response time and mean waiting time per job.
+        Mean response time and mean waiting time per job (time units: with speeds a job of
+        size ``x`` at backlog ``u_i`` has :math:`T = (u_i + x)/s_i`, :math:`W = u_i/s_i`).
     n_jobs : int
         Jobs simulated (all replications, warm-up included).
     n_batches : int
@@ -141,14 +185,27 @@ class DispatchEstimate(ResultBase):
     jobs_per_second : float
         Simulated jobs per second of wall-clock time (kernel and size sampling).
     loads : numpy.ndarray (m,)
-        Per-server loads: work dispatched to each server per unit time after the warm-up.
+        Per-server loads (utilisations): work dispatched to each server per unit time after
+        the warm-up, divided by its speed.
     policy : str
     m : int
     rho : float
+        Load :math:`\\lambda E[X]/\\sum_i s_i`.
     method : str
         ``"batch_means"`` (one long run) or ``"replications"``.
     exactness : Exactness
         ``simulated``.
+    speeds : numpy.ndarray or None
+        Server speeds (``None``: unit speeds).
+    size_edges : numpy.ndarray or None
+        Edges of the size bins (``size_bins=``).
+    ET_by_size : tuple of ConfidenceInterval or None
+        :math:`E[T \\mid e_q \\le X < e_{q+1}]` per bin, each at :attr:`size_level`.
+    jobs_by_size : numpy.ndarray or None
+        Post-warm-up jobs per bin.
+    size_level : float or None
+        Confidence level of each bin's interval (by default the Bonferroni level
+        ``1 - (1 - level)/k``, so that the ``k`` intervals hold jointly at ``level``).
     """
 
     summary: ClassVar[tuple[str, ...]] = ("ET", "EW", "policy", "n_jobs")
@@ -164,12 +221,28 @@ class DispatchEstimate(ResultBase):
     rho: float
     method: str = "batch_means"
     exactness: Exactness = Exactness.SIMULATED
+    speeds: np.ndarray | None = None
+    size_edges: np.ndarray | None = None
+    ET_by_size: tuple[ConfidenceInterval, ...] | None = None
+    jobs_by_size: np.ndarray | None = None
+    size_level: float | None = None
+
+
+@dataclass
+class _Sums:
+    """Per-batch outputs of one run."""
+
+    T: np.ndarray
+    W: np.ndarray
+    loads: np.ndarray
+    bin_T: np.ndarray
+    bin_n: np.ndarray
 
 
 def _run(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_batches: int,
-         gen: np.random.Generator, progress: bool, desc: str, max_queue: int
-         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """One run of ``n_jobs`` jobs: batch sums of T and W, per-server loads, measured span.
+         gen: np.random.Generator, progress: bool, desc: str, max_queue: int,
+         edges: np.ndarray) -> _Sums:
+    """One run of ``n_jobs`` jobs: batch means of T and W, per-server loads, bin sums.
 
     The kernel keeps its state between calls of :func:`symq.core.simrun.run_chunked`; sizes
     other than exponential are drawn in blocks of ``2**20`` whatever the chunks, so the run is
@@ -191,7 +264,11 @@ def _run(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_batches: 
     sum_T = np.zeros(n_batches)
     sum_W = np.zeros(n_batches)
     work = np.zeros(m)
+    nbins = max(edges.size - 1, 0)
+    bin_T = np.zeros((n_batches, nbins))
+    bin_n = np.zeros((n_batches, nbins))
     exp_mean = float(sizes.mean) if sizes.is_exponential else 0.0
+    arrays = pol.arrays()
     seed_numba(kernel_seed(gen))
     block = {"xs": np.empty(0), "pos": 0, "drawn": 0}
     done = 0
@@ -210,8 +287,8 @@ def _run(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_batches: 
                 xs = block["xs"][block["pos"]:block["pos"] + n_do]
                 block["pos"] += n_do
             status = kernel(pol.code, pol.lam, xs, exp_mean, n_do, n_warm, batch_size,
-                            n_batches, *pol.arrays(), u, cnt, head, comp, state_i, state_f,
-                            sum_T, sum_W, work, track, score, score_params)
+                            n_batches, *arrays, u, cnt, head, comp, state_i, state_f,
+                            sum_T, sum_W, work, track, score, score_params, edges, bin_T, bin_n)
             if status == _NAN_SCORE:
                 raise nan_score(pol.name, f"backlogs u={u.tolist()}, job {int(state_i[0])}")
             if status != _OK:
@@ -224,11 +301,13 @@ def _run(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_batches: 
     run_chunked(step, n_jobs, progress=progress, desc=desc, unit="job")
     span = state_f[2] - state_f[1]
     loads = work / span if span > 0 else np.full(m, np.nan)
-    return sum_T / batch_size, sum_W / batch_size, loads, float(span)
+    if pol.speeds is not None:
+        loads = loads / pol.speeds
+    return _Sums(sum_T / batch_size, sum_W / batch_size, loads, bin_T, bin_n)
 
 
 def _bound(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: float, sizes: SizeLaw,
-           policy_params: dict[str, Any]) -> BoundPolicy:
+           speeds: Any, policy_params: dict[str, Any]) -> BoundPolicy:
     if isinstance(policy, BoundPolicy):
         if policy.m != m or abs(policy.rho - rho) > 1e-12:
             raise InvalidParameter("policy", policy.name,
@@ -236,21 +315,52 @@ def _bound(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: float, sizes
                                    f"rho={policy.rho})")
         if policy_params:
             raise InvalidParameter("policy_params", policy_params, "empty for a bound policy")
+        spd = check_speeds(speeds, m)
+        if speeds is not None and not (
+                (spd is None and policy.speeds is None)
+                or (spd is not None and policy.speeds is not None
+                    and np.array_equal(spd, policy.speeds))):
+            raise InvalidParameter("speeds", np.asarray(speeds).tolist(), "omitted or the "
+                                   "speeds the policy was bound with ("
+                                   + ("unit" if policy.speeds is None
+                                      else str(policy.speeds.tolist())) + ")")
         return policy
     if isinstance(policy, ScorePolicy):
-        return policy.with_values(**policy_params).bind(m, rho, sizes)
+        return bind_policy(policy.with_values(**policy_params), m, rho, sizes, speeds)
     if isinstance(policy, DispatchPolicy):
         if policy_params:
             raise InvalidParameter("policy_params", policy_params,
                                    "empty for a DispatchPolicy object")
-        return policy.bind(m, rho, sizes)
-    return get_policy(policy, **policy_params).bind(m, rho, sizes)
+        return bind_policy(policy, m, rho, sizes, speeds)
+    return get_policy(policy, **policy_params).bind(m, rho, sizes, speeds=speeds)
+
+
+def _bin_intervals(sums: list[_Sums], edges: np.ndarray, level: float, replications: bool
+                   ) -> tuple[tuple[ConfidenceInterval, ...], np.ndarray]:
+    """Per-bin intervals of :math:`E[T \\mid \\text{bin}]`: batch-means ratios (sum of T over
+    the count per batch, :func:`~symq.core.simstats.ratio_batch_means`), or a Student-t interval
+    over the replications' ratios."""
+    bin_T = np.concatenate([r.bin_T for r in sums])
+    bin_n = np.concatenate([r.bin_n for r in sums])
+    out = []
+    for q in range(edges.size - 1):
+        if np.any(bin_n[:, q] == 0):
+            raise InvalidParameter("size_bins", edges.tolist(), "bins that receive jobs in "
+                                   "every batch", f"bin [{edges[q]:g}, {edges[q + 1]:g}) got no "
+                                   "job in some batch: use wider bins or more jobs")
+        if replications:
+            out.append(replication_ci(bin_T[:, q] / bin_n[:, q], level))
+        else:
+            out.append(ratio_batch_means(bin_T[:, q], bin_n[:, q], bin_n.shape[0], level))
+    return tuple(out), bin_n.sum(axis=0)
 
 
 def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: float,
                       sizes: Any, *, n_jobs: int = 10**6, rng: RngLike = None, warmup: float = 0.1,
                       level: float = 0.95, replications: int | None = None, n_batches: int = 30,
                       max_queue: int = 4096, progress: bool = False,
+                      speeds: ArrayLike | None = None, size_bins: int | ArrayLike | None = None,
+                      size_level: float | None = None,
                       **policy_params: Any) -> DispatchEstimate:
     """Simulate dispatching to ``m`` FCFS servers and estimate the mean response time.
 
@@ -260,12 +370,13 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
         A name of :data:`~symq.dispatch.policies.POLICY_NAMES` (with ``policy_params``), a
         :class:`~symq.dispatch.policies.DispatchPolicy`, a score policy
         (:func:`~symq.dispatch.score.score_policy`; ``policy_params`` are then values of its
-        declared parameters) or a policy already bound to ``m, rho, sizes``.  A score runs
-        inside the numba kernel as a first-class function (no Python call per job).
+        declared parameters) or a policy already bound to ``m, rho, sizes`` (and speeds).  A
+        score runs inside the numba kernel as a first-class function (no Python call per job).
     m : int
         Number of servers, ``>= 1``.
     rho : float
-        Load per server in ``(0, 1)``; arrival rate ``lam = rho m / E[X]``.
+        Load in ``(0, 1)``: :math:`\\rho = \\lambda E[X]/\\sum_i s_i`, so the arrival rate is
+        ``lam = rho sum(speeds) / E[X]`` (``rho m / E[X]`` for unit speeds).
     sizes : job-size law
         A :class:`~symq.me.laws.PhaseType` or ``(alpha, A)`` pair, an :class:`~symq.me.ME`
         law, a frozen scipy distribution, a name (``"exp"``, ``"uniform"``, ``"h2"``) or a
@@ -286,9 +397,20 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
     n_batches : int
         Number of batches (``>= 2``) for batch means.
     max_queue : int
-        Ring-buffer capacity per server for the job counts (JSQ, a score reading ``n``).
+        Ring-buffer capacity per server for the job counts (JSQ, JIQ-JSQ, a score reading
+        ``n``).
     progress : bool
         tqdm progress bar.
+    speeds : array_like of m positive reals, optional
+        Server speeds (default all 1): server ``i`` drains its backlog at rate ``speeds[i]``;
+        what each policy does with speeds is stated in :mod:`symq.dispatch.policies`.  Unit
+        speeds run the same arithmetic as no speeds (the same result bit for bit).
+    size_bins : int or array_like, optional
+        Also estimate :math:`E[T \\mid X \\in \\text{bin}]`: ``k`` equiprobable bins of the size
+        law, or the bin edges (:func:`~symq.dispatch.sizebins.size_edges`).
+    size_level : float, optional
+        Level of each bin's interval; default ``1 - (1 - level)/k`` (Bonferroni: the ``k``
+        intervals hold jointly at ``level``).
 
     Returns
     -------
@@ -297,39 +419,49 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
     Raises
     ------
     InvalidParameter, StabilityError, UnknownName
-        Bad input, ``rho >= 1``, unknown policy name.
+        Bad input, ``rho >= 1``, a static policy that overloads a server, unknown policy name,
+        a size bin without jobs in some batch.
     """
-    m, rho, sizes, lam = _exact._check_common(m, rho, sizes)
-    pol = _bound(policy, m, rho, sizes, policy_params)
+    m, rho, sizes, _ = _exact._check_common(m, rho, sizes)
+    pol = _bound(policy, m, rho, sizes, speeds, policy_params)
     max_queue = integer_value("max_queue", max_queue, 2)
     reps = None if replications is None else integer_value("replications", replications, 2)
     plan = RunPlan.make(n_jobs, n_batches if reps is None else reps, warmup, level)
+    edges = (np.empty(0) if size_bins is None
+             else np.ascontiguousarray(size_edges(sizes, size_bins), dtype=float))
+    k = max(edges.size - 1, 1)
+    bin_level = (1.0 - (1.0 - plan.level) / k if size_level is None
+                 else real_value("size_level", size_level, "a real number in (0, 1)",
+                                 lambda x: 0.0 < x < 1.0))
     gen = as_generator(rng)
     desc = f"{pol.name} m={m} rho={rho:g}"
     start = time.perf_counter()
     if reps is None:
-        bT, bW, loads, _ = _run(pol, sizes, plan.n_jobs, plan.n_warm, plan.n_batches, gen,
-                                progress, desc, max_queue)
-        ET = replace(replication_ci(bT, plan.level), method="batch_means")
-        EW = replace(replication_ci(bW, plan.level), method="batch_means")
+        sums = [_run(pol, sizes, plan.n_jobs, plan.n_warm, plan.n_batches, gen, progress, desc,
+                     max_queue, edges)]
+        ET = replace(replication_ci(sums[0].T, plan.level), method="batch_means")
+        EW = replace(replication_ci(sums[0].W, plan.level), method="batch_means")
+        loads = sums[0].loads
         n_done = plan.n_jobs
     else:
         per = plan.n_jobs // reps
-        means_T, means_W, all_loads = [], [], []
-        for i, seq in enumerate(np.random.SeedSequence(int(gen.integers(0, 2**63 - 1)))
-                                .spawn(reps)):
-            bT, bW, loads, _ = _run(pol, sizes, per, int(math.floor(plan.warmup * per)), 1,
-                                    np.random.default_rng(seq), progress,
-                                    f"{desc} ({i + 1}/{reps})", max_queue)
-            means_T.append(bT[0])
-            means_W.append(bW[0])
-            all_loads.append(loads)
-        ET = replication_ci(means_T, plan.level)
-        EW = replication_ci(means_W, plan.level)
-        loads = np.mean(all_loads, axis=0)
+        sums = [_run(pol, sizes, per, int(math.floor(plan.warmup * per)), 1,
+                     np.random.default_rng(seq), progress, f"{desc} ({i + 1}/{reps})",
+                     max_queue, edges)
+                for i, seq in enumerate(np.random.SeedSequence(int(gen.integers(0, 2**63 - 1)))
+                                        .spawn(reps))]
+        ET = replication_ci([r.T[0] for r in sums], plan.level)
+        EW = replication_ci([r.W[0] for r in sums], plan.level)
+        loads = np.mean([r.loads for r in sums], axis=0)
         n_done = per * reps
     elapsed = time.perf_counter() - start
+    by_size: dict[str, Any] = {}
+    if edges.size:
+        cis, counts = _bin_intervals(sums, edges, bin_level, reps is not None)
+        by_size = {"size_edges": edges, "ET_by_size": cis, "jobs_by_size": counts,
+                   "size_level": bin_level}
     return DispatchEstimate(ET=ET, EW=EW, n_jobs=int(n_done), n_batches=plan.n_batches,
                             jobs_per_second=n_done / elapsed if elapsed > 0 else math.inf,
                             loads=np.asarray(loads), policy=pol.name, m=m, rho=rho,
-                            method="batch_means" if reps is None else "replications")
+                            method="batch_means" if reps is None else "replications",
+                            speeds=pol.speeds, **by_size)

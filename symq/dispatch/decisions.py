@@ -1,0 +1,279 @@
+r"""The numba decision functions of the built-in dispatching policies (codes and arrays).
+
+:func:`choose_server` picks the server of one arriving job from the backlogs ``u`` (work), the
+job counts ``n``, the size ``x`` and the arrays of a
+:class:`~symq.dispatch.policies.BoundPolicy`; the simulator's kernel and
+:meth:`~symq.dispatch.policies.BoundPolicy.decide` call it.  The meaning of every policy, with and
+without per-server speeds, is stated in :mod:`symq.dispatch.policies`.  An empty ``spd`` array
+means unit speeds: that path compares exactly what it compared before speeds existed (the same
+decisions and random draws, bit for bit).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .simplex import simplex_value
+
+__all__ = ["RND", "RR", "JSQ", "LWL", "SITA", "FPI", "LOOKUP", "SCORE", "JIQ", "JIQ_JSQ",
+           "LOOKUP_SIMPLEX", "choose_server", "choose_unit", "choose_general", "lookup_value",
+           "decide_many"]
+
+# integer codes understood by choose_server (SCORE: the argmin of a compiled score, run by the
+# callers through symq.dispatch.score and symq.dispatch.speeds)
+RND, RR, JSQ, LWL, SITA, FPI, LOOKUP, SCORE, JIQ, JIQ_JSQ, LOOKUP_SIMPLEX = range(11)
+
+# defaults of the trailing arrays: no packed value, unit speeds
+_NO_VP = np.zeros(1)
+_NO_B = np.zeros((1, 1), dtype=np.int64)
+_NO_SPD = np.empty(0)
+
+
+@numba.njit(cache=True)
+def lookup_value(v: np.ndarray, delta: float, c_M: float, a: float, b: float) -> float:
+    """Bilinear interpolation of the table ``v`` at backlogs ``(a, b)``, quadratic tail beyond U.
+
+    ``v[i, j]`` is the value at ``(i delta, j delta)``, ``U = (v.shape[0] - 1) delta``; beyond
+    ``U`` each coordinate adds ``c_M ((U + s)^2 - U^2)``.
+    """
+    n = v.shape[0] - 1
+    U = n * delta
+    extra = 0.0
+    if a > U:
+        extra += c_M * (a * a - U * U)
+        a = U
+    if b > U:
+        extra += c_M * (b * b - U * U)
+        b = U
+    fa = a / delta
+    ia = int(fa)
+    if ia >= n:
+        ia = n - 1
+    fa -= ia
+    fb = b / delta
+    ib = int(fb)
+    if ib >= n:
+        ib = n - 1
+    fb -= ib
+    return (extra + (1.0 - fa) * ((1.0 - fb) * v[ia, ib] + fb * v[ia, ib + 1])
+            + fa * ((1.0 - fb) * v[ia + 1, ib] + fb * v[ia + 1, ib + 1]))
+
+
+@numba.njit(cache=True)
+def _fpi_cost(u: float, x: float, lam_i: float, rho_i: float) -> float:
+    """The FPI index :func:`symq.dispatch.symbolic.fpi_index` typed for numba kernels.
+
+    A fast path of the compiled symbolic form :func:`symq.dispatch.symbolic.fpi_index_fn`:
+    :func:`choose_server` and the simulator's kernel are cached machine code (``cache=True``),
+    which a function generated at run time (the numba backend of :func:`symq.core.compile`)
+    would not be; tests/dispatch/test_compiled_forms.py checks that this form equals the
+    compiled symbolic index (numpy and numba backends) at random points.
+    """
+    return u + x + lam_i * x * (2.0 * u + x) / (2.0 * (1.0 - rho_i))
+
+
+@numba.njit(cache=True)
+def _by_shares(cum: np.ndarray) -> int:  # pragma: no cover - numba
+    """A server drawn with the probabilities whose cumulative sums are ``cum``."""
+    r = np.random.random()
+    i = 0
+    while i < cum.shape[0] - 1 and r >= cum[i]:
+        i += 1
+    return i
+
+
+@numba.njit(cache=True)
+def _jsq(cnt: np.ndarray, spd: np.ndarray) -> int:  # pragma: no cover - numba
+    """Fewest jobs; ties to the faster server (with speeds), then uniformly at random."""
+    het = spd.shape[0] > 0
+    best = 0
+    ties = 1
+    for i in range(1, cnt.shape[0]):
+        if cnt[i] < cnt[best] or (het and cnt[i] == cnt[best] and spd[i] > spd[best]):
+            best = i
+            ties = 1
+        elif cnt[i] == cnt[best] and (not het or spd[i] == spd[best]):
+            ties += 1
+            if np.random.random() * ties < 1.0:
+                best = i
+    return best
+
+
+@numba.njit(cache=True)
+def _idle(u: np.ndarray, spd: np.ndarray) -> int:  # pragma: no cover - numba
+    """An idle server (backlog 0): the fastest, ties uniformly at random; -1 if none."""
+    het = spd.shape[0] > 0
+    best = -1
+    ties = 0
+    for i in range(u.shape[0]):
+        if u[i] > 0.0:
+            continue
+        if best < 0 or (het and spd[i] > spd[best]):
+            best = i
+            ties = 1
+        elif not het or spd[i] == spd[best]:
+            ties += 1
+            if np.random.random() * ties < 1.0:
+                best = i
+    return best
+
+
+@numba.njit(cache=True)
+def _lookup_simplex(u, x, vp, B, delta, c_M, spd):  # pragma: no cover - numba
+    """argmin_i {T_i + v(u + x e_i)} with the packed sorted-simplex value ``vp`` (any m)."""
+    m = u.shape[0]
+    N = B.shape[0] - m - 1
+    het = spd.shape[0] > 0
+    w = u.copy()
+    best = 0
+    best_c = np.inf
+    for i in range(m):
+        w[i] = u[i] + x
+        c = (u[i] + x) / spd[i] if het else u[i] + x
+        c += simplex_value(vp, B, N, delta, c_M, w)
+        w[i] = u[i]
+        if c < best_c:
+            best_c = c
+            best = i
+    return best
+
+
+@numba.njit(cache=True)
+def choose_unit(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta,
+                 c_M):  # pragma: no cover - numba
+    """:func:`choose_server` with unit speeds and no packed value: small enough for LLVM to
+    inline into the simulator's loop (the same comparisons and draws as before speeds)."""
+    m = u.shape[0]
+    if code == RND:
+        return np.random.randint(0, m)
+    if code == RR:
+        return rr_next % m
+    if code == JIQ or code == JIQ_JSQ:
+        best = -1
+        ties = 0
+        for i in range(m):
+            if u[i] <= 0.0:
+                ties += 1
+                if ties == 1 or np.random.random() * ties < 1.0:
+                    best = i
+        if best >= 0:
+            return best
+        if code == JIQ:
+            return np.random.randint(0, m)
+    if code == JSQ or code == JIQ_JSQ:
+        best = 0
+        ties = 1
+        for i in range(1, m):
+            if cnt[i] < cnt[best]:
+                best = i
+                ties = 1
+            elif cnt[i] == cnt[best]:
+                ties += 1
+                if np.random.random() * ties < 1.0:
+                    best = i
+        return best
+    if code == LWL:
+        best = 0
+        for i in range(1, m):
+            if u[i] < u[best]:
+                best = i
+        return best
+    if code == SITA:
+        j = 0
+        while j < m - 1 and x >= thr[j]:
+            j += 1
+        return j
+    if code == FPI:
+        best = 0
+        best_cost = np.inf
+        for i in range(m):
+            c = _fpi_cost(u[i], x, lam_i[i], rho_i[i])
+            if c < best_cost:
+                best_cost = c
+                best = i
+        return best
+    # LOOKUP, m = 2
+    c0 = u[0] + x + lookup_value(v, delta, c_M, u[0] + x, u[1])
+    c1 = u[1] + x + lookup_value(v, delta, c_M, u[0], u[1] + x)
+    return 0 if c0 <= c1 else 1
+
+
+@numba.njit(cache=True)
+def choose_general(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M, vp, B, spd,
+                    cum):  # pragma: no cover - numba
+    """:func:`choose_server` with speeds (``spd`` non-empty) or a packed value (any speeds)."""
+    if code == LOOKUP_SIMPLEX:
+        return _lookup_simplex(u, x, vp, B, delta, c_M, spd)
+    m = u.shape[0]
+    if code == RND:
+        return _by_shares(cum)
+    if code == RR:
+        return rr_next % m
+    if code == JSQ:
+        return _jsq(cnt, spd)
+    if code == LWL:
+        best = 0
+        best_t = (u[0] + x) / spd[0]
+        for i in range(1, m):
+            t = (u[i] + x) / spd[i]
+            if t < best_t:
+                best_t = t
+                best = i
+        return best
+    if code == JIQ or code == JIQ_JSQ:
+        i = _idle(u, spd)
+        if i >= 0:
+            return i
+        if code == JIQ_JSQ:
+            return _jsq(cnt, spd)
+        return _by_shares(cum)
+    if code == SITA:
+        j = 0
+        while j < m - 1 and x >= thr[j]:
+            j += 1
+        return j
+    if code == FPI:
+        best = 0
+        best_cost = np.inf
+        for i in range(m):
+            c = _fpi_cost(u[i] / spd[i], x / spd[i], lam_i[i], rho_i[i])
+            if c < best_cost:
+                best_cost = c
+                best = i
+        return best
+    # LOOKUP, m = 2: the full (N+1, N+1) table
+    c0 = (u[0] + x) / spd[0] + lookup_value(v, delta, c_M, u[0] + x, u[1])
+    c1 = (u[1] + x) / spd[1] + lookup_value(v, delta, c_M, u[0], u[1] + x)
+    return 0 if c0 <= c1 else 1
+
+
+@numba.njit(cache=True)
+def choose_server(code: int, u: np.ndarray, cnt: np.ndarray, x: float, rr_next: int,
+                  thr: np.ndarray, lam_i: np.ndarray, rho_i: np.ndarray, v: np.ndarray,
+                  delta: float, c_M: float, vp: np.ndarray = _NO_VP, B: np.ndarray = _NO_B,
+                  spd: np.ndarray = _NO_SPD, cum: np.ndarray = _NO_SPD) -> int:
+    """Server index (0-based) chosen by policy ``code`` for a job of size ``x``.
+
+    ``u`` are the backlogs (work), ``cnt`` the job counts (read by JSQ and JIQ-JSQ only),
+    ``rr_next`` the round-robin pointer (the caller advances it).  ``vp`` and ``B`` are the
+    packed sorted-simplex value and its binomial table (``LOOKUP_SIMPLEX``), ``spd`` the
+    speeds and ``cum`` the cumulative speed shares (both empty for unit speeds).  Random
+    choices (RND, ties of JSQ and JIQ) draw from numba's random stream.
+    """
+    if spd.shape[0] > 0 or code == LOOKUP_SIMPLEX:
+        return choose_general(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M,
+                               vp, B, spd, cum)
+    return choose_unit(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M)
+
+
+@numba.njit(cache=True)
+def decide_many(code, U, N, X, thr, lam_i, rho_i, v, delta, c_M, vp, B, spd, cum,
+                seed):  # pragma: no cover - numba
+    """:func:`choose_server` for every row ``k`` of ``U, N, X`` (round-robin pointer ``k``)."""
+    np.random.seed(seed)
+    out = np.empty(X.shape[0], dtype=np.int64)
+    for k in range(X.shape[0]):
+        out[k] = choose_server(code, U[k], N[k], X[k], k, thr, lam_i, rho_i, v, delta, c_M,
+                               vp, B, spd, cum)
+    return out
