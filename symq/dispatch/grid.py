@@ -7,8 +7,8 @@ backlogs.  This module builds that lattice once per grid:
 * backlogs :math:`u \in \{0, \delta, \dots, N\delta\}^m`, :math:`U = N\delta`, and job sizes on
   the same lattice by the mean-preserving hat kernel (:func:`hat_atoms`);
 * only sorted states :math:`u_1 \le \dots \le u_m` are stored (identical servers:
-  :math:`v(u) = v(\mathrm{sort}(u))`), in the order of :func:`sorted_states`; for ``m = 3`` the
-  packed simplex is indexed through :func:`_simplex_base`;
+  :math:`v(u) = v(\mathrm{sort}(u))`), in the order of :func:`sorted_states`; for ``m >= 3``
+  the packed simplex in colex order of :mod:`symq.dispatch.simplex`;
 * :class:`DispatchGrid` holds the grid, the size atoms, the exact exponential weights of the
   diagonal :math:`E_A` recursion (:mod:`symq.dispatch.passes`) and the curvature of the fixed
   analytic tail beyond ``U``.
@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 from symq.core.errors import InvalidParameter
 from symq.core.resources import require_memory
 
+from .simplex import M_MAX, colex_states
 from .planning import _names, grid_bytes, size_tail_point, validate_grid
 from .sizes import as_size_law
 from .symbolic import tail_curvature_fn
@@ -104,9 +105,9 @@ def hat_atoms(sizes: Any, delta: float, tail_tol: float = 1e-10) -> NDArray[np.f
 def sorted_states(m: int, N: int) -> NDArray[np.int64]:
     """Lattice coordinates of the stored (sorted) states, in storage order.
 
-    ``m = 1``: ``0..N``; ``m = 2``: pairs ``i <= j`` row by row; ``m = 3``: triples
-    ``a <= b <= c`` in lexicographic order (the packed simplex of
-    :attr:`~symq.dispatch.iteration.VIResult.v`).
+    ``m = 1``: ``0..N``; ``m = 2``: pairs ``i <= j`` row by row; ``m >= 3``: sorted tuples
+    in colex order (the packed simplex of :attr:`~symq.dispatch.iteration.VIResult.v`, ranked
+    by :mod:`symq.dispatch.simplex`).
 
     Examples
     --------
@@ -118,26 +119,9 @@ def sorted_states(m: int, N: int) -> NDArray[np.int64]:
     if m == 2:
         i, j = np.triu_indices(N + 1)
         return np.stack([i, j], axis=1).astype(np.int64)
-    if m == 3:
-        i, j = np.triu_indices(N + 1)                  # pairs (a, b), a <= b, in order
-        counts = N + 1 - j                             # c = b..N
-        a = np.repeat(i, counts)
-        b = np.repeat(j, counts)
-        start = np.cumsum(counts) - counts
-        c = b + np.arange(counts.sum()) - np.repeat(start, counts)
-        return np.stack([a, b, c], axis=1).astype(np.int64)
-    raise InvalidParameter("m", m, "1, 2 or 3 for the reduced VI grid")
-
-
-def _simplex_base(N: int) -> NDArray[np.int64]:
-    """``base[a, b]`` = packed index of ``(a, b, b)``; ``rank(a, b, c) = base[a, b] + c - b``."""
-    base = np.full((N + 1, N + 1), -1, dtype=np.int64)
-    idx = 0
-    for a in range(N + 1):
-        for b in range(a, N + 1):
-            base[a, b] = idx
-            idx += N + 1 - b
-    return base
+    if 3 <= m <= M_MAX:
+        return colex_states(m, N)
+    raise InvalidParameter("m", m, f"1..{M_MAX} for the reduced VI grid")
 
 
 @dataclass(frozen=True)
@@ -231,4 +215,4 @@ class DispatchGrid:
             return (self.N + 1,)
         if self.m == 2:
             return (self.N + 1, self.N + 1)
-        return (self.n_states,)
+        return (self.n_states,)            # the packed sorted simplex (m >= 3)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numba
 import numpy as np
@@ -33,116 +33,206 @@ from numpy.typing import ArrayLike, NDArray
 from symq.core.errors import InvalidParameter, NotConverged
 from symq.core.result import Exactness, ResultBase
 
-from .grid import DispatchGrid, _simplex_base
+from .grid import DispatchGrid
 from .passes import MODE_FULL, _Operator
+from .simplex import binomial_table
 
 __all__ = ["VIResult"]
 
 
 @numba.njit(cache=True)
-def _anderson_gram(R, n, gram, rhs):  # pragma: no cover - numba
-    """Gram matrix of the residual differences R[k+1] - R[k] (k < n) and their products
-    with the newest residual R[n], in one pass without BLAS (no thread oversubscription)."""
+def _anderson_gram(R, order, n, gram, rhs):  # pragma: no cover - numba
+    """Gram matrix of the residual differences R[o[k+1]] - R[o[k]] (k < n, ``o = order``: the
+    ring buffer's slots oldest first) and their products with the newest residual R[o[n]],
+    in one pass without BLAS (no thread oversubscription)."""
     L = R.shape[1]
     for l in range(L):
-        last = R[n, l]
+        last = R[order[n], l]
         for a in range(n):
-            da = R[a + 1, l] - R[a, l]
+            da = R[order[a + 1], l] - R[order[a], l]
             rhs[a] += da * last
             for b in range(a, n):
-                gram[a, b] += da * (R[b + 1, l] - R[b, l])
+                gram[a, b] += da * (R[order[b + 1], l] - R[order[b], l])
     for a in range(n):
         for b in range(a):
             gram[a, b] = gram[b, a]
 
 
 @numba.njit(cache=True)
-def _anderson_mix(v, F, n, gam):  # pragma: no cover - numba
-    """v -= sum_k gam_k (F[k+1] - F[k])."""
-    for l in range(v.size):
-        acc = 0.0
+def _anderson_mix(x, F, order, n, gam):  # pragma: no cover - numba
+    """x = F[o[n]] - sum_k gam_k (F[o[k+1]] - F[o[k]]), then x -= x[0] (v(0) = 0)."""
+    for l in range(x.size):
+        acc = F[order[n], l]
         for k in range(n):
-            acc += gam[k] * (F[k + 1, l] - F[k, l])
-        v[l] -= acc
+            acc -= gam[k] * (F[order[k + 1], l] - F[order[k], l])
+        x[l] = acc
+    x0 = x[0]
+    for l in range(x.size):
+        x[l] -= x0
 
 
-def _tri_mask(grid: DispatchGrid) -> Any:
-    if grid.m == 2:
-        return np.triu_indices(grid.N + 1)
-    return slice(None)
+@numba.njit(cache=True)
+def _step_flat(v, tv, f, r):  # pragma: no cover - numba
+    """Fused relative step on a flat layout: f = Tv - g, r = (Tv - v) - g, Odoni bounds."""
+    g = tv[0]
+    lo = np.inf
+    hi = -np.inf
+    for l in range(v.size):
+        d = tv[l] - v[l]
+        lo = min(lo, d)
+        hi = max(hi, d)
+        f[l] = tv[l] - g
+        r[l] = d - g
+    return g, lo, hi
+
+
+@numba.njit(cache=True)
+def _step_triangle(v, tv, f, r):  # pragma: no cover - numba
+    """The same on the triangle i <= j of a symmetric (N+1, N+1) array (packed row by row)."""
+    n = v.shape[0]
+    g = tv[0, 0]
+    lo = np.inf
+    hi = -np.inf
+    idx = 0
+    for i in range(n):
+        for j in range(i, n):
+            d = tv[i, j] - v[i, j]
+            lo = min(lo, d)
+            hi = max(hi, d)
+            f[idx] = tv[i, j] - g
+            r[idx] = d - g
+            idx += 1
+    return g, lo, hi
+
+
+@numba.njit(cache=True)
+def _unpack_triangle(x, v):  # pragma: no cover - numba
+    """Write the packed triangle ``x`` into both halves of the symmetric array ``v``."""
+    n = v.shape[0]
+    idx = 0
+    for i in range(n):
+        for j in range(i, n):
+            v[i, j] = x[idx]
+            v[j, i] = x[idx]
+            idx += 1
+
+
+@numba.njit(cache=True)
+def _pack_triangle(v, x):  # pragma: no cover - numba
+    """The triangle i <= j of ``v`` into ``x``, row by row."""
+    n = v.shape[0]
+    idx = 0
+    for i in range(n):
+        for j in range(i, n):
+            x[idx] = v[i, j]
+            idx += 1
+
+
+class _Layout:
+    """The stored entries of an iterate: packed (Anderson, bounds) vs the array the passes use.
+
+    ``m = 2`` with symmetry stores the full symmetric array for the kernels and packs its
+    triangle; every other case is flat already (``m = 1``, the packed simplex, the full
+    lattice of a non-symmetric policy).
+    """
+
+    def __init__(self, grid: DispatchGrid, mode: int) -> None:
+        self.triangle = grid.m == 2 and mode != MODE_FULL
+        self.size = grid.n_states if self.triangle else int(np.prod(grid.shape()))
+
+    def step(self, v: NDArray[np.float64], tv: NDArray[np.float64], f: NDArray[np.float64],
+             r: NDArray[np.float64]) -> tuple[float, float, float]:
+        if self.triangle:
+            return _step_triangle(v, tv, f, r)
+        return _step_flat(v.reshape(-1), tv.reshape(-1), f, r)
+
+    def unpack(self, x: NDArray[np.float64], v: NDArray[np.float64]) -> None:
+        if self.triangle:
+            _unpack_triangle(x, v)
+        else:
+            v.reshape(-1)[:] = x
+
+    def pack(self, v: NDArray[np.float64],
+             out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        if out is None:
+            out = np.empty(self.size)
+        if self.triangle:
+            _pack_triangle(v, out)
+        else:
+            out[:] = v.reshape(-1)
+        return out
 
 
 def _iterate(grid: DispatchGrid, mode: int, table: NDArray[np.int8] | None,
              v0: NDArray[np.float64] | None, tol: float, tol_g: float | None,
              span_cap: float | None, max_iter: int, progress: bool, label: str,
-             anderson: int = 3
+             anderson: int = 3, span_rtol: float | None = None
              ) -> tuple[NDArray[np.float64], float, float, float, int, float]:
     """Relative VI; returns (v, g, g_low, g_high, iterations, span).
 
-    With ``accelerate`` (default, memory ``anderson``), the iterate is updated by Anderson
-    mixing of the last few relative-VI steps ``F(v) = Tv - (Tv)(0)``; it is reset to a plain VI
-    step whenever the span grows.  Acceleration only changes the iterate: the Odoni bounds
-    ``min(Tv - v) <= g <= max(Tv - v)`` hold for any ``v``, so the stopping rule and the bracket
-    stay certified and the fixed point is unchanged.
+    Stops when the Odoni span is below ``tol`` (or below ``span_rtol * g``), or on
+    ``|g_n - g_{n-1}| < tol_g`` with ``span < span_cap``.  The iterate is updated by Anderson
+    mixing (memory ``anderson``) of the last relative-VI steps ``F(v) = Tv - (Tv)(0)``, kept
+    in ring buffers over the stored (packed) entries only; it is reset to a plain VI step
+    whenever the span grows tenfold.  Acceleration only changes the iterate: the Odoni bounds
+    ``min(Tv - v) <= g <= max(Tv - v)`` hold for any ``v``, so the stopping rule and the
+    bracket stay certified and the fixed point is unchanged.
     """
     op = _Operator(grid, mode, table)
+    lay = _Layout(grid, mode)
     v = np.zeros(grid.shape()) if v0 is None else np.array(v0, dtype=float, copy=True)
     tv = np.empty_like(v)
-    sel = slice(None) if mode == MODE_FULL else _tri_mask(grid)
     bar = None
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=max_iter, desc=f"{label} delta={grid.delta:g}", leave=False)
     g_prev = math.nan
     g_low = g_high = span = math.nan
-    hist_f = np.empty((anderson + 1, v.size))
-    hist_r = np.empty((anderson + 1, v.size))
+    slots = max(anderson, 0) + 1
+    hist_f = np.empty((slots, lay.size))
+    hist_r = np.empty((slots, lay.size))
+    x = np.empty(lay.size)
     filled = 0
+    newest = -1
     best_span = math.inf
     try:
         for it in range(1, max_iter + 1):
             op(v, tv)
-            full = tv - v
-            diff = full[sel]
-            g_low, g_high = float(diff.min()), float(diff.max())
+            newest = (newest + 1) % slots
+            gn, g_low, g_high = lay.step(v, tv, hist_f[newest], hist_r[newest])
             span = g_high - g_low
-            gn = float(tv.flat[0])
-            np.subtract(tv, gn, out=v)
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(span=f"{span:.2e}", g=f"{gn:.8f}")
             if not math.isfinite(span):
                 raise NotConverged(f"{label} (non-finite iterate)", span, tol, it)
-            done = span < tol
+            done = span < tol or (span_rtol is not None and span < span_rtol * abs(gn))
             if tol_g is not None and abs(gn - g_prev) < tol_g \
                     and (span_cap is None or span < span_cap):
                 done = True
             g_prev = gn
-            if done:
-                return v, gn, g_low, g_high, it, span
-            if anderson > 0:
-                if span > 10 * best_span:
-                    filled = 0
-                best_span = min(best_span, span)
-                if filled == anderson + 1:              # drop the oldest pair
-                    hist_f[:-1] = hist_f[1:]
-                    hist_r[:-1] = hist_r[1:]
-                    filled -= 1
-                hist_f[filled] = v.reshape(-1)           # F(v_n)
-                np.subtract(full.reshape(-1), gn, out=hist_r[filled])   # F(v_n) - v_n
-                filled += 1
-                if filled >= 2:
-                    n = filled - 1
-                    gram = np.zeros((n, n))
-                    rhs = np.zeros(n)
-                    _anderson_gram(hist_r, n, gram, rhs)
-                    try:
-                        gam = np.linalg.solve(gram + 1e-14 * np.trace(gram) * np.eye(n), rhs)
-                    except np.linalg.LinAlgError:
-                        gam = np.zeros(n)
-                    if np.all(np.isfinite(gam)):
-                        _anderson_mix(v.reshape(-1), hist_f, n, gam)
-                        v -= v.flat[0]
+            if span > 10 * best_span:
+                filled = 0
+            best_span = min(best_span, span)
+            filled = min(filled + 1, slots)
+            if done or anderson <= 0 or filled < 2:
+                np.subtract(tv, gn, out=v)            # the plain relative-VI step
+                if done:
+                    return v, gn, g_low, g_high, it, span
+                continue
+            n = filled - 1
+            order = np.array([(newest - n + k) % slots for k in range(n + 1)], dtype=np.int64)
+            gram = np.zeros((n, n))
+            rhs = np.zeros(n)
+            _anderson_gram(hist_r, order, n, gram, rhs)
+            try:
+                gam = np.linalg.solve(gram + 1e-14 * np.trace(gram) * np.eye(n), rhs)
+            except np.linalg.LinAlgError:
+                gam = np.zeros(n)
+            if not np.all(np.isfinite(gam)):
+                gam = np.zeros(n)
+            _anderson_mix(x, hist_f, order, n, gam)
+            lay.unpack(x, v)
     finally:
         if bar is not None:
             bar.close()
@@ -226,6 +316,9 @@ class VIResult(ResultBase):
         N = self.N
         if self.m in (1, 2):
             return np.array(self.v, dtype=np.float64)
+        if self.m > 3:
+            raise InvalidParameter("m", self.m, "at most 3 for full() (the full lattice of "
+                                   f"{self.m} servers has {(N + 1) ** self.m:.3g} points)")
         idx = np.indices((N + 1,) * 3).reshape(3, -1).T
         return self._lookup(np.sort(idx, axis=1)).reshape((N + 1,) * 3)
 
@@ -235,12 +328,14 @@ class VIResult(ResultBase):
             return self.v[s[..., 0]]
         if self.m == 2:
             return self.v[s[..., 0], s[..., 1]]
-        return self.v[self._base[s[..., 0], s[..., 1]] + s[..., 2] - s[..., 1]]
+        B = self.binomials
+        rank = sum(B[s[..., r] + r, r + 1] for r in range(self.m))
+        return self.v[rank]
 
     @functools.cached_property
-    def _base(self) -> NDArray[np.int64]:
-        """Packed-simplex index table of ``m = 3`` (built once)."""
-        return _simplex_base(self.N)
+    def binomials(self) -> NDArray[np.int64]:
+        """The rank table of the packed simplex (``m >= 3``, :mod:`symq.dispatch.simplex`)."""
+        return binomial_table(self.m, self.N)
 
     def value(self, u: ArrayLike) -> NDArray[np.float64]:
         r"""Interpolated relative value :math:`v(u)` at arbitrary backlog vectors.

@@ -17,8 +17,12 @@ Part 1) on a :class:`~symq.dispatch.grid.DispatchGrid` is two passes:
   :math:`f(0) = h(0)`.
 
 :class:`_Operator` chains them; :func:`diagonal_expectation` exposes the :math:`E_A` pass alone.
-Large grids run the parallel builds of the :math:`E_X` kernels, small ones the serial builds (a
-parallel region costs a thread rendezvous per iteration).
+This module holds the kernels of ``m = 1`` and ``m = 2`` (the symmetric full array, whose rows
+are contiguous so that the inner loop vectorises); ``m >= 3`` runs the packed sorted simplex of
+:mod:`symq.dispatch.simplex_passes`.  Small grids run the serial builds of the :math:`E_X`
+kernels; on large ones :class:`_Operator` times the parallel and the serial build on the first
+sweeps and keeps the faster (a parallel region costs a thread rendezvous per sweep, which on
+shared cores can cost more than it saves).
 
 Examples
 --------
@@ -31,6 +35,7 @@ True
 from __future__ import annotations
 
 import math
+import time
 import types
 from collections.abc import Callable
 from typing import Any
@@ -41,14 +46,18 @@ from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter
 
-from .grid import DispatchGrid, _simplex_base
+from .grid import DispatchGrid
+from .simplex import binomial_table, predecessors
+from .simplex_passes import MODE_JIQ, chunk_starts, ea_pass, ex_pass
 
-__all__ = ["diagonal_expectation", "MODE_OPT", "MODE_RND", "MODE_TABLE", "MODE_FULL"]
+__all__ = ["diagonal_expectation", "MODE_OPT", "MODE_RND", "MODE_TABLE", "MODE_FULL",
+           "MODE_JIQ"]
 
 _NCHUNK = 64          # interleaved work chunks for the parallel E_X pass (load balance)
 #: Modes of the E_X pass: the min over servers, the equal random split, a decision table on
 #: the sorted states, a decision table on the full lattice (m = 2; a policy that is not
-#: symmetric in the servers, e.g. a score of the server index, or ties to the lowest index).
+#: symmetric in the servers, e.g. a score of the server index, or ties to the lowest index),
+#: join-idle-queue (an idle server if any, else the equal random split).
 MODE_OPT, MODE_RND, MODE_TABLE, MODE_FULL = 0, 1, 2, 3
 
 
@@ -67,8 +76,11 @@ def _ex_pass_1(V, tail, p, delta, mode, table, out):  # pragma: no cover - numba
         out[i] = i * delta + s
 
 
-def _ex_pass_2_py(V, tail, p, delta, mode, table, out):  # pragma: no cover - numba
-    """h(i, j) - E[X] for i <= j: sum_k p_k min(i d + V(i+k, j), j d + V(i, j+k))."""
+def _ex_pass_2_py(V, tail, p, delta, mode, table, record, out):  # pragma: no cover - numba
+    """h(i, j) - E[X] for i <= j: sum_k p_k min(i d + V(i+k, j), j d + V(i, j+k)).
+
+    ``record`` (mode 0): write the argmin (0: the shorter queue, ties included; 1: the longer)
+    to ``table``; mode 4 (JIQ): the shorter queue if it is idle (``i = 0``), else the split."""
     N = V.shape[0] - 1
     K = p.size - 1
     W = N + 1 + K
@@ -88,12 +100,26 @@ def _ex_pass_2_py(V, tail, p, delta, mode, table, out):  # pragma: no cover - nu
                 x2 = ext[i, j:j + K + 1]
                 d = (j - i) * delta
                 s = 0.0
-                if mode == 0:
+                if mode == 0 and record:
+                    row = table[off + j]
+                    for k in range(K + 1):
+                        x = x1[k]
+                        y = x2[k] + d
+                        if x <= y:
+                            row[k] = 0
+                            s += p[k] * x
+                        else:
+                            row[k] = 1
+                            s += p[k] * y
+                elif mode == 0:
                     for k in range(K + 1):
                         x = x1[k]
                         y = x2[k] + d
                         s += p[k] * min(x, y)
-                elif mode == 1:
+                elif mode == 4 and i == 0:
+                    for k in range(K + 1):
+                        s += p[k] * x1[k]
+                elif mode == 1 or mode == 4:
                     for k in range(K + 1):
                         s += p[k] * (x1[k] + x2[k])
                     s = 0.5 * (s + d)
@@ -132,56 +158,6 @@ def _ex_pass_full_py(V, tail, p, delta, table, out):  # pragma: no cover - numba
                 out[i, j] = i * delta + s
 
 
-@numba.njit(cache=True, inline="always")
-def _v3(Vp, base, tail, x, y, z, N):  # pragma: no cover - numba
-    """v at the sorted triple x <= y <= z, z possibly beyond N (tail)."""
-    if z > N:
-        return Vp[base[x, y] + N - y] + tail[z - N]
-    return Vp[base[x, y] + z - y]
-
-
-def _ex_pass_3_py(Vp, base, pairs, tail, p, delta, mode, table, out):  # pragma: no cover - numba
-    """h(a, b, c) - E[X] on the packed sorted simplex."""
-    N = base.shape[0] - 1
-    K = p.size - 1
-    npairs = pairs.shape[0]
-    for chunk in numba.prange(_NCHUNK):
-        for t in range(chunk, npairs, _NCHUNK):
-            a = pairs[t, 0]
-            b = pairs[t, 1]
-            for c in range(b, N + 1):
-                idx = base[a, b] + c - b
-                s = 0.0
-                for k in range(K + 1):
-                    # server 3 (largest backlog): (a, b, c + k)
-                    v3 = c * delta + _v3(Vp, base, tail, a, b, c + k, N)
-                    # server 2: (a, b + k, c) sorted
-                    bk = b + k
-                    if bk <= c:
-                        v2 = b * delta + _v3(Vp, base, tail, a, bk, c, N)
-                    else:
-                        v2 = b * delta + _v3(Vp, base, tail, a, c, bk, N)
-                    # server 1: (a + k, b, c) sorted
-                    ak = a + k
-                    if ak <= b:
-                        v1 = a * delta + _v3(Vp, base, tail, ak, b, c, N)
-                    elif ak <= c:
-                        v1 = a * delta + _v3(Vp, base, tail, b, ak, c, N)
-                    else:
-                        v1 = a * delta + _v3(Vp, base, tail, b, c, ak, N)
-                    if mode == 0:
-                        best = v1
-                        best = min(best, v2)
-                        best = min(best, v3)
-                    elif mode == 1:
-                        best = (v1 + v2 + v3) / 3.0
-                    else:
-                        ch = table[idx, k]
-                        best = v1 if ch == 0 else (v2 if ch == 1 else v3)
-                    s += p[k] * best
-                out[idx] = s
-
-
 # parallel and serial builds of the same kernels: small grids run serially, since a
 # parallel region costs a thread rendezvous per iteration (expensive on a loaded machine)
 def _renamed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
@@ -197,10 +173,6 @@ _ex_pass_2 = numba.njit(cache=True, parallel=True, fastmath=True)(
     _renamed(_ex_pass_2_py, "_ex_pass_2"))
 _ex_pass_2_serial = numba.njit(cache=True, fastmath=True)(
     _renamed(_ex_pass_2_py, "_ex_pass_2_serial"))
-_ex_pass_3 = numba.njit(cache=True, parallel=True, fastmath=True)(
-    _renamed(_ex_pass_3_py, "_ex_pass_3"))
-_ex_pass_3_serial = numba.njit(cache=True, fastmath=True)(
-    _renamed(_ex_pass_3_py, "_ex_pass_3_serial"))
 _ex_pass_full = numba.njit(cache=True, parallel=True, fastmath=True)(
     _renamed(_ex_pass_full_py, "_ex_pass_full"))
 _ex_pass_full_serial = numba.njit(cache=True, fastmath=True)(
@@ -243,64 +215,89 @@ def _ea_pass_full(h, a, b, q, out):  # pragma: no cover - numba
             out[i, j] = a * h[i, j] + b * h[i - 1, j - 1] + q * out[i - 1, j - 1]
 
 
-@numba.njit(cache=True)
-def _ea_pass_3(h, base, a, b, q, out):  # pragma: no cover - numba
-    """E_A on the packed simplex, lexicographic sweep (predecessors come first)."""
-    N = base.shape[0] - 1
-    for x in range(N + 1):
-        for y in range(x, N + 1):
-            for z in range(y, N + 1):
-                idx = base[x, y] + z - y
-                if x >= 1:
-                    prev = base[x - 1, y - 1] + z - y
-                elif y >= 1:
-                    prev = base[0, y - 1] + z - y
-                elif z >= 1:
-                    prev = base[0, 0] + z - 1
-                else:
-                    out[idx] = h[idx]
-                    continue
-                out[idx] = a * h[idx] + b * h[prev] + q * out[prev]
-
-
 class _Operator:
-    """T v = E_A[min E_X ...] on one grid, for one mode (optimal, RND, table, full table)."""
+    """T v = E_A[choice E_X ...] on one grid, for one mode (optimal, RND, table, full, JIQ).
 
-    def __init__(self, grid: DispatchGrid, mode: int, table: NDArray[np.int8] | None) -> None:
+    ``record`` (mode optimal): each call also writes the argmin decisions to :attr:`table`
+    (sorted positions, shape ``(n_states, K + 1)``): the greedy policy of policy iteration.
+    """
+
+    def __init__(self, grid: DispatchGrid, mode: int, table: NDArray[np.int8] | None,
+                 record: bool = False) -> None:
         self.grid = grid
         self.mode = mode
+        self.record = bool(record)
+        if record and table is None:
+            table = np.zeros((grid.n_states, grid.K + 1), dtype=np.int8)
         self.table = table if table is not None else np.zeros((1, 1), dtype=np.int8)
         self.tail = grid.tail()
         self.EX = grid.lattice_mean
         self.h = np.zeros(grid.shape())
-        if grid.m == 3:
-            self.base = _simplex_base(grid.N)
-            iu = np.triu_indices(grid.N + 1)
-            self.pairs = np.stack(iu, axis=1).astype(np.int64)
+        work = grid.n_states * (grid.K + 1) * grid.m
+        self._builds = _KernelChoice(work >= _PARALLEL_WORK)
+        if grid.m >= 3:
+            self.B = binomial_table(grid.m, grid.N)
+            self.pred = predecessors(grid.m, grid.N, self.B)
+            self.starts = {True: chunk_starts(grid.n_states, 256),
+                           False: chunk_starts(grid.n_states, 1)}
 
     def __call__(self, v: NDArray[np.float64], out: NDArray[np.float64]) -> None:
         g = self.grid
-        big = g.n_states * (g.K + 1) * g.m >= _PARALLEL_WORK
         if g.m == 1:
             _ex_pass_1(v, self.tail, g.p, g.delta, self.mode, self.table, self.h)
             self.h += self.EX
             _ea_pass_1(self.h, g.a, g.b, g.q, out)
-        elif g.m == 2 and self.mode == MODE_FULL:
-            kernel = _ex_pass_full if big else _ex_pass_full_serial
-            kernel(v, self.tail, g.p, g.delta, self.table, self.h)
+            return
+        if g.m == 2 and self.mode == MODE_FULL:
+            self._builds.run(lambda par: (_ex_pass_full if par else _ex_pass_full_serial)(
+                v, self.tail, g.p, g.delta, self.table, self.h))
             self.h += self.EX
             _ea_pass_full(self.h, g.a, g.b, g.q, out)
         elif g.m == 2:
-            kernel = _ex_pass_2 if big else _ex_pass_2_serial
-            kernel(v, self.tail, g.p, g.delta, self.mode, self.table, self.h)
+            self._builds.run(lambda par: (_ex_pass_2 if par else _ex_pass_2_serial)(
+                v, self.tail, g.p, g.delta, self.mode, self.table, self.record, self.h))
             self.h += self.EX
             _ea_pass_2(self.h, g.a, g.b, g.q, out)
         else:
-            kernel = _ex_pass_3 if big else _ex_pass_3_serial
-            kernel(v, self.base, self.pairs, self.tail, g.p, g.delta, self.mode, self.table,
-                   self.h)
+            self._builds.run(lambda par: ex_pass(
+                v, self.B, g.N, g.p, self.tail, g.delta, self.mode, self.table, self.h,
+                record=self.record, parallel=par, starts=self.starts[par]))
             self.h += self.EX
-            _ea_pass_3(self.h, self.base, g.a, g.b, g.q, out)
+            ea_pass(self.h, self.pred, g.a, g.b, g.q, out)
+
+
+class _KernelChoice:
+    """Serial or parallel build of a kernel, chosen by size and then by measured speed.
+
+    Below the work threshold the serial build always runs.  Above it the second and third
+    calls time the parallel and the serial build (the first may include loading the compiled
+    code) and the faster one is kept, so a parallel build is never kept when it is slower on
+    cores shared with other work; the choice is re-measured every :attr:`RECHECK` calls.
+    """
+
+    RECHECK = 200
+
+    def __init__(self, big: bool) -> None:
+        self.big = big
+        self.calls = 0
+        self.times: dict[bool, float] = {}
+        self.parallel = big
+
+    def run(self, call: Callable[[bool], Any]) -> None:
+        if not self.big:
+            call(False)
+            return
+        phase = self.calls % self.RECHECK
+        self.calls += 1
+        if phase in (1, 2):
+            par = phase == 1
+            t0 = time.perf_counter()
+            call(par)
+            self.times[par] = time.perf_counter() - t0
+            if phase == 2:
+                self.parallel = self.times[True] < self.times[False]
+            return
+        call(self.parallel)
 
 
 def diagonal_expectation(h: NDArray[np.float64], lam: float, delta: float) -> NDArray[np.float64]:

@@ -21,6 +21,7 @@ from symq.core.errors import InvalidParameter, ResourceLimit, StabilityError
 from symq.core.parameters import integer_value, real_value
 from symq.core.resources import format_bytes, largest_fitting, memory_budget
 
+from .simplex import M_MAX
 from .sizes import as_size_law
 from .symbolic import wait_fn
 
@@ -74,7 +75,7 @@ def validate_grid(m: Any, rho: Any, sizes: Any, delta: Any, U: Any, *,
                   ) -> tuple[int, float, float, float, int, float, float, float]:
     r"""Check ``m, rho, sizes, delta, U`` for the VI grid; no array is allocated.
 
-    Rules: ``m`` in 1..3 (the sorted-state reduction); :math:`0 < \rho < 1`; ``delta`` and
+    Rules: ``m`` in 1..6 (the sorted-state reduction); :math:`0 < \rho < 1`; ``delta`` and
     ``U`` finite and positive, ``U`` an integer multiple of ``delta`` with at least 8 steps;
     ``delta <= E[X]/2``; ``U >= 5 max(E[X], W)`` with ``W`` the M/G/1 wait of an equal random
     split.  ``names`` gives the names to use in the messages (see :meth:`DispatchGrid.build`).
@@ -85,10 +86,11 @@ def validate_grid(m: Any, rho: Any, sizes: Any, delta: Any, U: Any, *,
     """
     nm = _names(names)
     m = integer_value(nm["m"], m, 1, "number of servers")
-    if m > 3:
-        raise InvalidParameter(nm["m"], m, "1, 2 or 3 for value iteration",
-                               "the reduced VI grid is implemented for m <= 3 servers; the "
-                               "heuristics (policy=rnd, lwl, sita-e, ...) take any m")
+    if m > M_MAX:
+        raise InvalidParameter(nm["m"], m, f"1..{M_MAX} for value iteration",
+                               f"the sorted-state VI grid is implemented for m <= {M_MAX} "
+                               "servers; the heuristics (policy=rnd, lwl, jiq, sita-e, ...) "
+                               "take any m")
     rho = real_value(nm["rho"], rho, "a real number in (0, 1) (per-server load)",
                      lambda r: r > 0)
     if rho >= 1:
@@ -136,9 +138,11 @@ def min_truncation(m: int, rho: float, sizes: Any) -> float:
 def grid_bytes(m: int, N: int, K: int, levels: int = 1) -> float:
     """Bytes value iteration keeps alive on one grid with ``N`` steps and ``K + 1`` atoms.
 
-    Counted (float64): the stored value ``v``, ``Tv``, ``Tv - v``, the E_X result ``h``, the
-    Anderson histories (2 x 4 copies), the extended rows of the ``m = 2`` kernel, the
-    warm-start interpolation temporaries (about 16 values per sorted state) and, with
+    Counted (float64): the stored value ``v``, ``Tv``, the E_X result ``h`` (full arrays for
+    ``m <= 2``), the Anderson ring buffers (2 x 4 packed copies) and the packed step, the
+    extended rows of the ``m = 2`` kernel or the predecessor ranks of the simplex (``m >= 3``),
+    the decision table of policy iteration (int8, ``K + 1`` per sorted state), the warm-start
+    interpolation temporaries (about ``m + 2`` values per sorted state) and, with
     ``levels = 2``, the previous (coarse) grid's value kept by :func:`richardson`.
     """
     sorted_n = math.comb(N + m, m)
@@ -147,8 +151,9 @@ def grid_bytes(m: int, N: int, K: int, levels: int = 1) -> float:
     elif m == 2:
         stored, extra = (N + 1) ** 2, (N + 1) * (N + 1 + K)
     else:
-        stored, extra = sorted_n, 3 * (N + 1) ** 2
-    floats = 12 * stored + 16 * sorted_n * m + extra + 8 * (K + 1)
+        stored, extra = sorted_n, sorted_n
+    floats = 3 * stored + 10 * sorted_n + (m + 2) * sorted_n + extra + 8 * (K + 1)
+    floats += sorted_n * (K + 1) / 8                     # the int8 decision table
     if levels >= 2:
         floats += stored / 2 ** m
     return 8.0 * floats

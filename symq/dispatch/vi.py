@@ -88,6 +88,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -99,61 +100,98 @@ from symq.core.parameters import integer_value, real_value
 from .grid import DispatchGrid, sorted_states
 from .iteration import VIResult, _iterate
 from .multigrid import _coarse_levels, _interpolate_to
-from .passes import MODE_FULL, MODE_OPT, MODE_RND, MODE_TABLE
-from .policies import JSQ, RND, RR, BoundPolicy, DispatchPolicy
+from .passes import MODE_FULL, MODE_JIQ, MODE_OPT, MODE_RND, MODE_TABLE
 from .planning import plan_optimal
+from .policies import JSQ, RND, RR, BoundPolicy, DispatchPolicy
+from .policy_iteration import policy_iteration
 from .sizes import as_size_law
 
 __all__ = ["evaluate_policy", "lwl_table", "full_table", "solve_optimal"]
 
 
+@dataclass(frozen=True)
+class _Stop:
+    """Stopping rules of every grid (see :func:`solve_optimal`)."""
+
+    tol: float
+    tol_g: float | None = None
+    span_cap: float | None = None
+    span_rtol: float | None = None
+    max_iter: int = 20000
+    coarse_tol: float = 1e-5
+
+    def checked(self) -> _Stop:
+        real_value("tol", self.tol, "a real number > 0", lambda t: t > 0)
+        if self.span_rtol is not None:
+            real_value("span_rtol", self.span_rtol, "a real number in (0, 1)",
+                       lambda t: 0 < t < 1)
+        integer_value("max_iter", self.max_iter, 1)
+        return self
+
+
 def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
            table_fn: Callable[[DispatchGrid], NDArray[np.int8] | None], policy: str,
-           tol: float, tol_g: float | None, span_cap: float | None, max_iter: int,
-           progress: bool, warm_start: VIResult | None, multigrid: bool, coarse_tol: float
-           ) -> VIResult:
+           stop: _Stop, progress: bool, warm_start: VIResult | None, multigrid: bool,
+           method: str = "vi") -> VIResult:
     t0 = time.perf_counter()
     sizes = as_size_law(sizes)            # once: every grid below uses the same law
-    plan_optimal(m, rho, sizes, delta, U, levels=1, table=mode in (MODE_TABLE, MODE_FULL))
+    if method not in ("vi", "pi"):
+        raise InvalidParameter("method", method, "'vi' (value iteration) or 'pi' (policy "
+                               "iteration)")
+    plan_optimal(m, rho, sizes, delta, U, levels=1, table=mode in (MODE_TABLE, MODE_FULL)
+                 or method == "pi")
     grid = DispatchGrid.build(m, rho, sizes, delta, U)
-    real_value("tol", tol, "a real number > 0", lambda t: t > 0)
-    max_iter = integer_value("max_iter", max_iter, 1)
+    stop = stop.checked()
     levels: list[tuple[float, int, float]] = []
     prev = warm_start
     total = 0
+    symmetric = mode != MODE_FULL
+    label = f"{'PI' if method == 'pi' else 'VI'}[{policy}]"
     if prev is None and multigrid:
         for d in _coarse_levels(grid.delta, grid.U, grid.mean_size, 30):
             cg = DispatchGrid.build(m, rho, sizes, d, grid.U)
             v0 = None if prev is None else _interpolate_to(prev, cg)
-            v, g, gl, gh, it, sp = _iterate(cg, mode, table_fn(cg), v0, max(tol, coarse_tol),
-                                            None, None, max_iter, progress, f"VI[{policy}]")
+            v, g, gl, gh, it, sp = _iterate(cg, mode, table_fn(cg), v0,
+                                            max(stop.tol, stop.coarse_tol), None, None,
+                                            stop.max_iter, progress, label,
+                                            span_rtol=stop.span_rtol)
             total += it
             levels.append((d, it, g))
             prev = VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=cg.delta, U=cg.U, m=m,
                             lam=cg.lam, rho=cg.rho, iterations=it, residual=sp, policy=policy,
-                            c_M=cg.c_M, symmetric=mode != MODE_FULL)
+                            c_M=cg.c_M, symmetric=symmetric)
     v0 = None if prev is None else _interpolate_to(prev, grid)
-    v, g, gl, gh, it, sp = _iterate(grid, mode, table_fn(grid), v0, tol, tol_g, span_cap,
-                                    max_iter, progress, f"VI[{policy}]")
+    if method == "pi" and mode == MODE_OPT:
+        v, g, gl, gh, it, sp = policy_iteration(grid, v0, stop.tol, stop.span_rtol,
+                                                max_sweeps=stop.max_iter, label=label)
+    else:
+        v, g, gl, gh, it, sp = _iterate(grid, mode, table_fn(grid), v0, stop.tol, stop.tol_g,
+                                        stop.span_cap, stop.max_iter, progress, label,
+                                        span_rtol=stop.span_rtol)
     total += it
     levels.append((grid.delta, it, g))
     return VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=grid.delta, U=grid.U, m=grid.m,
                     lam=grid.lam, rho=grid.rho, iterations=it, residual=sp, policy=policy,
-                    c_M=grid.c_M, symmetric=mode != MODE_FULL, total_iterations=total,
-                    seconds=time.perf_counter() - t0, levels=levels)
+                    c_M=grid.c_M, symmetric=symmetric, total_iterations=total,
+                    seconds=time.perf_counter() - t0, levels=levels,
+                    method=("policy iteration (GMRES evaluation, Odoni bounds)"
+                            if method == "pi" and mode == MODE_OPT else
+                            "relative value iteration (Odoni bounds, Anderson mixing)"))
 
 
 def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float = 24.0,
                   tol: float = 1e-10, max_iter: int = 20000, progress: bool = False,
                   warm_start: VIResult | None = None, *, tol_g: float | None = None,
                   span_cap: float | None = None, multigrid: bool = True,
-                  coarse_tol: float = 1e-5) -> VIResult:
+                  coarse_tol: float = 1e-5, span_rtol: float | None = None,
+                  method: str = "vi") -> VIResult:
     r"""Optimal size-aware dispatching by relative value iteration.
 
     Parameters
     ----------
     m : int
-        Number of identical unit-speed FCFS servers (1, 2 or 3).
+        Number of identical unit-speed FCFS servers, 1 to 6 (sorted states: about
+        :math:`(U/\delta)^m/m!` of them).
     rho : float
         Per-server load :math:`\lambda E[X]/m \in (0, 1)`.
     sizes : job-size law
@@ -182,6 +220,13 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
         Warm start from coarser grids ``2 delta, 4 delta, ...`` (at least 30 steps, step at
         most ``E[X]/2``), each solved to ``max(tol, coarse_tol)``.
     coarse_tol : float
+    span_rtol : float, optional
+        Also stop when the span is below ``span_rtol * g`` (every grid): the accuracy-matched
+        rule of :func:`~symq.dispatch.accuracy.solve_accurate`.
+    method : {"vi", "pi"}
+        Value iteration (default) or policy iteration with GMRES policy evaluation
+        (:mod:`~symq.dispatch.policy_iteration`) on this grid; the coarse warm-start grids use
+        VI.  Both stop on the same certified Odoni span.
 
     Returns
     -------
@@ -201,8 +246,9 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
     >>> r.ET_low <= r.ET <= r.ET_high < 1 / (1 - 0.4 ** 2)    # beats LWL (M/M/2)
     True
     """
-    return _solve(m, rho, sizes, delta, U, MODE_OPT, lambda g: None, "optimal", tol, tol_g,
-                  span_cap, max_iter, progress, warm_start, multigrid, coarse_tol)
+    stop = _Stop(tol, tol_g, span_cap, span_rtol, max_iter, coarse_tol)
+    return _solve(m, rho, sizes, delta, U, MODE_OPT, lambda g: None, "optimal", stop, progress,
+                  warm_start, multigrid, method)
 
 
 def lwl_table(grid: DispatchGrid) -> NDArray[np.int8]:
@@ -246,9 +292,8 @@ def full_table(policy: BoundPolicy, grid: DispatchGrid) -> NDArray[np.int8]:
 
 
 def _evaluate_object(policy: DispatchPolicy | BoundPolicy, m: int, rho: float, sizes: Any,
-                     delta: float, U: float, tol: float, max_iter: int, progress: bool,
-                     warm_start: VIResult | None, multigrid: bool, coarse_tol: float
-                     ) -> VIResult:
+                     delta: float, U: float, stop: _Stop, progress: bool,
+                     warm_start: VIResult | None, multigrid: bool) -> VIResult:
     """:func:`evaluate_policy` of a policy object: on the full lattice (``m = 2``)."""
     if isinstance(policy, BoundPolicy):
         if policy.m != m or abs(policy.rho - rho) > 1e-12:
@@ -272,8 +317,13 @@ def _evaluate_object(policy: DispatchPolicy | BoundPolicy, m: int, rho: float, s
         raise InvalidParameter("m", m, "1 or 2 for the value-iteration evaluation of policy "
                                f"{bound.name!r}", "its decision table lives on the full "
                                "two-server lattice; simulate it for more servers")
-    return _solve(m, rho, sizes, delta, U, mode, table_fn, bound.name, tol, None, None,
-                  max_iter, progress, warm_start, multigrid, coarse_tol)
+    return _solve(m, rho, sizes, delta, U, mode, table_fn, bound.name, stop, progress,
+                  warm_start, multigrid)
+
+
+#: The named fixed policies of :func:`evaluate_policy`: (mode, table builder); one server has
+#: no choice (the M/G/1 queue, mode RND).
+_NAMED = {"rnd": (MODE_RND, None), "lwl": (MODE_TABLE, "lwl"), "jiq": (MODE_JIQ, None)}
 
 
 def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPolicy
@@ -281,7 +331,7 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPo
                     sizes: Any, delta: float = 0.05, U: float = 24.0, tol: float = 1e-10,
                     max_iter: int = 20000, progress: bool = False,
                     warm_start: VIResult | None = None, *, multigrid: bool = True,
-                    coarse_tol: float = 1e-5) -> VIResult:
+                    coarse_tol: float = 1e-5, span_rtol: float | None = None) -> VIResult:
     r"""Relative value and mean response time of a FIXED policy on the VI grid.
 
     The min over servers of the optimality operator is replaced by the policy's choice
@@ -289,10 +339,13 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPo
 
     Parameters
     ----------
-    policy : {"rnd", "lwl"}, DispatchPolicy, BoundPolicy, callable or array
+    policy : {"rnd", "lwl", "jiq"}, DispatchPolicy, BoundPolicy, callable or array
         ``"rnd"``: equal random split (the expectation over the choice, exact value
         :math:`\sum_i (\lambda/m)u_i^2/(2(1-\rho))`, :math:`g = 1/(1-\rho)` for Exp(1));
         ``"lwl"``: least work left (M/G/m; Erlang C for exponential sizes);
+        ``"jiq"``: join-idle-queue, an idle server (backlog 0) if there is one, else the equal
+        random split (a backlog-only policy, so its value on the grid is exact up to the
+        discretisation);
         a policy object (a score policy of :func:`~symq.dispatch.score.score_policy`, or a
         built-in one such as ``get_policy("sita", h=1.5)``, bound or not) that decides from the
         backlogs and the size: its decision table (:func:`full_table`) is evaluated on the full
@@ -303,7 +356,7 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPo
         ``x`` of shape ``(1, K+1)`` returning server indices ``(S, K+1)`` into the sorted
         ``u`` (evaluated once on the grid); or a ready table of shape ``(n_states, K+1)``
         in :func:`~symq.dispatch.grid.sorted_states` order (only without multigrid).
-    m, rho, sizes, delta, U, tol, max_iter, progress, warm_start, multigrid, coarse_tol
+    m, rho, sizes, delta, U, tol, max_iter, progress, warm_start, multigrid, coarse_tol, span_rtol
         As in :func:`solve_optimal`.
 
     Returns
@@ -317,28 +370,28 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPo
     >>> abs(r.ET - 1 / (1 - 0.25)) < 2e-3             # M/M/2: 1/(1 - rho^2)
     True
     """
+    stop = _Stop(tol, None, None, span_rtol, max_iter, coarse_tol)
     if isinstance(policy, (DispatchPolicy, BoundPolicy)):
-        return _evaluate_object(policy, m, rho, sizes, delta, U, tol, max_iter, progress,
-                                warm_start, multigrid, coarse_tol)
+        return _evaluate_object(policy, m, rho, sizes, delta, U, stop, progress, warm_start,
+                                multigrid)
     if isinstance(policy, str):
         key = policy.lower()
-        if key == "rnd":
-            return _solve(m, rho, sizes, delta, U, MODE_RND, lambda g: None, "rnd", tol, None,
-                          None, max_iter, progress, warm_start, multigrid, coarse_tol)
-        if key == "lwl":
-            if m == 1:
-                return _solve(m, rho, sizes, delta, U, MODE_RND, lambda g: None, "lwl", tol,
-                              None, None, max_iter, progress, warm_start, multigrid, coarse_tol)
-            return _solve(m, rho, sizes, delta, U, MODE_TABLE, lwl_table, "lwl", tol, None, None,
-                          max_iter, progress, warm_start, multigrid, coarse_tol)
-        raise InvalidParameter("policy", policy, "'rnd', 'lwl', a callable or a decision table")
+        if key not in _NAMED:
+            raise InvalidParameter("policy", policy, "'rnd', 'lwl', 'jiq', a policy object, a "
+                                   "callable or a decision table")
+        mode, table = _NAMED[key]
+        if m == 1:
+            mode, table = MODE_RND, None
+        return _solve(m, rho, sizes, delta, U, mode,
+                      lwl_table if table == "lwl" else (lambda g: None), key, stop, progress,
+                      warm_start, multigrid)
     if callable(policy):
         if m == 1:
-            return _solve(m, rho, sizes, delta, U, MODE_RND, lambda g: None, "table", tol,
-                          None, None, max_iter, progress, warm_start, multigrid, coarse_tol)
+            return _solve(m, rho, sizes, delta, U, MODE_RND, lambda g: None, "table", stop,
+                          progress, warm_start, multigrid)
         return _solve(m, rho, sizes, delta, U, MODE_TABLE,
-                      lambda g: _table_from_callable(policy, g), "table", tol, None, None,
-                      max_iter, progress, warm_start, multigrid, coarse_tol)
+                      lambda g: _table_from_callable(policy, g), "table", stop, progress,
+                      warm_start, multigrid)
     table = np.asarray(policy)
 
     def fixed(g: DispatchGrid) -> NDArray[np.int8]:
@@ -349,5 +402,5 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPo
                                    f"server indices 0..{g.m - 1}")
         return np.ascontiguousarray(table, dtype=np.int8)
 
-    return _solve(m, rho, sizes, delta, U, MODE_TABLE, fixed, "table", tol, None, None,
-                  max_iter, progress, warm_start, False, coarse_tol)
+    return _solve(m, rho, sizes, delta, U, MODE_TABLE, fixed, "table", stop, progress,
+                  warm_start, False)

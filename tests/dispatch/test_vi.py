@@ -15,7 +15,7 @@ import pytest
 import scipy.integrate
 import scipy.stats
 
-from symq.core.errors import InvalidParameter, NotConverged, StabilityError
+from symq.core.errors import InvalidParameter, NotConverged, ResourceLimit, StabilityError
 from symq.dispatch import vi
 from symq.dispatch.grid import DispatchGrid, hat_atoms
 from symq.dispatch.multigrid import richardson
@@ -330,8 +330,10 @@ def test_bad_input():
         vi.solve_optimal(2, -0.1, EXP)
     with pytest.raises(InvalidParameter, match="parameter m=0"):
         vi.solve_optimal(0, 0.4, EXP)
-    with pytest.raises(InvalidParameter, match="parameter m=4"):
-        vi.solve_optimal(4, 0.4, EXP)
+    with pytest.raises(InvalidParameter, match=r"parameter m=7 must be 1\.\.6"):
+        vi.solve_optimal(7, 0.4, EXP)
+    with pytest.raises(ResourceLimit, match=r"delta=0\.05 must be >= 0\.1.*sorted states"):
+        vi.solve_optimal(4, 0.4, EXP)           # m = 4 runs, but not on the m = 2 default grid
     with pytest.raises(InvalidParameter, match="delta.*too coarse relative to U"):
         vi.solve_optimal(2, 0.4, EXP, delta=0.5, U=3.0)
     with pytest.raises(InvalidParameter, match="U=0.3.*multiple of delta"):
