@@ -74,6 +74,32 @@ def _fpi_cost(u: float, x: float, lam_i: float, rho_i: float) -> float:
 
 
 @numba.njit(cache=True)
+def _sita(x: float, thr: np.ndarray) -> int:  # pragma: no cover - numba
+    """The SITA class of size ``x``: ``j`` with ``thr[j-1] <= x < thr[j]``."""
+    j = 0
+    while j < thr.shape[0] and x >= thr[j]:
+        j += 1
+    return j
+
+
+@numba.njit(cache=True)
+def _fpi_best(u, x, lam_i, rho_i, spd):  # pragma: no cover - numba
+    """argmin of the FPI index (in time units with speeds; ties to the lowest index)."""
+    het = spd.shape[0] > 0
+    best = 0
+    best_cost = np.inf
+    for i in range(u.shape[0]):
+        if het:
+            c = _fpi_cost(u[i] / spd[i], x / spd[i], lam_i[i], rho_i[i])
+        else:
+            c = _fpi_cost(u[i], x, lam_i[i], rho_i[i])
+        if c < best_cost:
+            best_cost = c
+            best = i
+    return best
+
+
+@numba.njit(cache=True)
 def _by_shares(cum: np.ndarray) -> int:  # pragma: no cover - numba
     """A server drawn with the probabilities whose cumulative sums are ``cum``."""
     r = np.random.random()
@@ -180,19 +206,9 @@ def choose_unit(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta,
                 best = i
         return best
     if code == SITA:
-        j = 0
-        while j < m - 1 and x >= thr[j]:
-            j += 1
-        return j
+        return _sita(x, thr)
     if code == FPI:
-        best = 0
-        best_cost = np.inf
-        for i in range(m):
-            c = _fpi_cost(u[i], x, lam_i[i], rho_i[i])
-            if c < best_cost:
-                best_cost = c
-                best = i
-        return best
+        return _fpi_best(u, x, lam_i, rho_i, _NO_SPD)
     # LOOKUP, m = 2
     c0 = u[0] + x + lookup_value(v, delta, c_M, u[0] + x, u[1])
     c1 = u[1] + x + lookup_value(v, delta, c_M, u[0], u[1] + x)
@@ -229,19 +245,9 @@ def choose_general(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M, v
             return _jsq(cnt, spd)
         return _by_shares(cum)
     if code == SITA:
-        j = 0
-        while j < m - 1 and x >= thr[j]:
-            j += 1
-        return j
+        return _sita(x, thr)
     if code == FPI:
-        best = 0
-        best_cost = np.inf
-        for i in range(m):
-            c = _fpi_cost(u[i] / spd[i], x / spd[i], lam_i[i], rho_i[i])
-            if c < best_cost:
-                best_cost = c
-                best = i
-        return best
+        return _fpi_best(u, x, lam_i, rho_i, spd)
     # LOOKUP, m = 2: the full (N+1, N+1) table
     c0 = (u[0] + x) / spd[0] + lookup_value(v, delta, c_M, u[0] + x, u[1])
     c1 = (u[1] + x) / spd[1] + lookup_value(v, delta, c_M, u[0], u[1] + x)

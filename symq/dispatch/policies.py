@@ -10,7 +10,9 @@ job counts ``n``; a policy picks the server.  Policies (Hyytiä & Righter, arXiv
 ``jiq``       join-idle-queue: an idle server (backlog 0) if any, ties uniformly at random
               among the idle ones, else a uniformly random server (the report's remark that
               JIQ may capture the essential behaviour of larger systems).
-``jiq-jsq``   an idle server if any (as ``jiq``), else JSQ (fewest jobs).
+``jiq-jsq``   an idle server if any (as ``jiq``), else JSQ (fewest jobs).  An idle server is
+              one with the fewest (zero) jobs, so this is JSQ in law (also with speeds); it
+              differs from ``jsq`` only in its random draws.
 ``sita``      size interval task assignment: thresholds ``h_1 < ... < h_{m-1}``, server ``j``
               (1-based) takes ``h_{j-1} <= x < h_j``; ``h=`` for ``m = 2`` or ``thresholds=``.
 ``sita-e``    SITA with equal loads (:func:`~symq.dispatch.exact.sita_e_thresholds`).
