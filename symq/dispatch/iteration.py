@@ -271,6 +271,9 @@ class VIResult(ResultBase):
         ``"optimal"``, ``"rnd"``, ``"lwl"`` or ``"table"``.
     c_M : float
         Tail curvature used beyond ``U``.
+    curvatures : numpy.ndarray, optional
+        Per-server tail curvatures (servers of different speeds, :attr:`symmetric` false);
+        when given they replace :attr:`c_M` component by component.
     symmetric : bool
         Whether ``v`` is symmetric in the servers (stored on sorted states); ``False`` for a
         fixed policy evaluated on the full lattice (``m = 2``), whose ``v[i, j]`` is the value
@@ -304,6 +307,7 @@ class VIResult(ResultBase):
     seconds: float = 0.0
     levels: list[tuple[float, int, float]] = field(default_factory=list, repr=False)
     method: str = "relative value iteration (Odoni bounds, Anderson mixing)"
+    curvatures: NDArray[np.float64] | None = field(default=None, repr=False)
     exactness: Exactness = Exactness.NUMERIC
 
     @property
@@ -326,8 +330,8 @@ class VIResult(ResultBase):
         """v at sorted lattice points ``s`` (shape (..., m)), components within ``0..N``."""
         if self.m == 1:
             return self.v[s[..., 0]]
-        if self.m == 2:
-            return self.v[s[..., 0], s[..., 1]]
+        if self.m == 2 or not self.symmetric:          # a full lattice in server order
+            return self.v[tuple(s[..., r] for r in range(self.m))]
         B = self.binomials
         rank = sum(B[s[..., r] + r, r + 1] for r in range(self.m))
         return self.v[rank]
@@ -358,7 +362,8 @@ class VIResult(ResultBase):
         if np.any(u < 0) or not np.all(np.isfinite(u)):
             raise InvalidParameter("u", u, "finite backlogs >= 0")
         U = self.U
-        extra = np.where(u > U, self.c_M * (u * u - U * U), 0.0).sum(axis=-1)
+        curv = self.c_M if self.curvatures is None else np.asarray(self.curvatures)
+        extra = np.where(u > U, curv * (u * u - U * U), 0.0).sum(axis=-1)
         x = np.minimum(u, U) / self.delta
         i0 = np.minimum(np.floor(x).astype(np.int64), self.N - 1)
         t = x - i0
