@@ -58,8 +58,9 @@ from symq.core.registry import ModelKind, ModelSpec, register_model, register_mo
 from symq.core.simrun import run_parameters
 from symq.core.result import Exactness, Result
 
+from .accuracy import default_truncation
 from .model import (DEFAULT_SCV, DISPATCH, POLICY_CHOICES, _check_given, _check_m_for,
-                    _check_simulation, _check_sita_h, _user_error, default_truncation)
+                    _check_simulation, _check_sita_h, _user_error)
 from .multigrid import richardson
 from .policies import get_policy
 from .score import MODEL_SYMBOLS, STATE_SYMBOLS, ScorePolicy, score_policy
@@ -294,7 +295,7 @@ class _DeclaredScore:
     def _vi(pol: ScorePolicy, m: int, rho: float, law: Any, delta: float | None,
             umax: float | None) -> dict[str, Any]:
         step = default_step(rho) if delta is None else delta
-        top = default_truncation(rho) if umax is None else umax
+        top = default_truncation(m, rho) if umax is None else umax
         if umax is None:           # a multiple of the step
             top = math.ceil(top / step - 1e-9) * step
         rr = richardson(functools.partial(evaluate_policy, pol), m, rho, law, delta=step,

@@ -1,24 +1,28 @@
 """The registered ``dispatch`` model: ``symq solve dispatch policy=optimal m=2 rho=0.4 --json``.
 
-``policy`` is one of ``rnd``, ``rr``, ``jsq``, ``lwl``, ``sita`` (with ``h=``), ``sita-e``,
-``sita-opt``, ``fpi-rnd``, ``fpi-sita``, ``optimal``.  The mean response time ``ET`` comes from
+``policy`` is one of ``rnd``, ``rr``, ``jsq``, ``jiq``, ``jiq-jsq``, ``lwl``, ``sita`` (with
+``h=``), ``sita-e``, ``sita-opt``, ``fpi-rnd``, ``fpi-sita``, ``optimal``.  The mean response
+time ``ET`` comes from
 
 * an exact formula where one exists (``method: exact``: Pollaczek-Khinchine for RND and SITA,
   E_m/M/1 for round-robin, M/M/m for LWL and the JSQ CTMC with exponential sizes);
-* value iteration for ``optimal`` (``method: value-iteration``): Richardson-extrapolated over
-  the steps ``delta`` and ``delta/2`` (Hyytiä & Righter, arXiv 2402.08142, Section 3), with
+* value iteration for ``optimal`` with 1 to 6 servers (``method: value-iteration``,
+  :func:`~symq.dispatch.accuracy.solve_accurate`): three grids ``delta, 2 delta/3, delta/2``
+  (default ``delta`` by ``m`` and the load) and a truncation ``umax`` by load, checked by one
+  larger ``umax`` and enlarged until its error is below ``rtol/3`` (Hyytiä & Righter,
+  arXiv 2402.08142, Part 1), with
 
-  - ``error_estimate``: the stated error of ``ET``, the sum of ``error_parts``: the Richardson
-    correction ``|ET - g(delta/2)|``, the width of the propagated Odoni bracket, and the effect
-    of the truncation ``umax`` measured on a coarse grid as ``|g(2 umax) - g(umax)|`` (``umax``
-    part ``None`` when that check would cost too much; then the estimate does not cover it);
+  - ``error_estimate``: the stated error of ``ET``, the sum of ``error_parts``: ``bracket``
+    (the grids' Odoni brackets through the extrapolation weights), ``extrapolation`` (the
+    next term of the expansion in the step) and ``truncation`` (``|g(umax') - g(umax)|``);
   - ``grids[i].g_bracket_discrete``: the Odoni bracket of each grid's DISCRETISED MDP, which
-    certifies convergence of the iteration on that grid only (it is typically 1e-10 wide
-    while the discretisation moves ``g`` by 1e-4): it is not the uncertainty of ``ET``;
+    certifies convergence of the iteration on that grid only: it is not the uncertainty of
+    ``ET``;
 * simulation otherwise (``method: simulation``, with a 99% confidence interval).
 
 Parameters that the chosen policy or size law does not use (``scv`` without ``sizes=h2``,
-``h`` without ``policy=sita``/``fpi-sita``, ``delta``/``umax`` without ``policy=optimal``) are
+``h`` without ``policy=sita``/``fpi-sita``, ``delta``/``umax``/``rtol`` without
+``policy=optimal``) are
 refused, and so are grids or CTMCs that would not fit in memory or would run for hours.
 
 Examples
@@ -36,18 +40,21 @@ import re
 import time
 from typing import Any
 
-from symq.core.errors import MISSING, InvalidParameter, ResourceLimit, SymqError, TruncationError
+from symq.core.errors import MISSING, InvalidParameter, SymqError, TruncationError
 from symq.core.parameters import Choice, IntegerAtLeast, Parameter, PositiveReal
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
 
 from .exact import exact_mean_response
+from .simplex import M_MAX
 from .sizes import SIZE_NAMES, get_sizes
 
-__all__ = ["DISPATCH", "solve_dispatch", "POLICY_CHOICES", "default_truncation"]
+__all__ = ["DISPATCH", "solve_dispatch", "POLICY_CHOICES"]
 
-POLICY_CHOICES = ("rnd", "rr", "jsq", "lwl", "sita", "sita-e", "sita-opt", "fpi-rnd", "fpi-sita",
-                  "optimal")
+POLICY_CHOICES = ("rnd", "rr", "jsq", "jiq", "jiq-jsq", "lwl", "sita", "sita-e", "sita-opt",
+                  "fpi-rnd", "fpi-sita", "optimal")
+#: Relative accuracy asked of ``policy=optimal`` when ``rtol=`` is not given.
+DEFAULT_RTOL = 1e-3
 #: Default SCV of ``sizes=h2`` when ``scv=`` is not given.
 DEFAULT_SCV = 4.0
 #: Internal parameter names of the solvers -> the names typed on the command line.
@@ -56,11 +63,6 @@ USER_NAMES = {"U": "umax", "thresholds": "h"}
 SIM_WORK_LIMIT = 4e9
 #: Largest ``m`` for SITA-opt's coordinate search (quadratic in ``m``) and SITA-E.
 SITA_OPT_M_MAX, SITA_M_MAX = 12, 100_000
-
-
-def default_truncation(rho: float) -> float:
-    """Backlog truncation ``umax`` by load (at high load the optimal policy keeps a long queue)."""
-    return 24.0 if rho <= 0.5 else (48.0 if rho <= 0.8 else 96.0)
 
 
 def _user_error(exc: InvalidParameter) -> InvalidParameter:
@@ -85,93 +87,43 @@ def _unused(name: str, value: Any, applies: str) -> InvalidParameter:
                             "a parameter the model would ignore is refused")
 
 
-def _check_given(key: str, sizes: str, scv: Any, h: Any, delta: Any, umax: Any) -> None:
+def _check_given(key: str, sizes: str, scv: Any, h: Any, delta: Any, umax: Any,
+                 rtol: Any = None) -> None:
     if scv is not None and str(sizes).lower() != "h2":
         raise _unused("scv", scv, "with sizes=h2 (exp has SCV 1, uniform 1/3)")
     if h is not None and key not in ("sita", "fpi-sita"):
         raise _unused("h", h, "with policy=sita or policy=fpi-sita (the SITA threshold)")
-    for name, value in (("delta", delta), ("umax", umax)):
+    for name, value in (("delta", delta), ("umax", umax), ("rtol", rtol)):
         if value is not None and key != "optimal":
             raise _unused(name, value, "with policy=optimal (the value-iteration grid)")
 
 
-def _grid_default(step: float, top: float) -> float:
-    """``top`` rounded up to a multiple of ``step``."""
-    n = math.ceil(top / step - 1e-9)
-    while n * step < top:
-        n += 1
-    return n * step
-
-
-def _umax_effect(m: int, rho: float, law: Any, step: float, top: float, main_seconds: float,
-                 coarse: Any) -> tuple[float | None, dict[str, Any] | str]:
-    """``|g(2 umax) - g(umax)|`` on the coarsest admissible grid, or why it was not estimated."""
-    from .planning import plan_optimal
-    from .vi import solve_optimal
-
-    half = 0.5 * float(law.mean)
-    candidates = [c for c in (half, 2 * step, step)
-                  if c <= half * (1 + 1e-12) and top / c >= 8
-                  and abs(round(top / c) * c - top) <= 1e-9 * top]
-    step_t = max(candidates)
-    try:
-        cost = plan_optimal(m, rho, law, step_t, 2 * top, levels=1, names={"U": "umax"})
-    except ResourceLimit as exc:
-        return None, f"not estimated: the grid umax={2 * top:g} would not fit ({exc.needed})"
-    if cost["seconds"] > max(0.5 * main_seconds, 5.0):
-        return None, (f"not estimated: the grid umax={2 * top:g}, delta={step_t:g} would cost "
-                      f"about {cost['seconds']:.3g} s; error_estimate does not cover umax")
-    base = coarse if abs(step_t - step) <= 1e-12 * step else solve_optimal(
-        m, rho, law, delta=step_t, U=top)
-    doubled = solve_optimal(m, rho, law, delta=step_t, U=2 * top, warm_start=base)
-    effect = abs(doubled.ET - base.ET)
-    return effect, {"delta": step_t, "umax": top, "g": base.ET, "umax_doubled": 2 * top,
-                    "g_doubled": doubled.ET}
-
-
-def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: float | None
-                   ) -> dict[str, Any]:
-    from .multigrid import richardson
-    from .planning import min_truncation, plan_optimal, validate_grid
-    from .vi import solve_optimal
+def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: float | None,
+                   rtol: float | None) -> dict[str, Any]:
+    from .accuracy import solve_accurate
 
     names = {"U": "umax"}
-    if isinstance(m, numbers.Integral) and not isinstance(m, bool) and m > 3:
-        raise InvalidParameter("m", m, "1, 2 or 3 for policy=optimal",
+    if isinstance(m, numbers.Integral) and not isinstance(m, bool) and m > M_MAX:
+        raise InvalidParameter("m", m, f"1..{M_MAX} for policy=optimal",
                                "value iteration on the sorted backlog grid is implemented for "
-                               "m <= 3 servers; the heuristics (policy=lwl, sita-opt, ...) take "
-                               "any m")
-    # the fine grid is delta/2; m = 3 has ~N^3/6 sorted states, so it starts coarser
-    step = (0.1 if m <= 2 else 0.4) if delta is None else delta
-    if umax is None:
-        validate_grid(m, rho, law, step, 1e9 * step, names=names)   # m, rho, delta first
-        top = _grid_default(step, max(default_truncation(rho), min_truncation(m, rho, law)))
-    else:
-        top = umax
-    blame = "U" if (umax is not None and delta is None) else "delta"
-    plan = plan_optimal(m, rho, law, step, top, levels=2, names=names, blame=blame)
-    extrapolated = richardson(solve_optimal, m, rho, law, delta=step, U=top)
-    effect, check = _umax_effect(m, rho, law, step, top, plan["seconds"],
-                                 extrapolated.results[0])
-    parts = {"richardson": extrapolated.correction,
-             "odoni_bracket_width": extrapolated.ET_high - extrapolated.ET_low,
-             "umax": effect}
-    total = sum(v for v in parts.values() if v is not None)
+                               f"m <= {M_MAX} servers; the heuristics (policy=lwl, jiq, sita-opt, "
+                               "...) take any m")
+    est = solve_accurate(m, rho, law, rtol=DEFAULT_RTOL if rtol is None else rtol,
+                         coarse=delta, U=umax, names=names)
     return {
-        "ET": extrapolated.ET,
+        "ET": est.ET,
         "method": "value-iteration",
-        "error_estimate": total,
-        "error_parts": parts,
-        "error_note": ("error_estimate = |ET - g(delta/2)| (Richardson) + Odoni bracket width "
-                       "+ |g(2 umax) - g(umax)| on a coarse grid"
-                       + ("" if effect is not None else " (umax part not estimated)")
-                       + "; g_bracket_discrete brackets each grid's discretised MDP only, "
-                       "not ET"),
-        "umax_check": check,
-        "grids": [{"delta": r.delta, "umax": r.U, "g": r.ET,
-                   "g_bracket_discrete": [r.ET_low, r.ET_high],
-                   "iterations": r.total_iterations}
-                  for r in extrapolated.results],
+        "error_estimate": est.error_estimate,
+        "error_parts": est.error_parts,
+        "error_note": ("error_estimate = bracket (Odoni brackets of the grids through the "
+                       "extrapolation) + extrapolation (|3-grid fit - Richardson of the two "
+                       "finest|) + truncation (|g(umax') - g(umax)| on the coarsest grid); "
+                       "g_bracket_discrete brackets each grid's discretised MDP only"),
+        "meets_rtol": est.meets_rtol,
+        "umax": est.U,
+        "grids": [{"role": g["role"], "delta": g["delta"], "umax": g["U"], "g": g["g"],
+                   "g_bracket_discrete": g["g_bracket_discrete"],
+                   "iterations": g["iterations"]} for g in est.grids],
     }
 
 
@@ -226,7 +178,8 @@ def _check_simulation(key: str, m: int, rho: float, law: Any, n_jobs: int,
 def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
                    scv: float | None = None, h: float | None = None,
                    delta: float | None = None, umax: float | None = None,
-                   n_jobs: int = 2_000_000, seed: int = 1, rng: Any = None) -> Result:
+                   n_jobs: int = 2_000_000, seed: int = 1, rng: Any = None,
+                   rtol: float | None = None) -> Result:
     """Mean response time of one dispatching policy (the module docstring describes the methods).
 
     Parameters
@@ -255,26 +208,27 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
         With the parameter named as typed on the command line.
     """
     try:
-        return _solve_dispatch(policy, m, rho, sizes, scv, h, delta, umax, n_jobs,
+        return _solve_dispatch(policy, m, rho, sizes, scv, h, delta, umax, rtol, n_jobs,
                                seed if rng is None else rng)
     except InvalidParameter as exc:
         raise _user_error(exc) from None
 
 
 def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | None,
-                    h: float | None, delta: float | None, umax: float | None, n_jobs: int,
+                    h: float | None, delta: float | None, umax: float | None,
+                    rtol: float | None, n_jobs: int,
                     seed: Any) -> Result:
     start = time.perf_counter()
     key = str(policy).lower()
     if key not in POLICY_CHOICES:
         raise InvalidParameter("policy", policy, "one of " + ", ".join(POLICY_CHOICES))
-    _check_given(key, sizes, scv, h, delta, umax)
+    _check_given(key, sizes, scv, h, delta, umax, rtol)
     size_key = str(sizes).lower()
     law = get_sizes(sizes, DEFAULT_SCV if scv is None else scv)
     values: dict[str, Any]
     if key == "optimal":
         try:
-            values = _solve_optimal(m, rho, law, delta, umax)
+            values = _solve_optimal(m, rho, law, delta, umax, rtol)
         except InvalidParameter as exc:
             if exc.name != "sizes" or size_key != "h2":
                 raise
@@ -337,9 +291,15 @@ DISPATCH = register_model(ModelSpec(
         Parameter("h", PositiveReal(), required=False,
                   description="SITA threshold (policy=sita or fpi-sita, m = 2)"),
         Parameter("delta", PositiveReal(), required=False,
-                  description="value-iteration step (policy=optimal; delta/2 is the fine grid)"),
+                  description="coarsest value-iteration step (policy=optimal; the grids are "
+                              "delta, 2 delta/3, delta/2)"),
         Parameter("umax", PositiveReal(), required=False,
-                  description="backlog truncation of value iteration (policy=optimal)"),
+                  description="backlog truncation of value iteration (policy=optimal; default "
+                              "by load, checked by one larger umax)"),
+        Parameter("rtol", PositiveReal(), required=False,
+                  description="relative accuracy asked of policy=optimal (default 1e-3): each "
+                              "grid stops at a span of rtol/100 of g, umax grows until its "
+                              "error is below rtol/3"),
     ),
     solve=solve_dispatch,
     scalar_outputs=lambda r: {"ET": float(r.values["ET"])},

@@ -102,7 +102,7 @@ from .iteration import VIResult, _iterate
 from .multigrid import _coarse_levels, _interpolate_to
 from .passes import MODE_FULL, MODE_JIQ, MODE_OPT, MODE_RND, MODE_TABLE
 from .planning import plan_optimal
-from .policies import JSQ, RND, RR, BoundPolicy, DispatchPolicy
+from .policies import JIQ, JSQ, RND, RR, BoundPolicy, DispatchPolicy
 from .policy_iteration import policy_iteration
 from .sizes import as_size_law
 
@@ -303,6 +303,13 @@ def _evaluate_object(policy: DispatchPolicy | BoundPolicy, m: int, rho: float, s
         bound = policy
     else:
         bound = policy.bind(m, rho, sizes)
+    if bound.speeds is not None and not np.all(bound.speeds == bound.speeds[0]):
+        raise InvalidParameter("policy", bound.name, "a policy bound to identical servers",
+                               "servers of different speeds have their own value iteration "
+                               "(symq.dispatch.speeds_vi) or simulate_dispatch(speeds=...)")
+    if bound.code == JIQ:                  # backlog-only: the JIQ mode of the passes
+        return _solve(m, rho, sizes, delta, U, MODE_JIQ if m > 1 else MODE_RND,
+                      lambda g: None, bound.name, stop, progress, warm_start, multigrid)
     if bound.code in (RR, JSQ) or bound.counts:
         raise InvalidParameter("policy", bound.name, "a policy that decides from the backlogs "
                                "u and the size x (and the server index)",

@@ -1,0 +1,315 @@
+r"""Value iteration at the accuracy the model can deliver: grids, truncation and stated error.
+
+The value :math:`g` of the discretised, truncated MDP of Hyytiä & Righter (arXiv 2402.08142,
+Part 1) differs from the mean response time of the continuous model by three separate
+amounts, and :func:`solve_accurate` measures each one instead of solving every grid to a span
+of 1e-10:
+
+* **bracket** -- the Odoni brackets :math:`\min(Tv - v) \le g_\delta \le \max(Tv - v)` of the
+  grids, propagated through the extrapolation weights.  Each grid stops at a span below
+  ``rtol/100`` of :math:`g`, far below the other two errors;
+* **extrapolation** -- the discretisation error is :math:`g_\delta = g_0 + c_2\delta^2 +
+  c_3\delta^3 + \dots` (the hat kernel is mean-preserving and adds :math:`\delta^2/6` to the
+  size variance).  Three grids :math:`\delta_1 > \delta_2 > \delta_3` (by default
+  :math:`d, 2d/3, d/2`) give the Richardson value of the two finest,
+  :math:`g_0^{(2)} = (\delta_2^2 g_{\delta_3} - \delta_3^2 g_{\delta_2})/(\delta_2^2 -
+  \delta_3^2)` (the reported :attr:`~DispatchVIEstimate.ET`), and the exact fit of
+  :math:`g_0 + c_2\delta^2 + c_3\delta^3` through all three, :math:`g_0^{(3)}`; their
+  difference, the size of the next term, is the extrapolation error estimate;
+* **truncation** -- the fixed analytic tail beyond :math:`U`.  The coarsest grid is solved again
+  with the truncations :math:`U + D` and :math:`U + 2D`, :math:`D = \max(4E[X], U/2)`; the
+  changes :math:`d_1 = |g(U+D) - g(U)|`, :math:`d_2 = |g(U+2D) - g(U+D)|` decay geometrically
+  with the backlog's tail, so the error of :math:`g(U)` is estimated by the geometric sum
+  :math:`d_1/(1 - d_2/d_1)` (``2 (d_1 + d_2)`` when they do not decay).  When it exceeds a
+  third of the accuracy asked for, :math:`U` is enlarged and the check repeated.
+
+:attr:`~DispatchVIEstimate.error_estimate` is the sum of the three, and
+``tests/dispatch/test_accuracy.py`` checks that it covers the exact values of LWL (Erlang C) and
+the equal random split, and a much finer reference computation of the optimal policy.
+
+Examples
+--------
+>>> from symq.dispatch.sizes import exponential
+>>> r = solve_accurate(2, 0.4, exponential(1.0), policy="lwl", rtol=1e-3)
+>>> exact = 1 / (1 - 0.4 ** 2)                       # M/M/2
+>>> bool(abs(r.ET - exact) <= r.error_estimate < 1e-3 * exact)
+True
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from symq.core.errors import InvalidParameter, ResourceLimit
+from symq.core.parameters import real_value
+from symq.core.result import Exactness, ResultBase
+
+from .iteration import VIResult
+from .planning import (VI_TIME_LIMIT, format_seconds, min_truncation, plan_optimal,
+                       validate_grid)
+from .sizes import as_size_law
+from .vi import evaluate_policy, solve_optimal
+
+__all__ = ["DispatchVIEstimate", "solve_accurate", "default_steps", "default_truncation"]
+
+#: Coarse lattice step per number of servers (in units of E[X]) at moderate load, and above
+#: :data:`HIGH_LOAD`; the grids are d, 2d/3, d/2.  At high load the iteration counts grow like
+#: the mixing time and U must be larger, so the grids are coarser: (0.4, 0.27, 0.2) instead of
+#: (0.2, 0.13, 0.1) at m = 2 changes the extrapolated g at rho = 0.9 by less than 1e-4.
+COARSE_STEP = {1: 0.2, 2: 0.2, 3: 0.4, 4: 0.5, 5: 0.5, 6: 0.5}
+COARSE_STEP_HIGH = {1: 0.4, 2: 0.4, 3: 0.5, 4: 0.5, 5: 0.5, 6: 0.5}
+HIGH_LOAD = 0.7
+#: Policies :func:`solve_accurate` evaluates (the optimal one, or a fixed one on the grid), with
+#: the leading powers of the step in their discretisation error: O(delta^2) where the decision
+#: is continuous in the backlogs, O(delta) for JIQ, whose decision jumps at an empty queue
+#: (the lattice resolves the probability of an idle server to O(delta) only).
+ORDERS = {"optimal": (2, 3), "lwl": (2, 3), "rnd": (2, 3), "jiq": (1, 2)}
+POLICIES = tuple(ORDERS)
+
+
+def default_truncation(m: int, rho: float) -> float:
+    """Backlog truncation ``U`` in units of ``E[X]`` before the check: larger at high load.
+
+    At high load the optimal policy keeps one long queue (Hyytiä & Righter, Part 2), so it
+    needs a much larger ``U`` than LWL; more servers at the same per-server load keep shorter
+    backlogs.
+    """
+    if rho <= 0.5:
+        return 16.0 if m <= 2 else 12.0
+    if rho <= 0.8:
+        return 48.0 if m <= 2 else 32.0
+    return 96.0 if m <= 2 else 64.0
+
+
+def default_steps(m: int, rho: float, coarse: float | None = None
+                  ) -> tuple[float, float, float]:
+    """The three lattice steps ``(d, 2d/3, d/2)``, ``d`` from :data:`COARSE_STEP` (or
+    :data:`COARSE_STEP_HIGH` above :data:`HIGH_LOAD`) unless ``coarse`` is given."""
+    table = COARSE_STEP_HIGH if rho > HIGH_LOAD else COARSE_STEP
+    d = table[m] if coarse is None else float(coarse)
+    return (d, 2 * d / 3, d / 2)
+
+
+def _multiple(x: float, step: float) -> float:
+    """``x`` rounded up to a multiple of ``step``."""
+    n = math.ceil(x / step - 1e-9)
+    return round(n * step, 12)
+
+
+def _tail_sum(first: float, second: float) -> float:
+    """Truncation error at ``U`` from the changes ``first = |g(U+D) - g(U)|`` and
+    ``second = |g(U+2D) - g(U+D)|``: the geometric sum ``first / (1 - r)``, ``r = second /
+    first``, when the changes decay; ``2 (first + second)`` when they do not (then they are at
+    the level of the iteration's own accuracy or the decay has not set in)."""
+    if first > 0 and second < 0.8 * first:
+        return first / (1 - second / first)
+    return 2 * (first + second)
+
+
+def _weights(deltas: tuple[float, ...], powers: tuple[int, ...]) -> np.ndarray:
+    """Weights ``w`` with ``sum w_i g(delta_i) = g_0`` for ``g = g_0 + sum_p c_p delta^p``."""
+    V = np.array([[1.0] + [d ** p for p in powers] for d in deltas])
+    e = np.zeros(len(deltas))
+    e[0] = 1.0
+    return np.linalg.solve(V.T, e)
+
+
+@dataclass(frozen=True)
+class DispatchVIEstimate(ResultBase):
+    r"""Mean response time from value iteration with its three separate errors.
+
+    Attributes
+    ----------
+    ET : float
+        Richardson value :math:`g_0^{(2)}` of the two finest grids.
+    error_estimate : float
+        The stated uncertainty of :attr:`ET`: ``bracket + extrapolation + truncation``.
+    bracket : float
+        Width of the Odoni brackets propagated through the extrapolation (the discretised
+        MDPs only).
+    extrapolation : float
+        :math:`|g_0^{(3)} - g_0^{(2)}|`, the estimated error of the extrapolation in the step.
+    truncation : float
+        The geometric estimate from :math:`g(U), g(U+D), g(U+2D)` on the coarsest grid.
+    policy : str
+    m : int
+    rho : float
+    U : float
+        Final truncation.
+    deltas : tuple of float
+        The three steps, coarse first.
+    grids : list of dict
+        ``role`` (``coarse``, ``truncation check``, ``middle``, ``fine``), ``delta``, ``U``,
+        ``g``, ``g_bracket_discrete``, ``iterations``, ``seconds`` per grid solved, in order.
+    meets_rtol : bool
+        Whether ``error_estimate <= rtol * ET``.
+    fine : VIResult
+        The finest grid (its value, decisions and look-up table).
+    seconds : float
+    method, exactness
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("ET", "error_estimate", "policy", "m", "rho")
+
+    ET: float
+    error_estimate: float
+    bracket: float
+    extrapolation: float
+    truncation: float
+    policy: str
+    m: int
+    rho: float
+    U: float
+    deltas: tuple[float, ...]
+    grids: list[dict[str, Any]] = field(repr=False)
+    meets_rtol: bool
+    fine: VIResult = field(repr=False)
+    seconds: float = 0.0
+    method: str = "value iteration on three grids, Richardson extrapolation, truncation check"
+    exactness: Exactness = Exactness.NUMERIC
+
+    @property
+    def error_parts(self) -> dict[str, float]:
+        """The three errors by name (their sum is :attr:`error_estimate`)."""
+        return {"bracket": self.bracket, "extrapolation": self.extrapolation,
+                "truncation": self.truncation}
+
+
+def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
+                   rtol: float = 1e-3, coarse: float | None = None, U: float | None = None,
+                   method: str = "vi", max_enlarge: int = 3, progress: bool = False,
+                   names: dict[str, str] | None = None) -> DispatchVIEstimate:
+    r"""Mean response time of the optimal (or a fixed) policy with a measured error.
+
+    Parameters
+    ----------
+    m : int
+        Servers, 1 to 6.
+    rho : float
+        Per-server load in (0, 1).
+    sizes : job-size law
+        As in :func:`~symq.dispatch.vi.solve_optimal`.
+    policy : {"optimal", "lwl", "rnd", "jiq"}
+        The optimal policy, or a fixed one evaluated on the same grids (calibration).
+    rtol : float
+        Relative accuracy asked for: the span of each grid is stopped at ``rtol/100`` of ``g``
+        and the truncation is enlarged until its estimate is below ``rtol/3`` of ``g``.  The
+        extrapolation error is measured, not controlled: :attr:`~DispatchVIEstimate.meets_rtol`
+        says whether the sum met ``rtol``.
+    coarse : float, optional
+        The coarsest step ``d`` (grids ``d, 2d/3, d/2``); default :func:`default_steps` times
+        ``E[X]``.
+    U : float, optional
+        Truncation; default :func:`default_truncation` times ``E[X]`` (at least the minimum of
+        :func:`~symq.dispatch.planning.min_truncation`).  A given ``U`` is checked but not
+        enlarged.
+    method : {"vi", "pi"}
+        Value or policy iteration for the optimal policy.
+    max_enlarge : int
+        Enlargements of ``U`` allowed.
+    names : dict, optional
+        Names the user typed (``{"U": "umax", "delta": "delta"}``) for the error messages.
+
+    Returns
+    -------
+    DispatchVIEstimate
+
+    Raises
+    ------
+    InvalidParameter, ResourceLimit, StabilityError, NotConverged
+    """
+    t0 = time.perf_counter()
+    law = as_size_law(sizes)
+    key = str(policy).lower()
+    if key not in POLICIES:
+        raise InvalidParameter("policy", policy, "one of " + ", ".join(POLICIES))
+    rtol = real_value("rtol", rtol, "a real number in (0, 0.1]", lambda r: 0 < r <= 0.1)
+    nm = {"U": "U", "delta": "delta", **(names or {})}
+    mean = float(law.mean)
+    if not (isinstance(m, int) and m in COARSE_STEP):    # names m and its domain
+        validate_grid(m, rho, law, 0.1 * mean, 1e3 * mean, names=names)
+    d1, d2, d3 = default_steps(m, rho, None if coarse is None else coarse / mean)
+    d1, d2, d3 = d1 * mean, d2 * mean, d3 * mean
+    validate_grid(m, rho, law, d1, 1e3 * max(mean, d1), names=names)
+    U_given = U
+    top = U is None
+    if U is None:
+        U = _multiple(max(default_truncation(m, rho) * mean, min_truncation(m, rho, law)),
+                      2 * d1)
+    else:                  # a given U: validated and sized first (huge values, multiples)
+        plan_optimal(m, rho, law, d1, U, levels=2, names=names, table=method == "pi",
+                     blame="U" if coarse is None else "delta")
+    if abs(round(U / (2 * d1)) * 2 * d1 - U) > 1e-9 * U:
+        raise InvalidParameter(nm["U"], U, f"a multiple of 2 {nm['delta']} = {2 * d1:g}",
+                               f"the grids {nm['delta']}, 2/3 and 1/2 of it must all divide "
+                               f"{nm['U']}")
+    blame = "U" if U_given is not None and coarse is None else "delta"
+
+    def plan(top_u: float) -> None:
+        """Refuse before allocating: memory of the finest grid, time of all five grids."""
+        plan_optimal(m, rho, law, d1, top_u, levels=2, names=names, table=method == "pi",
+                     blame=blame)
+        step = _multiple(max(4 * mean, top_u / 2), 2 * d1)
+        plan_optimal(m, rho, law, d1, top_u + 2 * step, levels=1, names=names,
+                     table=method == "pi", blame=blame)
+        seconds = sum(plan_optimal(m, rho, law, d, u, levels=1, time_limit=math.inf)["seconds"]
+                      for d, u in ((d1, top_u), (d1, top_u + step), (d1, top_u + 2 * step),
+                                   (d2, top_u), (d3, top_u)))
+        if seconds > VI_TIME_LIMIT:
+            raise ResourceLimit(
+                nm[blame], d1 if blame == "delta" else top_u,
+                f"about {format_seconds(seconds)} of value iteration on its five grids "
+                f"(refused beyond {format_seconds(VI_TIME_LIMIT)}; "
+                f"{nm['U']}={top_u:g} at {nm['rho'] if 'rho' in nm else 'rho'}={rho:g})",
+                f"{'coarser' if blame == 'delta' else 'smaller'}, or a lower load")
+
+    plan(U)
+    stop = dict(tol=1e-14, span_rtol=rtol / 100)
+    grids: list[dict[str, Any]] = []
+
+    def solve(delta: float, top_u: float, warm: VIResult | None, role: str) -> VIResult:
+        start = time.perf_counter()
+        if key == "optimal":
+            r = solve_optimal(m, rho, law, delta=delta, U=top_u, warm_start=warm,
+                              method=method, progress=progress, **stop)
+        else:
+            r = evaluate_policy(key, m, rho, law, delta=delta, U=top_u, warm_start=warm,
+                                progress=progress, **stop)
+        grids.append({"role": role, "delta": delta, "U": top_u, "g": r.ET,
+                      "g_bracket_discrete": [r.ET_low, r.ET_high],
+                      "iterations": r.total_iterations,
+                      "seconds": time.perf_counter() - start})
+        return r
+
+    coarse_r = solve(d1, U, None, "coarse")
+    truncation = math.inf
+    for attempt in range(max_enlarge + 1):
+        step_u = _multiple(max(4 * mean, U / 2), 2 * d1)
+        once = solve(d1, U + step_u, coarse_r, "truncation check")
+        twice = solve(d1, U + 2 * step_u, once, "truncation check")
+        truncation = _tail_sum(abs(once.ET - coarse_r.ET), abs(twice.ET - once.ET))
+        if truncation <= rtol * abs(coarse_r.ET) / 3 or not top or attempt == max_enlarge:
+            break
+        U, coarse_r = U + step_u, once
+        plan(U)
+    mid = solve(d2, U, coarse_r, "middle")
+    fine = solve(d3, U, mid, "fine")
+    results = (coarse_r, mid, fine)
+    powers = ORDERS[key]
+    w2 = _weights((d2, d3), powers[:1])
+    g2 = float(w2 @ np.array([mid.ET, fine.ET]))
+    w3 = _weights((d1, d2, d3), powers)
+    g3 = float(w3 @ np.array([r.ET for r in results]))
+    bracket = float(sum(abs(w) * (r.ET_high - r.ET_low) for w, r in zip(w2, (mid, fine))))
+    extrapolation = abs(g3 - g2)
+    total = bracket + extrapolation + truncation
+    return DispatchVIEstimate(
+        ET=g2, error_estimate=total, bracket=bracket, extrapolation=extrapolation,
+        truncation=truncation, policy=key, m=m, rho=float(rho), U=U, deltas=(d1, d2, d3),
+        grids=grids, meets_rtol=total <= rtol * abs(g2), fine=fine,
+        seconds=time.perf_counter() - t0)

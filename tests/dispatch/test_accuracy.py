@@ -1,0 +1,86 @@
+"""The stated error of accuracy-matched value iteration covers independent values.
+
+:func:`symq.dispatch.accuracy.solve_accurate` reports ``ET`` with ``error_estimate = bracket +
+extrapolation + truncation``.  Each test compares with a value computed another way: Erlang C
+for LWL (M/M/m), 1/(1 - rho) for the equal random split, a CTMC on the job counts for JIQ, and
+for the optimal policy a reference on finer grids with a larger truncation.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from symq.core.errors import InvalidParameter
+from symq.dispatch import exact_mean_response, exponential, richardson, solve_optimal
+from symq.dispatch.accuracy import solve_accurate
+
+EXP = exponential(1.0)
+
+
+@pytest.mark.parametrize("m, rho, policy", [(2, 0.4, "lwl"), (2, 0.7, "lwl"), (3, 0.4, "lwl"),
+                                            (2, 0.6, "rnd"), (3, 0.5, "rnd")])
+def test_error_estimate_covers_exact_values(m, rho, policy):
+    est = solve_accurate(m, rho, EXP, policy=policy, rtol=1e-3)
+    exact = exact_mean_response(policy, m, rho, EXP).ET
+    assert abs(est.ET - exact) <= est.error_estimate
+    assert est.meets_rtol and est.error_estimate <= 1e-3 * exact
+    assert est.error_estimate == pytest.approx(sum(est.error_parts.values()), rel=1e-12)
+    # the discrete brackets of the grids are far narrower than the error: not the uncertainty
+    fine = est.fine
+    assert fine.ET_high - fine.ET_low < 0.1 * abs(fine.ET - exact)
+
+
+def test_jiq_error_estimate_covers_the_ctmc(two_server_ctmc):
+    rho = 0.4
+    lam = 2 * rho
+
+    def jiq(n1, n2):                     # an idle server if any, else the equal split
+        if n1 == 0 and n2 == 0:
+            return 0.5, 0.5
+        if n1 == 0:
+            return 1.0, 0.0
+        if n2 == 0:
+            return 0.0, 1.0
+        return 0.5, 0.5
+
+    exact, boundary = two_server_ctmc(lam, (1.0, 1.0), jiq, 60)
+    assert boundary < 1e-12
+    est = solve_accurate(2, rho, EXP, policy="jiq", rtol=1e-3)
+    # JIQ's decision jumps at an empty queue: an O(delta) error, extrapolated as such
+    assert abs(est.ET - exact) <= est.error_estimate < 3e-3
+
+
+@functools.lru_cache(maxsize=None)
+def _reference(rho: float, U: float) -> float:
+    return richardson(solve_optimal, 2, rho, EXP, delta=0.1, U=U, tol=1e-10).ET
+
+
+def test_optimal_error_estimate_covers_a_finer_reference():
+    est = solve_accurate(2, 0.4, EXP, rtol=1e-3)
+    reference = _reference(0.4, 24.0)      # steps 0.1, 0.05 and U = 24 against 0.2..0.1, U = 16
+    assert abs(est.ET - reference) <= est.error_estimate <= 1e-3 * est.ET
+    assert est.deltas == pytest.approx((0.2, 0.2 * 2 / 3, 0.1))
+    assert [g["role"] for g in est.grids] == ["coarse", "truncation check",
+                                              "truncation check", "middle", "fine"]
+
+
+def test_a_given_truncation_is_checked_not_enlarged():
+    est = solve_accurate(2, 0.4, EXP, U=8.0)
+    assert est.U == 8.0
+    reference = _reference(0.4, 24.0)
+    assert est.truncation > est.extrapolation            # U = 8 truncates visibly
+    assert abs(est.ET - reference) <= est.error_estimate
+    assert not est.meets_rtol or est.error_estimate <= 1e-3 * est.ET
+
+
+def test_bad_input():
+    with pytest.raises(InvalidParameter, match="parameter policy='jsq' must be one of"):
+        solve_accurate(2, 0.4, EXP, policy="jsq")
+    with pytest.raises(InvalidParameter, match=r"parameter rtol=0\.5 must be"):
+        solve_accurate(2, 0.4, EXP, rtol=0.5)
+    with pytest.raises(InvalidParameter, match=r"parameter U=9\.5 must be a multiple of 2 delta"):
+        solve_accurate(2, 0.4, EXP, U=9.5, coarse=0.5)
+    with pytest.raises(InvalidParameter, match=r"parameter m=7 must be 1\.\.6"):
+        solve_accurate(7, 0.4, EXP)
