@@ -5,7 +5,12 @@
   name) into the internal :class:`SizeLaw`;
 * :mod:`~symq.dispatch.symbolic`: Bellman equations, the M/G/1 value of the backlog (checked to
   give Pollaczek-Khinchine), the FPI index and FPI(RND) = LWL;
-* :mod:`~symq.dispatch.vi`: the value-iteration solvers (optimal policy, fixed policies), on
+* :mod:`~symq.dispatch.accuracy`: :func:`solve_accurate`, value iteration at the accuracy asked
+  for (three grids, a checked truncation, the three errors stated separately);
+* :mod:`~symq.dispatch.vi`: the value-iteration solvers (optimal policy, fixed policies) for
+  1 to 6 identical servers (:mod:`~symq.dispatch.simplex` for ``m >= 3``), policy iteration
+  (:mod:`~symq.dispatch.policy_iteration`), servers of different speeds
+  (:mod:`~symq.dispatch.speeds_vi`); on
   :mod:`~symq.dispatch.grid` (lattice, hat-kernel sizes, sorted states, analytic tail),
   :mod:`~symq.dispatch.passes` (the numba E_X pass and diagonal E_A recursion),
   :mod:`~symq.dispatch.iteration` (relative VI with Odoni bounds, :class:`VIResult`),
@@ -15,7 +20,8 @@
 * :mod:`~symq.dispatch.score`: user-defined index policies, :func:`score_policy` (a score
   formula or a numba function, run inside the simulator's and the VI tables' kernels);
 * :mod:`~symq.dispatch.exact`: exact mean response times where they exist;
-* :mod:`~symq.dispatch.simulation`: the numba simulator of every policy;
+* :mod:`~symq.dispatch.simulation`: the numba simulator of every policy (with server speeds);
+* :mod:`~symq.dispatch.fairness`: mean response time by job size, data and plot;
 * :mod:`~symq.dispatch.model`: the registered ``dispatch`` model;
 * :mod:`~symq.dispatch.declared`: the registered ``dispatch-sim`` model (simulated ET of a
   built-in policy) and the claims-file model kind ``dispatch-score``.
@@ -53,6 +59,9 @@ from .iteration import VIResult
 from .multigrid import RichardsonResult, richardson
 from .planning import plan_optimal
 from .vi import evaluate_policy, solve_optimal
+from .accuracy import DispatchVIEstimate, solve_accurate
+from .fairness import ResponseBySize, plot_response_by_size, response_by_size_data
+from .speeds_vi import evaluate_policy_speeds, solve_optimal_speeds
 from .declared import DISPATCH_SCORE, DISPATCH_SIM, solve_dispatch_sim
 
 __all__ = [
@@ -64,5 +73,7 @@ __all__ = [
     "solve_optimal", "evaluate_policy", "richardson", "plan_optimal", "VIResult",
     "RichardsonResult",
     "solve_dispatch", "DISPATCH", "ScorePolicy", "score_policy", "solve_dispatch_sim",
-    "DISPATCH_SIM", "DISPATCH_SCORE",
+    "DISPATCH_SIM", "DISPATCH_SCORE", "solve_accurate", "DispatchVIEstimate",
+    "response_by_size_data", "plot_response_by_size", "ResponseBySize",
+    "solve_optimal_speeds", "evaluate_policy_speeds",
 ]

@@ -33,7 +33,7 @@ Numerical scheme:
 * fixed analytic tail beyond ``U``: :math:`v(U + s, y) = v(U, y) + c_M((U+s)^2 - U^2)`,
   :math:`c_M = (\lambda/m)/(2(1-\rho))` (the RND curvature);
 * symmetry reduction: only sorted states :math:`u_1 \le \dots \le u_m` are computed
-  (``m = 1, 2, 3``);
+  (``m = 1..6``; ``m >= 3`` on the packed colex simplex of :mod:`~symq.dispatch.simplex`);
 * relative VI with Odoni bounds :math:`\min(Tv - v) \le g \le \max(Tv - v)` at every step,
   multigrid warm starts (coarse :math:`\delta` first) and Richardson extrapolation in
   :math:`\delta` (:func:`~symq.dispatch.multigrid.richardson`).
@@ -49,9 +49,9 @@ iterate, so the stopping rule stays certified.  Measured on two (shared) cores:
 * ``m = 2``, :math:`\rho = 0.4`, Exp(1), ``delta = 0.05``, ``U = 24``, span < 1e-10: about
   0.8 s on an idle machine, 2-3 s when the cores are shared (65 iterations on the finest
   grid after 52 + 40 + 39 on ``delta = 0.4, 0.2, 0.1``; 115 921 sorted states x 462 atoms);
-* ``m = 3``, :math:`\rho = 0.4`, ``U = 24``: ``delta = 0.2`` (302 621 sorted states) in
-  about 7 s, ``delta = 0.1`` (2 362 041 sorted states) in about 170 s, peak memory about
-  0.7 GB;
+* ``m = 3, 4``, :math:`\rho = 0.4`: the accuracy-matched defaults of
+  :func:`~symq.dispatch.accuracy.solve_accurate` run in a few seconds (benchmarks/
+  bench_dispatch_many.py);
 * :math:`\rho = 0.9` needs 1 000-2 000 iterations per grid and a much larger ``U``.
 
 The same machinery evaluates a fixed policy (:func:`evaluate_policy`): ``"rnd"`` (equal random
@@ -68,8 +68,8 @@ error.
 Storage of :attr:`~symq.dispatch.iteration.VIResult.v`: ``m = 1``: shape ``(N+1,)``;
 ``m = 2``: the full symmetric ``(N+1, N+1)`` array (only the triangle :math:`i \le j` is
 computed, the rest is mirrored);
-``m = 3``: the packed sorted simplex (:func:`~symq.dispatch.grid.sorted_states` gives its
-coordinates).
+``m >= 3``: the packed sorted simplex in colex order (:func:`~symq.dispatch.grid.sorted_states`
+gives its coordinates, :mod:`~symq.dispatch.simplex` its ranks).
 
 Examples
 --------

@@ -1,0 +1,56 @@
+"""Optimal dispatching at the accuracy asked for: m = 2..6 (Hyytiä & Righter 2024, Part 1).
+
+The accuracy-matched value iteration of :func:`symq.dispatch.accuracy.solve_accurate` (the
+``symq solve dispatch policy=optimal`` default) with its stated error, against the targets of
+issue 14: m = 2, rho = 0.9 under 30 s with a relative error below 1e-3; m = 2, rho = 0.4 under
+1 s; m = 3, rho = 0.4 under 30 s at an error below 1e-3; m = 4, rho = 0.4 under 5 minutes;
+``--big`` adds m = 3 at rho = 0.9 and m = 5, 6 at rho = 0.4 (coarse 0.5, U = 8), and
+``--baseline`` the previous CLI default for m = 2, rho = 0.9 (Richardson over delta = 0.1, 0.05
+at U = 96, each grid to a span of 1e-10), run in the same session for the ratio.
+
+Run: ``python benchmarks/bench_dispatch_many.py [--big] [--baseline]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from symq.dispatch import exponential, richardson, solve_optimal
+from symq.dispatch.accuracy import solve_accurate
+
+
+def _run(m: int, rho: float, **options: object) -> float:
+    start = time.perf_counter()
+    est = solve_accurate(m, rho, exponential(1.0), **options)
+    seconds = time.perf_counter() - start
+    fine = est.fine
+    print(f"m={m} rho={rho} {options or ''}: ET = {est.ET:.6f} +- {est.error_estimate:.2e} "
+          f"(relative {est.error_estimate / est.ET:.1e}; bracket {est.bracket:.1e}, "
+          f"extrapolation {est.extrapolation:.1e}, truncation {est.truncation:.1e}), U = {est.U:g}, "
+          f"finest grid {fine.v.size} values, {seconds:.1f} s")
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--big", action="store_true")
+    parser.add_argument("--baseline", action="store_true")
+    args = parser.parse_args()
+    solve_accurate(2, 0.4, exponential(1.0), coarse=0.5, U=8.0)     # load the kernels
+    new = _run(2, 0.9)
+    if args.baseline:
+        start = time.perf_counter()
+        old = richardson(solve_optimal, 2, 0.9, exponential(1.0), delta=0.1, U=96.0)
+        base = time.perf_counter() - start
+        print(f"baseline (old CLI default): g0 = {old.ET:.6f}, {base:.1f} s; ratio {base / new:.1f}x")
+    for m in (2, 3, 4):
+        _run(m, 0.4)
+    if args.big:
+        _run(3, 0.9)
+        for m in (5, 6):
+            _run(m, 0.4, coarse=0.5, U=8.0)
+
+
+if __name__ == "__main__":
+    main()
