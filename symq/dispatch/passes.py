@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import math
 import time
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -48,7 +47,7 @@ from symq.core.errors import InvalidParameter
 
 from .grid import DispatchGrid
 from .simplex import binomial_table, predecessors
-from .simplex_passes import MODE_JIQ, chunk_starts, ea_pass, ex_pass
+from .simplex_passes import MODE_JIQ, _renamed, chunk_starts, ea_pass, ex_pass
 
 __all__ = ["diagonal_expectation", "MODE_OPT", "MODE_RND", "MODE_TABLE", "MODE_FULL",
            "MODE_JIQ"]
@@ -160,15 +159,6 @@ def _ex_pass_full_py(V, tail, p, delta, table, out):  # pragma: no cover - numba
 
 # parallel and serial builds of the same kernels: small grids run serially, since a
 # parallel region costs a thread rendezvous per iteration (expensive on a loaded machine)
-def _renamed(func: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """A copy of ``func`` under another name (distinct numba cache files per build)."""
-    out = types.FunctionType(func.__code__, func.__globals__, name, func.__defaults__,
-                             func.__closure__)
-    out.__qualname__ = name
-    out.__doc__ = func.__doc__
-    return out
-
-
 _ex_pass_2 = numba.njit(cache=True, parallel=True, fastmath=True)(
     _renamed(_ex_pass_2_py, "_ex_pass_2"))
 _ex_pass_2_serial = numba.njit(cache=True, fastmath=True)(
