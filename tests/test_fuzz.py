@@ -249,6 +249,8 @@ MODELS = sorted(registry.models())
 @pytest.fixture(autouse=True)
 def _memory_budget(monkeypatch):
     monkeypatch.setenv("SYMQ_MEMORY_LIMIT", str(MEMORY_BUDGET))
+    # value iteration refuses (from its own estimate) what would not end within a case
+    monkeypatch.setenv("SYMQ_VI_TIME_LIMIT", str(CASE_SECONDS / 10))
 
 
 @pytest.mark.parametrize("name", MODELS)

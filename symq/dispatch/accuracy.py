@@ -50,7 +50,7 @@ from symq.core.parameters import real_value
 from symq.core.result import Exactness, ResultBase
 
 from .iteration import VIResult
-from .planning import (VI_TIME_LIMIT, format_seconds, min_truncation, plan_optimal,
+from .planning import (_time_limit, format_seconds, min_truncation, plan_optimal,
                        validate_grid)
 from .sizes import as_size_law
 from .vi import evaluate_policy, solve_optimal
@@ -260,11 +260,12 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         seconds = sum(plan_optimal(m, rho, law, d, u, levels=1, time_limit=math.inf)["seconds"]
                       for d, u in ((d1, top_u), (d1, top_u + step), (d1, top_u + 2 * step),
                                    (d2, top_u), (d3, top_u)))
-        if seconds > VI_TIME_LIMIT:
+        allowed = _time_limit()
+        if seconds > allowed:
             raise ResourceLimit(
                 nm[blame], d1 if blame == "delta" else top_u,
                 f"about {format_seconds(seconds)} of value iteration on its five grids "
-                f"(refused beyond {format_seconds(VI_TIME_LIMIT)}; "
+                f"(refused beyond {format_seconds(allowed)}; "
                 f"{nm['U']}={top_u:g} at {nm['rho'] if 'rho' in nm else 'rho'}={rho:g})",
                 f"{'coarser' if blame == 'delta' else 'smaller'}, or a lower load")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,8 +53,24 @@ def size_tail_point(sizes: Any, tail_tol: float = 1e-10) -> float:
 
 _DEFAULT_NAMES = {"m": "m", "rho": "rho", "delta": "delta", "U": "U"}
 
-#: Wall-time cap of one value-iteration run estimated by :func:`plan_optimal` (seconds).
+#: Wall-time cap of one value-iteration run estimated by :func:`plan_optimal` (seconds); the
+#: environment variable ``SYMQ_VI_TIME_LIMIT`` overrides it at each call (:func:`_time_limit`),
+#: so that a job queue or a notebook server can refuse long runs up front.
 VI_TIME_LIMIT = 3600.0
+
+
+def _time_limit() -> float:
+    """Seconds of value iteration allowed: ``SYMQ_VI_TIME_LIMIT`` or :data:`VI_TIME_LIMIT`."""
+    text = os.environ.get("SYMQ_VI_TIME_LIMIT", "").strip()
+    if not text:
+        return VI_TIME_LIMIT
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise InvalidParameter("SYMQ_VI_TIME_LIMIT", text, "a positive number of seconds")
+    return value
 #: (state, size atom, server) evaluations per second assumed by the time estimate: about what
 #: the numba E_X pass reaches on two shared cores (a conservative figure).
 VI_RATE = 2e9
@@ -243,7 +260,7 @@ def plan_optimal(m: int, rho: float, sizes: Any, delta: float, U: float, *, leve
         validate_grid(m, rho, sizes, delta, min_truncation(m, rho, sizes) * 2, names=names)
         blame, U_asked, U = "U", U, delta * 2.0 ** 40
     m, rho, delta, U, N, mean, _, _ = validate_grid(m, rho, sizes, delta, U, names=names)
-    limit_s = VI_TIME_LIMIT if time_limit is None else float(time_limit)
+    limit_s = _time_limit() if time_limit is None else float(time_limit)
     x_tail = size_tail_point(sizes, tail_tol)
     iters = vi_iterations(rho)
 

@@ -246,3 +246,13 @@ def test_simulation_validation_names_the_parameter(kwargs, match) -> None:
 
     with pytest.raises(InvalidParameter, match=match):
         simulate_dispatch("lwl", 2, 0.5, X, **kwargs)
+
+
+def test_time_limit_from_the_environment(monkeypatch) -> None:
+    plan_optimal(2, 0.4, X, 0.1, 24.0)                  # fits the default hour
+    monkeypatch.setenv("SYMQ_VI_TIME_LIMIT", "0.001")
+    with pytest.raises(ResourceLimit, match=r"refused beyond 0\.001 s"):
+        plan_optimal(2, 0.4, X, 0.1, 24.0)
+    monkeypatch.setenv("SYMQ_VI_TIME_LIMIT", "soon")
+    with pytest.raises(InvalidParameter, match=r"SYMQ_VI_TIME_LIMIT='soon' must be a positive"):
+        plan_optimal(2, 0.4, X, 0.1, 24.0)
