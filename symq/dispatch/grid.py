@@ -37,7 +37,7 @@ from .planning import _names, grid_bytes, size_tail_point, validate_grid
 from .sizes import as_size_law
 from .symbolic import tail_curvature_fn
 
-__all__ = ["DispatchGrid", "hat_atoms", "sorted_states"]
+__all__ = ["DispatchGrid", "diagonal_weights", "hat_atoms", "sorted_states"]
 
 def hat_atoms(sizes: Any, delta: float, tail_tol: float = 1e-10) -> NDArray[np.float64]:
     r"""Mean-preserving hat-kernel atoms of a size law on the lattice :math:`k\delta`.
@@ -100,6 +100,26 @@ def hat_atoms(sizes: Any, delta: float, tail_tol: float = 1e-10) -> NDArray[np.f
     p = np.maximum(left + right, 0.0)
     p /= p.sum()
     return p
+
+
+def diagonal_weights(lam: float, delta: float) -> tuple[float, float, float]:
+    r"""Exact weights ``(a, b, q)`` of the diagonal :math:`E_A` recursion on step ``delta``.
+
+    :math:`f(u) = a h(u) + b h(u - \delta\mathbf 1) + q f(u - \delta\mathbf 1)` with
+    :math:`q = e^{-x}`, :math:`b = (1 - q(1 + x))/x`, :math:`a = 1 - q - b`, :math:`x =
+    \lambda\delta` (the exponential kernel integrated against the linear interpolant; the
+    derivation is in :mod:`symq.dispatch.vi`); a series for ``b`` when ``x`` is tiny.
+
+    Examples
+    --------
+    >>> a, b, q = diagonal_weights(2.0, 0.1)
+    >>> round(a + b + q, 15)
+    1.0
+    """
+    x = lam * delta
+    q = math.exp(-x)
+    b = -math.expm1(-x) / x - q if x > 1e-4 else x / 2 - x * x / 3 + x ** 3 / 8
+    return -math.expm1(-x) - b, b, q
 
 
 def sorted_states(m: int, N: int) -> NDArray[np.int64]:
@@ -185,10 +205,7 @@ class DispatchGrid:
                        limit=f"coarse enough to fit: lower {nm['U']}={U:g} or raise "
                              f"{nm['delta']}")
         p = hat_atoms(sizes, delta, tail_tol)
-        x = lam * delta
-        q = math.exp(-x)
-        b = -math.expm1(-x) / x - q if x > 1e-4 else x / 2 - x * x / 3 + x ** 3 / 8
-        a = -math.expm1(-x) - b
+        a, b, q = diagonal_weights(lam, delta)
         c_M = float(tail_curvature_fn().scalar(lam / m, rho))   # the equal split's M/G/1 value
         return cls(m=m, rho=rho, lam=lam, delta=delta, U=N * delta, N=N, K=p.size - 1, p=p,
                    a=a, b=b, q=q, c_M=c_M, size_name=str(getattr(sizes, "name", "sizes")),

@@ -34,7 +34,6 @@ True
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -45,7 +44,7 @@ from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter
 
-from .grid import DispatchGrid
+from .grid import DispatchGrid, diagonal_weights
 from .simplex import binomial_table, predecessors
 from .simplex_passes import MODE_JIQ, _renamed, chunk_starts, ea_pass, ex_pass
 
@@ -298,10 +297,7 @@ def diagonal_expectation(h: NDArray[np.float64], lam: float, delta: float) -> ND
     Exposed for testing and for reuse.
     """
     h = np.ascontiguousarray(h, dtype=float)
-    x = lam * delta
-    q = math.exp(-x)
-    b = -math.expm1(-x) / x - q
-    a = -math.expm1(-x) - b
+    a, b, q = diagonal_weights(lam, delta)
     out = np.empty_like(h)
     if h.ndim == 1:
         _ea_pass_1(h, a, b, q, out)

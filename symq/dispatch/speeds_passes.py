@@ -46,7 +46,7 @@ from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import real_value
 from symq.core.resources import require_memory
 
-from .grid import hat_atoms
+from .grid import diagonal_weights, hat_atoms
 from .passes import _PARALLEL_WORK, _KernelChoice, _renamed
 from .planning import size_tail_point
 from .sizes import as_size_law
@@ -214,13 +214,11 @@ class SpeedGrid:
         curv = np.array([float(tail_curvature_fn().scalar(li, rho)) for li in lam_i])
         share = np.zeros(M_SPEEDS)
         share[:m] = s / s.sum()
-        x = lam * delta
-        q = math.exp(-x)
-        b = -math.expm1(-x) / x - q if x > 1e-4 else x / 2 - x * x / 3 + x ** 3 / 8
+        a, b, q = diagonal_weights(lam, delta)
         s.setflags(write=False)
         return cls(speeds=s, m=m, rho=rho, lam=lam, delta=delta, U=N * delta, N=N, K=K,
                    eta=eta, p=p, r=r, w=w, off=off, kcut=kcut, lattice=lattice,
-                   curvatures=curv, share=share, a=-math.expm1(-x) - b, b=b, q=q, mean=mean)
+                   curvatures=curv, share=share, a=a, b=b, q=q, mean=mean)
 
     def shape3(self) -> tuple[int, int, int]:
         """The padded 3-d shape of the stored arrays."""
