@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -128,7 +129,42 @@ def _pack_triangle(v, x):  # pragma: no cover - numba
             idx += 1
 
 
-class _Layout:
+class _FlatLayout:
+    """A flat layout: every entry of the iterate (of shape ``shape``) is stored.
+
+    The layout protocol of :func:`_relative_iteration`: ``shape`` (of the iterate the
+    operator reads and writes), ``size`` (stored entries, the length of the Anderson rows),
+    ``step(v, tv, f, r)`` (the fused relative step and Odoni bounds, returning
+    ``(g, g_low, g_high)``) and ``unpack(x, v)`` (a stored vector back into the iterate).
+    Used as is for the full time lattice of servers of different speeds
+    (:mod:`symq.dispatch.speeds_vi`).
+    """
+
+    triangle = False
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = tuple(int(n) for n in shape)
+        self.size = int(np.prod(self.shape))
+
+    def step(self, v: NDArray[np.float64], tv: NDArray[np.float64], f: NDArray[np.float64],
+             r: NDArray[np.float64]) -> tuple[float, float, float]:
+        """``f = Tv - g``, ``r = (Tv - v) - g`` on the stored entries; ``(g, g_low, g_high)``."""
+        return _step_flat(v.reshape(-1), tv.reshape(-1), f, r)
+
+    def unpack(self, x: NDArray[np.float64], v: NDArray[np.float64]) -> None:
+        """Write the stored entries ``x`` into the iterate ``v``."""
+        v.reshape(-1)[:] = x
+
+    def pack(self, v: NDArray[np.float64],
+             out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """The stored entries of ``v`` (into ``out`` if given)."""
+        if out is None:
+            out = np.empty(self.size)
+        out[:] = v.reshape(-1)
+        return out
+
+
+class _Layout(_FlatLayout):
     """The stored entries of an iterate: packed (Anderson, bounds) vs the array the passes use.
 
     ``m = 2`` with symmetry stores the full symmetric array for the kernels and packs its
@@ -137,29 +173,30 @@ class _Layout:
     """
 
     def __init__(self, grid: DispatchGrid, mode: int) -> None:
+        super().__init__(grid.shape())
         self.triangle = grid.m == 2 and mode != MODE_FULL
-        self.size = grid.n_states if self.triangle else int(np.prod(grid.shape()))
+        if self.triangle:
+            self.size = grid.n_states
 
     def step(self, v: NDArray[np.float64], tv: NDArray[np.float64], f: NDArray[np.float64],
              r: NDArray[np.float64]) -> tuple[float, float, float]:
         if self.triangle:
             return _step_triangle(v, tv, f, r)
-        return _step_flat(v.reshape(-1), tv.reshape(-1), f, r)
+        return super().step(v, tv, f, r)
 
     def unpack(self, x: NDArray[np.float64], v: NDArray[np.float64]) -> None:
         if self.triangle:
             _unpack_triangle(x, v)
         else:
-            v.reshape(-1)[:] = x
+            super().unpack(x, v)
 
     def pack(self, v: NDArray[np.float64],
              out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        if not self.triangle:
+            return super().pack(v, out)
         if out is None:
             out = np.empty(self.size)
-        if self.triangle:
-            _pack_triangle(v, out)
-        else:
-            out[:] = v.reshape(-1)
+        _pack_triangle(v, out)
         return out
 
 
@@ -168,7 +205,28 @@ def _iterate(grid: DispatchGrid, mode: int, table: NDArray[np.int8] | None,
              span_cap: float | None, max_iter: int, progress: bool, label: str,
              anderson: int = 3, span_rtol: float | None = None
              ) -> tuple[NDArray[np.float64], float, float, float, int, float]:
-    """Relative VI; returns (v, g, g_low, g_high, iterations, span).
+    """Relative VI on one :class:`DispatchGrid`; returns (v, g, g_low, g_high, iterations, span).
+
+    :func:`_relative_iteration` with the operator :class:`~symq.dispatch.passes._Operator`
+    of ``mode`` (and decision ``table``) and the layout :class:`_Layout` of the grid.
+    """
+    return _relative_iteration(_Operator(grid, mode, table), _Layout(grid, mode), v0, tol,
+                               tol_g, span_cap, max_iter, progress, label, anderson=anderson,
+                               span_rtol=span_rtol, delta=grid.delta)
+
+
+def _relative_iteration(op: Callable[[NDArray[np.float64], NDArray[np.float64]], None],
+                        lay: _FlatLayout, v0: NDArray[np.float64] | None, tol: float,
+                        tol_g: float | None, span_cap: float | None, max_iter: int,
+                        progress: bool, label: str, anderson: int = 3,
+                        span_rtol: float | None = None, delta: float = math.nan
+                        ) -> tuple[NDArray[np.float64], float, float, float, int, float]:
+    r"""Relative VI of any operator; returns (v, g, g_low, g_high, iterations, span).
+
+    ``op(v, tv)`` writes :math:`Tv` into ``tv`` (arrays of shape ``lay.shape``); ``lay``
+    follows the layout protocol of :class:`_FlatLayout` (the stored entries, the fused step
+    with the Odoni bounds, the unpacking of a mixed iterate).  The iteration of Hyytiä &
+    Righter (arXiv 2402.08142, Part 1): :math:`g_n = (Tv_n)(0)`, :math:`v_{n+1} = Tv_n - g_n`.
 
     Stops when the Odoni span is below ``tol`` (or below ``span_rtol * g``), or on
     ``|g_n - g_{n-1}| < tol_g`` with ``span < span_cap``.  The iterate is updated by Anderson
@@ -176,16 +234,21 @@ def _iterate(grid: DispatchGrid, mode: int, table: NDArray[np.int8] | None,
     in ring buffers over the stored (packed) entries only; it is reset to a plain VI step
     whenever the span grows tenfold.  Acceleration only changes the iterate: the Odoni bounds
     ``min(Tv - v) <= g <= max(Tv - v)`` hold for any ``v``, so the stopping rule and the
-    bracket stay certified and the fixed point is unchanged.
+    bracket stay certified and the fixed point is unchanged.  ``delta`` only labels the
+    progress bar.
+
+    Raises
+    ------
+    NotConverged
+        A non-finite iterate, or ``max_iter`` reached (the message and the attributes
+        ``g_low``, ``g_high`` give the last Odoni bounds).
     """
-    op = _Operator(grid, mode, table)
-    lay = _Layout(grid, mode)
-    v = np.zeros(grid.shape()) if v0 is None else np.array(v0, dtype=float, copy=True)
+    v = np.zeros(lay.shape) if v0 is None else np.array(v0, dtype=float).reshape(lay.shape)
     tv = np.empty_like(v)
     bar = None
     if progress:
         from tqdm.auto import tqdm
-        bar = tqdm(total=max_iter, desc=f"{label} delta={grid.delta:g}", leave=False)
+        bar = tqdm(total=max_iter, desc=f"{label} delta={delta:g}", leave=False)
     g_prev = math.nan
     g_low = g_high = span = math.nan
     slots = max(anderson, 0) + 1

@@ -129,17 +129,16 @@ True
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.errors import InvalidParameter, NotConverged
+from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
 
-from .iteration import VIResult, _anderson_gram, _anderson_mix, _step_flat
+from .iteration import VIResult, _FlatLayout, _relative_iteration
 from .multigrid import _coarse_levels
 from .sizes import as_size_law
 from .speeds_passes import MODE_LWL, MODE_OPT, MODE_RND, SpeedGrid, _SpeedOperator, \
@@ -151,63 +150,14 @@ __all__ = ["solve_optimal_speeds", "evaluate_policy_speeds", "decisions_speeds",
 _POLICIES = {"rnd": MODE_RND, "lwl": MODE_LWL}
 
 
-def _relative_vi(op: _SpeedOperator, v0: NDArray[np.float64] | None, tol: float, max_iter: int,
-                 label: str, progress: bool, anderson: int = 3
-                 ) -> tuple[NDArray[np.float64], float, float, float, int, float]:
-    """Relative VI with Odoni bounds and Anderson mixing on the padded lattice of ``op``.
-
-    The loop of :func:`symq.dispatch.iteration._iterate` (same numba helpers) for the
-    full-lattice operator of speeds; returns ``(v, g, g_low, g_high, iterations, span)``.
-    """
-    shape = op.grid.shape3()
-    v = np.zeros(shape) if v0 is None else np.array(v0, dtype=float).reshape(shape)
-    tv = np.empty_like(v)
-    size = v.size
-    slots = max(anderson, 0) + 1
-    hist_f, hist_r, x = np.empty((slots, size)), np.empty((slots, size)), np.empty(size)
-    filled, newest, best_span = 0, -1, math.inf
-    g = g_low = g_high = span = math.nan
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=max_iter, desc=f"{label} delta={op.grid.delta:g}", leave=False)
-    try:
-        for it in range(1, max_iter + 1):
-            op(v, tv)
-            newest = (newest + 1) % slots
-            g, g_low, g_high = _step_flat(v.reshape(-1), tv.reshape(-1), hist_f[newest],
-                                          hist_r[newest])
-            span = g_high - g_low
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(span=f"{span:.2e}", g=f"{g:.8f}")
-            if not math.isfinite(span):
-                raise NotConverged(f"{label} (non-finite iterate)", span, tol, it)
-            if span > 10 * best_span:
-                filled = 0                                 # restart the mixing
-            best_span = min(best_span, span)
-            filled = min(filled + 1, slots)
-            if span < tol or anderson <= 0 or filled < 2:
-                np.subtract(tv, g, out=v)                  # the plain relative-VI step
-                if span < tol:
-                    return v, g, g_low, g_high, it, span
-                continue
-            n = filled - 1
-            order = np.array([(newest - n + k) % slots for k in range(n + 1)], dtype=np.int64)
-            gram, rhs = np.zeros((n, n)), np.zeros(n)
-            _anderson_gram(hist_r, order, n, gram, rhs)
-            try:
-                gam = np.linalg.solve(gram + 1e-14 * np.trace(gram) * np.eye(n), rhs)
-            except np.linalg.LinAlgError:
-                gam = np.zeros(n)
-            _anderson_mix(x, hist_f, order, n, gam if np.all(np.isfinite(gam)) else 0 * gam)
-            v.reshape(-1)[:] = x
-    finally:
-        if bar is not None:
-            bar.close()
-    err = NotConverged(label, span, tol, max_iter)
-    err.args = (f"{err.args[0]}; Odoni bounds {g_low:.10g} <= g <= {g_high:.10g}",)
-    raise err
+def _run(grid: SpeedGrid, mode: int, v0: NDArray[np.float64] | None, tol: float,
+         max_iter: int, label: str, progress: bool
+         ) -> tuple[NDArray[np.float64], float, float, float, int, float]:
+    """Relative VI (:func:`symq.dispatch.iteration._relative_iteration`: Odoni bounds,
+    Anderson mixing) of the full-lattice operator of ``grid`` on its padded 3-d arrays;
+    returns ``(v, g, g_low, g_high, iterations, span)``."""
+    return _relative_iteration(_SpeedOperator(grid, mode), _FlatLayout(grid.shape3()), v0, tol,
+                               None, None, max_iter, progress, label, delta=grid.delta)
 
 
 def _result(grid: SpeedGrid, v: NDArray[np.float64], g: float, lo: float, hi: float, it: int,
@@ -241,14 +191,13 @@ def _solve(mode: int, policy: str, speeds: ArrayLike, rho: float, sizes: Any, de
     if prev is None and multigrid:
         for d in _coarse_levels(grid.delta, grid.U, grid.mean / float(grid.speeds.min()), 30):
             cg = SpeedGrid.build(grid.speeds, grid.rho, sizes, d, grid.U)
-            out = _relative_vi(_SpeedOperator(cg, mode), None if prev is None else _warm(prev, cg),
-                               max(tol, coarse_tol), max_iter, label, progress)
+            out = _run(cg, mode, None if prev is None else _warm(prev, cg),
+                       max(tol, coarse_tol), max_iter, label, progress)
             total += out[4]
             levels.append((d, out[4], out[1]))
             prev = _result(cg, *out, policy)
     v0 = None if prev is None else _warm(prev, grid)
-    v, g, lo, hi, it, sp = _relative_vi(_SpeedOperator(grid, mode), v0, tol, max_iter, label,
-                                        progress)
+    v, g, lo, hi, it, sp = _run(grid, mode, v0, tol, max_iter, label, progress)
     levels.append((grid.delta, it, g))
     return _result(grid, v, g, lo, hi, it, sp, policy, total_iterations=total + it,
                    seconds=time.perf_counter() - t0, levels=levels,

@@ -242,6 +242,37 @@ def test_warm_start_changes_the_iterate_not_the_fixed_point():
     assert cold.curvatures.tolist() == pytest.approx([1.0, 0.5])  # lam_i/(2(1-rho))
 
 
+def test_the_shared_loop_solves_a_small_average_cost_chain_exactly():
+    """The loop speeds_vi shares with the unit-speed solvers (iteration._relative_iteration),
+    on an operator T v = c + P v of a 6-state chain: g = pi c and the relative value solve
+    (I - P) v = c - g with v(0) = 0, computed here by numpy linear algebra."""
+    from symq.dispatch.iteration import _FlatLayout, _relative_iteration
+
+    rng = np.random.default_rng(5)
+    P = rng.random((2, 3, 2, 3)).reshape(6, 6)
+    P /= P.sum(axis=1, keepdims=True)
+    c = rng.random(6) * 3.0
+    A = np.vstack([(np.eye(6) - P).T, np.ones(6)])
+    pi = np.linalg.lstsq(A, np.r_[np.zeros(6), 1.0], rcond=None)[0]
+    g = float(pi @ c)
+    M = np.eye(6) - P
+    M[:, 0] = 1.0                                 # unknowns (g, v_1..v_5), v_0 = 0
+    sol = np.linalg.solve(M, c)
+    v_ref = np.r_[0.0, sol[1:]].reshape(2, 3)
+
+    def op(v, out):
+        out[...] = (c + P @ v.reshape(-1)).reshape(2, 3)
+
+    for anderson in (0, 3):
+        v, gn, lo, hi, it, span = _relative_iteration(op, _FlatLayout((2, 3)), None, 1e-12,
+                                                      None, None, 500, False, "chain",
+                                                      anderson=anderson)
+        assert lo <= g <= hi and span < 1e-12 and abs(gn - g) < 1e-11
+        assert np.abs(v - v_ref).max() < 1e-10
+    with pytest.raises(NotConverged, match="Odoni bounds"):
+        _relative_iteration(op, _FlatLayout((2, 3)), None, 1e-12, None, None, 2, False, "chain")
+
+
 # ---------------------------------------------------------------- refusals
 
 @pytest.mark.parametrize("speeds, text", [
