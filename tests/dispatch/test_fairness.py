@@ -3,6 +3,7 @@ policies: RND is M/G/1 per server, LWL with exponential sizes is M/M/m), with Bo
 levels since every test checks many bins at once."""
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -93,14 +94,35 @@ def test_result_is_json_ready_and_validated():
         d.interval("jsq", 0)
 
 
-def test_plot():
+def test_plot_without_matplotlib_is_a_missing_dependency(monkeypatch):
     d = response_by_size_data("lwl", 2, 0.5, X, bins=3, n_jobs=100_000, rng=7)
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        with pytest.raises(MissingDependency, match="matplotlib"):
-            plot_response_by_size(d)
-        return
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)     # import fails
+    with pytest.raises(MissingDependency, match="matplotlib"):
+        plot_response_by_size(d)
+
+
+def test_plot_lines_are_the_data():
+    pytest.importorskip("matplotlib", reason="matplotlib is optional")
+    from matplotlib.figure import Figure
+
+    d = response_by_size_data(["rnd", "lwl"], 2, 0.5, X, bins=4, n_jobs=100_000, rng=7)
+    for slowdown, y, err in ((False, d.means, d.half_widths),
+                             (True, d.slowdown, d.slowdown_half_widths)):
+        ax = Figure().subplots()
+        assert plot_response_by_size(d, ax, slowdown=slowdown) is ax
+        assert len(ax.containers) == 2 and ax.get_xscale() == "log"
+        for p, (name, bars) in enumerate(zip(d.policies, ax.containers)):
+            line, caps, (vertical,) = bars.lines
+            assert bars.get_label() == name
+            assert np.array_equal(line.get_xdata(), d.centres)
+            assert np.array_equal(line.get_ydata(), y[p])
+            # each error bar spans mean -+ half width at the bin's abscissa
+            seg = np.array(vertical.get_segments())             # (k, 2 ends, (x, y))
+            assert np.allclose(seg[:, 0, 0], d.centres) and np.allclose(seg[:, 1, 0], d.centres)
+            assert np.allclose(seg[:, 0, 1], y[p] - err[p])
+            assert np.allclose(seg[:, 1, 1], y[p] + err[p])
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["rnd", "lwl"]
+        assert ("slowdown" in ax.get_ylabel()) == slowdown
     ax = Figure().subplots()
-    assert plot_response_by_size(d, ax, slowdown=True) is ax
-    assert len(ax.lines) >= 1
+    plot_response_by_size(d, ax, logx=False)
+    assert ax.get_xscale() == "linear"
