@@ -34,6 +34,7 @@ True
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -52,6 +53,9 @@ __all__ = ["diagonal_expectation", "MODE_OPT", "MODE_RND", "MODE_TABLE", "MODE_F
            "MODE_JIQ"]
 
 _NCHUNK = 64          # interleaved work chunks for the parallel E_X pass (load balance)
+#: Side of the square tiles of states of the m = 2 E_X pass: the rows ``ext[j, i:i+K+1]`` of the
+#: states of a tile overlap, so they are read from cache once per tile instead of once per state.
+_TILE = 16
 #: Modes of the E_X pass: the min over servers, the equal random split, a decision table on
 #: the sorted states, a decision table on the full lattice (m = 2; a policy that is not
 #: symmetric in the servers, e.g. a score of the server index, or ties to the lowest index),
@@ -74,11 +78,13 @@ def _ex_pass_1(V, tail, p, delta, mode, table, out):  # pragma: no cover - numba
         out[i] = i * delta + s
 
 
-def _ex_pass_2_py(V, tail, p, delta, mode, table, record, out):  # pragma: no cover - numba
+def _ex_pass_2_py(V, tail, p, delta, mode, table, record, out, tile):  # pragma: no cover
     """h(i, j) - E[X] for i <= j: sum_k p_k min(i d + V(i+k, j), j d + V(i, j+k)).
 
     ``record`` (mode 0): write the argmin (0: the shorter queue, ties included; 1: the longer)
-    to ``table``; mode 4 (JIQ): the shorter queue if it is idle (``i = 0``), else the split."""
+    to ``table``; mode 4 (JIQ): the shorter queue if it is idle (``i = 0``), else the split.
+    The states run in square tiles of side ``tile`` (:data:`_TILE`; ``tile > N`` is the plain
+    row order); the sum over atoms of each state is the same whatever the tile."""
     N = V.shape[0] - 1
     K = p.size - 1
     W = N + 1 + K
@@ -88,44 +94,61 @@ def _ex_pass_2_py(V, tail, p, delta, mode, table, record, out):  # pragma: no co
             ext[r, c] = V[r, c]
         for s in range(1, K + 1):
             ext[r, N + s] = V[r, N] + tail[s]
+    nb = (N + tile) // tile                     # tiles of tile x tile states, bi <= bj
+    n_tiles = nb * (nb + 1) // 2
     for chunk in numba.prange(_NCHUNK):
-        for i in range(chunk, N + 1, _NCHUNK):
-            off = i * (2 * N + 3 - i) // 2 - i      # packed index of (i, j) is off + j
-            for j in range(i, N + 1):
-                # contiguous views (V symmetric: V(i+k, j) = V(j, i+k)); slicing lets LLVM
-                # vectorise the reduction
-                x1 = ext[j, i:i + K + 1]
-                x2 = ext[i, j:j + K + 1]
-                d = (j - i) * delta
-                s = 0.0
-                if mode == 0 and record:
-                    row = table[off + j]
-                    for k in range(K + 1):
-                        x = x1[k]
-                        y = x2[k] + d
-                        if x <= y:
-                            row[k] = 0
-                            s += p[k] * x
-                        else:
-                            row[k] = 1
-                            s += p[k] * y
-                elif mode == 0:
-                    for k in range(K + 1):
-                        x = x1[k]
-                        y = x2[k] + d
-                        s += p[k] * min(x, y)
-                elif mode == 4 and i == 0:
-                    for k in range(K + 1):
-                        s += p[k] * x1[k]
-                elif mode == 1 or mode == 4:
-                    for k in range(K + 1):
-                        s += p[k] * (x1[k] + x2[k])
-                    s = 0.5 * (s + d)
+        for t in range(chunk, n_tiles, _NCHUNK):
+            bi = 0                                  # tile t -> (bi, bj), row-major, bj >= bi
+            rest = t
+            while rest >= nb - bi:
+                rest -= nb - bi
+                bi += 1
+            bj = bi + rest
+            for i in range(bi * tile, min(bi * tile + tile, N + 1)):
+                _ex_cell_row(ext, p, delta, mode, table, record, out, N, K, i,
+                             max(i, bj * tile), min(bj * tile + tile, N + 1))
+
+
+@numba.njit(cache=True, fastmath=True, inline="always")
+def _ex_cell_row(ext, p, delta, mode, table, record, out, N, K, i, j0, j1
+                 ):  # pragma: no cover - numba
+    """The states (i, j), j0 <= j < j1, of the m = 2 E_X pass (see :func:`_ex_pass_2_py`)."""
+    off = i * (2 * N + 3 - i) // 2 - i              # packed index of (i, j) is off + j
+    for j in range(j0, j1):
+        # contiguous views (V symmetric: V(i+k, j) = V(j, i+k)); slicing lets LLVM
+        # vectorise the reduction
+        x1 = ext[j, i:i + K + 1]
+        x2 = ext[i, j:j + K + 1]
+        d = (j - i) * delta
+        s = 0.0
+        if mode == 0 and record:
+            row = table[off + j]
+            for k in range(K + 1):
+                x = x1[k]
+                y = x2[k] + d
+                if x <= y:
+                    row[k] = 0
+                    s += p[k] * x
                 else:
-                    row = table[off + j]
-                    for k in range(K + 1):
-                        s += p[k] * (x1[k] if row[k] == 0 else x2[k] + d)
-                out[i, j] = i * delta + s
+                    row[k] = 1
+                    s += p[k] * y
+        elif mode == 0:
+            for k in range(K + 1):
+                x = x1[k]
+                y = x2[k] + d
+                s += p[k] * min(x, y)
+        elif mode == 4 and i == 0:
+            for k in range(K + 1):
+                s += p[k] * x1[k]
+        elif mode == 1 or mode == 4:
+            for k in range(K + 1):
+                s += p[k] * (x1[k] + x2[k])
+            s = 0.5 * (s + d)
+        else:
+            row = table[off + j]
+            for k in range(K + 1):
+                s += p[k] * (x1[k] if row[k] == 0 else x2[k] + d)
+        out[i, j] = i * delta + s
 
 
 def _ex_pass_full_py(V, tail, p, delta, table, out):  # pragma: no cover - numba
@@ -244,7 +267,7 @@ class _Operator:
             _ea_pass_full(self.h, g.a, g.b, g.q, out)
         elif g.m == 2:
             self._builds.run(lambda par: (_ex_pass_2 if par else _ex_pass_2_serial)(
-                v, self.tail, g.p, g.delta, self.mode, self.table, self.record, self.h))
+                v, self.tail, g.p, g.delta, self.mode, self.table, self.record, self.h, _TILE))
             self.h += self.EX
             _ea_pass_2(self.h, g.a, g.b, g.q, out)
         else:
@@ -258,35 +281,56 @@ class _Operator:
 class _KernelChoice:
     """Serial or parallel build of a kernel, chosen by size and then by measured speed.
 
-    Below the work threshold the serial build always runs.  Above it the second and third
-    calls time the parallel and the serial build (the first may include loading the compiled
-    code) and the faster one is kept, so a parallel build is never kept when it is slower on
-    cores shared with other work; the choice is re-measured every :attr:`RECHECK` calls.
+    Below the work threshold the serial build always runs.  Above it, after one call that may
+    load the compiled code, :attr:`TRIALS` calls alternate the two builds and the one with the
+    smaller median time is kept, so a parallel build is not kept when it is slower on cores
+    shared with other work.  Every later call is timed too: when the kept build's moving
+    average exceeds :attr:`SLACK` times the other's median (the load changed), or after
+    :attr:`RECHECK` calls, the trial is repeated.
     """
 
+    TRIALS = 6
     RECHECK = 200
+    SLACK = 1.3
 
     def __init__(self, big: bool) -> None:
         self.big = big
-        self.calls = 0
-        self.times: dict[bool, float] = {}
         self.parallel = big
+        self._trial: dict[bool, list[float]] = {True: [], False: []}
+        self._pending = self.TRIALS       # trial calls still to make (after the first call)
+        self._first = True
+        self._since = 0
+        self._average = 0.0
+        self._other = math.inf
 
     def run(self, call: Callable[[bool], Any]) -> None:
         if not self.big:
             call(False)
             return
-        phase = self.calls % self.RECHECK
-        self.calls += 1
-        if phase in (1, 2):
-            par = phase == 1
+        if self._first:
+            self._first = False
+            call(self.parallel)
+            return
+        if self._pending > 0:
+            par = self._pending % 2 == 0
             t0 = time.perf_counter()
             call(par)
-            self.times[par] = time.perf_counter() - t0
-            if phase == 2:
-                self.parallel = self.times[True] < self.times[False]
+            self._trial[par].append(time.perf_counter() - t0)
+            self._pending -= 1
+            if self._pending == 0:
+                med = {k: float(np.median(t)) for k, t in self._trial.items()}
+                self.parallel = med[True] < med[False]
+                self._other = med[not self.parallel]
+                self._average = med[self.parallel]
+                self._since = 0
             return
+        t0 = time.perf_counter()
         call(self.parallel)
+        self._average = 0.8 * self._average + 0.2 * (time.perf_counter() - t0)
+        self._since += 1
+        if self._since >= self.RECHECK or self._average > self.SLACK * self._other:
+            self._trial = {True: [], False: []}
+            self._pending = self.TRIALS
 
 
 def diagonal_expectation(h: NDArray[np.float64], lam: float, delta: float) -> NDArray[np.float64]:

@@ -174,18 +174,31 @@ def test_optimal_beats_lwl_with_four_servers():
     assert int(opt.decision(np.array([2.0, 0.5, 3.0, 1.0]), 0.05)) == 1
 
 
-def test_kernel_choice_keeps_the_faster_build():
+def test_kernel_choice_keeps_the_faster_build_and_rechecks_when_the_load_changes():
     calls = []
+    slow = {True: True}            # which build is slow: the "parallel" one, on shared cores
+    cost = {True: 300_000}
 
     def call(parallel):
         calls.append(parallel)
-        if parallel:                    # a "parallel" build slower on shared cores
-            sum(range(200_000))
+        if parallel == slow[True]:
+            sum(range(cost[True]))
 
     choice = _KernelChoice(big=True)
-    for _ in range(6):
+    n = 1 + _KernelChoice.TRIALS
+    for _ in range(n + 5):
         choice.run(call)
-    assert calls[1:3] == [True, False] and calls[3:] == [False, False, False]
+    assert sorted(calls[1:n]) == [False] * 3 + [True] * 3      # both builds timed
+    assert calls[n:] == [False] * 5                              # then the serial one kept
+    slow[True] = False              # now the serial build is the slow one (the load moved):
+    for _ in range(_KernelChoice.RECHECK + _KernelChoice.TRIALS):  # found by the re-check
+        choice.run(call)
+    assert calls[-5:] == [True] * 5
+    slow[True] = True               # parallel much slower than serial was: seen at once
+    cost[True] = 1_500_000
+    for _ in range(3 + _KernelChoice.TRIALS + 5):
+        choice.run(call)
+    assert calls[-5:] == [False] * 5
     small = _KernelChoice(big=False)
     small.run(call)
     assert calls[-1] is False
