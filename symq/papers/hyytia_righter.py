@@ -22,8 +22,10 @@ from symq.core.claims import Claim, Evidence, ci_error, relative_error
 from symq.core.registry import PaperSpec, register_paper
 from symq.dispatch import symbolic
 from symq.dispatch.exact import exact_mean_response
+from symq.dispatch.fairness import ResponseBySize, response_by_size_data
 from symq.dispatch.policies import get_policy
 from symq.dispatch.simulation import simulate_dispatch
+from symq.dispatch.sizebins import size_edges
 from symq.dispatch.sizes import exponential
 from symq.dispatch.multigrid import richardson
 from symq.dispatch.accuracy import solve_accurate
@@ -324,6 +326,83 @@ def _many_server_claims(quick: bool) -> list[Claim]:
     ]
 
 
+#: Fairness by job size: eight equiprobable bins of Exp(1), the last split at the 98% quantile
+#: (a tail bin of the longest 2% of the jobs); 4e6 jobs per policy in both forms (the quick form
+#: differs by the grid of its VI policy only: at rho = 0.4 the tail bin separates the optimal
+#: policy from JSQ by about 0.12, twice the sum of the half widths at 4e6 jobs).
+FAIR_EDGES = np.append(size_edges(SIZES, 8)[:-1], [-math.log(0.02), math.inf])
+FAIR_POLICIES = ("optimal", "lwl", "jsq")
+FAIR_JOBS = 4_000_000
+#: The bins of "short" jobs (below the median ln 2) and of "long" ones (the tail bin).
+SHORT_BINS, LONG_BINS = (0, 1, 2, 3), (8,)
+
+
+@functools.lru_cache(maxsize=None)
+def _by_size(rho: float, quick: bool) -> ResponseBySize:
+    """E[T | X in bin] of the VI policy (its fine grid), LWL and JSQ: 99.9% joint intervals."""
+    policy = get_policy("lookup", result=_optimal(rho, quick).results[-1])
+    return response_by_size_data([policy, "lwl", "jsq"], 2, rho, SIZES, bins=FAIR_EDGES,
+                                 n_jobs=FAIR_JOBS, rng=2027, level=0.999)
+
+
+def _bin_evidence(d: ResponseBySize, row: int) -> dict[str, Any]:
+    """The per-bin data of one policy, rounded for the report."""
+    def r(a: np.ndarray) -> list[float]:
+        return [round(float(v), 4) for v in a]
+
+    return {"x": r(d.centres), "E[T|bin]": r(d.means[row]), "half_width": r(d.half_widths[row]),
+            "slowdown": r(d.slowdown[row]), "slowdown_half_width": r(d.slowdown_half_widths[row]),
+            "ET": str(d.ET[row]), "bin_level": round(d.bin_level, 6)}
+
+
+def _fairness_claims(quick: bool) -> list[Claim]:
+    def optimal_bins(point: Mapping[str, Any]) -> dict[str, Any]:
+        return _bin_evidence(_by_size(point["rho"], quick), 0)
+
+    def heuristic_bins(point: Mapping[str, Any]) -> dict[str, Any]:
+        d = _by_size(point["rho"], quick)
+        return {name: _bin_evidence(d, row) for row, name in enumerate(FAIR_POLICIES) if row}
+
+    def overlap(bins: tuple[int, ...], below: bool) -> Any:
+        """Largest overlap (time units; negative: minus the smallest gap) of the optimal
+        policy's intervals with those of LWL and JSQ in ``bins``, the optimal one required
+        below (``below``) or above them."""
+        def error(opt: Mapping[str, Any], others: Mapping[str, Any]) -> float:
+            worst = -math.inf
+            for other in others.values():
+                for q in bins:
+                    lo_o = opt["E[T|bin]"][q] - opt["half_width"][q]
+                    hi_o = opt["E[T|bin]"][q] + opt["half_width"][q]
+                    lo_h = other["E[T|bin]"][q] - other["half_width"][q]
+                    hi_h = other["E[T|bin]"][q] + other["half_width"][q]
+                    worst = max(worst, hi_o - lo_h if below else hi_h - lo_o)
+            return worst
+        return error
+
+    points = [{"rho": 0.4}, {"rho": 0.9}]
+    setting = ("m = 2, Exp(1) sizes, 4e6 jobs per policy, eight equiprobable size bins with the "
+               "last split at the 98% quantile; 99.9% intervals joint over the 3 policies x 9 "
+               "bins (Bonferroni); the error is the largest overlap of the intervals (negative: "
+               "all disjoint, by at least its absolute value); the per-bin means, intervals and slowdowns E[T|bin]/E[X|bin] of each "
+               "policy are the two sides")
+    return [
+        Claim(
+            "backlog unbalancing: short jobs gain under the optimal policy", SOURCE
+            + " (the unbalanced backlogs of the optimal policy)",
+            "the simulated VI policy gives jobs below the median size (the four shortest "
+            "bins) a lower E[T | X in bin] than LWL and JSQ, rho = 0.4 and 0.9; " + setting,
+            optimal_bins, heuristic_bins, points, tolerance=0.0,
+            error=overlap(SHORT_BINS, True), evidence=Evidence.SIMULATION),
+        Claim(
+            "backlog unbalancing: long jobs lose under the optimal policy", SOURCE
+            + " (the unbalanced backlogs of the optimal policy)",
+            "the simulated VI policy gives the longest 2% of the jobs (X > ln 50) a higher "
+            "E[T | X in bin] than LWL and JSQ, rho = 0.4 and 0.9; " + setting,
+            optimal_bins, heuristic_bins, points, tolerance=0.0,
+            error=overlap(LONG_BINS, False), evidence=Evidence.SIMULATION),
+    ]
+
+
 def build_claims(quick: bool = False) -> list[Claim]:
     """Calibration, optimal policy vs heuristics, structure, symbolic identities.
 
@@ -331,7 +410,7 @@ def build_claims(quick: bool = False) -> list[Claim]:
     the test suite checks); ``symq check hyytia-righter`` runs the full form (:data:`GRIDS`).
     """
     return [*_calibration_claims(quick), *_optimal_claims(quick), *_structure_claims(quick),
-            *_many_server_claims(quick), *_symbolic_claims()]
+            *_many_server_claims(quick), *_fairness_claims(quick), *_symbolic_claims()]
 
 
 PAPER = register_paper(PaperSpec(
