@@ -81,6 +81,15 @@ _RND, _TABLE = 0, 1
 NAMED = ("rnd", "lwl")
 
 
+@numba.njit(cache=True, inline="always")
+def _to_shorter(table, mode, t, k):  # pragma: no cover - numba
+    """Share of a job of size ``k delta`` at sorted state ``t`` sent to the shorter queue:
+    one half (RND) or the decision of the table (0: the shorter queue, 1: the longer)."""
+    if mode == _RND:
+        return 0.5
+    return 1.0 if table[t, k] == 0 else 0.0
+
+
 @numba.njit(cache=True)
 def _arrive(pi, p, table, mode, out):  # pragma: no cover - numba
     """``out = pi P_X`` on sorted states ``i <= j`` (upper triangle); returns the mass whose
@@ -98,10 +107,7 @@ def _arrive(pi, p, table, mode, out):  # pragma: no cover - numba
                 continue
             for k in range(K + 1):
                 pk = w * p[k]
-                if mode == _RND:
-                    s0 = 0.5
-                else:
-                    s0 = 1.0 if table[off + j, k] == 0 else 0.0
+                s0 = _to_shorter(table, mode, off + j, k)
                 if s0 > 0.0:
                     x = i + k
                     if x > N:
@@ -151,12 +157,8 @@ def _wait_by_atom(pi, table, mode, delta, K, out):  # pragma: no cover - numba
             if w == 0.0:
                 continue
             for k in range(K + 1):
-                if mode == _RND:
-                    out[k] += w * 0.5 * (i + j) * delta
-                elif table[off + j, k] == 0:
-                    out[k] += w * i * delta
-                else:
-                    out[k] += w * j * delta
+                s0 = _to_shorter(table, mode, off + j, k)
+                out[k] += w * (s0 * i + (1.0 - s0) * j) * delta
 
 
 def drain_distribution(mu: NDArray[np.float64], lam: float, delta: float
