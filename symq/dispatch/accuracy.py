@@ -41,18 +41,22 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 
 from symq.core.errors import InvalidParameter, ResourceLimit
 from symq.core.parameters import real_value
+from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
 
 from .iteration import VIResult
-from .planning import (_time_limit, format_seconds, min_truncation, plan_optimal,
-                       validate_grid)
+from .planning import (VI_RATE, _time_limit, format_seconds, min_truncation, plan_optimal,
+                       size_tail_point, validate_grid, vi_iterations)
 from .sizes import as_size_law
+from .speeds_passes import check_speed_vector, min_truncation_speeds, speed_grid_bytes
+from .speeds_vi import evaluate_policy_speeds, solve_optimal_speeds
 from .vi import evaluate_policy, solve_optimal
 
 __all__ = ["DispatchVIEstimate", "solve_accurate", "default_steps", "default_truncation"]
@@ -180,22 +184,104 @@ class DispatchVIEstimate(ResultBase):
                 "truncation": self.truncation}
 
 
+@dataclass(frozen=True)
+class _Lattice:
+    """What :func:`solve_accurate` needs of a family of grids: identical servers (the sorted
+    grids of :mod:`symq.dispatch.vi`) or servers of different speeds (the full time lattice of
+    :mod:`symq.dispatch.speeds_vi`).
+
+    ``unit`` scales the default steps and truncation (``E[X]``, or ``E[X]/min(speeds)``, the
+    mean service time on the slowest server), ``u_min`` is the least truncation accepted.
+    """
+
+    unit: float
+    u_min: float
+    #: ``solve(delta, U, warm, span_rtol)``: one grid
+    solve: Callable[[float, float, "VIResult | None", float], VIResult]
+    #: ``check(d1, U, U_big)``: refuse grids that do not fit in memory (the finest at ``U``,
+    #: the coarse one at the largest truncation check)
+    check: Callable[[float, float, float], None]
+    #: ``seconds(delta, U)``: estimated time of one grid
+    seconds: Callable[[float, float], float]
+
+
+def _identical(m: int, rho: float, law: Any, key: str, method: str, progress: bool,
+               names: dict[str, str] | None, blame: str) -> _Lattice:
+    table = method == "pi"
+
+    def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float) -> VIResult:
+        stop = dict(tol=1e-14, span_rtol=span_rtol)
+        if key == "optimal":
+            return solve_optimal(m, rho, law, delta=delta, U=top_u, warm_start=warm,
+                                 method=method, progress=progress, **stop)
+        return evaluate_policy(key, m, rho, law, delta=delta, U=top_u, warm_start=warm,
+                               progress=progress, **stop)
+
+    def check(d1: float, top_u: float, big_u: float) -> None:
+        plan_optimal(m, rho, law, d1, top_u, levels=2, names=names, table=table, blame=blame)
+        plan_optimal(m, rho, law, d1, big_u, levels=1, names=names, table=table, blame=blame)
+
+    def seconds(delta: float, top_u: float) -> float:
+        return plan_optimal(m, rho, law, delta, top_u, levels=1, time_limit=math.inf)["seconds"]
+
+    return _Lattice(float(law.mean), min_truncation(m, rho, law), solve, check, seconds)
+
+
+def _with_speeds(speeds: np.ndarray, rho: float, law: Any, key: str, progress: bool,
+                 names: dict[str, str], blame: str) -> _Lattice:
+    m = int(speeds.size)
+    mean = float(law.mean)
+    # the response time is at least the service time on the fastest server
+    g_floor = mean / float(speeds.max())
+    x_tail = size_tail_point(law)
+
+    def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float) -> VIResult:
+        options = dict(delta=delta, U=top_u, tol=span_rtol * g_floor, max_iter=50_000,
+                       warm_start=warm, multigrid=warm is None, progress=progress)
+        if key == "optimal":
+            return solve_optimal_speeds(speeds, rho, law, **options)
+        return evaluate_policy_speeds(key, speeds, rho, law, **options)
+
+    def size(delta: float, top_u: float) -> tuple[int, int]:
+        return int(round(top_u / delta)), int(math.ceil(x_tail / (delta * float(speeds.min())))) + 1
+
+    def check(d1: float, top_u: float, big_u: float) -> None:
+        for delta, u in ((d1 / 2, top_u), (d1, big_u)):
+            n, atoms = size(delta, u)
+            require_memory(names[blame], d1 if blame == "delta" else top_u,
+                           speed_grid_bytes(m, n, atoms),
+                           what=f"{float(n + 1) ** m:.3g} lattice states x {atoms} size atoms "
+                                f"({names['U']}={u:g}, step {delta:g})",
+                           limit="coarser" if blame == "delta" else "smaller")
+
+    def seconds(delta: float, top_u: float) -> float:
+        n, atoms = size(delta, top_u)
+        return float(n + 1) ** m * atoms * m * vi_iterations(rho) / VI_RATE
+
+    return _Lattice(mean / float(speeds.min()), min_truncation_speeds(speeds, rho, law), solve,
+                    check, seconds)
+
+
 def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
                    rtol: float = 1e-3, coarse: float | None = None, U: float | None = None,
                    method: str = "vi", max_enlarge: int = 3, progress: bool = False,
-                   names: dict[str, str] | None = None) -> DispatchVIEstimate:
+                   names: dict[str, str] | None = None,
+                   speeds: Any = None) -> DispatchVIEstimate:
     r"""Mean response time of the optimal (or a fixed) policy with a measured error.
 
     Parameters
     ----------
     m : int
-        Servers, 1 to 6.
+        Servers, 1 to 6 (1 to 3 with ``speeds``).
     rho : float
-        Per-server load in (0, 1).
+        Per-server load in (0, 1); with ``speeds``, :math:`\lambda E[X]/\sum_i s_i`.
     sizes : job-size law
         As in :func:`~symq.dispatch.vi.solve_optimal`.
     policy : {"optimal", "lwl", "rnd", "jiq"}
-        The optimal policy, or a fixed one evaluated on the same grids (calibration).
+        The optimal policy, or a fixed one evaluated on the same grids (calibration); with
+        ``speeds``, ``"lwl"`` is least finishing time and ``"rnd"`` the split in proportion
+        to speeds (:func:`~symq.dispatch.speeds_vi.evaluate_policy_speeds`), and ``"jiq"`` is
+        not available.
     rtol : float
         Relative accuracy asked for: the span of each grid is stopped at ``rtol/100`` of ``g``
         and the truncation is enlarged until its estimate is below ``rtol/3`` of ``g``.  The
@@ -203,17 +289,21 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         says whether the sum met ``rtol``.
     coarse : float, optional
         The coarsest step ``d`` (grids ``d, 2d/3, d/2``); default :func:`default_steps` times
-        ``E[X]``.
+        ``E[X]`` (times ``E[X]/min(speeds)``, in time units, with ``speeds``).
     U : float, optional
-        Truncation; default :func:`default_truncation` times ``E[X]`` (at least the minimum of
-        :func:`~symq.dispatch.planning.min_truncation`).  A given ``U`` is checked but not
-        enlarged.
+        Truncation; default :func:`default_truncation` times the same unit (at least the
+        minimum of :func:`~symq.dispatch.planning.min_truncation`, or of
+        :func:`~symq.dispatch.speeds_passes.min_truncation_speeds`).  A given ``U`` is checked
+        but not enlarged.
     method : {"vi", "pi"}
-        Value or policy iteration for the optimal policy.
+        Value or policy iteration for the optimal policy (``"vi"`` only with ``speeds``).
     max_enlarge : int
         Enlargements of ``U`` allowed.
     names : dict, optional
         Names the user typed (``{"U": "umax", "delta": "delta"}``) for the error messages.
+    speeds : sequence of m positive reals, optional
+        Server speeds (:mod:`symq.dispatch.speeds_vi`: the full time lattice, ``m <= 3``);
+        default identical unit-speed servers (the sorted grids).
 
     Returns
     -------
@@ -229,35 +319,49 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     if key not in POLICIES:
         raise InvalidParameter("policy", policy, "one of " + ", ".join(POLICIES))
     rtol = real_value("rtol", rtol, "a real number in (0, 0.1]", lambda r: 0 < r <= 0.1)
-    nm = {"U": "U", "delta": "delta", **(names or {})}
-    mean = float(law.mean)
-    if not (isinstance(m, int) and m in COARSE_STEP):    # names m and its domain
-        validate_grid(m, rho, law, 0.1 * mean, 1e3 * mean, names=names)
-    d1, d2, d3 = default_steps(m, rho, None if coarse is None else coarse / mean)
-    d1, d2, d3 = d1 * mean, d2 * mean, d3 * mean
-    validate_grid(m, rho, law, d1, 1e3 * max(mean, d1), names=names)
-    U_given = U
+    nm = {"U": "U", "delta": "delta", "rho": "rho", **(names or {})}
+    blame = "U" if U is not None and coarse is None else "delta"
+    if speeds is None:
+        if not (isinstance(m, int) and m in COARSE_STEP):    # names m and its domain
+            validate_grid(m, rho, law, 0.1 * float(law.mean), 1e3 * float(law.mean),
+                          names=names)
+        lattice = _identical(m, rho, law, key, method, progress, names, blame)
+    else:
+        spd = check_speed_vector(speeds)
+        if spd.size != m:
+            raise InvalidParameter("m", m, f"{spd.size}, the number of speeds given "
+                                   f"({', '.join(f'{x:g}' for x in spd)})")
+        if key == "jiq" or method != "vi":
+            raise InvalidParameter("policy" if key == "jiq" else "method",
+                                   key if key == "jiq" else method,
+                                   "optimal, lwl or rnd by value iteration with speeds")
+        lattice = _with_speeds(spd, rho, law, key, progress, nm, blame)
+    unit = lattice.unit
+    d1, d2, d3 = default_steps(m, rho, None if coarse is None else coarse / unit)
+    d1, d2, d3 = d1 * unit, d2 * unit, d3 * unit
+    if speeds is None:
+        validate_grid(m, rho, law, d1, 1e3 * max(float(law.mean), d1), names=names)
     top = U is None
     if U is None:
-        U = _multiple(max(default_truncation(m, rho) * mean, min_truncation(m, rho, law)),
-                      2 * d1)
+        U = _multiple(max(default_truncation(m, rho) * unit, lattice.u_min), 2 * d1)
     else:                  # a given U: validated and sized first (huge values, multiples)
-        plan_optimal(m, rho, law, d1, U, levels=2, names=names, table=method == "pi",
-                     blame="U" if coarse is None else "delta")
+        U = real_value(nm["U"], U, "a finite real number > 0", lambda u: 0 < u < math.inf)
+        if speeds is None:
+            plan_optimal(m, rho, law, d1, U, levels=2, names=names, table=method == "pi",
+                         blame="U" if coarse is None else "delta")
     if abs(round(U / (2 * d1)) * 2 * d1 - U) > 1e-9 * U:
         raise InvalidParameter(nm["U"], U, f"a multiple of 2 {nm['delta']} = {2 * d1:g}",
                                f"the grids {nm['delta']}, 2/3 and 1/2 of it must all divide "
                                f"{nm['U']}")
-    blame = "U" if U_given is not None and coarse is None else "delta"
+
+    def truncation_step(top_u: float) -> float:
+        return _multiple(max(4 * unit, top_u / 2), 2 * d1)
 
     def plan(top_u: float) -> None:
-        """Refuse before allocating: memory of the finest grid, time of all five grids."""
-        plan_optimal(m, rho, law, d1, top_u, levels=2, names=names, table=method == "pi",
-                     blame=blame)
-        step = _multiple(max(4 * mean, top_u / 2), 2 * d1)
-        plan_optimal(m, rho, law, d1, top_u + 2 * step, levels=1, names=names,
-                     table=method == "pi", blame=blame)
-        seconds = sum(plan_optimal(m, rho, law, d, u, levels=1, time_limit=math.inf)["seconds"]
+        """Refuse before allocating: memory of the largest grids, time of all five grids."""
+        step = truncation_step(top_u)
+        lattice.check(d1, top_u, top_u + 2 * step)
+        seconds = sum(lattice.seconds(d, u)
                       for d, u in ((d1, top_u), (d1, top_u + step), (d1, top_u + 2 * step),
                                    (d2, top_u), (d3, top_u)))
         allowed = _time_limit()
@@ -266,21 +370,15 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
                 nm[blame], d1 if blame == "delta" else top_u,
                 f"about {format_seconds(seconds)} of value iteration on its five grids "
                 f"(refused beyond {format_seconds(allowed)}; "
-                f"{nm['U']}={top_u:g} at {nm['rho'] if 'rho' in nm else 'rho'}={rho:g})",
+                f"{nm['U']}={top_u:g} at {nm['rho']}={rho:g})",
                 f"{'coarser' if blame == 'delta' else 'smaller'}, or a lower load")
 
     plan(U)
-    stop = dict(tol=1e-14, span_rtol=rtol / 100)
     grids: list[dict[str, Any]] = []
 
     def solve(delta: float, top_u: float, warm: VIResult | None, role: str) -> VIResult:
         start = time.perf_counter()
-        if key == "optimal":
-            r = solve_optimal(m, rho, law, delta=delta, U=top_u, warm_start=warm,
-                              method=method, progress=progress, **stop)
-        else:
-            r = evaluate_policy(key, m, rho, law, delta=delta, U=top_u, warm_start=warm,
-                                progress=progress, **stop)
+        r = lattice.solve(delta, top_u, warm, rtol / 100)
         grids.append({"role": role, "delta": delta, "U": top_u, "g": r.ET,
                       "g_bracket_discrete": [r.ET_low, r.ET_high],
                       "iterations": r.total_iterations,
@@ -290,7 +388,7 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     coarse_r = solve(d1, U, None, "coarse")
     truncation = math.inf
     for attempt in range(max_enlarge + 1):
-        step_u = _multiple(max(4 * mean, U / 2), 2 * d1)
+        step_u = truncation_step(U)
         once = solve(d1, U + step_u, coarse_r, "truncation check")
         twice = solve(d1, U + 2 * step_u, once, "truncation check")
         truncation = _tail_sum(abs(once.ET - coarse_r.ET), abs(twice.ET - once.ET))

@@ -20,6 +20,12 @@ time ``ET`` comes from
     ``ET``;
 * simulation otherwise (``method: simulation``, with a 99% confidence interval).
 
+``speeds=2,1`` gives the servers speeds (server ``i`` drains its work at rate ``s_i``; the load
+is then ``rho = lam E[X]/sum(speeds)``): ``policy=optimal`` solves the value iteration with
+speeds on the full time lattice (``m <= 3``, :mod:`symq.dispatch.speeds_vi`) with the same three
+errors, and every other policy is simulated with the speeds (what each policy does with them:
+:mod:`symq.dispatch.policies`).
+
 Parameters that the chosen policy or size law does not use (``scv`` without ``sizes=h2``,
 ``h`` without ``policy=sita``/``fpi-sita``, ``delta``/``umax``/``rtol`` without
 ``policy=optimal``) are
@@ -41,13 +47,15 @@ import time
 from typing import Any
 
 from symq.core.errors import MISSING, InvalidParameter, SymqError, TruncationError
-from symq.core.parameters import Choice, IntegerAtLeast, Parameter, PositiveReal
+from symq.core.parameters import Choice, IntegerAtLeast, Parameter, PositiveReal, PositiveVector
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
 
 from .exact import exact_mean_response
 from .simplex import M_MAX
 from .sizes import SIZE_NAMES, get_sizes
+from .speeds import check_speeds
+from .speeds_passes import M_SPEEDS
 
 __all__ = ["DISPATCH", "solve_dispatch", "POLICY_CHOICES"]
 
@@ -99,17 +107,20 @@ def _check_given(key: str, sizes: str, scv: Any, h: Any, delta: Any, umax: Any,
 
 
 def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: float | None,
-                   rtol: float | None) -> dict[str, Any]:
+                   rtol: float | None, speeds: Any = None) -> dict[str, Any]:
     from .accuracy import solve_accurate
 
     names = {"U": "umax"}
-    if isinstance(m, numbers.Integral) and not isinstance(m, bool) and m > M_MAX:
-        raise InvalidParameter("m", m, f"1..{M_MAX} for policy=optimal",
-                               "value iteration on the sorted backlog grid is implemented for "
-                               f"m <= {M_MAX} servers; the heuristics (policy=lwl, jiq, sita-opt, "
-                               "...) take any m")
+    top = M_MAX if speeds is None else M_SPEEDS
+    if isinstance(m, numbers.Integral) and not isinstance(m, bool) and m > top:
+        grid = ("on the sorted backlog grid" if speeds is None else
+                "with speeds on the full time lattice")
+        raise InvalidParameter("m", m, f"1..{top} for policy=optimal"
+                               + ("" if speeds is None else " with speeds"),
+                               f"value iteration {grid} is implemented for m <= {top} servers; "
+                               "the heuristics (policy=lwl, jiq, sita-opt, ...) take any m")
     est = solve_accurate(m, rho, law, rtol=DEFAULT_RTOL if rtol is None else rtol,
-                         coarse=delta, U=umax, names=names)
+                         coarse=delta, U=umax, names=names, speeds=speeds)
     return {
         "ET": est.ET,
         "method": "value-iteration",
@@ -179,7 +190,7 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
                    scv: float | None = None, h: float | None = None,
                    delta: float | None = None, umax: float | None = None,
                    n_jobs: int = 2_000_000, seed: int = 1, rng: Any = None,
-                   rtol: float | None = None) -> Result:
+                   rtol: float | None = None, speeds: Any = None) -> Result:
     """Mean response time of one dispatching policy (the module docstring describes the methods).
 
     Parameters
@@ -201,6 +212,11 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
         (``policy="optimal"`` only).
     n_jobs, seed, rng
         Simulation length and seed (``rng``, e.g. the CLI's ``--seed``, overrides ``seed``).
+    rtol : float, optional
+        Relative accuracy asked of ``policy="optimal"`` (default :data:`DEFAULT_RTOL`).
+    speeds : sequence of m positive reals, optional
+        Server speeds (default all 1): value iteration with speeds for ``policy="optimal"``
+        (``m <= 3``), simulation with speeds for every other policy.
 
     Raises
     ------
@@ -209,7 +225,7 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
     """
     try:
         return _solve_dispatch(policy, m, rho, sizes, scv, h, delta, umax, rtol, n_jobs,
-                               seed if rng is None else rng)
+                               seed if rng is None else rng, speeds)
     except InvalidParameter as exc:
         raise _user_error(exc) from None
 
@@ -217,7 +233,7 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
 def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | None,
                     h: float | None, delta: float | None, umax: float | None,
                     rtol: float | None, n_jobs: int,
-                    seed: Any) -> Result:
+                    seed: Any, speeds: Any = None) -> Result:
     start = time.perf_counter()
     key = str(policy).lower()
     if key not in POLICY_CHOICES:
@@ -225,10 +241,11 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
     _check_given(key, sizes, scv, h, delta, umax, rtol)
     size_key = str(sizes).lower()
     law = get_sizes(sizes, DEFAULT_SCV if scv is None else scv)
+    spd = None if speeds is None else check_speeds(speeds, m)
     values: dict[str, Any]
     if key == "optimal":
         try:
-            values = _solve_optimal(m, rho, law, delta, umax, rtol)
+            values = _solve_optimal(m, rho, law, delta, umax, rtol, spd)
         except InvalidParameter as exc:
             if exc.name != "sizes" or size_key != "h2":
                 raise
@@ -241,6 +258,8 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
         _check_m_for(key, m, law, n_jobs)
         thresholds = None if h is None else [float(h)]
         try:
+            if spd is not None:             # the exact formulas are for identical servers
+                raise InvalidParameter("speeds", speeds, "identical servers for an exact formula")
             if key == "fpi-rnd":  # FPI from an equal split is LWL (symq.dispatch.symbolic)
                 et = exact_mean_response("lwl", m, rho, law).ET
             elif key == "fpi-sita":
@@ -251,7 +270,8 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
             exactness = Exactness.EXACT
         except (InvalidParameter, TruncationError) as exc:
             # no exact formula (or, for JSQ, a CTMC too large to solve): simulate
-            if isinstance(exc, InvalidParameter) and exc.name not in ("policy", "sizes") \
+            if isinstance(exc, InvalidParameter) and exc.name not in ("policy", "sizes",
+                                                                      "speeds") \
                     and not (key == "jsq" and exc.name == "m"):
                 raise
             from .policies import get_policy
@@ -260,7 +280,7 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
             _check_simulation(key, m, rho, law, n_jobs, size_key, scv)
             params = {} if h is None else {"h": float(h)}
             est = simulate_dispatch(get_policy(key, **params), m, rho, law, n_jobs=n_jobs,
-                                    rng=seed, level=0.99)
+                                    rng=seed, level=0.99, speeds=spd)
             values.update(ET=float(est.ET.mean), ET_half_width=float(est.ET.half_width),
                           method="simulation", level=0.99)
             exactness = Exactness.SIMULATED
@@ -268,8 +288,10 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
         raise SymqError(f"dispatch: the mean response time came out as {values['ET']!r}; the "
                         f"parameters (m={m}, rho={rho}, sizes={sizes}) are beyond the solver's "
                         "numerical range")
-    return Result(model="dispatch",
-                  params={"policy": key, "m": m, "rho": rho, "sizes": law.name},
+    params: dict[str, Any] = {"policy": key, "m": m, "rho": rho, "sizes": law.name}
+    if spd is not None:
+        params["speeds"] = [float(x) for x in spd]
+    return Result(model="dispatch", params=params,
                   values=values, method=str(values["method"]), exactness=exactness,
                   timings={"solve": time.perf_counter() - start})
 
@@ -300,6 +322,10 @@ DISPATCH = register_model(ModelSpec(
                   description="relative accuracy asked of policy=optimal (default 1e-3): each "
                               "grid stops at a span of rtol/100 of g, umax grows until its "
                               "error is below rtol/3"),
+        Parameter("speeds", PositiveVector(), required=False,
+                  description="server speeds, m positive reals (default all 1; the load is "
+                              "then rho = lam E[X]/sum(speeds)): value iteration with speeds "
+                              "for policy=optimal (m <= 3), simulation for the others"),
     ),
     solve=solve_dispatch,
     scalar_outputs=lambda r: {"ET": float(r.values["ET"])},

@@ -53,7 +53,8 @@ from .sizes import as_size_law
 from .speeds import SPEEDS_DOMAIN, arrival_rate, check_speeds
 from .symbolic import tail_curvature_fn, wait_fn
 
-__all__ = ["SpeedGrid", "MODE_OPT", "MODE_RND", "MODE_LWL", "M_SPEEDS"]
+__all__ = ["SpeedGrid", "MODE_OPT", "MODE_RND", "MODE_LWL", "M_SPEEDS", "check_speed_vector",
+           "min_truncation_speeds", "speed_grid_bytes"]
 
 #: Modes of the E_X pass: the min over servers, the split in proportion to speeds, least
 #: finishing time (ties to the lower index).
@@ -77,6 +78,32 @@ def check_speed_vector(speeds: ArrayLike) -> NDArray[np.float64]:
                                "simulator takes any m")
     check_speeds(s, s.size)
     return s
+
+
+def min_truncation_speeds(speeds: NDArray[np.float64], rho: float, sizes: Any) -> float:
+    r"""Smallest truncation ``U`` (time units) accepted with ``speeds``.
+
+    Five times the larger of the slowest server's mean service time and its M/G/1 wait under
+    the split in proportion to speeds (server ``i`` is then an M/G/1 queue of rate
+    :math:`\lambda_i = \lambda s_i/\sum s`, service :math:`X/s_i`, load :math:`\rho`:
+    Pollaczek-Khinchine in time units).
+    """
+    s = np.asarray(speeds, dtype=float)
+    sizes = as_size_law(sizes)
+    mean, second = float(sizes.mean), float(sizes.second_moment)
+    lam_i = arrival_rate(rho, mean, s, s.size) * s / s.sum()
+    wait = max(float(wait_fn().scalar(li, second / si ** 2, rho)) for li, si in zip(lam_i, s))
+    return 5.0 * max(mean / float(s.min()), wait)
+
+
+def speed_grid_bytes(m: int, N: int, K: int) -> float:
+    """Bytes value iteration with speeds keeps alive on a lattice of ``(N+1)^m`` states.
+
+    Per state: ``v``, ``Tv``, ``h``, two line copies, 2 x 4 Anderson rows, the mixed iterate
+    and the warm-start interpolation (points and corner weights, about ``2m + 4``); per atom
+    and line a dozen small arrays.
+    """
+    return 8.0 * (float(N + 1) ** m * (17 + 2 * m) + 12 * (K + N + 2))
 
 
 @dataclass(frozen=True)
@@ -178,10 +205,7 @@ class SpeedGrid:
                                    f"at least 8 steps: decrease delta or increase U={U:g}")
         lam = arrival_rate(rho, mean, s, m)
         lam_i = lam * s / s.sum()
-        # the split in proportion to speeds: server i is an M/G/1 queue of rate lam_i, service
-        # X/s_i, load rho; its Pollaczek-Khinchine wait (time units) on the slowest server
-        wait = max(float(wait_fn().scalar(li, second / si ** 2, rho)) for li, si in zip(lam_i, s))
-        u_min = 5.0 * max(mean / s_min, wait)
+        u_min = min_truncation_speeds(s, rho, sizes)
         if U < u_min * (1 - 1e-9):
             raise InvalidParameter("U", U, f">= {u_min:.4g} for rho={rho:g} and "
                                    f"speeds={s.tolist()}", "5 x the larger of the slowest "
@@ -190,9 +214,7 @@ class SpeedGrid:
         eta = delta * s_min
         K_est = int(math.ceil(size_tail_point(sizes, tail_tol) / eta)) + 1
         states = float(N + 1) ** m
-        # per state: v, Tv, h, two line copies, 2 x 4 Anderson rows, the mixed iterate and
-        # the warm-start interpolation (points and corner weights, about 2m + 4)
-        require_memory("delta", delta, 8.0 * (states * (17 + 2 * m) + 12 * (K_est + N + 2)),
+        require_memory("delta", delta, speed_grid_bytes(m, N, K_est),
                        what=f"{states:.3g} lattice states x {K_est} size atoms",
                        limit=f"coarse enough to fit: lower U={U:g} or raise delta")
         p = hat_atoms(sizes, eta, tail_tol)

@@ -84,3 +84,42 @@ def test_bad_input():
         solve_accurate(2, 0.4, EXP, U=9.5, coarse=0.5)
     with pytest.raises(InvalidParameter, match=r"parameter m=7 must be 1\.\.6"):
         solve_accurate(7, 0.4, EXP)
+
+
+def _split_by_speeds_exact(speeds, rho):
+    """ET of the split in proportion to speeds with Exp(1) sizes: server i is M/M/1 with
+    arrival rate lam s_i/sum(s) and service rate s_i (Pollaczek-Khinchine), lam = rho sum(s)."""
+    total = sum(speeds)
+    lam = rho * total
+    return sum(s / total / (s - lam * s / total) for s in speeds)
+
+
+def test_speeds_error_estimate_covers_the_exact_split():
+    speeds = (2.0, 1.0)
+    est = solve_accurate(2, 0.4, EXP, policy="rnd", speeds=speeds, rtol=1e-3)
+    exact = _split_by_speeds_exact(speeds, 0.4)
+    assert abs(est.ET - exact) <= est.error_estimate <= 1e-3 * exact
+    assert est.deltas[0] == pytest.approx(0.2)       # time units of the slowest server
+    assert est.fine.curvatures is not None and not est.fine.symmetric
+
+
+def test_speeds_optimal_beats_least_finishing_time_and_the_split():
+    speeds = (2.0, 1.0)
+    opt = solve_accurate(2, 0.4, EXP, speeds=speeds)
+    lwl = solve_accurate(2, 0.4, EXP, policy="lwl", speeds=speeds)
+    assert opt.ET + opt.error_estimate < lwl.ET - lwl.error_estimate
+    assert lwl.ET < _split_by_speeds_exact(speeds, 0.4)
+    # unit speeds given explicitly are the identical-server model on the full lattice
+    unit = solve_accurate(2, 0.4, EXP, policy="lwl", speeds=(1.0, 1.0))
+    assert abs(unit.ET - 1 / (1 - 0.4 ** 2)) <= unit.error_estimate
+
+
+def test_speeds_bad_input():
+    with pytest.raises(InvalidParameter, match=r"parameter m=3 must be 2, the number of speeds"):
+        solve_accurate(3, 0.4, EXP, speeds=(2.0, 1.0))
+    with pytest.raises(InvalidParameter, match=r"parameter policy='jiq' must be optimal, lwl"):
+        solve_accurate(2, 0.4, EXP, policy="jiq", speeds=(2.0, 1.0))
+    with pytest.raises(InvalidParameter, match=r"parameter speeds=.* must be 1 to 3 positive"):
+        solve_accurate(4, 0.4, EXP, speeds=(2.0, 1.0, 1.0, 1.0))
+    with pytest.raises(InvalidParameter, match=r"parameter speeds=\[2.0, -1.0\] must be"):
+        solve_accurate(2, 0.4, EXP, speeds=(2.0, -1.0))

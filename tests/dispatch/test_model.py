@@ -64,3 +64,34 @@ def test_policy_without_closed_form_is_simulated(capsys) -> None:
 def test_bad_input(capsys, args, needle) -> None:
     code, _, err = run(capsys, "solve", "dispatch", *args)
     assert code == 2 and needle in err
+
+
+def test_speeds_from_the_cli(capsys) -> None:
+    code, out, _ = run(capsys, "solve", "dispatch", "policy=optimal", "m=2", "rho=0.5",
+                       "speeds=2,1", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    opt = doc["results"]
+    assert doc["params"]["speeds"] == [2.0, 1.0] and opt["method"] == "value-iteration"
+    code, out, _ = run(capsys, "solve", "dispatch", "policy=rnd", "m=2", "rho=0.5",
+                       "speeds=2,1", "--json")
+    rnd = json.loads(out)["results"]
+    # the split in proportion to speeds: M/M/1 queues with rates (1, 2) and (0.5, 1)
+    exact = (2 / 3) * 1 / (2 - 1) + (1 / 3) * 1 / (1 - 0.5)
+    assert rnd["method"] == "simulation"
+    assert abs(rnd["ET"] - exact) < rnd["ET_half_width"] * 1.5
+    assert opt["ET"] + opt["error_estimate"] < rnd["ET"] - rnd["ET_half_width"]
+    # unit speeds are the identical servers: the exact M/M/2 formula
+    code, out, _ = run(capsys, "solve", "dispatch", "policy=lwl", "m=2", "rho=0.4",
+                       "speeds=1,1", "--json")
+    assert json.loads(out)["results"]["ET"] == pytest.approx(1 / (1 - 0.4 ** 2), rel=1e-12)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("policy=optimal", "m=4", "rho=0.4", "speeds=2,1,1,1"), "m=4 must be 1..3 for policy"),
+    (("policy=optimal", "m=3", "rho=0.4", "speeds=2,1"), "speeds=[2.0, 1.0] must be m "),
+    (("policy=lwl", "m=2", "rho=0.4", "speeds=2,0"), "parameter speeds"),
+])
+def test_speeds_bad_input(capsys, args, needle) -> None:
+    code, _, err = run(capsys, "solve", "dispatch", *args)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
