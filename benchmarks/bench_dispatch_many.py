@@ -4,7 +4,8 @@ The accuracy-matched value iteration of :func:`symq.dispatch.accuracy.solve_accu
 ``symq solve dispatch policy=optimal`` default) with its stated error, against the targets of
 issue 14: m = 2, rho = 0.9 under 30 s with a relative error below 1e-3; m = 2, rho = 0.4 under
 1 s; m = 3, rho = 0.4 under 30 s at an error below 1e-3; m = 4, rho = 0.4 under 5 minutes;
-``--big`` adds m = 3 at rho = 0.9 and m = 5, 6 at rho = 0.4 (coarse 0.5, U = 8), and
+``--big`` adds m = 3 at rho = 0.9 (the defaults) and m = 5, 6 at rho = 0.4 (coarse 0.5, U = 12
+and 8; each grid's iterations and time per iteration are printed), and
 ``--baseline`` the previous CLI default for m = 2, rho = 0.9 (Richardson over delta = 0.1, 0.05
 at U = 96, each grid to a span of 1e-10), run in the same session for the ratio.
 
@@ -20,7 +21,7 @@ from symq.dispatch import exponential, richardson, solve_optimal
 from symq.dispatch.accuracy import solve_accurate
 
 
-def _run(m: int, rho: float, **options: object) -> float:
+def _run(m: int, rho: float, verbose: bool = False, **options: object) -> float:
     start = time.perf_counter()
     est = solve_accurate(m, rho, exponential(1.0), **options)
     seconds = time.perf_counter() - start
@@ -29,6 +30,11 @@ def _run(m: int, rho: float, **options: object) -> float:
           f"(relative {est.error_estimate / est.ET:.1e}; bracket {est.bracket:.1e}, "
           f"extrapolation {est.extrapolation:.1e}, truncation {est.truncation:.1e}), U = {est.U:g}, "
           f"finest grid {fine.v.size} values, {seconds:.1f} s")
+    if verbose:
+        for g in est.grids:
+            print(f"    {g['role']:>16}: delta = {g['delta']:.4g}, U = {g['U']:g}, "
+                  f"g = {g['g']:.6f}, {g['iterations']} iterations, {g['seconds']:.1f} s "
+                  f"({g['seconds'] / max(g['iterations'], 1) * 1e3:.0f} ms per iteration)")
     return seconds
 
 
@@ -47,9 +53,9 @@ def main() -> None:
     for m in (2, 3, 4):
         _run(m, 0.4)
     if args.big:
-        _run(3, 0.9)
-        for m in (5, 6):
-            _run(m, 0.4, coarse=0.5, U=8.0)
+        _run(3, 0.9, verbose=True)
+        _run(5, 0.4, verbose=True, coarse=0.5, U=12.0)
+        _run(6, 0.4, verbose=True, coarse=0.5, U=8.0)
 
 
 if __name__ == "__main__":
