@@ -298,7 +298,9 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     method : {"vi", "pi"}
         Value or policy iteration for the optimal policy (``"vi"`` only with ``speeds``).
     max_enlarge : int
-        Enlargements of ``U`` allowed.
+        Enlargements of ``U`` allowed; an enlargement whose grids would not fit in memory or
+        in the time limit is not made (the truncation estimate of the last ``U`` is reported
+        and :attr:`~DispatchVIEstimate.meets_rtol` says whether ``rtol`` was met).
     names : dict, optional
         Names the user typed (``{"U": "umax", "delta": "delta"}``) for the error messages.
     speeds : sequence of m positive reals, optional
@@ -394,8 +396,11 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         truncation = _tail_sum(abs(once.ET - coarse_r.ET), abs(twice.ET - once.ET))
         if truncation <= rtol * abs(coarse_r.ET) / 3 or not top or attempt == max_enlarge:
             break
+        try:
+            plan(U + step_u)
+        except ResourceLimit:   # the larger U does not fit: keep this one, its error stated
+            break
         U, coarse_r = U + step_u, once
-        plan(U)
     mid = solve(d2, U, coarse_r, "middle")
     fine = solve(d3, U, mid, "fine")
     results = (coarse_r, mid, fine)

@@ -123,3 +123,27 @@ def test_speeds_bad_input():
         solve_accurate(4, 0.4, EXP, speeds=(2.0, 1.0, 1.0, 1.0))
     with pytest.raises(InvalidParameter, match=r"parameter speeds=\[2.0, -1.0\] must be"):
         solve_accurate(2, 0.4, EXP, speeds=(2.0, -1.0))
+
+
+def test_an_enlargement_that_does_not_fit_is_not_made(monkeypatch):
+    """U = 5 truncates visibly; the enlarged grids exceed the time limit, so the result keeps
+    U = 5 and states its (large) truncation error instead of failing after the work."""
+    import math
+
+    from symq.dispatch import accuracy
+    from symq.dispatch.planning import plan_optimal
+
+    def five_grids(u: float, step: float) -> float:
+        grids = ((0.5, u), (0.5, u + step), (0.5, u + 2 * step), (1 / 3, u), (0.25, u))
+        return sum(plan_optimal(2, 0.4, EXP, d, x, levels=1, time_limit=math.inf)["seconds"]
+                   for d, x in grids)
+
+    first, enlarged = five_grids(5.0, 4.0), five_grids(9.0, 5.0)
+    assert first < enlarged
+    reference = _reference(0.4, 24.0)               # before the time limit is lowered
+    monkeypatch.setattr(accuracy, "default_truncation", lambda m, rho: 5.0)
+    monkeypatch.setenv("SYMQ_VI_TIME_LIMIT", str((first + enlarged) / 2))
+    est = solve_accurate(2, 0.4, EXP, coarse=0.5)
+    assert est.U == 5.0 and not est.meets_rtol
+    assert est.truncation > 1e-3 * est.ET / 3
+    assert abs(est.ET - reference) <= est.error_estimate
