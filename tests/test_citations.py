@@ -11,7 +11,8 @@ PATTERN = re.compile(r"\b[Nn]ote (§|[A-Z][0-9]|part |section |sections )|refere
                      r"\bnotes? §|\bnotes? [a-z_]+\.md")
 FILES = sorted([*ROOT.glob("symq/**/*.py"), *ROOT.glob("derivations/*.md"),
                 *ROOT.glob("examples/**/*.py"), *ROOT.glob("benchmarks/**/*.py"),
-                ROOT / "README.md"])
+                *(p for p in ROOT.glob("docs/**/*.md") if "papers" not in p.parts),
+                ROOT / "docs" / "conf.py", ROOT / "README.md"])
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))

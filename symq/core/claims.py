@@ -93,7 +93,7 @@ def absolute_error(claimed: Any, reference: Any) -> float:
 
 
 def relative_error(claimed: Any, reference: Any) -> float:
-    """Largest |claimed - reference| / |reference| (exact zeros compare absolutely)."""
+    """Largest ``|claimed - reference| / |reference|`` (exact zeros compare absolutely)."""
     a, b = _arrays(claimed, reference)
     if a.size == 0:
         return 0.0
@@ -102,7 +102,7 @@ def relative_error(claimed: Any, reference: Any) -> float:
 
 
 def mixed_error(scale: float = 1.0) -> Callable[[Any, Any], float]:
-    """Error |a - b| / max(|b|, scale): relative for large values, absolute near zero."""
+    """Error ``|a - b| / max(|b|, scale)``: relative for large values, absolute near zero."""
 
     def error(claimed: Any, reference: Any) -> float:
         a, b = _arrays(claimed, reference)

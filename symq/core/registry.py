@@ -103,8 +103,8 @@ class ModelSpec:
         One line describing the model.
     parameters : tuple of Parameter
         Declared parameters.
-    solve : callable(**params) -> Result
-        Solves the model for validated parameters.  A ``rng`` keyword is passed when the
+    solve : callable
+        ``solve(**params) -> Result``: solves the model for validated parameters.  A ``rng`` keyword is passed when the
         solver declares one (simulation-based models).
     scalar_outputs : callable(Result) -> dict, optional
         Flat numeric summary used by sweeps; defaults to the top-level float values.

@@ -9,24 +9,24 @@ returned objects are symq :class:`~symq.core.distribution.Distribution` objects 
 :func:`size_parameters` declares the matching ``sizes``, ``mean`` and ``scv`` parameters once for
 every model.
 
-=============  =======================================================  ====================
-name           law                                                      SCV
-=============  =======================================================  ====================
-``exp``        exponential, ``scipy.stats.expon``                        1
-``det``        point mass at the mean, :class:`Deterministic`            0
-``erlang``     Erlang-k, ``scipy.stats.erlang``, :math:`k = 1/c^2`       ``1/k``, k integer
-``h2``         two-phase hyperexponential with balanced means,           :math:`\ge 1`
+=============  ============================================================  ====================
+name           law                                                           SCV
+=============  ============================================================  ====================
+``exp``        exponential, ``scipy.stats.expon``                            1
+``det``        point mass at the mean, :class:`Deterministic`                0
+``erlang``     Erlang-k, ``scipy.stats.erlang``, :math:`k = 1/c^2`           ``1/k``, k integer
+``h2``         two-phase hyperexponential with balanced means,               :math:`\ge 1`
                :class:`Hyperexponential`
-``gamma``      gamma with shape :math:`1/c^2`                            :math:`> 0`
-``lognormal``  lognormal, :math:`\sigma^2 = \ln(1 + c^2)`                :math:`> 0`
-``weibull``    Weibull, shape solved from                                 :math:`> 0`
+``gamma``      gamma with shape :math:`1/c^2`                                :math:`> 0`
+``lognormal``  lognormal, :math:`\sigma^2 = \ln(1 + c^2)`                    :math:`> 0`
+``weibull``    Weibull, shape solved from                                    :math:`> 0`
                :math:`\Gamma(1+2/k)/\Gamma(1+1/k)^2 = 1 + c^2`
-``pareto``     classical Pareto on :math:`[x_m, \infty)`, shape           :math:`> 0`
+``pareto``     classical Pareto on :math:`[x_m, \infty)`, shape              :math:`> 0`
                :math:`a = 1 + \sqrt{1 + 1/c^2} > 2`
-``lomax``      Pareto II on :math:`[0, \infty)`, shape                    :math:`> 1`
+``lomax``      Pareto II on :math:`[0, \infty)`, shape                       :math:`> 1`
                :math:`a = 2c^2/(c^2-1) > 2`
-``uniform``    uniform on :math:`[m - h, m + h]`, :math:`h = m\sqrt{3c^2}`  :math:`(0, 1/3]`
-=============  =======================================================  ====================
+``uniform``    uniform on :math:`[m - h, m + h]`, :math:`h = m\sqrt{3c^2}`   :math:`(0, 1/3]`
+=============  ============================================================  ====================
 
 Heavy tails and simulation: a Pareto law of shape :math:`a \le 3` (``pareto`` with
 :math:`c^2 \ge 1/3`, ``lomax`` with :math:`c^2 \ge 3`) has an infinite third moment, so the M/G/1

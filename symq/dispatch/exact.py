@@ -187,7 +187,7 @@ def _sita_value(lam: float, sizes: Any, h: np.ndarray) -> float:
 
 def exact_sita(m: int, rho: float, sizes: Any, thresholds: ArrayLike, *,
                unstable: str = "raise") -> float:
-    """Mean response time of SITA with thresholds ``h_1 < ... < h_{m-1}``.
+    """Mean response time of SITA with thresholds :math:`h_1 < \\dots < h_{m-1}`.
 
     Server ``j`` receives the jobs with sizes in ``[h_{j-1}, h_j)`` (``h_0 = 0``, ``h_m = inf``)
     and is an M/G/1 queue with rate :math:`\\lambda_j = \\lambda p_j`, second moment

@@ -3,6 +3,7 @@ r"""Dispatching policies for m parallel FCFS servers, by name, in a form numba k
 A job of size ``x`` arrives to backlogs ``u = (u_1, ..., u_m)`` (unfinished work per server) and
 job counts ``n``; a policy picks the server.  Policies (Hyytiä & Righter, arXiv 2402.08142):
 
+============  ==================================================================================
 ``rnd``       uniform random server.
 ``rr``        round-robin.
 ``jsq``       fewest jobs, ties uniformly at random.
@@ -36,6 +37,7 @@ job counts ``n``; a policy picks the server.  Policies (Hyytiä & Righter, arXiv
               it may be the packed sorted-simplex value of identical servers (1-D, colex order,
               length :math:`\binom{N+m}{m}`, :mod:`symq.dispatch.simplex`; multilinear
               interpolation by :func:`~symq.dispatch.simplex.simplex_value`).
+============  ==================================================================================
 
 Per-server speeds
 -----------------

@@ -56,7 +56,7 @@ def _quantile(sizes: Any, q: float) -> float:
 
 
 def size_edges(sizes: Any, bins: int | ArrayLike = DEFAULT_BINS) -> np.ndarray:
-    """Bin edges ``e_0 < ... < e_k``: the given ones, or the ``j/k`` quantiles of ``sizes``.
+    """Bin edges :math:`e_0 < \\dots < e_k`: the given ones, or the ``j/k`` quantiles of ``sizes``.
 
     Parameters
     ----------

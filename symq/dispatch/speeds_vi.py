@@ -231,6 +231,7 @@ _COMMON_DOC = r"""
         Warm start from the coarser grids ``2 delta, 4 delta, ...`` (at least 30 steps), each
         solved to ``max(tol, coarse_tol)``.
     coarse_tol : float
+        Span at which each coarse level stops.
     progress : bool
         Show a tqdm bar.
 
@@ -269,6 +270,7 @@ def solve_optimal_speeds(speeds: ArrayLike, rho: float, sizes: Any, delta: float
     Parameters
     ----------
     {common}
+
     Examples
     --------
     >>> from symq.dispatch.sizes import exponential
@@ -297,6 +299,7 @@ def evaluate_policy_speeds(policy: str, speeds: ArrayLike, rho: float, sizes: An
         the lower index), the simulator's ``lwl`` with speeds (a size atom on which its
         threshold falls is split between the two sides: module docstring).
     {common}
+
     Examples
     --------
     >>> from symq.dispatch.sizes import exponential

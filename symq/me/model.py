@@ -1,4 +1,4 @@
-"""The registered ``me-fit`` model: ``symq solve me-fit moments=... [zero=...] [order=n]``.
+"""The registered ``me-fit`` model: ``symq solve me-fit moments=M [zero=Z] [order=n]``.
 
 Importing it also registers ``mg1-sim`` (:mod:`symq.me.mg1`), the M/G/1 FCFS simulation with the
 exact Pollaczek-Khinchine mean beside it.

@@ -1,6 +1,6 @@
 """Solving a declared population process: fixed point, stability, outputs, refined terms.
 
-The numeric and symbolic half of the model kind ``population`` (:mod:`.declared` validates the
+The numeric and symbolic half of the model kind ``population`` (:mod:`symq.meanfield.declared` validates the
 declaration).  :class:`Solver` runs :meth:`PopulationProcess.fixed_point` from the declared
 ``initial`` point and from the ``search`` points, reports every distinct fixed point found,
 checks the rates are nonnegative at the reported one, and adds the refined ``1/N`` values of

@@ -1,5 +1,5 @@
 """The registered mean-field models: ``supermarket``, ``refined-jsq``, ``jsq-ph``, ``refined-jsq-ph``,
-the simulation model ``jsq-sim``, and (from :mod:`.declared`) the model kind ``population``.
+the simulation model ``jsq-sim``, and (from :mod:`symq.meanfield.declared`) the model kind ``population``.
 
 Registered with :func:`symq.core.registry.register_model` on import, so that
 ``symq solve supermarket d=2 lam=0.9`` and ``symq solve refined-jsq d=2 lam=0.9 N=100`` work

@@ -59,7 +59,7 @@ __all__ = [
 ]
 
 Block = Callable[[int], ArrayLike]
-#: row-sum tolerance of the generator (absolute, scaled by max(1, largest |entry| of the row)).
+#: row-sum tolerance of the generator (absolute, scaled by ``max(1, largest |entry| of the row)``).
 ROW_TOL = 1e-12
 
 

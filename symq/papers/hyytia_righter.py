@@ -48,7 +48,7 @@ GRIDS: dict[float, tuple[float, float, dict[str, float]]] = {
 #: The quick form (``build_claims(quick=True)``, checked by the test suite): at rho = 0.4 the
 #: steps 0.2, 0.1 (RND and LWL within 2e-6 of their exact values, the same structure); at
 #: rho = 0.9 the steps 0.5, 0.25, the truncation U = 48 and the stopping rule on
-#: |g_n - g_{n-1}| with a span cap (g0 = 4.018 for the truncated problem, inside the interval
+#: ``|g_n - g_{n-1}|`` with a span cap (g0 = 4.018 for the truncated problem, inside the interval
 #: 4.06 +- 0.16 of its simulated policy), and the JSQ CTMC to 1e-6 (5.4749128, 1e-8 from the
 #: full value, far above the optimum).  The simulations keep their length: the optimum beats
 #: LWL at rho = 0.4 by 0.0074, which a shorter run would not resolve.

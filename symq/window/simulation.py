@@ -7,7 +7,7 @@ a Poisson process of intensity :math:`\lambda(W) > 0`, and a loss takes :math:`W
 in round-trip times.
 
 Algorithm (``derivations/awp.md``, sections "Power-law class" and "General profiles")
------------------------------------------------------------------------------------
+-------------------------------------------------------------------------------------
 Let :math:`\Lambda(w) = \int^w \lambda(u)/a(u)\,du` (cumulative hazard in window units),
 :math:`H(w) = \int^w du/a(u)` (time), :math:`G_r(w) = \int^w u^r/a(u)\,du` (area of :math:`W^r`).
 From the post-loss window :math:`y` the next pre-loss window is, with :math:`E \sim Exp(1)`,

@@ -24,7 +24,9 @@ the same machinery as the built-in papers' claims.  The keys of an entry:
 ``limit``
     ``{ p = 0 }`` for ``lhs -> rhs as p -> 0``: the error must be within the tolerance at the
     point nearest the limit and not increase over the three nearest points.
-``source``, ``expected`` (``"holds"`` or ``"fails"``), ``seed``, ``notes``.
+``source``, ``expected``, ``seed``, ``notes``
+    Where the claim comes from, the verdict expected (``"holds"`` or ``"fails"``), the seed
+    of its simulations and free text.
 """
 
 from __future__ import annotations
