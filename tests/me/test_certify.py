@@ -489,7 +489,7 @@ def exponential_sums(draw):
     return list(zip(coefficients, lams))
 
 
-@settings(max_examples=80, deadline=None, derandomize=True,
+@settings(max_examples=50, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(exponential_sums())
 def test_random_exponential_sums_agree_with_a_dense_grid(terms):
