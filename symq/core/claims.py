@@ -176,6 +176,11 @@ class Verdict:
     def holds(self) -> bool:
         return self.status is Status.HOLDS
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from .display import verdict_markdown
+
+        return verdict_markdown(self)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form used by ``symq check --json``."""
         return {
@@ -292,6 +297,11 @@ class Claim:
     seed: int = 0
     notes: str = field(default="", repr=False)
     expected: Status = Status.HOLDS
+
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from .display import claim_markdown
+
+        return claim_markdown(self)
 
     @classmethod
     def predicate(cls, name: str, source: str, statement: Any,

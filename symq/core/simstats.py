@@ -136,6 +136,11 @@ class ConfidenceInterval:
             "method": str(self.method),
         }
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from .display import interval_markdown
+
+        return interval_markdown(self)
+
     def __str__(self) -> str:
         if self.half_width > 0.0:
             # two significant digits of the half-width fix the number of decimals
