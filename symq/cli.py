@@ -41,7 +41,8 @@ import numpy as np
 from . import __version__
 from .core import registry
 from .core.claims import Status, Verdict, internal_error_verdict
-from .core.errors import EXIT_RUNTIME, EXIT_USAGE, InvalidParameter, OutputError, SymqError
+from .core.errors import (EXIT_RUNTIME, EXIT_USAGE, MISSING, InvalidParameter, OutputError,
+                          SymqError)
 from .core.parameters import validate_parameters
 from .core.report import verdict_table, write_report
 from .core.result import to_jsonable
@@ -340,7 +341,56 @@ def _print_values(values: Any, indent: str = "") -> None:
             print(f"{indent}{key}: {value}")
 
 
+def _model_help(command: str, model: registry.ModelSpec) -> str:
+    """``symq solve MODEL --help``: the model's summary, paper and parameters (domain,
+    default or typical value, description), and an example command line."""
+    lines = [f"usage: symq {command} {model.name} key=value ... "
+             + ("[--json] [--seed N]" if command == "solve" else "[options]"),
+             "", f"{model.name}: {model.summary}"]
+    if model.paper:
+        lines.append(f"paper: {model.paper} (symq check {model.paper})")
+    lines += ["", "parameters:"]
+    for p in model.parameters:
+        if p.required:
+            need = "required"
+        elif p.default is not None:
+            need = f"default {p.default}"
+        else:
+            need = "optional"
+        lines.append(f"  {p.name:<12} {p.domain.describe()}; {need}")
+        if p.description:
+            lines.append(f"  {'':<12} {p.description}")
+    if model.outputs:
+        lines += ["", "results: " + ", ".join(model.outputs)]
+    example = " ".join(f"{p.name}={_typed(p.typical)}" for p in model.parameters
+                       if p.required and p.typical is not None)
+    lines += ["", f"example: symq {command} {model.name} {example}".rstrip()]
+    return "\n".join(lines)
+
+
+def _typed(value: Any) -> str:
+    """A typical value as it is typed on the command line (``1,2,3`` for a vector)."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return ",".join(f"{v:g}" for v in np.asarray(value, dtype=float))
+    return str(value)
+
+
+def _help_requested(args: argparse.Namespace, command: str) -> bool:
+    """Print the generic or the model's help for ``--help``; whether it was asked for."""
+    if not args.help:
+        if args.model is None:
+            raise InvalidParameter("MODEL", MISSING, "a model name (symq list shows them)")
+        return False
+    if args.model is None:
+        print(args.parser.format_help(), end="")
+    else:
+        print(_model_help(command, registry.get_model(args.model)))
+    return True
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
+    if _help_requested(args, "solve"):
+        return EXIT_OK
     model = registry.get_model(args.model)
     params = model.parse(_split_assignments(args.assignments))
     result = model.run(params, rng=args.seed)
@@ -369,6 +419,11 @@ def _solve_point(model_name: str, point: dict[str, Any], rng: np.random.Generato
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .core.sweep import check_scheduler_address, grid, parse_axis, sweep
 
+    if _help_requested(args, "sweep"):
+        return EXIT_OK
+    if not args.assignments:
+        raise InvalidParameter("key=a:b:n", MISSING, "at least one parameter assignment "
+                               f"(symq sweep {args.model} --help lists the parameters)")
     if args.scheduler is not None:
         check_scheduler_address(args.scheduler)
     if args.processes is not None and args.processes < 1:
@@ -458,23 +513,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--python", action="store_true", help="a Python claims file instead of TOML")
     p.set_defaults(func=_cmd_new_claims)
 
-    p = sub.add_parser("solve", help="solve one model: symq solve MODEL key=value ...")
-    p.add_argument("model", metavar="MODEL")
+    p = sub.add_parser("solve", help="solve one model: symq solve MODEL key=value ...",
+                       add_help=False)
+    p.add_argument("-h", "--help", action="store_true",
+                   help="this help; with MODEL, the model's parameters")
+    p.add_argument("model", metavar="MODEL", nargs="?")
     p.add_argument("assignments", nargs="*", metavar="key=value")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--seed", type=int, default=None, help="seed of simulation-based solvers")
-    p.set_defaults(func=_cmd_solve)
+    p.set_defaults(func=_cmd_solve, parser=p)
 
-    p = sub.add_parser("sweep", help="parameter sweep: symq sweep MODEL key=a:b:n ...")
-    p.add_argument("model", metavar="MODEL")
-    p.add_argument("assignments", nargs="+", metavar="key=a:b:n|key=value")
+    p = sub.add_parser("sweep", help="parameter sweep: symq sweep MODEL key=a:b:n ...",
+                       add_help=False)
+    p.add_argument("-h", "--help", action="store_true",
+                   help="this help; with MODEL, the model's parameters")
+    p.add_argument("model", metavar="MODEL", nargs="?")
+    p.add_argument("assignments", nargs="*", metavar="key=a:b:n|key=value")
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address (tcp://...)")
     p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="give up on an unreachable scheduler after SECONDS (default 10); exit 3")
     p.add_argument("--processes", type=int, default=None, help="local worker processes")
     p.add_argument("--seed", type=int, default=None, help="root seed (SeedSequence)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=_cmd_sweep)
+    p.set_defaults(func=_cmd_sweep, parser=p)
     return parser
 
 

@@ -178,3 +178,35 @@ def test_derive_accepts_a_model_name(capsys):
     assert code == 0
     code, by_paper, _ = run(capsys, "derive", "hyytia-righter")
     assert by_model == by_paper and "Bellman" in by_model
+
+
+def test_solve_model_help_lists_that_models_parameters(capsys):
+    from symq.core import registry
+
+    for name, model in registry.models().items():
+        for command in ("solve", "sweep"):
+            code, out, _ = run(capsys, command, name, "--help")
+            assert code == 0 and out.startswith(f"usage: symq {command} {name} ")
+            for p in model.parameters:
+                line = next((ln for ln in out.splitlines()
+                             if ln.startswith(f"  {p.name} ")), "")
+                assert p.domain.describe() in line, (name, p.name)
+                assert ("required" in line) == p.required, (name, p.name)
+    # the example line of the help runs as printed
+    code, out, _ = run(capsys, "solve", "dispatch", "--help")
+    example = out.strip().splitlines()[-1]
+    assert example.startswith("example: symq solve dispatch ")
+    argv = example.split()[2:]
+    code, out, _ = run(capsys, *argv, "--json")
+    assert code == 0 and json.loads(out)["model"] == "dispatch"
+
+
+def test_solve_help_without_a_model_and_a_missing_model(capsys):
+    code, out, _ = run(capsys, "solve", "--help")
+    assert code == 0 and "MODEL" in out and "--json" in out
+    code, _, err = run(capsys, "solve")
+    assert code == 2 and "MODEL" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run(capsys, "sweep", "dispatch")
+    assert code == 2 and "at least one parameter assignment" in err
+    code, _, err = run(capsys, "solve", "nosuch", "--help")
+    assert code == 2 and "unknown model 'nosuch'" in err
