@@ -214,7 +214,9 @@ def parse_axis(text: str) -> np.ndarray:
         raise InvalidParameter("axis", text, _AXIS_FORMAT, "the number of points must be >= 1")
     spacing = parts[3].lower() if len(parts) == 4 else "lin"
     if spacing == "lin":
-        return np.linspace(a, b, n)
+        # 15 significant digits: 0.1:0.9:9 gives 0.7 as typed, not linspace's
+        # 0.7000000000000001 (a change of an ulp, printed and passed to the model as typed)
+        return np.array([float(f"{v:.15g}") for v in np.linspace(a, b, n)])
     if spacing == "log":
         if a <= 0 or b <= 0:
             raise InvalidParameter(

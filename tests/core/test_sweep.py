@@ -293,3 +293,13 @@ def test_dask_task_error_names_the_point(dask_cluster) -> None:
     assert isinstance(info.value.__cause__, ValueError)
     # the client is still usable afterwards
     assert sweep(fail_at_three, grid(x=[1, 2]), scheduler=client).results == [1, 2]
+
+
+def test_linear_axis_values_are_the_decimals_typed() -> None:
+    values = parse_axis("0.1:0.9:9")
+    assert values.tolist() == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+    assert [repr(v) for v in values.tolist()][6] == "0.7"
+    # at most an ulp or two from the evenly spaced values, and still evenly spaced
+    assert np.allclose(values, np.linspace(0.1, 0.9, 9), rtol=4e-16, atol=0)
+    thirds = parse_axis("0:1:4")                         # 1/3 has no short decimal form
+    assert np.allclose(thirds, [0, 1 / 3, 2 / 3, 1], rtol=1e-15, atol=0)
