@@ -455,8 +455,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     task = functools.partial(_solve_point, model.name)
     outcome = sweep(task, points, seed=args.seed, scheduler=args.scheduler,
                     processes=args.processes, connect_timeout=args.connect_timeout,
-                    progress=not args.json and sys.stderr.isatty(), desc=f"sweep {model.name}")
-    if args.json:
+                    progress=sys.stderr.isatty() and not args.json and args.format == "table",
+                    desc=f"sweep {model.name}")
+    fmt = "json" if args.json else args.format
+    if fmt == "csv":
+        _print_csv(outcome.rows())
+        return EXIT_OK
+    if fmt == "json":
         print(json.dumps({"model": model.name, "axes": to_jsonable(axes),
                           "fixed": to_jsonable(fixed), "seconds": outcome.seconds,
                           "backend": outcome.backend,
@@ -472,6 +477,27 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         print("  ".join(cells))
     print(f"{len(points)} points in {outcome.seconds:.2f} s ({outcome.backend})", file=sys.stderr)
     return EXIT_OK
+
+
+def _print_csv(rows: list[dict[str, Any]]) -> None:
+    """Tidy CSV on stdout: a header, then one row per point; numbers as Python prints them
+    (the shortest decimal that reads back to the same float)."""
+    import csv
+
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if c not in row else _csv_cell(row[c]) for c in columns])
+
+
+def _csv_cell(value: Any) -> str:
+    value = to_jsonable(value)
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 # ----------------------------------------------------------------------------- main
@@ -534,7 +560,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="give up on an unreachable scheduler after SECONDS (default 10); exit 3")
     p.add_argument("--processes", type=int, default=None, help="local worker processes")
     p.add_argument("--seed", type=int, default=None, help="root seed (SeedSequence)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--json", action="store_true", help="print one JSON object (--format json)")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                   help="table (default), one JSON object, or tidy CSV (one row per point)")
     p.set_defaults(func=_cmd_sweep, parser=p)
     return parser
 

@@ -210,3 +210,18 @@ def test_solve_help_without_a_model_and_a_missing_model(capsys):
     assert code == 2 and "at least one parameter assignment" in err
     code, _, err = run(capsys, "solve", "nosuch", "--help")
     assert code == 2 and "unknown model 'nosuch'" in err
+
+
+def test_sweep_csv_is_tidy_and_holds_the_closed_form(capsys):
+    import csv
+    import io
+
+    code, out, _ = run(capsys, "sweep", "supermarket", "lam=0.1:0.9:9", "d=2", "--format", "csv")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["lam"] for r in rows] == [f"0.{k}" for k in range(1, 10)]   # as typed
+    assert all(r["d"] == "2" for r in rows)
+    for r in rows:      # JSQ(2) mean-field: E[T] = sum_k lam^(d^k - d)/(d - 1) (Mitzenmacher)
+        lam = float(r["lam"])
+        exact = sum(lam ** (2 ** k - 2) for k in range(1, 60))
+        assert float(r["ET"]) == pytest.approx(exact, rel=1e-9)

@@ -261,6 +261,40 @@ class SweepResult:
         """Iterate over ``(point, result)`` pairs."""
         return iter(zip(self.points, self.results))
 
+    def rows(self) -> list[dict[str, Any]]:
+        """Tidy rows, one per point: the point's parameters, then its results.
+
+        A result that is a mapping (the outputs of a model) gives one column per key (a key
+        that is also a parameter name is prefixed ``result.``); any other result is the column
+        ``result``.
+        """
+        out = []
+        for point, result in zip(self.points, self.results):
+            row = dict(point)
+            if isinstance(result, Mapping):
+                for key, value in result.items():
+                    row[f"result.{key}" if key in point else str(key)] = value
+            else:
+                row["result"] = result
+            out.append(row)
+        return out
+
+    def to_dataframe(self) -> Any:
+        """The :meth:`rows` as a ``pandas.DataFrame`` (pandas is optional).
+
+        Raises
+        ------
+        MissingDependency
+            When pandas is not installed.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise MissingDependency("SweepResult.to_dataframe() needs pandas (pip install "
+                                    "pandas); rows() gives the same table as a list of "
+                                    "dicts") from None
+        return pd.DataFrame(self.rows())
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dictionary.
 

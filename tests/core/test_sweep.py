@@ -303,3 +303,21 @@ def test_linear_axis_values_are_the_decimals_typed() -> None:
     assert np.allclose(values, np.linspace(0.1, 0.9, 9), rtol=4e-16, atol=0)
     thirds = parse_axis("0:1:4")                         # 1/3 has no short decimal form
     assert np.allclose(thirds, [0, 1 / 3, 2 / 3, 1], rtol=1e-15, atol=0)
+
+
+def test_rows_are_tidy_and_to_dataframe_needs_pandas(monkeypatch) -> None:
+    import sys
+
+    from symq.core.errors import MissingDependency
+    from symq.core.sweep import SweepResult
+
+    res = SweepResult(points=[{"lam": 0.5, "d": 2}, {"lam": 0.7, "d": 2}],
+                      results=[{"ET": 1.5, "lam": 9.0}, {"ET": 2.5, "lam": 9.0}],
+                      seconds=0.0, backend="serial")
+    assert res.rows() == [{"lam": 0.5, "d": 2, "ET": 1.5, "result.lam": 9.0},
+                          {"lam": 0.7, "d": 2, "ET": 2.5, "result.lam": 9.0}]
+    plain = SweepResult(points=[{"x": 1}], results=[3.0], seconds=0.0, backend="serial")
+    assert plain.rows() == [{"x": 1, "result": 3.0}]
+    monkeypatch.setitem(sys.modules, "pandas", None)                  # import fails
+    with pytest.raises(MissingDependency, match="needs pandas"):
+        res.to_dataframe()
