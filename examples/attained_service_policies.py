@@ -22,7 +22,7 @@ from symq.meanfield.attained import POLICY_NAMES, TruncationWarning, solve_attai
 
 D, SCV = 5, 10.0
 alpha, A = hyperexponential2(1.0, SCV, 0.5)
-loads = np.round(np.linspace(0.3, 0.95, 5), 4)
+loads = np.array([0.3, 0.5, 0.7, 0.8, 0.9])
 ew = {}
 for policy in POLICY_NAMES:
     values = []
