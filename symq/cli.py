@@ -502,6 +502,17 @@ def _csv_cell(value: Any) -> str:
 
 # ----------------------------------------------------------------------------- main
 
+def _model_command(sub: Any, name: str, text: str, metavar: str) -> argparse.ArgumentParser:
+    """A subcommand ``symq NAME MODEL key=value ...`` whose ``--help`` with a MODEL shows that
+    model's parameters (:func:`_help_requested`)."""
+    p = sub.add_parser(name, help=text, add_help=False)
+    p.add_argument("-h", "--help", action="store_true",
+                   help="this help; with MODEL, the model's parameters")
+    p.add_argument("model", metavar="MODEL", nargs="?")
+    p.add_argument("assignments", nargs="*", metavar=metavar)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``symq`` command."""
     parser = _Parser(prog="symq", description="Symbolic-numeric modelling of stochastic "
@@ -539,22 +550,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--python", action="store_true", help="a Python claims file instead of TOML")
     p.set_defaults(func=_cmd_new_claims)
 
-    p = sub.add_parser("solve", help="solve one model: symq solve MODEL key=value ...",
-                       add_help=False)
-    p.add_argument("-h", "--help", action="store_true",
-                   help="this help; with MODEL, the model's parameters")
-    p.add_argument("model", metavar="MODEL", nargs="?")
-    p.add_argument("assignments", nargs="*", metavar="key=value")
+    p = _model_command(sub, "solve", "solve one model: symq solve MODEL key=value ...",
+                       "key=value")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--seed", type=int, default=None, help="seed of simulation-based solvers")
     p.set_defaults(func=_cmd_solve, parser=p)
 
-    p = sub.add_parser("sweep", help="parameter sweep: symq sweep MODEL key=a:b:n ...",
-                       add_help=False)
-    p.add_argument("-h", "--help", action="store_true",
-                   help="this help; with MODEL, the model's parameters")
-    p.add_argument("model", metavar="MODEL", nargs="?")
-    p.add_argument("assignments", nargs="*", metavar="key=a:b:n|key=value")
+    p = _model_command(sub, "sweep", "parameter sweep: symq sweep MODEL key=a:b:n ...",
+                       "key=a:b:n|key=value")
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address (tcp://...)")
     p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="give up on an unreachable scheduler after SECONDS (default 10); exit 3")
