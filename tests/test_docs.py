@@ -27,9 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("docs") / "html"
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html",
-                           str(ROOT / "docs"), str(out)], capture_output=True, text=True,
-                          timeout=600, cwd=ROOT)
+    # two reader processes: the build is a third of the suite's longest tests
+    command = [sys.executable, "-m", "sphinx", "-W", "-q", "-j", "2", "-b", "html",
+               str(ROOT / "docs"), str(out)]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return out
 
