@@ -22,10 +22,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from symq.meanfield.population import PopulationProcess
+
     from .claims import Claim, Verdict
     from .simstats import ConfidenceInterval
 
-__all__ = ["verdict_markdown", "claim_markdown", "interval_markdown", "short_text"]
+__all__ = ["verdict_markdown", "claim_markdown", "interval_markdown", "population_markdown",
+           "short_text"]
 
 #: Longest text shown in one table cell.
 CELL = 160
@@ -105,3 +108,31 @@ def interval_markdown(ci: ConfidenceInterval) -> str:
         decimals = min(15, max(0, 1 - math.floor(math.log10(ci.half_width))))
         return f"{text}: [{ci.low:.{decimals}f}, {ci.high:.{decimals}f}]"
     return f"{text}: [{ci.low:.6g}, {ci.high:.6g}]"
+
+
+#: Transitions shown in the table of a population process (the rest are counted).
+MAX_TRANSITIONS = 12
+
+
+def population_markdown(pp: PopulationProcess) -> str:
+    r"""A declared population process: its variables, parameters, transitions (jump
+    :math:`\ell`, rate :math:`\beta_\ell(x)`) and drift :math:`F(x) = \sum_\ell \ell
+    \beta_\ell(x)` in LaTeX."""
+    import sympy as sp
+
+    names = ", ".join(f"${sp.latex(v)}$" for v in pp.variables)
+    params = ", ".join(f"${sp.latex(p)}$" for p in pp.parameters) or "none"
+    lines = [f"**{short_text(pp.name)}**: {pp.dimension} variable(s) {names}; parameters "
+             f"{params}; {len(pp.transitions)} transition(s), "
+             r"$x \to x + \ell/N$ at rate $N \beta_\ell(x)$", ""]
+    if pp.transitions:
+        lines += ["| jump $\\ell$ | rate $\\beta_\\ell(x)$ |", "|---|---|"]
+        for jump, rate in pp.transitions[:MAX_TRANSITIONS]:
+            lines.append(f"| {tuple(jump)} | ${sp.latex(rate)}$ |")
+        more = len(pp.transitions) - MAX_TRANSITIONS
+        if more > 0:
+            lines.append(f"| ... | {more} more |")
+        drift = r" \\ ".join(f"\\dot{{{sp.latex(v)}}} &= {sp.latex(f)}"
+                              for v, f in zip(pp.variables, pp.drift))
+        lines += ["", f"$$\\begin{{aligned}} {drift} \\end{{aligned}}$$"]
+    return "\n".join(lines)

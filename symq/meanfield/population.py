@@ -213,6 +213,11 @@ class PopulationProcess:
         """The number of occupancy variables ``n``."""
         return len(self.variables)
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from symq.core.display import population_markdown
+
+        return population_markdown(self)
+
     def add_transition(self, jump: Sequence[int], rate: sp.Expr) -> None:
         """Declare the jump ``x -> x + jump/N`` at rate ``N rate(x)``.
 

@@ -63,3 +63,38 @@ def test_an_interval_shows_its_ends_with_the_same_decimals():
     md = ci._repr_markdown_()
     assert md == f"{ci}: [{2.34567 - 0.0123:.3f}, {2.34567 + 0.0123:.3f}]"
     assert md.startswith("2.346 ± 0.012 (99%")
+
+
+def test_a_population_process_shows_its_transitions_and_drift():
+    import sympy as sp
+
+    from symq.meanfield.population import PopulationProcess
+
+    beta = sp.Symbol("beta", positive=True)
+    pp = PopulationProcess(2, [beta], name="two-class SIS")
+    x1, x2 = pp.variables
+    for jump, rate in (([1, 0], beta * x1 * (1 - x1 - x2)), ([-1, 0], x1),
+                       ([0, 1], beta * x2 * (1 - x1 - x2)), ([0, -1], 2 * x2)):
+        pp.add_transition(jump, rate)
+    md = pp._repr_markdown_()
+    assert md.startswith("**two-class SIS**: 2 variable(s)") and "4 transition(s)" in md
+    rows = [line for line in md.splitlines() if line.startswith("| (")]
+    assert rows[1] == f"| (-1, 0) | ${sp.latex(x1)}$ |" and len(rows) == 4
+    # the drift shown is F = sum_l l beta_l, written out here by hand
+    hand = [beta * x1 * (1 - x1 - x2) - x1, beta * x2 * (1 - x1 - x2) - 2 * x2]
+    assert all(sp.simplify(f - h) == 0 for f, h in zip(pp.drift, hand))
+    for v, f in zip(pp.variables, pp.drift):
+        assert f"\\dot{{{sp.latex(v)}}} &= {sp.latex(f)}" in md
+
+
+def test_many_transitions_are_counted_not_listed():
+    from symq.core.display import MAX_TRANSITIONS
+    from symq.meanfield.population import PopulationProcess
+
+    pp = PopulationProcess(1)
+    (x,) = pp.variables
+    for k in range(MAX_TRANSITIONS + 3):
+        pp.add_transition([1 if k % 2 else -1], (k + 1) * x)
+    md = pp._repr_markdown_()
+    assert "| ... | 3 more |" in md
+    assert sum(line.startswith("| (") for line in md.splitlines()) == MAX_TRANSITIONS
