@@ -53,9 +53,10 @@ from symq.core.result import Exactness, ResultBase
 
 from .iteration import VIResult
 from .planning import (VI_RATE, _time_limit, format_seconds, min_truncation, plan_optimal,
-                       size_tail_point, validate_grid, vi_iterations)
+                       validate_grid, vi_iterations)
 from .sizes import as_size_law
-from .speeds_passes import check_speed_vector, min_truncation_speeds, speed_grid_bytes
+from .speeds_passes import (atoms_estimate, check_speed_vector, min_truncation_speeds,
+                            speed_grid_bytes)
 from .speeds_vi import evaluate_policy_speeds, solve_optimal_speeds
 from .vi import evaluate_policy, solve_optimal
 
@@ -233,7 +234,7 @@ def _with_speeds(speeds: np.ndarray, rho: float, law: Any, key: str, progress: b
     mean = float(law.mean)
     # the response time is at least the service time on the fastest server
     g_floor = mean / float(speeds.max())
-    x_tail = size_tail_point(law)
+    s_min = float(speeds.min())
 
     def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float) -> VIResult:
         options = dict(delta=delta, U=top_u, tol=span_rtol * g_floor, max_iter=50_000,
@@ -243,7 +244,7 @@ def _with_speeds(speeds: np.ndarray, rho: float, law: Any, key: str, progress: b
         return evaluate_policy_speeds(key, speeds, rho, law, **options)
 
     def size(delta: float, top_u: float) -> tuple[int, int]:
-        return int(round(top_u / delta)), int(math.ceil(x_tail / (delta * float(speeds.min())))) + 1
+        return int(round(top_u / delta)), atoms_estimate(law, delta, s_min)
 
     def check(d1: float, top_u: float, big_u: float) -> None:
         for delta, u in ((d1 / 2, top_u), (d1, big_u)):
@@ -258,8 +259,7 @@ def _with_speeds(speeds: np.ndarray, rho: float, law: Any, key: str, progress: b
         n, atoms = size(delta, top_u)
         return float(n + 1) ** m * atoms * m * vi_iterations(rho) / VI_RATE
 
-    return _Lattice(mean / float(speeds.min()), min_truncation_speeds(speeds, rho, law), solve,
-                    check, seconds)
+    return _Lattice(mean / s_min, min_truncation_speeds(speeds, rho, law), solve, check, seconds)
 
 
 def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",

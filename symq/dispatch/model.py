@@ -138,6 +138,24 @@ def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: floa
     }
 
 
+def _exact_value(key: str, m: int, rho: float, law: Any,
+                 thresholds: list[float] | None) -> float | None:
+    """The exact mean response time, or ``None`` where there is no formula for this policy and
+    size law (or, for JSQ, the CTMC is too large to solve): then the policy is simulated."""
+    try:
+        if key == "fpi-rnd":  # FPI from an equal split is LWL (symq.dispatch.symbolic)
+            return exact_mean_response("lwl", m, rho, law).ET
+        if key == "fpi-sita":
+            return None
+        return exact_mean_response(key, m, rho, law, thresholds=thresholds).ET
+    except TruncationError:
+        return None
+    except InvalidParameter as exc:
+        if exc.name in ("policy", "sizes") or (key == "jsq" and exc.name == "m"):
+            return None
+        raise
+
+
 def _check_m_for(key: str, m: int, law: Any, n_jobs: int) -> None:
     if key == "sita-opt" and m > SITA_OPT_M_MAX:
         raise InvalidParameter("m", m, f"<= {SITA_OPT_M_MAX} for policy=sita-opt",
@@ -257,23 +275,12 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
         _check_sita_h(key, m, h)
         _check_m_for(key, m, law, n_jobs)
         thresholds = None if h is None else [float(h)]
-        try:
-            if spd is not None:             # the exact formulas are for identical servers
-                raise InvalidParameter("speeds", speeds, "identical servers for an exact formula")
-            if key == "fpi-rnd":  # FPI from an equal split is LWL (symq.dispatch.symbolic)
-                et = exact_mean_response("lwl", m, rho, law).ET
-            elif key == "fpi-sita":
-                raise InvalidParameter("policy", key, "a policy with an exact formula")
-            else:
-                et = exact_mean_response(key, m, rho, law, thresholds=thresholds).ET
+        # the exact formulas are for identical servers: with speeds, simulate
+        et = None if spd is not None else _exact_value(key, m, rho, law, thresholds)
+        if et is not None:
             values.update(ET=float(et), method="exact")
             exactness = Exactness.EXACT
-        except (InvalidParameter, TruncationError) as exc:
-            # no exact formula (or, for JSQ, a CTMC too large to solve): simulate
-            if isinstance(exc, InvalidParameter) and exc.name not in ("policy", "sizes",
-                                                                      "speeds") \
-                    and not (key == "jsq" and exc.name == "m"):
-                raise
+        else:
             from .policies import get_policy
             from .simulation import simulate_dispatch
 

@@ -54,7 +54,7 @@ from .speeds import SPEEDS_DOMAIN, arrival_rate, check_speeds
 from .symbolic import tail_curvature_fn, wait_fn
 
 __all__ = ["SpeedGrid", "MODE_OPT", "MODE_RND", "MODE_LWL", "M_SPEEDS", "check_speed_vector",
-           "min_truncation_speeds", "speed_grid_bytes"]
+           "min_truncation_speeds", "speed_grid_bytes", "atoms_estimate"]
 
 #: Modes of the E_X pass: the min over servers, the split in proportion to speeds, least
 #: finishing time (ties to the lower index).
@@ -94,6 +94,12 @@ def min_truncation_speeds(speeds: NDArray[np.float64], rho: float, sizes: Any) -
     lam_i = arrival_rate(rho, mean, s, s.size) * s / s.sum()
     wait = max(float(wait_fn().scalar(li, second / si ** 2, rho)) for li, si in zip(lam_i, s))
     return 5.0 * max(mean / float(s.min()), wait)
+
+
+def atoms_estimate(sizes: Any, delta: float, s_min: float, tail_tol: float = 1e-10) -> int:
+    """Size atoms of the lattice of step ``delta * s_min`` before they are computed (from
+    :func:`~symq.dispatch.planning.size_tail_point`), for the memory and time estimates."""
+    return int(math.ceil(size_tail_point(sizes, tail_tol) / (delta * s_min))) + 1
 
 
 def speed_grid_bytes(m: int, N: int, K: int) -> float:
@@ -212,7 +218,7 @@ class SpeedGrid:
                                    "server's mean service time and its M/G/1 wait under the "
                                    "split in proportion to speeds: increase U")
         eta = delta * s_min
-        K_est = int(math.ceil(size_tail_point(sizes, tail_tol) / eta)) + 1
+        K_est = atoms_estimate(sizes, delta, s_min, tail_tol)
         states = float(N + 1) ** m
         require_memory("delta", delta, speed_grid_bytes(m, N, K_est),
                        what=f"{states:.3g} lattice states x {K_est} size atoms",
