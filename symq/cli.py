@@ -45,6 +45,7 @@ from .core.errors import (EXIT_RUNTIME, EXIT_USAGE, MISSING, InvalidParameter, O
                           SymqError)
 from .core.parameters import validate_parameters
 from .core.report import verdict_table, write_report
+from .core.report_html import write_html_report
 from .core.result import to_jsonable
 
 __all__ = ["main", "build_parser"]
@@ -246,12 +247,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
             for key, spec in chosen.items():
                 if have_plots and spec.figures is not None:
                     figures[key] = [Path(p) for p in spec.figures(directory)]
-            path = write_report(directory, verdicts, derivations, figures,
-                                {k: s.title for k, s in chosen.items()})
+            titles = {k: s.title for k, s in chosen.items()}
+            path = write_report(directory, verdicts, derivations, figures, titles)
+            page = write_html_report(directory, verdicts, derivations, figures, titles,
+                                     {k: s.citation for k, s in chosen.items()})
         except OSError as exc:
             raise OutputError(f"--report {str(directory)!r} cannot be written: "
                               f"{exc.strerror or exc}") from None
-        print(f"report written to {path}", file=sys.stderr)
+        print(f"report written to {page} and {path}", file=sys.stderr)
     if crashed:
         return EXIT_INTERNAL
     return _count_bad_claims(errors)
@@ -535,7 +538,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="after the table, explain each verdict that is not 'holds' (or all): "
                    "what was compared, the worst point with both values, the counterexample, "
                    "where it holds")
-    p.add_argument("--report", metavar="DIR", help="write a Markdown report into DIR")
+    p.add_argument("--report", metavar="DIR",
+                   help="write an HTML report (DIR/index.html) and its Markdown twin "
+                        "(DIR/report.md) into DIR")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=_cmd_check)
 

@@ -171,6 +171,10 @@ def test_check_ps_routing_every_claim_holds_and_json_parses(capsys, tmp_path):
     assert {"numeric", "exact", "symbolic", "simulation"} <= evidence
     report = (tmp_path / "report.md").read_text()
     assert report.count("| ps-routing |") == len(verdicts) and "$$" in report
+    page = (tmp_path / "index.html").read_text()       # its HTML twin: one row per claim
+    assert page.count('<tr class="holds">') == len(verdicts) and "<math" in page
+    figures = sorted(tmp_path.glob("*.png"))           # embedded, when matplotlib is there
+    assert page.count("data:image/png;base64,") == len(figures)
 
 
 def test_derive_accepts_a_model_name(capsys):
