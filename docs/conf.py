@@ -1,6 +1,7 @@
 """Sphinx configuration of the symq documentation (``sphinx-build -W -b html docs docs/_build/html``).
 
-The pages are MyST Markdown; the API reference is generated from the numpydoc docstrings
+The pages are MyST Markdown, the tutorials Jupyter notebooks executed by myst-nb at every build;
+the API reference is generated from the numpydoc docstrings
 (autosummary); the derivation pages include the files of ``derivations/`` that
 ``symq derive`` writes, so that the site and the repository cannot disagree.
 """
@@ -16,14 +17,20 @@ release = importlib.metadata.version("symq")
 version = release
 
 extensions = [
-    "myst_parser",
+    "myst_nb",                        # MyST Markdown pages and the notebooks, executed
     "numpydoc",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
 ]
-source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
-exclude_patterns = ["_build", "**/_generated_examples"]
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
+exclude_patterns = ["_build", "**/_generated_examples", "**/.ipynb_checkpoints"]
+# the tutorial notebooks are stored without outputs and executed at every build: a notebook
+# whose cell raises fails the build (and the test suite, which builds the site)
+nb_execution_mode = "force"
+nb_execution_raise_on_error = True
+nb_execution_timeout = 300
+nb_execution_show_tb = True
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 # the derivation pages (written by ``symq derive``) go from the title to ###-sections
@@ -99,4 +106,40 @@ def _derivation_pages() -> None:
             page.write_text(text)
 
 
+def _gallery() -> None:
+    """The gallery page: the main figure of every paper, drawn now by the paper's ``figures``
+    function (the one ``symq check --report`` uses), so that a figure the code can no longer
+    draw fails the build."""
+    import inspect
+    from pathlib import Path
+
+    from symq.core import registry
+
+    here = Path(__file__).resolve().parent
+    out = here / "gallery"
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    lines = ["# Gallery", "",
+             "The main figure of each paper, drawn when this site is built by the same function "
+             "that puts it into the report of `symq check KEY --report DIR`.  Each section "
+             "names that function and the plot functions it calls; every `plot_*` function "
+             "has a `*_data` twin that returns the arrays.", ""]
+    for key in sorted(registry.papers()):
+        spec = registry.get_paper(key)
+        if spec.figures is None:
+            continue
+        module = inspect.getmodule(spec.figures).__name__
+        lines += [f"## {spec.title}", "", f"*{spec.citation}*", "",
+                  f"Drawn by `{module}.figures(directory)`; in the report of "
+                  f"`symq check {key} --report DIR`.", ""]
+        for path in spec.figures(out / "figures"):
+            name = Path(path).name
+            lines += [f"```{{image}} figures/{name}", f":alt: {key}: {Path(path).stem}",
+                      ":width: 90%", "```", ""]
+    text = "\n".join(lines)
+    page = out / "index.md"
+    if not page.exists() or page.read_text() != text:
+        page.write_text(text)
+
+
 _derivation_pages()
+_gallery()

@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("sphinx", reason="the docs extra (sphinx, numpydoc, myst-parser) is "
                                      "part of the test extra; without it there is no site")
 pytest.importorskip("numpydoc", reason="part of the test extra")
-pytest.importorskip("myst_parser", reason="part of the test extra")
+pytest.importorskip("myst_nb", reason="part of the test extra (it executes the notebooks)")
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,8 +43,8 @@ def _text(page: Path) -> str:
 
 def test_the_site_builds_without_warnings_and_links_its_parts(site):
     index = (site / "index.html").read_text(encoding="utf-8")
-    for page in ("getting-started.html", "claims.html", "derivations/index.html",
-                 "api/index.html"):
+    for page in ("getting-started.html", "claims.html", "notebooks/index.html",
+                 "derivations/index.html", "api/index.html"):
         assert (site / page).exists() and page in index, page
 
 
@@ -64,3 +64,52 @@ def test_the_api_reference_documents_public_functions(site):
     assert "Hyytiä" in text                         # the docstrings' citations are rendered
     # the numpydoc sections become definition lists, not raw underlined text
     assert "Parameters" in text and "----------" not in text
+
+
+def test_the_notebooks_ran_and_their_numbers_agree_with_independent_values(site):
+    """The notebooks are stored without outputs: what the pages show was computed by this build.
+    Each notebook prints a value beside an independent one; the test reads both off the page."""
+    me = _text(site / "notebooks" / "me-fit-and-queue.html")
+    assert "Traceback" not in me and "NEGATIVE" in me and "NONNEGATIVE" in me
+    fit, pk = re.search(r"E\[W\] from the fit ([0-9.]+), Pollaczek-Khinchine ([0-9.]+)", me).groups()
+    assert abs(float(fit) - float(pk)) < 1e-9          # the fit matches m1, m2: same mean wait
+    for fitted, mean, half in re.findall(r"P\(W > [0-9.]+\): fit ([0-9.]+), simulation "
+                                         r"([0-9.]+) ± ([0-9.]+)", me):
+        assert abs(float(fitted) - float(mean)) <= float(half), (fitted, mean, half)  # 99% CI
+    lb = _text(site / "notebooks" / "load-balancing.html")
+    assert "Traceback" not in lb
+    solved = re.search(r"u_k, k = 1..6: \[([^\]]+)\]", lb).group(1).split()
+    closed = re.search(r"closed form : \[([^\]]+)\]", lb).group(1).split()
+    assert [float(x) for x in solved] == pytest.approx([float(x) for x in closed], abs=1e-8)
+    assert len(re.findall(r"lam 0\.\d+: mean field", lb)) == 5
+    for page in ("me-fit-and-queue.html", "load-balancing.html"):     # the figure was drawn
+        assert "<img" in (site / "notebooks" / page).read_text(encoding="utf-8"), page
+
+
+def test_the_user_guide_has_a_page_per_domain_and_the_dask_page(site):
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert "guide/index.html" in index and "dask.html" in index
+    for name in ("me", "attained", "routing", "window", "supermarket", "nonlinear", "dispatch"):
+        page = site / "guide" / f"{name}.html"
+        raw = page.read_text(encoding="utf-8")
+        assert 'class="math' in raw and "derivations/papers/" in raw, name
+        assert "api/generated/symq." in raw and "symq check" in _text(page), name
+        # every API cross-reference resolves to a link (an unresolved one is bare code)
+        assert raw.count('<code class="xref py') == len(re.findall(
+            r'<a class="reference internal"[^>]*>\s*<code class="xref py', raw)), name
+    dask = _text(site / "dask.html")
+    assert "--scheduler" in dask and "LocalCluster" in dask
+
+
+def test_the_gallery_shows_the_main_figure_of_every_paper(site):
+    from symq.core import registry
+
+    page = (site / "gallery" / "index.html").read_text(encoding="utf-8")
+    images = re.findall(r'<img[^>]+src="([^"]+\.png)"', page)
+    with_figures = [k for k, s in registry.papers().items() if s.figures is not None]
+    assert len(images) >= len(with_figures) >= 2
+    for key in with_figures:
+        assert f"symq check {key} --report" in _text(site / "gallery" / "index.html"), key
+    for src in images:                     # each is a real PNG copied into the site
+        data = (site / "gallery" / src).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, src
