@@ -6,7 +6,8 @@ mean 1 (Hyytiä & Righter, arXiv 2402.08142).  Relative value iteration on the s
 stated error (the grid difference), beside the exact values of the heuristics.  The Odoni
 bracket of each grid is printed too, labelled: it bounds the discretised problem only.  The plots show, for a few job sizes, which server a job joins as a function of the
 two backlogs (short jobs to the shorter queue, long jobs to the longer one), and v(u, u) along
-the diagonal against the report's 0.56 u^2 and the random split's lam u^2/(2(1 - rho)).  Saved to
+the diagonal against the report's 0.56 u^2 and the random split's lam u^2/(2(1 - rho))
+(``symq.dispatch.plot_decision_regions`` and ``plot_value_diagonal``).  Saved to
 $SYMQ_EXAMPLE_OUTPUT or the current folder when matplotlib is installed.
 """
 
@@ -15,7 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
-from symq.dispatch import exact_mean_response, exponential, richardson, solve_optimal
+from symq.dispatch import (
+    exact_mean_response,
+    exponential,
+    plot_decision_regions,
+    plot_value_diagonal,
+    richardson,
+    solve_optimal,
+)
 
 RHO = 0.4
 sizes = exponential(1.0)
@@ -41,24 +49,13 @@ try:
 except ImportError:
     print("matplotlib is not installed: text only (pip install 'symq[plot]')")
 else:
-    grid = np.linspace(0, 8, 161)
-    u1, u2 = np.meshgrid(grid, grid, indexing="ij")
-    states = np.stack([u1, u2], axis=-1)
-    fig, axes = plt.subplots(1, 5, figsize=(17, 3.6))
+    fig, axes = plt.subplots(1, 5, figsize=(17, 3.8), layout="constrained")
     for ax, x in zip(axes[:4], (0.5, 1.0, 2.0, 4.0)):
-        choice = result.decision(states, np.full(u1.shape, x))
-        ax.pcolormesh(grid, grid, choice.T, cmap="coolwarm", shading="auto", vmin=0, vmax=1)
-        ax.plot(grid, grid, "k:", linewidth=0.8)
-        ax.set_title(f"job size x = {x:g}")
-        ax.set_xlabel("backlog u1")
-        ax.set_ylabel("backlog u2")
-    diag = np.linspace(0, 12, 121)
-    lam = 2 * RHO
-    axes[4].plot(diag, result.value(np.stack([diag, diag], axis=-1)), label="optimal v(u, u)")
-    axes[4].plot(diag, 0.56 * diag ** 2, "--", label="0.56 u^2 (report)")
-    axes[4].plot(diag, 2 * (lam / 2) * diag ** 2 / (2 * (1 - RHO)), ":", label="RND value")
-    axes[4].set_xlabel("u")
-    axes[4].legend(fontsize=8)
+        plot_decision_regions(result, x, u_max=8.0, ax=ax)
+    plot_value_diagonal(result, u_max=12.0, ax=axes[4])
+    axes[4].plot(np.linspace(0, 12, 121), 0.56 * np.linspace(0, 12, 121) ** 2, "k-.",
+                 linewidth=0.8, label="0.56 u^2 (report)")
+    axes[4].legend(fontsize=7)
     fig.suptitle("Optimal dispatching, m = 2, rho = 0.4: blue = server 1, red = server 2")
     out = Path(os.environ.get("SYMQ_EXAMPLE_OUTPUT", ".")) / "dispatch_optimal_policy.png"
     fig.savefig(out, dpi=110, bbox_inches="tight")

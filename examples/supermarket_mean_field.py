@@ -3,25 +3,29 @@
 Exponential service, per-server load lam.  The mean-field response time comes from the doubly
 exponential fixed point u_k = lam^((d^k-1)/(d-1)); the refined value adds the 1/N term of Gast and
 Van Houdt (2018); the simulation (numba, N = 100 servers, probes with replacement) gives a 95%
-confidence interval.  Prints a table; saves a plot when matplotlib is installed (to
+confidence interval.  The numbers come from ``symq.meanfield.jsq_response_data`` (the data twin
+of ``plot_jsq_response``).  Prints a table; saves a plot when matplotlib is installed (to
 $SYMQ_EXAMPLE_OUTPUT or the current folder).
 """
 
 import os
 from pathlib import Path
 
-from symq.meanfield import refined_jsq, simulate_jsq, solve_supermarket
+import numpy as np
+
+from symq.meanfield import jsq_response_data, plot_jsq_response
 
 N = 100
-rows = []
+SIM_LOADS = (0.5, 0.7, 0.9)
+curves = np.linspace(0.05, 0.95, 13)
+data = {d: jsq_response_data(d, N, curves, SIM_LOADS, n_jobs=400_000, rng=100 * d)
+        for d in (1, 2, 3)}
 print(f"{'d':>2} {'lam':>5} {'E[T] mean field':>16} {'refined N=100':>14} {'simulation N=100':>22}")
-for d in (1, 2, 3):
-    for lam in (0.5, 0.7, 0.9):
-        mean_field = solve_supermarket(d, lam).ET
-        refined = refined_jsq(d, lam, N).ET_N
-        simulated = simulate_jsq(N, d, lam, n_jobs=400_000, rng=d * 100 + int(lam * 10)).ET
-        rows.append((d, lam, mean_field, refined, simulated))
-        print(f"{d:>2} {lam:>5.2f} {mean_field:>16.4f} {refined:>14.4f} {str(simulated):>22}")
+for d, rows in data.items():
+    for i, lam in enumerate(rows["sim_lam"]):
+        simulated = f"{rows['sim_ET'][i]:.4f} +- {rows['sim_half_width'][i]:.4f}"
+        print(f"{d:>2} {lam:>5.2f} {rows['ET_at_sim'][i]:>16.4f} {rows['ET_N_at_sim'][i]:>14.4f} "
+              f"{simulated:>22}")
 
 try:
     import matplotlib
@@ -31,20 +35,12 @@ try:
 except ImportError:
     print("matplotlib is not installed: table only (pip install 'symq[plot]')")
 else:
-    import numpy as np
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    grid = np.linspace(0.05, 0.97, 60)
-    for d in (1, 2, 3):
-        ax.plot(grid, [solve_supermarket(d, lam).ET for lam in grid], label=f"d = {d}")
-        points = [r for r in rows if r[0] == d]
-        ax.errorbar([r[1] for r in points], [r[4].mean for r in points],
-                    yerr=[r[4].half_width for r in points], fmt="o", color="k", markersize=3)
-    ax.set_xlabel("per-server load lam")
-    ax.set_ylabel("mean response time E[T]")
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    for d, rows in data.items():
+        plot_jsq_response(data=rows, ax=ax)
     ax.set_yscale("log")
-    ax.legend()
-    ax.set_title("JSQ(d): mean field (lines) and simulation at N = 100 (dots)")
+    ax.legend(fontsize=7)
+    ax.set_title("JSQ(d): mean field (solid), refined (dashed), simulation at N = 100 (dots)")
     out = Path(os.environ.get("SYMQ_EXAMPLE_OUTPUT", ".")) / "supermarket_mean_field.png"
     fig.savefig(out, dpi=120, bbox_inches="tight")
     print(f"plot saved to {out}")

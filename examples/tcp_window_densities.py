@@ -3,8 +3,8 @@
 Per-packet loss probability p = 1e-5 (losses at rate p w per round-trip time).  NewReno and
 Scalable TCP are power-law profiles with the q-series closed form; HighSpeed TCP (RFC 3649)
 goes through the general numerical solver.  Each mean is checked against 2e5 simulated loss
-cycles.  Prints a table; saves a plot when matplotlib is installed (to $SYMQ_EXAMPLE_OUTPUT or
-the current folder).
+cycles.  Prints a table; saves a plot of the densities (``symq.window.plot_window_densities``)
+when matplotlib is installed (to $SYMQ_EXAMPLE_OUTPUT or the current folder).
 """
 
 import os
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from symq.window import highspeed, newreno, scalable, stability
+from symq.window import highspeed, newreno, plot_window_densities, scalable, stability
 from symq.window.montecarlo import simulate_protocol
 from symq.window.solve import solve_protocol
 
@@ -36,12 +36,7 @@ except ImportError:
     print("matplotlib is not installed: table only (pip install 'symq[plot]')")
 else:
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    grid = np.geomspace(10, 2e4, 600)
-    for name, law in laws.items():
-        ax.plot(grid, grid * law.pdf(grid), label=f"{name} (E[W] = {law.mean_window:.0f})")
-    ax.set_xscale("log")
-    ax.set_xlabel("window w (packets)")
-    ax.set_ylabel("w f(w)  (density on a log scale)")
+    plot_window_densities(laws, w=np.geomspace(10, 2e4, 600), ax=ax)
     ax.set_title(f"Stationary window laws, per-packet loss probability p = {P:g}")
     ax.legend()
     out = Path(os.environ.get("SYMQ_EXAMPLE_OUTPUT", ".")) / "tcp_window_densities.png"

@@ -22,6 +22,8 @@
 * :mod:`~symq.dispatch.exact`: exact mean response times where they exist;
 * :mod:`~symq.dispatch.simulation`: the numba simulator of every policy (with server speeds);
 * :mod:`~symq.dispatch.fairness`: mean response time by job size, data and plot;
+* :mod:`~symq.dispatch.plots`: decision regions and value function of a two-server policy,
+  data and (optional) matplotlib plots;
 * :mod:`~symq.dispatch.model`: the registered ``dispatch`` model;
 * :mod:`~symq.dispatch.declared`: the registered ``dispatch-sim`` model (simulated ET of a
   built-in policy) and the claims-file model kind ``dispatch-score``.
@@ -61,6 +63,12 @@ from .planning import plan_optimal
 from .vi import evaluate_policy, solve_optimal
 from .accuracy import DispatchVIEstimate, solve_accurate
 from .fairness import ResponseBySize, plot_response_by_size, response_by_size_data
+from .plots import (
+    decision_regions_data,
+    plot_decision_regions,
+    plot_value_diagonal,
+    value_diagonal_data,
+)
 from .speeds_vi import evaluate_policy_speeds, solve_optimal_speeds
 from .declared import DISPATCH_SCORE, DISPATCH_SIM, solve_dispatch_sim
 
@@ -76,4 +84,6 @@ __all__ = [
     "DISPATCH_SIM", "DISPATCH_SCORE", "solve_accurate", "DispatchVIEstimate",
     "response_by_size_data", "plot_response_by_size", "ResponseBySize",
     "solve_optimal_speeds", "evaluate_policy_speeds",
+    "decision_regions_data", "plot_decision_regions", "value_diagonal_data",
+    "plot_value_diagonal",
 ]

@@ -17,6 +17,9 @@
   Prabhakar 2013) through PH laws over growing scales;
 * :mod:`~symq.meanfield.attained`: load balancing with attained-service reporting (Hellemans &
   Van Houdt 2021): policies as ranking scores, cavity analysis with age layers, simulator;
+* :mod:`~symq.meanfield.plots`: data and (optional) matplotlib plots of the JSQ(d) tail, of
+  E[T] from the mean field, the refined mean field and simulation, and of the distance to the
+  fixed point along the ODE;
 * :mod:`~symq.meanfield.results`: the result types of the JSQ(d) solvers (frozen dataclasses
   on :class:`symq.core.result.ResultBase`, glossary names ``ET``, ``EQ``, ``EW``, ``tail``);
 * :mod:`~symq.meanfield.models`: the registered ``supermarket``, ``refined-jsq``, ``jsq-ph``,
@@ -54,6 +57,14 @@ from .nonlinear import (
     jsq_exponential_qbd,
     jsq_ph_qbd,
     relative_entropy_trajectory,
+)
+from .plots import (
+    jsq_response_data,
+    jsq_tail_data,
+    lyapunov_data,
+    plot_jsq_response,
+    plot_jsq_tail,
+    plot_lyapunov,
 )
 from .phase_type import (
     erlang,
@@ -99,5 +110,7 @@ __all__ = [
     "relative_entropy_trajectory",
     "simulate_jsq", "JSQEstimate",
     "tail_regime_scan", "TailScan", "powerlaw_hyperexponential",
+    "jsq_tail_data", "plot_jsq_tail", "jsq_response_data", "plot_jsq_response",
+    "lyapunov_data", "plot_lyapunov",
     "attained",
 ]

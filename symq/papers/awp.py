@@ -259,6 +259,31 @@ def build_claims(quick: bool = False) -> list[Claim]:
             *_ordering_claims(quick), *_family_claims(), _mimd_floor_claim()]
 
 
+def figures(directory: Any, *, quick: bool = False) -> list[Any]:
+    """Stationary window densities of NewReno, Scalable TCP and HighSpeed TCP at per-packet
+    loss probability p = 1e-5 (``symq check --report``); ``quick=True``: the two closed forms
+    (NewReno, Scalable TCP) at p = 1e-3 on fewer points (the test suite).
+    """
+    from pathlib import Path
+
+    import numpy as np
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend is left alone
+
+    from symq.window.plots import plot_window_densities
+
+    p = 1e-3 if quick else 1e-5
+    grid = np.geomspace(0.1 / math.sqrt(p), 0.25 / p, 100 if quick else 500)
+    fig = Figure(figsize=(6.5, 4))
+    ax = fig.subplots()
+    protocols = [presets.newreno(p), presets.scalable(p)]
+    plot_window_densities(protocols if quick else [*protocols, presets.highspeed(p)], w=grid,
+                          ax=ax)
+    ax.set_title(f"Stationary window laws, per-packet loss probability p = {p:g}")
+    path = Path(directory) / f"{KEY}-window-densities.png"
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    return [path]
+
+
 PAPER = register_paper(PaperSpec(
     key=KEY,
     title="Performance analysis and stochastic stability of congestion control protocols",
@@ -266,4 +291,5 @@ PAPER = register_paper(PaperSpec(
     claims=build_claims,
     derivation=derivation,
     models=("awp",),
+    figures=figures,
 ))

@@ -447,6 +447,33 @@ def build_claims(quick: bool = False) -> list[Claim]:
             *_many_server_claims(quick), *_fairness_claims(quick), *_symbolic_claims()]
 
 
+def figures(directory: Any, *, quick: bool = False) -> list[Any]:
+    """Decision regions of the optimal policy for three job sizes and its value along the
+    diagonal, m = 2, rho = 0.4, Exp(1) sizes (``symq check --report``).
+
+    One value iteration with step 0.1 and truncation U = 24 (``quick=True``, the test suite:
+    step 0.5, U = 8, coarser regions).
+    """
+    from pathlib import Path
+
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend is left alone
+
+    from symq.dispatch.plots import plot_decision_regions, plot_value_diagonal
+
+    step, top = (0.5, 8.0) if quick else (0.1, 24.0)
+    result = solve_optimal(2, 0.4, SIZES, delta=step, U=top)
+    fig = Figure(figsize=(15, 3.8), layout="constrained")
+    axes = fig.subplots(1, 4)
+    for ax, x in zip(axes[:3], (0.5, 2.0, 4.0)):
+        plot_decision_regions(result, x, n=31 if quick else 161, ax=ax)
+    plot_value_diagonal(result, ax=axes[3])
+    fig.suptitle("Optimal dispatching, m = 2, rho = 0.4, Exp(1) sizes: blue = server 1, red = "
+                 "server 2")
+    path = Path(directory) / f"{KEY}-optimal-policy.png"
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    return [path]
+
+
 PAPER = register_paper(PaperSpec(
     key=KEY,
     title="Optimal Size-Aware Dispatching Rules via Value Iteration and Some Numerical "
@@ -455,4 +482,5 @@ PAPER = register_paper(PaperSpec(
     claims=build_claims,
     derivation=symbolic.derivation,
     models=("dispatch",),
+    figures=figures,
 ))

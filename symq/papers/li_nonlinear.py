@@ -218,6 +218,27 @@ def derivation() -> Derivation:
     return der
 
 
+def figures(directory: Any, *, quick: bool = False) -> list[Any]:
+    """Distance to the fixed point along the JSQ(2) mean-field ODE at lam = 0.9 from three
+    initial states (the Lyapunov function of the stability claims; ``symq check --report``);
+    ``quick=True``: a shorter, coarser trajectory (the test suite).
+    """
+    from pathlib import Path
+
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend is left alone
+
+    from symq.meanfield.plots import plot_lyapunov
+
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
+    plot_lyapunov(2, 0.9, K=8 if quick else 20, t_final=1.0 if quick else 60.0,
+                  n_times=10 if quick else 200, ax=ax)
+    ax.set_title("JSQ(2), lam = 0.9: V(t) = sum_k |u_k(t) - u_k*| along the mean-field ODE")
+    path = Path(directory) / f"{KEY}-lyapunov.png"
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    return [path]
+
+
 PAPER = register_paper(PaperSpec(
     key=KEY,
     title="Nonlinear Markov Processes in Big Networks",
@@ -225,4 +246,5 @@ PAPER = register_paper(PaperSpec(
     claims=build_claims,
     derivation=derivation,
     models=(),
+    figures=figures,
 ))

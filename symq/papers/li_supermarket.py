@@ -300,6 +300,30 @@ def build_claims(quick: bool = False) -> list[Claim]:
             *_finite_n_claims(quick), *_ph_claims(quick), *_tail_claims(quick)]
 
 
+def figures(directory: Any, *, quick: bool = False) -> list[Any]:
+    """The doubly exponential tail u_k for d = 1, 2, 3 at lam = 0.9, and E[T] of JSQ(2) against
+    the load: mean field, refined mean field and simulation with N = 100 servers (``symq check
+    --report``); ``quick=True``: fewer loads and shorter runs (the test suite).
+    """
+    from pathlib import Path
+
+    import numpy as np
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend is left alone
+
+    from symq.meanfield.plots import plot_jsq_response, plot_jsq_tail
+
+    fig = Figure(figsize=(11, 4), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    plot_jsq_tail((1, 2, 3), 0.9, K=15, ax=left)
+    loads = np.linspace(0.1, 0.95, 3 if quick else 18)
+    plot_jsq_response(2, 100, loads, (0.5,) if quick else (0.5, 0.7, 0.8, 0.9),
+                      n_jobs=5_000 if quick else 200_000, rng=2010, ax=right)
+    right.set_title("JSQ(2), N = 100: mean field, refined 1/N term, simulation")
+    path = Path(directory) / f"{KEY}-mean-field.png"
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    return [path]
+
+
 PAPER = register_paper(PaperSpec(
     key=KEY,
     title="Doubly Exponential Solution for Randomized Load Balancing Models with General "
@@ -309,4 +333,5 @@ PAPER = register_paper(PaperSpec(
     claims=build_claims,
     derivation=supermarket.derivation,
     models=("supermarket", "refined-jsq"),
+    figures=figures,
 ))

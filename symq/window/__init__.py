@@ -19,6 +19,7 @@ congestion control protocols", IEEE INFOCOM 2005; symq's own derivations are in
 * :mod:`~symq.window.simulation` and :mod:`~symq.window.montecarlo`: exact-event Monte Carlo
   (numba kernels in ``simulation_kernels``, integral tables in ``simulation_tables``);
 * :mod:`~symq.window.ordering`: stochastic ordering of two protocols' windows;
+* :mod:`~symq.window.plots`: stationary window densities, data and (optional) matplotlib plot;
 * :mod:`~symq.window.model`: the registered ``awp`` model; :mod:`~symq.window.simmodel`: the
   registered simulation model ``window-sim``;
 * :mod:`~symq.window.declared`: the model kinds ``window`` and ``window-sim`` a claims file
@@ -37,6 +38,7 @@ from .model import AWP, protocol_from_options, solve_awp
 from .montecarlo import simulate_protocol
 from .numeric import WindowSolution, solve_window
 from .ordering import Ordering, compare
+from .plots import plot_window_densities, window_density_data
 from .powerlaw import PowerLawWindow
 from .protocol import (
     PRESETS,
@@ -68,4 +70,5 @@ __all__ = [
     "simulate_window", "WindowEstimate", "simulate_protocol", "compare", "Ordering",
     "AWP", "solve_awp", "protocol_from_options", "WINDOW_SIM", "solve_window_sim",
     "DeclaredWindow", "declare_window", "declare_window_sim",
+    "window_density_data", "plot_window_densities",
 ]

@@ -8,7 +8,9 @@
 * :mod:`~symq.meanfield.attained.simulation`: the finite-N simulator (numba, exact event
   simulation) taking a policy's score table.
 * :mod:`~symq.meanfield.attained.model`: the registered ``attained`` model and
-  :func:`simulate_policy` (policy -> score table -> simulator).
+  :func:`simulate_policy` (policy -> score table -> simulator);
+* :mod:`~symq.meanfield.attained.plots`: E[W] of the policies against the load, data and
+  (optional) matplotlib plot.
 """
 
 from .cavity import (
@@ -19,6 +21,7 @@ from .cavity import (
 )
 from .model import ATTAINED, SIMULATION_QUEUE_CAP, simulate_policy, solve_attained_model
 from .simulation import AttainedEstimate, simulate_attained
+from .plots import attained_policies_data, plot_attained_policies
 from .policies import (
     POLICY_NAMES,
     SCORE_VARIABLES,
@@ -32,5 +35,5 @@ __all__ = [
     "Policy", "get_policy", "POLICY_NAMES", "SCORE_VARIABLES", "TIE_RTOL", "mean_residual_life",
     "solve_attained", "AttainedFixedPoint", "TruncationWarning", "TRUNCATION_RTOL",
     "simulate_attained", "AttainedEstimate", "simulate_policy", "solve_attained_model",
-    "ATTAINED", "SIMULATION_QUEUE_CAP",
+    "ATTAINED", "SIMULATION_QUEUE_CAP", "attained_policies_data", "plot_attained_policies",
 ]
