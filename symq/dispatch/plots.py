@@ -30,25 +30,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from symq.core.errors import InvalidParameter, MissingDependency
+from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
+from symq.core.plotting import axes_or_new
 
 from .iteration import VIResult
 
 __all__ = ["decision_regions_data", "plot_decision_regions", "value_diagonal_data",
            "plot_value_diagonal"]
 
-
-def _axes(ax: Any, who: str) -> Any:
-    """``ax``, or the axes of a new pyplot figure (matplotlib imported here only)."""
-    if ax is not None:
-        return ax
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise MissingDependency(f"{who} needs matplotlib (pip install 'symq[plot]'); its "
-                                "*_data twin gives the arrays") from None
-    return plt.subplots()[1]
 
 
 def _result(result: Any, m: int | None = None) -> VIResult:
@@ -108,7 +98,7 @@ def plot_decision_regions(result: VIResult, x: float = 1.0, u_max: float | None 
     ``kwargs`` go to ``ax.pcolormesh`` (e.g. ``cmap``).
     """
     data = decision_regions_data(result, [x], u_max, n)
-    ax = _axes(ax, "plot_decision_regions")
+    ax = axes_or_new(ax, "plot_decision_regions")
     kwargs.setdefault("cmap", "coolwarm")
     grid = data["u"]
     ax.pcolormesh(grid, grid, data["choice"][0].T, shading="auto", vmin=0, vmax=1, **kwargs)
@@ -155,7 +145,7 @@ def plot_value_diagonal(result: VIResult, u_max: float | None = None, n: int = 1
     """Plot :func:`value_diagonal_data`: ``v(u, u)``, its fitted ``c u^2`` and the random
     split's value; returns the axes.  ``kwargs`` go to the line of ``v``."""
     data = value_diagonal_data(result, u_max, n)
-    ax = _axes(ax, "plot_value_diagonal")
+    ax = axes_or_new(ax, "plot_value_diagonal")
     ax.plot(data["u"], data["v"], label=f"v(u, u), {result.policy}", **kwargs)
     ax.plot(data["u"], data["quadratic"], "--", label=f"{data['c']:.3f} u^2 (least squares)")
     ax.plot(data["u"], data["rnd"], ":", label="random split: lam u^2 / (2 (1 - rho))")

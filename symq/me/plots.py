@@ -9,6 +9,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from symq.core.plotting import axes_or_new
+
 from .distribution import ME
 
 __all__ = ["density_comparison_data", "plot_density_comparison"]
@@ -29,10 +31,7 @@ def density_comparison_data(fits: Mapping[str, ME], target_pdf: Callable[[np.nda
 def plot_density_comparison(fits: Mapping[str, ME], target_pdf: Callable[[np.ndarray], Any] | None,
                             upper: float, ax: Any = None, n: int = 400) -> Any:
     """Plot the densities of ``fits`` and of the target; returns the matplotlib axes."""
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots()
+    ax = axes_or_new(ax, "plot_density_comparison")
     data = density_comparison_data(fits, target_pdf, upper, n)
     if "target" in data:
         ax.plot(data["t"], data["target"], "k-", linewidth=2, label="target")

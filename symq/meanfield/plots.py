@@ -28,9 +28,10 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from symq.core.errors import InvalidParameter, MissingDependency
+from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
 from symq.core.randomness import RngLike, as_generator
+from symq.core.plotting import axes_or_new
 
 from .nonlinear import relative_entropy_trajectory
 from .simulation import simulate_jsq
@@ -42,17 +43,6 @@ __all__ = ["jsq_tail_data", "plot_jsq_tail", "jsq_response_data", "plot_jsq_resp
 #: the labels of the default initial states of :func:`relative_entropy_trajectory`.
 _DEFAULT_STATES = ("empty", "3 jobs at every server", "u_k = 0.95^k")
 
-
-def _axes(ax: Any, who: str) -> Any:
-    """``ax``, or the axes of a new pyplot figure (matplotlib imported here only)."""
-    if ax is not None:
-        return ax
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise MissingDependency(f"{who} needs matplotlib (pip install 'symq[plot]'); its "
-                                "*_data twin gives the arrays") from None
-    return plt.subplots()[1]
 
 
 def _integers(name: str, values: Sequence[Any], minimum: int) -> list[int]:
@@ -109,7 +99,7 @@ def plot_jsq_tail(ds: Sequence[int] = (1, 2, 3), lam: float = 0.9, K: int = 20, 
     ``kwargs`` go to ``ax.plot`` (e.g. ``marker``).
     """
     data = jsq_tail_data(ds, lam, K)
-    ax = _axes(ax, "plot_jsq_tail")
+    ax = axes_or_new(ax, "plot_jsq_tail")
     kwargs.setdefault("marker", "o")
     kwargs.setdefault("markersize", 3)
     for d, u in zip(data["d"], data["u"]):
@@ -206,7 +196,7 @@ def plot_jsq_response(d: int = 2, N: int = 100, loads: ArrayLike | None = None, 
     """
     if data is None:
         data = jsq_response_data(d, N, loads, sim_loads, n_jobs=n_jobs, rng=rng, level=level)
-    ax = _axes(ax, "plot_jsq_response")
+    ax = axes_or_new(ax, "plot_jsq_response")
     d, N = data["d"], data["N"]  # noqa: N806
     (line,) = ax.plot(data["lam"], data["ET"], label=f"mean field, d = {d}", **kwargs)
     ax.plot(data["lam"], data["ET_N"], "--", color=line.get_color(),
@@ -266,7 +256,7 @@ def plot_lyapunov(d: int = 2, lam: float = 0.9, *, K: int = 20, t_final: float =
     returns the axes.  ``kwargs`` go to ``ax.plot``."""
     data = lyapunov_data(d, lam, K=K, t_final=t_final, n_times=n_times,
                          initial_states=initial_states)
-    ax = _axes(ax, "plot_lyapunov")
+    ax = axes_or_new(ax, "plot_lyapunov")
     for v, label in zip(data["V"], data["labels"]):
         shown = v > 0
         ax.plot(data["t"][shown], v[shown], label=f"from {label}", **kwargs)

@@ -10,6 +10,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from symq.core.plotting import axes_or_new
+
 from .solve import heavy_traffic_poa, price_of_anarchy, social_optimum, wardrop_equilibrium
 
 __all__ = ["poa_curve_data", "plot_poa_curve"]
@@ -46,10 +48,7 @@ def poa_curve_data(C: Sequence[float], w: Sequence[float], n: int = 200,
 def plot_poa_curve(C: Sequence[float], w: Sequence[float], ax: Any = None, n: int = 200,
                    label: str | None = None, **kwargs: Any) -> Any:
     """Plot PoA against the normalised load rho / sum(C); returns the matplotlib axes."""
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots()
+    ax = axes_or_new(ax, "plot_poa_curve")
     data = poa_curve_data(C, w, n=n)
     label = label or f"C={list(C)}, w={list(w)}"
     (line,) = ax.plot(data["rho"] / np.sum(C), data["poa"], label=label, **kwargs)

@@ -25,8 +25,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from symq.core.errors import InvalidParameter, MissingDependency
+from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
+from symq.core.plotting import axes_or_new
 
 from .protocol import WindowProtocol
 from .solve import WindowLaw, solve_protocol
@@ -36,17 +37,6 @@ __all__ = ["window_density_data", "plot_window_densities"]
 _Protocols = WindowProtocol | WindowLaw | Sequence[WindowProtocol | WindowLaw] | Mapping[
     str, WindowProtocol | WindowLaw]
 
-
-def _axes(ax: Any, who: str) -> Any:
-    """``ax``, or the axes of a new pyplot figure (matplotlib imported here only)."""
-    if ax is not None:
-        return ax
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise MissingDependency(f"{who} needs matplotlib (pip install 'symq[plot]'); its "
-                                "*_data twin gives the arrays") from None
-    return plt.subplots()[1]
 
 
 def _laws(protocols: _Protocols) -> tuple[list[str], list[WindowLaw]]:
@@ -122,7 +112,7 @@ def plot_window_densities(protocols: _Protocols, w: ArrayLike | None = None, n: 
     :math:`\ln W`); ``log=False``: :math:`f(w)` on linear axes.  ``kwargs`` go to ``ax.plot``.
     """
     data = window_density_data(protocols, w, n, coverage)
-    ax = _axes(ax, "plot_window_densities")
+    ax = axes_or_new(ax, "plot_window_densities")
     values = data["w_pdf"] if log else data["pdf"]
     for name, row, mean in zip(data["names"], values, data["mean"]):
         ax.plot(data["w"], row, label=f"{name} (E[W] = {mean:.4g})", **kwargs)

@@ -23,8 +23,9 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from symq.core.errors import InvalidParameter, MissingDependency, TruncationError
+from symq.core.errors import InvalidParameter, TruncationError
 from symq.core.parameters import integer_value
+from symq.core.plotting import axes_or_new
 
 from ..phase_type import hyperexponential2
 from .cavity import solve_attained
@@ -32,17 +33,6 @@ from .policies import POLICY_NAMES, Policy
 
 __all__ = ["attained_policies_data", "plot_attained_policies"]
 
-
-def _axes(ax: Any, who: str) -> Any:
-    """``ax``, or the axes of a new pyplot figure (matplotlib imported here only)."""
-    if ax is not None:
-        return ax
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise MissingDependency(f"{who} needs matplotlib (pip install 'symq[plot]'); its "
-                                "*_data twin gives the arrays") from None
-    return plt.subplots()[1]
 
 
 def _solve(policy: str | Policy, d: int, lam: float, service: Any, delta: float,
@@ -130,7 +120,7 @@ def plot_attained_policies(policies: Sequence[str | Policy] = POLICY_NAMES, d: i
     if data is None:
         data = attained_policies_data(policies, d, loads, service, delta=delta,
                                       rep_max=rep_max, B=B)
-    ax = _axes(ax, "plot_attained_policies")
+    ax = axes_or_new(ax, "plot_attained_policies")
     kwargs.setdefault("marker", "o")
     kwargs.setdefault("markersize", 3)
     values = data["reduction"] if relative else data["EW"]
