@@ -391,12 +391,17 @@ def _help_requested(args: argparse.Namespace, command: str) -> bool:
     return True
 
 
+def _show_progress(args: argparse.Namespace) -> bool:
+    """Progress bars go to a terminal only, and never with ``--json`` or ``-q``."""
+    return sys.stderr.isatty() and not args.json and not getattr(args, "quiet", False)
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     if _help_requested(args, "solve"):
         return EXIT_OK
     model = registry.get_model(args.model)
     params = model.parse(_split_assignments(args.assignments))
-    result = model.run(params, rng=args.seed)
+    result = model.run(params, rng=args.seed, progress=_show_progress(args))
     if args.json:
         out = result.to_dict()
         print(json.dumps({"model": out["model"], "params": out["params"],
@@ -559,6 +564,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "key=value")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--seed", type=int, default=None, help="seed of simulation-based solvers")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar (shown on a terminal for value iteration and "
+                        "simulations; never with --json or when stderr is not a terminal)")
     p.set_defaults(func=_cmd_solve, parser=p)
 
     p = _model_command(sub, "sweep", "parameter sweep: symq sweep MODEL key=a:b:n ...",

@@ -229,3 +229,18 @@ def test_sweep_csv_is_tidy_and_holds_the_closed_form(capsys):
         lam = float(r["lam"])
         exact = sum(lam ** (2 ** k - 2) for k in range(1, 60))
         assert float(r["ET"]) == pytest.approx(exact, rel=1e-9)
+
+
+def test_solve_shows_a_progress_bar_on_a_terminal_only(capsys, monkeypatch):
+    argv = ("solve", "jsq-sim", "N=10", "d=2", "lam=0.5", "n_jobs=20000", "--seed", "1")
+    code, plain, err = run(capsys, *argv)              # captured stderr: not a terminal
+    assert code == 0 and "JSQ(2) N=10" not in err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    code, shown, err = run(capsys, *argv)
+    assert code == 0 and "JSQ(2) N=10" in err and "20000/20000" in err
+    def without_speed(text):
+        return [line for line in text.splitlines() if "jobs_per_second" not in line]
+    assert without_speed(shown) == without_speed(plain)   # the bar changes nothing else
+    for quiet in (("-q",), ("--json",)):
+        code, _, err = run(capsys, *argv, *quiet)
+        assert code == 0 and "JSQ(2) N=10" not in err, quiet

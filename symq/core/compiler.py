@@ -86,6 +86,14 @@ class CompiledFunction:
         except (OSError, TypeError):  # pragma: no cover - lambdify always registers its source
             self.source = "<source unavailable>"
 
+    def _repr_markdown_(self) -> str:  # Jupyter: the formulas, then the generated source
+        from .display import markdown
+
+        head = markdown(f"**CompiledFunction** ({self.backend} backend) of "
+                        f"{', '.join(f'`{a}`' for a in self.args) or 'no arguments'}", [],
+                        [("", e) for e in self.exprs])
+        return f"{head}\n\n```python\n{self.source.rstrip()}\n```"
+
     def __call__(self, *values: Any, dps: int | None = None) -> Any:
         if len(values) != len(self.args):
             raise SymqError(

@@ -2,7 +2,11 @@
 
 A model's ``derive`` methods append :class:`Step` objects (a title, a sympy object or
 ``Eq``, one line of prose) to a :class:`Derivation`.  ``Derivation.to_markdown()`` renders
-every formula with :func:`sympy.latex`; no TeX is written by hand.
+every formula with sympy's LaTeX printer as :func:`symq.core.printing.latex` sets it up (``lam``
+as :math:`\\lambda`, ``u(k)`` as :math:`u_k`); no TeX is written by hand.  A formula that sympy
+evaluated to a truth value (an ``Eq`` that simplified to ``True``) is not a formula: it is stated
+in words instead of printing a bare ``True``; build relations with ``evaluate=False``
+(:func:`equations`) to show them.
 """
 
 from __future__ import annotations
@@ -12,13 +16,17 @@ from typing import Any, Iterator, Sequence
 
 import sympy as sp
 
+from .printing import latex
+
 __all__ = ["Step", "Derivation"]
 
+#: What a step says for a formula sympy evaluated to ``True`` (or ``False``).
+TRUTH = {True: "*sympy evaluates this relation to true: it holds identically.*",
+         False: "*sympy evaluates this relation to false.*"}
 
-def _latex(obj: Any) -> str:
-    if isinstance(obj, str):
-        return obj
-    return sp.latex(obj)
+
+def _is_truth(obj: Any) -> bool:
+    return isinstance(obj, (bool, sp.logic.boolalg.BooleanAtom))
 
 
 @dataclass(frozen=True)
@@ -46,13 +54,21 @@ class Step:
         return [self.content]
 
     def to_markdown(self, number: int | None = None) -> str:
+        """The step as Markdown: a level-3 heading (numbered when ``number`` is given), the prose,
+        each formula as a ``$$ ... $$`` block."""
         head = f"### {number}. {self.title}" if number is not None else f"### {self.title}"
         lines = [head, ""]
         if self.prose:
             lines += [self.prose, ""]
         for formula in self.formulas():
-            lines += ["$$", _latex(formula), "$$", ""]
+            if _is_truth(formula):
+                lines += [TRUTH[bool(formula)], ""]
+            else:
+                lines += ["$$", latex(formula), "$$", ""]
         return "\n".join(lines)
+
+    def _repr_markdown_(self) -> str:  # Jupyter
+        return self.to_markdown()
 
 
 @dataclass

@@ -161,6 +161,13 @@ class Distribution(abc.ABC):
         uniforms = generator.random(shape)
         return self.icdf(uniforms)
 
+    def _repr_markdown_(self) -> str:
+        """For Jupyter: the law's name, mean, variance, SCV and support
+        (:func:`symq.core.display.distribution_markdown`)."""
+        from .display import distribution_markdown
+
+        return distribution_markdown(self)
+
     # -- scipy --------------------------------------------------------------------------------
     def to_scipy(self) -> Any:
         """The law as a scipy ``ContinuousDistribution`` (``scipy.stats.make_distribution``).

@@ -489,6 +489,11 @@ class Parameter:
         """The parameter as an indexed base (for vector parameters: ``C[j]``)."""
         return sp.IndexedBase(self.symbol_name or self.name, **self.domain.assumptions)
 
+    def _repr_markdown_(self) -> str:  # Jupyter: one row of symq.core.display.parameters_table
+        from .display import parameters_table
+
+        return "\n".join([f"**Parameter** `{self.name}`", "", *parameters_table([self])])
+
     def validate(self, value: Any) -> Any:
         """Return the value in canonical form or raise :class:`InvalidParameter`."""
         return self.domain.coerce(self.name, value)

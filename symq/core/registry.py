@@ -150,19 +150,32 @@ class ModelSpec:
         values = {name: self.parameter(name, text).parse(text) for name, text in texts.items()}
         return validate_parameters(self.parameters, values)
 
-    @property
-    def accepts_rng(self) -> bool:
-        """Whether the solver takes a ``rng`` keyword (simulation-based models)."""
+    def _takes(self, keyword: str) -> bool:
         try:
-            return "rng" in inspect.signature(self.solve).parameters
+            return keyword in inspect.signature(self.solve).parameters
         except (TypeError, ValueError):
             return False
 
-    def run(self, params: Mapping[str, Any], rng: Any = None, **options: Any) -> Result:
-        """Validate the parameters and solve; ``rng`` is passed on when the solver takes it."""
+    @property
+    def accepts_rng(self) -> bool:
+        """Whether the solver takes a ``rng`` keyword (simulation-based models)."""
+        return self._takes("rng")
+
+    @property
+    def accepts_progress(self) -> bool:
+        """Whether the solver can show a progress bar (a ``progress`` keyword: long work such as
+        value iteration or a simulation)."""
+        return self._takes("progress")
+
+    def run(self, params: Mapping[str, Any], rng: Any = None, progress: bool = False,
+            **options: Any) -> Result:
+        """Validate the parameters and solve; ``rng`` is passed on when the solver takes it,
+        and ``progress=True`` (a tqdm bar on stderr) when it can show one."""
         values = validate_parameters(self.parameters, params)
         if self.accepts_rng:
             options["rng"] = rng
+        if progress and self.accepts_progress:
+            options["progress"] = True
         result = self.solve(**values, **options)
         check_values(self.name, result.values, self.allow_infinite)
         return result
@@ -171,6 +184,11 @@ class ModelSpec:
         if self.scalar_outputs is not None:
             return self.scalar_outputs(result)
         return {k: float(v) for k, v in result.values.items() if isinstance(v, (int, float))}
+
+    def _repr_markdown_(self) -> str:  # Jupyter: symq.core.display.spec_markdown
+        from .display import spec_markdown
+
+        return spec_markdown(self)
 
 
 @dataclass(frozen=True)
@@ -239,6 +257,11 @@ class PaperSpec:
             claim.paper = self.key
         return claims
 
+    def _repr_markdown_(self) -> str:  # Jupyter: symq.core.display.spec_markdown
+        from .display import spec_markdown
+
+        return spec_markdown(self)
+
 
 @dataclass(frozen=True)
 class ModelKind:
@@ -274,6 +297,11 @@ class ModelKind:
     keys: Mapping[str, str] = field(default_factory=dict)
     outputs: tuple[str, ...] = ()
     example: str = ""
+
+    def _repr_markdown_(self) -> str:  # Jupyter: symq.core.display.spec_markdown
+        from .display import spec_markdown
+
+        return spec_markdown(self)
 
 
 def _stamp(spec: Any) -> Any:

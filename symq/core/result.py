@@ -115,12 +115,11 @@ class Result:
         return f"{self.model}: {shown}{more} ({self.method}, {self.exactness})"
 
     def _repr_markdown_(self) -> str:
-        params = ", ".join(f"{k}={ResultBase._text(v)}" for k, v in self.params.items())
-        lines = [f"**{self.model}** ({params}): {self.method}, {self.exactness}", "",
-                 "| quantity | value |", "|---|---|"]
-        lines += [f"| `{k}` | {ResultBase._text(v)} |" for k, v in self.values.items()
-                  if ResultBase._is_scalar(v)]
-        return "\n".join(lines)
+        from .display import cell, markdown
+
+        params = ", ".join(f"{k}={cell(v)}" for k, v in self.params.items())
+        rows = [(k, v) for k, v in self.values.items() if ResultBase._is_scalar(v)]
+        return markdown(f"**{self.model}** ({params}): {self.method}, {self.exactness}", rows)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form: ``{"model", "params", "results", "method", "exactness", "timings"}``."""
@@ -153,14 +152,24 @@ class ResultBase:
       their ``to_dict()``), ready for ``json.dumps``;
     * ``__str__``: one line with the class name and the fields named in :attr:`summary` (all
       scalar fields when it is empty);
-    * ``_repr_markdown_()``: a table of the scalar fields, for Jupyter.
+    * ``_repr_markdown_()``: for Jupyter, a bold title (the class, the first sentence of its
+      docstring, ``method`` and ``exactness``), then a table of the fields (those of
+      :attr:`summary` first; numbers to 6 significant digits, vectors shortened, each error named
+      in :attr:`uncertainty` next to its value), formulas in LaTeX below
+      (:func:`symq.core.display.result_markdown`).
 
     Field names follow :mod:`symq.core.glossary` (``ET``, ``EW``, ``EQ``, ``tail``, ``n_jobs``,
     ``n_batches``, ``method``, ``exactness``, ``residual``, ...).
     """
 
-    #: Fields shown by ``__str__`` (empty: every scalar field).
+    #: Fields shown by ``__str__`` (empty: every scalar field), and first in the display.
     summary: ClassVar[tuple[str, ...]] = ()
+    #: Errors shown with the value they qualify: ``{"ET": "error_estimate"}`` (``ET ± error``),
+    #: ``{"EW": "relative error_estimate"}`` (a relative error) or ``{"ET": ("ET_low",
+    #: "ET_high")}`` (a bracket).
+    uncertainty: ClassVar[Mapping[str, str | tuple[str, str]]] = {}
+    #: LaTeX names of formula fields in the display: ``{"lst": "$f^*(s)$"}``.
+    labels: ClassVar[Mapping[str, str]] = {}
 
     def _field_items(self) -> list[tuple[str, Any]]:
         if not dataclasses.is_dataclass(self):
@@ -182,9 +191,9 @@ class ResultBase:
 
     @staticmethod
     def _text(value: Any) -> str:
-        if isinstance(value, (float, np.floating)):
-            return f"{float(value):.6g}"
-        return str(value)
+        from .display import number_text
+
+        return number_text(value)
 
     def _scalar_items(self) -> list[tuple[str, Any]]:
         items = [(n, v) for n, v in self._field_items() if self._is_scalar(v)]
@@ -198,10 +207,9 @@ class ResultBase:
         return f"{type(self).__name__}({fields})"
 
     def _repr_markdown_(self) -> str:
-        rows = [(n, v) for n, v in self._field_items() if self._is_scalar(v)]
-        lines = [f"**{type(self).__name__}**", "", "| quantity | value |", "|---|---|"]
-        lines += [f"| `{n}` | {self._text(v)} |" for n, v in rows]
-        return "\n".join(lines)
+        from .display import result_markdown
+
+        return result_markdown(self)
 
 
 def _flat_numbers(value: Any, path: str) -> list[tuple[str, float]]:

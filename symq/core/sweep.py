@@ -295,6 +295,10 @@ class SweepResult:
                                     "dicts") from None
         return pd.DataFrame(self.rows())
 
+    def _repr_markdown_(self) -> str:  # Jupyter: symq.core.display.sweep_markdown
+        from .display import sweep_markdown
+        return sweep_markdown(self)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dictionary.
 

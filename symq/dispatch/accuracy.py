@@ -42,7 +42,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -160,6 +160,7 @@ class DispatchVIEstimate(ResultBase):
     """
 
     summary: ClassVar[tuple[str, ...]] = ("ET", "error_estimate", "policy", "m", "rho")
+    uncertainty: ClassVar[Mapping[str, str]] = {"ET": "error_estimate"}
 
     ET: float
     error_estimate: float

@@ -314,7 +314,7 @@ class _DeclaredScore:
             expr = self.policy.expr.xreplace({s: {"u": u, "n": n}.get(s.name, s)
                                              for s in self.policy.expr.free_symbols})
             d.add("score", sp.Eq(sp.Function("s")(u, n, x, sp.Symbol("i")), expr),
-                  "the score of server i; the job goes to the server of least score (ties to "
+                  "the score of server $i$; the job goes to the server of least score (ties to "
                   "the lowest index)")
         else:
             d.add("score", sp.Function("s")(u, n, x, sp.Symbol("i")),

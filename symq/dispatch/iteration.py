@@ -25,7 +25,7 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Mapping
 
 import numba
 import numpy as np
@@ -351,6 +351,7 @@ class VIResult(ResultBase):
     """
 
     summary: ClassVar[tuple[str, ...]] = ("ET", "ET_low", "ET_high", "policy", "delta", "U")
+    uncertainty: ClassVar[Mapping[str, tuple[str, str]]] = {"ET": ("ET_low", "ET_high")}
 
     ET: float
     ET_low: float

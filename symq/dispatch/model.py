@@ -107,7 +107,8 @@ def _check_given(key: str, sizes: str, scv: Any, h: Any, delta: Any, umax: Any,
 
 
 def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: float | None,
-                   rtol: float | None, speeds: Any = None) -> dict[str, Any]:
+                   rtol: float | None, speeds: Any = None,
+                   progress: bool = False) -> dict[str, Any]:
     from .accuracy import solve_accurate
 
     names = {"U": "umax"}
@@ -120,7 +121,7 @@ def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: floa
                                f"value iteration {grid} is implemented for m <= {top} servers; "
                                "the heuristics (policy=lwl, jiq, sita-opt, ...) take any m")
     est = solve_accurate(m, rho, law, rtol=DEFAULT_RTOL if rtol is None else rtol,
-                         coarse=delta, U=umax, names=names, speeds=speeds)
+                         coarse=delta, U=umax, names=names, speeds=speeds, progress=progress)
     return {
         "ET": est.ET,
         "method": "value-iteration",
@@ -208,7 +209,8 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
                    scv: float | None = None, h: float | None = None,
                    delta: float | None = None, umax: float | None = None,
                    n_jobs: int = 2_000_000, seed: int = 1, rng: Any = None,
-                   rtol: float | None = None, speeds: Any = None) -> Result:
+                   rtol: float | None = None, speeds: Any = None,
+                   progress: bool = False) -> Result:
     """Mean response time of one dispatching policy (the module docstring describes the methods).
 
     Parameters
@@ -235,6 +237,8 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
     speeds : sequence of m positive reals, optional
         Server speeds (default all 1): value iteration with speeds for ``policy="optimal"``
         (``m <= 3``), simulation with speeds for every other policy.
+    progress : bool, default False
+        tqdm bars on stderr for the value iteration of ``policy="optimal"`` (one per grid).
 
     Raises
     ------
@@ -243,7 +247,7 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
     """
     try:
         return _solve_dispatch(policy, m, rho, sizes, scv, h, delta, umax, rtol, n_jobs,
-                               seed if rng is None else rng, speeds)
+                               seed if rng is None else rng, speeds, progress)
     except InvalidParameter as exc:
         raise _user_error(exc) from None
 
@@ -251,7 +255,7 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
 def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | None,
                     h: float | None, delta: float | None, umax: float | None,
                     rtol: float | None, n_jobs: int,
-                    seed: Any, speeds: Any = None) -> Result:
+                    seed: Any, speeds: Any = None, progress: bool = False) -> Result:
     start = time.perf_counter()
     key = str(policy).lower()
     if key not in POLICY_CHOICES:
@@ -263,7 +267,7 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
     values: dict[str, Any]
     if key == "optimal":
         try:
-            values = _solve_optimal(m, rho, law, delta, umax, rtol, spd)
+            values = _solve_optimal(m, rho, law, delta, umax, rtol, spd, progress)
         except InvalidParameter as exc:
             if exc.name != "sizes" or size_key != "h2":
                 raise

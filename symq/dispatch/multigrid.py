@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
@@ -102,6 +102,7 @@ class RichardsonResult(ResultBase):
     """
 
     summary: ClassVar[tuple[str, ...]] = ("ET", "error_estimate", "ET_low", "ET_high")
+    uncertainty: ClassVar[Mapping[str, str]] = {"ET": "error_estimate"}
 
     ET: float
     ET_low: float

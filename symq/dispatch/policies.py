@@ -256,6 +256,12 @@ class DispatchPolicy:
     name: str
     params: dict = field(default_factory=dict)
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from symq.core.display import markdown
+
+        return markdown(f"**{type(self).__name__}** {self.name}: a dispatching policy "
+                        "(`.bind(m, rho, sizes)` makes it runnable)", list(self.params.items()))
+
     @classmethod
     def from_score(cls, name: str, score: Any, parameters: Any = (), *,
                    uses_counts: bool | None = None, description: str = "") -> DispatchPolicy:

@@ -235,6 +235,19 @@ class ScorePolicy(DispatchPolicy):
     expr: Any = None
     description: str = ""
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from symq.core.display import markdown
+
+        u, n, x, i = sp.symbols("u_i n_i x i")
+        formula = [] if self.expr is None else [("", sp.Eq(
+            sp.Function("s")(u, n, x, i), self.expr.xreplace(
+                {v: {"u": u, "n": n}.get(v.name, v) for v in self.expr.free_symbols}),
+            evaluate=False))]
+        rows = [("description", self.description), ("parameters", ", ".join(self.parameters)),
+                *self.params.items(), ("uses_counts", self.uses_counts)]
+        return markdown(f"**ScorePolicy** {self.name}: the job goes to the server of least "
+                        "score", [(k, v) for k, v in rows if v != ""], formula)
+
     def with_values(self, **values: Any) -> ScorePolicy:
         """The same compiled score with other values of its declared parameters."""
         for key, value in values.items():

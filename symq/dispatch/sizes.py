@@ -73,6 +73,13 @@ class SizeLaw:
         """Squared coefficient of variation."""
         return self.second_moment / self.mean ** 2 - 1.0
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from symq.core.display import markdown
+
+        return markdown(f"**SizeLaw** {self.name}: a job-size law of the dispatcher",
+                        [("mean", self.mean), ("second_moment", self.second_moment),
+                         ("scv", self.scv), ("is_exponential", self.is_exponential)])
+
     def cdf(self, x: ArrayLike) -> NDArray[np.float64]:
         """``P(X <= x)``."""
         return self._cdf(np.maximum(np.asarray(x, dtype=float), 0.0))

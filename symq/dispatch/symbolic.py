@@ -185,34 +185,42 @@ def derivation() -> Derivation:
     der = Derivation(
         title="Optimal size-aware dispatching: Bellman equations and closed-form values",
         source="E. Hyytiä, R. Righter, arXiv 2402.08142 (2024); Hyytiä, Penttinen, Aalto, EJOR 2012",
-        summary="m FCFS servers, Poisson arrivals, sizes known at dispatch; state = backlogs u; "
-                "a job sent to server i has response time u_i + x.",
+        summary="$m$ FCFS servers, Poisson arrivals, sizes known at dispatch; state = backlogs "
+                "$u$; a job sent to server $i$ has response time $u_i + x$.",
     )
     pre, post = bellman_equations(2)
     der.add("Pre-assignment value (two servers)", pre,
-            "g is the optimal mean response time per job; v(0) = 0 fixes the constant.")
-    der.add("Post-assignment value", post, "A ~ Exp(lambda) is the time to the next arrival.")
+            "$g$ is the optimal mean response time per job; $v(0) = 0$ fixes the constant.")
+    der.add("Post-assignment value", post,
+            r"$A \sim \mathrm{Exp}(\lambda)$ is the time to the next arrival.")
     der.add("M/G/1 relative value", sp.Eq(sp.Function("v")(U), mg1_value()),
-            "Depends on the size law only through rho = lambda E[X].")
+            r"Depends on the size law only through $\rho = \lambda E[X]$.")
     m = sp.Symbol("m", positive=True)
     der.add("Curvature of the analytic tail beyond U", sp.Eq(sp.Symbol("c_M"),
                                                              sp.factor(tail_curvature(LAM / m, RHO))),
-            "The u^2 coefficient of the M/G/1 value of one server under an equal random split "
-            "(lambda_i = lambda/m, rho_i = rho); value iteration continues v beyond the "
-            "truncation U by c_M((U + s)^2 - U^2), and the lookup policy uses the same tail.")
+            "The $u^2$ coefficient of the M/G/1 value of one server under an equal random split "
+            r"($\lambda_i = \lambda/m$, $\rho_i = \rho$); value iteration continues $v$ beyond "
+            "the truncation $U$ by $c_M((U + s)^2 - U^2)$, and the lookup policy uses the same "
+            "tail.")
     check = verify_mg1_value()
+    pk = ("equals the Pollaczek-Khinchine mean response time" if check["g_is_pollaczek_khinchine"]
+          else "differs from the Pollaczek-Khinchine mean response time")
     der.add("Residual of the one-server Bellman equation with this v", check["residual"],
-            "sympy: the e^{-lambda u} terms cancel and the residual is a constant, the "
-            "Pollaczek-Khinchine mean response time m_1 + lambda m_2/(2(1 - rho)), m_1 = rho/lambda "
-            f"(check: {check['g_is_pollaczek_khinchine']}).")
+            r"sympy: the $e^{-\lambda u}$ terms cancel and the residual is a constant; sympy "
+            rf"checks that it {pk} $m_1 + \lambda m_2/(2(1 - \rho))$, $m_1 = \rho/\lambda$.")
     der.add("Mean response time of a static split", sp.Eq(sp.Symbol("E[T]"),
                                                           pollaczek_khinchine()),
             "Pollaczek-Khinchine for one M/G/1 server; the exact values of RND (each server "
-            "has rate lambda/m and load rho) and SITA (server j has the sizes of class j; its "
-            "share of the mean wait is lambda_j E[X^2; j]/(2(1 - rho_j))) evaluate it.")
-    der.add("First-policy-iteration index", sp.Eq(sp.Symbol("a_i(u, x)"), fpi_index()),
-            "u + x + v_i(u + x) - v_i(u) with the M/G/1 value of server i under a static split.")
-    der.add("FPI from an equal random split", sp.Symbol("LWL"),
-            "All servers share lambda_i and rho_i; sympy proves da/du > 0 "
-            f"({fpi_from_rnd_is_lwl()}), so argmin_i a(u_i, x) = argmin_i u_i: least work left.")
+            r"has rate $\lambda/m$ and load $\rho$) and SITA (server $j$ has the sizes of class "
+            r"$j$; its share of the mean wait is $\lambda_j E[X^2; j]/(2(1 - \rho_j))$) "
+            "evaluate it.")
+    der.add("First-policy-iteration index", sp.Eq(sp.Function("a_i")(U, X), fpi_index()),
+            "$u + x + v_i(u + x) - v_i(u)$ with the M/G/1 value of server $i$ under a static "
+            "split.")
+    proved = ("sympy proves $da/du > 0$" if fpi_from_rnd_is_lwl() else
+              "sympy cannot prove $da/du > 0$")
+    der.add("FPI from an equal random split",
+            sp.Eq(sp.Function("FPI")(sp.Symbol("RND")), sp.Symbol("LWL"), evaluate=False),
+            rf"All servers share $\lambda_i$ and $\rho_i$; {proved}, so "
+            r"$\arg\min_i a(u_i, x) = \arg\min_i u_i$: least work left.")
     return der

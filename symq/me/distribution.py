@@ -38,6 +38,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from symq.core import printing
 from symq.core.distribution import Distribution
 from symq.core.errors import InvalidParameter
 from symq.core.randomness import RngLike
@@ -512,7 +513,21 @@ class ME(Distribution):
         return hash(("ME", self._lst))
 
     def __repr__(self) -> str:
-        return f"ME({self.transform})"
+        """``ME(N(s)/D(s))`` with long coefficients (a fit from decimal data) shortened to 6
+        significant digits (:func:`symq.core.printing.text`); the exact transform is
+        :attr:`transform` (and :meth:`to_dict`)."""
+        return f"ME({printing.text(self.transform)})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The exact coefficients as text, ``{"numerator": [...], "denominator": [...]}``
+        (ascending powers of ``s``; :meth:`RationalLST.to_dict`)."""
+        return self._lst.to_dict()
 
     def _repr_latex_(self) -> str:
-        return f"$\\displaystyle f^*(s) = {sp.latex(self.transform)}$"
+        return f"$\\displaystyle f^*(s) = {printing.latex(self.transform, digits=printing.DIGITS)}$"
+
+    def _repr_markdown_(self) -> str:
+        from symq.core.display import distribution_markdown
+
+        return distribution_markdown(self, f"**ME** of order {self.order}",
+                                     [("$f^*(s)$", self.transform)])

@@ -121,6 +121,13 @@ class Target:
     pdf: Callable[[np.ndarray], np.ndarray] | None = None
     name: str = "target"
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from symq.core.display import markdown
+
+        return markdown(f"**Target** {self.name}: what `fit` matches",
+                        [("moments", self.moments), ("zero", self.zero or "none"),
+                         ("density", "given" if self.pdf is not None else "none")])
+
     @classmethod
     def from_scipy(cls, dist: Any, n_moments: int, zero: Sequence[Any] = (),
                    name: str | None = None) -> "Target":

@@ -156,6 +156,15 @@ class PhaseType(Distribution):
     def __repr__(self) -> str:
         return f"PhaseType(order={self.order}, mean={self._mean:.6g}, name={self.name!r})"
 
+    def _repr_markdown_(self) -> str:
+        import sympy as sp
+
+        from symq.core.display import distribution_markdown
+
+        return distribution_markdown(
+            self, f"**PhaseType** {self.name} ({self.order} phases)",
+            [(r"$\alpha$", sp.Matrix([self.alpha.tolist()])), ("$A$", sp.Matrix(self.A.tolist()))])
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PhaseType):
             return NotImplemented

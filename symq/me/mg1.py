@@ -77,7 +77,7 @@ def pollaczek_khinchine_EW(lam: float, mean: float, scv: float) -> float:  # noq
 
 def solve_mg1_sim(lam: float, sizes: str = "exp", mean: float = 1.0, scv: float | None = None,
                   n_jobs: int = DEFAULT_JOBS, n_batches: int = 40, level: float = 0.95,
-                  rng: RngLike = None) -> Result:
+                  rng: RngLike = None, progress: bool = False) -> Result:
     """Simulate an M/G/1 FCFS queue and give the exact P-K mean beside the estimates.
 
     Parameters
@@ -90,6 +90,8 @@ def solve_mg1_sim(lam: float, sizes: str = "exp", mean: float = 1.0, scv: float 
         Customers simulated (5% warm-up), batches and confidence level of the intervals.
     rng : seed or numpy Generator
         Randomness (same seed, same result).
+    progress : bool, default False
+        A tqdm bar on stderr (same result without).
 
     Returns
     -------
@@ -108,7 +110,7 @@ def solve_mg1_sim(lam: float, sizes: str = "exp", mean: float = 1.0, scv: float 
     law = size_law(sizes, mean, scv)
     exact = pollaczek_khinchine_EW(lam, mean, c2)
     est = simulate_mg1_waiting(law, lam, n_jobs=n_jobs, rng=rng, n_batches=n_batches,
-                               level=level)
+                               level=level, progress=progress)
     ew = est.EW
     et = ConfidenceInterval(ew.mean + mean, ew.half_width, ew.level, ew.n, ew.method)
     return Result(model=NAME,

@@ -51,7 +51,7 @@ import numbers
 import time
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import sympy as sp
 
@@ -126,6 +126,7 @@ class PadeResult(ResultBase):
 
     summary: ClassVar[tuple[str, ...]] = ("order", "moments_used", "zero_used", "exactness",
                                           "residual")
+    labels: ClassVar[Mapping[str, str]] = {"lst": "$f^*(s)$"}
 
     lst: RationalLST
     order: int
@@ -140,8 +141,6 @@ class PadeResult(ResultBase):
     residual: float = 0.0
     method: str = CLASSICAL
 
-    def _repr_markdown_(self) -> str:
-        return f"{super()._repr_markdown_()}\n\n$f^*(s) = {sp.latex(self.lst.expr)}$"
 
 
 # ====================================================================== the linear systems

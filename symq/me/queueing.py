@@ -24,7 +24,7 @@ chunked progress) and returns batch-means confidence intervals (:class:`WaitingT
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numba
 import numpy as np
@@ -65,6 +65,7 @@ class WaitingTime(ResultBase):
     """
 
     summary: ClassVar[tuple[str, ...]] = ("lam", "rho", "EW")
+    labels: ClassVar[Mapping[str, str]] = {"positive_part": r"$W^*(s \mid W > 0)$"}
 
     lam: sp.Rational
     rho: sp.Rational
@@ -77,9 +78,6 @@ class WaitingTime(ResultBase):
         """:math:`E[W]`, the same exact value as :attr:`EW`."""
         return self.EW
 
-    def _repr_markdown_(self) -> str:
-        return (f"{super()._repr_markdown_()}\n\n"
-                f"$W^*(s \\mid W > 0) = {sp.latex(self.positive_part.expr)}$")
 
 
 def mg1_waiting_time(service: RationalLST | Any, lam: Any) -> WaitingTime:
@@ -172,8 +170,10 @@ class WaitingTimeEstimate(ResultBase):
     exactness: Exactness = Exactness.SIMULATED
 
     def _repr_markdown_(self) -> str:
-        rows = "\n".join(f"| `P(W > {t:g})` | {ci} |" for t, ci in zip(self.thresholds, self.ccdf))
-        return f"{super()._repr_markdown_()}\n{rows}" if rows else super()._repr_markdown_()
+        lines = [line for line in super()._repr_markdown_().split("\n")
+                 if not line.startswith("| `ccdf` |")]  # listed threshold by threshold
+        lines += [f"| `P(W > {t:g})` | {ci} |" for t, ci in zip(self.thresholds, self.ccdf)]
+        return "\n".join(lines)
 
 
 @numba.njit(cache=True)

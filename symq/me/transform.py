@@ -34,6 +34,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from symq.core import printing
 from symq.core.errors import InvalidParameter
 from symq.core.precision import is_mpf
 
@@ -308,7 +309,9 @@ class RationalLST:
         return str(self.expr)
 
     def _repr_latex_(self) -> str:
-        return f"${sp.latex(self.expr)}$"
+        """The transform in LaTeX, long coefficients shortened to 6 significant digits (the
+        exact ones are :attr:`numerator`, :attr:`denominator` and :meth:`to_dict`)."""
+        return f"${printing.latex(self.expr, digits=printing.DIGITS)}$"
 
 
 def to_mpf(value: sp.Rational | Fraction | int, ctx: Any = None) -> mpmath.mpf:

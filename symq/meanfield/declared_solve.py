@@ -49,6 +49,17 @@ class Declaration:
     search: tuple[np.ndarray, ...]
     tolerance: float
 
+    def _repr_markdown_(self) -> str:  # Jupyter: the declaration, then its process
+        from symq.core.display import markdown
+
+        head = markdown(f"**Declaration** {self.name} (declared in `{self.where}`)",
+                        [("variables", ", ".join(self.variables)),
+                         ("parameters", ", ".join(self.parameters) or "none"),
+                         ("initial", self.initial), ("tolerance", self.tolerance)],
+                        [("", sp.Eq(sp.Symbol(k), h, evaluate=False))
+                         for k, h in self.outputs.items()])
+        return f"{head}\n\n{self.process._repr_markdown_()}"
+
 
 # ---------------------------------------------------------------------------- solve
 
@@ -207,12 +218,12 @@ def derivation(decl: Declaration) -> Derivation:
     rates = [sp.Eq(sp.Function(f"beta_{i + 1}")(*process.variables), rate, evaluate=False)
              for i, (_, rate) in enumerate(process.transitions)]
     der.add("Transitions", [*jumps, *rates],
-            "Transition l moves x to x + l/N at rate N beta_l(x) (Kurtz 1970).")
+            r"Transition $\ell$ moves $x$ to $x + \ell/N$ at rate $N \beta_\ell(x)$ (Kurtz 1970).")
     der.add("Mean-field ODE",
             sp.Eq(sp.Derivative(sp.Function("x")(sp.Symbol("t")), sp.Symbol("t")),
                   sp.Sum(sp.IndexedBase("l")[ell] * sp.Indexed("beta", ell)
                          , (ell, 1, len(process.transitions))), evaluate=False),
-            "dx/dt = F(x) = sum_l l beta_l(x), written out in the next step.")
+            r"$dx/dt = F(x) = \sum_\ell \ell \beta_\ell(x)$, written out in the next step.")
     der.steps.extend(steps)
     if decl.outputs:
         der.add("Declared outputs", [sp.Eq(sp.Symbol(k), h, evaluate=False)

@@ -204,7 +204,8 @@ SIM_JOBS = 10**6
 
 def jsq_sim_model(N: int, d: int, lam: float, service: str = "exp",  # noqa: N803
                   scv: float | None = None, f: float | None = None, n_jobs: int = SIM_JOBS,
-                  n_batches: int = 30, level: float = 0.95, rng: RngLike = None) -> Result:
+                  n_batches: int = 30, level: float = 0.95, rng: RngLike = None,
+                  progress: bool = False) -> Result:
     """The registered ``jsq-sim`` model: :func:`~symq.meanfield.simulation.simulate_jsq` with
     ``N`` servers, JSQ(``d``), per-server arrival rate ``lam``, exponential or H2(1, scv, f)
     job sizes (mean 1, as ``jsq-ph``), FCFS, probes with replacement, started empty, 10% of the
@@ -237,7 +238,8 @@ def jsq_sim_model(N: int, d: int, lam: float, service: str = "exp",  # noqa: N80
             raise InvalidParameter("scv", MISSING, SCV.domain.describe() + " (service=H2)")
         f = 0.5 if f is None else f
         law = hyperexponential2(1.0, scv, f)
-    est = simulate_jsq(N, d, lam, law, n_jobs=n_jobs, n_batches=n_batches, level=level, rng=rng)
+    est = simulate_jsq(N, d, lam, law, n_jobs=n_jobs, n_batches=n_batches, level=level, rng=rng,
+                       progress=progress)
     ew = dataclasses.replace(est.ET, mean=est.ET.mean - est.mean_service)
     values = {"ET": est.ET, "EW": ew, "EQ": est.EQ, "utilisation": est.utilisation,
               "tail": est.tail.tolist(), "n_jobs": est.n_jobs, "n_batches": est.n_batches,

@@ -326,15 +326,15 @@ class PopulationProcess:
         der = Derivation(
             title=f"Mean-field drift of the {self.name}",
             source="Kurtz (1970); Gast & Van Houdt, SIGMETRICS 2018, Section 2 and Theorem 1",
-            summary="Each transition l moves x to x + l/N at rate N beta_l(x).",
+            summary=r"Each transition $\ell$ moves $x$ to $x + \ell/N$ at rate $N \beta_\ell(x)$.",
         )
         der.add("Drift", sp.Eq(sp.Derivative(x, sp.Symbol("t")), self.drift, evaluate=False),
-                "F(x) = sum_l l beta_l(x): the mean-field ODE dx/dt = F(x).")
+                r"$F(x) = \sum_\ell \ell \beta_\ell(x)$: the mean-field ODE $dx/dt = F(x)$.")
         der.add("Jacobian", sp.Eq(sp.Symbol("DF"), sp.ImmutableMatrix(self.jacobian), evaluate=False),
-                "DF(x)_{ij} = dF_i/dx_j, evaluated at the fixed point for stability and the refined term.")
+                r"$DF(x)_{ij} = \partial F_i/\partial x_j$, at the fixed point for stability and the refined term.")
         der.add("Diffusion matrix", sp.Eq(sp.Symbol("Q"), sp.ImmutableMatrix(self.diffusion),
                                           evaluate=False),
-                "Q(x) = sum_l l l^T beta_l(x) (Gast & Van Houdt 2018, Theorem 1).")
+                r"$Q(x) = \sum_\ell \ell \ell^T \beta_\ell(x)$ (Gast & Van Houdt 2018, Theorem 1).")
         return der
 
     # ------------------------------------------------------------------ compile (once)

@@ -37,6 +37,7 @@ from symq.core.compiler import compile as symq_compile
 from symq.core.derivation import Derivation
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
 from symq.core.parameters import integer_value, real_value
+from symq.core.printing import latex
 from symq.core.resources import require_memory
 from symq.core.result import Exactness
 
@@ -217,28 +218,30 @@ def derivation() -> Derivation:
         title="JSQ(d) supermarket model with exponential service: mean-field fixed point",
         source="Vvedenskaya, Dobrushin, Karpelevich 1996; Mitzenmacher 2001; "
                "Gast & Van Houdt, SIGMETRICS 2018 (Theorem 1) for the 1/N term",
-        summary="u_k is the fraction of servers with at least k jobs; u_0 = 1.",
+        summary="$u_k$ is the fraction of servers with at least $k$ jobs; $u_0 = 1$.",
     )
     der.add("Mean-field ODE", sp.Eq(sp.Derivative(uk(k), sp.Symbol("t")),
                                     LAM * (uk(k - 1) ** d - uk(k) ** d) - (uk(k) - uk(k + 1))),
-            "Arrivals join a queue of length k-1 with probability u_{k-1}^d - u_k^d; "
-            "departures leave queues of length k at rate u_k - u_{k+1}.")
+            "Arrivals join a queue of length $k-1$ with probability $u_{k-1}^d - u_k^d$; "
+            "departures leave queues of length $k$ at rate $u_k - u_{k+1}$.")
     der.add("Closed form", sp.Eq(uk(k), closed_form_symbolic(k, d)),
-            "Candidate fixed point for d >= 2 (u_k = lam^k for d = 1).")
-    exponents = [sp.Eq(sp.simplify(1 + d * (d ** (k - 1) - 1) / (d - 1) - (d ** k - 1) / (d - 1)), 0)]
-    der.add("Exponent identity", [sp.Eq(1 + d * (d ** (k - 1) - 1) / (d - 1), (d ** k - 1) / (d - 1)),
-                                  *exponents],
-            "lam * u_{k-1}^d = u_k, hence the drift vanishes level by level.")
+            r"Candidate fixed point for $d \ge 2$ ($u_k = \lambda^k$ for $d = 1$).")
+    lhs, rhs = 1 + d * (d ** (k - 1) - 1) / (d - 1), (d ** k - 1) / (d - 1)
+    difference = sp.simplify(lhs - rhs)
+    der.add("Exponent identity", sp.Eq(lhs, rhs, evaluate=False),
+            r"$\lambda u_{k-1}^d = u_k$, hence the drift vanishes level by level; sympy "
+            f"simplifies the difference of the two sides to ${latex(difference)}$.")
     residuals = verify_closed_form()
     der.add("Drift at the closed form", [sp.Eq(sp.Symbol("F_k"), residuals["drift d>1"]),
                                          sp.Eq(sp.Symbol("F_k^{(d=1)}"), residuals["drift d=1"])],
-            "sympy simplification of the ODE right-hand side at the closed form (symbolic lam, d, k).")
+            r"sympy simplification of the ODE right-hand side at the closed form (symbolic "
+            r"$\lambda$, $d$, $k$).")
     der.add("Metrics", [sp.Eq(sp.Symbol("E[Q]"), sp.Sum(uk(k), (k, 1, sp.oo))),
                         sp.Eq(sp.Symbol("E[T]"), sp.Symbol("E[Q]") / LAM),
                         sp.Eq(sp.Symbol("E[W]"), sp.Symbol("E[T]") - 1)],
             "Mean queue length per server, Little's law, waiting time (unit service time).")
     der.add("Heavy traffic", sp.Eq(sp.Symbol("E[T]"), sp.log(1 / (1 - LAM)) / sp.log(d)),
-            "Asymptotic as lam -> 1 for d >= 2 (Mitzenmacher 2001).")
+            r"Asymptotic as $\lambda \to 1$ for $d \ge 2$ (Mitzenmacher 2001).")
     return der
 
 

@@ -170,6 +170,15 @@ class DeclaredCost:
         """``expr`` compiled (numpy backend) with arguments ``(x, *names)``."""
         return compile(expr, (_x, *(_symbol(n) for n in self.names)))
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from symq.core.display import markdown
+
+        shown = [("cost", self.cost), ("marginal", self.marginal), ("curvature", self.curvature),
+                 ("cost per unit of work", self.per_unit), ("potential", self.potential)]
+        return markdown("**DeclaredCost**: a server's cost rate $f(x)$ at load $x$ and its "
+                        "derived forms", [("capacity", self.capacity), ("arguments", self.names)],
+                        [(label, expr) for label, expr in shown if expr is not None])
+
 
 def _potential(per_unit: sp.Expr) -> sp.Expr | None:
     """:math:`\\int_0^x g(y) dy` by sympy within the budget; None when it has no closed form."""
@@ -518,38 +527,39 @@ def _derivation(name: str, model: DeclaredCost) -> Derivation:
         return _tidy(expr).xreplace(j)
 
     d = Derivation(f"Routing model {name}: social optimum and Wardrop equilibrium", SOURCE,
-                   "KKT conditions of the declared cost rate f_j(x) of a server, for the "
+                   "KKT conditions of the declared cost rate $f_j(x)$ of a server, for the "
                    "optimum and for the equilibrium of selfish jobs.")
     d.section("Social optimum")
     f = sp.Function("f_j")
     d.add("Declared cost", sp.Eq(f(x0), at(model.cost), evaluate=False),
-          "The cost rate of server j at load x_j; J = sum_j f_j(x_j).")
+          r"The cost rate of server $j$ at load $x_j$; $J = \sum_j f_j(x_j)$.")
     d.add("Marginal cost", sp.Eq(sp.Derivative(f(x0), x0), at(model.marginal),
                                  evaluate=False), "Differentiate the declared cost.")
     d.add("Curvature", sp.Eq(sp.Derivative(f(x0), (x0, 2)), at(model.curvature),
                              evaluate=False),
-          "Nonnegative on [0, capacity): J is convex (checked numerically by each solve).")
+          "Nonnegative on $[0, C_j)$: $J$ is convex (checked numerically by each solve).")
     d.add("KKT conditions", [sp.Eq(at(model.marginal), mu, evaluate=False),
                              sp.GreaterThan(at(model.marginal.subs(_x, 0)), mu, evaluate=False)],
-          "min J subject to sum_j x_j = rho, x_j >= 0: equal marginal costs mu on used "
-          "servers, a marginal cost at zero load of at least mu on unused ones (paper, "
-          "centralised-routing section).")
+          r"$\min J$ subject to $\sum_j x_j = \rho$, $x_j \ge 0$: equal marginal costs $\mu$ "
+          r"on used servers, a marginal cost at zero load of at least $\mu$ on unused ones "
+          "(paper, centralised-routing section).")
     d.section("Wardrop equilibrium")
     d.add("Cost per unit of work", sp.Eq(sp.Symbol("g_j"), at(model.per_unit), evaluate=False),
-          "By Little's law a job pays f_j/lambda_j = E[X] f_j(x_j)/x_j at server j.")
+          r"By Little's law a job pays $f_j/\lambda_j = E[X] f_j(x_j)/x_j$ at server $j$.")
     if model.potential is not None:
         potential = at(model.potential)
     else:
         potential = sp.Integral(at(model.per_unit).subs(j[_x], sp.Symbol("y")),
                                 (sp.Symbol("y"), 0, j[_x]))
     d.add("Beckmann potential", sp.Eq(sp.Symbol("Phi_j"), potential, evaluate=False),
-          "Phi = sum_j integral_0^{x_j} f_j(y)/y dy; its gradient is the cost per unit of work.")
+          r"$\Phi = \sum_j \int_0^{x_j} f_j(y)/y \, dy$; its gradient is the cost per unit of "
+          "work.")
     d.add("Wardrop conditions", [sp.Eq(at(model.per_unit), c, evaluate=False),
                                  sp.GreaterThan(at(model.marginal.subs(_x, 0)), c,
                                                 evaluate=False)],
-          "The KKT conditions of min Phi subject to sum_j x_j = rho: every used server costs c "
-          "per unit of work, unused ones at least f_j'(0) >= c (paper, decentralised-routing "
-          "section).")
+          r"The KKT conditions of $\min \Phi$ subject to $\sum_j x_j = \rho$: every used "
+          r"server costs $c$ per unit of work, unused ones at least $f_j'(0) \ge c$ (paper, "
+          "decentralised-routing section).")
     d.add("Price of anarchy", sp.Eq(sp.Symbol("PoA"), sp.Symbol("J^NE") / sp.Symbol("J^*"),
                                     evaluate=False), "The cost of selfishness.")
     return d

@@ -139,6 +139,14 @@ class ServerFarm:
     def __repr__(self) -> str:
         return f"ServerFarm(C={self.C.tolist()!r}, w={self.w.tolist()!r})"
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from symq.core.display import markdown
+
+        return markdown(f"**ServerFarm**: {self.K} processor-sharing servers, capacities $C_j$, "
+                        "holding costs $w_j$", [("C", self.C), ("w", self.w), ("r = w/C", self.r),
+                                                ("order", self.order),
+                                                ("sum(C)", self.capacity)])
+
 
 def as_farm(C_: ArrayLike | ServerFarm, w_: ArrayLike | None = None) -> ServerFarm:
     """Return a :class:`ServerFarm` (``C_`` may already be one, then ``w_`` must be ``None``)."""

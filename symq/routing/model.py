@@ -119,7 +119,8 @@ PS_SIM_JOBS = 500_000
 
 def solve_ps_sim(lam: float, C: float = 1.0, sizes: str = "exp",  # noqa: N803
                  mean: float = 1.0, scv: float | None = None, n_jobs: int = PS_SIM_JOBS,
-                 n_batches: int = 30, level: float = 0.95, rng: RngLike = None) -> Result:
+                 n_batches: int = 30, level: float = 0.95, rng: RngLike = None,
+                 progress: bool = False) -> Result:
     r"""Simulate one M/G/1 processor-sharing queue
     (:func:`~symq.routing.simulation.simulate_ps_queue`) with a named job-size law of :mod:`symq.core.sizelaws`.
 
@@ -145,7 +146,7 @@ def solve_ps_sim(lam: float, C: float = 1.0, sizes: str = "exp",  # noqa: N803
     start = time.perf_counter()
     law = size_law(sizes, mean, scv)
     est = simulate_ps_queue(lam, C, law, n_jobs=n_jobs, rng=rng, level=level,
-                            n_batches=n_batches)
+                            n_batches=n_batches, progress=progress)
     x = lam * mean
     return Result(
         model="ps-sim",

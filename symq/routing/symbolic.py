@@ -40,6 +40,7 @@ import sympy as sp
 
 from symq.core.derivation import Derivation
 from symq.core.errors import SymqError
+from symq.core.printing import latex
 from symq.core.result import ResultBase
 
 from .farm import rho as _RHO_PARAMETER
@@ -155,12 +156,12 @@ def _derive_model(d: Any) -> dict[str, sp.Expr]:
     d.section("Model: PS servers with holding costs (paper, model section)")
     cost_j = w_j * x_j / (C_j - x_j)
     d.add("Social cost", _eq(J, sp.Sum(_indexed(cost_j), (_j, 1, _K))),
-          "M/G/1-PS insensitivity gives E[N_j] = x_j/(C_j - x_j) whatever the job-size law, so the "
-          "holding-cost rate is this sum (paper, model section).")
+          "M/G/1-PS insensitivity gives $E[N_j] = x_j/(C_j - x_j)$ whatever the job-size law, so "
+          "the holding-cost rate is this sum (paper, model section).")
     selfish_j = w_j / (C_j - x_j)
     d.add("Selfish cost per unit of work", _eq(sp.Symbol("cost_j"), selfish_j),
-          "A job of size s at server j has mean sojourn s/(C_j - x_j); the size factors out, so "
-          "every job ranks the servers by this cost (paper, model section).")
+          "A job of size $s$ at server $j$ has mean sojourn $s/(C_j - x_j)$; the size factors "
+          "out, so every job ranks the servers by this cost (paper, model section).")
     return {"cost_j": cost_j, "selfish_j": selfish_j}
 
 
@@ -170,53 +171,56 @@ def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
     marginal = sp.simplify(sp.diff(cost_j, x_j))
     _check(marginal, w_j * C_j / (C_j - x_j) ** 2, "the marginal cost")
     d.add("Marginal cost", _eq(sp.Derivative(cost_j, x_j), marginal),
-          "Differentiate the holding-cost rate of server j (paper, centralised-routing section).")
+          "Differentiate the holding-cost rate of server $j$ (paper, centralised-routing "
+          "section).")
     curvature = sp.factor(sp.diff(marginal, x_j))
     _check(curvature, 2 * w_j * C_j / (C_j - x_j) ** 3, "the curvature")
     d.add("Strict convexity", _eq(sp.Derivative(cost_j, (x_j, 2)), curvature),
-          "Positive for 0 <= x_j < C_j: J is strictly convex and the optimum is unique.")
+          r"Positive for $0 \le x_j < C_j$: $J$ is strictly convex and the optimum is unique.")
     d.add("KKT conditions",
           [_eq(marginal, mu), sp.GreaterThan(w_j / C_j, mu, evaluate=False)],
-          "Minimise J subject to sum_j x_j = rho: equal marginal costs mu on used servers "
-          "(first line), r_j = w_j/C_j >= mu on unused ones (second line), paper, centralised-routing section.")
+          r"Minimise $J$ subject to $\sum_j x_j = \rho$: equal marginal costs $\mu$ on used "
+          r"servers (first line), $r_j = w_j/C_j \ge \mu$ on unused ones (second line), paper, "
+          "centralised-routing section.")
     roots = sp.solve(sp.Eq(marginal, mu), x_j)
     x_mu = _kept_root(roots, C_j, "the optimal load")
     d.add("Solve the stationarity condition", _eq(x_j, x_mu),
-          "sympy.solve returns two roots; the one below the capacity C_j is kept.")
+          "sympy.solve returns two roots; the one below the capacity $C_j$ is kept.")
     x_t = sp.expand(x_mu.subs(mu, 1 / t ** 2)).subs(sp.sqrt(C_j) * sp.sqrt(w_j), s_j)
     _check(x_t.subs(s_j, sp.sqrt(w_j * C_j)), x_mu.subs(mu, 1 / t ** 2), "the substitution t")
     d.add("Substitute t = 1/sqrt(mu)", [_eq(t, 1 / sp.sqrt(mu)), _eq(s_j, sp.sqrt(w_j * C_j)),
                                         _eq(x_j, x_t)],
-          "With t in place of mu the loads are linear in t on a fixed active set S.")
+          r"With $t$ in place of $\mu$ the loads are linear in $t$ on a fixed active set $S$.")
     total = _prefix_sum(x_t)
     d.add("Prefix aggregates",
           [_eq(Sigma_C, sp.Sum(_C[_j], (_j, 1, _m))),
            _eq(Sigma_s, sp.Sum(sp.sqrt(_w[_j] * _C[_j]), (_j, 1, _m))),
            _eq(Sigma_w, sp.Sum(_w[_j], (_j, 1, _m)))],
-          "The used set is a prefix S = {1..m} of the servers sorted by r_j = w_j/C_j: by the KKT "
-          "conditions a server is used iff r_j < mu (paper, centralised-routing section).")
+          r"The used set is a prefix $S = \{1, \dots, m\}$ of the servers sorted by "
+          r"$r_j = w_j/C_j$: by the KKT conditions a server is used iff $r_j < \mu$ (paper, "
+          "centralised-routing section).")
     d.add("Work conservation on S", _eq(sp.Sum(_x[_j], (_j, 1, _m)), total),
-          "Sum the loads over S by linearity; this must equal rho.")
+          r"Sum the loads over $S$ by linearity; this must equal $\rho$.")
     t_star = sp.solve(sp.Eq(total, rho), t)[0]
     mu_star = sp.simplify(1 / t_star ** 2)
     _check(t_star, (Sigma_C - rho) / Sigma_s, "the multiplier t")
     d.add("Multiplier", [_eq(t, t_star), _eq(mu, mu_star)],
-          "Solve the work-conservation equation for t; mu = 1/t^2.")
+          r"Solve the work-conservation equation for $t$; $\mu = 1/t^2$.")
     x_star = x_t.subs(t, t_star)
     d.add("Optimal loads", _eq(sp.Symbol("x_j^*"), x_star),
-          "Square-root assignment for j in S; x_j^* = 0 outside S (paper, centralised-routing "
-          "section).")
+          r"Square-root assignment for $j \in S$; $x_j^* = 0$ outside $S$ (paper, "
+          "centralised-routing section).")
     per_server = sp.simplify(cost_j.subs(x_j, x_t).subs(s_j, sp.sqrt(w_j * C_j)))
     per_server = sp.expand(per_server).subs(sp.sqrt(C_j) * sp.sqrt(w_j), s_j)
     _check(per_server, s_j / t - w_j, "the cost of one server at the optimum")
     d.add("Cost of a used server", _eq(cost_j.subs(x_j, sp.Symbol("x_j^*")), per_server),
-          "Substitute the optimal load into w_j x_j/(C_j - x_j) and simplify.")
+          "Substitute the optimal load into $w_j x_j/(C_j - x_j)$ and simplify.")
     cost_star = sp.simplify(_prefix_sum(per_server).subs(t, t_star))
     _check(cost_star, Sigma_s ** 2 / (Sigma_C - rho) - Sigma_w, "the optimal cost")
     cost_star = Sigma_s ** 2 / (Sigma_C - rho) - Sigma_w
     d.add("Optimal cost", _eq(J_opt, cost_star),
-          "Sum over S and substitute t; sympy checks the result against J* = (sum sqrt(wC))^2/"
-          "(sum C - rho) - sum w.")
+          "Sum over $S$ and substitute $t$; sympy checks the result against "
+          r"$J^* = (\sum_j \sqrt{w_j C_j})^2/(\sum_j C_j - \rho) - \sum_j w_j$.")
     threshold = _kept_root(sp.solve(sp.Eq(mu_star, r_next), rho), Sigma_C, "the threshold")
     _check(threshold, Sigma_C - Sigma_s / sp.sqrt(r_next), "the optimal threshold")
     contribution = C_j - sp.sqrt(w_j * C_j) / sp.sqrt(r_next)
@@ -224,11 +228,11 @@ def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
     d.add("Entry threshold",
           [_eq(theta_opt, threshold),
            _eq(theta_opt, sp.Sum(_C[_j] * (1 - sp.sqrt(_w[_j] / _C[_j] / r_next)), (_j, 1, _m)))],
-          "Server m+1 is used once mu(S={1..m}) reaches r_{m+1}: solve mu = r_{m+1} for rho "
-          "(s_j = C_j sqrt(r_j) gives the second form).")
+          r"Server $m+1$ is used once $\mu(S = \{1, \dots, m\})$ reaches $r_{m+1}$: solve "
+          r"$\mu = r_{m+1}$ for $\rho$ ($s_j = C_j \sqrt{r_j}$ gives the second form).")
     unit = x_star.subs({s_j: sp.sqrt(C_j), Sigma_s: sp.Sum(sp.sqrt(_C[_j]), (_j, 1, _m))})
     d.add("Equal holding costs w = 1", _eq(sp.Symbol("x_j^*"), unit),
-          "With w_j = 1 this is the square-root assignment of Kleinrock and of Bell & Stidham "
+          "With $w_j = 1$ this is the square-root assignment of Kleinrock and of Bell & Stidham "
           "(Management Science 29(7), 1983).")
     return {"marginal": marginal, "x_t": x_t, "t": t_star, "mu": mu_star,
             "load": x_t.subs(s_j, sp.sqrt(C_j * w_j)), "cost": cost_star, "threshold": threshold}
@@ -239,8 +243,8 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
     selfish = model["selfish_j"]
     d.add("Wardrop conditions",
           [_eq(selfish, c), sp.GreaterThan(w_j / C_j, c, evaluate=False)],
-          "Every used server offers the same cost c per unit of work, unused ones cost at least "
-          "c at zero load (paper, decentralised-routing section).")
+          "Every used server offers the same cost $c$ per unit of work, unused ones cost at "
+          "least $c$ at zero load (paper, decentralised-routing section).")
     integral = sp.integrate(selfish.subs(x_j, u), (u, 0, C_j - d_j))
     potential_d = w_j * sp.log(C_j / d_j)
     if sp.simplify(sp.expand_log(integral - potential_d, force=True)) != 0:
@@ -249,8 +253,8 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
     d.add("Beckmann potential",
           [_eq(sp.Symbol("Phi_j"), sp.Integral(selfish.subs(x_j, u), (u, 0, x_j))),
            _eq(sp.Symbol("Phi_j"), potential)],
-          "Integrate the selfish cost (sympy.integrate with the slack C_j - x_j > 0); "
-          "Phi = sum_j Phi_j (paper, decentralised-routing section).")
+          "Integrate the selfish cost (sympy.integrate with the slack $C_j - x_j > 0$); "
+          r"$\Phi = \sum_j \Phi_j$ (paper, decentralised-routing section).")
     gradient = sp.simplify(sp.diff(potential, x_j))
     _check(gradient, selfish, "the gradient of the potential")
     curvature = sp.simplify(sp.diff(potential, x_j, 2))
@@ -258,21 +262,21 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
     d.add("Potential gradient and curvature",
           [_eq(sp.Derivative(potential, x_j), gradient),
            _eq(sp.Derivative(potential, (x_j, 2)), curvature)],
-          "The gradient is the selfish cost, so the KKT conditions of min Phi s.t. sum x = rho are "
-          "the Wardrop conditions; Phi is strictly convex, so the equilibrium is its unique "
-          "minimiser (paper, decentralised-routing section).")
+          r"The gradient is the selfish cost, so the KKT conditions of $\min \Phi$ subject to "
+          r"$\sum_j x_j = \rho$ are the Wardrop conditions; $\Phi$ is strictly convex, so the "
+          "equilibrium is its unique minimiser (paper, decentralised-routing section).")
     x_c = _kept_root(sp.solve(sp.Eq(gradient, c), x_j), C_j, "the equilibrium load")
-    d.add("Solve the Wardrop condition", _eq(x_j, x_c), "Linear in 1/c on a fixed active set.")
+    d.add("Solve the Wardrop condition", _eq(x_j, x_c), "Linear in $1/c$ on a fixed active set.")
     total = _prefix_sum(x_c)
     d.add("Work conservation on S", _eq(sp.Sum(_x[_j], (_j, 1, _m)), total),
-          "Sum over the prefix S = {1..m} of the r-ordering: by the Wardrop conditions a server is "
-          "used iff r_j < c.")
+          r"Sum over the prefix $S = \{1, \dots, m\}$ of the $r$-ordering: by the Wardrop "
+          "conditions a server is used iff $r_j < c$.")
     c_star = sp.solve(sp.Eq(total, rho), c)[0]
     _check(c_star, Sigma_w / (Sigma_C - rho), "the equilibrium cost per unit of work")
-    d.add("Cost per unit of work", _eq(c, c_star), "Solve work conservation for c.")
+    d.add("Cost per unit of work", _eq(c, c_star), "Solve work conservation for $c$.")
     x_ne = x_c.subs(c, c_star)
     d.add("Equilibrium loads", _eq(sp.Symbol("x_j^NE"), x_ne),
-          "For j in S^NE; x_j^NE = 0 outside (paper, decentralised-routing section).")
+          r"For $j \in S^{NE}$; $x_j^{NE} = 0$ outside (paper, decentralised-routing section).")
     per_server = sp.simplify(model["cost_j"].subs(x_j, x_c))
     _check(per_server, c * x_c, "the cost of one server at equilibrium")
     cost_ne = sp.simplify(_prefix_sum(sp.expand(per_server)).subs(c, c_star))
@@ -280,23 +284,25 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
     cost_ne = rho * Sigma_w / (Sigma_C - rho)
     d.add("Equilibrium cost", [_eq(model["cost_j"].subs(x_j, sp.Symbol("x_j^NE")), c * x_j),
                                _eq(J_ne, cost_ne)],
-          "w_j x_j/(C_j - x_j) = c x_j on used servers, so J^NE = c rho: every job pays c per "
-          "unit of work.")
+          r"$w_j x_j/(C_j - x_j) = c x_j$ on used servers, so $J^{NE} = c \rho$: every job pays "
+          "$c$ per unit of work.")
     threshold = sp.solve(sp.Eq(c_star, r_next), rho)[0]
     _check(threshold, Sigma_C - Sigma_w / r_next, "the equilibrium threshold")
     d.add("Entry threshold",
           [_eq(theta_ne, threshold),
            _eq(theta_ne, sp.Sum(_C[_j] * (1 - _w[_j] / _C[_j] / r_next), (_j, 1, _m)))],
-          "Server m+1 is used once c(S={1..m}) reaches r_{m+1}: solve c = r_{m+1} for rho.")
+          r"Server $m+1$ is used once $c(S = \{1, \dots, m\})$ reaches $r_{m+1}$: solve "
+          r"$c = r_{m+1}$ for $\rho$.")
     gap = sp.sqrt(q) * (1 - sp.sqrt(q))
     _check(sp.sqrt(q) - q, gap, "the threshold gap")
     d.add("Subset property",
           [_eq(theta_ne - theta_opt,
                sp.Sum(_C[_j] * (sp.sqrt(q) - q).subs(q, _w[_j] / _C[_j] / r_next), (_j, 1, _m))),
            _eq(sp.sqrt(q) - q, gap)],
-          "With q = r_j/r_{m+1} in (0, 1], sqrt(q) - q >= 0: theta^OPT_m <= theta^NE_m, the "
-          "optimum opens every server at a lower load, so S^NE is a subset of S^OPT (the paper's "
-          "subset property, decentralised-routing section).")
+          r"With $q = r_j/r_{m+1} \in (0, 1]$, $\sqrt{q} - q \ge 0$: "
+          r"$\theta^{OPT}_m \le \theta^{NE}_m$, the optimum opens every server at a lower load, "
+          r"so $S^{NE} \subseteq S^{OPT}$ (the paper's subset property, decentralised-routing "
+          "section).")
     return {"selfish": gradient, "potential": potential, "c": c_star,
             "load": x_c, "cost": cost_ne, "threshold": threshold}
 
@@ -308,28 +314,28 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     poa = (ne["cost"].subs({Sigma_C: C_n, Sigma_w: w_n})
            / opt["cost"].subs({Sigma_C: C_o, Sigma_s: s_o, Sigma_w: w_o}))
     d.add("Price of anarchy", _eq(PoA, poa),
-          "PoA = J^NE / J*, each with the aggregates of its own active set (paper, "
-          "price-of-anarchy section).")
+          r"$\mathrm{PoA} = J^{NE} / J^*$, each with the aggregates of its own active set "
+          "(paper, price-of-anarchy section).")
     all_used = sp.simplify(ne["cost"] / opt["cost"])
     limit = sp.limit(all_used, rho, Sigma_C, "-")
     _check(limit, Sigma_C * Sigma_w / Sigma_s ** 2, "the heavy-traffic limit")
     d.add("Heavy-traffic limit",
           [_eq(PoA, all_used), _eq(sp.Limit(PoA, rho, Sigma_C, "-"), limit)],
-          "Near rho = sum C every server is used in both solutions; sympy.limit gives the limit, "
-          ">= 1 by Cauchy-Schwarz with equality iff all r_j are equal.")
+          r"Near $\rho = \sum_j C_j$ every server is used in both solutions; sympy.limit gives "
+          r"the limit, $\ge 1$ by Cauchy-Schwarz with equality iff all $r_j$ are equal.")
     unit = limit.subs({Sigma_w: _K, Sigma_s: sp.Sum(sp.sqrt(_C[_j]), (_j, 1, _K)),
                        Sigma_C: sp.Sum(_C[_j], (_j, 1, _K))})
     d.add("Equal holding costs w = 1", _eq(sp.Limit(PoA, rho, Sigma_C, "-"), unit),
-          "Below K, and tending to K when one capacity dominates: the tight case of the bound "
-          "PoA <= |S^OPT| (Haviv & Roughgarden, Oper. Res. Lett. 35(4), 2007, recalled in the "
-          "paper's price-of-anarchy section).")
+          "Below $K$, and tending to $K$ when one capacity dominates: the tight case of the "
+          r"bound $\mathrm{PoA} \le \lvert S^{OPT} \rvert$ (Haviv & Roughgarden, Oper. Res. "
+          "Lett. 35(4), 2007, recalled in the paper's price-of-anarchy section).")
 
     # the family C = (1, 1), w = (1, h), rho = 1 - 1/h
     rho_h = 1 - 1 / h
     d.add("Unbounded family: instance",
           [_eq(sp.Symbol("C"), sp.Matrix([[1, 1]])), _eq(sp.Symbol("w"), sp.Matrix([[1, h]])),
            _eq(rho, rho_h)],
-          "Two servers of equal speed, the second one h > 1 times more expensive: an explicit "
+          "Two servers of equal speed, the second one $h > 1$ times more expensive: an explicit "
           "instance of the paper's unbounded PoA with unequal holding costs.")
     e = sp.Symbol("epsilon", **_pos)   # h = (1 + epsilon)^2 > 1
     theta_ne_1 = ne["threshold"].subs({Sigma_C: 1, Sigma_w: 1, r_next: h})
@@ -341,8 +347,9 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     d.add("Unbounded family: active sets",
           [_eq(sp.Symbol("theta^NE_1"), theta_ne_1),
            _eq(sp.Symbol("theta^OPT_1"), theta_opt_1)],
-          "rho equals theta^NE_1 (the boundary case c = h = w_2/C_2: only server 1 is used at "
-          "equilibrium) and exceeds theta^OPT_1 (both servers are used at the optimum).")
+          r"$\rho$ equals $\theta^{NE}_1$ (the boundary case $c = h = w_2/C_2$: only server 1 "
+          r"is used at equilibrium) and exceeds $\theta^{OPT}_1$ (both servers are used at the "
+          "optimum).")
     c_h = sp.simplify(ne["c"].subs({Sigma_C: 1, Sigma_w: 1, rho: rho_h}))
     j_ne = sp.simplify(ne["cost"].subs({Sigma_C: 1, Sigma_w: 1, rho: rho_h}))
     _check(j_ne, h - 1, "the family's equilibrium cost")
@@ -374,8 +381,9 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     in_rho = (sp.sqrt(h) / 2).subs(h, 1 / (1 - rho))
     d.add("Unbounded family: asymptotics",
           [_eq(sp.Limit(PoA / sp.sqrt(h), h, sp.oo), growth), _eq(sp.Symbol("PoA_asympt"), in_rho)],
-          "PoA ~ sqrt(h)/2 grows without bound; with h = 1/(1 - rho), PoA ~ 1/(2 sqrt(1 - rho)) "
-          "as rho -> 1: the PoA is unbounded (paper, price-of-anarchy section).")
+          r"$\mathrm{PoA} \sim \sqrt{h}/2$ grows without bound; with $h = 1/(1 - \rho)$, "
+          r"$\mathrm{PoA} \sim 1/(2 \sqrt{1 - \rho})$ as $\rho \to 1$: the PoA is unbounded "
+          "(paper, price-of-anarchy section).")
     variant = {Sigma_C: 1 + M, Sigma_s: 1 + M * sp.sqrt(h), Sigma_w: 1 + h * M, rho: rho_h}
     j_variant = sp.limit(opt["cost"].subs(variant), M, sp.oo)
     _check(j_variant, 2 * (sp.sqrt(h) - 1), "the variant's limit cost")
@@ -383,7 +391,7 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     _check(poa_variant, (sp.sqrt(h) + 1) / 2, "the variant's limit PoA")
     d.add("Variant C = (1, M), w = (1, hM)",
           [_eq(sp.Limit(J_opt, M, sp.oo), j_variant), _eq(sp.Limit(PoA, M, sp.oo), (sp.sqrt(h) + 1) / 2)],
-          "Same rho and same equilibrium (r = (1, h)); a large expensive server.")
+          r"Same $\rho$ and same equilibrium ($r = (1, h)$); a large expensive server.")
     return {"poa": poa, "heavy_traffic": limit, "family": {
         "rho": rho_h, "x1": x1_note, "x2": x2_note, "J_opt": j_note, "J_ne": j_ne,
         "poa": poa_note, "asymptotic": sp.sqrt(h) / 2}}
@@ -480,8 +488,9 @@ def derivation() -> Derivation:
     d = Derivation(
         "Load balancing in processor sharing systems",
         source=SOURCE,
-        summary=("Routing of Poisson traffic (total work rate rho) to K processor-sharing servers "
-                 "with capacities C_j and holding costs w_j: the social optimum (a square-root "
+        summary=(r"Routing of Poisson traffic (total work rate $\rho$) to $K$ processor-sharing "
+                 "servers with capacities $C_j$ and holding costs $w_j$: the social optimum (a "
+                 "square-root "
                  "water-filling), the Wardrop equilibrium (minimiser of a Beckmann potential) and "
                  "the price of anarchy, derived with sympy; each closed form is checked against "
                  "the expected form during the derivation."),
@@ -494,9 +503,11 @@ def derivation() -> Derivation:
     x = [sp.Symbol(f"x_{k + 1}") for k in range(3)]
     d.add("Optimal loads as functions of rho",
           [_eq(x[k], example.optimal[k]) for k in range(3)],
-          "One piece per active set between the thresholds theta^OPT = (2, 4): loads are linear in "
-          "rho on each piece and adjacent pieces agree at the thresholds.")
+          r"One piece per active set between the thresholds $\theta^{OPT} = "
+          f"{latex(sp.Tuple(*example.thresholds_optimal))}$: loads are linear in "
+          r"$\rho$ on each piece and adjacent pieces agree at the thresholds.")
     d.add("Equilibrium loads as functions of rho",
           [_eq(x[k], example.equilibrium[k]) for k in range(3)],
-          "Thresholds theta^NE = (3, 21/4): each server opens later than at the optimum.")
+          rf"Thresholds $\theta^{{NE}} = {latex(sp.Tuple(*example.thresholds_equilibrium))}$: "
+          "each server opens later than at the optimum.")
     return d

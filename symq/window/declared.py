@@ -57,7 +57,7 @@ from symq.core.result import Result
 
 from .declared_derivation import protocol_derivation
 from .model import OUTPUTS, _scalars, protocol_result
-from .protocol import W, WindowProtocol, general
+from .protocol import W, WindowProtocol, general, profile_equations
 from .solve import METHODS
 
 __all__ = ["DeclaredWindow", "declare_window", "parse_window", "WINDOW_KIND", "KEYS",
@@ -208,6 +208,15 @@ class DeclaredWindow:
                                    source=f"declared in {self.where}; model of E. Altman, K. "
                                           "Avrachenkov, A. Kherani, B. Prabhu, IEEE INFOCOM "
                                           "2005, Section II")
+
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from symq.core.display import markdown, parameters_table
+
+        return markdown(f"**DeclaredWindow** {self.name} (declared in `{self.where}`)",
+                        [*self.bounds.items(), ("method", self.method)],
+                        [("", eq) for eq in profile_equations(self.increase, self.loss,
+                                                              self.after_loss)],
+                        parameters_table(self.parameters))
 
     def spec(self) -> ModelSpec:
         """The registered-model form: parameters, solve, derivation, outputs."""

@@ -31,6 +31,7 @@ import sympy as sp
 from symq.core.budget import time_budget
 from symq.core.derivation import Derivation
 from symq.core.errors import DerivationTimeout
+from symq.core.printing import latex
 
 from .protocol import ALPHA, BETA, GAMMA, K_EXP, W
 from .symbolic import (
@@ -51,6 +52,8 @@ __all__ = ["protocol_derivation", "power_form"]
 STEP_BUDGET = 10.0
 
 _E = sp.Function("E")
+#: The stability index a/(w lambda) (printed as a fraction).
+_INDEX = sp.Symbol("a") / (W * sp.Symbol("lambda"))
 _A, _LAM, _D, _B = (sp.Function(n) for n in ("a", "lambda", "d", "b"))
 
 
@@ -105,18 +108,18 @@ def _closed_moment(equation: sp.Eq) -> sp.Eq | None:
 def _model(der: Derivation, tcp: Profiles, w_min: Any, w_max: Any) -> None:
     floor, cap = w_min != 0, w_max != sp.oo
     der.section("Declared protocol and its stationary Kolmogorov equation")
-    bounds = (f"Floor w_min = {w_min}" if floor else "No floor") + ", " + (
-        f"cap w_max = {w_max}." if cap else "no cap.")
+    bounds = (f"Floor $w_{{min}} = {latex(w_min)}$" if floor else "No floor") + ", " + (
+        f"cap $w_{{max}} = {latex(w_max)}$." if cap else "no cap.")
     der.add("Profiles", [sp.Eq(_A(W), tcp.increase), sp.Eq(_LAM(W), tcp.loss),
                          sp.Eq(_D(W), tcp.after_loss),
                          sp.Eq(_B(W), sp.simplify(1 - tcp.after_loss / W))],
             "Increase per round-trip time, loss rate per round-trip time, window after a loss "
-            f"and the fraction lost, b = 1 - d/w. {bounds}")
+            f"and the fraction lost, $b = 1 - d/w$. {bounds}")
     der.add("Stationary Kolmogorov equation (level crossing)", kolmogorov_equation(tcp),
-            "Up-crossings of level w (drift times density) equal the losses from windows u > w "
-            "that land at or below w (Altman et al., Section II); with a floor it holds for "
-            "w > w_min, with a cap the atom at w_max joins the integral.")
-    der.add("Delay-differential form", delay_equation(tcp), "Differentiate in w.")
+            "Up-crossings of level $w$ (drift times density) equal the losses from windows "
+            "$u > w$ that land at or below $w$ (Altman et al., Section II); with a floor it holds "
+            "for $w > w_{min}$, with a cap the atom at $w_{max}$ joins the integral.")
+    der.add("Delay-differential form", delay_equation(tcp), "Differentiate in $w$.")
     after = sp.Max(tcp.after_loss, w_min) if floor else tcp.after_loss
     balances = _within("the drift balances", lambda: [
         sp.Eq(_expect(tcp.increase), _expect(tcp.loss * (W - after))),
@@ -124,8 +127,9 @@ def _model(der: Derivation, tcp: Profiles, w_min: Any, w_max: Any) -> None:
     der.add("Drift balances", balances or [
         sp.Eq(_E(tcp.increase), _E(tcp.loss * (W - after))),
         sp.Eq(_E(tcp.increase / W), _E(tcp.loss * sp.log(W / after)))],
-            "The generator L g = a g' + lam (g(d) - g) has mean 0 under the stationary law: "
-            "g(w) = w gives the mean drift balance, g(w) = ln w the log drift balance.")
+            r"The generator $L g = a g' + \lambda (g(d) - g)$ has mean 0 under the stationary "
+            r"law: $g(w) = w$ gives the mean drift balance, $g(w) = \ln w$ the log drift "
+            "balance.")
 
 
 def _stability(der: Derivation, tcp: Profiles, w_min: Any, w_max: Any) -> None:
@@ -133,7 +137,7 @@ def _stability(der: Derivation, tcp: Profiles, w_min: Any, w_max: Any) -> None:
     index = _within("the stability index", lambda: sp.simplify(tcp.increase / (W * tcp.loss)))
     threshold = _within("the stability threshold", lambda: sp.simplify(sp.log(W / tcp.after_loss)))
     if index is None or threshold is None:
-        der.add("Stability index", sp.Eq(sp.Symbol("a/(w lambda)"), tcp.increase / (W * tcp.loss)),
+        der.add("Stability index", sp.Eq(_INDEX, tcp.increase / (W * tcp.loss), evaluate=False),
                 "sympy could not simplify the index within the time budget.")
         return
     ends = [end for end, bounded in ((sp.oo, w_max != sp.oo), (0, w_min != 0)) if not bounded]
@@ -143,13 +147,15 @@ def _stability(der: Derivation, tcp: Profiles, w_min: Any, w_max: Any) -> None:
             value = _within("a stability limit", lambda e=expr, x=end: sp.limit(e, W, x))
             limits.append(sp.Eq(sp.Limit(expr, W, end), value if value is not None
                                 else sp.Symbol("undecided")))
-    prose = ("Without a cap the window escapes when lim a/(w lam) > lim ln(w/d) as w -> oo; "
-             "without a floor it collapses when lim a/(w lam) < lim ln(w/d) as w -> 0; the "
-             "solver decides at each point of a claim's region (stable: false otherwise).")
+    prose = (r"Without a cap the window escapes when $\lim a/(w \lambda) > \lim \ln(w/d)$ as "
+             r"$w \to \infty$; without a floor it collapses when "
+             r"$\lim a/(w \lambda) < \lim \ln(w/d)$ as $w \to 0$; the solver decides at each "
+             "point of a claim's region (stable: false otherwise).")
     if not ends:
-        prose = "Floor and cap bound ln W: no limit to take (stable for every parameter)."
+        prose = r"Floor and cap bound $\ln W$: no limit to take (stable for every parameter)."
     der.add("Stability index and threshold",
-            [sp.Eq(sp.Symbol("a/(w lambda)"), index), sp.Eq(sp.Symbol("ln(w/d)"), threshold),
+            [sp.Eq(_INDEX, index, evaluate=False),
+             sp.Eq(sp.log(W / sp.Symbol("d")), threshold, evaluate=False),
              *limits], prose)
 
 
@@ -160,17 +166,18 @@ def _power_law(der: Derivation, tcp: Profiles, w_min: Any, w_max: Any) -> None:
         return
     (alpha, k), (gamma, l_exp) = a, lam
     m = sp.simplify(l_exp - k + 1)
-    der.section("Power-law class: a = alpha w^k, lam = gamma w^l, d = beta w")
+    der.section("Power-law class: a = α w^k, λ = γ w^l, d = β w")
     names = sp.symbols("alpha k gamma l beta m")
     der.add("Power-law parameters",
             [sp.Eq(n, v) for n, v in zip(names, (alpha, k, gamma, l_exp, beta, m))],
-            "The declared profiles in the power-law class; m = l - k + 1.")
+            "The declared profiles in the power-law class; $m = l - k + 1$.")
     cycle = power_law_cycle()
     values = {ALPHA: alpha, GAMMA: gamma, M_EXP: m, K_EXP: k}
     root = cycle["pre_loss_m0" if m.is_zero else "pre_loss"].subs(values)
     der.add("Next pre-loss window", sp.Eq(sp.Symbol("W_pre"), root),
-            f"From the post-loss window {Y} with an Exp(1) draw {E_DRAW}: the root of "
-            "Lambda(W_pre) - Lambda(y) = E (exact event sampling of the simulator).")
+            f"From the post-loss window ${latex(Y)}$ with an Exp(1) draw ${latex(E_DRAW)}$: the "
+            r"root of $\Lambda(W_{pre}) - \Lambda(y) = E$ (exact event sampling of the "
+            "simulator).")
     if w_min != 0 or w_max != sp.oo:
         return
     identities = [sp.Eq(alpha * _moment(k), gamma * (1 - beta) * _moment(l_exp + 1)),
@@ -178,14 +185,15 @@ def _power_law(der: Derivation, tcp: Profiles, w_min: Any, w_max: Any) -> None:
     closed = [c for c in map(_closed_moment, identities) if c is not None]
     der.add("Moment identities", [*identities, *closed],
             "The drift balances of the power-law class without bounds: the mean drift "
-            "alpha E[W^k] = gamma (1 - beta) E[W^(l+1)] and the log drift "
-            "alpha E[W^(k-1)] = gamma ln(1/beta) E[W^l]; a moment of order 0 is 1, which "
-            "leaves a closed form where one side has it.")
+            r"$\alpha E[W^k] = \gamma (1 - \beta) E[W^{l+1}]$ and the log drift "
+            r"$\alpha E[W^{k-1}] = \gamma \ln(1/\beta) E[W^l]$; a moment of order 0 is 1, "
+            "which leaves a closed form where one side has it.")
     if m.is_positive:
         _palm_mean(der, alpha, k, gamma, beta, m)
     elif m.is_positive is False:
         der.add("No stationary law without bounds", sp.Le(sp.Symbol("m"), 0),
-                "m <= 0: the window escapes (m < 0) or needs a floor (m = 0; see Stability).")
+                r"$m \le 0$: the window escapes ($m < 0$) or needs a floor ($m = 0$; see "
+                "Stability).")
 
 
 def _palm_mean(der: Derivation, alpha: sp.Expr, k: sp.Expr, gamma: sp.Expr, beta: sp.Expr,
@@ -213,10 +221,11 @@ def _palm_mean(der: Derivation, alpha: sp.Expr, k: sp.Expr, gamma: sp.Expr, beta
              sp.Eq(moment_u(x), sp.gamma(1 + x) * sp.Sum(c(j) * sp.Symbol("q") ** (j * x),
                                                          (j, 0, sp.oo))),
              series["coefficients"]],
-            "E[W] = I(2-k)/I(1-k) with I(e) = (1 - beta^e)/e E_0[W_pre^e] (I(0) = ln(1/beta)) "
-            "and W_pre = (U/mu_0)^(1/m), where U = sum_j q^j E_j (E_U(1) = 1/(1-q)); "
-            "E_U(x) = E[U^x] integrates the hypoexponential survival function of U.  symq "
-            "evaluates this q-series closed form (power-law class, m > 0, no bounds).")
+            r"$E[W] = I(2-k)/I(1-k)$ with $I(e) = (1 - \beta^e)/e \, E_0[W_{pre}^e]$ "
+            r"($I(0) = \ln(1/\beta)$) and $W_{pre} = (U/\mu_0)^{1/m}$, where "
+            r"$U = \sum_j q^j E_j$ ($E_U(1) = 1/(1-q)$); $E_U(x) = E[U^x]$ integrates the "
+            "hypoexponential survival function of $U$.  symq evaluates this q-series closed form "
+            "(power-law class, $m > 0$, no bounds).")
 
 
 def _mimd_floor(der: Derivation, tcp: Profiles, w_min: Any) -> None:
@@ -232,8 +241,9 @@ def _mimd_floor(der: Derivation, tcp: Profiles, w_min: Any) -> None:
     der.section("Multiplicative increase, constant losses and a floor")
     der.add("Exponent and moments of the Pareto law",
             [law["theta"].subs(values), law["moment"].subs(values)],
-            "Z = ln(W/w_min) is exponential with rate theta, the positive root of the first "
-            "equation (it exists iff lam ln(1/beta) > a); the moments are finite for s < theta.")
+            r"$Z = \ln(W/w_{min})$ is exponential with rate $\theta$, the positive root of the "
+            r"first equation (it exists iff $\lambda \ln(1/\beta) > a$); the moments are finite "
+            r"for $s < \theta$.")
 
 
 def protocol_derivation(protocol: Profiles, name: str, w_min: Any = 0.0, w_max: Any = math.inf,
@@ -265,9 +275,9 @@ def protocol_derivation(protocol: Profiles, name: str, w_min: Any = 0.0, w_max: 
 
     lo, hi = bound(w_min), bound(w_max)
     der = Derivation(title=f"Window protocol {name}", source=source,
-                     summary="dW/dt = a(W) between losses; losses at rate lam(W); a loss takes "
-                             "W to d(W) (to max(d(W), w_min) with a floor); time in round-trip "
-                             "times.")
+                     summary=r"$dW/dt = a(W)$ between losses; losses at rate $\lambda(W)$; a "
+                             r"loss takes $W$ to $d(W)$ (to $\max(d(W), w_{min})$ with a floor); "
+                             "time in round-trip times.")
     _model(der, protocol, lo, hi)
     _stability(der, protocol, lo, hi)
     _power_law(der, protocol, lo, hi)

@@ -8,7 +8,7 @@ come from the finest discretisation level of the embedded post-loss chain, by Pa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -65,6 +65,7 @@ class WindowSolution(ResultBase, Distribution):
     """
 
     summary: ClassVar[tuple[str, ...]] = ("mean_window", "loss_rate", "error_estimate")
+    uncertainty: ClassVar[Mapping[str, str]] = {"mean_window": "relative error_estimate"}
 
     grid: NDArray[np.float64] = field(repr=False)
     mean_window: float

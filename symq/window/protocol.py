@@ -72,6 +72,15 @@ class PowerLawParameters:
     l: float  # noqa: E741
     beta: float
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from symq.core.display import markdown
+
+        return markdown("**PowerLawParameters** of the power-law class", [
+            ("alpha", self.alpha), ("k", self.k), ("gamma", self.gamma), ("l", self.l),
+            ("beta", self.beta), ("m = l - k + 1", self.m)], [("", eq) for eq in profile_equations(
+                sp.Symbol("alpha") * W ** sp.Symbol("k"), sp.Symbol("gamma") * W ** sp.Symbol("l"),
+                sp.Symbol("beta") * W)])
+
     def numeric(self) -> tuple[Callable[[Any], Any], Callable[[Any], Any], Callable[[Any], Any]]:
         """Vectorised ``(a, lam, d)``: :data:`POWER_LAW_PROFILES` compiled once
         (:func:`symq.core.compile`) and evaluated at these parameters.
@@ -318,12 +327,29 @@ class WindowProtocol:
                               w_max=self.w_max if w_max is None else w_max, rtt=self.rtt,
                               name=self.name, labels=self.labels)
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from symq.core.display import markdown
+
+        return markdown(f"**WindowProtocol** {self.name}: window increase per round-trip time, "
+                        "loss rate and window after a loss",
+                        [("w_min", self.w_min), ("w_max", self.w_max), ("rtt", self.rtt)],
+                        [("", eq) for eq in profile_equations(self.increase, self.loss,
+                                                              self.after_loss)])
+
     def __repr__(self) -> str:
         bounds = ""
         if self.bounded:
             bounds = f", w_min={self.w_min:g}, w_max={self.w_max:g}"
         return (f"WindowProtocol({self.name!r}: a(w)={self.increase}, lam(w)={self.loss}, "
                 f"d(w)={self.after_loss}{bounds})")
+
+
+def profile_equations(increase: Any, loss: Any, after_loss: Any) -> list[sp.Eq]:
+    """``a(w) = ...``, ``lambda(w) = ...``, ``d(w) = ...`` as unevaluated equations (for the
+    displays of protocols and declared models)."""
+    names = ("a", "lambda", "d")
+    return [sp.Eq(sp.Function(n)(W), e, evaluate=False)
+            for n, e in zip(names, (increase, loss, after_loss))]
 
 
 # ------------------------------------------------------------------------ presets

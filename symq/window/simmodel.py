@@ -98,8 +98,9 @@ def solve_window_sim(protocol: str | None = None, p: float | None = None, a: Any
                      loss_model: str | None = None, w_min: float | None = None,
                      w_max: float | None = None, rtt: float = 1.0,
                      n_losses: int = DEFAULT_N_LOSSES, n_batches: int = DEFAULT_N_BATCHES,
-                     rng: RngLike = None) -> Result:
-    """Simulate one protocol (options as for :func:`~symq.window.model.solve_awp`).
+                     rng: RngLike = None, progress: bool = False) -> Result:
+    """Simulate one protocol (options as for :func:`~symq.window.model.solve_awp`; ``progress``
+    shows a tqdm bar on stderr).
 
     Raises
     ------
@@ -110,7 +111,7 @@ def solve_window_sim(protocol: str | None = None, p: float | None = None, a: Any
     start = time.perf_counter()
     tcp = protocol_from_options(protocol, p, a, loss, after_loss, S, loss_model, w_min, w_max,
                                 rtt)
-    est = simulate_protocol(tcp, n_losses, n_batches=n_batches, rng=rng)
+    est = simulate_protocol(tcp, n_losses, n_batches=n_batches, rng=rng, progress=progress)
     return _estimates("window-sim", tcp, est, {"n_losses": n_losses, "n_batches": n_batches},
                       start)
 

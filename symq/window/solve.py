@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -76,6 +76,7 @@ class WindowLaw(ResultBase, Distribution):
     """
 
     summary: ClassVar[tuple[str, ...]] = ("mean_window", "throughput", "loss_rate", "method")
+    uncertainty: ClassVar[Mapping[str, str]] = {"mean_window": "relative error_estimate"}
 
     protocol: WindowProtocol
     method: str

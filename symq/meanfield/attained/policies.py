@@ -243,6 +243,14 @@ class Policy:
     description: str = ""
     variables: tuple[str, ...] = field(init=False, repr=False)
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from symq.core.display import markdown
+
+        return markdown(f"**Policy** {self.name}: the job joins the probed server of least score "
+                        r"$\xi(k, l)$, idle servers first",
+                        [("description", self.description or "none"),
+                         ("score uses", ", ".join(self.variables))])
+
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise InvalidParameter("name", self.name, "a nonempty string", "the policy name")

@@ -1,0 +1,516 @@
+"""Every public result, estimate, model and declaration of symq has a rich Jupyter display.
+
+Each class has a builder below that makes a real instance with a cheap solver call (small
+parameters, short simulations) and returns the strings its display must show: its main value
+rounded to 6 significant digits, compared where cheap with a value computed here independently
+(M/M/1 and M/M/2 response times, the closed-form supermarket tail, Pollaczek-Khinchine, the drift
+balance of NewReno, the square-root assignment).  An automatic walk of every ``__all__`` of symq
+fails when a public class that displays itself, or a dataclass with ``to_dict``, has no builder
+here: the list cannot fall behind the code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import inspect
+import math
+import pkgutil
+import re
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import symq
+from symq.core.simstats import ConfidenceInterval
+
+LAM = 0.7
+
+
+def g(x: float) -> str:
+    """A number as the displays round it."""
+    return f"{x:.6g}"
+
+
+def supermarket_ET(d: int, lam: float) -> float:  # noqa: N802
+    """E[T] = sum_k lam^((d^k - 1)/(d - 1) - 1) (Vvedenskaya, Dobrushin, Karpelevich 1996)."""
+    return sum(lam ** ((d ** k - 1) / (d - 1)) for k in range(1, 40)) / lam
+
+
+def by(obj: Any, shows: Callable[[Any], list[str]]) -> tuple[Any, list[str]]:
+    """``(obj, shows(obj))``: an instance and what its display must show."""
+    return obj, shows(obj)
+
+
+def exponential_ph() -> Any:
+    from symq.me.laws import PhaseType
+
+    return PhaseType([1.0], [[-1.0]], name="Exp(1)")
+
+
+# ------------------------------------------------------------------ builders: (object, must show)
+def _core() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
+    from symq.core import registry
+    from symq.core.claims import Claim, Verdict
+    from symq.core.compiler import CompiledFunction
+    from symq.core.compiler import compile as symq_compile
+    from symq.core.derivation import Derivation, Step
+    from symq.core.parameters import Parameter, PositiveReal
+    from symq.core.result import Result
+    from symq.core.sizelaws import Deterministic, Hyperexponential
+    from symq.core.sweep import SweepResult, grid, sweep
+    from symq.meanfield.supermarket import derivation as built
+
+    derivation = functools.lru_cache(maxsize=None)(built)
+
+    def claim():
+        c = Claim("M/M/1 mean number", "textbook", "E[N] = rho/(1 - rho)",
+                  lambda p: p["rho"] / (1 - p["rho"]),
+                  lambda p: sum(k * (1 - p["rho"]) * p["rho"] ** k for k in range(2000)),
+                  [{"rho": 0.5}], tolerance=1e-9)
+        return c, ["**M/M/1 mean number**"]
+
+    def verdict():
+        v = claim()[0].check()
+        return v, ["holds"]
+
+    def result():
+        r = registry.get_model("supermarket").run({"d": 2, "lam": LAM})
+        return r, [g(supermarket_ET(2, LAM))]
+
+    def sweep_result():
+        s = sweep(lambda p, rng: {"ET": 1 / (1 - p["lam"])}, grid(lam=[0.1, 0.5]), processes=1)
+        return s, ["**SweepResult**", g(1 / 0.9), "| 0.5 | 2 |"]
+
+    def step():
+        s = derivation().steps[0]
+        return s, [r"\lambda"]
+
+    def compiled():
+        lam = sp.Symbol("lam")
+        return symq_compile(lam / (1 - lam), (lam,)), [r"\frac{\lambda}{1 - \lambda}", "def "]
+
+    return {
+        Claim: claim,
+        registry.ModelSpec: lambda: (registry.get_model("supermarket"), ["**supermarket**", "`lam`"]),
+        registry.PaperSpec: lambda: (registry.get_paper("awp"), ["**awp**", "symq derive awp"]),
+        registry.ModelKind: lambda: (registry.get_model_kind("window"), ["**window**",
+                                                                          "`increase`"]),
+        Verdict: verdict,
+        Result: result,
+        SweepResult: sweep_result,
+        ConfidenceInterval: lambda: (ConfidenceInterval(2.0, 0.1, 0.95, 10, "batch_means"),
+                                     ["2.00 ± 0.10"]),
+        Deterministic: lambda: (Deterministic(2.0), ["| `mean` | 2 |", "| `scv` | 0 |"]),
+        Hyperexponential: lambda: (Hyperexponential([0.5, 0.5], [1.0, 2.0]),
+                                   [f"| `mean` | {g(0.5 / 1 + 0.5 / 2)} |"]),
+        Derivation: lambda: (derivation(), [r"\lambda", "### 1. Mean-field ODE"]),
+        Step: step,
+        CompiledFunction: compiled,
+        Parameter: lambda: (Parameter("lam", PositiveReal(), typical=0.5,
+                                      description="arrival rate"), ["`lam`", "arrival rate"]),
+    }
+
+
+def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
+    from symq.me import (ME, Candidate, Certificate, FitReport, PadeResult, RationalLST, Target,
+                         WaitingTime, WaitingTimeEstimate, certify, fit, mg1_waiting_time,
+                         pade_fit, simulate_mg1_waiting)
+    from symq.me.laws import PhaseType, ScipyLaw
+
+    s = sp.Symbol("s")
+
+    def pade():
+        r = pade_fit([1, "3/2", 3])              # Erlang(2, 2): 4/(s + 2)^2
+        return r, [f"$f^*(s) = {sp.latex(4 / (s**2 + 4 * s + 4))}$"]
+
+    def report():
+        _, rep = fit(ME.erlang(2, 2).moments(3), order_max=2)
+        return rep, ["**(chosen)**"]
+
+    def candidate():
+        _, rep = fit(ME.erlang(2, 2).moments(3), order_max=2)
+        return rep.best, ["NONNEGATIVE", "| `order` | 2 |"]
+
+    def waiting():
+        # M/M/1, lam = 1/2, mu = 1: E[W] = rho/(mu - lam) = 1, W | W > 0 ~ Exp(mu - lam)
+        w = mg1_waiting_time(ME.exponential(1), sp.Rational(1, 2))
+        return w, ["| `EW` | 1 |", sp.latex(sp.Rational(1, 2) / (s + sp.Rational(1, 2)))]
+
+    def waiting_sim():
+        est = simulate_mg1_waiting(ME.exponential(1), 0.5, [1.0], n_jobs=4000, n_batches=5, rng=3)
+        return est, [str(est.EW), "| `P(W > 1)` |"]
+
+    return {
+        ME: lambda: (ME.erlang(2, 3), [r"\frac{9}{s^{2} + 6 s + 9}", "| `mean` | 2/3 |"]),
+        RationalLST: lambda: (ME.erlang(2, 3).lst, [r"\frac{9}{s^{2} + 6 s + 9}"]),
+        PadeResult: pade,
+        FitReport: report,
+        Candidate: candidate,
+        Target: lambda: (Target((1, 3, 15)), ["**Target**", "[1, 3, 15]"]),
+        Certificate: lambda: (certify(ME.erlang(2, 3)), ["NONNEGATIVE"]),
+        WaitingTime: waiting,
+        WaitingTimeEstimate: waiting_sim,
+        PhaseType: lambda: (PhaseType([0.3, 0.7], [[-2.0, 1.0], [0.0, -3.0]], name="demo"),
+                            # mean alpha (-A)^{-1} 1 = 0.3 (1/2 + 1/6) + 0.7/3
+                            [g(0.3 * (0.5 + 1 / 6) + 0.7 / 3), r"\alpha"]),
+        ScipyLaw: lambda: (ScipyLaw(__import__("scipy").stats.expon(scale=2.0), name="exp"),
+                           ["| `mean` | 2 |"]),
+    }
+
+
+def _dispatch() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
+    from symq.dispatch import (DispatchEstimate, DispatchPolicy, DispatchVIEstimate,
+                               ExactResult, ResponseBySize, RichardsonResult, ScorePolicy,
+                               SizeLaw, VIResult, evaluate_policy, exact_mean_response,
+                               exponential, get_policy, response_by_size_data, richardson,
+                               score_policy, simulate_dispatch, solve_accurate)
+    from symq.dispatch.by_size import VIResponseBySize, response_by_size_vi
+
+    X = exponential(1.0)  # noqa: N806
+
+    def vi():
+        r = evaluate_policy("rnd", 2, 0.5, X, delta=0.4, U=12.0, tol=1e-8)
+        assert abs(r.ET - 2.0) < 0.05                  # two M/M/1 queues at load 1/2
+        return r, [f"{g(r.ET)} in [{g(r.ET_low)}, {g(r.ET_high)}]"]
+
+    def rich():
+        r = richardson(evaluate_policy, "rnd", 2, 0.5, X, delta=0.4, U=12.0, tol=1e-8)
+        assert abs(r.ET - 2.0) <= r.error_estimate
+        return r, [f"{g(r.ET)} ± {r.error_estimate:.2g}"]
+
+    def accurate():
+        r = solve_accurate(2, 0.5, X, policy="rnd", rtol=1e-2)
+        assert abs(r.ET - 2.0) <= 3 * r.error_estimate
+        return r, [f"{g(r.ET)} ± {r.error_estimate:.2g}"]
+
+    def estimate():
+        e = simulate_dispatch("lwl", 2, 0.5, X, n_jobs=20_000, n_batches=10, rng=4, level=0.999)
+        assert e.ET.contains(1 / (1 - 0.25))            # M/M/2 at load 1/2
+        return e, [str(e.ET)]
+
+    def by_size_vi():
+        r = response_by_size_vi("rnd", 2, 0.5, X, bins=3, delta=0.4, U=12.0)
+        return r, [g(r.ET)]
+
+    def by_size():
+        r = response_by_size_data("lwl", 2, 0.5, X, bins=2, n_jobs=20_000, n_batches=5, rng=2)
+        return r, [str(r.ET[0])]
+
+    def exact():
+        r = exact_mean_response("lwl", 2, 0.5, X)
+        return r, [g(1 / (1 - 0.25))]                   # M/M/2 (Erlang C)
+
+    return {
+        ExactResult: exact, VIResult: vi, RichardsonResult: rich, DispatchVIEstimate: accurate,
+        DispatchEstimate: estimate, VIResponseBySize: by_size_vi, ResponseBySize: by_size,
+        DispatchPolicy: lambda: (get_policy("lwl"), ["**DispatchPolicy** lwl"]),
+        ScorePolicy: lambda: (score_policy("mine", "u + beta*x", {"beta": 0.5}),
+                              [r"\beta x + u_{i}"]),
+        SizeLaw: lambda: (X, ["| `second_moment` | 2 |"]),
+    }
+
+
+def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
+    from symq.meanfield import (FixedPoint, JSQEstimate, JSQPHFixedPoint, PopulationProcess,
+                                PopulationStability, RefinedJSQ, RefinedTerms,
+                                SupermarketFixedPoint, TailScan, Trajectory, jsq_exponential_qbd,
+                                jsq_process, refined_jsq, relative_entropy_trajectory,
+                                simulate_jsq, solve_jsq_ph, solve_supermarket, tail_regime_scan)
+    from symq.meanfield.attained import (AttainedEstimate, AttainedFixedPoint, Policy,
+                                         get_policy, simulate_policy, solve_attained)
+    from symq.meanfield.declared import _parse
+    from symq.meanfield.declared_solve import Declaration
+    from symq.meanfield.nonlinear import LyapunovCheck, NonlinearFixedPoint, QBDSolution
+    from symq.meanfield.supermarket import LAM as LAM_SYMBOL
+    from symq.core.parameters import Parameter, PositiveReal
+
+    ET = supermarket_ET(2, LAM)  # noqa: N806
+    pp = jsq_process(2, 8)
+    point = {LAM_SYMBOL: LAM}
+
+    def fixed_point():
+        fp = pp.fixed_point(np.zeros(8), point)
+        assert abs(fp.x[0] - LAM) < 1e-9               # u_1 = lam
+        return fp, ["**FixedPoint**", g(fp.residual)]
+
+    def attained():
+        r = solve_attained("SQ", 2, LAM, exponential_ph(), delta=0.5, rep_max=5.0, B=20)
+        assert abs(r.ET - ET) < 1e-3                   # SQ(d) with Exp(1) sizes is JSQ(d)
+        return r, [g(r.ET)]
+
+    def attained_sim():
+        r = simulate_policy("SQ", 20, 2, LAM, exponential_ph(), n_jobs=4000, rng=1, n_batches=5)
+        return r, [str(r.ET)]
+
+    def refined():
+        r = refined_jsq(2, LAM, 50)
+        assert abs(r.ET - ET) < 1e-9                   # the mean-field part is the closed form
+        return r, [g(r.ET_N)]
+
+    def jsq_ph():
+        r = solve_jsq_ph(2, LAM, exponential_ph())
+        assert abs(r.ET - ET) < 1e-8                   # PH = Exp(1): the supermarket model
+        return r, [g(r.ET)]
+
+    def declaration():
+        decl = _parse("sis", {"variables": ["i"], "transitions": [
+            {"jump": [1], "rate": "beta*i*(1 - i)"}, {"jump": [-1], "rate": "gamma*i"}]},
+            tuple(Parameter(n, PositiveReal(), typical=1.0) for n in ("beta", "gamma")),
+            "models.sis")
+        return decl, ["**Declaration** sis", r"\beta"]
+
+    return {
+        SupermarketFixedPoint: lambda: (solve_supermarket(2, LAM), [g(ET)]),
+        RefinedJSQ: refined,
+        JSQPHFixedPoint: jsq_ph,
+        JSQEstimate: lambda: by(simulate_jsq(20, 2, LAM, n_jobs=4000, n_batches=5, rng=1),
+                                lambda e: [str(e.ET)]),
+        TailScan: lambda: by(tail_regime_scan(2, 0.5, 2.0, phases=(3, 5, 7)),
+                             lambda t: [g(t.ET[0])]),
+        PopulationProcess: lambda: (pp, [r"\lambda", "transition(s)"]),
+        FixedPoint: fixed_point,
+        PopulationStability: lambda: by(pp.stability(pp.fixed_point(np.zeros(8), point).x, point),
+                                        lambda s: [g(s.max_real)]),
+        RefinedTerms: lambda: by(pp.refined_terms(pp.fixed_point(np.zeros(8), point).x, point),
+                                 lambda r: [g(r.max_real)]),
+        Trajectory: lambda: (pp.ode(np.zeros(8), [0.0, 1.0], point), ["**Trajectory**"]),
+        NonlinearFixedPoint: lambda: by(jsq_exponential_qbd(2, 0.5).fixed_point(
+            [np.array([1.0])]), lambda f: [g(f.residual)]),
+        QBDSolution: _qbd_solution,
+        LyapunovCheck: lambda: by(relative_entropy_trajectory(2, 0.5, K=4, t_final=1.0,
+                                                              n_times=5),
+                                  lambda c: [g(c.max_increase)]),
+        AttainedFixedPoint: attained,
+        AttainedEstimate: attained_sim,
+        Policy: lambda: (get_policy("LAS"), ["**Policy** LAS"]),
+        Declaration: declaration,
+    }
+
+
+def _qbd_solution() -> tuple[Any, list[str]]:
+    from symq.meanfield.nonlinear import LevelDependentQBD
+
+    # M/M/1 at load 1/2 as a QBD with one phase: p_k = (1/2)^k / 2
+    qbd = LevelDependentQBD(1, 1, up=lambda k: np.array([[0.5]]), local=lambda k: np.array(
+        [[-0.5 if k == 0 else -1.5]]), down=lambda k: np.array([[1.0]]))
+    sol = qbd.solve_truncated(30)
+    assert abs(float(sol.levels[1][0]) - 0.25) < 1e-8
+    return sol, ["**QBDSolution**", g(sol.top_mass)]
+
+
+def _routing() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
+    from symq.routing import (Allocation, ClosedForms, FarmEstimate, NumericSolution,
+                              PiecewiseLoads, PSQueueEstimate, ServerFarm, UnboundedFamily,
+                              closed_forms, minimize_social_cost, piecewise_loads,
+                              simulate_farm, simulate_ps_queue, social_optimum, unbounded_family)
+    from symq.routing.declared import DeclaredCost, _analyse, _formula
+
+    # C = (4, 2, 1), w = (1, 2, 4), rho = 5 > 4: every server used, sqrt(w_j C_j) = 2, so
+    # J* = (sum sqrt(w C))^2 / (sum C - rho) - sum w = 36/2 - 7 = 11
+    farm = ([4.0, 2.0, 1.0], [1.0, 2.0, 4.0], 5.0)
+
+    def ps():
+        e = simulate_ps_queue(0.5, 1.0, n_jobs=5000, n_batches=5, rng=1)
+        return e, [str(e.ET)]
+
+    def declared_cost():
+        names = ("x", "C", "w")
+        cost = _formula("models.ps.cost", "w*x/(C - x)", names)
+        return _analyse(cost, _formula("models.ps.capacity", "C", names[1:]), ("C", "w")), [
+            r"\frac{w x}{C - x}"]
+
+    h = 4.0
+    return {
+        Allocation: lambda: (social_optimum(*farm), ["| `cost` | 11 |"]),
+        NumericSolution: lambda: (minimize_social_cost(*farm), [g(11.0)]),
+        UnboundedFamily: lambda: (unbounded_family(h), [g((h + 1) * (math.sqrt(h) + 1) / (
+            2 * h + math.sqrt(h) + 1))]),
+        ClosedForms: lambda: (closed_forms(), [sp.latex(closed_forms().opt_cost)]),
+        PiecewiseLoads: lambda: (piecewise_loads((4, 2, 1), (1, 2, 4)), ["[2, 4]"]),
+        PSQueueEstimate: ps,
+        FarmEstimate: lambda: by(simulate_farm([2.0, 1.0], [1.0, 1.0], [1.0, 0.5],
+                                               n_jobs_per_server=4000, n_batches=5, rng=1),
+                                 lambda e: [str(e.social_cost)]),
+        ServerFarm: lambda: (ServerFarm(farm[0], farm[1]), ["[0.25, 1, 4]"]),
+        DeclaredCost: declared_cost,
+    }
+
+
+def _window() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
+    from symq.core.parameters import Parameter, PositiveReal
+    from symq.window import (DeclaredWindow, MIMDFloor, Ordering, PowerLawParameters,
+                             PowerLawWindow, WindowEstimate, WindowLaw, WindowProtocol,
+                             WindowSolution, WindowStability, compare, newreno, scalable,
+                             simulate_protocol, solve_protocol, solve_window, stability)
+    from symq.window.declared import parse_window
+
+    p = 1e-2
+    tcp = newreno(p)
+    # drift balance E[a(W)] = E[lam(W) b(W) W]: 1 = p/2 E[W^2], so E[W^2] = 2/p = 200
+
+    def numeric():
+        sol = solve_window(lambda w: np.ones_like(w), lambda w: p * w, lambda w: w / 2,
+                           rtol=1e-4)
+        assert abs(sol.mean_square_window / (2 / p) - 1) < 1e-3
+        return sol, [f"{g(sol.mean_window)} (relative error"]
+
+    def estimate():
+        e = simulate_protocol(tcp, n_losses=5000, n_batches=5, rng=1)
+        return e, [str(e.mean_window)]
+
+    def power_law():
+        law = PowerLawWindow(1.0, 0.0, p, 1.0, 0.5)     # NewReno's profiles
+        assert float(law.moment(2)) == pytest.approx(2 / p, rel=1e-9)
+        return law, [f"| `mean` | {g(float(law.mean()))} |"]
+
+    def declared():
+        d = parse_window("my-tcp", {"increase": "1", "loss": "p*w", "after_loss": "c*w"},
+                         (Parameter("c", PositiveReal(), typical=0.5),), "models.my-tcp")
+        return d, ["**DeclaredWindow** my-tcp", r"\lambda{\left(w \right)} = p w"]
+
+    return {
+        WindowLaw: lambda: (solve_protocol(tcp), ["| `mean_square_window` | 200 |"]),
+        WindowSolution: numeric,
+        WindowStability: lambda: (stability(tcp), ["stable"]),
+        WindowEstimate: estimate,
+        Ordering: lambda: (compare(newreno(p), scalable(p), points=20), ["**Ordering**"]),
+        WindowProtocol: lambda: (tcp, [r"\lambda{\left(w \right)} = 0.01 w"]),
+        PowerLawParameters: lambda: (tcp.power_law(), ["| `gamma` | 0.01 |"]),
+        PowerLawWindow: power_law,
+        MIMDFloor: lambda: (MIMDFloor(0.1, 1.0, 0.5, 1.0), ["| `support` | [1, inf) |"]),
+        DeclaredWindow: declared,
+    }
+
+
+def builders() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
+    out: dict[type, Callable[[], tuple[Any, list[str]]]] = {}
+    for part in (_core, _me, _dispatch, _meanfield, _routing, _window):
+        out.update(part())
+    return out
+
+
+BUILDERS = builders()
+
+#: Public classes without a display of their own, and why.
+EXEMPT = {
+    "ResultBase": "the base of the results (every subclass is built here)",
+    "Distribution": "the abstract base of the laws (its subclasses are built here)",
+    "FileClaim": "a Claim read from a claims file: Claim's display (built here)",
+}
+
+
+# ------------------------------------------------------------------ the walk
+def public_classes() -> dict[str, type]:
+    """Classes listed in an ``__all__`` of a symq module, defined in symq."""
+    found: dict[str, type] = {}
+    for info in pkgutil.walk_packages(symq.__path__, "symq."):
+        if info.name.startswith("symq.__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name in getattr(module, "__all__", ()):
+            value = getattr(module, name, None)
+            if inspect.isclass(value) and value.__module__.startswith("symq."):
+                found[f"{value.__module__}.{value.__qualname__}"] = value
+    return found
+
+
+def rich(cls: type) -> bool:
+    return any(hasattr(cls, m) for m in ("_repr_markdown_", "_repr_latex_"))
+
+
+def must_display(cls: type) -> bool:
+    """A result-like dataclass (``to_dict``) or a class that already displays itself."""
+    return (dataclasses.is_dataclass(cls) and hasattr(cls, "to_dict")) or rich(cls)
+
+
+def test_every_public_dataclass_with_to_dict_has_a_rich_display():
+    missing = [name for name, cls in public_classes().items()
+               if dataclasses.is_dataclass(cls) and hasattr(cls, "to_dict") and not rich(cls)]
+    assert not missing, f"give these a _repr_markdown_ (symq.core.display): {missing}"
+
+
+def test_every_displayed_public_class_is_built_by_this_test():
+    built = set(BUILDERS)
+    missing = [name for name, cls in public_classes().items()
+               if must_display(cls) and cls not in built and cls.__name__ not in EXEMPT]
+    assert not missing, f"add a builder to tests/test_rich_display.py for: {missing}"
+
+
+LONG_NUMBER = re.compile(r"\d{16,}")
+
+
+def display(obj: Any) -> str:
+    text = obj._repr_markdown_() if hasattr(obj, "_repr_markdown_") else obj._repr_latex_()
+    assert isinstance(text, str) and text.strip()
+    return text
+
+
+@pytest.mark.parametrize("cls", list(BUILDERS), ids=lambda c: c.__name__)
+def test_each_instance_shows_its_main_values_rounded(cls):
+    obj, expected = BUILDERS[cls]()
+    assert isinstance(obj, cls)
+    text = display(obj)
+    assert text.startswith(("**", "$", "#", "2.00")), text[:80]   # a bold title (or math)
+    assert not LONG_NUMBER.search(text), LONG_NUMBER.search(text)
+    for piece in expected:
+        assert piece in text, (piece, text)
+    if hasattr(obj, "_repr_latex_") and not isinstance(obj, sp.Basic):
+        assert not LONG_NUMBER.search(obj._repr_latex_())
+
+
+# ------------------------------------------------------------------ decimal fits, derivations
+def test_a_fit_from_decimal_moments_prints_short_and_keeps_its_exact_coefficients():
+    from symq.me import ME, from_moments, pade_fit
+
+    X = from_moments((0.7, 1.13, 2.9))  # noqa: N806
+    exact = X.lst.numerator + X.lst.denominator
+    assert max(len(str(c)) for c in exact) > 40        # the fit's rationals are long
+    for text in (repr(X), X._repr_latex_(), X._repr_markdown_(), X.lst._repr_latex_(),
+                 pade_fit((0.7, 1.13, 2.9))._repr_markdown_()):
+        assert not LONG_NUMBER.search(text), text
+    assert len(repr(X)) < 80
+    # the shown coefficients are the exact ones rounded to 6 digits; the exact ones are kept
+    b0 = X.lst.numerator[0]
+    assert g(float(b0)) in repr(X)
+    assert ME.from_transform(*(tuple(sp.Rational(c) for c in X.to_dict()[k])
+                               for k in ("numerator", "denominator"))) == X
+    assert float(X.mean()) == pytest.approx(0.7, rel=1e-12)
+    # small exact rationals stay exact
+    assert "3/2" in repr(ME.from_expr(sp.Rational(3, 2) / (sp.Symbol("s") + sp.Rational(3, 2))))
+
+
+def test_a_derivation_prints_lambda_subscripts_and_no_bare_true():
+    from symq.core.derivation import Derivation
+    from symq.meanfield.supermarket import derivation as built
+
+    derivation = functools.lru_cache(maxsize=None)(built)
+
+    md = derivation().to_markdown()
+    assert r"\lambda" in md and "lam " not in md and "{lam}" not in md
+    assert "u_{k}" in md and r"u{\left(k" not in md
+    assert r"\text{True}" not in md and "$$\nTrue\n$$" not in md
+    # a relation sympy evaluates to True is stated in words, never printed as True
+    der = Derivation("t")
+    der.add("identity", sp.Eq(sp.Symbol("x") + 1, 1 + sp.Symbol("x")))
+    text = der.to_markdown()
+    assert "True" not in text.replace("true", "") and "holds identically" in text
+
+
+def test_no_committed_derivation_prints_lam_or_a_bare_true():
+    """The files ``symq derive`` wrote (kept current by tests/test_derivations_current.py)."""
+    from pathlib import Path
+
+    files = sorted((Path(__file__).resolve().parent.parent / "derivations").glob("*.md"))
+    assert files
+    for path in files:
+        blocks = re.findall(r"^\$\$\n(.*?)\n\$\$$", path.read_text(), flags=re.M | re.S)
+        assert blocks, path.name
+        for block in blocks:
+            assert block.strip() not in ("True", r"\text{True}"), path.name
+            assert not re.search(r"(?<![A-Za-z\\])lam(?![A-Za-z])", block), (path.name, block)
+            assert not re.search(r"[a-z]\{\\left\((?:k|j)(?: [+-] 1)? \\right\)\}", block), (
+                path.name, block)                    # u(k) is written u_k
