@@ -193,28 +193,31 @@ def derivation() -> Derivation:
         title="Nonlinear level-dependent QBD: UL-type RG-factorization and the fixed point",
         source="Q.-L. Li, Special Matrices 4 (2016); JSQ(d) as a tagged server (Bramson, Lu, "
                "Prabhakar 2010)",
-        summary="Levels k = 0..K, blocks A_0 (up), A_1 (local), A_2 (down) depending on the "
-                "occupancy vector; the fixed point solves pi Q(pi) = 0.")
+        summary="Levels $k = 0, \\dots, K$, blocks $A_0$ (up), $A_1$ (local), $A_2$ (down) "
+                "depending on the occupancy vector; the fixed point solves "
+                "$\\pi Q(\\pi) = 0$.")
     der.add("Block-structured generator",
             sp.Eq(sp.Symbol("Q(x)"), sp.Symbol("tridiag(A_2^{(k)}(x), A_1^{(k)}(x), A_0^{(k)}(x))")),
-            "Row k of the block-tridiagonal generator; rows sum to zero: "
-            "(A_0^{(k)} + A_1^{(k)} + A_2^{(k)}) 1 = 0.")
+            "Row $k$ of the block-tridiagonal generator; rows sum to zero: "
+            "$(A_0^{(k)} + A_1^{(k)} + A_2^{(k)}) \\mathbf{1} = 0$.")
     der.add("Truncation at level K", sp.Eq(UK, A1K + sp.MatrixSymbol("D_K", m, m)),
-            "Jumps above K are suppressed; their rates move to the diagonal: "
-            "D_K = diag(A_0^{(K)} 1).")
+            "Jumps above $K$ are suppressed; their rates move to the diagonal: "
+            "$D_K = \\operatorname{diag}(A_0^{(K)} \\mathbf{1})$.")
     der.add("Backward R-recursion (UL-type RG-factorization)",
             [sp.Eq(R, A0 * (-Un).inverse()), sp.Eq(U, A1 + R * A2n)],
-            "For k = K-1, ..., 0: R_k is the rate matrix of level k+1 seen from level k.")
+            "For $k = K-1, \\dots, 0$: $R_k$ is the rate matrix of level $k+1$ seen from "
+            "level $k$.")
     der.add("Stationary vector", [sp.Eq(sp.MatrixSymbol("p_0", 1, m) * sp.MatrixSymbol("U_0", m, m),
                                         sp.ZeroMatrix(1, m)), sp.Eq(pk1, pk * R)],
             "Boundary solve on the censored chain at level 0, forward products, normalise.")
     der.add("Nonlinear fixed point", [sp.Eq(pi * Qpi, sp.ZeroMatrix(1, m)),
                                       sp.Eq(sp.Symbol(r"\pi \mathbf{1}"), 1)],
-            "Iterated as pi <- stat(Q(pi)) (each step by the R-recursion).")
+            "Iterated as $\\pi \\leftarrow \\operatorname{stat}(Q(\\pi))$ (each step by the "
+            "R-recursion).")
     der.add("JSQ(d) instance", sp.Eq(sp.Symbol("lambda_k"),
                                      lam * (u(k) ** d - u(k + 1) ** d) / (u(k) - u(k + 1))),
-            "Tagged server: level = queue length, u_k = sum_{i>=k} pi_i; service rate 1 "
-            "(or PH phases per level).")
+            "Tagged server: level = queue length, $u_k = \\sum_{i \\ge k} \\pi_i$; service "
+            "rate 1 (or PH phases per level).")
     return der
 
 
