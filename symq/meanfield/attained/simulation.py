@@ -1,9 +1,9 @@
-r"""Finite-N simulation of attained-service (age-aware) load balancing with phase-type job sizes.
+r"""Finite-N simulation of attained-service (age-aware) load balancing with general job sizes.
 
 Model (Hellemans and Van Houdt, IEEE/ACM ToN 2021, the system model of the paper): :math:`N`
 identical unit-speed FCFS servers, Poisson arrivals of total rate :math:`\lambda N` and i.i.d.
-phase-type job sizes :math:`X \sim PH(\alpha, A)` (any mean; the load :math:`\lambda E[X]` must
-be :math:`< 1`).  On each arrival the dispatcher probes :math:`d` servers uniformly at random
+job sizes :math:`X`, phase-type :math:`PH(\alpha, A)` or any law with a sampler (any mean;
+the load :math:`\lambda E[X]` must be :math:`< 1`).  On each arrival the dispatcher probes :math:`d` servers uniformly at random
 (with replacement by default, as in the authors' simulator).  A probed server reports its queue
 length :math:`\ell` (jobs present, including the one in service) and the age :math:`a` (attained
 service) of the job in service, coarsened into the layer
@@ -30,7 +30,9 @@ Algorithm
 ---------
 An exact discrete-event simulation in continuous time (no uniformisation, no time step).  A
 job's size is sampled when its service starts (sizes are i.i.d. and the discipline is FCFS, so
-this has the law of sampling at arrival) by walking the phase-type chain: an exponential
+this has the law of sampling at arrival).  A law without a phase-type form is sampled
+beforehand (one size per service start, in order, from ``law.sample``); a phase-type law is
+sampled during the run by walking the phase-type chain: an exponential
 holding time in each visited phase, then a jump of the embedded chain
 :math:`P_{ij} = A_{ij} / (-A_{ii})` or absorption with probability
 :math:`-\sum_j A_{ij} / (-A_{ii})`.  The completion times of the busy servers sit in an indexed
@@ -78,11 +80,11 @@ from numpy.typing import ArrayLike
 
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import IntegerAtLeast, real_value
-from symq.core.randomness import RngLike
+from symq.core.randomness import RngLike, as_generator
 from symq.core.result import Exactness, ResultBase
 from symq.core.simrun import RunPlan, kernel_seed, run_chunked, seed_numba
 from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
-from symq.me.laws import as_phase_type
+from symq.me.laws import as_phase_type, as_sampler, describe_law
 
 __all__ = ["AttainedEstimate", "simulate_attained"]
 
@@ -101,7 +103,8 @@ _I_NFREE = 3  # free pool slots
 _I_WARM = 4  # 1 once the warm-up is over
 _I_PEAK = 5  # largest number of jobs in the system seen
 _I_NARR = 6  # arrivals so far
-_I_SIZE = 7
+_I_NSIZE = 7  # sizes taken from the drawn stream (general laws)
+_I_SIZE = 8
 
 # indices into the float state vector
 _F_T = 0  # current time
@@ -184,7 +187,7 @@ def _attained_kernel(
     target, n_warm, per_slice,
     qlen, qhead, qtail, start, depart, heap, hpos, pool_arr, pool_next, free, perm,
     response, wait, slice_time, slice_area, slice_busy,
-    ist, fst, first,
+    ist, fst, first, sizes,
 ):
     """Advance the simulation until ``target`` departures (or until the job pool is full).
 
@@ -192,6 +195,9 @@ def _attained_kernel(
     into several calls (progress bar, pool growth) with the same random stream; numba's stream
     is seeded once per run by :func:`symq.core.simrun.seed_numba` (``first`` draws the first
     arrival epoch).
+
+    ``sizes`` is the stream of job sizes drawn beforehand from a general law (one per service
+    start, in order); when it is empty, sizes are drawn by walking the phase-type chain.
 
     Returns the status: 0 when ``target`` departures are reached, 1 when an arrival finds the
     pool of job slots full (nothing of that arrival has been drawn yet; grow the pool and call
@@ -212,6 +218,8 @@ def _attained_kernel(
     warm = ist[_I_WARM] != 0
     peak = ist[_I_PEAK]
     n_arr = ist[_I_NARR]
+    n_size = ist[_I_NSIZE]
+    stream = sizes.shape[0] > 0
     status = _OK
     while n_dep < target:
         is_arrival = n_b == 0 or t_arr <= depart[heap[0]]
@@ -286,7 +294,11 @@ def _attained_kernel(
                 peak = total
             if ql == 0:
                 start[s] = t
-                depart[s] = t + _sample_size(alpha_cum, rates, jump_cum)
+                if stream:
+                    depart[s] = t + sizes[n_size]
+                    n_size += 1
+                else:
+                    depart[s] = t + _sample_size(alpha_cum, rates, jump_cum)
                 heap[n_b] = s
                 hpos[s] = n_b
                 n_b += 1
@@ -308,7 +320,11 @@ def _attained_kernel(
             total -= 1
             if qlen[s] > 0:
                 start[s] = t
-                depart[s] = t + _sample_size(alpha_cum, rates, jump_cum)
+                if stream:
+                    depart[s] = t + sizes[n_size]
+                    n_size += 1
+                else:
+                    depart[s] = t + _sample_size(alpha_cum, rates, jump_cum)
                 _sift_down(heap, hpos, depart, 0, n_b)
             else:
                 hpos[s] = -1
@@ -331,12 +347,42 @@ def _attained_kernel(
     ist[_I_WARM] = 1 if warm else 0
     ist[_I_PEAK] = peak
     ist[_I_NARR] = n_arr
+    ist[_I_NSIZE] = n_size
     return status
 
 
 # --------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------
+
+
+#: Empty phase-type tables passed to the kernel when the sizes come from a drawn stream.
+_NO_PH = (np.ones(1), np.ones(1), np.zeros((1, 1)))
+
+
+def _size_source(service: Any, *, n_jobs: int, N: int) -> tuple[Any, int]:  # noqa: N803
+    """The job-size law and how many sizes to draw for it beforehand (0: walk its phases).
+
+    A phase-type law (or an ``ME`` with a phase-type form) is walked by the kernel; any other
+    law (a scipy distribution, a symq distribution, the empirical law of a trace) is sampled
+    beforehand: ``n_jobs + N`` sizes, as many as the service starts of a run of ``n_jobs``
+    departures can use (each departure ends one service and at most ``N`` are under way at
+    the end).
+    """
+    try:
+        return as_phase_type(service, "service"), 0
+    except InvalidParameter:
+        return as_sampler(service, "service"), n_jobs + N
+
+
+def _draw_sizes(law: Any, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` sizes of ``law``, checked: finite and nonnegative (else InvalidParameter)."""
+    sizes = np.ascontiguousarray(np.asarray(law.sample(count, rng=rng), dtype=np.float64))
+    bad = ~np.isfinite(sizes) | (sizes < 0)
+    if bad.any():
+        raise InvalidParameter("service", describe_law(law), "a law of nonnegative job sizes",
+                               f"it drew the size {sizes[np.argmax(bad)]!r}")
+    return sizes
 
 
 def _score_table(scores: ArrayLike) -> np.ndarray:
@@ -479,9 +525,12 @@ def simulate_attained(
         Number of probes per arrival, ``>= 1`` (``<= N`` when ``replace=False``).
     lam : float
         Arrival rate per server, ``> 0``, with ``lam * E[X] < 1``.
-    service : PhaseType, (alpha, A) or ME with a phase-type form
-        The job-size law (converted by :func:`symq.me.laws.as_phase_type`: the kernel walks the
-        phases of the law).
+    service : PhaseType, (alpha, A), ME, scipy distribution or symq Distribution
+        The job-size law.  A law with a phase-type form (:func:`symq.me.laws.as_phase_type`)
+        is sampled by walking its phases; any other law (:func:`symq.me.laws.as_sampler`: a
+        lognormal, a Weibull, a Pareto...) is sampled itself, ``n_jobs + N`` sizes drawn before
+        the run (8 bytes each) from the same ``rng``, so that a mean-field analysis with a
+        fitted phase-type law can be compared with the system under the true law.
     scores : array_like, shape (r + 1, B)
         Finite ranking scores ``xi(k, l)`` of busy servers; smaller wins.
     delta : float
@@ -541,7 +590,7 @@ def simulate_attained(
     table = _score_table(scores)
     plan = RunPlan.make(n_jobs=n_jobs, n_batches=n_batches, warmup=warmup, level=level)
     max_in_system = IntegerAtLeast(1).coerce("max_in_system", max_in_system)
-    law = as_phase_type(service, "service")
+    law, n_sizes = _size_source(service, n_jobs=plan.n_jobs, N=N)
     mean_x = law.mean()
     load = lam * mean_x
     if load >= 1.0:
@@ -549,8 +598,11 @@ def simulate_attained(
             f"load lam*E[X]={load:.6g} (lam={lam!r}, E[X]={mean_x:.6g}) must be < 1 for "
             f"N={N} servers probed d={d} at a time: each server serves at unit speed"
         )
-    seed = kernel_seed(rng)
-    alpha_cum, rates, jump_cum = law.jump_tables()
+    generator = as_generator(rng)
+    seed = kernel_seed(generator)   # the same seed as kernel_seed(rng): PH runs are unchanged
+    # a general law: its sizes drawn now from the same stream, after the kernel's seed
+    sizes = _draw_sizes(law, n_sizes, generator) if n_sizes else np.empty(0)
+    alpha_cum, rates, jump_cum = _NO_PH if n_sizes else law.jump_tables()
 
     n_jobs, n_warm = plan.n_jobs, plan.n_warm
     per_slice = max((n_jobs - n_warm) // plan.n_slices, 1)
@@ -586,7 +638,7 @@ def simulate_attained(
                 stop, n_warm, per_slice,
                 qlen, qhead, qtail, start, depart, heap, hpos, pool_arr, pool_next, free, perm,
                 response, wait, slice_time, slice_area, slice_busy,
-                ist, fst, first,
+                ist, fst, first, sizes,
             )
             first = False
             if status != _POOL_FULL:

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 import symq.meanfield.attained.simulation as attained_sim
 from symq.core.errors import InvalidParameter, StabilityError
@@ -265,3 +266,44 @@ def test_d_larger_than_n_without_replacement():
 def test_unstable_load_raises(lam, A):
     with pytest.raises(StabilityError, match="lam"):
         simulate_attained(**dict(GOOD, lam=lam, service=([1.0], A)))
+
+
+# --------------------------------------------------------------------------------------------
+# general job-size laws: the simulator samples the law itself
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("law, second", [
+    # gamma(1/2) of mean 1: SCV 2, E[X^2] = 3 (a density infinite at 0: no phase-type form)
+    (stats.gamma(0.5, scale=2.0), 3.0),
+    # Weibull of shape 2 and mean 1: E[X^2] = Gamma(2) / Gamma(3/2)^2 = 4/pi
+    (stats.weibull_min(2.0, scale=1.0 / math.gamma(1.5)), 4.0 / math.pi),
+], ids=["gamma", "weibull"])
+def test_general_law_random_routing_is_pollaczek_khinchine(law, second):
+    lam = 0.5
+    est = simulate_attained(20, 1, lam, law, table("sq", 0), 1.0, n_jobs=300_000, rng=5,
+                            level=0.999)
+    w = pk_wait(lam, 1.0, second)
+    assert est.mean_size == pytest.approx(1.0, rel=1e-9)
+    assert est.EW.contains(w), (est.EW, w)
+    assert est.utilisation.contains(lam), est.utilisation
+
+
+def test_general_law_same_seed_same_run_and_agrees_with_the_phases_walked():
+    law = stats.lognorm(0.5, scale=math.exp(-0.125))      # mean 1
+    runs = [simulate_attained(10, 2, 0.6, law, table("sq", 0), 1.0, n_jobs=20_000, rng=7)
+            for _ in range(2)]
+    assert outcome(runs[0]) == outcome(runs[1])
+    # an exponential law given as scipy (sampled) and as PH (phases walked) agree in law
+    sampled = simulate_attained(50, 2, 0.7, stats.expon(), table("sq", 0), 1.0,
+                                n_jobs=200_000, rng=8, level=0.99)
+    walked = simulate_attained(50, 2, 0.7, EXP, table("sq", 0), 1.0, n_jobs=200_000, rng=9,
+                               level=0.99)
+    assert overlap(sampled.ET, walked.ET), (sampled.ET, walked.ET)
+
+
+def test_a_law_with_negative_sizes_is_refused():
+    with pytest.raises(InvalidParameter, match="parameter service=.* must be a law of "
+                                               "nonnegative job sizes"):
+        simulate_attained(5, 1, 0.5, stats.norm(1.0, 1.0), table("sq", 0), 1.0,
+                          n_jobs=10_000, rng=1)
