@@ -60,7 +60,7 @@ def _core() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     from symq.core.derivation import Derivation, Step
     from symq.core.parameters import Parameter, PositiveReal
     from symq.core.result import Result
-    from symq.core.sizelaws import Deterministic, Hyperexponential
+    from symq.core.sizelaws import Deterministic, Empirical, Hyperexponential
     from symq.core.sweep import SweepResult, grid, sweep
     from symq.meanfield.supermarket import derivation as built
 
@@ -105,6 +105,9 @@ def _core() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         ConfidenceInterval: lambda: (ConfidenceInterval(2.0, 0.1, 0.95, 10, "batch_means"),
                                      ["2.00 ± 0.10"]),
         Deterministic: lambda: (Deterministic(2.0), ["| `mean` | 2 |", "| `scv` | 0 |"]),
+        # mean 12/4 = 3, variance (1 + 4 + 9 + 36)/4 - 3^2 = 3.5
+        Empirical: lambda: (Empirical([1.0, 2.0, 3.0, 6.0]), ["| `mean` | 3 |",
+                                                              "| `variance` | 3.5 |"]),
         Hyperexponential: lambda: (Hyperexponential([0.5, 0.5], [1.0, 2.0]),
                                    [f"| `mean` | {g(0.5 / 1 + 0.5 / 2)} |"]),
         Derivation: lambda: (derivation(), [r"\lambda", "### 1. Mean-field ODE"]),

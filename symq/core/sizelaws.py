@@ -62,7 +62,8 @@ from .errors import MISSING, InvalidParameter
 from .parameters import Choice, NonNegativeReal, Parameter, PositiveReal
 from .randomness import RngLike, as_generator
 
-__all__ = ["SIZE_LAWS", "FIXED_SCV", "Deterministic", "Hyperexponential", "size_law", "law_scv",
+__all__ = ["SIZE_LAWS", "FIXED_SCV", "Deterministic", "Empirical", "Hyperexponential", "size_law",
+           "law_scv",
            "size_parameters", "weibull_shape"]
 
 #: Names of the laws :func:`size_law` builds.
@@ -137,6 +138,83 @@ class Deterministic(Distribution):
     def sample(self, shape: int | tuple[int, ...] = (), rng: RngLike = None) -> Any:
         out = np.full(shape, self.value)
         return float(out) if out.ndim == 0 else out
+
+
+class Empirical(Distribution):
+    r"""The empirical law of a trace of measured job sizes :math:`x_1, \dots, x_n`.
+
+    Each size has probability :math:`1/n`: :math:`F(x) = \#\{i : x_i \le x\}/n`,
+    :math:`E[X^k] = \frac1n \sum_i x_i^k`, and sampling draws from the trace with replacement
+    (the bootstrap), so that a simulator fed with this law replays the measured sizes in a
+    random order.  A discrete law has no density: :meth:`pdf` is ``inf`` on the sizes of the
+    trace and 0 elsewhere.
+
+    Parameters
+    ----------
+    sizes : array_like
+        At least two finite sizes ``>= 0``, not all 0.
+    name : str
+        A label (for instance the trace's file name).
+
+    Examples
+    --------
+    >>> law = Empirical([1.0, 2.0, 3.0, 6.0])
+    >>> law.mean(), law.moment(2), float(law.cdf(2.5))
+    (3.0, 12.5, 0.5)
+    """
+
+    def __init__(self, sizes: ArrayLike, name: str = "trace") -> None:
+        try:
+            values = np.asarray(sizes, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InvalidParameter("sizes", sizes, "a 1-D array of job sizes >= 0") from None
+        if values.ndim != 1 or values.size < 2:
+            raise InvalidParameter("sizes", f"<array of shape {values.shape}>",
+                                   "a 1-D array of at least 2 job sizes >= 0")
+        bad = ~np.isfinite(values) | (values < 0)
+        if bad.any():
+            raise InvalidParameter("sizes", f"<trace with the size {values[np.argmax(bad)]!r}>",
+                                   "a 1-D array of finite job sizes >= 0")
+        if not values.any():
+            raise InvalidParameter("sizes", "<trace of zeros>", "job sizes >= 0, not all 0")
+        self.sizes = np.sort(values)
+        self.sizes.setflags(write=False)
+        self.name = str(name)
+
+    def __repr__(self) -> str:
+        return f"Empirical(<{self.sizes.size} sizes of {self.name}>)"
+
+    def support(self) -> tuple[float, float]:
+        return (float(self.sizes[0]), float(self.sizes[-1]))
+
+    def pdf(self, x: ArrayLike) -> Any:
+        points = np.asarray(x, dtype=float)
+        index = np.searchsorted(self.sizes, points)
+        hit = (index < self.sizes.size) & (self.sizes[np.minimum(index, self.sizes.size - 1)]
+                                           == points)
+        out = np.where(hit, np.inf, 0.0)
+        return out[()] if points.ndim == 0 else out
+
+    def cdf(self, x: ArrayLike) -> Any:
+        points = np.asarray(x, dtype=float)
+        out = np.searchsorted(self.sizes, points, side="right") / self.sizes.size
+        return out[()] if points.ndim == 0 else out
+
+    def icdf(self, p: ArrayLike) -> Any:
+        """The smallest size ``x`` of the trace with ``F(x) >= p``."""
+        probabilities = np.asarray(p, dtype=float)
+        if np.any(~np.isfinite(probabilities)) or np.any((probabilities < 0) | (probabilities > 1)):
+            raise InvalidParameter("p", p, "probabilities in [0, 1]")
+        index = np.ceil(probabilities * self.sizes.size).astype(np.int64) - 1
+        out = self.sizes[np.clip(index, 0, self.sizes.size - 1)]
+        return out[()] if probabilities.ndim == 0 else out
+
+    def _raw_moment(self, order: int) -> float:
+        return float(np.mean(self.sizes ** order))
+
+    def sample(self, shape: int | tuple[int, ...] = (), rng: RngLike = None) -> Any:
+        out = as_generator(rng).choice(self.sizes, size=shape)
+        return float(out) if np.ndim(out) == 0 else out
 
 
 class Hyperexponential(Distribution):
