@@ -3,8 +3,9 @@ r"""Finite-N simulation of attained-service (age-aware) load balancing with gene
 Model (Hellemans and Van Houdt, IEEE/ACM ToN 2021, the system model of the paper): :math:`N`
 identical unit-speed FCFS servers, Poisson arrivals of total rate :math:`\lambda N` and i.i.d.
 job sizes :math:`X`, phase-type :math:`PH(\alpha, A)` or any law with a sampler (any mean;
-the load :math:`\lambda E[X]` must be :math:`< 1`).  On each arrival the dispatcher probes :math:`d` servers uniformly at random
-(with replacement by default, as in the authors' simulator).  A probed server reports its queue
+the load :math:`\lambda E[X]` must be :math:`< 1`).  On each arrival the dispatcher probes
+:math:`d` servers uniformly at random (with replacement by default, as in the authors'
+simulator).  A probed server reports its queue
 length :math:`\ell` (jobs present, including the one in service) and the age :math:`a` (attained
 service) of the job in service, coarsened into the layer
 
