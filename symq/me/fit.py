@@ -40,6 +40,7 @@ from symq.core.compiler import compile
 from symq.core.errors import InvalidMoments, InvalidParameter, SymqError
 from symq.core.result import ResultBase
 
+from ._context import mp, to_global, working_dps
 from .certification import Nonnegativity, certify
 from .distribution import ME
 from .moments import _mismatches, _parse, stieltjes_check
@@ -51,6 +52,42 @@ __all__ = ["Target", "Candidate", "FitReport", "fit", "NoCertifiedFit", "MATCH_R
 MATCH_RTOL = 1e-9
 #: Largest order_max accepted (each order costs an exact or high-precision solve and a certificate).
 MAX_ORDER = 30
+
+
+#: scipy families whose raw moments have a closed form, E[X^k] at loc = 0 and scale 1 as a
+#: function of k and the shape parameters (evaluated in mpmath).
+_CLOSED_FORM_MOMENTS: dict[str, Callable[..., Any]] = {
+    "lognorm": lambda k, s: mp.exp(k * k * s * s / 2),
+    "weibull_min": lambda k, c: mp.gamma(1 + mp.mpf(k) / c),
+    "gamma": lambda k, a: mp.gamma(a + k) / mp.gamma(a),
+    "expon": lambda k: mp.factorial(k),
+}
+
+
+def _closed_form_moments(dist: Any, n: int, dps: int) -> list[Any] | None:
+    """Raw moments ``m_1..m_n`` of a frozen scipy law of a family with closed-form moments.
+
+    Computed in mpmath with ``dps + 10`` digits from the law's exact float parameters (a
+    lognormal's :math:`e^{k\mu + k^2\sigma^2/2}`, a Weibull's :math:`\lambda^k \Gamma(1 + k/c)`,
+    a gamma's :math:`\theta^k \Gamma(a + k)/\Gamma(a)`): scipy's double-precision moments
+    lose the positive definiteness of the Hankel matrices of a lognormal already at order 4
+    (seven moments), and the fit then refuses data that a distribution has.  ``None`` for any
+    other law (or a shifted one): its moments come from ``dist.moment``.
+    """
+    inner = getattr(dist, "dist", None)
+    family = _CLOSED_FORM_MOMENTS.get(getattr(inner, "name", None))
+    if family is None:
+        return None
+    try:
+        shapes, loc, scale = inner._parse_args(*dist.args, **dist.kwds)
+    except Exception:  # noqa: BLE001 - not a frozen rv_continuous after all
+        return None
+    if loc != 0:
+        return None
+    with working_dps(dps + 10):
+        parameters = [mp.mpf(float(x)) for x in shapes]
+        factor = mp.mpf(float(scale))
+        return [to_global(factor**k * family(k, *parameters)) for k in range(1, n + 1)]
 
 
 def _tail_index(dist: Any) -> float | None:
@@ -133,12 +170,17 @@ class Target:
                    name: str | None = None) -> "Target":
         """From a scipy distribution (frozen ``rv_continuous`` or the new infrastructure).
 
-        Moments come from ``dist.moment``; values at zero are not guessed: pass them
+        Moments come from their closed forms in mpmath for the lognormal, Weibull, gamma and
+        exponential families (scipy's float moments are too coarse for the moment matrices of
+        a lognormal), from ``dist.moment`` otherwise; values at zero are not guessed: pass them
         (e.g. ``zero=(0, 0, 0)`` for a lognormal, whose density is flat at 0).
         """
         inner = getattr(dist, "dist", None)
         label = name or (f"scipy.stats.{inner.name}{tuple(getattr(dist, 'args', ()))}"
                          if getattr(inner, "name", None) else repr(dist))
+        closed = _closed_form_moments(dist, n_moments, 50)
+        if closed is not None:
+            return cls(tuple(closed), tuple(zero), pdf=dist.pdf, name=label)
         index = _tail_index(dist)
         moments = []
         for k in range(1, n_moments + 1):
