@@ -38,6 +38,20 @@ def _order(order: Any) -> int:
     return int(order)
 
 
+def probabilities_in_unit_interval(p: ArrayLike) -> NDArray[np.float64]:
+    """``p`` as a float array, checked to lie in [0, 1] (the argument of every ``icdf``).
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``p`` if an entry is not finite or lies outside [0, 1].
+    """
+    probabilities = np.asarray(p, dtype=float)
+    if np.any(~np.isfinite(probabilities)) or np.any((probabilities < 0) | (probabilities > 1)):
+        raise InvalidParameter("p", p, "probabilities in [0, 1]")
+    return probabilities
+
+
 class Distribution(abc.ABC):
     """Base of symq's distributions (scipy new-API verbs as methods).
 
@@ -119,9 +133,7 @@ class Distribution(abc.ABC):
         InvalidParameter
             If a ``p`` lies outside [0, 1].
         """
-        probabilities = np.asarray(p, dtype=float)
-        if np.any(~np.isfinite(probabilities)) or np.any((probabilities < 0) | (probabilities > 1)):
-            raise InvalidParameter("p", p, "probabilities in [0, 1]")
+        probabilities = probabilities_in_unit_interval(p)
         low, high = self.support()
         flat = probabilities.ravel()
         out = np.empty_like(flat)

@@ -57,7 +57,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
-from .distribution import Distribution
+from .distribution import Distribution, probabilities_in_unit_interval
 from .errors import MISSING, InvalidParameter
 from .parameters import Choice, NonNegativeReal, Parameter, PositiveReal
 from .randomness import RngLike, as_generator
@@ -123,9 +123,7 @@ class Deterministic(Distribution):
         return out[()] if points.ndim == 0 else out
 
     def icdf(self, p: ArrayLike) -> Any:
-        probabilities = np.asarray(p, dtype=float)
-        if np.any(~np.isfinite(probabilities)) or np.any((probabilities < 0) | (probabilities > 1)):
-            raise InvalidParameter("p", p, "probabilities in [0, 1]")
+        probabilities = probabilities_in_unit_interval(p)
         out = np.full(probabilities.shape, self.value)
         return out[()] if probabilities.ndim == 0 else out
 
@@ -202,9 +200,7 @@ class Empirical(Distribution):
 
     def icdf(self, p: ArrayLike) -> Any:
         """The smallest size ``x`` of the trace with ``F(x) >= p``."""
-        probabilities = np.asarray(p, dtype=float)
-        if np.any(~np.isfinite(probabilities)) or np.any((probabilities < 0) | (probabilities > 1)):
-            raise InvalidParameter("p", p, "probabilities in [0, 1]")
+        probabilities = probabilities_in_unit_interval(p)
         index = np.ceil(probabilities * self.sizes.size).astype(np.int64) - 1
         out = self.sizes[np.clip(index, 0, self.sizes.size - 1)]
         return out[()] if probabilities.ndim == 0 else out

@@ -142,6 +142,15 @@ def _sample_size(alpha_cum, rates, jump_cum):
 
 
 @numba.njit(cache=True)
+def _next_size(sizes, n_size, alpha_cum, rates, jump_cum):
+    """The next job size and the new stream position: from ``sizes`` (drawn beforehand from a
+    general law) when it is not empty, else by walking the phase-type chain."""
+    if sizes.shape[0] > 0:
+        return sizes[n_size], n_size + 1
+    return _sample_size(alpha_cum, rates, jump_cum), n_size
+
+
+@numba.njit(cache=True)
 def _sift_up(heap, hpos, key, p):
     s = heap[p]
     ks = key[s]
@@ -220,7 +229,6 @@ def _attained_kernel(
     peak = ist[_I_PEAK]
     n_arr = ist[_I_NARR]
     n_size = ist[_I_NSIZE]
-    stream = sizes.shape[0] > 0
     status = _OK
     while n_dep < target:
         is_arrival = n_b == 0 or t_arr <= depart[heap[0]]
@@ -295,11 +303,8 @@ def _attained_kernel(
                 peak = total
             if ql == 0:
                 start[s] = t
-                if stream:
-                    depart[s] = t + sizes[n_size]
-                    n_size += 1
-                else:
-                    depart[s] = t + _sample_size(alpha_cum, rates, jump_cum)
+                x, n_size = _next_size(sizes, n_size, alpha_cum, rates, jump_cum)
+                depart[s] = t + x
                 heap[n_b] = s
                 hpos[s] = n_b
                 n_b += 1
@@ -321,11 +326,8 @@ def _attained_kernel(
             total -= 1
             if qlen[s] > 0:
                 start[s] = t
-                if stream:
-                    depart[s] = t + sizes[n_size]
-                    n_size += 1
-                else:
-                    depart[s] = t + _sample_size(alpha_cum, rates, jump_cum)
+                x, n_size = _next_size(sizes, n_size, alpha_cum, rates, jump_cum)
+                depart[s] = t + x
                 _sift_down(heap, hpos, depart, 0, n_b)
             else:
                 hpos[s] = -1
