@@ -34,7 +34,6 @@ from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 import sympy as sp
-from scipy import integrate
 
 from symq.core.compiler import compile
 from symq.core.errors import InvalidMoments, InvalidParameter, SymqError
@@ -65,7 +64,7 @@ _CLOSED_FORM_MOMENTS: dict[str, Callable[..., Any]] = {
 
 
 def _closed_form_moments(dist: Any, n: int, dps: int) -> list[Any] | None:
-    """Raw moments ``m_1..m_n`` of a frozen scipy law of a family with closed-form moments.
+    r"""Raw moments ``m_1..m_n`` of a frozen scipy law of a family with closed-form moments.
 
     Computed in mpmath with ``dps + 10`` digits from the law's exact float parameters (a
     lognormal's :math:`e^{k\mu + k^2\sigma^2/2}`, a Weibull's :math:`\lambda^k \Gamma(1 + k/c)`,
@@ -337,10 +336,23 @@ def _is_sympy_variable(obj: Any) -> bool:
 
 
 def l1_distance(me: ME, pdf: Callable[[np.ndarray], np.ndarray], upper: float) -> float:
-    """:math:`\\int_0^{upper} |f_{ME}(t) - f(t)| dt` by adaptive quadrature."""
-    value, _ = integrate.quad(lambda t: abs(float(me.pdf(t)) - float(pdf(np.asarray(t)))),
-                              0.0, upper, limit=400)
-    return float(value)
+    """:math:`\\int_0^{upper} |f_{ME}(t) - f(t)| dt`, the L1 distance between the densities.
+
+    Composite 16-point Gauss-Legendre on 200 equal panels of ``[0, upper]`` plus 40 geometric
+    panels on ``[1e-8 upper, 1e-2 upper]`` (densities may be singular at 0; no node sits at 0),
+    both densities evaluated once, vectorised.  The integrand has kinks where the densities
+    cross; on panels of width ``upper/200`` this costs about 1e-6 of absolute accuracy, which is
+    what ranking fits needs (about 1e-5 next to a density singular at 0, such as a gamma
+    law of shape 1/2).
+    """
+    edges = np.unique(np.concatenate([[0.0], upper * np.geomspace(1e-8, 1e-2, 41),
+                                      np.linspace(0.0, upper, 201)]))
+    nodes, weights = np.polynomial.legendre.leggauss(16)
+    left, width = edges[:-1, None], np.diff(edges)[:, None]
+    t = (left + width * (nodes[None, :] + 1.0) / 2.0).ravel()
+    w = (width * weights[None, :] / 2.0).ravel()
+    gap = np.abs(np.asarray(me.pdf(t), dtype=float) - np.asarray(pdf(t), dtype=float))
+    return float(np.dot(w, gap))
 
 
 def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto", *,
