@@ -48,7 +48,7 @@ def test_kolmogorov_distance_of_a_trace_is_scipys_ks_statistic():
     sizes = LOGNORMAL.rvs(size=2000, random_state=3)
     approx = fit_phase_type(Empirical(sizes), order_max=2)
     ks = st.kstest(sizes, lambda x: np.asarray(approx.ph.cdf(x), dtype=float)).statistic
-    assert approx.distance == pytest.approx(ks, rel=1e-12)
+    assert approx.distance == pytest.approx(ks, abs=1e-9)   # the PH cdf is integrated to 1e-10
     assert "exact" in approx.metric
 
 
