@@ -12,8 +12,12 @@ exponential and H2 service (the claims of :mod:`symq.papers.li_supermarket`).
 
 The laws, all of mean 1: a lognormal with sigma = 1 (SCV e - 1), a Weibull of shape 1/2
 (SCV 5), a Pareto of index 1.5 truncated to [1, 100] (rescaled), and a gamma of shape 2 (the
-Erlang-2 law, for the extended fit).  The lognormal is not determined by its moments (Heyde
-1963), the Weibull of shape 1/2 is (shape >= 1/2), and a law of bounded support is.
+Erlang-2 law, for the extended fit).
+
+For the lognormal the fits of order 2 to 4 give E[T] = 2.841, 2.860, 2.863 at d = 2, lam = 0.9;
+two simulations of 1e7 jobs gave 2.821 ± 0.014 and 2.842 ± 0.021 (99%): the simulations
+cannot tell these orders apart, so the lognormal is in the agreement claim only, not in the
+claim on the order.
 """
 
 from __future__ import annotations
@@ -30,10 +34,9 @@ from symq.core.claims import Claim, Evidence, Inconclusive, Status, ci_error
 __all__ = ["general_service_claims"]
 
 SOURCE = "Li 2010 (arXiv 1008.3788), general service; symq's fitted-PH chain"
-HEYDE = "Heyde 1963 (the lognormal is not determined by its moments)"
 SERVERS = 1000
-#: jobs per simulation: all the claims' simulations use the long run except the ones the quick
-#: form can decide with a short run (see _RUNS).
+#: jobs per simulation: the full form runs the long ones; the quick form the short ones, at
+#: points where the verdict is many half-widths clear of the boundary.
 N_JOBS_LONG, N_JOBS_SHORT = 10_000_000, 1_000_000
 _TRUNCATED_PARETO = st.truncpareto(1.5, 100.0)
 
@@ -93,7 +96,7 @@ def _sim(point: Mapping[str, Any]) -> Any:
 
 def _agreement_claim(quick: bool) -> Claim:
     if quick:
-        points = [_point("lognormal", 2, 0.9, N_JOBS_LONG),
+        points = [_point("lognormal", 2, 0.5, N_JOBS_SHORT),
                   _point("truncated pareto", 2, 0.9, N_JOBS_SHORT)]
     else:
         points = [_point(key, d, lam, N_JOBS_LONG)
@@ -131,24 +134,6 @@ def _order_claim(quick: bool) -> Claim:
         evidence=Evidence.SIMULATION)
 
 
-def _indeterminate_claim(quick: bool) -> Claim:
-    def converges_elsewhere(point: Mapping[str, Any]) -> bool:
-        ci = _sim(point)
-        three, four = (_fixed_point_ET(point["law"], point["d"], point["lam"], k) for k in (3, 4))
-        return abs(four - three) < 0.25 * (ci.high - ci.low) and min(three, four) > ci.high
-
-    cases = ((2, 0.9),) if quick else ((2, 0.9), (5, 0.9))
-    return Claim.predicate(
-        "for the lognormal, the fits converge to a response time the simulation excludes", HEYDE,
-        "JSQ(d), lognormal job sizes (sigma 1, mean 1), lam = 0.9: the fitted-PH E[T] of "
-        "order_max = 3 and 4 differ by less than an eighth of the width of the simulation's "
-        "99% interval, and both lie above it, while the mean field at the true law lies "
-        "below the finite-N value (Gast and Van Houdt 2018): matching more moments does not "
-        "approach a law its moments do not determine",
-        converges_elsewhere, [_point("lognormal", d, lam, N_JOBS_LONG) for d, lam in cases],
-        evidence=Evidence.SIMULATION)
-
-
 def _extended_claim(quick: bool) -> Claim:
     def at_least_as_good(point: Mapping[str, Any]) -> bool:
         ci = _sim(point)
@@ -174,5 +159,4 @@ def _extended_claim(quick: bool) -> Claim:
 def general_service_claims(quick: bool = False) -> list[Claim]:
     """The general-service claims (``quick``: fewer loads and laws, the same run lengths where
     a verdict needs them)."""
-    return [_agreement_claim(quick), _order_claim(quick), _indeterminate_claim(quick),
-            _extended_claim(quick)]
+    return [_agreement_claim(quick), _order_claim(quick), _extended_claim(quick)]
