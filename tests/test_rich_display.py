@@ -228,6 +228,8 @@ def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     from symq.meanfield.declared import _parse
     from symq.meanfield.declared_solve import Declaration
     from symq.meanfield.nonlinear import LyapunovCheck, NonlinearFixedPoint, QBDSolution
+    from symq.meanfield.service_fit import PHApproximation, fit_phase_type
+    from symq.core.sizelaws import Empirical
     from symq.meanfield.supermarket import LAM as LAM_SYMBOL
     from symq.core.parameters import Parameter, PositiveReal
 
@@ -291,6 +293,8 @@ def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         AttainedEstimate: attained_sim,
         Policy: lambda: (get_policy("LAS"), ["**Policy** LAS"]),
         Declaration: declaration,
+        PHApproximation: lambda: by(fit_phase_type(Empirical([0.5, 1.0, 1.5, 3.0]), order_max=1),
+                                    lambda a: [a.method, g(a.distance)]),
     }
 
 

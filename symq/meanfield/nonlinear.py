@@ -472,11 +472,14 @@ class LyapunovCheck(ResultBase):
         ``V(t) = sum_k |u_k(t) - u_k*|`` per initial state.
     relative_entropy : list of ndarray
         ``D(p(t) || pi*) = sum_k p_k log(p_k / pi*_k)`` of the queue-length law
-        ``p_k = u_k - u_{k+1}`` (reported, not claimed monotone).
+        ``p_k = u_k - u_{k+1}`` (monotone for ``d = 1`` only; see
+        :func:`relative_entropy_trajectory`).
     max_increase : float
         Largest increase of ``V`` between consecutive output times, over all trajectories.
     nonincreasing : bool
         ``max_increase <= tol``.
+    fixed_point : ndarray
+        The fixed point ``u*`` of the truncated ODE both functions are measured against.
     """
 
     t: NDArray[np.float64]
@@ -484,6 +487,16 @@ class LyapunovCheck(ResultBase):
     relative_entropy: list[NDArray[np.float64]]
     max_increase: float
     nonincreasing: bool
+    fixed_point: NDArray[np.float64] | None = None
+
+    @property
+    def entropy_increase(self) -> tuple[float, int, float]:
+        """The largest increase of the relative entropy between consecutive output times:
+        ``(increase, index of the initial state, time at which it starts)``."""
+        steps = [np.diff(r) for r in self.relative_entropy]
+        which = int(np.argmax([float(np.max(s)) for s in steps]))
+        at = int(np.argmax(steps[which]))
+        return float(steps[which][at]), which, float(self.t[at])
 
 
 def _queue_law(u: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -504,6 +517,13 @@ def relative_entropy_trajectory(d: int, lam: float, initial_states: Sequence[Arr
     increases -- the unweighted version of Mitzenmacher's potential (2001).  The relative
     entropy of the queue-length law w.r.t. the fixed point is reported too.
 
+    The fixed point ``u*`` is that of the truncated ODE (Newton from the closed form; for
+    ``d = 1`` it is the M/M/1/K law ``u_k = (lam^k - lam^(K+1)) / (1 - lam^(K+1))``), so that
+    both functions are measured against the point the integrated system converges to.  For
+    ``d = 1`` the ODE is the forward equation of a linear Markov chain (the M/M/1/K queue), and
+    the relative entropy to its stationary law never increases (Cover and Thomas 2006, Section
+    4.4); for ``d >= 2`` no such theorem holds, and from heavy initial states it increases.
+
     Parameters
     ----------
     d, lam : int, float
@@ -523,10 +543,10 @@ def relative_entropy_trajectory(d: int, lam: float, initial_states: Sequence[Arr
     if initial_states is None:
         initial_states = [np.zeros(K), np.where(np.arange(1, K + 1) <= 3, 1.0, 0.0),
                           0.95 ** np.arange(1, K + 1)]
-    star = closed_form_tail(d, lam, K)
-    law_star = _queue_law(star)
     times = np.linspace(0.0, t_final, n_times)
     process = jsq_process(d, K)
+    star = process.fixed_point(closed_form_tail(d, lam, K), {LAM: lam}, tol=1e-14).x
+    law_star = _queue_law(star)
     l1, entropy, worst = [], [], -math.inf
     for x0 in initial_states:
         traj = process.ode(np.asarray(x0, dtype=float), times, {LAM: lam}, method="Radau",
@@ -542,4 +562,4 @@ def relative_entropy_trajectory(d: int, lam: float, initial_states: Sequence[Arr
         entropy.append(np.array(rel))
         worst = max(worst, float(np.max(np.diff(v))))
     return LyapunovCheck(t=times, l1=l1, relative_entropy=entropy, max_increase=worst,
-                         nonincreasing=worst <= tol)
+                         nonincreasing=worst <= tol, fixed_point=star)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from symq.core.claims import Claim, Evidence, Inconclusive
+from symq.core.claims import Claim, Evidence, Inconclusive, Status
 from symq.core.derivation import Derivation
 from symq.core.registry import PaperSpec, register_paper
 from symq.meanfield import nonlinear, supermarket
@@ -168,12 +168,61 @@ def _simulation_claim(quick: bool) -> Claim:
         evidence=Evidence.SIMULATION)
 
 
+ENTROPY = ("Li 2016, relative entropy as a Lyapunov function; Budhiraja, Dupuis, Fischer, "
+           "Ramanan 2015")
+
+
+@functools.cache
+def _entropy(d: int, lam: float, quick: bool) -> nonlinear.LyapunovCheck:
+    return nonlinear.relative_entropy_trajectory(d, lam, K=30 if quick else 40,
+                                                 t_final=40.0 if quick else 60.0,
+                                                 n_times=200 if quick else 300)
+
+
+def _increase(point: Mapping[str, Any], quick: bool) -> float:
+    return max(_entropy(point["d"], point["lam"], quick).entropy_increase[0], 0.0)
+
+
+def _entropy_claims(quick: bool) -> list[Claim]:
+    linear_cases = [{"d": 1, "lam": 0.9}] if quick else [{"d": 1, "lam": lam}
+                                                          for lam in (0.5, 0.7, 0.9)]
+    heavy_cases = [{"d": 2, "lam": 0.9}] if quick else [{"d": d, "lam": 0.9} for d in (2, 3)]
+    starts = ("from the empty state, all servers with 3 jobs, and u_k = 0.95^k, against the "
+              "fixed point of the truncated ODE")
+
+    def counterexample(value: float, increase: float) -> float:
+        return increase
+
+    return [
+        Claim(
+            "the relative entropy decreases for a linear Markov chain (d = 1)", ENTROPY,
+            "the class where it is a Lyapunov function: with one probe the ODE is the forward "
+            "equation of a linear Markov chain (the M/M/1/K queue, reversible), and "
+            "D(p(t) || pi) of the queue-length law to its stationary law never increases "
+            "(Cover and Thomas 2006, Section 4.4).  Checked on the output grid (Radau, rtol "
+            "1e-11) " + starts + "; the largest increase between consecutive times is <= 1e-12",
+            lambda p: 0.0, lambda p: _increase(p, quick), linear_cases, tolerance=1e-12,
+            error=counterexample, evidence=Evidence.NUMERIC),
+        Claim(
+            "the relative entropy to the fixed point is a Lyapunov function of JSQ(d)", ENTROPY,
+            "Li lists the relative entropy among the Lyapunov functions of nonlinear Markov "
+            "processes; for JSQ(d), d >= 2 (nonlinear, no reversible fixed point) it is not "
+            "one: along the ODE " + starts + ", the relative entropy of the queue-length law "
+            "increases (the reference column gives the largest increase between consecutive "
+            "output times; it comes from the heavy start u_k = 0.95^k)",
+            lambda p: 0.0, lambda p: _increase(p, quick), heavy_cases, tolerance=1e-9,
+            error=counterexample, evidence=Evidence.NUMERIC, expected=Status.FAILS),
+    ]
+
+
 def build_claims(quick: bool = False) -> list[Claim]:
-    """Fixed point = ODE steady state, local stability, Lyapunov decrease, finite-N limit.
+    """Fixed point = ODE steady state, local stability, Lyapunov decrease, relative entropy
+    (decreasing for d = 1, a declared refutation for d >= 2), finite-N limit.
 
     ``quick=True``: the same claims on fewer cases (for the test suite).
     """
-    return [*_fixed_point_claims(), *_stability_claims(quick), _simulation_claim(quick)]
+    return [*_fixed_point_claims(), *_stability_claims(quick), *_entropy_claims(quick),
+            _simulation_claim(quick)]
 
 
 def derivation() -> Derivation:

@@ -125,3 +125,25 @@ def test_truncation_cap_not_converged():
         jsq_exponential_qbd(2, 0.9).fixed_point([np.array([1.0])], max_iter=3)
     with pytest.raises(InvalidParameter):
         NonlinearQBD(42)
+
+
+def test_relative_entropy_reference_is_the_mm1k_law_and_decreases_for_one_probe():
+    # d = 1: the truncated ODE is the M/M/1/K forward equation; its stationary tail is
+    # (lam^k - lam^(K+1)) / (1 - lam^(K+1)), and D(p(t) || pi) is nonincreasing (H-theorem)
+    lam, K = 0.8, 25
+    check = relative_entropy_trajectory(1, lam, K=K, t_final=30.0, n_times=150)
+    k = np.arange(1, K + 1)
+    mm1k = (lam**k - lam**(K + 1)) / (1 - lam**(K + 1))
+    np.testing.assert_allclose(check.fixed_point, mm1k, rtol=0, atol=1e-13)
+    assert check.entropy_increase[0] <= 1e-12
+
+
+def test_relative_entropy_increases_from_a_heavy_start_for_two_probes():
+    # li-nonlinear's declared refutation: from u_k = 0.95^k the relative entropy rises by far
+    # more than the integration error (rtol 1e-11)
+    K = 25
+    heavy = 0.95 ** np.arange(1, K + 1)
+    check = relative_entropy_trajectory(2, 0.9, initial_states=[heavy], K=K,
+                                                  t_final=30.0, n_times=150)
+    increase, which, when = check.entropy_increase
+    assert which == 0 and increase > 0.1 and 0 < when < 30
