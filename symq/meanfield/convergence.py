@@ -8,7 +8,10 @@ it: the ODE of SQ(d) with phase-type service (exponential service is the one-pha
 integrated with scipy (LSODA by default) and its exact (complex-step) Jacobian from several initial
 states, the distance ``||x(t) - pi||_2`` to the fixed point is recorded, and the decay rate is
 fitted by log-linear least squares on the late window where the distance lies between
-``window[1]`` and ``window[0]`` times its start.  Independently, the spectral abscissa (the
+``window[1]`` and ``window[0]`` times its start (default ``1e-13`` and ``1e-6``: a late window,
+where the slowest mode dominates even for starts with a small component along it; the
+deviation ``x - pi`` is integrated with a cancellation-free drift increment so that such small
+distances are resolved).  Independently, the spectral abscissa (the
 largest real part of the eigenvalues) of the Jacobian of the drift at the fixed point is
 computed; exponential convergence at that rate is what linearisation predicts.
 
@@ -48,12 +51,12 @@ from symq.me.laws import PhaseType, as_phase_type
 from .jsq_ph import solve_jsq_ph
 
 __all__ = ["ConvergenceRate", "MG1Comparison", "convergence_rate", "mg1_comparison",
-           "drift", "jacobian", "spectral_abscissa", "mph1_tail"]
+           "drift", "deviation_drift", "jacobian", "spectral_abscissa", "mph1_tail"]
 
 #: default bound on the fixed point's tail mass at the truncation level.
 TAIL_TOL = 1e-14
-#: default fit window: distance between 1e-9 and 1e-3 of its start.
-WINDOW = (1e-3, 1e-9)
+#: default fit window: distance between 1e-13 and 1e-6 of its start.
+WINDOW = (1e-6, 1e-13)
 #: starts understood by :func:`convergence_rate`.
 STARTS = ("empty", "heavy", "random")
 
@@ -94,6 +97,93 @@ def drift(X: Any, d: int, lam: float, law: PhaseType) -> Any:  # noqa: N803
     out[..., 0, :] = (lam * (1.0 - u[..., 0] ** d))[..., None] * alpha + X[..., 0, :] @ A \
         + (x_after[..., 0, :] @ exit_)[..., None] * alpha
     return out
+
+
+def _powdiff(p: NDArray[np.float64], a: NDArray[np.float64], i: int) -> NDArray[np.float64]:
+    """``(p + a)^i - p^i`` without cancellation: ``sum_{l=1}^{i} C(i, l) p^(i-l) a^l``."""
+    out = np.zeros_like(a)
+    for ell in range(1, i + 1):
+        out = out + math.comb(i, ell) * p ** (i - ell) * a ** ell
+    return out
+
+
+def _hdiff(p: NDArray[np.float64], a: NDArray[np.float64], q: NDArray[np.float64],
+           b: NDArray[np.float64], d: int) -> NDArray[np.float64]:
+    """``h_d(p + a, q + b) - h_d(p, q)`` without cancellation (a sum of terms in ``a``, ``b``)."""
+    out = np.zeros_like(a)
+    for i in range(d):
+        j = d - 1 - i
+        out = out + _powdiff(p, a, i) * (q + b) ** j + p ** i * _powdiff(q, b, j)
+    return out
+
+
+def deviation_drift(Y: NDArray[np.float64], P: NDArray[np.float64],  # noqa: N803
+                    d: int, lam: float, law: PhaseType,
+                    F0: NDArray[np.float64] | None = None) -> NDArray[np.float64]:  # noqa: N803
+    """``F(P + Y) - F(P)`` of :func:`drift` computed without cancellation (shape ``(K, m)``).
+
+    The drift is linear except for the arrival terms ``lam h_d(u_{k-1}, u_k)(x_{k-1} - x_k)``
+    and ``lam (1 - u_1^d) alpha``, whose increments are expanded binomially; so the
+    increment keeps its relative accuracy however small ``Y`` is, and the distance to the
+    fixed point can be followed far below ``eps |P|`` (the floor of integrating ``x`` itself).
+    ``F0`` (default 0) is added: ``F(P)``, if ``P`` is not an exact zero of the drift.
+    """
+    alpha, A = law.alpha, law.A  # noqa: N806
+    exit_ = -A.sum(axis=1)
+    pu, yu = P.sum(axis=1), Y.sum(axis=1)
+    pu_prev, yu_prev = np.concatenate([[1.0], pu[:-1]]), np.concatenate([[0.0], yu[:-1]])
+    zero = np.zeros((1, P.shape[1]))
+    dp = np.vstack([zero, P[:-1]]) - P  # x_{k-1} - x_k at P
+    dy = np.vstack([zero, Y[:-1]]) - Y
+    rate = lam * _h(pu_prev, pu, d)
+    rate_inc = lam * _hdiff(pu_prev, yu_prev, pu, yu, d)
+    y_after = np.vstack([Y[1:], zero])
+    out = rate_inc[:, None] * (dp + dy) + rate[:, None] * dy + Y @ A \
+        + (y_after @ exit_)[:, None] * alpha
+    out[0] = -lam * _powdiff(pu[:1], yu[:1], d)[0] * alpha + Y[0] @ A \
+        + float(y_after[0] @ exit_) * alpha
+    return out if F0 is None else out + F0
+
+
+def _deviation_rhs(P: NDArray[np.float64], d: int, lam: float, law: PhaseType) -> Any:  # noqa: N803
+    """:func:`deviation_drift` at ``P`` (plus ``F(P)``) as a flat ``rhs(t, y)``, with the
+    coefficients that depend on ``P`` alone computed once."""
+    shape, m = P.shape, P.shape[1]
+    alpha, A = law.alpha, law.A  # noqa: N806
+    exit_ = -A.sum(axis=1)
+    f0 = drift(P, d, lam, law)  # the Newton residual, ~1e-16
+    pu = P.sum(axis=1)
+    pu_prev = np.concatenate([[1.0], pu[:-1]])
+    dp = np.vstack([np.zeros((1, m)), P[:-1]]) - P
+    rate = lam * _h(pu_prev, pu, d)
+    # (p + a)^i = sum_l C(i, l) p^(i-l) a^l: coefficient rows for p = u_{k-1} and p = u_k
+    coef = {(i, ell): (math.comb(i, ell) * pu_prev ** (i - ell),
+                       math.comb(i, ell) * pu ** (i - ell))
+            for i in range(d + 1) for ell in range(i + 1)}
+    first = [math.comb(d, ell) * pu[0] ** (d - ell) for ell in range(d + 1)]
+
+    def rhs(_t: float, y: NDArray[np.float64]) -> NDArray[np.float64]:
+        Y = y.reshape(shape)  # noqa: N806
+        yu = Y.sum(axis=1)
+        yu_prev = np.concatenate([[0.0], yu[:-1]])
+        pow_prev = [np.ones_like(yu)] + [yu_prev ** ell for ell in range(1, d + 1)]
+        pow_cur = [np.ones_like(yu)] + [yu ** ell for ell in range(1, d + 1)]
+        inc = np.zeros_like(yu)
+        for i in range(d):
+            j = d - 1 - i
+            di = sum(coef[i, ell][0] * pow_prev[ell] for ell in range(1, i + 1)) if i else 0.0
+            dj = sum(coef[j, ell][1] * pow_cur[ell] for ell in range(1, j + 1)) if j else 0.0
+            full_j = sum(coef[j, ell][1] * pow_cur[ell] for ell in range(j + 1))
+            inc = inc + di * full_j + coef[i, 0][0] * dj
+        dy = np.vstack([np.zeros((1, m)), Y[:-1]]) - Y
+        y_after_exit = np.concatenate([Y[1:] @ exit_, [0.0]])
+        out = (lam * inc)[:, None] * (dp + dy) + rate[:, None] * dy + Y @ A \
+            + y_after_exit[:, None] * alpha
+        out[0] = -lam * sum(first[ell] * yu[0] ** ell for ell in range(1, d + 1)) * alpha \
+            + Y[0] @ A + y_after_exit[0] * alpha
+        return (out + f0).ravel()
+
+    return rhs
 
 
 def jacobian(X: Any, d: int, lam: float, law: PhaseType) -> NDArray[np.float64]:  # noqa: N803
@@ -179,7 +269,9 @@ class ConvergenceRate(ResultBase):
     tail_at_K : float
         The fixed point's ``u_K``.
     transient_tail_max : float
-        Largest ``u_K(t)`` along the trajectories (mass pushed to the truncation level).
+        Largest ``u_K(t)`` along the trajectories, starts included (mass at the truncation
+        level: where it is not small the transient is that of the truncated system, while the
+        fitted late rate is that of its linearisation, the abscissa converged in ``K``).
     fixed_point_residual : float
         ``max |F(pi)|`` of the truncated drift at the fixed point used.
     method, exactness
@@ -239,7 +331,8 @@ def _start(kind: str, K: int, law: PhaseType, heavy: int,  # noqa: N803
         X = np.zeros((K, m))  # noqa: N806
         X[:heavy] = law.alpha
         return X
-    u = np.sort(rng.uniform(0.0, 1.0, K))[::-1] * (rng.uniform(0.0, 1.0) ** np.arange(1, K + 1))
+    # a random monotone occupancy vector: u_1 uniform, then ratios uniform in (0.05, 0.7)
+    u = rng.uniform(0.0, 1.0) * np.cumprod(np.concatenate([[1.0], rng.uniform(0.05, 0.7, K - 1)]))
     phases = rng.dirichlet(np.ones(m), size=K)
     return u[:, None] * phases
 
@@ -264,14 +357,16 @@ def _fit(t: NDArray[np.float64], dist: NDArray[np.float64], window: tuple[float,
 def convergence_rate(d: int, lam: float, service: Any = None, *, starts: Any = STARTS,
                      n_random: int = 2, K: int | None = None, extra: int = 10,  # noqa: N803
                      heavy: int = 5, window: tuple[float, float] = WINDOW,
-                     tail_tol: float = TAIL_TOL, method: str = "LSODA", rtol: float = 1e-11,
+                     tail_tol: float = TAIL_TOL, method: str = "LSODA", rtol: float = 1e-10,
                      rng: Any = 0) -> ConvergenceRate:
     """Measure the exponential decay rate of the JSQ(d) mean-field ODE towards its fixed point.
 
     Li (2010, arXiv 1008.3788) asserts that the current location of the supermarket model
     converges exponentially to its fixed point.  The ODE (module docstring) is integrated by
-    LSODA (``rtol = 1e-11``, ``atol = 1e-15``, exact Jacobian) from each start, the Euclidean
-    distance to the fixed point ``pi`` recorded on 600 points, and ``log`` distance fitted by a
+    LSODA (``rtol = 1e-10``, ``atol = 1e-20``, exact Jacobian) from each start, in the
+    deviation ``y = x - pi`` with the cancellation-free increment :func:`deviation_drift`, so
+    that the distance ``||y||_2`` keeps its relative accuracy down to ``1e-13`` of its start; it
+    is recorded on 600 points, and ``log`` distance fitted by a
     line on the window; the rate is compared with ``-s``, ``s`` the spectral abscissa of the
     Jacobian at ``pi`` (eigenvalues of the complex-step Jacobian, independent of the
     integration).
@@ -285,23 +380,26 @@ def convergence_rate(d: int, lam: float, service: Any = None, *, starts: Any = S
     service : PhaseType, (alpha, A), optional
         Job-size law (default: unit-mean exponential).
     starts : sequence of {"empty", "heavy", "random"}
-        Initial states: the empty system, every server holding ``heavy`` jobs, and ``n_random``
-        random monotone occupancy vectors with random phases (seeded by ``rng``).
+        Initial states: the empty system, every server holding ``heavy`` jobs (the job in
+        service in phase ``alpha``), and ``n_random`` random monotone occupancy vectors
+        (``u_1`` uniform, ratios ``u_{k+1}/u_k`` uniform in ``(0.05, 0.7)``) with Dirichlet
+        phases (seeded by ``rng``).
     n_random : int, default 2
     K : int, optional
-        Levels of the ODE (default: first level where the fixed point's ``u_K < tail_tol``, at
-        least ``heavy + 3``).
+        Levels of the ODE (default: ``heavy + 5`` above the first level where the fixed point's
+        ``u_k < tail_tol``, so that the transients of the starts stay away from the truncation;
+        ``transient_tail_max`` reports how far they reach).
     extra : int, default 10
         The abscissa is recomputed at ``K + extra`` levels (convergence in ``K``).
     heavy : int, default 5
         Jobs per server of the heavy start (``< K``).
-    window : (float, float), default (1e-3, 1e-9)
+    window : (float, float), default (1e-6, 1e-13)
         The fit uses the times where ``distance/distance(0)`` lies in ``[window[1], window[0]]``.
     tail_tol : float, default 1e-14
         Largest ``u_K`` of the fixed point accepted.
     method : {"LSODA", "Radau", "BDF"}, default "LSODA"
-        The scipy integrator (all given the exact Jacobian); ``atol = 1e-15``.
-    rtol : float, default 1e-11
+        The scipy integrator (all given the exact Jacobian); ``atol = 1e-20``.
+    rtol : float, default 1e-10
         Relative tolerance of the integrator, in ``[1e-13, 1e-8]``.
     rng : int or Generator, default 0
 
@@ -338,9 +436,9 @@ def convergence_rate(d: int, lam: float, service: Any = None, *, starts: Any = S
     try:
         hi, lo = (float(w) for w in window)
     except (TypeError, ValueError):
-        raise InvalidParameter("window", window, "two numbers 1 > hi > lo > 1e-12") from None
-    if not 1 > hi > lo >= 1e-12:
-        raise InvalidParameter("window", window, "two numbers 1 > hi > lo >= 1e-12")
+        raise InvalidParameter("window", window, "two numbers 1 > hi > lo >= 1e-15") from None
+    if not 1 > hi > lo >= 1e-15:
+        raise InvalidParameter("window", window, "two numbers 1 > hi > lo >= 1e-15")
     if method not in ("LSODA", "Radau", "BDF"):
         raise InvalidParameter("method", method, "'LSODA', 'Radau' or 'BDF'")
     rtol = real_value("rtol", rtol, "a real number in [1e-13, 1e-8]", lambda v: 1e-13 <= v <= 1e-8)
@@ -348,8 +446,8 @@ def convergence_rate(d: int, lam: float, service: Any = None, *, starts: Any = S
         K = integer_value("K", K, 2, "or None for the automatic truncation")  # noqa: N806
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     x_inf, K_auto = _fixed_point(d, lam, law, K, tail_tol)  # noqa: N806
-    if K is None and K_auto < heavy + 3:
-        x_inf, K_auto = _fixed_point(d, lam, law, heavy + 3, tail_tol)  # noqa: N806
+    if K is None:  # room above the fixed point's support for the transients of the starts
+        x_inf, K_auto = _fixed_point(d, lam, law, K_auto + heavy + 5, tail_tol)  # noqa: N806
     K = K_auto  # noqa: N806
     if heavy >= K:
         raise InvalidParameter("heavy", heavy, f"an integer < K = {K}")
@@ -364,11 +462,10 @@ def convergence_rate(d: int, lam: float, service: Any = None, *, starts: Any = S
     converged = abs(s - s_extra) <= 1e-8 * abs(s)
     shape = pi.shape
 
-    def rhs(_t: float, y: NDArray[np.float64]) -> NDArray[np.float64]:
-        return drift(y.reshape(shape), d, lam, law).ravel()
+    rhs = _deviation_rhs(pi, d, lam, law)
 
     def jac(_t: float, y: NDArray[np.float64]) -> NDArray[np.float64]:
-        return jacobian(y.reshape(shape), d, lam, law)
+        return jacobian(pi + y.reshape(shape), d, lam, law)
 
     labels: list[tuple[str, str]] = []
     for kind in starts:
@@ -380,25 +477,26 @@ def convergence_rate(d: int, lam: float, service: Any = None, *, starts: Any = S
     transient = 0.0
     t_end = 1.5 * math.log(1.0 / lo) / abs(s) + 20.0
     for label, kind in labels:
-        y0 = _start(kind, K, law, heavy, generator).ravel()
+        y0 = (_start(kind, K, law, heavy, generator) - pi).ravel()
         horizon = t_end
         for _ in range(4):
             t = np.linspace(0.0, horizon, 600)
             sol = solve_ivp(rhs, (0.0, horizon), y0, method=method, t_eval=t, jac=jac,
-                            rtol=rtol, atol=1e-15)
+                            rtol=rtol, atol=1e-20)
             if not sol.success:
                 raise NotConverged(f"convergence_rate: {method} ({sol.message})", math.inf,
                                    rtol, 0)
-            traj = sol.y.T.reshape((-1,) + shape)
-            dist = np.sqrt(np.sum((traj - pi) ** 2, axis=(1, 2)))
+            dev = sol.y.T.reshape((-1,) + shape)
+            dist = np.sqrt(np.sum(dev ** 2, axis=(1, 2)))
             if dist[-1] <= lo * dist[0] and np.sum(dist <= hi * dist[0]) >= 60:
                 break
             horizon *= 2.0
-        transient = max(transient, float(np.max(traj[:, -1, :].sum(axis=1))))
+        transient = max(transient, float(np.max((pi[-1] + dev[:, -1, :]).sum(axis=1))))
         rates[label], resid[label], win[label], drift_rel[label] = _fit(t, dist, (hi, lo))
         rel[label] = abs(rates[label] + s) / abs(s)
-    how = (f"{method} (rtol {rtol:g}, atol 1e-15, exact Jacobian) on K={K} levels x {shape[1]} phases; log-linear "
-           f"fit where distance/start is in [{lo:g}, {hi:g}]; abscissa by eigenvalues of the "
+    how = (f"{method} (rtol {rtol:g}, atol 1e-20, exact Jacobian) of the deviation from the fixed "
+           f"point on K={K} levels x {shape[1]} phases; log-linear fit where distance/start is "
+           f"in [{lo:g}, {hi:g}]; abscissa by eigenvalues of the "
            f"complex-step Jacobian at the fixed point")
     if not converged:
         how += (f"; ABSCISSA NOT CONVERGED IN K ({s:.6g} at K={K}, {s_extra:.6g} at "
@@ -425,7 +523,8 @@ def mph1_tail(lam: float, service: Any, levels: int) -> NDArray[np.float64]:
 
     Neuts (1981, Section 3.2): with ``rho = lam E[X] < 1``, the stationary vector of level ``k``
     (jobs present, phase of the job in service) is ``(1 - rho) alpha R^k`` with
-    ``R = lam (lam I - lam 1 alpha - A)^{-1}``, so ``P(Q >= k) = (1 - rho) alpha R^k (I - R)^{-1} 1``.
+    ``R = lam (lam I - lam 1 alpha - A)^{-1}``, so
+    ``P(Q >= k) = (1 - rho) alpha R^k (I - R)^{-1} 1``.
     The residual of the QBD equation ``lam I + R (A - lam I) + R^2 a alpha = 0`` is checked.
     """
     law = _law(service)

@@ -51,7 +51,7 @@ def _service(name: str) -> Any:
 @functools.lru_cache(maxsize=None)
 def _rate(d: int, lam: float, service: str, quick: bool) -> Any:
     starts = ("empty", "heavy") if quick else ("empty", "heavy", "random")
-    return convergence_rate(d, lam, _service(service), starts=starts, n_random=2)
+    return convergence_rate(d, lam, _service(service), starts=starts, n_random=2, rtol=1e-9)
 
 
 def _rate_claim(quick: bool) -> Claim:
@@ -78,7 +78,7 @@ def _rate_claim(quick: bool) -> Claim:
         "from the empty system, a heavy start (5 jobs per server)"
         + ("" if quick else " and two random starts")
         + ", ||x(t) - pi||_2 decays like exp(-r t) with r = -max Re eig DF(pi) (log-linear fit "
-        "where the distance is 1e-3..1e-9 of its start; abscissa converged in the truncation K)",
+        "where the distance is 1e-13..1e-6 of its start; abscissa converged in the truncation K)",
         measured, predicted, points, tolerance=0.05, error=relative_error,
         evidence=Evidence.NUMERIC)
 

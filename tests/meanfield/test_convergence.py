@@ -13,8 +13,8 @@ import pytest
 
 from symq.core.claims import Status
 from symq.core.errors import InvalidParameter, StabilityError, TruncationError
-from symq.meanfield.convergence import (convergence_rate, drift, jacobian, mg1_comparison,
-                                        mph1_tail)
+from symq.meanfield.convergence import (convergence_rate, deviation_drift, drift, jacobian,
+                                        mg1_comparison, mph1_tail)
 from symq.meanfield.jsq_ph import jsq_ph_drift, solve_jsq_ph
 from symq.me.laws import as_phase_type
 from symq.meanfield.phase_type import erlang, hyperexponential2
@@ -160,6 +160,20 @@ def test_drift_and_jacobian_agree_with_library_drift():
         col = (jsq_ph_drift((X.ravel() + e).reshape(X.shape), 2, 0.8, law)
                - jsq_ph_drift((X.ravel() - e).reshape(X.shape), 2, 0.8, law)).ravel() / (2 * h)
         np.testing.assert_allclose(J[:, j], col, atol=1e-8)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_deviation_drift_is_the_increment_without_cancellation(d):
+    law = as_phase_type(hyperexponential2(1.0, 4.0), "service")
+    rng = np.random.default_rng(5)
+    P = rng.uniform(0, 0.4, (6, 2))
+    Y = rng.uniform(-0.1, 0.1, P.shape)
+    np.testing.assert_allclose(deviation_drift(Y, P, d, 0.7, law),
+                               drift(P + Y, d, 0.7, law) - drift(P, d, 0.7, law), atol=1e-15)
+    tiny = 1e-20 * Y  # far below eps |P|: the increment is J Y to relative rounding
+    J = jacobian(P, d, 0.7, law)
+    np.testing.assert_allclose(deviation_drift(tiny, P, d, 0.7, law).ravel(), J @ tiny.ravel(),
+                               rtol=1e-9, atol=1e-35)
 
 
 @pytest.mark.parametrize("law", [None, hyperexponential2(1.0, 4.0), erlang(2, 1.0)],
