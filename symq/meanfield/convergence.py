@@ -1,9 +1,9 @@
 """Exponential convergence of the JSQ(d) mean-field ODE to its fixed point; the M/G/1 comparison.
 
 Q.-L. Li, "Doubly exponential solution for randomized load balancing models with general
-service times" (arXiv 1008.3788, 2010), states (his Section 4/5, the "exponential convergence of
-the current location of the supermarket model to its fixed point") that the solution of the
-mean-field ODE tends to the fixed point exponentially fast.  :func:`convergence_rate` measures
+service times" (arXiv 1008.3788, 2010), states (abstract and his section on the exponential
+convergence of the current location of the supermarket model to its fixed point) that the
+solution of the mean-field ODE tends to the fixed point exponentially fast.  :func:`convergence_rate` measures
 it: the ODE of SQ(d) with phase-type service (exponential service is the one-phase case) is
 integrated with scipy (LSODA by default) and its exact (complex-step) Jacobian from several initial
 states, the distance ``||x(t) - pi||_2`` to the fixed point is recorded, and the decay rate is
@@ -27,7 +27,8 @@ whose top tends to the edge ``-(1 - sqrt(lam))^2`` like ``1/K^2``; the result sa
 :func:`mg1_comparison` sets the fixed point's tail ``u_k`` (fraction of servers with at least
 ``k`` jobs) beside the M/PH/1 queue-length tail ``P(Q >= k)`` computed by the explicit
 matrix-geometric form of Neuts (*Matrix-Geometric Solutions in Stochastic Models*, 1981,
-Section 3.2): ``P(Q = k) = (1 - rho) alpha R^k 1`` with ``R = lam (lam I - lam 1 alpha - A)^{-1}``.
+Chapter 3, the M/PH/1 queue): ``P(Q = k) = (1 - rho) alpha R^k 1`` with
+``R = lam (lam I - lam 1 alpha - A)^{-1}``.
 For ``d = 1`` both are the same law; for ``d >= 2`` the mean-field tail falls doubly
 exponentially.
 """
@@ -79,7 +80,8 @@ def drift(X: Any, d: int, lam: float, law: PhaseType) -> Any:  # noqa: N803
 
     ``X`` has shape ``(..., K, m)`` (leading batch axes allowed, complex entries allowed):
     ``X[..., k-1, j]`` is the fraction of servers with at least ``k`` jobs whose job in service
-    is in phase ``j`` (Bramson, Lu, Prabhakar 2010; Li 2010, Section 2).  The same equations as
+    is in phase ``j`` (Bramson, Lu, Prabhakar 2010; Li 2010's system of differential
+    equations).  The same equations as
     :func:`symq.meanfield.jsq_ph.jsq_ph_drift`, written for batches so that the complex-step
     Jacobian is one call.  No parameter checks.
     """
@@ -521,7 +523,8 @@ def convergence_rate(d: int, lam: float, service: Any = None, *, starts: Any = S
 def mph1_tail(lam: float, service: Any, levels: int) -> NDArray[np.float64]:
     """``P(Q >= k)``, ``k = 1..levels``, of the M/PH/1 FCFS queue (matrix-geometric, explicit R).
 
-    Neuts (1981, Section 3.2): with ``rho = lam E[X] < 1``, the stationary vector of level ``k``
+    Neuts (1981, Chapter 3, the M/PH/1 queue): with ``rho = lam E[X] < 1``, the stationary
+    vector of level ``k``
     (jobs present, phase of the job in service) is ``(1 - rho) alpha R^k`` with
     ``R = lam (lam I - lam 1 alpha - A)^{-1}``, so
     ``P(Q >= k) = (1 - rho) alpha R^k (I - R)^{-1} 1``.
@@ -588,7 +591,7 @@ def mg1_comparison(d: int, lam: float, service: Any = None, levels: int = 8) -> 
     """Compare the JSQ(d) mean-field fixed point with the M/G/1 queue-length tail (same law).
 
     ``d = 1`` is exactly M/PH/1 (each server an independent M/PH/1 queue with rate ``lam``);
-    for ``d >= 2`` the fixed point's tail falls doubly exponentially (Li 2010, Section 3, for
+    for ``d >= 2`` the fixed point's tail falls doubly exponentially (Li 2010; for
     exponential service ``u_k = rho^((d^k-1)/(d-1))``) while the M/G/1 tail is geometric.
 
     Parameters

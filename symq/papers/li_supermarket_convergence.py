@@ -32,7 +32,7 @@ from symq.meanfield.phase_type import erlang, hyperexponential2
 __all__ = ["convergence_claims"]
 
 SOURCE = "Li 2010 (arXiv 1008.3788), exponential convergence to the fixed point"
-SOURCE_MG1 = "Li 2010 (arXiv 1008.3788), fixed point vs the M/G/1 queue; Neuts 1981, Sec. 3.2"
+SOURCE_MG1 = "Li 2010 (arXiv 1008.3788), fixed point vs the M/G/1 queue; Neuts 1981, Ch. 3 (M/PH/1)"
 
 #: the service laws of the claims, by the name used in the sample points.
 SERVICES = ("exp", "H2(scv=4)", "Erlang-2")
