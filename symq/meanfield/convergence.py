@@ -3,10 +3,10 @@
 Q.-L. Li, "Doubly exponential solution for randomized load balancing models with general
 service times" (arXiv 1008.3788, 2010), states (abstract and his section on the exponential
 convergence of the current location of the supermarket model to its fixed point) that the
-solution of the mean-field ODE tends to the fixed point exponentially fast.  :func:`convergence_rate` measures
-it: the ODE of SQ(d) with phase-type service (exponential service is the one-phase case) is
-integrated with scipy (LSODA by default) and its exact (complex-step) Jacobian from several initial
-states, the distance ``||x(t) - pi||_2`` to the fixed point is recorded, and the decay rate is
+solution of the mean-field ODE tends to the fixed point exponentially fast.
+:func:`convergence_rate` measures it: the ODE of SQ(d) with phase-type service (exponential
+service is the one-phase case) is integrated with scipy (LSODA by default) and its exact
+(complex-step) Jacobian from several initial states, the distance ``||x(t) - pi||_2`` to the fixed point is recorded, and the decay rate is
 fitted by log-linear least squares on the late window where the distance lies between
 ``window[1]`` and ``window[0]`` times its start (default ``1e-13`` and ``1e-6``: a late window,
 where the slowest mode dominates even for starts with a small component along it; the
