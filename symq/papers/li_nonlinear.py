@@ -6,8 +6,10 @@ nonlinear block-structured Markov process ``dx/dt = x Q(x)``; fixed points solve
 level-dependent QBD ``Q(pi)``, iterated ``pi <- stat(Q(pi))``; stability is discussed through
 Jacobians and Lyapunov / relative-entropy functions (Li 2016, abstract).  The checks use
 the supermarket model JSQ(d) seen from a tagged server (``derivations/li-nonlinear.md`` §6) as
-the concrete nonlinear QBD (:mod:`symq.meanfield.nonlinear`).  Not checked: the Birkhoff centre,
-metastability, and the paper's general (non-QBD) block structures.
+the concrete nonlinear QBD (:mod:`symq.meanfield.nonlinear`).  The relative entropy is checked
+where it is a Lyapunov function (one probe: a linear chain) and refuted where it is not (JSQ(d),
+d >= 2, heavy start).  Metastability is checked on Schlögl's bistable model
+(:mod:`symq.meanfield.bistable`).  Not checked: the paper's general (non-QBD) block structures.
 
 ``build_claims(quick=True)`` (the form the test suite checks) states the same claims with the
 Lyapunov trajectories of one case and the finite-N comparison at one system size; ``symq check``
@@ -17,13 +19,14 @@ runs the full form.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from symq.core.claims import Claim, Evidence, Inconclusive, Status
+from symq.core.claims import Claim, Evidence, Inconclusive, Status, ci_error, relative_error
 from symq.core.derivation import Derivation
 from symq.core.registry import PaperSpec, register_paper
 from symq.meanfield import nonlinear, supermarket
@@ -215,6 +218,78 @@ def _entropy_claims(quick: bool) -> list[Claim]:
     ]
 
 
+METASTABLE = ("Li 2016, stability or metastability; Schlogl 1972 (the model); Freidlin and "
+              "Wentzell 1984 (the quasi-potential)")
+
+
+def _metastability_claims(quick: bool) -> list[Claim]:
+    from symq.meanfield import bistable
+
+    params = bistable.schlogl_parameters()
+    a, b, c = (float(r) for r in bistable.ROOTS)
+
+    def equilibria(_: Mapping[str, Any]) -> list[tuple[Any, str]]:
+        process = bistable.schlogl_process()
+        x, = process.variables
+        drift = sp.Poly(sp.expand(process.drift[0].subs(params)), x)
+        slope = sp.diff(drift.as_expr(), x)
+        return [(root, "stable" if slope.subs(x, root) < 0 else "unstable")
+                for root in sp.real_roots(drift)]
+
+    def declared(_: Mapping[str, Any]) -> list[tuple[Any, str]]:
+        return [(bistable.ROOTS[0], "stable"), (bistable.ROOTS[1], "unstable"),
+                (bistable.ROOTS[2], "stable")]
+
+    def slope(_: Mapping[str, Any]) -> float:
+        sizes = (400, 800) if quick else (800, 1600)
+        logs = [bistable.switching_time(N, params, a, c) for N in sizes]
+        return (logs[1] - logs[0]) / (sizes[1] - sizes[0])
+
+    def bimodal(point: Mapping[str, Any]) -> bool:
+        law = bistable.stationary_law(point["N"], params)
+        low = float(np.sum(law[np.arange(law.size) < b * point["N"]]))
+        return min(low, 1.0 - low) > 0.05
+
+    sizes = (20,) if quick else (10, 20, 40)
+    return [
+        Claim(
+            "Schlogl's model has two stable equilibria and an unstable one", METASTABLE,
+            "the drift -(x - 1/5)(x - 1)(x - 3) declared through its reaction rates "
+            "(k1 = 21/5, k2 = 1, k3 = 19/5, k4 = 3/5) has exactly the real roots 1/5, 1, 3 "
+            "(sympy's exact real-root isolation), stable, unstable, stable by the sign of F'",
+            equilibria, declared, [{"rates": "k1..k4"}], tolerance=0.0,
+            error=lambda got, want: 0.0 if got == want else 1.0, evidence=Evidence.SYMBOLIC),
+        Claim(
+            "the finite-N system switches between them: simulation vs exact passage time",
+            METASTABLE,
+            "mean time from n = N/5 to n = 3N: Gillespie simulation of 400 passages (99% "
+            "t-interval) contains the exact birth-death first-passage sum",
+            lambda p: math.exp(bistable.switching_time(p["N"], params, a, c)),
+            lambda p: bistable.simulate_switching(p["N"], params, a, c, n_switches=400,
+                                                  rng=1972 + p["N"]),
+            [{"N": N} for N in sizes], tolerance=1.0,
+            error=lambda value, ci: ci_error(ci, value), evidence=Evidence.SIMULATION),
+        Claim(
+            "the mean switching time grows like exp(N Delta V)", METASTABLE,
+            "d log T / dN of the exact passage time from 1/5 to 3 equals the quasi-potential "
+            "Delta V = int_{1/5}^{1} log(delta/beta) dx = 0.10299 (relative error; the slope "
+            "between N = 800 and 1600, or 400 and 800 in the quick form)",
+            slope, lambda _: bistable.quasi_potential(params, a, b), [{"N": "large"}],
+            tolerance=1e-3 if quick else 1e-4, error=relative_error,
+            evidence=(Evidence.NUMERIC, Evidence.CLOSED_FORM)),
+        Claim.predicate(
+            "a fixed point alone does not describe the network", METASTABLE,
+            "Li: a nonlinear Markov process may be metastable.  The exact stationary law of "
+            "the N-system puts more than 5% of its mass on each side of the unstable point "
+            "x = 1 at N = 20, 50, 100, while each stable fixed point is a single point.  (As N "
+            "grows the law concentrates near the deeper well, x = 3: which stable point the "
+            "system occupies is decided by the quasi-potentials, not by the fixed-point "
+            "equation)",
+            bimodal, [{"N": N} for N in ((100,) if quick else (20, 50, 100))],
+            evidence=Evidence.NUMERIC),
+    ]
+
+
 def build_claims(quick: bool = False) -> list[Claim]:
     """Fixed point = ODE steady state, local stability, Lyapunov decrease, relative entropy
     (decreasing for d = 1, a declared refutation for d >= 2), finite-N limit.
@@ -222,7 +297,7 @@ def build_claims(quick: bool = False) -> list[Claim]:
     ``quick=True``: the same claims on fewer cases (for the test suite).
     """
     return [*_fixed_point_claims(), *_stability_claims(quick), *_entropy_claims(quick),
-            _simulation_claim(quick)]
+            *_metastability_claims(quick), _simulation_claim(quick)]
 
 
 def derivation() -> Derivation:
