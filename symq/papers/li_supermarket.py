@@ -29,6 +29,7 @@ from symq.core.claims import Claim, Evidence, Inconclusive, Status, ci_error, re
 from symq.core.registry import PaperSpec, register_paper
 from symq.meanfield import supermarket
 from symq.meanfield.simulation import simulate_jsq
+from symq.papers.li_supermarket_convergence import convergence_claims
 from symq.papers.li_supermarket_general import general_service_claims
 
 __all__ = ["PAPER", "build_claims"]
@@ -293,14 +294,15 @@ def _tail_claims(quick: bool) -> list[Claim]:
 
 def build_claims(quick: bool = False) -> list[Claim]:
     """Exponential service, Li's product form for PH service, power-law tail regimes, and
-    general job sizes through fitted PH laws (:mod:`symq.papers.li_supermarket_general`).
+    general job sizes through fitted PH laws (:mod:`symq.papers.li_supermarket_general`), the
+    convergence rate and the M/G/1 comparison (:mod:`symq.papers.li_supermarket_convergence`).
 
     ``quick=True``: the same claims with shorter simulations and fewer system sizes and loads
     (for the test suite); ``symq check`` runs the full form.
     """
     return [_symbolic_claim(), _numeric_fixed_point_claim(), _mm1_claim(), _stability_claim(),
             *_finite_n_claims(quick), *_ph_claims(quick), *_tail_claims(quick),
-            *general_service_claims(quick)]
+            *general_service_claims(quick), *convergence_claims(quick)]
 
 
 def figures(directory: Any, *, quick: bool = False) -> list[Any]:
