@@ -6,14 +6,18 @@ convergence of the current location of the supermarket model to its fixed point)
 solution of the mean-field ODE tends to the fixed point exponentially fast.
 :func:`convergence_rate` measures it: the ODE of SQ(d) with phase-type service (exponential
 service is the one-phase case) is integrated with scipy (LSODA by default) and its exact
-(complex-step) Jacobian from several initial states, the distance ``||x(t) - pi||_2`` to the fixed point is recorded, and the decay rate is
-fitted by log-linear least squares on the late window where the distance lies between
-``window[1]`` and ``window[0]`` times its start (default ``1e-13`` and ``1e-6``: a late window,
-where the slowest mode dominates even for starts with a small component along it; the
-deviation ``x - pi`` is integrated with a cancellation-free drift increment so that such small
-distances are resolved).  Independently, the spectral abscissa (the
-largest real part of the eigenvalues) of the Jacobian of the drift at the fixed point is
-computed; exponential convergence at that rate is what linearisation predicts.
+(complex-step) Jacobian from several initial states, the distance ``||x(t) - pi||_2`` to the
+fixed point is recorded, and the decay rate is fitted by log-linear least squares on the late
+window where the distance lies between ``window[1]`` and ``window[0]`` times its start (default
+``1e-13`` and ``1e-6``: late enough that the slowest mode dominates even for starts with a
+small component along it; the deviation ``x - pi`` is integrated with a cancellation-free
+drift increment so that such small distances are resolved).  Independently, the spectral
+abscissa (the largest real part of the eigenvalues) of the Jacobian of the drift at the fixed
+point is computed; exponential convergence at that rate is what linearisation predicts.  For
+``d >= 2`` the levels above the fixed point's support contribute eigenvalues near ``-1`` (the
+departures of a nearly empty tail) in a strongly non-normal block, so a start with mass high
+up settles on the slowest mode later than the gap alone suggests; ``rate_drift`` and
+``fit_residual`` show it.
 
 The ODE is truncated at ``K`` levels (``x_{K+1} = 0``).  ``K`` is chosen so that the fixed
 point's ``u_K`` is below ``tail_tol`` (else :class:`TruncationError`), and the abscissa is
