@@ -105,59 +105,28 @@ def drift(X: Any, d: int, lam: float, law: PhaseType) -> Any:  # noqa: N803
     return out
 
 
-def _powdiff(p: NDArray[np.float64], a: NDArray[np.float64], i: int) -> NDArray[np.float64]:
-    """``(p + a)^i - p^i`` without cancellation: ``sum_{l=1}^{i} C(i, l) p^(i-l) a^l``."""
-    out = np.zeros_like(a)
-    for ell in range(1, i + 1):
-        out = out + math.comb(i, ell) * p ** (i - ell) * a ** ell
-    return out
-
-
-def _hdiff(p: NDArray[np.float64], a: NDArray[np.float64], q: NDArray[np.float64],
-           b: NDArray[np.float64], d: int) -> NDArray[np.float64]:
-    """``h_d(p + a, q + b) - h_d(p, q)`` without cancellation (a sum of terms in ``a``, ``b``)."""
-    out = np.zeros_like(a)
-    for i in range(d):
-        j = d - 1 - i
-        out = out + _powdiff(p, a, i) * (q + b) ** j + p ** i * _powdiff(q, b, j)
-    return out
-
-
 def deviation_drift(Y: NDArray[np.float64], P: NDArray[np.float64],  # noqa: N803
-                    d: int, lam: float, law: PhaseType,
-                    F0: NDArray[np.float64] | None = None) -> NDArray[np.float64]:  # noqa: N803
+                    d: int, lam: float, law: PhaseType) -> NDArray[np.float64]:
     """``F(P + Y) - F(P)`` of :func:`drift` computed without cancellation (shape ``(K, m)``).
 
     The drift is linear except for the arrival terms ``lam h_d(u_{k-1}, u_k)(x_{k-1} - x_k)``
     and ``lam (1 - u_1^d) alpha``, whose increments are expanded binomially; so the
     increment keeps its relative accuracy however small ``Y`` is, and the distance to the
     fixed point can be followed far below ``eps |P|`` (the floor of integrating ``x`` itself).
-    ``F0`` (default 0) is added: ``F(P)``, if ``P`` is not an exact zero of the drift.
     """
-    alpha, A = law.alpha, law.A  # noqa: N806
-    exit_ = -A.sum(axis=1)
-    pu, yu = P.sum(axis=1), Y.sum(axis=1)
-    pu_prev, yu_prev = np.concatenate([[1.0], pu[:-1]]), np.concatenate([[0.0], yu[:-1]])
-    zero = np.zeros((1, P.shape[1]))
-    dp = np.vstack([zero, P[:-1]]) - P  # x_{k-1} - x_k at P
-    dy = np.vstack([zero, Y[:-1]]) - Y
-    rate = lam * _h(pu_prev, pu, d)
-    rate_inc = lam * _hdiff(pu_prev, yu_prev, pu, yu, d)
-    y_after = np.vstack([Y[1:], zero])
-    out = rate_inc[:, None] * (dp + dy) + rate[:, None] * dy + Y @ A \
-        + (y_after @ exit_)[:, None] * alpha
-    out[0] = -lam * _powdiff(pu[:1], yu[:1], d)[0] * alpha + Y[0] @ A \
-        + float(y_after[0] @ exit_) * alpha
-    return out if F0 is None else out + F0
+    P = np.asarray(P, dtype=float)  # noqa: N806
+    increment = _deviation_rhs(P, d, lam, law, with_residual=False)
+    return increment(0.0, np.asarray(Y, dtype=float).ravel()).reshape(P.shape)
 
 
-def _deviation_rhs(P: NDArray[np.float64], d: int, lam: float, law: PhaseType) -> Any:  # noqa: N803
-    """:func:`deviation_drift` at ``P`` (plus ``F(P)``) as a flat ``rhs(t, y)``, with the
-    coefficients that depend on ``P`` alone computed once."""
+def _deviation_rhs(P: NDArray[np.float64], d: int, lam: float, law: PhaseType,  # noqa: N803
+                   with_residual: bool = True) -> Any:
+    """:func:`deviation_drift` at ``P`` (plus ``F(P)`` if ``with_residual``) as a flat
+    ``rhs(t, y)``, with the coefficients that depend on ``P`` alone computed once."""
     shape, m = P.shape, P.shape[1]
     alpha, A = law.alpha, law.A  # noqa: N806
     exit_ = -A.sum(axis=1)
-    f0 = drift(P, d, lam, law)  # the Newton residual, ~1e-16
+    f0 = drift(P, d, lam, law) if with_residual else 0.0  # the Newton residual, ~1e-16
     pu = P.sum(axis=1)
     pu_prev = np.concatenate([[1.0], pu[:-1]])
     dp = np.vstack([np.zeros((1, m)), P[:-1]]) - P
