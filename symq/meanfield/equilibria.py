@@ -1,39 +1,35 @@
 """All equilibria of a polynomial mean-field drift, certified, and a survey of its limit sets.
 
-For a :class:`~symq.meanfield.population.PopulationProcess` whose drift ``F`` is polynomial (or
-rational) in the occupancy variables once numeric parameter values are substituted,
-:func:`equilibria` returns *every* fixed point ``F(x) = 0`` in a box, with a certificate that none
-is missed:
+For a :class:`~symq.meanfield.population.PopulationProcess` whose drift ``F`` is polynomial or
+rational in the variables once the parameters are substituted, :func:`equilibria` returns *every*
+fixed point ``F(x) = 0`` in a box, with a certificate that none is missed:
 
-1. the parameter values enter as exact rationals (``sympy.Rational(float)``: the exact binary
-   value of each float, never a guess), each ``F_i`` is written ``num_i / den_i``;
-2. a reduced lexicographic Groebner basis of ``<num_1, ..., num_n>`` is computed.  By the
-   elimination theorem (Cox, Little, O'Shea, *Ideals, Varieties, and Algorithms*, Chapter 3,
-   Section 1, Theorem 2) its last element generates the elimination ideal in the last variable.
-   A system that is not zero-dimensional (a continuum of equilibria) is refused;
-3. when the basis is in *shape position* ``{x_i - g_i(t), h(t)}`` every solution is
-   ``x = g(t)`` at a root ``t`` of ``h``.  Otherwise the ideal is made radical (Seidenberg's
-   lemma: add the square-free parts of the univariate elimination polynomials; Cox, Little,
-   O'Shea, Chapter 2 and the shape lemma) and a generic linear form ``t = sum c_i x_i`` is
-   adjoined, which brings the basis into shape position;
-4. the real roots of ``h`` are isolated exactly (sympy's Vincent-Akritas-Strzebonski intervals
-   on each irreducible factor over Q); the coordinates ``g_i(t)`` are enclosed by interval
-   arithmetic (mpmath ``iv``, 200 bits); whether a point lies in the box, or at a pole of a
-   denominator, is decided exactly (an irrational algebraic number never equals a rational
-   bound, and ``den(g(t))`` vanishes iff its remainder modulo the minimal polynomial does);
-5. each point is polished by Newton in floats and verified by the Krawczyk test
-   ``K(X) subset int(X)`` (existence and uniqueness of a zero in the box ``X``); a multiple
-   equilibrium (singular Jacobian) keeps its algebraic enclosure and is flagged.
+1. parameters enter as exact rationals (``sympy.Rational(float)``, the exact binary value);
+   each ``F_i = num_i / den_i``;
+2. a reduced lex Groebner basis of ``<num_1, ..., num_n>``; by the elimination theorem (Cox,
+   Little, O'Shea, *Ideals, Varieties, and Algorithms*, Ch. 3 Section 1 Theorem 2) its last
+   element generates the elimination ideal in the last variable.  A system that is not
+   zero-dimensional (a continuum of equilibria) is refused;
+3. a basis in *shape position* ``{x_i - g_i(t), h(t)}`` gives every solution as ``g(t)`` at a
+   root of ``h``.  Otherwise each rational root of the eliminant is substituted and the smaller
+   system solved recursively; an irreducible factor of higher degree is adjoined, the ideal made
+   radical (Seidenberg's lemma: the square-free parts of the univariate eliminants) and a generic
+   linear form ``t = sum c_i x_i`` brings it into shape position (the shape lemma, ibid. Ch. 2-3);
+4. real roots of ``h`` are isolated exactly (sympy's intervals on each irreducible factor over
+   Q); ``g_i(t)`` is enclosed in 200-bit interval arithmetic (mpmath ``iv``); box membership and
+   poles are decided exactly (an irrational algebraic number never equals a rational bound;
+   ``den(g(t)) = 0`` iff its remainder modulo the minimal polynomial is 0);
+5. each point is polished by Newton and verified by the Krawczyk test ``K(X) in int(X)``
+   (a unique zero in ``X``); a multiple equilibrium (singular Jacobian) keeps its algebraic
+   enclosure and is flagged.
 
-Each equilibrium is classified by the eigenvalues of ``DF``: ``"stable"``, ``"unstable"``,
-``"saddle"`` or ``"non-hyperbolic"`` (a real part within the tolerance of 0: not guessed).
-
-:func:`limit_sets` integrates the ODE from a grid of initial states and classifies where each
-trajectory ends: at an equilibrium, on a limit cycle (recurrence away from every equilibrium,
-with period and amplitude), or unresolved; the counts approximate the Birkhoff centre of the
-mean-field flow, which carries the stationary laws of the finite-``N`` chains in the limit
-(Li, "Nonlinear Markov processes in big networks", Special Matrices 4 (2016) 202-217, Section 5
-on stability and the Birkhoff centre).
+Equilibria are classified by the eigenvalues of ``DF``: ``"stable"``, ``"unstable"``, ``"saddle"``
+or ``"non-hyperbolic"`` (a real part within the tolerance of 0: not guessed).  :func:`limit_sets`
+integrates the ODE from a grid of initial states and classifies where each trajectory ends (an
+equilibrium, a limit cycle found by recurrence with its period and amplitude, or unresolved): an
+approximation of the Birkhoff centre of the mean-field flow, which carries the limits of the
+stationary laws of the finite-``N`` chains (Li, "Nonlinear Markov processes in big networks",
+Special Matrices 4 (2016) 202-217, section on stability and the Birkhoff centre).
 
 Examples
 --------
@@ -127,7 +123,7 @@ class EquilibriumSet(ResultBase):
     box : ndarray, shape (n, 2)
         The box searched (closed).
     eliminant_degree : int
-        Degree of the univariate polynomial ``h`` (bounds the number of complex solutions).
+        Total degree of the univariate polynomials ``h`` of the branches (with multiplicity).
     real_solutions : int
         Real solutions of the numerator system in all of ``R^n``.
     outside_box : int
@@ -135,7 +131,8 @@ class EquilibriumSet(ResultBase):
     at_poles : int
         Real solutions left out because a denominator of ``F`` vanishes there.
     shape_variable : str
-        The variable of ``h``: the last variable, or ``"t = ..."`` for a generic linear form.
+        The variables of the ``h`` (``;``-separated): a variable, or ``"t = ..."`` for a generic
+        linear form.
     certificate : str
         How completeness is certified.
     seconds : float
@@ -481,7 +478,7 @@ def equilibria(process: Any, params: Mapping[Any, float] | None = None, *,
                         poles += 1
                         continue
                     eps = _ROOT_EPS
-                    while True:
+                    for _refine in range(20):
                         if a != b:
                             a, b = factor.refine_root(a, b, eps=eps)
                         T = mpmath.iv.mpf([_iv_rational(a).a, _iv_rational(b).b])
@@ -526,7 +523,8 @@ def equilibria(process: Any, params: Mapping[Any, float] | None = None, *,
     finally:
         mpmath.iv.prec = old_prec
     found.sort(key=lambda e: tuple(e.x))
-    cert = ("lex Groebner basis in shape position; real roots of the eliminant isolated exactly; "
+    cert = ("lex Groebner basis split into shape-position branches; real roots of the eliminants "
+            "isolated exactly; "
             "box membership and poles decided exactly; each point verified by the Krawczyk test "
             "when krawczyk is true, else enclosed by interval evaluation of the algebraic solution")
     return EquilibriumSet(equilibria=tuple(found),
