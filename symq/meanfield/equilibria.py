@@ -290,7 +290,7 @@ def _branches(exprs: list, xs: Sequence[sp.Symbol], fixed: dict) -> list:
     for factor, _m in h.factor_list()[1]:
         if factor.degree() == 1:
             r = -factor.nth(0) / factor.nth(1)
-            sub = [g.subs(last, r) for g in G.exprs]
+            sub = [q.eval(last, r).as_expr() for q in G.polys]
             sub = [e for e in sub if e != 0]
             out += _branches(sub, xs[:-1], {**fixed, last: sp.Rational(r)})
         else:
