@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import mpmath
+from mpmath.ctx_iv import MPIntervalContext
 import numpy as np
 import sympy as sp
 from numpy.typing import NDArray
@@ -67,6 +68,9 @@ __all__ = ["Equilibrium", "EquilibriumSet", "LimitCycle", "LimitSetSurvey", "equ
            "limit_sets", "NonPolynomialDrift", "ContinuumOfEquilibria"]
 
 _PREC = 200  # bits of the interval enclosures
+#: a private interval context at that precision (mpmath.iv's precision is global state)
+_IV = MPIntervalContext()
+_IV.prec = _PREC
 _ROOT_EPS = sp.Rational(1, 10**40)
 
 
@@ -321,11 +325,11 @@ def _generic(exprs: list, xs: list, fixed: dict) -> list:
 # ---------------------------------------------------------------------- intervals
 def _iv_rational(q: Any) -> Any:
     q = sp.Rational(q)
-    return mpmath.iv.mpf(int(q.p)) / int(q.q)
+    return _IV.mpf(int(q.p)) / int(q.q)
 
 
 def _iv_poly(terms: list, X: Sequence[Any]) -> Any:
-    total = mpmath.iv.mpf(0)
+    total = _IV.mpf(0)
     for coeff, exps in terms:
         term = coeff
         for xi, e in zip(X, exps):
@@ -354,20 +358,20 @@ def _krawczyk(num_terms: list, jac_terms: list, y: NDArray[np.float64], J: NDArr
         return None
     if not np.all(np.isfinite(Y)):
         return None
-    yi = [mpmath.iv.mpf(float(v)) for v in y]
+    yi = [_IV.mpf(float(v)) for v in y]
     Fy = [_iv_poly(t, yi) for t in num_terms]
     scale = max(1.0, float(np.max(np.abs(y))))
     for radius in (1e-13, 1e-11, 1e-9, 1e-7, 1e-5):
         r = radius * scale
-        X = [mpmath.iv.mpf([float(v) - r, float(v) + r]) for v in y]
+        X = [_IV.mpf([float(v) - r, float(v) + r]) for v in y]
         JX = [[_iv_poly(jac_terms[i][j], X) for j in range(n)] for i in range(n)]
         ok = True
         for i in range(n):
-            K = yi[i] - sum((mpmath.iv.mpf(float(Y[i, j])) * Fy[j] for j in range(n)),
-                            mpmath.iv.mpf(0))
+            K = yi[i] - sum((_IV.mpf(float(Y[i, j])) * Fy[j] for j in range(n)),
+                            _IV.mpf(0))
             for j in range(n):
-                M = mpmath.iv.mpf(1.0 if i == j else 0.0) - sum(
-                    (mpmath.iv.mpf(float(Y[i, k])) * JX[k][j] for k in range(n)), mpmath.iv.mpf(0))
+                M = _IV.mpf(1.0 if i == j else 0.0) - sum(
+                    (_IV.mpf(float(Y[i, k])) * JX[k][j] for k in range(n)), _IV.mpf(0))
                 K = K + M * (X[j] - yi[j])
             if not (K.a > X[i].a and K.b < X[i].b):
                 ok = False
@@ -450,78 +454,73 @@ def equilibria(process: Any, params: Mapping[Any, float] | None = None, *,
     real_total = outside = poles = degree = 0
     labels = []
     branches = _branches([q.as_expr() for q in nums], xs, {})
-    old_prec = mpmath.iv.prec
-    mpmath.iv.prec = _PREC
-    try:
-        num_terms = [_terms(q) for q in nums]
-        jac_terms = [[_terms(q.diff(v)) for v in xs] for q in nums]
-        for fixed, g, h, t, label in branches:
-            degree += h.degree()
-            labels.append(label)
-            for factor, _mult in h.factor_list()[1]:
-                factor = sp.Poly(factor, t, domain=sp.QQ)
-                coords = [sp.Poly(fixed[v], t, domain=sp.QQ) if v in fixed
-                          else g.get(v, sp.Poly(t, t, domain=sp.QQ)) for v in xs]
-                reduced = [c.rem(factor) for c in coords]
-                den_zero = any(sp.Poly(d.as_expr().subs({v: c.as_expr() for v, c in zip(xs, coords)},
-                                                        simultaneous=True), t, domain=sp.QQ)
-                               .rem(factor).is_zero for d in dens)
-                if factor.degree() == 1:
-                    root = -factor.nth(0) / factor.nth(1)
-                    roots = [(root, root, root)]
-                else:
-                    roots = [(a, b, sp.CRootOf(factor, k))
-                             for k, ((a, b), _m) in enumerate(factor.intervals())]
-                for a, b, symbolic in roots:
-                    real_total += 1
-                    if den_zero:
-                        poles += 1
-                        continue
-                    eps = _ROOT_EPS
-                    for _refine in range(20):
-                        if a != b:
-                            a, b = factor.refine_root(a, b, eps=eps)
-                        T = mpmath.iv.mpf([_iv_rational(a).a, _iv_rational(b).b])
-                        encl, inside, decided = [], True, True
-                        for red, (lo, hi) in zip(reduced, bounds):
-                            if red.degree() <= 0:  # an exact rational coordinate
-                                val = red.nth(0)
-                                encl.append(_iv_rational(val))
-                                inside &= bool(lo <= val <= hi)
-                                continue
-                            iv = _iv_poly(_terms(red), [T])
-                            encl.append(iv)
-                            if iv.b < _iv_rational(lo).a or iv.a > _iv_rational(hi).b:
-                                inside = False
-                            elif not (iv.a > _iv_rational(lo).b and iv.b < _iv_rational(hi).a):
-                                decided = False
-                        if decided or not inside:
-                            break
-                        eps = eps / 10**20
-                    if not inside:
-                        outside += 1
-                        continue
-                    exact = tuple(sp.Rational(r.nth(0)) if r.degree() <= 0
-                                  else r.as_expr().subs(t, symbolic) for r in reduced)
-                    x0 = np.array([float(mpmath.mpf(e.mid)) for e in encl])
-                    x = _newton(process, x0, p)
-                    J = process.DF(x, p)
-                    Jn = np.array([[float(mpmath.mpf(_iv_poly(jac_terms[i][j],
-                                                              [mpmath.iv.mpf(float(v)) for v in x]).mid))
-                                    for j in range(n)] for i in range(n)])
-                    kbox = _krawczyk(num_terms, jac_terms, x, Jn)
-                    verified = kbox is not None
-                    if kbox is None:
-                        kbox = np.array([_float_interval(e) for e in encl])
-                        kbox[:, 0] = np.minimum(kbox[:, 0], x)
-                        kbox[:, 1] = np.maximum(kbox[:, 1], x)
-                    eig = np.linalg.eigvals(J)
-                    found.append(Equilibrium(
-                        x=x, exact=exact, enclosure=kbox, krawczyk=verified,
-                        residual=float(np.max(np.abs(process.F(x, p)))),
-                        eigenvalues=eig, classification=_classify(eig, tol)))
-    finally:
-        mpmath.iv.prec = old_prec
+    num_terms = [_terms(q) for q in nums]
+    jac_terms = [[_terms(q.diff(v)) for v in xs] for q in nums]
+    for fixed, g, h, t, label in branches:
+        degree += h.degree()
+        labels.append(label)
+        for factor, _mult in h.factor_list()[1]:
+            factor = sp.Poly(factor, t, domain=sp.QQ)
+            coords = [sp.Poly(fixed[v], t, domain=sp.QQ) if v in fixed
+                      else g.get(v, sp.Poly(t, t, domain=sp.QQ)) for v in xs]
+            reduced = [c.rem(factor) for c in coords]
+            den_zero = any(sp.Poly(d.as_expr().subs({v: c.as_expr() for v, c in zip(xs, coords)},
+                                                    simultaneous=True), t, domain=sp.QQ)
+                           .rem(factor).is_zero for d in dens)
+            if factor.degree() == 1:
+                root = -factor.nth(0) / factor.nth(1)
+                roots = [(root, root, root)]
+            else:
+                roots = [(a, b, sp.CRootOf(factor, k))
+                         for k, ((a, b), _m) in enumerate(factor.intervals())]
+            for a, b, symbolic in roots:
+                real_total += 1
+                if den_zero:
+                    poles += 1
+                    continue
+                eps = _ROOT_EPS
+                for _refine in range(20):
+                    if a != b:
+                        a, b = factor.refine_root(a, b, eps=eps)
+                    T = _IV.mpf([_iv_rational(a).a, _iv_rational(b).b])
+                    encl, inside, decided = [], True, True
+                    for red, (lo, hi) in zip(reduced, bounds):
+                        if red.degree() <= 0:  # an exact rational coordinate
+                            val = red.nth(0)
+                            encl.append(_iv_rational(val))
+                            inside &= bool(lo <= val <= hi)
+                            continue
+                        iv = _iv_poly(_terms(red), [T])
+                        encl.append(iv)
+                        if iv.b < _iv_rational(lo).a or iv.a > _iv_rational(hi).b:
+                            inside = False
+                        elif not (iv.a > _iv_rational(lo).b and iv.b < _iv_rational(hi).a):
+                            decided = False
+                    if decided or not inside:
+                        break
+                    eps = eps / 10**20
+                if not inside:
+                    outside += 1
+                    continue
+                exact = tuple(sp.Rational(r.nth(0)) if r.degree() <= 0
+                              else r.as_expr().subs(t, symbolic) for r in reduced)
+                x0 = np.array([float(mpmath.mpf(e.mid)) for e in encl])
+                x = _newton(process, x0, p)
+                J = process.DF(x, p)
+                Jn = np.array([[float(mpmath.mpf(_iv_poly(jac_terms[i][j],
+                                                          [_IV.mpf(float(v)) for v in x]).mid))
+                                for j in range(n)] for i in range(n)])
+                kbox = _krawczyk(num_terms, jac_terms, x, Jn)
+                verified = kbox is not None
+                if kbox is None:
+                    kbox = np.array([_float_interval(e) for e in encl])
+                    kbox[:, 0] = np.minimum(kbox[:, 0], x)
+                    kbox[:, 1] = np.maximum(kbox[:, 1], x)
+                eig = np.linalg.eigvals(J)
+                found.append(Equilibrium(
+                    x=x, exact=exact, enclosure=kbox, krawczyk=verified,
+                    residual=float(np.max(np.abs(process.F(x, p)))),
+                    eigenvalues=eig, classification=_classify(eig, tol)))
     found.sort(key=lambda e: tuple(e.x))
     cert = ("lex Groebner basis split into shape-position branches; real roots of the eliminants "
             "isolated exactly; "
