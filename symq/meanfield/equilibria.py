@@ -219,9 +219,14 @@ def _box(process: Any, box: Any) -> list[tuple[sp.Rational, sp.Rational]]:
 
 
 def _rational_system(process: Any, params: Any) -> tuple[list[sp.Poly], list[sp.Poly]]:
-    """Numerators and denominators of ``F_i`` with exact rational parameter values."""
+    """Numerators and denominators of ``F_i`` with exact rational parameter values (a sympy
+    Rational or Integer given in ``params`` as it is, a float as its exact binary value)."""
     values = process.parameter_values(params)
     subs = {s: _exact(v) for s, v in zip(process.parameters, values)}
+    for key, value in dict(params or {}).items():   # exact sympy rationals are kept exact
+        symbol = next((s for s in process.parameters if key == s or key == str(s)), None)
+        if symbol is not None and isinstance(value, sp.Rational):
+            subs[symbol] = value
     xs = process.variables
     nums, dens = [], []
     for i, entry in enumerate(process.drift):

@@ -229,12 +229,12 @@ def _metastability_claims(quick: bool) -> list[Claim]:
     a, b, c = (float(r) for r in bistable.ROOTS)
 
     def equilibria(_: Mapping[str, Any]) -> list[tuple[Any, str]]:
-        process = bistable.schlogl_process()
-        x, = process.variables
-        drift = sp.Poly(sp.expand(process.drift[0].subs(params)), x)
-        slope = sp.diff(drift.as_expr(), x)
-        return [(root, "stable" if slope.subs(x, root) < 0 else "unstable")
-                for root in sp.real_roots(drift)]
+        from symq.meanfield.equilibria import equilibria as all_equilibria
+
+        found = all_equilibria(bistable.schlogl_process(), params)
+        if not all(e.krawczyk for e in found.equilibria):
+            raise Inconclusive("an equilibrium's enclosure did not pass the Krawczyk test")
+        return [(e.exact[0], e.classification) for e in found.equilibria]
 
     def declared(_: Mapping[str, Any]) -> list[tuple[Any, str]]:
         return [(bistable.ROOTS[0], "stable"), (bistable.ROOTS[1], "unstable"),
@@ -255,8 +255,9 @@ def _metastability_claims(quick: bool) -> list[Claim]:
         Claim(
             "Schlogl's model has two stable equilibria and an unstable one", METASTABLE,
             "the drift -(x - 1/5)(x - 1)(x - 3) declared through its reaction rates "
-            "(k1 = 21/5, k2 = 1, k3 = 19/5, k4 = 3/5) has exactly the real roots 1/5, 1, 3 "
-            "(sympy's exact real-root isolation), stable, unstable, stable by the sign of F'",
+            "(k1 = 21/5, k2 = 1, k3 = 19/5, k4 = 3/5) has exactly the equilibria 1/5, 1, 3 in "
+            "[0, 10] (symq.meanfield.equilibria: Groebner basis, exact real-root isolation, "
+            "Krawczyk-verified enclosures), stable, unstable, stable by the Jacobian",
             equilibria, declared, [{"rates": "k1..k4"}], tolerance=0.0,
             error=lambda got, want: 0.0 if got == want else 1.0, evidence=Evidence.SYMBOLIC),
         Claim(
