@@ -229,6 +229,26 @@ def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     from symq.meanfield.declared_solve import Declaration
     from symq.meanfield.nonlinear import LyapunovCheck, NonlinearFixedPoint, QBDSolution
     from symq.meanfield.service_fit import PHApproximation, fit_phase_type
+    from symq.meanfield import bistable
+    from symq.meanfield.convergence import (ConvergenceRate, MG1Comparison, convergence_rate,
+                                            mg1_comparison)
+    from symq.meanfield.equilibria import (Equilibrium, EquilibriumSet, LimitCycle,
+                                           LimitSetSurvey, equilibria, limit_sets)
+
+    def schlogl_set():
+        return equilibria(bistable.schlogl_process(), bistable.schlogl_parameters())
+
+    def hopf_cycle():
+        mu, w = sp.Rational(1, 25), 2
+        process = PopulationProcess(2, name="Hopf")
+        x, y = process.variables
+        u, v = x - sp.Rational(1, 2), y - sp.Rational(1, 2)
+        r2 = u**2 + v**2
+        process.add_transition((1, 0), mu * u - w * v - r2 * u)
+        process.add_transition((0, 1), w * u + mu * v - r2 * v)
+        survey = limit_sets(process, grid=2, t_max=60.0)
+        assert survey.cycles, survey.counts
+        return survey.cycles[0], [g(survey.cycles[0].period)]
     from symq.core.sizelaws import Empirical
     from symq.meanfield.supermarket import LAM as LAM_SYMBOL
     from symq.core.parameters import Parameter, PositiveReal
@@ -293,6 +313,16 @@ def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         AttainedEstimate: attained_sim,
         Policy: lambda: (get_policy("LAS"), ["**Policy** LAS"]),
         Declaration: declaration,
+        EquilibriumSet: lambda: by(schlogl_set(), lambda e: ["stable", "unstable"]),
+        Equilibrium: lambda: by(schlogl_set().equilibria[1], lambda e: ["unstable"]),
+        LimitSetSurvey: lambda: by(limit_sets(bistable.schlogl_process(),
+                                              bistable.schlogl_parameters(), grid=2, t_max=20.0),
+                                   lambda v: ["equilibrium"]),
+        LimitCycle: hopf_cycle,
+        ConvergenceRate: lambda: by(convergence_rate(2, 0.5, starts=("empty",)),
+                                    lambda c: [g(c.rate_predicted)]),
+        MG1Comparison: lambda: by(mg1_comparison(1, 0.5, levels=3),
+                                  lambda m: [g(m.max_relative_difference)]),
         PHApproximation: lambda: by(fit_phase_type(Empirical([0.5, 1.0, 1.5, 3.0]), order_max=1),
                                     lambda a: [a.method, g(a.distance)]),
     }
