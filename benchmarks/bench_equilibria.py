@@ -18,7 +18,8 @@ import time
 
 import sympy as sp
 
-from symq.meanfield import PopulationProcess, equilibria, limit_sets
+from symq.meanfield import PopulationProcess, limit_sets
+from symq.meanfield.equilibria import equilibria
 
 
 def from_drift(xs, drift, bounds=(0.0, 1.0)) -> PopulationProcess:

@@ -50,7 +50,7 @@ from .jsq_ph import (
     solve_jsq_ph,
 )
 from .declared import POPULATION, declare_population
-from .equilibria import EquilibriumSet, LimitSetSurvey, equilibria, limit_sets
+from .equilibria import EquilibriumSet, LimitSetSurvey, limit_sets
 from .models import JSQ_PH, JSQ_SIM, REFINED_JSQ, REFINED_JSQ_PH, SUPERMARKET
 from .nonlinear import (
     LevelDependentQBD,
@@ -114,5 +114,5 @@ __all__ = [
     "jsq_tail_data", "plot_jsq_tail", "jsq_response_data", "plot_jsq_response",
     "lyapunov_data", "plot_lyapunov",
     "attained",
-    "equilibria", "limit_sets", "EquilibriumSet", "LimitSetSurvey",
+    "limit_sets", "EquilibriumSet", "LimitSetSurvey",
 ]

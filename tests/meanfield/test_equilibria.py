@@ -17,7 +17,8 @@ import pytest
 import sympy as sp
 from scipy.optimize import root
 
-from symq.meanfield import PopulationProcess, equilibria, limit_sets
+from symq.meanfield import PopulationProcess, limit_sets
+from symq.meanfield.equilibria import equilibria
 from symq.meanfield.equilibria import ContinuumOfEquilibria, NonPolynomialDrift
 
 X, Y, Z = sp.symbols("x y z")
