@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 from scipy import integrate
 from scipy.special import logsumexp
 
-from symq.core.errors import InvalidParameter, TruncationError
+from symq.core.errors import InvalidParameter, NotConverged, TruncationError
 from symq.core.parameters import integer_value
 from symq.core.randomness import RngLike
 from symq.core.simrun import kernel_seed
@@ -131,12 +131,17 @@ def stationary_law(N: int, params: dict[sp.Symbol, Any], tail: float = 1e-15  # 
 
 
 @numba.njit(cache=True)
-def _switch_kernel(N, k1, k2, k3, k4, i, j, n_switches, seed):  # noqa: N803
+def _switch_kernel(N, k1, k2, k3, k4, i, j, n_switches, seed, max_events):  # noqa: N803
     np.random.seed(seed)
     out = np.empty(n_switches)
+    events = 0
     for s in range(n_switches):
         n, t = i, 0.0
         while n < j:
+            events += 1
+            if events > max_events:
+                out[s] = -1.0
+                return out
             x = n / N
             up = N * (k4 + k1 * x * x)
             total = up + N * (k3 * x + k2 * x * x * x)
@@ -147,15 +152,28 @@ def _switch_kernel(N, k1, k2, k3, k4, i, j, n_switches, seed):  # noqa: N803
 
 
 def simulate_switching(N: int, params: dict[sp.Symbol, Any], start: float, target: float,  # noqa: N803
-                       n_switches: int = 400, rng: RngLike = None, level: float = 0.99
-                       ) -> ConfidenceInterval:
+                       n_switches: int = 400, rng: RngLike = None, level: float = 0.99,
+                       max_events: int = 10**9) -> ConfidenceInterval:
     """Mean first-passage time from ``round(N start)`` to ``round(N target)`` by Gillespie's
-    algorithm: ``n_switches`` independent passages, a Student-t interval on their mean."""
+    algorithm: ``n_switches`` independent passages, a Student-t interval on their mean.
+
+    Raises
+    ------
+    NotConverged
+        When the passages need more than ``max_events`` jumps in all (the mean switching time
+        grows like ``e^{N Delta V}``: use :func:`switching_time` for large N).
+    """
     N = integer_value("N", N, 1)  # noqa: N806
     n_switches = integer_value("n_switches", n_switches, 2)
     i, j = _levels(N, start), _levels(N, target)
     if not 0 <= i < j:
         raise InvalidParameter("target", target, f"a level above start = {start}")
     seed = kernel_seed(rng)
-    times = _switch_kernel(N, *_rates(params), i, j, n_switches, seed)
+    max_events = integer_value("max_events", max_events, 1)
+    times = _switch_kernel(N, *_rates(params), i, j, n_switches, seed, max_events)
+    if np.any(times < 0):
+        done = int(np.argmax(times < 0))
+        raise NotConverged(f"Schlogl switching simulation (N = {N}): {done} of {n_switches} "
+                           f"passages within max_events = {max_events} jumps", float("inf"),
+                           0.0, max_events)
     return replication_ci(times, level)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from symq.core.errors import InvalidParameter
+from symq.core.errors import InvalidParameter, NotConverged
 from symq.meanfield import bistable
 
 PARAMS = bistable.schlogl_parameters()
@@ -64,6 +64,11 @@ def test_growth_rate_is_the_quasi_potential():
     midpoint = float(np.sum(np.log((3.8 * x + x**3) / (0.6 + 4.2 * x * x))) * 0.8 / 2000)
     assert bistable.quasi_potential(PARAMS, 0.2, 1.0) == pytest.approx(midpoint, rel=1e-6)
     assert rate == pytest.approx(midpoint, rel=1e-3)
+
+
+def test_a_simulation_beyond_its_event_budget_says_so():
+    with pytest.raises(NotConverged, match="max_events"):
+        bistable.simulate_switching(60, PARAMS, 0.2, 3.0, n_switches=10, rng=1, max_events=1000)
 
 
 def test_bad_levels_and_roots_are_refused():
