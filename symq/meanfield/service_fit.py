@@ -148,7 +148,7 @@ def _target(law: Any, order_max: int, name: str) -> tuple[Any, Any, str]:
 
     label = describe_law(law)
     if isinstance(law, Empirical):
-        moments = tuple(float(np.mean(law.sizes ** k)) for k in range(1, 2 * order_max))
+        moments = tuple(float(law.moment(k)) for k in range(1, 2 * order_max))
         return Target(moments, name=label), law, label
     if isinstance(law, ME):
         moments = tuple(law.moments(2 * order_max - 1))
