@@ -203,14 +203,29 @@ def test_touching_pair_plus_a_negative_rest_is_negative_at_a_touching_point():
     assert float(cert.witness) % (2 * math.pi) == pytest.approx(math.pi, abs=1e-6)
 
 
-def test_two_touching_groups_are_inconclusive_with_reason():
+def test_two_touching_groups_are_decided_by_the_exact_factorisation():
     # (1 + cos t)(e^{-t} + e^{-2t}) >= 0 with zeros at odd multiples of pi that persist in the
-    # rest: no exact rule applies and no interval enclosure can be positive there
+    # rest: no interval enclosure can be positive there.  With x = e^{-t}, u = tan(t/2) the
+    # density is (const) x (1 + x)/(1 + u^2): a positive constant times positive factors
     dens = Density(("exp", 1, 1, 0), ("cos", 1, 1, 1), ("exp", 1, 2, 0), ("cos", 1, 2, 1))
     cert = certify(dens.lst)
-    assert cert.status is INCONCL and cert.is_density is None
-    assert "touching" in cert.reason
+    assert cert.status is NONNEG and cert.method.startswith("exact factorisation")
+    assert cert.verify()
     assert_no_negative_sample(dens, 30, points=2000)
+
+
+def test_touching_groups_with_irrational_poles_are_inconclusive_with_reason():
+    # the same shape with decay rates 3 -+ sqrt(2) for the second group: not in the exact class
+    # (the poles -3 -+ sqrt(2) -+ i are not Gaussian rational)
+    F = 1 / (s + 1) + (s + 1) / ((s + 1) ** 2 + 1)
+    for a in (3 - sp.sqrt(2), 3 + sp.sqrt(2)):
+        F += 1 / (s + a) + (s + a) / ((s + a) ** 2 + 1)
+    F = sp.cancel(sp.expand(sp.together(F)))
+    lst = RationalLST.from_expr(sp.cancel(F / F.subs(s, 0)))
+    cert = certify(lst, time_budget=5)
+    assert cert.status is INCONCL and cert.is_density is None
+    assert "touching" in cert.reason and cert.seconds < 5.5
+    assert not cert.verify()
 
 
 def test_me3_constant_numerator_real_dominant_pole_is_nonnegative():
@@ -293,7 +308,8 @@ def test_interior_dip_between_valid_poles_gives_a_witness():
     dens = Density(("exp", 5, 1, 0), ("exp", -15, 2, 0), ("exp", Q(21, 2), 3, 0))
     assert dens.mass == 1
     cert = certify(dens.lst)
-    assert cert.method == "branch and bound"
+    # a polynomial in x = e^{-t} with a sign change: decided by exact root isolation
+    assert cert.method == "exact factorisation (x = exp(-t)): sign change in x"
     assert_witness(cert, dens)
     x = math.exp(-float(cert.witness))
     assert (3 - math.sqrt(0.6)) / 4.2 < x < (3 + math.sqrt(0.6)) / 4.2
@@ -307,13 +323,15 @@ def test_narrow_dip_missed_by_a_float_grid_is_found():
     assert float(cert.witness) == pytest.approx(math.log(4 / 3), abs=2e-3)
 
 
-def test_tangential_interior_zero_is_inconclusive_near_the_zero():
-    # e^{-t} (1 - (4/3) e^{-t})^2 >= 0 with a double zero at t = ln(4/3)
+def test_tangential_interior_zero_is_proved_by_the_factorisation():
+    # e^{-t} (1 - (4/3) e^{-t})^2 >= 0 with a double zero at t = ln(4/3): interval arithmetic
+    # alone cannot certify it; the factorisation in x = e^{-t} shows the square
     dens = Density(("exp", 1, 1, 0), ("exp", Q(-8, 3), 2, 0), ("exp", Q(16, 9), 3, 0))
     cert = certify(dens.lst)
-    assert cert.status is INCONCL and cert.method == "branch and bound"
-    near = float(cert.reason.split("t=")[1].split()[0])
-    assert near == pytest.approx(math.log(4 / 3), abs=1e-6)
+    assert cert.status is NONNEG and cert.verify()
+    assert [role for _, _, role in cert.proof.factors] == ["touching"]
+    assert cert.proof.touching_times == pytest.approx([math.log(4 / 3)], abs=1e-10)
+    assert_no_negative_sample(dens, 40, points=2000)
 
 
 def test_descartes_rule_one_sign_change():
@@ -443,10 +461,11 @@ def test_bad_objects_are_rejected():
 
 
 def test_box_budget_and_time_budget_give_inconclusive():
-    dens = Density(("exp", 1, 1, 0), ("exp", Q(-8, 3) - Q(1, 10**6), 2, 0), ("exp", Q(16, 9), 3, 0))
-    cert = certify(dens.lst, max_boxes=3)
+    # the classical Padé fit with an interior dip: irrational poles, no exact route applies
+    lst = _classical_pade(_lognormal_moments(Q(1, 5), 5), 3)
+    cert = certify(lst, max_boxes=3)
     assert cert.status is INCONCL and "max_boxes=3" in cert.reason
-    cert = certify(dens.lst, time_budget=1e-9)
+    cert = certify(lst, time_budget=1e-9)
     assert cert.status is INCONCL and "time budget" in cert.reason
 
 

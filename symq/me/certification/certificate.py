@@ -24,6 +24,7 @@ from .._context import iv, mp, to_global
 from ..transform import RationalLST
 from .enclosures import _hi, _lo, _mid
 from .exact import _exact_data, _rule_hurwitz, _rule_initial_sign
+from .factorisation import decide_by_factorisation
 from .search import _decide, _hunt_witness
 from .verdict import Nonnegativity, _NeedPrecision, _OutOfTime, _precision, _Run, _Verdict
 
@@ -70,6 +71,12 @@ class Certificate(ResultBase):
         Wall time spent.
     dps : int
         Decimal precision at which the decision was reached.
+    proof : ExactProof or None
+        For a decision of the exact factorisation route
+        (:mod:`~symq.me.certification.factorisation`): the substitution, the factorisation and the
+        root counts it rests on, re-checked by :meth:`verify` and told by :meth:`explain`.
+    lst : RationalLST or None
+        The exact transform the certificate is about.
     """
 
     status: Nonnegativity
@@ -84,6 +91,25 @@ class Certificate(ResultBase):
     residues: tuple[tuple[tuple[complex, float], ...], ...] = ()
     seconds: float = 0.0
     dps: int = 0
+    proof: Any = None
+    lst: RationalLST | None = None
+
+    def verify(self) -> bool:
+        """Re-check the verdict from the transform alone, without searching again.
+
+        See :func:`~symq.me.certification.recheck.recheck` for what is re-checked for each
+        method.  INCONCLUSIVE has nothing to check and gives False.
+        """
+        from .recheck import recheck
+
+        return recheck(self)
+
+    def explain(self) -> str:
+        """What the verdict rests on, in words (the factorisation for an exact proof)."""
+        text = str(self)
+        if self.proof is not None:
+            text += "\n" + self.proof.explain()
+        return text
 
     @property
     def is_density(self) -> bool | None:
@@ -283,16 +309,32 @@ def certify(obj: Any, *, dps: int = 40, max_boxes: int = 20000, min_width: float
 
     start = time.perf_counter()
     deadline = None if time_budget is None else start + float(time_budget)
+    return _certify(lst, int(dps), int(max_boxes), float(min_width), deadline, start)
+
+
+def _certify(lst: RationalLST, dps: int, max_boxes: int, min_width: float,
+             deadline: float | None, start: float, exact: bool = True) -> Certificate:
+    """The procedure of :mod:`symq.me.certification` on validated options.
+
+    ``exact=False`` (the square-free part handed back by the exact factorisation route) skips
+    that route, so that it is never re-entered.
+    """
     ex = _exact_data(lst)
     verdict: _Verdict | None = None
-    run = _Run(ex, int(dps), deadline, int(max_boxes), float(min_width))
+    run = _Run(ex, dps, deadline, max_boxes, min_width)
+    if exact:
+        # the square-free part has no touching zero in (0, inf) (factorisation module), so its
+        # boxes may shrink to the working precision; max_boxes and the deadline still bound it
+        fine = min(min_width, 10.0 ** -(dps - 8))
+        run.sub_certify = lambda sub: _certify(sub, dps, max_boxes, fine, deadline,
+                                               time.perf_counter(), exact=False)
     last: _NeedPrecision | None = None
     try:
         with _precision(run.dps):
             verdict = _rule_hurwitz(run) or _rule_initial_sign(run)
         if verdict is None:
             for factor in (1, 2, 4):
-                run.dps = int(dps) * factor
+                run.dps = dps * factor
                 run.boxes = 0
                 run.tail = None
                 try:
@@ -305,6 +347,9 @@ def certify(obj: Any, *, dps: int = 40, max_boxes: int = 20000, min_width: float
                 assert last is not None
                 verdict = _Verdict(Nonnegativity.INCONCLUSIVE, last.method,
                                    reason=f"{last.reason} (tried up to dps={run.dps})")
+            if verdict.status is Nonnegativity.INCONCLUSIVE and run.sub_certify is not None:
+                with _precision(run.dps):
+                    verdict = _exact_fallback(run) or verdict
             if (verdict.status is Nonnegativity.INCONCLUSIVE
                     and verdict.method != "branch and bound"):
                 try:
@@ -313,8 +358,9 @@ def certify(obj: Any, *, dps: int = 40, max_boxes: int = 20000, min_width: float
                 except _OutOfTime:  # keep the reason of the INCONCLUSIVE answer
                     pass
     except _OutOfTime:
+        budget = "" if deadline is None else f" of {deadline - start:.3g} s"
         verdict = _Verdict(Nonnegativity.INCONCLUSIVE, "time budget",
-                           reason=f"time budget of {float(time_budget):g} s exceeded")
+                           reason=f"time budget{budget} exceeded")
     with _precision(run.dps):
         report = _report(run)
     nonneg_bb = (verdict.status is Nonnegativity.NONNEGATIVE
@@ -329,5 +375,18 @@ def certify(obj: Any, *, dps: int = 40, max_boxes: int = 20000, min_width: float
         reason=verdict.reason,
         seconds=time.perf_counter() - start,
         dps=run.dps,
+        proof=verdict.proof,
+        lst=lst,
         **report,
     )
+
+
+def _exact_fallback(run: _Run) -> _Verdict | None:
+    """After an INCONCLUSIVE numeric answer: the exact route, also for a square-free G in several
+    variables (handed to the numeric stages with boxes down to the working precision)."""
+    outcome = decide_by_factorisation(run, run.sub_certify, only_if_informative=False)
+    if outcome is None or outcome[0].status is Nonnegativity.INCONCLUSIVE:
+        return None
+    verdict, proof = outcome
+    verdict.proof = proof
+    return verdict

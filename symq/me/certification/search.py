@@ -18,6 +18,7 @@ import mpmath
 from .._context import iv, mp, to_mp
 from .enclosures import _attach_coefficients, _enclose_poles, _hi, _ivq, _lo, _mid, _Pole, _sign
 from .exact import _rule_all_real, _rule_order3, _shared_pair_exact
+from .factorisation import decide_by_factorisation
 from .intervals import _clusters, _Evaluator, _tail_bound, _taylor_guard
 from .verdict import Nonnegativity, _NeedPrecision, _Run, _Verdict
 
@@ -205,6 +206,19 @@ def _hunt_witness(run: _Run) -> _Verdict | None:
     return None
 
 
+def _exact_route(run: _Run, only_if_informative: bool = True) -> _Verdict | None:
+    """The exact factorisation decision (:mod:`~symq.me.certification.factorisation`), once
+    per run; None when it does not apply."""
+    if not run.exact_done and run.sub_certify is not None:
+        run.exact_done = True
+        outcome = decide_by_factorisation(run, run.sub_certify, only_if_informative)
+        if outcome is not None:
+            verdict, proof = outcome
+            verdict.proof = proof
+            run.exact = verdict
+    return run.exact
+
+
 def _decide(run: _Run) -> _Verdict:
     """Steps 2-7 and the exact rules, in the order of :mod:`symq.me.certification`, at the
     current precision."""
@@ -223,6 +237,9 @@ def _decide(run: _Run) -> _Verdict:
         return _Verdict(Nonnegativity.INVALID, "dominant pole",
                         reason="complex dominant pole: f changes sign infinitely often")
     if len(real_group) > 1 or len(complex_group) > 1:
+        exact = _exact_route(run)
+        if exact is not None:
+            return exact
         raise _NeedPrecision("dominant pole", "several poles (nearly) share the dominant real "
                                               "part")
     R = real_group[0]
@@ -254,6 +271,9 @@ def _decide(run: _Run) -> _Verdict:
             verdict.method = "dominant residue negative"
             return verdict
 
+    exact = _exact_route(run)
+    if exact is not None:
+        return exact
     ev, terms = _evaluation_terms(run, R.center, [R, *pair_group])
     if T_touching is not None:
         T = T_touching

@@ -12,7 +12,7 @@ import enum
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .._context import working_dps
 
@@ -70,6 +70,11 @@ class _Run:
     poles: list["_Pole"] = field(default_factory=list)
     boxes: int = 0
     tail: float | None = None
+    #: certifies another transform under the same limits (for the square-free part of G)
+    sub_certify: Callable[..., Any] | None = None
+    #: the exact factorisation route's answer, computed once per run (precision-independent)
+    exact: Any = None
+    exact_done: bool = False
 
     def check_time(self) -> None:
         if self.deadline is not None and time.perf_counter() > self.deadline:
@@ -83,3 +88,4 @@ class _Verdict:
     reason: str | None = None
     witness: Any = None
     enclosure: tuple[Any, Any] | None = None
+    proof: Any = None

@@ -1,0 +1,380 @@
+r"""The exact decision for ME densities with rational and Gaussian-rational poles.
+
+With the substitution of :mod:`~symq.me.certification.exponential`,
+:math:`f(t) = G(t, x, u)/(1 + u^2)^N` for :math:`x = e^{-t/q} \in (0, 1)`,
+:math:`u = \tan(\omega t/2) \in \mathbb{R}`.  The factorisation of G into irreducible factors
+over :math:`\mathbb{Q}` (after removing the positive monomial :math:`t^\alpha x^\beta` and the positive
+factor :math:`(1 + u^2)^\gamma`),
+
+.. math:: G = c\, t^\alpha x^\beta (1 + u^2)^\gamma \prod_m g_m^{m},
+
+splits f into parts whose sign is known exactly:
+
+* every factor of **even** multiplicity is :math:`\ge 0`: its zeros are *touching* zeros, proved
+  so by the factorisation itself;
+* a factor of **odd** multiplicity in one variable with no real root in that variable's range
+  (:math:`(0, \infty)` for t, :math:`(0, 1)` for x, :math:`\mathbb{R}` for u; exact real-root
+  counting by Sturm sequences) has a constant sign, read at one rational point;
+* what is left, :math:`R = \prod g`, is square-free.  If it is a constant, f has the sign of
+  :math:`c` times the constant signs (a proof).  If it is a polynomial in one variable, every
+  root in range is simple, so f changes sign there: NEGATIVE, with a rational point of the
+  variable where the sign is exactly negative (the witness).  If it involves several variables,
+  :math:`h = x^{\sigma} R/(1 + u^2)^e` is itself an exponential-trigonometric polynomial with a
+  rational transform, and the numeric certifier decides it.  For R in :math:`(t, x)` or in
+  :math:`(x, u)` alone, h has no touching zero in :math:`(0, \infty)`: a double zero would be a
+  common zero of R and its derivative along the curve, an algebraic point, while :math:`e^{-t/q}`
+  and :math:`e^{i\omega t}` are transcendental at algebraic :math:`t \neq 0` (Lindemann-Weierstrass;
+  Gelfond-Schneider for the pair), so branch and bound meets only sign changes and boxes bounded
+  away from zero.
+
+The result is an :class:`ExactProof` that :meth:`ExactProof.verify` re-checks from the transform
+alone: the transform of :math:`G/(1+u^2)^N` equals :math:`N/D`, the product of the factors equals
+G, the root counts of the sign-definite factors are zero and their signs are as stated, and the
+sub-certificate of R (if any) re-verifies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+import mpmath
+import sympy as sp
+
+from .._context import mp
+from ..transform import RationalLST
+from .enclosures import _hi, _lo
+from .exponential import (T, U, X, ExpTerms, Substitution, enclose_density, gaussian_poles,
+                          hermite_terms, lst_of_polynomial, substitute, substitution_for)
+from .verdict import Nonnegativity, _precision, _Run, _Verdict
+
+__all__ = ["ExactProof"]
+
+_RANGES = {"t": (sp.Integer(0), None), "x": (sp.Integer(0), sp.Integer(1)), "u": (None, None)}
+_SAMPLE = {"t": sp.Integer(1), "x": sp.Rational(1, 2), "u": sp.Integer(0)}
+
+
+def _variable(g: sp.Poly) -> str | None:
+    """The one variable g depends on ('t', 'x' or 'u'), '' for a constant, None for several."""
+    used = [name for name, degree in zip("txu", g.degree_list()) if degree > 0]
+    if not used:
+        return ""
+    return used[0] if len(used) == 1 else None
+
+
+def _univariate(g: sp.Poly, name: str) -> sp.Poly:
+    return sp.Poly(g.as_expr(), {"t": T, "x": X, "u": U}[name], domain=sp.QQ)
+
+
+def roots_in_range(g: sp.Poly, name: str) -> int:
+    """Exact number of distinct real roots of the univariate g in the open range of ``name``."""
+    p = _univariate(g, name).sqf_part()
+    lo, hi = _RANGES[name]
+    count = p.count_roots(lo, hi)
+    for end in (lo, hi):
+        if end is not None and p.eval(end) == 0:
+            count -= 1
+    return count
+
+
+@dataclass(frozen=True)
+class ExactProof:
+    r"""A checkable proof of the sign of f from the factorisation of G (module docstring).
+
+    Attributes
+    ----------
+    substitution : Substitution
+        The variables x and u.
+    G : sympy.Poly
+        :math:`f(t) = G(t, x, u)/(1 + u^2)^N`.
+    N : int
+        The power of :math:`1 + u^2`.
+    content : sympy.Rational
+        The constant c of the factorisation.
+    monomial : tuple of int
+        :math:`(\alpha, \beta, \gamma)`: the positive factor :math:`t^\alpha x^\beta (1 + u^2)^\gamma`.
+    factors : tuple of (sympy.Poly, int, str)
+        Each factor :math:`g`, its multiplicity and its role: ``"touching"`` (even multiplicity),
+        ``"positive"`` / ``"negative"`` (odd, one variable, no root in range), ``"rest"``.
+    rest_certificate : Certificate or None
+        The certificate of :math:`h = x^\sigma R/(1 + u^2)^e` when R involves several variables.
+    rest_transform : tuple or None
+        :math:`(\sigma, e)` for that h.
+    """
+
+    substitution: Substitution
+    G: sp.Poly
+    N: int
+    content: sp.Rational
+    monomial: tuple[int, int, int]
+    factors: tuple[tuple[sp.Poly, int, str], ...]
+    rest_certificate: Any = None
+    rest_transform: tuple[int, int] | None = None
+    touching_times: tuple[float, ...] = field(default=())
+
+    @property
+    def rest(self) -> sp.Poly:
+        rest = sp.Poly(1, T, X, U, domain=sp.QQ)
+        for g, _, role in self.factors:
+            if role == "rest":
+                rest = rest * g
+        return rest
+
+    def sign(self) -> int:
+        """Sign of c times the sign-definite factors."""
+        sign = 1 if self.content > 0 else -1
+        for _, _, role in self.factors:
+            if role == "negative":
+                sign = -sign
+        return sign
+
+    def verify(self, lst: RationalLST) -> bool:
+        """Re-check the proof from the transform ``lst`` without any search.
+
+        1. the exact transform of :math:`G/(1 + u^2)^N` equals ``lst``;
+        2. :math:`c\\, t^\\alpha x^\\beta (1 + u^2)^\\gamma \\prod g^m = G`;
+        3. touching factors have even multiplicity; every sign-definite factor is univariate,
+           has no root in range (Sturm count) and the stated sign at a rational point;
+        4. the sign is positive and R is 1, or R's sub-certificate is NONNEGATIVE, re-verifies,
+           and is the certificate of :math:`x^\\sigma R/(1 + u^2)^e` up to a positive factor.
+        """
+        back = lst_of_polynomial(self.G, self.N, self.substitution)
+        if back is None or sp.cancel(back - lst.expr) != 0:
+            return False
+        a, b, c = self.monomial
+        product = sp.Poly(self.content * T ** a * X ** b * (1 + U ** 2) ** c, T, X, U,
+                          domain=sp.QQ)
+        for g, m, _ in self.factors:
+            product = product * g ** m
+        if product != self.G:
+            return False
+        for g, m, role in self.factors:
+            if role == "touching" and m % 2:
+                return False
+            if role in ("positive", "negative"):
+                name = _variable(g)
+                if not name or m % 2 == 0 or roots_in_range(g, name) != 0:
+                    return False
+                value = _univariate(g, name).eval(_SAMPLE[name])
+                if (value > 0) != (role == "positive") or value == 0:
+                    return False
+        if self.sign() < 0:
+            return False
+        rest = self.rest
+        if rest.is_ground:
+            return self.rest_certificate is None and rest.LC() == 1
+        cert = self.rest_certificate
+        if cert is None or cert.status is not Nonnegativity.NONNEGATIVE or not cert.verify():
+            return False
+        sigma, e = self.rest_transform
+        h = lst_of_polynomial(rest, e, self.substitution, sigma)
+        ratio = sp.cancel(h / cert.lst.expr) if h is not None else None
+        return ratio is not None and ratio.is_number and ratio > 0
+
+    def explain(self) -> str:
+        lines = [f"substitution {self.substitution.describe()}: f(t) = G(t, x, u)"
+                 + (f"/(1 + u^2)^{self.N}" if self.N else ""),
+                 f"G = {sp.factor(self.G.as_expr())}"]
+        for g, m, role in self.factors:
+            text = sp.sstr(g.as_expr())
+            if role == "touching":
+                lines.append(f"({text})^{m}: even power, >= 0 (touching zeros)")
+            elif role in ("positive", "negative"):
+                lines.append(f"({text})^{m}: no root in the range of {_variable(g)}, {role}")
+            else:
+                lines.append(f"({text})^{m}: certified separately ({self.rest_certificate})")
+        if self.touching_times:
+            lines.append("touching zeros near t = "
+                         + ", ".join(f"{v:.10g}" for v in self.touching_times))
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "substitution": {"q": self.substitution.q, "omega": str(self.substitution.omega)},
+            "G": sp.sstr(self.G.as_expr()), "N": self.N, "content": str(self.content),
+            "monomial": list(self.monomial),
+            "factors": [{"factor": sp.sstr(g.as_expr()), "multiplicity": m, "role": role}
+                        for g, m, role in self.factors],
+            "rest_certificate": None if self.rest_certificate is None
+            else self.rest_certificate.to_dict(),
+        }
+
+
+# ====================================================================== the decision
+@dataclass
+class _Factored:
+    """The time-domain terms of f and the proof under construction."""
+
+    terms: ExpTerms
+    proof: ExactProof
+
+    @property
+    def sub(self) -> Substitution:
+        return self.proof.substitution
+
+    @property
+    def has_touching(self) -> bool:
+        return any(role == "touching" for _, _, role in self.proof.factors)
+
+
+def factorise(run: _Run) -> _Factored | None:
+    """The exact factorisation of G, or None when a pole is not (Gaussian) rational or a complex
+    pole dominates (the standard path says INVALID)."""
+    ex = run.ex
+    poles = gaussian_poles(ex.factors)
+    if poles is None:
+        return None
+    real_rates = [-sp.Rational(z.x) for z, _ in poles if z.y == 0]
+    complex_rates = [-sp.Rational(z.x) for z, _ in poles if z.y != 0]
+    if complex_rates and (not real_rates or min(complex_rates) < min(real_rates)):
+        return None
+    terms = hermite_terms(ex.b, ex.a, poles)
+    sub = substitution_for(terms)
+    G, N = substitute(terms, sub)
+    (alpha, beta, power_u), core = G.terms_gcd()
+    core = core * sp.Poly(U ** power_u, T, X, U, domain=sp.QQ)  # u changes sign: a factor
+    gamma = 0
+    one_plus = sp.Poly(1 + U ** 2, T, X, U, domain=sp.QQ)
+    while True:
+        quotient, remainder = sp.div(core, one_plus)
+        if not remainder.is_zero or core.degree(U) < 2:
+            break
+        core, gamma = quotient, gamma + 1
+    content, factor_list = sp.factor_list(core)
+    factors: list[tuple[sp.Poly, int, str]] = []
+    for g, m in factor_list:
+        g = sp.Poly(g, T, X, U, domain=sp.QQ)
+        if m % 2 == 0:
+            factors.append((g, m, "touching"))
+            continue
+        name = _variable(g)
+        if name and roots_in_range(g, name) == 0:
+            value = _univariate(g, name).eval(_SAMPLE[name])
+            factors.append((g, m, "positive" if value > 0 else "negative"))
+        else:
+            factors.append((g, m, "rest"))
+    proof = ExactProof(sub, G, N, sp.Rational(content), (alpha, beta, gamma), tuple(factors))
+    return _Factored(terms, replace(proof, touching_times=_touching_times(proof)))
+
+
+def _to_time(name: str, value: Any, sub: Substitution) -> mpmath.mpf:
+    v = mp.mpf(sp.Rational(value).p) / sp.Rational(value).q
+    if name == "t":
+        return v
+    if name == "x":
+        return -sub.q * mp.log(v)
+    omega = mp.mpf(sub.omega.p) / sub.omega.q
+    t = 2 * mp.atan(v) / omega
+    return t if t > 0 else t + 2 * mp.pi / omega
+
+
+def _touching_times(proof: ExactProof) -> tuple[float, ...]:
+    times = []
+    for g, _, role in proof.factors:
+        name = _variable(g)
+        if role != "touching" or not name:
+            continue
+        lo, hi = _RANGES[name]
+        for (a, b), _ in _univariate(g, name).intervals(eps=sp.Rational(1, 10 ** 12)):
+            mid = (a + b) / 2
+            if (lo is None or mid > lo) and (hi is None or mid < hi):
+                times.append(float(_to_time(name, mid, proof.substitution)))
+    return tuple(sorted(times))
+
+
+def _negative_points(R: sp.Poly, name: str, sign: int) -> list[sp.Rational]:
+    """Rational points of the range where sign * R < 0 exactly (R univariate, square-free)."""
+    p = _univariate(R, name)
+    lo, hi = _RANGES[name]
+    for digits in (6, 15, 30, 60, 120):
+        intervals = sorted(a for a, _ in p.intervals(eps=sp.Rational(1, 10 ** digits)))
+        ends = [lo if lo is not None else (intervals[0][0] - 1 if intervals else -1)]
+        for a, b in intervals:
+            ends += [a, b]
+        ends.append(hi if hi is not None else (intervals[-1][1] + 1 if intervals else 1))
+        candidates = [(ends[k] + ends[k + 1]) / 2 for k in range(0, len(ends), 2)]
+        points = [v for v in candidates
+                  if (lo is None or v > lo) and (hi is None or v < hi) and sign * p.eval(v) < 0]
+        if points:
+            return points
+    return []
+
+
+def _witness_verdict(fac: _Factored, times: list[mpmath.mpf], run: _Run, method: str
+                     ) -> _Verdict | None:
+    for t in times:
+        for factor in (1, 2, 4):
+            with _precision(run.dps * factor):
+                enc = enclose_density(fac.terms, t)
+                if _hi(enc) < 0:
+                    return _Verdict(Nonnegativity.NEGATIVE, method, witness=t,
+                                    enclosure=(_lo(enc), _hi(enc)))
+    return None
+
+
+def decide_by_factorisation(run: _Run, sub_certify: Callable[..., Any],
+                            only_if_informative: bool = True) -> tuple[_Verdict, ExactProof | None
+                                                                       ] | None:
+    """The exact decision of the module docstring; None when it does not apply.
+
+    With ``only_if_informative`` the decision is skipped (None) when G is square-free and
+    involves several variables, the case where it would hand the numeric stages f itself.
+    """
+    fac = factorise(run)
+    if fac is None:
+        return None
+    run.check_time()
+    rest = fac.proof.rest
+    name = _variable(rest)
+    sign = fac.proof.sign()
+    base = f"exact factorisation ({fac.sub.describe()})"
+    if name == "":
+        if sign > 0:
+            return _Verdict(Nonnegativity.NONNEGATIVE, base), fac.proof
+        return None  # f <= 0 everywhere cannot have mass 1; leave it to the standard path
+    if name is not None:
+        points = _negative_points(rest, name, sign)
+        verdict = _witness_verdict(fac, [_to_time(name, v, fac.sub) for v in points], run,
+                                   f"{base}: sign change in {name}")
+        return (verdict, None) if verdict is not None else None
+    if only_if_informative and not fac.has_touching and all(
+            role == "rest" for _, _, role in fac.proof.factors):
+        return None
+    return _decide_rest(fac, rest, sign, run, sub_certify, base)
+
+
+def _decide_rest(fac: _Factored, rest: sp.Poly, sign: int, run: _Run,
+                 sub_certify: Callable[..., Any], base: str
+                 ) -> tuple[_Verdict, ExactProof | None] | None:
+    """R involves several variables: certify h = x^sigma (sign R)/(1 + u^2)^e numerically."""
+    signed = rest * sign
+    e = (signed.degree(U) + 1) // 2
+    for sigma in range(0, 200):
+        h = lst_of_polynomial(signed, e, fac.sub, sigma)
+        if h is None:
+            continue
+        mass = h.subs(sp.Symbol("s"), 0)
+        if mass > 0:
+            break
+    else:
+        return _Verdict(Nonnegativity.INCONCLUSIVE, base,
+                        reason="no decaying form of the square-free part with positive mass"
+                        ), None
+    lst = RationalLST.from_expr(sp.cancel(h / mass), sp.Symbol("s"))
+    cert = sub_certify(lst)
+    method = f"{base} + {cert.method} on the square-free part"
+    if cert.status is Nonnegativity.NONNEGATIVE:
+        if sign < 0:
+            return None
+        proof = replace(fac.proof, rest_certificate=cert, rest_transform=(sigma, e))
+        return _Verdict(Nonnegativity.NONNEGATIVE, method), proof
+    if cert.status is Nonnegativity.NEGATIVE:
+        w = mp.mpf(cert.witness)
+        verdict = _witness_verdict(fac, [w, w * (1 + mp.mpf(2) ** -40), w * (1 - mp.mpf(2) ** -40)],
+                                   run, method)
+        if verdict is not None:
+            return verdict, None
+    return _Verdict(Nonnegativity.INCONCLUSIVE, method,
+                    reason=f"square-free part {sp.sstr(rest.as_expr())}: "
+                           f"{cert.status.value} ({cert.reason or cert.method})"), None
+
