@@ -75,6 +75,53 @@ print(json.dumps(out))
 """
 
 
+def butools_configured() -> bool:
+    """Whether BUTOOLS_PYTHON and BUTOOLS_PATH are both set."""
+    return bool(os.environ.get("BUTOOLS_PYTHON") and os.environ.get("BUTOOLS_PATH"))
+
+
+def matrix_input(me: ME) -> dict:
+    """The float64 (alpha, A) of ``me`` (``ME.to_matrix_float``) as BuTools' driver takes it."""
+    alpha, A = me.to_matrix_float()
+    return {"alpha": np.ravel(alpha).tolist(), "A": np.asarray(A).tolist()}
+
+
+def run_butools(check: list[dict], fit: list[list[float]], repeats: int,
+                timeout: float = 1200) -> dict | None:
+    """Run BuTools' CheckMEPositiveDensity on each (alpha, A) of ``check`` (as from
+    :func:`matrix_input`) and MEFromMoments on each moment list of ``fit``, ``repeats`` times
+    each, in one subprocess of BUTOOLS_PYTHON with BUTOOLS_PATH on its path.
+
+    Returns ``{"check": [{"answer", "times"}, ...], "fit": [{"error", "times"}, ...]}`` in input
+    order (``answer`` is True/False, or ``"error: <type>"`` if the call raised; ``times`` in
+    seconds), or None, with the reason printed, when the variables are not set or the run fails.
+    """
+    python, path = os.environ.get("BUTOOLS_PYTHON"), os.environ.get("BUTOOLS_PATH")
+    if not (python and path):
+        return None
+    job = {"repeats": repeats, "check": check, "fit": fit}
+    try:
+        proc = subprocess.run([python, "-c", _DRIVER, path], input=json.dumps(job),
+                              capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        print("BuTools run failed:", exc)
+        return None
+    if proc.returncode != 0:
+        print("BuTools run failed:", proc.stderr[-2000:])
+        return None
+    return json.loads(proc.stdout)
+
+
+def run_butools_checks(cases: list[ME], repeats: int, timeout: float = 1200) -> list[dict] | None:
+    """BuTools' CheckMEPositiveDensity on the float64 (alpha, A) of each ME of ``cases``.
+
+    One ``{"answer": True/False/"error: ...", "times": [seconds] * repeats}`` per case, in
+    order, or None when BuTools is not configured or its run failed (see :func:`run_butools`).
+    """
+    out = run_butools([matrix_input(me) for me in cases], [], repeats, timeout)
+    return None if out is None else out["check"]
+
+
 def _lognormal_moments(sigma: float, K: int) -> list[mpmath.mpf]:
     with mpmath.workdps(60):
         return [+mpmath.exp(k * (k - 1) * mpmath.mpf(sigma) ** 2 / 2) for k in range(1, K + 1)]
@@ -122,18 +169,9 @@ def main(repeats: int = 15) -> None:
         our_fits[n] = (float(error), times)
 
     theirs = None
-    python, path = os.environ.get("BUTOOLS_PYTHON"), os.environ.get("BUTOOLS_PATH")
-    if python and path:
-        job = {"repeats": repeats, "fit": list(fits.values()), "check": []}
-        for me in cases.values():
-            alpha, A = me.to_matrix_float()
-            job["check"].append({"alpha": np.ravel(alpha).tolist(), "A": np.asarray(A).tolist()})
-        proc = subprocess.run([python, "-c", _DRIVER, path], input=json.dumps(job),
-                              capture_output=True, text=True, timeout=1200)
-        if proc.returncode != 0:
-            print("BuTools run failed:", proc.stderr[-2000:])
-        else:
-            theirs = json.loads(proc.stdout)
+    if butools_configured():
+        theirs = run_butools(check=[matrix_input(me) for me in cases.values()],
+                             fit=list(fits.values()), repeats=repeats)
     else:
         print("(set BUTOOLS_PYTHON and BUTOOLS_PATH to run BuTools beside symq)\n")
 
