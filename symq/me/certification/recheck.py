@@ -1,18 +1,68 @@
-"""Re-checking a :class:`~symq.me.certification.Certificate` without searching again."""
+r"""Re-checking a :class:`~symq.me.certification.Certificate` without searching again.
+
+What :meth:`Certificate.verify` re-checks, from the certificate's exact transform ``lst``:
+
+* an **exact proof** (:class:`~symq.me.certification.factorisation.ExactProof`): the transform of
+  the substituted polynomial equals ``lst``, the factorisation multiplies back, the root counts and
+  signs of the sign-definite factors, and the sub-certificate of the rest
+  (:meth:`ExactProof.verify`);
+* **NEGATIVE**: a fresh interval enclosure of :math:`f(\text{witness})` has a negative upper end.
+  For rational and Gaussian-rational poles it comes from the exact time-domain form
+  (:func:`~symq.me.certification.exponential.enclose_density`), independent of the pole disks;
+  otherwise from freshly computed pole and residue enclosures;
+* the **exact rules** (hypoexponential, positive residues, Descartes, order 3, dominant pair) and
+  **INVALID** (Routh-Hurwitz, complex dominant pole): the rule's closed-form test is re-run; these
+  are finite exact tests, not searches;
+* **branch and bound**: the pole enclosures, the tail bound T and the Taylor guard h are
+  recomputed, and the stored partition (``Certificate.partition``) is checked to tile [h, T] with
+  every box proved positive; nothing is bisected.
+
+INCONCLUSIVE has nothing to check: ``verify()`` is False.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .verdict import Nonnegativity
+from .._context import mp
+from .enclosures import _hi
+from .exact import _exact_data, _rule_hurwitz, _rule_initial_sign
+from .exponential import enclose_density, gaussian_poles, hermite_terms
+from .search import _decide, _evaluation_terms
+from .enclosures import _attach_coefficients, _enclose_poles
+from .verdict import Nonnegativity, _NeedPrecision, _precision, _Run
 
 __all__ = ["recheck"]
 
 
 def recheck(cert: Any) -> bool:
-    """Re-check ``cert`` against ``cert.lst``."""
+    """Re-check ``cert`` against ``cert.lst`` (module docstring)."""
     if cert.lst is None or cert.status is Nonnegativity.INCONCLUSIVE:
         return False
     if cert.proof is not None:
         return bool(cert.proof.verify(cert.lst))
-    return False
+    ex = _exact_data(cert.lst)
+    run = _Run(ex, cert.dps, None, max(cert.boxes, 1), 1e-300)
+    try:
+        with _precision(cert.dps):
+            if cert.status is Nonnegativity.NEGATIVE:
+                return _negative_value(run, cert.witness)
+            run.replay = tuple((mp.mpf(a), mp.mpf(b)) for a, b in cert.partition)
+            verdict = _rule_hurwitz(run) or _rule_initial_sign(run) or _decide(run)
+    except _NeedPrecision:
+        return False
+    return verdict.status is cert.status and verdict.method == cert.method
+
+
+def _negative_value(run: _Run, witness: Any) -> bool:
+    if witness is None or not witness > 0:
+        return False
+    t = mp.mpf(witness)
+    poles = gaussian_poles(run.ex.factors)
+    if poles is not None:
+        return bool(_hi(enclose_density(hermite_terms(run.ex.b, run.ex.a, poles), t)) < 0)
+    run.poles = _enclose_poles(run.ex, run.dps)
+    _attach_coefficients(run.ex, run.poles)
+    mu = max(P.re_lo for P in run.poles)
+    ev, _ = _evaluation_terms(run, mp.mpf(mu))
+    return bool(_hi(ev.f_point(t)) < 0)

@@ -156,8 +156,15 @@ def _rule_dominant_pair(run: _Run, R: _Pole, pair: _Pole
 
 
 def _branch_and_bound(run: _Run, ev: _Evaluator, h: mpmath.mpf, T: mpmath.mpf) -> _Verdict:
-    """Step 6: prove g > 0 on [h, T] or find a certified negative value."""
+    """Step 6: prove g > 0 on [h, T] or find a certified negative value.
+
+    The boxes proved positive are kept in ``run.partition``; in re-check mode (``run.replay``)
+    the given partition is checked instead of searched for.
+    """
+    if run.replay is not None:
+        return _check_partition(run, ev, h, T)
     stack = [(h, T)] if h < T else []
+    run.partition = []
     min_width = mp.mpf(run.min_width)
     while stack:
         a, b = stack.pop()
@@ -168,9 +175,10 @@ def _branch_and_bound(run: _Run, ev: _Evaluator, h: mpmath.mpf, T: mpmath.mpf) -
                                    f"(last box [{mp.nstr(a, 8)}, {mp.nstr(b, 8)}])")
         if run.boxes % 16 == 0:
             run.check_time()
-        m = mp.sqrt(a * b) if a > 0 and b > 4 * a else (a + b) / 2
+        m = _box_centre(a, b)
         low, gm = ev.box(a, b, m)
         if low > 0:
+            run.partition.append((a, b))
             continue
         if _hi(gm) < 0:
             enc = ev.f_point(m)
@@ -182,6 +190,28 @@ def _branch_and_bound(run: _Run, ev: _Evaluator, h: mpmath.mpf, T: mpmath.mpf) -
                                    f"(box width below min_width={run.min_width:g})")
         stack.append((m, b))
         stack.append((a, m))
+    return _Verdict(Nonnegativity.NONNEGATIVE, "branch and bound")
+
+
+def _box_centre(a: mpmath.mpf, b: mpmath.mpf) -> mpmath.mpf:
+    return mp.sqrt(a * b) if a > 0 and b > 4 * a else (a + b) / 2
+
+
+def _check_partition(run: _Run, ev: _Evaluator, h: mpmath.mpf, T: mpmath.mpf) -> _Verdict:
+    """Re-check mode of step 6: the stored boxes tile [h, T] and each is proved positive."""
+    boxes = sorted(run.replay, key=lambda box: box[0])
+    failed = _Verdict(Nonnegativity.INCONCLUSIVE, "branch and bound",
+                      reason="the stored partition does not prove g > 0 on [h, T]")
+    if h >= T:
+        return _Verdict(Nonnegativity.NONNEGATIVE, "branch and bound") if not boxes else failed
+    ends = [a for a, _ in boxes] + [boxes[-1][1]] if boxes else []
+    if not boxes or ends[0] != h or ends[-1] != T or any(
+            b != a for (_, b), (a, _) in zip(boxes, boxes[1:])):
+        return failed
+    for a, b in boxes:
+        run.boxes += 1
+        if not ev.box(a, b, _box_centre(a, b))[0] > 0:
+            return failed
     return _Verdict(Nonnegativity.NONNEGATIVE, "branch and bound")
 
 
