@@ -33,6 +33,7 @@ from symq.me.pade import pade_fit
 from symq.me.queueing import mg1_waiting_time, simulate_mg1_waiting
 from symq.me._context import rebind, to_global, working_dps
 from symq.me.transform import to_mpf
+from symq.papers.me_pade_exact import exact_certification_claims
 
 __all__ = ["PAPER", "build_claims"]
 
@@ -269,7 +270,8 @@ def _known_densities() -> Claim:
 def build_claims() -> list[Claim]:
     """All claims of the paper."""
     return [_improper_classical(), _extension_certified(), *_moments_reproduced(),
-            _closer_in_shape(), _queue_accuracy(), _known_densities()]
+            _closer_in_shape(), _queue_accuracy(), _known_densities(),
+            *exact_certification_claims()]
 
 
 def figures(directory: Any) -> list[Any]:
