@@ -57,12 +57,25 @@ Exact rules, tried before any search (:mod:`~symq.me.certification.exact`):
     :math:`e^{\lambda t} f(t) \to c_1 + 2|c_{pair}| \cos(\omega t + \varphi)`, exactly tested by
     :math:`c_1 \ge 2|c_{pair}|` in rational arithmetic.
 
+(e) **exact factorisation** (:mod:`~symq.me.certification.factorisation`), for rational and
+    Gaussian-rational poles: with :math:`x = e^{-t/q}` and :math:`u = \tan(\omega t/2)`,
+    :math:`f = G(t, x, u)/(1 + u^2)^N` exactly (:mod:`~symq.me.certification.exponential`), and
+    the factorisation of G over :math:`\mathbb{Q}` proves touching zeros (even powers), fixes the
+    sign of odd factors in one variable by exact real-root counting, and decides a rest in one
+    variable by root isolation (a sign change gives a rational witness point).  It runs before
+    the tail bound when G has a repeated factor or a rest in at most one variable, and after any
+    INCONCLUSIVE answer; a rest in several variables goes to the numeric stages.
+
+Every verdict can be re-checked without a search by :meth:`Certificate.verify`
+(:mod:`~symq.me.certification.recheck`); :mod:`~symq.me.certification.corpus` holds densities
+with touching zeros and tiny dips whose truth is known by construction.
+
 The answer is tri-state plus ``INVALID``: ``NONNEGATIVE`` is a proof (modulo the correctness of
 ``mpmath.iv`` outward rounding and of exact rational arithmetic), ``NEGATIVE`` carries a witness
 :math:`t` and an interval enclosure of :math:`f(t)` whose upper end is negative, ``INVALID`` means
 that the transform is not that of a distribution (a pole with nonnegative real part, or a
 complex dominant pole), ``INCONCLUSIVE`` says why no decision was reached (e.g. a tangential zero
-that no exact rule covers).
+with irrational poles, or the time budget).
 
 Examples
 --------

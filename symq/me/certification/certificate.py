@@ -281,10 +281,12 @@ def certify(obj: Any, *, dps: int = 40, max_boxes: int = 20000, min_width: float
     6. complex dominant pole -> INVALID; a pair sharing the dominant line with a real pole:
        exact test :math:`c_1 \ge 2|c_{pair}|`;
     7. dominant residue < 0 -> NEGATIVE at large t; else tail bound T, Taylor guard h and
-       branch-and-bound on [h, T].
+       branch-and-bound on [h, T].  Before the tail bound, for rational and Gaussian-rational
+       poles, the exact factorisation of :mod:`~symq.me.certification.factorisation` (touching
+       zeros, exact sign changes); it is also tried after any INCONCLUSIVE answer.
 
-    A tangential zero that no exact rule covers cannot be certified by interval methods and
-    ends INCONCLUSIVE.  All arithmetic runs in the calling thread's private mpmath contexts
+    A tangential zero with irrational poles cannot be certified by interval methods and ends
+    INCONCLUSIVE.  All arithmetic runs in the calling thread's private mpmath contexts
     (:mod:`symq.core.precision`): mpmath's global precision is never changed and concurrent calls
     from several threads give the same certificates as serial ones.
 

@@ -42,15 +42,15 @@ _x = sp.exp(-t)  # the variable of the squares in e^{-t}
 
 @dataclass(frozen=True)
 class CorpusCase:
-    """One density of the corpus.
+    r"""One density of the corpus.
 
     Attributes
     ----------
     name : str
         Short identifier, e.g. ``"t-squares K=2"`` or ``"x-dip eps=1e-30"``.
     family : str
-        ``"x-square"``, ``"t-square"``, ``"trig-square"``, ``"mixed-square"`` (touching) or the
-        same with ``dip`` (dipping), or ``"zero at 0"``.
+        One of ``"x-square"``, ``"t-square"``, ``"trig-square"``, ``"mixed-square"`` and
+        ``"zero at 0"`` (touching), or the same followed by ``" dip"`` (dipping).
     is_density : bool
         The truth, known by construction.
     density : sympy.Expr
