@@ -24,7 +24,9 @@ from .._context import iv, mp, to_global
 from ..transform import RationalLST
 from .enclosures import _hi, _lo, _mid
 from .exact import _exact_data, _rule_hurwitz, _rule_initial_sign
-from .factorisation import decide_by_factorisation
+from .exponential import gaussian_poles
+from .factorisation import decide_by_factorisation, why_not_exact
+from .neighbour import rational_neighbour
 from .search import _decide, _hunt_witness
 from .verdict import Nonnegativity, _NeedPrecision, _OutOfTime, _precision, _Run, _Verdict
 
@@ -77,6 +79,12 @@ class Certificate(ResultBase):
         root counts it rests on, re-checked by :meth:`verify` and told by :meth:`explain`.
     lst : RationalLST or None
         The exact transform the certificate is about.
+    neighbour : Certificate or None
+        For INCONCLUSIVE with irrational poles: the certificate of the exact rational neighbour
+        (:mod:`~symq.me.certification.neighbour`), a statement about that transform, not about
+        this one.
+    neighbour_distance : float or None
+        The largest relative rounding of a pole or coefficient in that neighbour.
     partition : tuple of (mpmath.mpf, mpmath.mpf)
         For NONNEGATIVE by branch and bound: the boxes proved positive, a tiling of [h, T] that
         :meth:`verify` re-checks box by box.
@@ -97,6 +105,8 @@ class Certificate(ResultBase):
     proof: Any = None
     lst: RationalLST | None = None
     partition: tuple[tuple[Any, Any], ...] = ()
+    neighbour: "Certificate | None" = None
+    neighbour_distance: float | None = None
 
     def verify(self) -> bool:
         """Re-check the verdict from the transform alone, without searching again.
@@ -157,6 +167,8 @@ class Certificate(ResultBase):
             "dps": self.dps,
             "partition_boxes": len(self.partition),
             "proof": None if self.proof is None else self.proof.to_dict(),
+            "neighbour": None if self.neighbour is None else self.neighbour.to_dict(),
+            "neighbour_distance": self.neighbour_distance,
         }
 
     def _repr_markdown_(self) -> str:
@@ -340,6 +352,7 @@ def _certify(lst: RationalLST, dps: int, max_boxes: int, min_width: float,
         run.sub_certify = lambda sub: _certify(sub, dps, max_boxes, fine, deadline,
                                                time.perf_counter(), exact=False)
     last: _NeedPrecision | None = None
+    neighbour, distance = None, None
     try:
         with _precision(run.dps):
             verdict = _rule_hurwitz(run) or _rule_initial_sign(run)
@@ -368,6 +381,23 @@ def _certify(lst: RationalLST, dps: int, max_boxes: int, min_width: float,
                         verdict = _hunt_witness(run) or verdict
                 except _OutOfTime:  # keep the reason of the INCONCLUSIVE answer
                     pass
+            if verdict.status is Nonnegativity.INCONCLUSIVE and exact \
+                    and (why := why_not_exact(run)) is not None:
+                verdict.reason = f"{verdict.reason}; {why}"
+            elif verdict.status is Nonnegativity.INCONCLUSIVE and exact \
+                    and gaussian_poles(ex.factors) is None:
+                with _precision(run.dps):
+                    found = rational_neighbour(run, lambda near: _certify(
+                        near, dps, max_boxes, min_width, deadline, time.perf_counter()))
+                if found is not None:
+                    neighbour, distance = found
+                    verdict.reason = (f"{verdict.reason}; the rational neighbour within "
+                                      f"{distance:.1e} (relative, poles and coefficients) is "
+                                      f"{neighbour}")
+                elif run.poles:
+                    verdict.reason = (f"{verdict.reason}; the poles are irrational and no "
+                                      "rational neighbour (denominators <= 10^4) lies within "
+                                      "1e-10")
     except _OutOfTime:
         budget = "" if deadline is None else f" of {deadline - start:.3g} s"
         verdict = _Verdict(Nonnegativity.INCONCLUSIVE, "time budget",
@@ -389,6 +419,8 @@ def _certify(lst: RationalLST, dps: int, max_boxes: int, min_width: float,
         proof=verdict.proof,
         lst=lst,
         partition=tuple(to_global(run.partition)) if nonneg_bb else (),
+        neighbour=neighbour,
+        neighbour_distance=distance,
         **report,
     )
 

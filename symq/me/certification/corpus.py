@@ -30,6 +30,8 @@ from functools import lru_cache
 
 import sympy as sp
 
+from symq.core.errors import InvalidParameter
+
 from ..transform import RationalLST
 
 __all__ = ["CorpusCase", "corpus", "laplace_of"]
@@ -79,6 +81,11 @@ def laplace_of(density: sp.Expr) -> RationalLST:
 
     ``density`` is a sum of terms :math:`c\, t^j e^{a t} \cos(b t)` or :math:`\sin(bt)` with
     rational :math:`c, a, b`; products and powers are expanded first.
+
+    Raises
+    ------
+    InvalidParameter
+        When the mass :math:`\int_0^\infty f` is not positive (or a term does not decay).
     """
     expanded = sp.expand(sp.expand(density).rewrite(sp.exp))
     total = sp.Integer(0)
@@ -96,7 +103,11 @@ def laplace_of(density: sp.Expr) -> RationalLST:
                 raise ValueError(f"not an exponential-polynomial term: {term}")
         total += coefficient * sp.factorial(j) / (_s - z) ** (j + 1)
     rational = sp.cancel(sp.together(sp.expand_complex(total)))
-    rational = sp.cancel(rational / rational.subs(_s, 0))
+    mass = rational.subs(_s, 0)
+    if not mass > 0:
+        raise InvalidParameter("density", density, "an exponential polynomial with positive "
+                               "mass (integral over (0, inf))")
+    rational = sp.cancel(rational / mass)
     return RationalLST.from_expr(rational, _s)
 
 

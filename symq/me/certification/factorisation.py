@@ -50,6 +50,10 @@ from .verdict import Nonnegativity, _precision, _Run, _Verdict
 
 __all__ = ["ExactProof"]
 
+#: Largest degree of G in x (and harmonic in u) the exact route builds; rates with a larger
+#: common denominator (e.g. 1 and 1.0001) leave the decision to the numeric stages
+MAX_DEGREE = 400
+
 _RANGES = {"t": (sp.Integer(0), None), "x": (sp.Integer(0), sp.Integer(1)), "u": (None, None)}
 _SAMPLE = {"t": sp.Integer(1), "x": sp.Rational(1, 2), "u": sp.Integer(0)}
 
@@ -217,9 +221,29 @@ class _Factored:
         return any(role == "touching" for _, _, role in self.proof.factors)
 
 
+def substitution_degree(terms: ExpTerms, sub: Substitution) -> int:
+    """The larger of the degree of G in x and the highest harmonic of omega."""
+    degree_x = max(int(rate * sub.q) for rate in terms.rates())
+    harmonic = max((int(b / sub.omega) for b in terms.frequencies() if b), default=0)
+    return max(degree_x, harmonic)
+
+
+def why_not_exact(run: _Run) -> str | None:
+    """Why the exact route did not decide a transform with (Gaussian-)rational poles, or None."""
+    poles = gaussian_poles(run.ex.factors)
+    if poles is None:
+        return None
+    terms = hermite_terms(run.ex.b, run.ex.a, poles)
+    degree = substitution_degree(terms, substitution_for(terms))
+    if degree > MAX_DEGREE:
+        return (f"the exact factorisation would need degree {degree} in x = e^(-t/q) "
+                f"(more than {MAX_DEGREE}: rates with a large common denominator)")
+    return None
+
+
 def factorise(run: _Run) -> _Factored | None:
-    """The exact factorisation of G, or None when a pole is not (Gaussian) rational or a complex
-    pole dominates (the standard path says INVALID)."""
+    """The exact factorisation of G, or None when a pole is not (Gaussian) rational, a complex
+    pole dominates (the standard path says INVALID) or G would have degree > MAX_DEGREE."""
     ex = run.ex
     poles = gaussian_poles(ex.factors)
     if poles is None:
@@ -230,6 +254,8 @@ def factorise(run: _Run) -> _Factored | None:
         return None
     terms = hermite_terms(ex.b, ex.a, poles)
     sub = substitution_for(terms)
+    if substitution_degree(terms, sub) > MAX_DEGREE:
+        return None  # rates or frequencies with large common denominators: G is too large
     G, N = substitute(terms, sub)
     (alpha, beta, power_u), core = G.terms_gcd()
     core = core * sp.Poly(U ** power_u, T, X, U, domain=sp.QQ)  # u changes sign: a factor
