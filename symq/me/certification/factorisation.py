@@ -187,9 +187,13 @@ class ExactProof:
                 lines.append(f"({text})^{m}: no root in the range of {_variable(g)}, {role}")
             else:
                 lines.append(f"({text})^{m}: certified separately ({self.rest_certificate})")
+        if self.substitution.omega and self.G.degree(U) < 2 * self.N:
+            lines.append(f"deg_u G < {2 * self.N}: f = 0 where {self.substitution.omega} t = pi "
+                         "(mod 2 pi), u = inf (touching zeros)")
         if self.touching_times:
             lines.append("touching zeros near t = "
-                         + ", ".join(f"{v:.10g}" for v in self.touching_times))
+                         + ", ".join(f"{v:.10g}" for v in self.touching_times)
+                         + (" (and periodically)" if self.substitution.omega else ""))
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -199,6 +203,7 @@ class ExactProof:
             "monomial": list(self.monomial),
             "factors": [{"factor": sp.sstr(g.as_expr()), "multiplicity": m, "role": role}
                         for g, m, role in self.factors],
+            "touching_times": list(self.touching_times),
             "rest_certificate": None if self.rest_certificate is None
             else self.rest_certificate.to_dict(),
         }
@@ -305,6 +310,10 @@ def _touching_times(proof: ExactProof) -> tuple[float, ...]:
             mid = (a + b) / 2
             if (lo is None or mid > lo) and (hi is None or mid < hi):
                 times.append(float(_to_time(name, mid, proof.substitution)))
+    sub = proof.substitution
+    if sub.omega and proof.G.degree(U) < 2 * proof.N:
+        # at omega t = pi (u = inf) f is the coefficient of u^(2N) in G: here 0, a touching zero
+        times.append(float(mp.pi / (mp.mpf(sub.omega.p) / sub.omega.q)))
     return tuple(sorted(times))
 
 

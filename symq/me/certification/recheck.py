@@ -6,7 +6,8 @@ What :meth:`Certificate.verify` re-checks, from the certificate's exact transfor
   the substituted polynomial equals ``lst``, the factorisation multiplies back, the root counts and
   signs of the sign-definite factors, and the sub-certificate of the rest
   (:meth:`ExactProof.verify`);
-* **NEGATIVE**: a fresh interval enclosure of :math:`f(\text{witness})` has a negative upper end.
+* **NEGATIVE**: a fresh interval enclosure of :math:`f(\text{witness})` has a negative upper end
+  and meets the stated enclosure, whose upper end is negative.
   For rational and Gaussian-rational poles it comes from the exact time-domain form
   (:func:`~symq.me.certification.exponential.enclose_density`), independent of the pole disks;
   otherwise from freshly computed pole and residue enclosures;
@@ -25,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._context import mp
-from .enclosures import _hi
+from .enclosures import _hi, _lo
 from .exact import _exact_data, _rule_hurwitz, _rule_initial_sign
 from .exponential import enclose_density, gaussian_poles, hermite_terms
 from .search import _decide, _evaluation_terms
@@ -39,14 +40,14 @@ def recheck(cert: Any) -> bool:
     """Re-check ``cert`` against ``cert.lst`` (module docstring)."""
     if cert.lst is None or cert.status is Nonnegativity.INCONCLUSIVE:
         return False
-    if cert.proof is not None:
-        return bool(cert.proof.verify(cert.lst))
+    if cert.proof is not None:  # an exact proof is a proof of NONNEGATIVE
+        return cert.status is Nonnegativity.NONNEGATIVE and bool(cert.proof.verify(cert.lst))
     ex = _exact_data(cert.lst)
     run = _Run(ex, cert.dps, None, max(cert.boxes, 1), 1e-300)
     try:
         with _precision(cert.dps):
             if cert.status is Nonnegativity.NEGATIVE:
-                return _negative_value(run, cert.witness)
+                return _negative_value(run, cert.witness, cert.enclosure)
             run.replay = tuple((mp.mpf(a), mp.mpf(b)) for a, b in cert.partition)
             verdict = _rule_hurwitz(run) or _rule_initial_sign(run) or _decide(run)
     except _NeedPrecision:
@@ -54,15 +55,20 @@ def recheck(cert: Any) -> bool:
     return verdict.status is cert.status and verdict.method == cert.method
 
 
-def _negative_value(run: _Run, witness: Any) -> bool:
-    if witness is None or not witness > 0:
+def _negative_value(run: _Run, witness: Any, enclosure: Any) -> bool:
+    """A fresh enclosure of f(witness) is negative and meets the stated one, which is < 0."""
+    if witness is None or not witness > 0 or enclosure is None:
+        return False
+    lo, hi = (mp.mpf(v) for v in enclosure)
+    if not lo <= hi < 0:
         return False
     t = mp.mpf(witness)
     poles = gaussian_poles(run.ex.factors)
     if poles is not None:
-        return bool(_hi(enclose_density(hermite_terms(run.ex.b, run.ex.a, poles), t)) < 0)
-    run.poles = _enclose_poles(run.ex, run.dps)
-    _attach_coefficients(run.ex, run.poles)
-    mu = max(P.re_lo for P in run.poles)
-    ev, _ = _evaluation_terms(run, mp.mpf(mu))
-    return bool(_hi(ev.f_point(t)) < 0)
+        fresh = enclose_density(hermite_terms(run.ex.b, run.ex.a, poles), t)
+    else:
+        run.poles = _enclose_poles(run.ex, run.dps)
+        _attach_coefficients(run.ex, run.poles)
+        mu = max(P.re_lo for P in run.poles)
+        fresh = _evaluation_terms(run, mp.mpf(mu))[0].f_point(t)
+    return bool(_hi(fresh) < 0 and _lo(fresh) <= hi and lo <= _hi(fresh))
