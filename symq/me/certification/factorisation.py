@@ -374,6 +374,11 @@ def decide_by_factorisation(run: _Run, sub_certify: Callable[..., Any],
         return (verdict, None) if verdict is not None else None
     if only_if_informative and not fac.has_touching and all(
             role == "rest" for _, _, role in fac.proof.factors):
+        # f itself is the square-free rest: the numeric stages get it, and when it lives in
+        # (t, x) or (x, u) alone it has no touching zero, so their boxes may shrink to the
+        # working precision (a dip of 1e-30 is then found in the first pass)
+        if rest.degree(U) == 0 or rest.degree(T) == 0:
+            run.min_width = min(run.min_width, 10.0 ** -(run.dps - 8))
         return None
     return _decide_rest(fac, rest, sign, run, sub_certify, base)
 
