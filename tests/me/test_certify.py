@@ -23,6 +23,8 @@ from symq.core.errors import InvalidParameter, SymqError
 import symq.me.certification as certify_module
 from symq.me.transform import RationalLST
 
+from me_references import classical_pade, density_by_residues
+
 certify = certify_module.certify
 Certificate = certify_module.Certificate
 Nonnegativity = certify_module.Nonnegativity
@@ -71,28 +73,6 @@ class Density:
                 trig = mpmath.cos(bb * t) if kind == "cos" else mpmath.sin(bb * t)
                 total += c * mpmath.exp(-a * t) * trig
         return total / (mpmath.mpf(self.mass.p) / self.mass.q)
-
-
-def density_by_residues(lst: RationalLST):
-    """f(t) from the transform alone: sympy's 60-digit roots of D and residues N(z)/D'(z)
-    (simple poles only), evaluated in mpmath -- independent of the certifier's pole disks."""
-    N, D = lst.N, lst.D
-    roots = D.nroots(n=60, maxsteps=200)
-    assert len(set(sp.N(r, 30) for r in roots)) == D.degree(), "test helper needs simple poles"
-    dD = D.diff(s)
-    with mpmath.workdps(60):
-        out = []
-        for r in roots:
-            z = mpmath.mpc(str(sp.re(r)), str(sp.im(r)))
-            num = mpmath.polyval([mpmath.mpf(c.p) / c.q for c in N.all_coeffs()], z)
-            den = mpmath.polyval([mpmath.mpf(c.p) / c.q for c in dD.all_coeffs()], z)
-            out.append((z, num / den))
-
-    def f(t):
-        t = mpmath.mpf(t)
-        return mpmath.re(sum(c * mpmath.exp(z * t) for z, c in out))
-
-    return f
 
 
 def assert_witness(cert, f):
@@ -214,20 +194,6 @@ def test_two_touching_groups_are_decided_by_the_exact_factorisation():
     assert_no_negative_sample(dens, 30, points=2000)
 
 
-def test_touching_groups_with_irrational_poles_are_inconclusive_with_reason():
-    # the same shape with decay rates 3 -+ sqrt(2) for the second group: not in the exact class
-    # (the poles -3 -+ sqrt(2) -+ i are not Gaussian rational)
-    F = 1 / (s + 1) + (s + 1) / ((s + 1) ** 2 + 1)
-    for a in (3 - sp.sqrt(2), 3 + sp.sqrt(2)):
-        F += 1 / (s + a) + (s + a) / ((s + a) ** 2 + 1)
-    F = sp.cancel(sp.expand(sp.together(F)))
-    lst = RationalLST.from_expr(sp.cancel(F / F.subs(s, 0)))
-    cert = certify(lst, time_budget=5)
-    assert cert.status is INCONCL and cert.is_density is None
-    assert "touching" in cert.reason and cert.seconds < 5.5
-    assert not cert.verify()
-
-
 def test_me3_constant_numerator_real_dominant_pole_is_nonnegative():
     # poles -1, -2 +- 2i, constant numerator: f(0) = f'(0) = 0 (derivations/me-pade.md, step 10)
     lst = RationalLST.from_expr(8 / ((s + 1) * ((s + 2) ** 2 + 4)))
@@ -256,20 +222,6 @@ def test_me3_constant_numerator_shared_real_part_is_nonnegative():
     assert_no_negative_sample(density_by_residues(lst), 40, points=3000)
 
 
-def _classical_pade(moments, n):
-    """[n-1/n] Padé of the moment series in the s-form (derivations/me-pade.md, step 4;
-    independent solve)."""
-    c = [sp.Integer(1)] + [(-1) ** k * moments[k - 1] / sp.factorial(k) for k in range(1, 2 * n)]
-    rows, rhs = [], []
-    for k in range(2 * n):  # unknowns a_0..a_{n-1}, b_0..b_{n-1}
-        row = [-(c[k - i] if 0 <= k - i else 0) for i in range(n)]
-        row += [1 if k == j else 0 for j in range(n)]
-        rows.append(row)
-        rhs.append(c[k - n] if k >= n else 0)
-    sol = sp.Matrix(rows).LUsolve(sp.Matrix(rhs))
-    return RationalLST.from_coefficients(list(sol[n:]), list(sol[:n]) + [1])
-
-
 def _lognormal_moments(sigma2, count):
     return [sp.nsimplify(sp.exp(Q(k * (k - 1), 2) * sigma2).evalf(40), rational=True)
             for k in range(1, count + 1)]
@@ -277,7 +229,7 @@ def _lognormal_moments(sigma2, count):
 
 def test_classical_pade_with_negative_density_at_zero():
     # classical Padé ME(3) of a lognormal (mean 1, sigma^2 = 0.3): valid poles, f(0) < 0
-    lst = _classical_pade(_lognormal_moments(Q(3, 10), 5), 3)
+    lst = classical_pade(_lognormal_moments(Q(3, 10), 5), 3)
     assert lst.moments(5) == _lognormal_moments(Q(3, 10), 5)
     poles = np.roots([float(c) for c in reversed(lst.denominator)])
     assert np.all(poles.real < 0)
@@ -295,7 +247,7 @@ def test_classical_pade_with_negative_density_at_zero():
 
 def test_classical_pade_with_an_interior_dip():
     # sigma^2 = 0.2, order 3: f(0) > 0, valid poles, negative on a small interval
-    lst = _classical_pade(_lognormal_moments(Q(1, 5), 5), 3)
+    lst = classical_pade(_lognormal_moments(Q(1, 5), 5), 3)
     assert lst.derivatives_at_zero(1)[0] > 0
     cert = certify(lst)
     assert cert.method == "branch and bound"

@@ -13,6 +13,8 @@ from symq.me.certification import Nonnegativity, certify
 from symq.me.certification.corpus import laplace_of, t
 from symq.me.transform import RationalLST
 
+from me_references import irrational_touching
+
 
 def _floats(lst: RationalLST) -> RationalLST:
     return RationalLST.from_coefficients([float(v) for v in lst.numerator],
@@ -34,12 +36,7 @@ def test_undecided_float_data_report_the_certified_rational_neighbour():
 
 
 def test_irrational_poles_without_a_close_rational_neighbour_say_so():
-    s = sp.Symbol("s")
-    F = 1 / (s + 1) + (s + 1) / ((s + 1) ** 2 + 1)
-    for a in (3 - sp.sqrt(2), 3 + sp.sqrt(2)):
-        F += 1 / (s + a) + (s + a) / ((s + a) ** 2 + 1)
-    F = sp.cancel(sp.expand(sp.together(F)))
-    cert = certify(RationalLST.from_expr(sp.cancel(F / F.subs(s, 0))))
+    cert = certify(irrational_touching())
     assert cert.status is Nonnegativity.INCONCLUSIVE and cert.neighbour is None
     assert "no rational neighbour" in cert.reason
 

@@ -31,6 +31,8 @@ from symq.me.certification.exponential import (T, U, X, Substitution, enclose_de
 from symq.me.certification.factorisation import ExactProof
 from symq.me.transform import RationalLST
 
+from me_references import classical_pade, density_by_residues, irrational_touching
+
 NONNEG, NEG, INCONCL = (Nonnegativity.NONNEGATIVE, Nonnegativity.NEGATIVE,
                         Nonnegativity.INCONCLUSIVE)
 s = sp.Symbol("s")
@@ -72,28 +74,6 @@ def transform_at(lst: RationalLST, z):
     num = mpmath.polyval([mpq(c) for c in reversed(lst.numerator)], z)
     den = mpmath.polyval([mpq(c) for c in reversed(lst.denominator)], z)
     return num / den
-
-
-def density_by_residues(lst: RationalLST):
-    """f(t) from the transform alone: sympy's 60-digit roots of D and residues N(z)/D'(z)
-    (simple poles only) -- independent of the certifier's pole disks."""
-    N, D = lst.N, lst.D
-    roots = D.nroots(n=60, maxsteps=200)
-    assert len(set(sp.N(r, 30) for r in roots)) == D.degree(), "needs simple poles"
-    dD = D.diff(s)
-    with mpmath.workdps(60):
-        out = []
-        for r in roots:
-            z = mpmath.mpc(str(sp.re(r)), str(sp.im(r)))
-            num = mpmath.polyval([mpq(c) for c in N.all_coeffs()], z)
-            den = mpmath.polyval([mpq(c) for c in dD.all_coeffs()], z)
-            out.append((z, num / den))
-
-    def f(t):
-        t = mpmath.mpf(t)
-        return mpmath.re(sum(c * mpmath.exp(z * t) for z, c in out))
-
-    return f
 
 
 def exp_terms(lst: RationalLST):
@@ -464,23 +444,10 @@ def test_touching_times_are_empty_when_the_even_factor_has_several_variables():
 
 
 # ================================================================= 6. outside the exact class
-def _classical_pade(moments, n):
-    """[n-1/n] Padé of the moment series in the s-form (independent solve)."""
-    c = [sp.Integer(1)] + [(-1) ** k * moments[k - 1] / sp.factorial(k) for k in range(1, 2 * n)]
-    rows, rhs = [], []
-    for k in range(2 * n):
-        row = [-(c[k - i] if 0 <= k - i else 0) for i in range(n)]
-        row += [1 if k == j else 0 for j in range(n)]
-        rows.append(row)
-        rhs.append(c[k - n] if k >= n else 0)
-    sol = sp.Matrix(rows).LUsolve(sp.Matrix(rhs))
-    return RationalLST.from_coefficients(list(sol[n:]), list(sol[:n]) + [1])
-
-
 def test_pade_fit_with_an_irreducible_cubic_is_decided_numerically():
     moments = [sp.nsimplify(sp.exp(Q(k * (k - 1), 2) * Q(1, 5)).evalf(40), rational=True)
                for k in range(1, 6)]  # lognormal, mean 1, sigma^2 = 0.2
-    lst = _classical_pade(moments, 3)
+    lst = classical_pade(moments, 3)
     assert lst.moments(5) == moments
     _, factors = sp.factor_list(lst.D.as_expr(), s)
     assert [(sp.degree(g, s), m) for g, m in factors] == [(3, 1)]  # irreducible over Q
@@ -507,11 +474,7 @@ def test_non_gaussian_complex_pair_is_decided_by_branch_and_bound():
 def test_irrational_touching_case_is_inconclusive_with_a_reason():
     # (1 + cos t)(e^{-t} + e^{-(3 - sqrt 2) t} + e^{-(3 + sqrt 2) t}) >= 0 with zeros at odd
     # multiples of pi: poles -3 -+ sqrt(2) (-+ i) are not Gaussian rational
-    F = 1 / (s + 1) + (s + 1) / ((s + 1) ** 2 + 1)
-    for a in (3 - sp.sqrt(2), 3 + sp.sqrt(2)):
-        F += 1 / (s + a) + (s + a) / ((s + a) ** 2 + 1)
-    F = sp.cancel(sp.expand(sp.together(F)))
-    lst = RationalLST.from_expr(sp.cancel(F / F.subs(s, 0)))
+    lst = irrational_touching()
     _, factors = sp.factor_list(lst.D.as_expr(), s)
     assert any(sp.degree(g, s) == 4 for g, _ in factors)
     cert = certify(lst, time_budget=5)
