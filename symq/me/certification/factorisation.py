@@ -318,18 +318,26 @@ def _touching_times(proof: ExactProof) -> tuple[float, ...]:
 
 
 def _negative_points(R: sp.Poly, name: str, sign: int) -> list[sp.Rational]:
-    """Rational points of the range where sign * R < 0 exactly (R univariate, square-free)."""
+    """Rational points of the range where sign * R < 0 exactly (R univariate, square-free).
+
+    The roots in the open range are isolated (intervals refined until none straddles an end of
+    the range), and one point is taken in each gap between them and the ends: R has one sign on
+    each gap, so every sign region of the range is sampled.
+    """
     p = _univariate(R, name)
     lo, hi = _RANGES[name]
     for digits in (6, 15, 30, 60, 120):
         intervals = sorted(a for a, _ in p.intervals(eps=sp.Rational(1, 10 ** digits)))
-        ends = [lo if lo is not None else (intervals[0][0] - 1 if intervals else -1)]
-        for a, b in intervals:
-            ends += [a, b]
-        ends.append(hi if hi is not None else (intervals[-1][1] + 1 if intervals else 1))
+        if any((lo is not None and a <= lo < b) or (hi is not None and a < hi <= b)
+               for a, b in intervals):
+            continue  # a root near an end of the range: refine
+        inside = [(a, b) for a, b in intervals
+                  if (lo is None or a > lo) and (hi is None or b < hi)]
+        left = lo if lo is not None else (inside[0][0] - 1 if inside else sp.Integer(-1))
+        right = hi if hi is not None else (inside[-1][1] + 1 if inside else sp.Integer(1))
+        ends = [left] + [end for interval in inside for end in interval] + [right]
         candidates = [(ends[k] + ends[k + 1]) / 2 for k in range(0, len(ends), 2)]
-        points = [v for v in candidates
-                  if (lo is None or v > lo) and (hi is None or v < hi) and sign * p.eval(v) < 0]
+        points = [v for v in candidates if sign * p.eval(v) < 0]
         if points:
             return points
     return []
