@@ -122,6 +122,7 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     from symq.me import (ME, Candidate, Certificate, FitReport, PadeResult, RationalLST, Target,
                          WaitingTime, WaitingTimeEstimate, certify, fit, mg1_waiting_time,
                          pade_fit, simulate_mg1_waiting)
+    from symq.me.certification.factorisation import ExactProof
     from symq.me.laws import PhaseType, ScipyLaw
 
     s = sp.Symbol("s")
@@ -155,6 +156,11 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         Candidate: candidate,
         Target: lambda: (Target((1, 3, 15)), ["**Target**", "[1, 3, 15]"]),
         Certificate: lambda: (certify(ME.erlang(2, 3)), ["NONNEGATIVE"]),
+        # e^{-t}(1 - (4/3) e^{-t})^2: the square in x = e^{-t}, touching at ln(4/3) = 0.28768...
+        ExactProof: lambda: (certify(RationalLST.from_expr(
+            sp.Rational(27, 7) * (1 / (s + 1) - sp.Rational(8, 3) / (s + 2)
+                                 + sp.Rational(16, 9) / (s + 3)))).proof,
+            ["**Exact proof", "(4*x - 3)^2: even power", "0.2876820725"]),
         WaitingTime: waiting,
         WaitingTimeEstimate: waiting_sim,
         PhaseType: lambda: (PhaseType([0.3, 0.7], [[-2.0, 1.0], [0.0, -3.0]], name="demo"),

@@ -196,6 +196,10 @@ class ExactProof:
                          + (" (and periodically)" if self.substitution.omega else ""))
         return "\n".join(lines)
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        lines = self.explain().splitlines()
+        return "**Exact proof of nonnegativity**\n\n" + "\n".join(f"* `{line}`" for line in lines)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "substitution": {"q": self.substitution.q, "omega": str(self.substitution.omega)},
