@@ -39,10 +39,10 @@ def _certificate(name: str) -> Certificate:
     return certify(_cases()[name].lst)
 
 
-def _density_at(case: CorpusCase, time: Any, dps: int = 60) -> mpmath.mpf:
-    """The time-domain expression (not the transform) at ``time``, at ``dps`` digits."""
-    with mpmath.workdps(dps):
-        return sp.N(case.density.subs(t, sp.Float(mpmath.nstr(time, dps), dps)), dps)
+def _density_at(case: CorpusCase, time: Any, dps: int = 60) -> sp.Float:
+    """The time-domain expression (not the transform) at ``time``, at ``dps`` digits (sympy's
+    evaluation; mpmath's global precision is not touched)."""
+    return sp.N(case.density.subs(t, sp.Float(mpmath.nstr(time, dps), dps)), dps)
 
 
 def _checked_status(point: Mapping[str, Any]) -> str:
