@@ -142,8 +142,9 @@ def _undipped_zero(name: str) -> tuple[mpmath.mpf, mpmath.mpf]:
         eps = mpq(case.depth)
         if case.family == "x-square dip":  # x((1 - 4x/3)^2 - eps x) at x = 3/4
             t0 = mpmath.log(mpmath.mpf(4) / 3)
-            return t0, -eps * mpmath.mpf(9) / 16
-        if case.family == "t-square dip":  # e^{-t}((t - 1)^2 - eps) at t = 1
+            factor = mpmath.mpf(7) / 4 if "times (1+e^-t)" in name else 1  # (1 + x) at x = 3/4
+            return t0, -eps * mpmath.mpf(9) / 16 * factor
+        if case.family == "t-square dip":  # e^{-t}(P(t) - eps) at t = 1, P(1) = 0 for both
             return mpmath.mpf(1), -eps * mpmath.exp(-1)
         if case.family == "trig-square dip":  # e^{-t}(1 + cos t - eps) at t = pi
             return +mpmath.pi, -eps * mpmath.exp(-mpmath.pi)

@@ -150,6 +150,14 @@ def _touching() -> list[CorpusCase]:
         cases.append(_case(f"x-squares K={K}", "x-square", x * product, True))
         cases.append(_case(f"t-squares K={K}", "t-square",
                            sp.prod([(t - k) ** 2 for k in range(1, K + 1)]) * x, True))
+    cases.append(_case("x-square c=4/3 times (1+e^-t)", "x-square",
+                       x * (1 + x) * (1 - Q(4, 3) * x) ** 2, True))
+    cases.append(_case("t-square (t-1)^2 times (t+1)", "t-square",
+                       (t + 1) * (t - 1) ** 2 * x, True))
+    cases.append(_case("x-squares K=3 times (1+e^-t)", "x-square",
+                       x * (1 + x) * sp.prod([(1 - c * x) ** 2 for c in roots[:3]]), True))
+    cases.append(_case("t-squares K=3 times (t+1)", "t-square",
+                       (t + 1) * sp.prod([(t - k) ** 2 for k in range(1, 4)]) * x, True))
     cases.append(_case("x-squares K=4 times (1+e^-t)", "x-square",
                        x * (1 + x) * sp.prod([(1 - c * x) ** 2 for c in roots]), True))
     cases.append(_case("t-squares K=4 times (t+1)", "t-square",
@@ -164,6 +172,14 @@ def _dipping() -> list[CorpusCase]:
     for k in (2, 6, 10, 20, 30):
         eps = Q(1, 10 ** k)
         tag = f"eps=1e-{k}"
+        if k in (10, 30):  # the same dips at orders 4 and 8
+            cases += [
+                _case(f"x-dip times (1+e^-t) {tag}", "x-square dip",
+                      x * (1 + x) * ((1 - Q(4, 3) * x) ** 2 - eps * x), False, eps),
+                _case(f"t-dips K=3 times (t+1) {tag}", "t-square dip",
+                      x * ((t + 1) * sp.prod([(t - j) ** 2 for j in range(1, 4)]) - eps),
+                      False, eps),
+            ]
         cases += [
             _case(f"x-dip {tag}", "x-square dip", x * ((1 - Q(4, 3) * x) ** 2 - eps * x),
                   False, eps),
