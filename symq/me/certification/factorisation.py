@@ -141,7 +141,15 @@ class ExactProof:
            has no root in range (Sturm count) and the stated sign at a rational point;
         4. the sign is positive and R is 1, or R's sub-certificate is NONNEGATIVE, re-verifies,
            and is the certificate of :math:`x^\\sigma R/(1 + u^2)^e` up to a positive factor.
+
+        A proof that is malformed (e.g. edited by hand) does not verify: False, not an error.
         """
+        try:
+            return self._verify(lst)
+        except (ArithmeticError, ValueError, TypeError, sp.PolynomialError):
+            return False
+
+    def _verify(self, lst: RationalLST) -> bool:
         back = lst_of_polynomial(self.G, self.N, self.substitution)
         if back is None or sp.cancel(back - lst.expr) != 0:
             return False
