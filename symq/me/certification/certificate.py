@@ -123,6 +123,16 @@ class Certificate(ResultBase):
         text = str(self)
         if self.proof is not None:
             text += "\n" + self.proof.explain()
+        elif self.partition:
+            text += (f"\n{len(self.partition)} boxes proved g = e^(-mu t) f > 0 on "
+                     f"[{float(self.partition[0][0]):.6g}, {self.tail_bound:.6g}] (interval "
+                     "arithmetic, re-checked box by box by verify()); beyond the tail bound the "
+                     "dominant term outweighs the others; below it the sign is that of the first "
+                     "nonzero derivative at 0 (Taylor bound)")
+        elif self.status is Nonnegativity.NEGATIVE:
+            text += "\nthe enclosure of f(witness) is an interval with a negative upper end"
+        if self.neighbour is not None:
+            text += f"\nrational neighbour (within {self.neighbour_distance:.1e}): {self.neighbour}"
         return text
 
     @property
