@@ -358,7 +358,7 @@ def _certify(lst: RationalLST, dps: int, max_boxes: int, min_width: float,
     if exact:
         # the square-free part has no touching zero in (0, inf) (factorisation module), so its
         # boxes may shrink to the working precision; max_boxes and the deadline still bound it
-        fine = min(min_width, 10.0 ** -(dps - 8))
+        fine = min(min_width, max(10.0 ** -(dps - 8), 1e-300))
         run.sub_certify = lambda sub: _certify(sub, dps, max_boxes, fine, deadline,
                                                time.perf_counter(), exact=False)
     last: _NeedPrecision | None = None

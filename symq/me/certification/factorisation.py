@@ -398,7 +398,7 @@ def decide_by_factorisation(run: _Run, sub_certify: Callable[..., Any],
         # (t, x) or (x, u) alone it has no touching zero, so their boxes may shrink to the
         # working precision (a dip of 1e-30 is then found in the first pass)
         if rest.degree(U) == 0 or rest.degree(T) == 0:
-            run.min_width = min(run.min_width, 10.0 ** -(run.dps - 8))
+            run.min_width = min(run.min_width, max(10.0 ** -(run.dps - 8), 1e-300))
         return None
     return _decide_rest(fac, rest, sign, run, sub_certify, base)
 
