@@ -332,19 +332,21 @@ def _touching_times(proof: ExactProof) -> tuple[float, ...]:
 def _negative_points(R: sp.Poly, name: str, sign: int) -> list[sp.Rational]:
     """Rational points of the range where sign * R < 0 exactly (R univariate, square-free).
 
-    The roots in the open range are isolated (intervals refined until none straddles an end of
-    the range), and one point is taken in each gap between them and the ends: R has one sign on
-    each gap, so every sign region of the range is sampled.
+    The roots in the closed range are isolated (sympy's exact real-root isolation restricted to
+    the range); one point is taken in each gap between them and the ends: R has one sign on each
+    gap, so every sign region of the open range is sampled.  A root at an end of the range is
+    left out (it is not in the open range); intervals are refined only when one touches an end
+    that is itself a root.
     """
     p = _univariate(R, name)
     lo, hi = _RANGES[name]
-    for digits in (6, 15, 30, 60, 120):
-        intervals = sorted(a for a, _ in p.intervals(eps=sp.Rational(1, 10 ** digits)))
-        if any((lo is not None and a <= lo < b) or (hi is not None and a < hi <= b)
-               for a, b in intervals):
-            continue  # a root near an end of the range: refine
-        inside = [(a, b) for a, b in intervals
-                  if (lo is None or a > lo) and (hi is None or b < hi)]
+    ends_are_roots = [end for end in (lo, hi) if end is not None and p.eval(end) == 0]
+    for digits in (None, 6, 15, 30, 60, 120):
+        eps = None if digits is None else sp.Rational(1, 10 ** digits)
+        intervals = sorted(a for a, _ in p.intervals(eps=eps, inf=lo, sup=hi))
+        inside = [(a, b) for a, b in intervals if not (a == b and a in ends_are_roots)]
+        if any(a != b and (a in ends_are_roots or b in ends_are_roots) for a, b in inside):
+            continue  # an interval still holds an end that is a root: refine
         left = lo if lo is not None else (inside[0][0] - 1 if inside else sp.Integer(-1))
         right = hi if hi is not None else (inside[-1][1] + 1 if inside else sp.Integer(1))
         ends = [left] + [end for interval in inside for end in interval] + [right]
