@@ -534,3 +534,17 @@ def test_nested_rest_certificate_is_json_serialisable():
     assert data["proof"]["rest_certificate"]["status"] == "NONNEGATIVE"
     # explain() names the factorisation
     assert "even power" in cert.explain() and "certified separately" in cert.explain()
+
+
+def test_isolated_roots_of_touching_factors_hold_the_known_roots_and_are_rechecked():
+    # (cos t - cos 2t)^2 e^{-t} with u = tan(t/2): cos t = 1 (u = 0) and cos t = -1/2 (u^2 = 3)
+    proof = _proof("trig (cos t - cos 2t)^2")
+    found = sorted(float((a + b) / 2) for _, (a, b) in proof.roots)
+    assert found == pytest.approx([-math.sqrt(3), 0.0, math.sqrt(3)], abs=1e-8)
+    for index, (a, b) in proof.roots:
+        assert proof.factors[index][2] == "touching" and b - a <= Q(1, 10**9)
+    lst = CASES["trig (cos t - cos 2t)^2"].lst
+    assert proof.verify(lst)
+    (index, _), *rest = proof.roots
+    moved = dataclasses.replace(proof, roots=((index, (Q(5), Q(6))), *rest))  # no root there
+    assert not moved.verify(lst)

@@ -104,6 +104,13 @@ class ExactProof:
         The certificate of :math:`h = x^\sigma R/(1 + u^2)^e` when R involves several variables.
     rest_transform : tuple or None
         :math:`(\sigma, e)` for that h.
+    touching_times : tuple of float
+        Approximate times of the touching zeros (univariate even factors, and
+        :math:`\omega t = \pi` when :math:`\deg_u G < 2N`).
+    roots : tuple of (int, (Rational, Rational))
+        For each univariate touching factor (by its index in ``factors``): exact isolating
+        intervals of its real roots in the variable's range, each holding one root of
+        multiplicity equal to the factor's (re-checked by :meth:`verify` with Sturm counts).
     """
 
     substitution: Substitution
@@ -115,6 +122,7 @@ class ExactProof:
     rest_certificate: Any = None
     rest_transform: tuple[int, int] | None = None
     touching_times: tuple[float, ...] = field(default=())
+    roots: tuple[tuple[int, tuple[sp.Rational, sp.Rational]], ...] = field(default=())
 
     @property
     def rest(self) -> sp.Poly:
@@ -170,6 +178,11 @@ class ExactProof:
                 value = _univariate(g, name).eval(_SAMPLE[name])
                 if (value > 0) != (role == "positive") or value == 0:
                     return False
+        for index, (a, b) in self.roots:
+            g, _, role = self.factors[index]
+            name = _variable(g)
+            if role != "touching" or not name or _univariate(g, name).count_roots(a, b) != 1:
+                return False
         if self.sign() < 0:
             return False
         rest = self.rest
@@ -198,6 +211,11 @@ class ExactProof:
         if self.substitution.omega and self.G.degree(U) < 2 * self.N:
             lines.append(f"deg_u G < {2 * self.N}: f = 0 where {self.substitution.omega} t = pi "
                          "(mod 2 pi), u = inf (touching zeros)")
+        for index, (a, b) in self.roots:
+            g, m, _ = self.factors[index]
+            lines.append(f"root of multiplicity {m} of {sp.sstr(g.as_expr())} in "
+                         f"[{a}, {b}]" if a != b else
+                         f"root of multiplicity {m} of {sp.sstr(g.as_expr())} at {a}")
         if self.touching_times:
             lines.append("touching zeros near t = "
                          + ", ".join(f"{v:.10g}" for v in self.touching_times)
@@ -216,6 +234,8 @@ class ExactProof:
             "factors": [{"factor": sp.sstr(g.as_expr()), "multiplicity": m, "role": role}
                         for g, m, role in self.factors],
             "touching_times": list(self.touching_times),
+            "roots": [{"factor": index, "interval": [str(a), str(b)],
+                       "multiplicity": self.factors[index][1]} for index, (a, b) in self.roots],
             "rest_certificate": None if self.rest_certificate is None
             else self.rest_certificate.to_dict(),
         }
@@ -297,7 +317,8 @@ def factorise(run: _Run) -> _Factored | None:
         else:
             factors.append((g, m, "rest"))
     proof = ExactProof(sub, G, N, sp.Rational(content), (alpha, beta, gamma), tuple(factors))
-    return _Factored(terms, replace(proof, touching_times=_touching_times(proof)))
+    return _Factored(terms, replace(proof, touching_times=_touching_times(proof),
+                                    roots=_isolated_roots(proof)))
 
 
 def _to_time(name: str, value: Any, sub: Substitution) -> mpmath.mpf:
@@ -309,6 +330,21 @@ def _to_time(name: str, value: Any, sub: Substitution) -> mpmath.mpf:
     omega = mp.mpf(sub.omega.p) / sub.omega.q
     t = 2 * mp.atan(v) / omega
     return t if t > 0 else t + 2 * mp.pi / omega
+
+
+def _isolated_roots(proof: ExactProof) -> tuple[tuple[int, tuple[Any, Any]], ...]:
+    """Exact isolating intervals of the roots in range of each univariate touching factor."""
+    out = []
+    for index, (g, _, role) in enumerate(proof.factors):
+        name = _variable(g)
+        if role != "touching" or not name:
+            continue
+        lo, hi = _RANGES[name]
+        for (a, b), _ in _univariate(g, name).intervals(eps=sp.Rational(1, 10 ** 9), inf=lo,
+                                                        sup=hi):
+            if not (a == b and a in (lo, hi)):
+                out.append((index, (a, b)))
+    return tuple(out)
 
 
 def _touching_times(proof: ExactProof) -> tuple[float, ...]:
