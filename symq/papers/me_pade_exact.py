@@ -1,4 +1,5 @@
-"""Claims on exact certified nonnegativity (``me-pade``): the corpus of touching and dipping densities.
+"""Claims on exact certified nonnegativity (``me-pade``): the corpus of touching and dipping
+densities.
 
 Angius, Horváth et al. (2014, Sec. 1) state that "there is no known, numerically stable method to
 check the nonnegativity of general ME functions".  For the class of rational ME densities whose

@@ -43,8 +43,8 @@ def test_irrational_poles_without_a_close_rational_neighbour_say_so():
 
 def test_rates_with_a_large_common_denominator_leave_the_decision_to_the_numeric_stages():
     # e^{-t} (1 - (4/3) e^{-(1 + 1/1000) t})^2: touching, but x = e^{-t/1000} would need degree
-    # 3002 in x (the rate 1 + 2(1 + 1/1000) times q = 1000); the numeric stages cannot certify the double zero, and the reason says why the
-    # exact route did not run -- within the time budget
+    # 3002 in x (the rate 1 + 2(1 + 1/1000) times q = 1000); the numeric stages cannot certify
+    # the double zero, and the reason says why the exact route did not run -- within the budget
     x = sp.exp(-(1 + sp.Rational(1, 1000)) * t)
     cert = certify(laplace_of(sp.exp(-t) * (1 - sp.Rational(4, 3) * x) ** 2), time_budget=5)
     assert cert.status is Nonnegativity.INCONCLUSIVE and cert.proof is None

@@ -137,13 +137,14 @@ def substitution_for(terms: ExpTerms) -> Substitution:
     return Substitution(q, _rational_gcd(frequencies) if frequencies else sp.Integer(0))
 
 
-def _poly(expr: Any, domain: Any = QQ_I) -> sp.Poly:
-    return sp.Poly(expr, T, X, U, domain=domain)
+def _poly(expr: Any) -> sp.Poly:
+    return sp.Poly(expr, T, X, U, domain=QQ_I)
 
 
 def substitute(terms: ExpTerms, sub: Substitution) -> tuple[sp.Poly, int]:
     """G in Q[t, x, u] and N with :math:`f(t) = G(t, x, u)/(1 + u^2)^N` exactly."""
-    harmonics = {z: int(sp.Rational(z.y) / sub.omega) if sub.omega else 0 for z in terms.coefficients}
+    harmonics = {z: int(sp.Rational(z.y) / sub.omega) if sub.omega else 0
+                 for z in terms.coefficients}
     N = max(harmonics.values(), default=0)
     one_plus = _poly(1 + U ** 2)
     G = _poly(0)
@@ -235,9 +236,9 @@ def enclose_density(terms: ExpTerms, t: Any) -> Any:
     ti = iv.mpf(t)
     total = iv.mpf(0)
     for z, coefficients in terms.coefficients.items():
-        a, b = _ivq(Fraction(int(sp.Rational(z.x).p), int(sp.Rational(z.x).q))), sp.Rational(z.y)
+        a, b = _ivq(_fraction(z.x)), sp.Rational(z.y)
         poly_re, poly_im = iv.mpf(0), iv.mpf(0)
-        for j, c in reversed(list(enumerate(coefficients))):
+        for c in reversed(coefficients):  # Horner in t
             poly_re = poly_re * ti + _ivq(_fraction(c.x))
             poly_im = poly_im * ti + _ivq(_fraction(c.y))
         envelope = iv.exp(a * ti)

@@ -3,8 +3,8 @@ r"""The exact decision for ME densities with rational and Gaussian-rational pole
 With the substitution of :mod:`~symq.me.certification.exponential`,
 :math:`f(t) = G(t, x, u)/(1 + u^2)^N` for :math:`x = e^{-t/q} \in (0, 1)`,
 :math:`u = \tan(\omega t/2) \in \mathbb{R}`.  The factorisation of G into irreducible factors
-over :math:`\mathbb{Q}` (after removing the positive monomial :math:`t^\alpha x^\beta` and the positive
-factor :math:`(1 + u^2)^\gamma`),
+over :math:`\mathbb{Q}` (after removing the positive monomial :math:`t^\alpha x^\beta` and the
+positive factor :math:`(1 + u^2)^\gamma`),
 
 .. math:: G = c\, t^\alpha x^\beta (1 + u^2)^\gamma \prod_m g_m^{m},
 
@@ -96,7 +96,8 @@ class ExactProof:
     content : sympy.Rational
         The constant c of the factorisation.
     monomial : tuple of int
-        :math:`(\alpha, \beta, \gamma)`: the positive factor :math:`t^\alpha x^\beta (1 + u^2)^\gamma`.
+        :math:`(\alpha, \beta, \gamma)`: the positive factor
+        :math:`t^\alpha x^\beta (1 + u^2)^\gamma`.
     factors : tuple of (sympy.Poly, int, str)
         Each factor :math:`g`, its multiplicity and its role: ``"touching"`` (even multiplicity),
         ``"positive"`` / ``"negative"`` (odd, one variable, no root in range), ``"rest"``.
