@@ -3,8 +3,8 @@
 Squares are densities by construction: ``e^{-a t} g(t)^2`` with g a random combination of
 ``t^j e^{-r t}`` (rational data, so the exact route applies) must be certified NONNEGATIVE with a
 proof that re-verifies.  Subtracting ``eps e^{-b t}`` (faster decay) gives a function whose
-truth is not known in advance: every verdict is then checked independently -- a NEGATIVE witness on the time-domain
-expression at 60 digits, a NONNEGATIVE one on a 40-digit grid.
+truth is not known in advance: every verdict is then checked independently -- a NEGATIVE
+witness on the time-domain expression at 60 digits, a NONNEGATIVE one on a 40-digit grid.
 """
 
 from __future__ import annotations
