@@ -46,7 +46,8 @@ class Certificate(ResultBase):
     status : Nonnegativity
         The verdict.
     method : str
-        The rule that decided (or the stage that gave up), e.g. ``"Descartes sign rule"``,
+        The rule that decided (or the stage that gave up), e.g.
+        ``"exact factorisation (x = exp(-t))"``, ``"Descartes sign rule"``,
         ``"order 3 constant numerator"``, ``"dominant pair exact test"``, ``"branch and bound"``,
         ``"f^(j*)(0) < 0"``, ``"Routh-Hurwitz test"``.
     tail_bound : float or None
