@@ -30,14 +30,12 @@ from functools import lru_cache
 
 import sympy as sp
 
-from symq.core.errors import InvalidParameter
-
 from ..transform import RationalLST
+from .exponential import TIME, laplace_of
 
 __all__ = ["CorpusCase", "corpus", "laplace_of"]
 
-t = sp.Symbol("t", positive=True)
-_s = sp.Symbol("s", real=True)  # real, so that conjugate pairs combine under expand_complex
+t = TIME
 Q = sp.Rational
 _x = sp.exp(-t)  # the variable of the squares in e^{-t}
 
@@ -74,41 +72,6 @@ class CorpusCase:
     def order(self) -> int:
         """The order (degree of the denominator)."""
         return self.lst.order
-
-
-def laplace_of(density: sp.Expr) -> RationalLST:
-    r"""The exact Laplace transform of an exponential-polynomial density in ``t``, normalised.
-
-    ``density`` is a sum of terms :math:`c\, t^j e^{a t} \cos(b t)` or :math:`\sin(bt)` with
-    rational :math:`c, a, b`; products and powers are expanded first.
-
-    Raises
-    ------
-    InvalidParameter
-        When the mass :math:`\int_0^\infty f` is not positive (or a term does not decay).
-    """
-    expanded = sp.expand(sp.expand(density).rewrite(sp.exp))
-    total = sp.Integer(0)
-    for term in sp.Add.make_args(expanded):
-        term = sp.powsimp(term, combine="exp")
-        coefficient, rest = term.as_independent(t, as_Add=False)
-        j, z = 0, sp.Integer(0)
-        for factor in sp.Mul.make_args(rest):
-            base, power = factor.as_base_exp()
-            if base == t:
-                j += int(power)
-            elif isinstance(factor, sp.exp):
-                z += sp.expand(factor.args[0] / t)
-            elif factor != 1:
-                raise ValueError(f"not an exponential-polynomial term: {term}")
-        total += coefficient * sp.factorial(j) / (_s - z) ** (j + 1)
-    rational = sp.cancel(sp.together(sp.expand_complex(total)))
-    mass = rational.subs(_s, 0)
-    if not mass > 0:
-        raise InvalidParameter("density", density, "an exponential polynomial with positive "
-                               "mass (integral over (0, inf))")
-    rational = sp.cancel(rational / mass)
-    return RationalLST.from_expr(rational, _s)
 
 
 def _case(name: str, family: str, density: sp.Expr, is_density: bool,

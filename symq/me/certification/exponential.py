@@ -33,13 +33,18 @@ from typing import Any
 import sympy as sp
 from sympy import QQ, QQ_I
 
+from symq.core.errors import InvalidParameter
+
 from .._context import iv
+from ..transform import RationalLST
 from .enclosures import _ivq
 
 __all__: list[str] = []
 
 T, X, U = sp.symbols("t x u")
 _S = sp.Symbol("s")
+#: the time variable of densities written by hand (:func:`laplace_of`, the corpus)
+TIME = sp.Symbol("t", positive=True)
 
 
 @dataclass(frozen=True)
@@ -206,6 +211,16 @@ def lst_of_polynomial(H: sp.Poly, e: int, sub: Substitution, shift: int = 0) -> 
             z = QQ_I.convert(-decay + sp.I * r * sub.omega)
             slot = poles.setdefault(z, {})
             slot[j] = slot.get(j, QQ_I.zero) + QQ_I.convert(c * amplitude)
+    return transform_of_terms(poles)
+
+
+def transform_of_terms(poles: dict[Any, dict[int, Any]]) -> sp.Expr:
+    r""":math:`\sum_z \sum_j c_{z,j}\, j!/(s - z)^{j+1}`, the transform of
+    :math:`\sum c_{z,j} t^j e^{zt}`, as one reduced rational function of ``s``.
+
+    ``poles`` maps each QQ_I pole z to ``{j: c}`` (QQ_I coefficients); the sum must be real
+    (conjugate poles with conjugate coefficients), else ArithmeticError.
+    """
     numerator = sp.Poly(0, _S, domain=QQ_I)
     denominator = sp.Poly(1, _S, domain=QQ_I)
     for z, by_power in poles.items():
@@ -217,9 +232,54 @@ def lst_of_polynomial(H: sp.Poly, e: int, sub: Substitution, shift: int = 0) -> 
         linear = sp.Poly([1, -z], _S, domain=QQ_I) ** m
         numerator = numerator * linear + part * denominator
         denominator = denominator * linear
-    num = _real_univariate(numerator)
-    den = _real_univariate(denominator)
-    return sp.cancel(num / den)
+    return sp.cancel(_real_univariate(numerator) / _real_univariate(denominator))
+
+
+def laplace_of(density: sp.Expr, variable: sp.Symbol | None = None) -> RationalLST:
+    r"""The exact Laplace transform of an exponential-polynomial density, normalised to mass 1.
+
+    ``density`` is an expression in ``variable`` (default :data:`TIME`, the positive symbol
+    ``t``): a sum of terms :math:`c\, t^j e^{a t} \cos(b t)` or :math:`\sin(bt)` with rational
+    :math:`c, a, b`; products and powers are expanded first.
+
+    Raises
+    ------
+    InvalidParameter
+        When a rate, frequency or coefficient is not rational, a term is not of that form, or
+        the mass :math:`\int_0^\infty f` is not positive (or a term does not decay).
+    """
+    var = TIME if variable is None else variable
+    expanded = sp.expand(sp.expand(density).rewrite(sp.exp))
+    poles: dict[Any, dict[int, Any]] = {}
+    for term in sp.Add.make_args(expanded):
+        term = sp.powsimp(term, combine="exp")
+        coefficient, rest = term.as_independent(var, as_Add=False)
+        j, z = 0, sp.Integer(0)
+        for factor in sp.Mul.make_args(rest):
+            base, power = factor.as_base_exp()
+            if base == var and power.is_Integer and power >= 0:
+                j += int(power)
+            elif isinstance(factor, sp.exp):
+                z += sp.expand(factor.args[0] / var)
+            elif factor != 1:
+                raise InvalidParameter("density", density, "a sum of c t^j e^(a t) cos(b t) "
+                                       "and sin(b t) terms", f"term {term}")
+        try:
+            pole, c = QQ_I.convert(z), QQ_I.convert(sp.expand(coefficient))
+        except (sp.CoercionFailed, TypeError):
+            raise InvalidParameter("density", density, "rational rates, frequencies and "
+                                   "coefficients", f"term {term}") from None
+        slot = poles.setdefault(pole, {})
+        slot[j] = slot.get(j, QQ_I.zero) + c
+    poles = {z: terms for z, terms in poles.items() if any(c != 0 for c in terms.values())}
+    if not poles or any(z.x >= 0 for z in poles):
+        raise InvalidParameter("density", density, "an exponential polynomial whose terms decay")
+    rational = transform_of_terms(poles)
+    mass = rational.subs(_S, 0)
+    if not mass > 0:
+        raise InvalidParameter("density", density, "an exponential polynomial with positive "
+                               "mass (integral over (0, inf))")
+    return RationalLST.from_expr(sp.cancel(rational / mass), _S)
 
 
 def _real_univariate(p: sp.Poly) -> sp.Expr:

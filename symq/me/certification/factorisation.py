@@ -281,7 +281,15 @@ def why_not_exact(run: _Run) -> str | None:
 
 def factorise(run: _Run) -> _Factored | None:
     """The exact factorisation of G, or None when a pole is not (Gaussian) rational, a complex
-    pole dominates (the standard path says INVALID) or G would have degree > MAX_DEGREE."""
+    pole dominates (the standard path says INVALID) or G would have degree > MAX_DEGREE.
+
+    Computed once per run (the route and its fallback after INCONCLUSIVE share it)."""
+    if not run.factored_done:
+        run.factored, run.factored_done = _factorise(run), True
+    return run.factored
+
+
+def _factorise(run: _Run) -> _Factored | None:
     ex = run.ex
     poles = gaussian_poles(ex.factors)
     if poles is None:

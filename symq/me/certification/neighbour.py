@@ -21,7 +21,8 @@ import sympy as sp
 from symq.core.errors import SymqError
 
 from .._context import mp
-from .corpus import laplace_of, t
+from .exponential import TIME as t
+from .exponential import laplace_of
 from .enclosures import _mid
 from .verdict import _Run
 

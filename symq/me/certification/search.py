@@ -236,12 +236,12 @@ def _hunt_witness(run: _Run) -> _Verdict | None:
     return None
 
 
-def _exact_route(run: _Run, only_if_informative: bool = True) -> _Verdict | None:
+def _exact_route(run: _Run) -> _Verdict | None:
     """The exact factorisation decision (:mod:`~symq.me.certification.factorisation`), once
     per run; None when it does not apply."""
     if not run.exact_done and run.sub_certify is not None:
         run.exact_done = True
-        outcome = decide_by_factorisation(run, run.sub_certify, only_if_informative)
+        outcome = decide_by_factorisation(run, run.sub_certify)
         if outcome is not None:
             verdict, proof = outcome
             verdict.proof = proof

@@ -75,6 +75,9 @@ class _Run:
     #: the exact factorisation route's answer, computed once per run (precision-independent)
     exact: Any = None
     exact_done: bool = False
+    #: the factorisation of the exact route (precision-independent), once computed
+    factored: Any = None
+    factored_done: bool = False
     #: the boxes branch and bound proved positive (a partition of [h, T]), for the certificate
     partition: list[tuple[Any, Any]] = field(default_factory=list)
     #: re-check mode: the partition to check instead of searching (Certificate.verify)
