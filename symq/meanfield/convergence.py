@@ -53,7 +53,8 @@ from symq.core.parameters import integer_value, real_value
 from symq.core.result import Exactness, ResultBase
 from symq.me.laws import PhaseType, as_phase_type
 
-from .jsq_ph import solve_jsq_ph
+from .jsq_ph import _drift, solve_jsq_ph
+from .probes import probe_polynomial
 
 __all__ = ["ConvergenceRate", "MG1Comparison", "convergence_rate", "mg1_comparison",
            "drift", "deviation_drift", "jacobian", "spectral_abscissa", "mph1_tail"]
@@ -71,14 +72,6 @@ STARTS = ("empty", "heavy", "random")
 # --------------------------------------------------------------------------------------------
 
 
-def _h(p: Any, q: Any, d: int) -> Any:
-    """``h_d(p, q) = sum_{i<d} p^i q^{d-1-i}`` (so ``h_d(p, q)(p - q) = p^d - q^d``)."""
-    out = 0.0 * p
-    for i in range(d):
-        out = out + p ** i * q ** (d - 1 - i)
-    return out
-
-
 def drift(X: Any, d: int, lam: float, law: PhaseType) -> Any:  # noqa: N803
     """Right-hand side of the SQ(d) mean-field ODE with PH service, truncated at ``K`` levels.
 
@@ -86,23 +79,10 @@ def drift(X: Any, d: int, lam: float, law: PhaseType) -> Any:  # noqa: N803
     ``X[..., k-1, j]`` is the fraction of servers with at least ``k`` jobs whose job in service
     is in phase ``j`` (Bramson, Lu, Prabhakar 2010; Li 2010's system of differential
     equations).  The same equations as
-    :func:`symq.meanfield.jsq_ph.jsq_ph_drift`, written for batches so that the complex-step
-    Jacobian is one call.  No parameter checks.
+    :func:`symq.meanfield.jsq_ph.jsq_ph_drift` (its batched core, so that the complex-step
+    Jacobian is one call).  No parameter checks.
     """
-    alpha, A = law.alpha, law.A  # noqa: N806
-    exit_ = -A.sum(axis=1)
-    X = np.asarray(X)  # noqa: N806
-    u = X.sum(axis=-1)
-    one = np.ones(u.shape[:-1] + (1,), dtype=u.dtype)
-    u_prev = np.concatenate([one, u[..., :-1]], axis=-1)
-    zero = np.zeros(X.shape[:-2] + (1, X.shape[-1]), dtype=X.dtype)
-    x_prev = np.concatenate([zero, X[..., :-1, :]], axis=-2)
-    x_after = np.concatenate([X[..., 1:, :], zero], axis=-2)
-    rate = lam * _h(u_prev, u, d)
-    out = rate[..., None] * (x_prev - X) + X @ A + (x_after @ exit_)[..., None] * alpha
-    out[..., 0, :] = (lam * (1.0 - u[..., 0] ** d))[..., None] * alpha + X[..., 0, :] @ A \
-        + (x_after[..., 0, :] @ exit_)[..., None] * alpha
-    return out
+    return _drift(X, d, lam, law.alpha, law.A)
 
 
 def deviation_drift(Y: NDArray[np.float64], P: NDArray[np.float64],  # noqa: N803
@@ -130,7 +110,7 @@ def _deviation_rhs(P: NDArray[np.float64], d: int, lam: float, law: PhaseType,  
     pu = P.sum(axis=1)
     pu_prev = np.concatenate([[1.0], pu[:-1]])
     dp = np.vstack([np.zeros((1, m)), P[:-1]]) - P
-    rate = lam * _h(pu_prev, pu, d)
+    rate = lam * probe_polynomial(pu_prev, pu, d)
     # (p + a)^i = sum_l C(i, l) p^(i-l) a^l: coefficient rows for p = u_{k-1} and p = u_k
     coef = {(i, ell): (math.comb(i, ell) * pu_prev ** (i - ell),
                        math.comb(i, ell) * pu ** (i - ell))

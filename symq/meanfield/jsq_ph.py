@@ -127,17 +127,32 @@ def jsq_ph_drift(x: ArrayLike, d: int, lam: float, service: Any,
     X = np.asarray(x, dtype=float)  # noqa: N806
     if X.ndim != 2 or X.shape[1] != a_vec.size or X.shape[0] < 1:
         raise InvalidParameter("x", X, f"an array of shape (K, {a_vec.size}) with K >= 1")
-    nxt = np.zeros(a_vec.size) if x_next is None else np.asarray(x_next, dtype=float)
-    exit_ = -T.sum(axis=1)
-    u = X.sum(axis=1)
-    u_prev = np.concatenate([[1.0], u[:-1]])
-    x_prev = np.vstack([np.zeros((1, a_vec.size)), X[:-1]])
-    x_after = np.vstack([X[1:], nxt[None, :]])
+    nxt = None if x_next is None else np.asarray(x_next, dtype=float)
+    return _drift(X, d, lam, a_vec, T, nxt)
+
+
+def _drift(X: Any, d: int, lam: float, alpha: NDArray[np.float64],  # noqa: N803
+           A: NDArray[np.float64], x_next: Any = None) -> Any:  # noqa: N803
+    """The drift of :func:`jsq_ph_drift` without checks, for ``X`` of shape ``(..., K, m)``.
+
+    Leading batch axes and complex entries are allowed (the complex-step Jacobian of
+    :mod:`symq.meanfield.convergence` evaluates all probes in one call).
+    """
+    X = np.asarray(X)  # noqa: N806
+    exit_ = -A.sum(axis=1)
+    u = X.sum(axis=-1)
+    one = np.ones(u.shape[:-1] + (1,), dtype=u.dtype)
+    u_prev = np.concatenate([one, u[..., :-1]], axis=-1)
+    zero = np.zeros(X.shape[:-2] + (1, X.shape[-1]), dtype=X.dtype)
+    last = zero if x_next is None else zero + x_next
+    x_prev = np.concatenate([zero, X[..., :-1, :]], axis=-2)
+    x_after = np.concatenate([X[..., 1:, :], last], axis=-2)
     rate = lam * _hd(u_prev, u, d)
-    drift = rate[:, None] * (x_prev - X) + X @ T + (x_after @ exit_)[:, None] * a_vec[None, :]
+    out = rate[..., None] * (x_prev - X) + X @ A + (x_after @ exit_)[..., None] * alpha
     # level 1: arrivals to empty servers, lam (1 - u_1^d) alpha (the x_0 - x_1 form has no x_0)
-    drift[0] = lam * (1.0 - u[0] ** d) * a_vec + X[0] @ T + float(x_after[0] @ exit_) * a_vec
-    return drift
+    out[..., 0, :] = (lam * (1.0 - u[..., 0] ** d))[..., None] * alpha + X[..., 0, :] @ A \
+        + (x_after[..., 0, :] @ exit_)[..., None] * alpha
+    return out
 
 
 # --------------------------------------------------------------------------------------------
