@@ -110,7 +110,7 @@ class ExactProof:
         :math:`\omega t = \pi` when :math:`\deg_u G < 2N`).
     roots : tuple of (int, (Rational, Rational))
         For each univariate touching factor (by its index in ``factors``): exact isolating
-        intervals of its real roots in the variable's range, each holding one root of
+        intervals (width at most 1e-12) of its real roots in the variable's range, each holding one root of
         multiplicity equal to the factor's (re-checked by :meth:`verify` with Sturm counts).
     """
 
@@ -326,8 +326,8 @@ def _factorise(run: _Run) -> _Factored | None:
         else:
             factors.append((g, m, "rest"))
     proof = ExactProof(sub, G, N, sp.Rational(content), (alpha, beta, gamma), tuple(factors))
-    return _Factored(terms, replace(proof, touching_times=_touching_times(proof),
-                                    roots=_isolated_roots(proof)))
+    proof = replace(proof, roots=_isolated_roots(proof))
+    return _Factored(terms, replace(proof, touching_times=_touching_times(proof)))
 
 
 def _to_time(name: str, value: Any, sub: Substitution) -> mpmath.mpf:
@@ -342,14 +342,15 @@ def _to_time(name: str, value: Any, sub: Substitution) -> mpmath.mpf:
 
 
 def _isolated_roots(proof: ExactProof) -> tuple[tuple[int, tuple[Any, Any]], ...]:
-    """Exact isolating intervals of the roots in range of each univariate touching factor."""
+    """Exact isolating intervals (width <= 1e-12) of the roots in the open range of each
+    univariate touching factor."""
     out = []
     for index, (g, _, role) in enumerate(proof.factors):
         name = _variable(g)
         if role != "touching" or not name:
             continue
         lo, hi = _RANGES[name]
-        for (a, b), _ in _univariate(g, name).intervals(eps=sp.Rational(1, 10 ** 9), inf=lo,
+        for (a, b), _ in _univariate(g, name).intervals(eps=sp.Rational(1, 10 ** 12), inf=lo,
                                                         sup=hi):
             if not (a == b and a in (lo, hi)):
                 out.append((index, (a, b)))
@@ -357,17 +358,11 @@ def _isolated_roots(proof: ExactProof) -> tuple[tuple[int, tuple[Any, Any]], ...
 
 
 def _touching_times(proof: ExactProof) -> tuple[float, ...]:
-    times = []
-    for g, _, role in proof.factors:
-        name = _variable(g)
-        if role != "touching" or not name:
-            continue
-        lo, hi = _RANGES[name]
-        for (a, b), _ in _univariate(g, name).intervals(eps=sp.Rational(1, 10 ** 12)):
-            mid = (a + b) / 2
-            if (lo is None or mid > lo) and (hi is None or mid < hi):
-                times.append(float(_to_time(name, mid, proof.substitution)))
+    """The times of the isolated touching roots (``proof.roots``), and omega t = pi when
+    deg_u G < 2N."""
     sub = proof.substitution
+    times = [float(_to_time(_variable(proof.factors[index][0]), (a + b) / 2, sub))
+             for index, (a, b) in proof.roots]
     if sub.omega and proof.G.degree(U) < 2 * proof.N:
         # at omega t = pi (u = inf) f is the coefficient of u^(2N) in G: here 0, a touching zero
         times.append(float(mp.pi / (mp.mpf(sub.omega.p) / sub.omega.q)))
