@@ -7,12 +7,19 @@ expression is lambdified to the ``math`` module and ``numba.njit``-ed, so that s
 value-iteration kernels call the declared formula instead of a hand-typed copy).  The result exposes the generated Python ``source`` and is
 cached per (expressions, arguments, backend), so models may call ``compile`` freely.
 
+A symbol whose name the generated code needs for something else (a parameter or a sum index
+called ``mpf``, ``exp``, ``numpy``, ``math``, ``x0``, a Python keyword ...) is renamed to a
+private dummy before code generation, so any name a user declares works.
+
 Numeric loops must call compiled functions, never ``subs``/``evalf`` (DESIGN.md, step 3).
 """
 
 from __future__ import annotations
 
+import builtins
 import inspect
+import keyword
+import re
 import threading
 import types
 from typing import Any, Callable, Iterable, Sequence
@@ -30,6 +37,62 @@ _FORMS = ("as-is", "cancel", "horner")
 _CACHE: dict[tuple, "CompiledFunction"] = {}
 _LOCK = threading.Lock()
 _STATS = {"hits": 0, "misses": 0}
+
+
+_NAMESPACES: dict[tuple[str, ...], frozenset[str]] = {}
+#: Names of generated code besides the backend's namespace: common-subexpression temporaries
+#: (``x0``, ``x1``, ...) and the printed names of dummies.
+_GENERATED = re.compile(r"x\d+|_.*|Dummy.*")
+
+
+def _namespace(modules: Sequence[str]) -> frozenset[str]:
+    """The global names generated code of ``modules`` may use (cached per backend)."""
+    key = tuple(modules)
+    names = _NAMESPACES.get(key)
+    if names is None:
+        probe = sp.lambdify([], sp.Integer(0), modules=list(modules))
+        names = frozenset(probe.__globals__) | frozenset(dir(builtins)) | {"builtins", "range"}
+        _NAMESPACES[key] = names
+    return names
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    """Global and local names used by ``code`` and the code objects nested in it."""
+    names = set(code.co_names) | set(code.co_varnames)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def _safe_symbols(exprs: tuple[sp.Expr, ...], args: tuple[sp.Basic, ...],
+                  modules: Sequence[str]) -> dict[sp.Symbol, sp.Dummy]:
+    """Symbols to rename before code generation, so that no symbol shadows a name the code uses.
+
+    Only plain symbols that are arguments or bound inside the expressions (sum indices) are
+    considered; a symbol is renamed when its name is not a usable identifier or when any
+    candidate's name is used by the code generated with every candidate renamed.
+    """
+    bound: set[sp.Symbol] = set()
+    for e in exprs:
+        for node in sp.preorder_traversal(e):
+            bound |= {s for s in getattr(node, "bound_symbols", ()) if isinstance(s, sp.Symbol)}
+    plain = {a for a in args if isinstance(a, sp.Symbol)} | bound
+    reserved = _namespace(modules)
+    candidates = {s for s in plain if not isinstance(s, sp.Dummy)
+                  and (s.name in reserved or keyword.iskeyword(s.name)
+                       or not s.name.isidentifier() or _GENERATED.fullmatch(s.name))}
+    if not candidates:
+        return {}
+    renamed = {s: sp.Dummy(s.name, **s.assumptions0) for s in candidates}
+    if any(keyword.iskeyword(s.name) or not s.name.isidentifier() or _GENERATED.fullmatch(s.name)
+           for s in candidates):
+        return renamed
+    target = [e.xreplace(renamed) for e in exprs]
+    probe = sp.lambdify([renamed.get(a, a) for a in args], target, modules=list(modules),
+                        cse=True)
+    used = _code_names(probe.__code__)
+    return renamed if any(s.name in used for s in candidates) else {}
 
 
 def _as_symbol(arg: Any) -> sp.Basic:
@@ -72,8 +135,14 @@ class CompiledFunction:
         self.backend = backend
         self.single = single
         modules = {"numpy": ["numpy", "scipy"], "mpmath": ["mpmath"], "numba": ["math"]}[backend]
-        target = exprs[0] if single else (tuple(exprs) if backend == "numba" else list(exprs))
-        self._func: Callable[..., Any] = sp.lambdify(args, target, modules=modules, cse=True)
+        renamed = _safe_symbols(exprs, args, modules)
+        self._code_exprs = tuple(e.xreplace(renamed) for e in exprs) if renamed else exprs
+        self._code_args = tuple(renamed.get(a, a) for a in args) if renamed else args
+        code_exprs = self._code_exprs
+        target = code_exprs[0] if single else (tuple(code_exprs) if backend == "numba"
+                                               else list(code_exprs))
+        self._func: Callable[..., Any] = sp.lambdify(self._code_args, target, modules=modules,
+                                                     cse=True)
         self.function: Any = None
         self._ufuncs: list[Any] | None = None
         if backend == "numba":
@@ -134,10 +203,10 @@ class CompiledFunction:
 
         if self._ufuncs is None:
             signature = numba.float64(*([numba.float64] * len(self.args)))
-            singles = self.exprs if not self.single else self.exprs[:1]
+            singles = self._code_exprs if not self.single else self._code_exprs[:1]
             ufuncs = []
             for expr in singles:
-                scalar = sp.lambdify(self.args, expr, modules=["math"], cse=True)
+                scalar = sp.lambdify(self._code_args, expr, modules=["math"], cse=True)
                 ufuncs.append(numba.vectorize([signature])(scalar))
             self._ufuncs = ufuncs
         arrays = [np.asarray(v, dtype=float) for v in values]
