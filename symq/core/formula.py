@@ -12,6 +12,23 @@ the text, the number of nodes, the nesting depth and the height of exponent towe
 and constant powers are folded only when their result is small, so no formula can hang the parser
 or exhaust memory.
 
+The cost model applied while parsing (the evaluation side is in
+:mod:`symq.core.claimsfile.quantities`):
+
+* :data:`MAX_EXPONENT`: the largest integer exponent of a non-constant power, checked on the
+  expression *after* sympy's automatic simplification (``(k^1000000)^1000000`` becomes
+  ``k^(10^12)`` and is refused);
+* :data:`MAX_EXACT_POWER_BITS`: a power of numbers is kept exact only when its result has at most
+  this many bits; larger ones are folded in a private mpmath context at
+  :data:`FOLD_DIGITS` significant digits (``(1 + 1/10^20)^(10^20)`` is ``e`` to 40 digits, not
+  the double ``1.0``);
+* :data:`MAX_EXACT_GAMMA`: ``gamma`` of a rational argument larger than this is left
+  unevaluated (sympy would compute the factorial exactly) and evaluated numerically later;
+* :data:`MAX_MINMAX_ARGUMENTS`: ``min``/``max`` compare at most this many non-constant
+  arguments (sympy compares them pairwise while simplifying);
+* :data:`MAX_MAGNITUDE_BITS`: a constant (a power or a function of numbers) whose value exceeds
+  ``2^MAX_MAGNITUDE_BITS``, the floating-point range, is refused (``gamma(10^7)``), at once.
+
 Examples
 --------
 >>> parse_formula("a", "0.01*w^2 + exp(-w)/2", ("w",))
@@ -32,9 +49,12 @@ from typing import Any, Callable
 import sympy as sp
 
 from .errors import InvalidParameter
+from .precision import working_dps
 
 __all__ = ["parse_formula", "parse_relation", "Relation", "RELATIONS", "FUNCTIONS", "CONSTANTS",
-           "MAX_LENGTH", "MAX_NODES", "MAX_DEPTH", "MAX_TOWER"]
+           "MAX_LENGTH", "MAX_NODES", "MAX_DEPTH", "MAX_TOWER", "MAX_EXPONENT",
+           "MAX_EXACT_POWER_BITS", "FOLD_DIGITS", "MAX_EXACT_GAMMA", "MAX_MINMAX_ARGUMENTS",
+           "MAX_MAGNITUDE_BITS", "MAX_SUM_TERMS"]
 
 #: Longest formula accepted, in characters.
 MAX_LENGTH = 2000
@@ -44,8 +64,18 @@ MAX_NODES = 400
 MAX_DEPTH = 40
 #: Highest exponent tower accepted (``w**w**w`` has height 3).
 MAX_TOWER = 3
-#: Largest integer exponent folded exactly when base and exponent are numbers.
-_MAX_EXACT_EXPONENT = 256
+#: Largest integer exponent of a power of a non-constant, after sympy's simplification.
+MAX_EXPONENT = 10**6
+#: Most bits of an exact power of numbers (numerator and denominator each); larger: folded.
+MAX_EXACT_POWER_BITS = 4096
+#: Significant digits at which larger constant powers are folded (mpmath, private context).
+FOLD_DIGITS = 60
+#: Largest rational argument for which ``gamma`` is evaluated exactly while parsing.
+MAX_EXACT_GAMMA = 1000
+#: Most non-constant arguments of ``min``/``max``.
+MAX_MINMAX_ARGUMENTS = 20
+#: Largest binary exponent of a constant's value: the floating-point range (below 2^1024).
+MAX_MAGNITUDE_BITS = 1024
 #: Largest number of digits of an integer literal.
 _MAX_DIGITS = 60
 
@@ -161,9 +191,10 @@ class _Builder:
         exponent = self.build(node.right, depth + 1)
         if base.is_number and exponent.is_number:
             return _constant_power(base, exponent)
-        if exponent.is_number and exponent.is_Integer and abs(int(exponent)) > 10**6:
-            raise _Reject(f"the exponent {exponent} is too large (at most 10^6)")
-        return sp.Pow(base, exponent)
+        _check_exponents(exponent)
+        result = sp.Pow(base, exponent)
+        _check_exponents(result)  # sympy merges (k^a)^b into k^(a*b)
+        return result
 
     def _call(self, node: ast.Call, depth: int) -> sp.Expr:
         if not isinstance(node.func, ast.Name):
@@ -181,6 +212,19 @@ class _Builder:
             wanted = f"{arity} argument" if arity else "one or more arguments"
             raise _Reject(f"{name}() takes {wanted}, got {len(node.args)}")
         args = [self.build(a, depth + 1) for a in node.args]
+        if function is sp.gamma and args[0].is_Rational and abs(args[0]) > MAX_EXACT_GAMMA:
+            call = sp.gamma(args[0], evaluate=False)  # no exact factorial of 10^7
+            if not math.isfinite(_float_value(call)):
+                raise _Reject(f"gamma({args[0]}) exceeds the floating-point range "
+                              f"(2^{MAX_MAGNITUDE_BITS}); gamma of a number is evaluated for "
+                              f"arguments up to about 171")
+            return call
+        if function in (sp.Min, sp.Max):
+            symbolic = sum(1 for a in args if not a.is_number)
+            if symbolic > MAX_MINMAX_ARGUMENTS:
+                raise _Reject(f"{name}() of {symbolic} non-constant arguments (at most "
+                              f"{MAX_MINMAX_ARGUMENTS}); split it, e.g. {name}({name}(...), "
+                              f"{name}(...))")
         return function(*args)
 
 
@@ -217,24 +261,63 @@ class _Builder:
         return sp.Sum(body, (k, bounds[0], bounds[1]))
 
 
+def _check_exponents(expr: sp.Expr) -> None:
+    """Refuse a power of a non-constant whose numeric exponent exceeds :data:`MAX_EXPONENT`."""
+    for node in sp.preorder_traversal(expr):
+        if isinstance(node, sp.Pow) and node.exp.is_Rational and not node.base.is_number \
+                and max(abs(int(node.exp.p)), int(node.exp.q)) > MAX_EXPONENT:
+            raise _Reject(f"the exponent {node.exp} of {node.base} is too large (at most "
+                          f"10^{round(math.log10(MAX_EXPONENT))}, after simplification)")
+
+
 def _constant_power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
-    """``base**exponent`` for numbers, exact when small, else in floating point (never huge)."""
-    if exponent.is_Integer and abs(int(exponent)) <= _MAX_EXACT_EXPONENT and base.is_Rational:
-        if abs(int(base.p)).bit_length() * abs(int(exponent)) <= 4096 \
-                and int(base.q).bit_length() * abs(int(exponent)) <= 4096:
-            if base == 0 and exponent < 0:
-                raise _Reject("0 raised to a negative power (division by zero)")
-            return sp.Pow(base, exponent)
-    b, e = _float_value(base), _float_value(exponent)
-    try:
-        value = math.pow(b, e)
-    except (OverflowError, ValueError, ZeroDivisionError):
-        value = math.nan
-    if not math.isfinite(value):
+    """``base**exponent`` for numbers: exact when its result is small (at most
+    :data:`MAX_EXACT_POWER_BITS` bits), kept symbolic when the base or the exponent is not
+    rational (``pi**2``), else folded in mpmath at :data:`FOLD_DIGITS` digits (never huge)."""
+    if base.is_Rational and exponent.is_Rational:
+        if base == 0 and exponent < 0:
+            raise _Reject("0 raised to a negative power (division by zero)")
+        size = abs(exponent) * max(abs(int(base.p)).bit_length(), int(base.q).bit_length())
+        if size <= MAX_EXACT_POWER_BITS and abs(exponent.p) <= 10**6 and exponent.q <= 64:
+            if exponent.is_Integer:
+                return sp.Pow(base, exponent)
+            if not exponent.is_Integer and base > 0:
+                return sp.Pow(base, exponent)  # 2**(1/2): kept exact
+    else:
+        b, e = _float_value(base), _float_value(exponent)
+        if b < 0 and not float(e).is_integer():
+            raise _Reject(f"({base})**({exponent}) is not a real number")
+        if b == 0 and e < 0:
+            raise _Reject("0 raised to a negative power (division by zero)")
+        if b != 0 and abs(e) * abs(math.log2(abs(b))) > MAX_MAGNITUDE_BITS:
+            raise _Reject(f"({base})**({exponent}) is not a finite real number (its "
+                          f"magnitude exceeds 2^{MAX_MAGNITUDE_BITS})")
+        return sp.Pow(base, exponent)  # pi**2, E**(1/2): kept exact
+    folded = _fold_power(base, exponent)
+    if folded is None:
         raise _Reject(f"({base})**({exponent}) is not a finite real number")
-    if not (base.is_Rational and exponent.is_Integer):  # pi**2, 2**(1/2): kept exact
-        return sp.Pow(base, exponent)
-    return sp.Float(value)
+    return folded
+
+
+def _fold_power(base: sp.Rational, exponent: sp.Rational) -> sp.Expr | None:
+    """``base**exponent`` for rationals as a :data:`FOLD_DIGITS`-digit sympy Float, or None when
+    it is not a real number of magnitude below ``2^MAX_MAGNITUDE_BITS``."""
+    if base < 0 and not exponent.is_Integer:
+        return None
+    if base == 0:
+        return sp.Integer(0)
+    log2 = float(exponent) * (math.log2(abs(int(base.p))) - math.log2(int(base.q)))
+    if abs(log2) > MAX_MAGNITUDE_BITS:
+        return None
+    with working_dps(FOLD_DIGITS + 10) as ctx:
+        b = ctx.mpf(int(base.p)) / int(base.q)
+        e = ctx.mpf(int(exponent.p)) / int(exponent.q)
+        value = ctx.power(abs(b), e)
+        if base < 0 and int(exponent) % 2:
+            value = -value
+        if not ctx.isfinite(value):
+            return None
+        return sp.Float(ctx.nstr(value, FOLD_DIGITS, strip_zeros=False), FOLD_DIGITS)
 
 
 def parse_formula(name: str, text: str, symbols: tuple[str, ...], *, sums: bool = False,
@@ -311,10 +394,13 @@ def parse_formula(name: str, text: str, symbols: tuple[str, ...], *, sums: bool 
     outside_sums = expr.replace(lambda e: isinstance(e, sp.Sum), lambda e: sp.Integer(1))
     if outside_sums.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
         raise InvalidParameter(name, shown, domain, "not finite (a division by zero?)")
-    if expr.is_number and not expr.has(sp.Sum):
-        value = _float_value(expr)
-        if not math.isfinite(value):
-            raise InvalidParameter(name, shown, domain, "its value is not a finite real number")
+    try:
+        _check_exponents(expr)
+    except _Reject as exc:
+        raise InvalidParameter(name, shown, domain, str(exc)) from None
+    if expr.is_number and not expr.has(sp.Sum) and not math.isfinite(_float_value(expr)):
+        raise InvalidParameter(name, shown, domain, "its value is not a finite real number "
+                               "(within the floating-point range)")
     return expr
 
 
@@ -437,3 +523,4 @@ def _float_node(expr: sp.Expr) -> float:
     if not math.isfinite(out):
         raise OverflowError
     return out
+
