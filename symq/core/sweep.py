@@ -47,8 +47,9 @@ from typing import Any
 
 import numpy as np
 
-from symq.core.errors import InvalidParameter, MissingDependency, SchedulerUnreachable, SymqError
+from symq.core.errors import InvalidParameter, MissingDependency, ResourceLimit, SymqError
 from symq.core.result import to_jsonable
+from symq.core.sweep_dask import SweepIncomplete, check_scheduler_address, run_dask
 
 __all__ = [
     "grid",
@@ -56,7 +57,11 @@ __all__ = [
     "sweep",
     "SweepResult",
     "SweepTaskError",
+    "SweepIncomplete",
+    "RemoteTaskError",
     "MissingDependency",
+    "MAX_POINTS",
+    "axis_size",
     "check_scheduler_address",
 ]
 
@@ -64,6 +69,11 @@ _AXIS_FORMAT = (
     "'a:b:n' (n points evenly spaced from a to b, n an integer >= 1), "
     "'a:b:n:log' (geometric spacing, 0 < a, b) or a comma-separated list 'v1,v2,...'"
 )
+
+
+#: Most points a command-line sweep (and, by default, one :func:`parse_axis` axis) may have;
+#: ``symq sweep --max-points N`` raises it.  The same cap as a claims file's region.
+MAX_POINTS = 10_000
 
 
 class SweepTaskError(SymqError, RuntimeError):
@@ -86,7 +96,8 @@ class SweepTaskError(SymqError, RuntimeError):
         self.index = index
         self.error = error
         super().__init__(
-            f"sweep task {index} failed at point {self.point!r}: {type(error).__name__}: {error}"
+            f"sweep task {index} failed at point {self.point!r}: "
+            f"{getattr(error, 'type_name', type(error).__name__)}: {error}"
         )
 
     @property
@@ -160,7 +171,46 @@ def _parse_number(part: str, whole: str) -> float:
     return value
 
 
-def parse_axis(text: str) -> np.ndarray:
+def axis_size(text: str) -> int:
+    """The number of points of an axis specification, counted from the text alone.
+
+    No array is built, so a huge count is cheap to refuse: ``n`` for ``"a:b:n"`` (and
+    ``"a:b:n:log"``), the number of items of a list ``"v1,v2,..."``.  Only the count is read;
+    :func:`parse_axis` checks the rest.
+
+    Raises
+    ------
+    InvalidParameter
+        If the count cannot be read (not an integer ``>= 1``, a wrong number of fields).
+
+    Examples
+    --------
+    >>> axis_size("0.1:0.9:100000000"), axis_size("2,3,5")
+    (100000000, 3)
+    """
+    if not isinstance(text, str):
+        raise InvalidParameter("axis", text, _AXIS_FORMAT, "expected a string")
+    stripped = text.strip()
+    if not stripped:
+        raise InvalidParameter("axis", text, _AXIS_FORMAT, "empty text")
+    if ":" not in stripped:
+        return stripped.count(",") + 1
+    parts = [p.strip() for p in stripped.split(":")]
+    if len(parts) not in (3, 4):
+        raise InvalidParameter(
+            "axis", text, _AXIS_FORMAT, f"found {len(parts)} ':'-separated fields, expected 3 or 4"
+        )
+    if not re.fullmatch(r"\+?\d+", parts[2]):
+        raise InvalidParameter(
+            "axis", text, _AXIS_FORMAT, f"the number of points {parts[2]!r} is not an integer"
+        )
+    n = int(parts[2])
+    if n < 1:
+        raise InvalidParameter("axis", text, _AXIS_FORMAT, "the number of points must be >= 1")
+    return n
+
+
+def parse_axis(text: str, max_points: int | None = MAX_POINTS) -> np.ndarray:
     """Parse a command-line axis specification into an array of values.
 
     Parameters
@@ -170,6 +220,9 @@ def parse_axis(text: str) -> np.ndarray:
         integer ``>= 1``, ``n = 1`` gives ``[a]``); ``"a:b:n:log"``: geometric spacing
         (``numpy.geomspace``, ``a, b > 0``); ``"a:b:n:lin"`` is the same as ``"a:b:n"``;
         ``"v1,v2,..."`` or ``"v"``: the listed values.
+    max_points : int or None, default MAX_POINTS
+        Most points the axis may have, checked (by :func:`axis_size`) before any array is
+        built; None for no limit.
 
     Returns
     -------
@@ -180,6 +233,8 @@ def parse_axis(text: str) -> np.ndarray:
     ------
     InvalidParameter
         If the text is malformed; the message gives the expected format.
+    ResourceLimit
+        If the axis has more than ``max_points`` points.
 
     Examples
     --------
@@ -190,28 +245,18 @@ def parse_axis(text: str) -> np.ndarray:
     >>> parse_axis("2,3,5")
     array([2., 3., 5.])
     """
-    if not isinstance(text, str):
-        raise InvalidParameter("axis", text, _AXIS_FORMAT, "expected a string")
+    count = axis_size(text)
+    if max_points is not None and count > max_points:
+        raise ResourceLimit("axis", text, f"{count} points",
+                            f"an axis of at most {max_points} points")
     stripped = text.strip()
-    if not stripped:
-        raise InvalidParameter("axis", text, _AXIS_FORMAT, "empty text")
     if ":" not in stripped:
         return np.array([_parse_number(part, text) for part in stripped.split(",")])
 
     parts = [p.strip() for p in stripped.split(":")]
-    if len(parts) not in (3, 4):
-        raise InvalidParameter(
-            "axis", text, _AXIS_FORMAT, f"found {len(parts)} ':'-separated fields, expected 3 or 4"
-        )
     a = _parse_number(parts[0], text)
     b = _parse_number(parts[1], text)
-    if not re.fullmatch(r"\+?\d+", parts[2]):
-        raise InvalidParameter(
-            "axis", text, _AXIS_FORMAT, f"the number of points {parts[2]!r} is not an integer"
-        )
-    n = int(parts[2])
-    if n < 1:
-        raise InvalidParameter("axis", text, _AXIS_FORMAT, "the number of points must be >= 1")
+    n = count  # the fields and the count were checked by axis_size
     spacing = parts[3].lower() if len(parts) == 4 else "lin"
     if spacing == "lin":
         # 15 significant digits: 0.1:0.9:9 gives 0.7 as typed, not linspace's
@@ -328,6 +373,40 @@ def _run_task(
     return func(point, np.random.default_rng(seed_sequence))
 
 
+class RemoteTaskError(SymqError, RuntimeError):
+    """A task's exception that could not travel back from a worker process as itself.
+
+    It keeps the original's type name (``type_name``), message and CLI ``exit_status``.
+    """
+
+    def __init__(self, type_name: str, message: str, exit_status: int) -> None:
+        super().__init__(message)
+        self.type_name = type_name
+        self.exit_status = exit_status
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.type_name, str(self), self.exit_status))
+
+
+def _run_task_portable(
+    func: Callable[[dict[str, Any], np.random.Generator], Any],
+    point: dict[str, Any],
+    seed_sequence: np.random.SeedSequence,
+) -> Any:
+    """:func:`_run_task` in a worker process: an exception that would not unpickle in the
+    parent (which breaks a process pool and blames another task) is sent as a
+    :class:`RemoteTaskError` with the same message and exit status."""
+    try:
+        return _run_task(func, point, seed_sequence)
+    except Exception as exc:
+        try:
+            pickle.loads(pickle.dumps(exc))
+        except Exception:
+            raise RemoteTaskError(type(exc).__name__, str(exc),
+                                  int(getattr(exc, "exit_status", 3))) from None
+        raise
+
+
 def _progress_bar(total: int, progress: bool, desc: str) -> Any:
     from tqdm.auto import tqdm
 
@@ -388,7 +467,7 @@ def _run_processes(func, points, seeds, workers, progress, desc) -> list[Any]:
     executor = ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context())
     try:
         futures: dict[Future[Any], int] = {
-            executor.submit(_run_task, func, point, seed_sequence): index
+            executor.submit(_run_task_portable, func, point, seed_sequence): index
             for index, (point, seed_sequence) in enumerate(zip(points, seeds))
         }
         with _progress_bar(len(points), progress, desc) as bar:
@@ -403,95 +482,6 @@ def _run_processes(func, points, seeds, workers, progress, desc) -> list[Any]:
                 bar.update(1)
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
-    return results
-
-
-#: Protocols of Dask scheduler addresses.
-_DASK_PROTOCOLS = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
-
-
-def check_scheduler_address(address: str) -> str:
-    """Check the form ``protocol://host:port`` of a Dask scheduler address, or raise.
-
-    Raises
-    ------
-    InvalidParameter
-        A malformed address (unknown protocol, no host, a port outside 1..65535).
-
-    Examples
-    --------
-    >>> check_scheduler_address("tcp://127.0.0.1:8786")
-    'tcp://127.0.0.1:8786'
-    """
-    domain = ("a Dask scheduler address protocol://host:port with protocol "
-              + "/".join(_DASK_PROTOCOLS) + ", e.g. tcp://127.0.0.1:8786")
-    protocol, sep, rest = address.partition("://")
-    if not sep or protocol not in _DASK_PROTOCOLS:
-        raise InvalidParameter("--scheduler", address, domain, "unknown or missing protocol")
-    if protocol == "inproc":
-        return address
-    host, colon, port = rest.rpartition(":")
-    host = host.strip("[]")
-    if not colon or not host or not port.isdigit() or not 1 <= int(port) <= 65535 \
-            or any(c.isspace() or c in "/?#@" for c in host):
-        raise InvalidParameter("--scheduler", address, domain, "expected host:port")
-    return address
-
-
-def _dask_client(scheduler: Any, connect_timeout: float) -> tuple[Any, bool]:
-    """Return ``(client, owned)``; ``owned`` clients are closed by the sweep."""
-    try:
-        from dask.distributed import Client
-    except ImportError as exc:
-        raise MissingDependency(
-            f"scheduler={scheduler!r} needs dask.distributed, which is not installed; "
-            'install it with: pip install "symq[distributed]"'
-        ) from exc
-    if isinstance(scheduler, Client):
-        return scheduler, False
-    if isinstance(scheduler, str) or hasattr(scheduler, "scheduler_address"):
-        address = scheduler if isinstance(scheduler, str) else scheduler.scheduler_address
-        if isinstance(scheduler, str):
-            check_scheduler_address(scheduler)
-        try:
-            return Client(scheduler, timeout=connect_timeout, set_as_default=False), True
-        except (OSError, TimeoutError) as exc:
-            raise SchedulerUnreachable(
-                f"cannot reach the Dask scheduler at {address} within {connect_timeout:g} s "
-                f"({exc}); check the address, or raise --connect-timeout") from None
-    raise InvalidParameter(
-        "scheduler",
-        scheduler,
-        "None, a Dask scheduler address such as 'tcp://host:8786', a dask.distributed.Client "
-        "or a Dask cluster",
-    )
-
-
-def _run_dask(func, points, seeds, scheduler, progress, desc, connect_timeout) -> list[Any]:
-    client, owned = _dask_client(scheduler, connect_timeout)
-    from dask.distributed import as_completed as dask_as_completed
-
-    results: list[Any] = [None] * len(points)
-    try:
-        futures = [
-            client.submit(_run_task, func, point, seed_sequence, pure=False)
-            for point, seed_sequence in zip(points, seeds)
-        ]
-        position = {future.key: index for index, future in enumerate(futures)}
-        try:
-            with _progress_bar(len(points), progress, desc) as bar:
-                for future in dask_as_completed(futures, loop=client.loop):
-                    index = position[future.key]
-                    try:
-                        results[index] = future.result()
-                    except Exception as exc:
-                        raise SweepTaskError(points[index], index, exc) from exc
-                    bar.update(1)
-        finally:
-            client.cancel(futures)
-    finally:
-        if owned:
-            client.close()
     return results
 
 
@@ -588,8 +578,12 @@ def sweep(
     if scheduler is not None:
         _check_picklable(func, "dask")
         backend = "dask"
-        results = _run_dask(func, point_list, seeds, scheduler, progress, desc,
-                            float(connect_timeout))
+        try:
+            results = run_dask(func, point_list, seeds, scheduler, progress, desc,
+                               float(connect_timeout), _run_task_portable)
+        except SweepIncomplete as exc:
+            exc.partial.seconds = time.perf_counter() - start
+            raise
     else:
         workers = int(processes) if processes is not None else (os.cpu_count() or 1)
         workers = min(workers, len(point_list))
