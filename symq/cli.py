@@ -425,29 +425,56 @@ def _solve_point(model_name: str, point: dict[str, Any], rng: np.random.Generato
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .core.sweep import check_scheduler_address, grid, parse_axis, sweep
+    from .core.errors import ResourceLimit
+    from .core.resources import require_memory
+    from .core.sweep import (SweepIncomplete, axis_size, check_scheduler_address, grid,
+                             parse_axis, sweep)
 
     if _help_requested(args, "sweep"):
         return EXIT_OK
     if not args.assignments:
         raise InvalidParameter("key=a:b:n", MISSING, "at least one parameter assignment "
                                f"(symq sweep {args.model} --help lists the parameters)")
+    scheduler = None
     if args.scheduler is not None:
-        check_scheduler_address(args.scheduler)
+        scheduler = check_scheduler_address(args.scheduler, "--scheduler", allow_inproc=False)
     if args.processes is not None and args.processes < 1:
         raise InvalidParameter("--processes", args.processes, "an integer >= 1")
     if not 0 < args.connect_timeout <= 3600:
         raise InvalidParameter("--connect-timeout", args.connect_timeout,
                                "a number of seconds in (0, 3600]")
+    if args.max_points < 1:
+        raise InvalidParameter("--max-points", args.max_points, "an integer >= 1")
     model = registry.get_model(args.model)
     texts = _split_assignments(args.assignments)
+    counts: dict[str, int] = {}  # the point budget, counted from the text before any array
+    for name, text in texts.items():
+        if ":" in text:
+            model.parameter(name, text)
+            try:
+                counts[name] = axis_size(text)
+            except InvalidParameter as exc:
+                raise InvalidParameter(name, text, "a range a:b:n (n points from a to b)",
+                                       exc.reason) from None
+    total = 1
+    for count in counts.values():
+        total *= count
+    if total > args.max_points:
+        name = max(counts, key=counts.__getitem__)
+        grid_text = " x ".join(f"{n}: {c}" for n, c in counts.items())
+        raise ResourceLimit(name, texts[name],
+                            f"{total} points" + (f" ({grid_text})" if len(counts) > 1 else ""),
+                            f"a grid of at most {args.max_points} points in all "
+                            "(--max-points N allows more)")
+    require_memory("--max-points", args.max_points, 2048.0 * total,  # ~2 KiB a point
+                   what=f"a grid of {total} points")
     axes: dict[str, Any] = {}
     fixed: dict[str, Any] = {}
     for name, text in texts.items():
         parameter = model.parameter(name, text)
         if ":" in text:
             try:
-                values = parse_axis(text)
+                values = parse_axis(text, max_points=None)
             except InvalidParameter as exc:
                 raise InvalidParameter(name, text, "a range a:b:n (n points from a to b)",
                                        str(exc)) from None
@@ -461,29 +488,37 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     for point in points:  # validate every point up front: fail before starting workers
         validate_parameters(model.parameters, point)
     task = functools.partial(_solve_point, model.name)
-    outcome = sweep(task, points, seed=args.seed, scheduler=args.scheduler,
-                    processes=args.processes, connect_timeout=args.connect_timeout,
-                    progress=sys.stderr.isatty() and not args.json and args.format == "table",
-                    desc=f"sweep {model.name}")
+    incomplete: SweepIncomplete | None = None
+    try:
+        outcome = sweep(task, points, seed=args.seed, scheduler=scheduler,
+                        processes=args.processes, connect_timeout=args.connect_timeout,
+                        progress=sys.stderr.isatty() and not args.json and args.format == "table",
+                        desc=f"sweep {model.name}")
+    except SweepIncomplete as exc:  # the finished points are printed, then the error line
+        outcome, incomplete = exc.partial, exc
     fmt = "json" if args.json else args.format
     if fmt == "csv":
         _print_csv(outcome.rows())
-        return EXIT_OK
-    if fmt == "json":
+    elif fmt == "json":
         print(json.dumps({"model": model.name, "axes": to_jsonable(axes),
                           "fixed": to_jsonable(fixed), "seconds": outcome.seconds,
-                          "backend": outcome.backend,
+                          "backend": outcome.backend, "complete": incomplete is None,
                           "points": [{"params": to_jsonable(pt), "results": to_jsonable(res)}
                                      for pt, res in zip(outcome.points, outcome.results)]}))
-        return EXIT_OK
-    names = list(axes)
-    outputs = list(outcome.results[0]) if outcome.results else []
-    header = names + outputs
-    print("  ".join(f"{h:>12}" for h in header))
-    for pt, res in zip(outcome.points, outcome.results):
-        cells = [f"{float(pt[n]):>12.6g}" for n in names] + [f"{float(res[o]):>12.6g}" for o in outputs]
-        print("  ".join(cells))
-    print(f"{len(points)} points in {outcome.seconds:.2f} s ({outcome.backend})", file=sys.stderr)
+    else:
+        names = list(axes)
+        outputs = list(outcome.results[0]) if outcome.results else []
+        print("  ".join(f"{h:>12}" for h in names + outputs))
+        for pt, res in zip(outcome.points, outcome.results):
+            cells = [f"{float(pt[n]):>12.6g}" for n in names] + \
+                [f"{float(res[o]):>12.6g}" for o in outputs]
+            print("  ".join(cells))
+        if incomplete is None:
+            print(f"{len(points)} points in {outcome.seconds:.2f} s ({outcome.backend})",
+                  file=sys.stderr)
+    if incomplete is not None:
+        print(f"symq: error: {_one_line(incomplete)}", file=sys.stderr)
+        return incomplete.exit_status
     return EXIT_OK
 
 
@@ -571,10 +606,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _model_command(sub, "sweep", "parameter sweep: symq sweep MODEL key=a:b:n ...",
                        "key=a:b:n|key=value")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address (tcp://...)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="Dask scheduler address, tcp://host:port or host:port")
     p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
-                   help="give up on an unreachable scheduler after SECONDS (default 10); exit 3")
+                   help="one deadline for reaching the scheduler and its first worker, and "
+                        "the longest wait for a lost scheduler or workers (default 10); exit 3")
     p.add_argument("--processes", type=int, default=None, help="local worker processes")
+    from .core.sweep import MAX_POINTS
+
+    p.add_argument("--max-points", type=int, default=MAX_POINTS, metavar="N",
+                   help="most points the grid may have (default 10000); counted before "
+                        "anything is built, more is refused with exit 2")
     p.add_argument("--seed", type=int, default=None, help="root seed (SeedSequence)")
     p.add_argument("--json", action="store_true", help="print one JSON object (--format json)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
