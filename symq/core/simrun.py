@@ -12,6 +12,12 @@ protocols, the M/ME/1 Lindley recursion) runs the same way:
 3. :func:`run_chunked` calls the kernel once, or in chunks with a tqdm bar when ``progress`` is
    asked for; the kernel keeps its state between chunks, so the result is the same either way;
 4. the estimates are batch means (:mod:`symq.core.simstats`).
+
+Before allocating or running, each simulator estimates its work in kernel steps (a probe, an
+event, a draw) and calls :func:`require_work`: a run over :data:`SIM_WORK_LIMIT` steps (about
+a minute at the kernels' tens of millions of steps a second) is refused as bad input, naming
+the parameter that drives the work (``d``, ``N``, ``m``, ``n_jobs``) and the largest value that
+fits; memory is guarded the same way by :func:`symq.core.resources.require_memory`.
 """
 
 from __future__ import annotations
@@ -28,8 +34,8 @@ from .errors import InvalidParameter
 from .parameters import IntegerAtLeast, Interval, Parameter
 from .randomness import RngLike, as_generator
 
-__all__ = ["MIN_JOBS_PER_BATCH", "SLICES_PER_BATCH", "RunPlan", "kernel_seed", "seed_numba",
-           "run_chunked", "run_parameters"]
+__all__ = ["MIN_JOBS_PER_BATCH", "SLICES_PER_BATCH", "SIM_WORK_LIMIT", "RunPlan", "kernel_seed",
+           "seed_numba", "run_chunked", "run_parameters", "require_work"]
 
 #: Post-warm-up jobs (or events) per batch that a batch-means interval needs.
 MIN_JOBS_PER_BATCH = 100
@@ -37,6 +43,71 @@ MIN_JOBS_PER_BATCH = 100
 SLICES_PER_BATCH = 20
 #: Chunks of a run with a progress bar.
 PROGRESS_CHUNKS = 100
+#: Kernel steps (probes, events, draws) one simulation run may take: about a minute.
+SIM_WORK_LIMIT = 4e9
+
+
+def require_relaxation(name: str, value: object, load: float, scv: float, plan: "RunPlan",
+                        *, unit: str = "jobs") -> None:
+    """Refuse a load whose relaxation time exceeds a batch: batch means would be meaningless.
+
+    A queue at load :math:`\rho` relaxes in about :math:`(1 + c_s^2)/(1 - \rho)^2` jobs (the
+    heavy-traffic time scale of the workload, Whitt, *Stochastic-Process Limits*, 2002, Section
+    5.7; with ``N`` servers fully pooled the same count of departures); a batch shorter than
+    that leaves the run in its transient, and its interval would cover nothing.  Loads within
+    reach of the run are accepted (a batch at least as long as the relaxation time).
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``name`` with the largest load the run resolves and the run length needed.
+    """
+    batch = (plan.n_jobs - plan.n_warm) / plan.n_batches
+    with np.errstate(divide="ignore", over="ignore"):
+        need = (1.0 + scv) / (1.0 - load) ** 2 if load < 1 else math.inf
+    if need <= batch:
+        return
+    load_max = 1.0 - math.sqrt((1.0 + scv) / batch)
+    jobs = need * plan.n_batches / (1.0 - plan.warmup)
+    bound = load_max * (float(value) / load) if load > 0 else load_max  # type: ignore[arg-type]
+    raise InvalidParameter(
+        name, value, f"<= {bound:.6g} for a run of {plan.n_jobs} {unit}",
+        f"the load {load:.17g} relaxes in about (1 + scv)/(1 - load)^2 = {need:.3g} {unit}, "
+        f"longer than a batch of {batch:.0f}: the interval would not cover the mean; a run of "
+        f"about {jobs:.3g} {unit} would")
+
+
+def require_work(steps: float, blame: list[tuple[str, object, float]], *, what: str) -> None:
+    """Refuse a run of more than :data:`SIM_WORK_LIMIT` kernel steps, before it starts.
+
+    Parameters
+    ----------
+    steps : float
+        Estimated kernel steps of the run.
+    blame : list of (name, value, largest)
+        Parameters that drive the work, as the user typed them, with the largest value that
+        keeps the run within the limit (the others unchanged); the first whose largest value
+        is at least 1 is named (the last one otherwise).
+    what : str
+        What the steps are, e.g. ``"1000000 departures x (d probes + 3 events)"``.
+
+    Raises
+    ------
+    InvalidParameter
+        ``parameter d=100000 must be <= 3997 (the run would take ~1e+11 steps: ...)``.
+
+    Examples
+    --------
+    >>> require_work(1e6, [("n_jobs", 10**6, 4e9)], what="1 step a job")
+    """
+    if math.isfinite(steps) and steps <= SIM_WORK_LIMIT:
+        return
+    name, value, largest = next((b for b in blame if b[2] >= 1), blame[-1])
+    largest = max(int(largest), 1)
+    raise InvalidParameter(name, value, f"<= {largest} for this run",
+                           f"the run would take about {steps:.3g} steps ({what}), over the "
+                           f"limit of {SIM_WORK_LIMIT:.0e} steps of one simulation (about a "
+                           f"minute)")
 
 
 @dataclass(frozen=True)

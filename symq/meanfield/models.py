@@ -240,7 +240,7 @@ def jsq_sim_model(N: int, d: int, lam: float, service: str = "exp",  # noqa: N80
         law = hyperexponential2(1.0, scv, f)
     est = simulate_jsq(N, d, lam, law, n_jobs=n_jobs, n_batches=n_batches, level=level, rng=rng,
                        progress=progress)
-    ew = dataclasses.replace(est.ET, mean=est.ET.mean - est.mean_service)
+    ew = est.EW
     values = {"ET": est.ET, "EW": ew, "EQ": est.EQ, "utilisation": est.utilisation,
               "tail": est.tail.tolist(), "n_jobs": est.n_jobs, "n_batches": est.n_batches,
               "jobs_per_second": est.jobs_per_second}

@@ -65,7 +65,8 @@ from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
-from symq.core.simrun import RunPlan, kernel_seed, run_chunked, seed_numba
+from symq.core.simrun import (SIM_WORK_LIMIT, RunPlan, kernel_seed, require_relaxation,
+                              require_work, run_chunked, seed_numba)
 from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
 from symq.me.laws import PhaseType, as_phase_type, validate_ph
 
@@ -112,6 +113,8 @@ def _jsq_kernel(
     last: np.ndarray,
     tail_area: np.ndarray,
     response: np.ndarray,
+    waiting: np.ndarray,
+    started: np.ndarray,
     slice_time: np.ndarray,
     slice_area: np.ndarray,
     slice_busy: np.ndarray,
@@ -120,8 +123,14 @@ def _jsq_kernel(
 
     The state lives in the arrays passed in, so that a run can be split into chunks (for a
     progress bar) and continue exactly where the previous chunk stopped: ``counters`` holds
-    ``[busy servers, jobs in system, departures, warm flag]`` and ``clock`` ``[t, t_warm]``; the
+    ``[busy servers, jobs in system, departures, warm flag]`` and ``clock`` ``[t, t_post]``; the
     random stream is seeded by the caller (:func:`symq.core.simrun.seed_numba`) once per run.
+
+    The clock ``t`` restarts at 0 whenever a job arrives to an empty system (every buffer is
+    then empty and every tail count 0, so nothing refers to the old origin): response times are
+    differences of times within one busy period, exact to rounding however long the idle
+    periods (at a load of 1e-15 an absolute clock would reach 1e20 and absorb the service
+    times); ``t_post`` accumulates the post-warm-up time instead of ``t - t_warm``.
 
     Parameters
     ----------
@@ -141,8 +150,9 @@ def _jsq_kernel(
     -------
     status : int
         0 on success, 1 on a queue overflow (a queue reached ``max_queue`` jobs).
-    response : float64 array (n_jobs,)
-        Response times in departure order.
+    response, waiting : float64 arrays (n_jobs,)
+        Response and waiting times in departure order (``waiting`` from the service start
+        ``started[s]`` of the job at the head of server ``s``: never negative).
     slice_time, slice_area, slice_busy : float64 arrays (n_slices,)
         Length of each time slice, integral of the number in system and of the number of busy
         servers over it.
@@ -160,12 +170,13 @@ def _jsq_kernel(
     n_dep = counters[2]
     warm = counters[3] == 1
     t = clock[0]
-    t_warm = clock[1]
+    t_post = clock[1]
     status = _OK
     while n_dep < stop_at:
         rate = lam_n + q * n_b
         dt = -math.log(1.0 - np.random.random()) / rate
         if warm:
+            t_post += dt
             s_idx = (n_dep - n_warm) // per_slice
             if s_idx >= n_slices:
                 s_idx = n_slices - 1
@@ -174,8 +185,12 @@ def _jsq_kernel(
             slice_busy[s_idx] += n_b * dt
         t += dt
         u = np.random.random() * rate
-        if u < lam_n:
+        if u < lam_n or n_b == 0:  # (u == lam_n can round so with no busy server)
             # ---- arrival: probe d servers, join the shortest (uniform tie-break)
+            if total == 0:
+                t = 0.0  # restart the clock: nothing in the system refers to it
+                for k in range(K + 2):
+                    last[k] = 0.0
             best = -1
             best_len = 0
             ties = 0
@@ -211,6 +226,7 @@ def _jsq_kernel(
                     last[lvl] = t
                 cnt[lvl] += 1
             if ql == 0:
+                started[s] = t
                 pos[s] = n_b
                 busy[n_b] = s
                 n_b += 1
@@ -237,6 +253,7 @@ def _jsq_kernel(
             # departure
             ql = qlen[s]
             response[n_dep] = t - buf[s, head[s]]
+            waiting[n_dep] = started[s] - buf[s, head[s]]
             head[s] = (head[s] + 1) % max_queue
             qlen[s] = ql - 1
             total -= 1
@@ -254,6 +271,7 @@ def _jsq_kernel(
                 pos[s] = -1
                 n_b -= 1
             else:
+                started[s] = t
                 v = np.random.random()
                 ph = 0
                 while ph < m - 1 and v >= alpha_cum[ph]:
@@ -262,7 +280,6 @@ def _jsq_kernel(
             n_dep += 1
             if not warm and n_dep >= n_warm:
                 warm = True
-                t_warm = t
                 for k in range(K + 2):
                     last[k] = t
     counters[0] = n_b
@@ -270,13 +287,14 @@ def _jsq_kernel(
     counters[2] = n_dep
     counters[3] = 1 if warm else 0
     clock[0] = t
-    clock[1] = t_warm
+    clock[1] = t_post
     return status
 
 
 def _run(N: int, d: int, lam: float, replace: bool, law: PhaseType, plan: RunPlan, K: int,
          max_queue: int, seed: int, progress: bool
-         ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+         ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                    float]:
     """Run :func:`_jsq_kernel` through :func:`symq.core.simrun.run_chunked` (chunks and a tqdm
     bar when ``progress``; the same result either way)."""
     alpha_cum, trans_cum, q = law.uniformised_tables()
@@ -294,6 +312,8 @@ def _run(N: int, d: int, lam: float, replace: bool, law: PhaseType, plan: RunPla
     last = np.zeros(K + 2)
     tail_area = np.zeros(K + 1)
     response = np.empty(n_jobs)
+    waiting = np.empty(n_jobs)
+    started = np.zeros(N)
     slice_time = np.zeros(n_slices)
     slice_area = np.zeros(n_slices)
     slice_busy = np.zeros(n_slices)
@@ -303,32 +323,59 @@ def _run(N: int, d: int, lam: float, replace: bool, law: PhaseType, plan: RunPla
         nonlocal status
         status = _jsq_kernel(N, d, lam, n_jobs, replace, alpha_cum, trans_cum, q, n_warm,
                              n_slices, K, max_queue, stop, counters, clock, qlen, head, phase,
-                             buf, busy, pos, perm, cnt, last, tail_area, response, slice_time,
-                             slice_area, slice_busy)
+                             buf, busy, pos, perm, cnt, last, tail_area, response, waiting,
+                             started, slice_time, slice_area, slice_busy)
         return int(counters[2]), status != _OK
 
     seed_numba(seed)
     run_chunked(step, n_jobs, progress=progress, desc=f"JSQ({d}) N={N}", unit="job")
-    t, t_warm = float(clock[0]), float(clock[1])
+    t, t_post = float(clock[0]), float(clock[1])
     if counters[3] == 1:
         for k in range(1, K + 1):
             tail_area[k] += cnt[k] * (t - last[k])
     n_dep = int(counters[2])
-    return status, response[:n_dep], slice_time, slice_area, slice_busy, tail_area, t - t_warm
+    return (status, response[:n_dep], waiting[:n_dep], slice_time, slice_area, slice_busy,
+            tail_area, t_post)
 
 
 def _guard_memory(N: int, max_queue: int, n_jobs: int) -> None:  # noqa: N803
     """Refuse, before allocating, a run whose buffers do not fit the memory budget: naming
-    ``N`` (``8 N (max_queue + 8)`` bytes of per-server state) or ``n_jobs`` (8 bytes a
-    response time), whichever needs more, with the largest value that fits."""
-    per_server, per_job = 8.0 * (max_queue + 8), 8.0
+    ``N`` (``8 N (max_queue + 9)`` bytes of per-server state) or ``n_jobs`` (16 bytes a
+    job: its response and waiting times), whichever needs more, with the largest value that
+    fits."""
+    per_server, per_job = 8.0 * (max_queue + 9), 16.0
     sizes = {"N": per_server * N, "n_jobs": per_job * n_jobs}
     name = max(sizes, key=sizes.__getitem__)
     value, unit, other = ((N, per_server, sizes["n_jobs"]) if name == "N"
                           else (n_jobs, per_job, sizes["N"]))
     require_memory(name, value, sizes["N"] + sizes["n_jobs"],
-                   what=f"{N} servers x {max_queue + 8} slots and {n_jobs} response times",
+                   what=f"{N} servers x {max_queue + 9} slots and {n_jobs} x 2 job times",
                    limit=lambda budget: f"at most {max(int((budget - other) // unit), 0)}")
+
+
+def q_steps(law: PhaseType) -> float:
+    """Kernel events per job spent in service: ``q E[S]`` (uniformisation rate times mean)."""
+    return float(law.uniformised_tables()[2]) * float(law.mean())
+
+
+def _guard_range(N: int, lam: float, mean_s: float, n_jobs: int) -> None:  # noqa: N803
+    """Refuse a load so small that the run's idle time leaves the floating-point range.
+
+    ``n_jobs`` departures take about ``n_jobs / (lam N)`` time units; the run's time averages
+    (``E[Q]``, the utilisation) sum them, so ``lam N`` must be at least ``n_jobs * 1e-300``
+    (eight orders of magnitude below overflow, whatever the random idle periods).
+    """
+    smallest = n_jobs * 1e-300 / N
+    if lam >= smallest:
+        return
+    with np.errstate(over="ignore"):
+        span = n_jobs / (lam * N) if lam * N > 0 else math.inf
+    span_text = f"about {span:.3g}" if math.isfinite(span) else "more than 1e308"
+    raise InvalidParameter(
+        "lam", lam, f">= {smallest:.3g} to simulate {n_jobs} departures with N={N}",
+        f"too small to simulate: the run would last {span_text} time units, beyond the "
+        f"1e300 its time sums can hold; at this load ET = E[S] = {mean_s:.6g} and EW = 0, up to terms of "
+        f"order lam*E[S] = {lam * mean_s:.3g} relative to E[S]")
 
 
 # --------------------------------------------------------------------------------------------
@@ -345,6 +392,9 @@ class JSQEstimate(ResultBase):
     ET : ConfidenceInterval
         Mean response time (arrival to departure) by batch means over the jobs in departure
         order, after the warm-up.
+    EW : ConfidenceInterval
+        Mean waiting time (arrival to the start of service), measured job by job as ``ET``
+        (so its mean is never negative, unlike ``ET - E[S]``).
     EQ : ConfidenceInterval
         Time-average number of jobs per server :math:`E[Q]`, batch means over time batches.
     utilisation : ConfidenceInterval
@@ -371,6 +421,7 @@ class JSQEstimate(ResultBase):
     summary: ClassVar[tuple[str, ...]] = ("N", "d", "lam", "ET", "EQ", "n_jobs")
 
     ET: ConfidenceInterval
+    EW: ConfidenceInterval
     EQ: ConfidenceInterval
     utilisation: ConfidenceInterval
     tail: np.ndarray
@@ -491,9 +542,17 @@ def simulate_jsq(
             f"with N={N} servers: every server needs lam*E[S] < 1"
         )
     _guard_memory(N, max_queue, plan.n_jobs)
+    _guard_range(N, lam, mean_s, plan.n_jobs)
+    scv = law._raw_moment(2) / mean_s ** 2 - 1.0
+    require_relaxation("lam", lam, load, scv, plan, unit="departures")
+    per_job = d + q_steps(law) + 2
+    require_work(plan.n_jobs * per_job,
+                 [("d", d, SIM_WORK_LIMIT / plan.n_jobs - q_steps(law) - 2),
+                  ("n_jobs", plan.n_jobs, SIM_WORK_LIMIT / per_job)],
+                 what=f"{plan.n_jobs} departures x (d={d} probes + {per_job - d:.3g} events)")
     seed = kernel_seed(rng)
     start = time.perf_counter()
-    status, response, s_time, s_area, s_busy, tail_area, t_post = _run(
+    status, response, waiting, s_time, s_area, s_busy, tail_area, t_post = _run(
         N, d, lam, replace, law, plan, K, max_queue, seed, bool(progress))
     elapsed = time.perf_counter() - start
     if status == _OVERFLOW:
@@ -504,6 +563,7 @@ def simulate_jsq(
     nb, lv = plan.n_batches, plan.level
     return JSQEstimate(
         ET=batch_means(response, n_batches=nb, level=lv, warmup=plan.n_warm),
+        EW=batch_means(waiting, n_batches=nb, level=lv, warmup=plan.n_warm),
         EQ=ratio_batch_means(s_area / N, s_time, nb, lv),
         utilisation=ratio_batch_means(s_busy / N, s_time, nb, lv),
         tail=tail_area[1:] / (t_post * N),

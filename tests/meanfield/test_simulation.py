@@ -152,7 +152,7 @@ def test_unstable_load_raises():
 
 def test_buffer_overflow_is_reported():
     with pytest.raises(InvalidParameter, match="max_queue"):
-        simulate_jsq(N=1, d=1, lam=0.99, n_jobs=200_000, rng=1, max_queue=5)
+        simulate_jsq(N=1, d=1, lam=0.9, n_jobs=200_000, rng=1, max_queue=3)
 
 
 def test_progress_bar_run_gives_the_same_result(capsys) -> None:
