@@ -222,7 +222,8 @@ CLAIMS = [{"name": "E[T] = 1/(mu - lam)", "statement": "ET == 1/(mu - lam)",
 
 
 def test_a_folder_check_reads_toml_and_python_files_that_define_claims_only(tmp_path: Path):
-    """Checking a folder never runs a script that is not a claims file."""
+    """Checking a folder never runs a script that is not a claims file; its Python claims files
+    are chosen only with allow_python (symq check --allow-python)."""
     from symq.core.claimsfile import claims_files
 
     marker = tmp_path / "ran"
@@ -230,5 +231,6 @@ def test_a_folder_check_reads_toml_and_python_files_that_define_claims_only(tmp_
     (tmp_path / "mine.py").write_text('PAPER = {"title": "t"}\nCLAIMS = []\n')
     (tmp_path / "mine.toml").write_text('[paper]\ntitle = "t"\n')
     (tmp_path / "_draft.toml").write_text("")
-    assert [p.name for p in claims_files(tmp_path)] == ["mine.py", "mine.toml"]
+    assert [p.name for p in claims_files(tmp_path)] == ["mine.toml"]
+    assert [p.name for p in claims_files(tmp_path, allow_python=True)] == ["mine.py", "mine.toml"]
     assert not marker.exists()

@@ -70,13 +70,18 @@ class LoadedFile:
     claims: list[Claim] = field(default_factory=list)
 
 
+def is_explicit_path(text: str) -> bool:
+    """Whether a command-line argument is written as a path (``./awp``, ``awp/``, an absolute
+    path, ``NAME.toml``, ``NAME.py``) rather than as a bare name that may be a paper key."""
+    return "/" in text or "\\" in text or text.endswith(SUFFIXES) or Path(text).is_absolute()
+
+
 def is_claims_path(text: str) -> bool:
     """Whether a ``symq check`` argument names a file or folder rather than a paper key."""
-    path = Path(text)
-    return path.exists() or text.endswith(SUFFIXES) or "/" in text or "\\" in text
+    return is_explicit_path(text) or Path(text).exists()
 
 
-def _defines_claims(path: Path) -> bool:
+def defines_claims(path: Path) -> bool:
     """Whether a Python file's text assigns ``CLAIMS`` at top level (read, never run)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -85,66 +90,229 @@ def _defines_claims(path: Path) -> bool:
     return re.search(r"(?m)^CLAIMS\s*(:[^=]*)?=", text) is not None
 
 
-def claims_files(path: Path) -> list[Path]:
-    """The claims files of ``path``: itself if a file; in a folder, recursively, every
-    ``*.toml`` and every ``*.py`` that assigns ``CLAIMS`` at top level (so that checking a
-    folder of scripts does not run them), skipping names that start with ``_`` or ``.``."""
+def claims_files(path: Path, allow_python: bool = False) -> list[Path]:
+    """The claims files of ``path``.
+
+    Parameters
+    ----------
+    path : Path
+        A claims file (returned as it is, whatever its suffix: a file named on the command line
+        is the user's choice) or a folder.
+    allow_python : bool
+        In a folder, also the ``*.py`` files that assign ``CLAIMS`` at top level (their text is
+        read, never run, to decide).  Off by default: a folder's Python files run only when
+        asked for (``symq check --allow-python DIR``).
+
+    Returns
+    -------
+    list of Path
+        In a folder, its own ``*.toml`` files (one level deep: subfolders are not searched),
+        sorted, skipping names that start with ``_`` or ``.``.
+    """
     if path.is_file():
         return [path]
-    return sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file()
-                  and not any(part.startswith(("_", ".")) for part in p.relative_to(path).parts)
-                  and (p.suffix == ".toml" or _defines_claims(p)))
+    try:
+        entries = list(path.iterdir())
+    except OSError:
+        return []
+    return sorted(p for p in entries if not p.name.startswith(("_", ".")) and p.is_file()
+                  and (p.suffix == ".toml"
+                       or (allow_python and p.suffix == ".py" and defines_claims(p))))
+
+
+def python_claims_files(folder: Path) -> list[Path]:
+    """The ``*.py`` files of ``folder`` (one level deep) that assign ``CLAIMS`` at top level:
+    what ``symq check --allow-python`` would run there (read, never run)."""
+    toml = set(claims_files(folder))
+    return [p for p in claims_files(folder, allow_python=True) if p not in toml]
 
 
 # ----------------------------------------------------------------------------- line numbers
 
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+_TABLE_HEADER = re.compile(r"^\s*\[\s*([^\[\]]*?)\s*\]")
+_FIRST_WORD = re.compile(r"^\s*([A-Za-z0-9_]+)")
+
+
 class _Lines:
-    """Finds the line of a table or a claim in the file's text (for error messages)."""
+    """Finds the line of a table or a claim in the file's text (for error messages).
+
+    The text is indexed once (in one pass per pattern, and one pass for the string literals), so
+    that finding the lines of n claims takes time linear in the file, not n times its length.
+    """
 
     def __init__(self, text: str, toml: bool) -> None:
         self.lines = text.splitlines()
         self.toml = toml
+        self._matches: dict[str, list[int]] = {}
+        self._strings: dict[str, int] | None = None
+        self._headers: dict[str, int] | None = None
+        self._words: dict[str, int] | None = None
 
     def find(self, pattern: str, occurrence: int = 0) -> int | None:
-        regex = re.compile(pattern)
-        seen = 0
-        for number, line in enumerate(self.lines, 1):
-            if regex.search(line):
-                if seen == occurrence:
-                    return number
-                seen += 1
-        return None
+        """The line of the ``occurrence``-th line matching ``pattern`` (each pattern is
+        searched once per file)."""
+        found = self._matches.get(pattern)
+        if found is None:
+            regex = re.compile(pattern)
+            found = self._matches[pattern] = [n for n, line in enumerate(self.lines, 1)
+                                              if regex.search(line)]
+        return found[occurrence] if occurrence < len(found) else None
+
+    def string(self, literal: str) -> int | None:
+        """The first line holding the string literal ``literal`` (with its quotes)."""
+        if self._strings is None:
+            self._strings = {}
+            for number, line in enumerate(self.lines, 1):
+                for match in _STRING.finditer(line):
+                    self._strings.setdefault(match.group(), number)
+        return self._strings.get(literal)
 
     def claim(self, index: int, name: Any) -> int | None:
         """The line of the claim's own table, else of the claims list that holds it."""
         if self.toml:
             own = self.find(r"^\s*\[\[\s*claims\s*\]\]", index)
             if own is None and isinstance(name, str) and name:
-                own = self.find(re.escape(f'"{name}"'))
+                own = self.string(f'"{name}"')
             return own or self.find(r"^\s*claims\s*=")
         if isinstance(name, str) and name:
-            own = self.find(re.escape(repr(name))) or self.find(re.escape(f'"{name}"'))
-            if own:
-                return own
+            found = [n for n in (self.string(repr(name)), self.string(f'"{name}"')) if n]
+            if found:
+                return min(found)
         return self.find(r"^\s*CLAIMS\b")
 
     def table(self, name: str) -> int | None:
+        if self._headers is None:
+            self._headers, self._words = {}, {}
+            for number, line in enumerate(self.lines, 1):
+                header = _TABLE_HEADER.match(line)
+                if header:
+                    self._headers.setdefault(header.group(1), number)
+                word = _FIRST_WORD.match(line)
+                if word:
+                    self._words.setdefault(word.group(1), number)
+        assert self._words is not None
+        top = name.split(".")[0]
         if self.toml:
-            return self.find(rf"^\s*\[\s*{re.escape(name)}\s*\]") or \
-                self.find(rf"^\s*{re.escape(name.split('.')[0])}\b")
-        top = name.split(".")[0].upper()
-        return self.find(rf"^\s*{top}\b")
+            return self._headers.get(name) or self._word(top)
+        return self._word(top.upper())
+
+    def _word(self, word: str) -> int | None:
+        """The first line that starts with ``word`` (a whole word)."""
+        if re.fullmatch(r"[A-Za-z0-9_]+", word):
+            return self._words.get(word) if self._words else None
+        return self.find(rf"^\s*{re.escape(word)}\b")
 
 
 # ----------------------------------------------------------------------------- reading
 
+MAX_DEPTH = 32
+"""How deep the tables and lists of a claims file may nest (a claims file needs about six
+levels); deeper data is refused before it is parsed or walked."""
+
+_TOML_TOKENS = re.compile(r'"""|' + r"'''" + r"""|["'#\[\]{},=.\n]""")
+_TOML_STRING_ENDS = {'"""': re.compile(r'(?:\\.|[^\\])*?"""', re.S),
+                     "'''": re.compile(r".*?'''", re.S),
+                     '"': re.compile(r'(?:\\.|[^"\\\n])*"'),
+                     "'": re.compile(r"[^'\n]*'")}
+
+
+def _toml_too_deep(text: str, limit: int = MAX_DEPTH) -> int | None:
+    """The line where the TOML text nests deeper than ``limit`` (tables, inline tables, arrays
+    and the parts of dotted keys), or None.
+
+    One pass over the text, without parsing it: Python's ``tomllib`` recurses once per level of
+    arrays and inline tables (a RecursionError at a few hundred levels) and takes time and memory
+    quadratic in the parts of a dotted key, so depth is refused before ``tomllib`` sees the
+    text.  The count is an upper bound of the depth of the parsed data; syntax errors are left
+    to ``tomllib``.
+    """
+    stack: list[tuple[str, int]] = []  # open arrays and inline tables, with the key parts before
+    outer = 0  # the key parts before the open arrays and inline tables, in all
+    header = 0  # the depth of the current [table] or [[array of tables]]
+    header_parts = 0  # the levels so far of the header being read
+    parts = 0  # the dots so far of the key being read
+    expect_key, in_header = True, False
+    pos = 0
+    while (match := _TOML_TOKENS.search(text, pos)) is not None:
+        token, pos = match.group(), match.end()
+        if token in _TOML_STRING_ENDS:
+            end = _TOML_STRING_ENDS[token].match(text, pos)
+            if end is None:
+                return None  # unterminated: tomllib says where
+            pos = end.end()
+            continue
+        if token == "#":
+            newline = text.find("\n", pos)
+            pos = len(text) if newline < 0 else newline
+        elif token == "\n":
+            if not stack:
+                expect_key, parts = True, 0
+        elif token == "=":
+            expect_key = False
+        elif token == ".":
+            parts += expect_key or in_header
+            header_parts += in_header
+        elif token == ",":
+            if stack and stack[-1][0] == "{":
+                expect_key, parts = True, 0
+        elif token in "[{":
+            if token == "[" and not stack and expect_key:
+                in_header, header, header_parts = True, 0, 0
+            header_parts += in_header
+            stack.append((token, parts))
+            outer, parts = outer + parts, 0
+            expect_key = token == "{" or in_header
+        elif stack:  # ] or }
+            _, parts = stack.pop()
+            outer -= parts
+            expect_key = False
+            if in_header and not stack:
+                in_header, header, parts = False, header_parts, 0
+        if 1 + header + len(stack) + outer + parts > limit:  # 1: the file's own table
+            return text.count("\n", 0, match.start()) + 1
+    return None
+
+
 def _read_toml(path: Path, text: str) -> dict[str, Any]:
+    line = _toml_too_deep(text)
+    if line is not None:
+        raise ClaimsFileError(str(path), line, "", "tables, arrays or dotted keys nested more "
+                              f"than {MAX_DEPTH} levels deep (a claims file needs a few)")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"line (\d+)", str(exc))
         raise ClaimsFileError(str(path), int(match.group(1)) if match else None, "TOML syntax",
                               str(exc)) from None
+    except RecursionError:  # not reached after the scan above; kept as a guard
+        raise ClaimsFileError(str(path), None, "", f"nested more than {MAX_DEPTH} levels "
+                              "deep") from None
+
+
+_DEEP = (f"lists and tables nested more than {MAX_DEPTH} levels deep, or holding themselves "
+         "(a claims file needs a few)")
+
+
+def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests dicts, lists and tuples more than ``limit`` levels deep (or holds
+    itself).  Level by level, without recursion; a container shared within a level is counted
+    once."""
+    level = [value]
+    for _ in range(limit + 1):
+        seen: set[int] = set()
+        children: list[Any] = []
+        for item in level:
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            values = item.values() if isinstance(item, Mapping) else \
+                item if isinstance(item, (list, tuple)) else ()
+            children += [v for v in values if isinstance(v, (Mapping, list, tuple))]
+        if not children:
+            return False
+        level = children
+    return True
 
 
 def _read_python(path: Path) -> dict[str, Any]:
@@ -230,6 +398,10 @@ def load_claims_file(path: str | Path) -> LoadedFile:
         if unknown:
             raise ClaimsFileError(str(path), lines.table(unknown[0]), unknown[0],
                                   "unknown table; a claims file has " + ", ".join(_TOP_KEYS))
+    for key in ("paper", "constants", "models"):  # the claims are checked one by one below
+        if key in data and _too_deep(data[key], MAX_DEPTH - 1):
+            raise ClaimsFileError(str(path), lines.table(key), key if toml else key.upper(),
+                                  _DEEP)
     paper = _paper_table(path, data, lines)
     context = FileContext(str(path))
     models = data.get("models") or {}
@@ -259,8 +431,11 @@ def load_claims_file(path: str | Path) -> LoadedFile:
     names: set[str] = set()
     for i, entry in enumerate(entries):
         name = entry.get("name") if isinstance(entry, Mapping) else getattr(entry, "name", "")
-        what = f"claim {name!r}" if name else f"claims[{i}]"
+        what = f"claim {name!r}" if isinstance(name, str) and name else f"claims[{i}]"
         line = lines.claim(i, name)
+        if _too_deep(entry, MAX_DEPTH - 2):  # before anything walks it or prints it
+            loaded.errors.append(ClaimsFileError(str(path), line, f"claims[{i}]", _DEEP))
+            continue
         try:
             if isinstance(entry, Claim):
                 claim = entry
