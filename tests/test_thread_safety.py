@@ -164,3 +164,59 @@ def test_concurrent_results_equal_serial_results_and_global_precision_is_untouch
         assert result == serial[name], name
     assert not user_errors, user_errors[:3]
     assert mpmath.mp.prec == 53 and mpmath.iv.prec == 53
+
+
+def test_window_solves_in_threads_never_change_a_user_threads_precision():
+    """Issue 29: three threads solving HighSpeed TCP while a user thread computes 1/3.
+
+    sympy's simplify, limit and assumption queries evaluate numeric constants such as
+    ``log(83000) - log(38)`` in mpmath's *global* context; before symq kept those constants
+    away from sympy, the user's thread got 103-bit values in about a fifth of its evaluations
+    and the global precision could be left at 103 bits.
+    """
+    from symq.window import highspeed, solve_protocol
+
+    assert mpmath.mp.prec == 53
+    third_53 = (mpmath.mpf(1) / 3)._mpf_
+    stop = threading.Event()
+    counts = {"evaluations": 0, "anomalies": 0}
+
+    def user_thread():
+        while not stop.is_set():
+            value = mpmath.mpf(1) / 3
+            counts["evaluations"] += 1
+            if value._mpf_ != third_53 or mpmath.mp.prec != 53:
+                counts["anomalies"] += 1
+
+    # a user thread sees a change only when the scheduler switches at the wrong moment; a
+    # spy on the global context's setters makes the test deterministic: it records every
+    # write to mpmath.mp's precision (private contexts are other instances and pass through)
+    context_type = type(mpmath.mp)
+    prec_property, dps_property = context_type.prec, context_type.dps
+    writes: list[str] = []
+
+    def spy(prop, label):
+        def setter(ctx, value):
+            if ctx is mpmath.mp:
+                writes.append(f"{label}={value} from {threading.current_thread().name}")
+            prop.fset(ctx, value)
+        return property(prop.fget, setter)
+
+    user = threading.Thread(target=user_thread, name="user")
+    context_type.prec, context_type.dps = spy(prec_property, "prec"), spy(dps_property, "dps")
+    user.start()
+    try:
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            # a fresh protocol object in each thread (nothing of an earlier solve re-used)
+            laws = list(pool.map(lambda p: solve_protocol(highspeed(p)), [1e-2, 2e-2, 3e-2]))
+    finally:
+        stop.set()
+        user.join()
+        context_type.prec, context_type.dps = prec_property, dps_property
+    assert counts["evaluations"] > 0
+    assert counts["anomalies"] == 0, counts
+    assert not writes, writes[:3]
+    assert mpmath.mp.prec == 53
+    # the mean window falls as the loss rate rises (RFC 3649's response w ~ p^-0.835)
+    means = [law.mean_window for law in laws]
+    assert means[0] > means[1] > means[2] > 0

@@ -32,6 +32,8 @@ from symq.core.compiler import compile as symq_compile
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import parse_formula
 
+from .constants import abstract, restore
+
 __all__ = ["W", "WindowProtocol", "PowerLawParameters", "newreno", "scalable", "highspeed",
            "highspeed_family", "general", "PRESETS"]
 
@@ -125,9 +127,13 @@ def _power(expr: sp.Expr) -> tuple[float, float] | None:
     """``(c, e)`` if ``expr == c w^e`` with constants ``c > 0`` and real ``e``, else None."""
     if expr.has(sp.Piecewise, sp.Min, sp.Max):
         return None
-    exponent = sp.simplify(W * sp.diff(expr, W) / expr)
-    if exponent.free_symbols:
+    # numeric constants as sign-known symbols: simplify evaluates nothing in mpmath's global
+    # context (symq.window.constants)
+    (exact,), table = abstract(expr)
+    exponent = sp.simplify(W * sp.diff(exact, W) / exact)
+    if exponent.free_symbols - set(table):
         return None
+    expr, exponent = restore(exact, table), restore(exponent, table)
     try:
         c, e = float(expr.subs(W, 1)), float(exponent)
         samples = [(float(expr.subs(W, w)), c * w ** e) for w in (0.37, 5.3, 1234.5)]
@@ -310,10 +316,14 @@ class WindowProtocol:
     def power_law(self) -> PowerLawParameters | None:
         """The parameters if ``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w``, else None."""
         a, lam = _power(self.increase), _power(self.loss)
-        beta = sp.simplify(self.after_loss / W)
-        if a is None or lam is None or beta.free_symbols:
+        if a is None or lam is None:
             return None
-        return PowerLawParameters(alpha=a[0], k=a[1], gamma=lam[0], l=lam[1], beta=float(beta))
+        (ratio,), table = abstract(self.after_loss / W)
+        beta = sp.simplify(ratio)
+        if beta.free_symbols - set(table):
+            return None
+        return PowerLawParameters(alpha=a[0], k=a[1], gamma=lam[0], l=lam[1],
+                                  beta=float(restore(beta, table)))
 
     @property
     def bounded(self) -> bool:
@@ -396,6 +406,29 @@ def scalable(p: float, increase: float = 0.01, beta: float = 0.875, loss_model: 
 LOW_WINDOW, HIGH_WINDOW, HIGH_DECREASE = 38, 83000, sp.Rational(1, 10)
 
 
+def _highspeed_decrease() -> sp.Expr:
+    # log(83000/38) and log(w/38): one log of a rational, whose sign sympy knows exactly (a
+    # difference of two logs would be evaluated numerically in mpmath's global context)
+    slope = (HIGH_DECREASE - sp.Rational(1, 2)) / sp.log(sp.Rational(HIGH_WINDOW, LOW_WINDOW))
+    middle = slope * sp.log(W / LOW_WINDOW) + sp.Rational(1, 2)
+    return sp.Piecewise((sp.Rational(1, 2), W <= LOW_WINDOW), (middle, W <= HIGH_WINDOW),
+                        (HIGH_DECREASE, True))
+
+
+def _highspeed_increase(b: sp.Expr) -> sp.Expr:
+    p_w = sp.Float(0.078) / W ** sp.Float(1.2)
+    return sp.Piecewise((sp.Integer(1), W <= LOW_WINDOW),
+                        (2 * W ** 2 * p_w * b / (2 - b), True))
+
+
+# Built once, when the module is imported: sympy's assumption queries while these are built
+# evaluate their log constants in mpmath's global context, which must not happen while a
+# user's thread may be computing (README, "State"); sympy expressions are immutable.
+_HS_DECREASE = _highspeed_decrease()
+_HS_INCREASE = _highspeed_increase(_HS_DECREASE)
+_HS_AFTER_LOSS = (1 - _HS_DECREASE) * W
+
+
 def highspeed_decrease() -> sp.Expr:
     """RFC 3649 ``b(w)``: 1/2 up to Low_Window, then log-linear to 0.1 at High_Window, capped.
 
@@ -403,25 +436,19 @@ def highspeed_decrease() -> sp.Expr:
     ``38 (83000/38)^1.25``); it is kept at High_Decrease = 0.1 there, as the RFC's table and
     the Linux implementation do.
     """
-    slope = (HIGH_DECREASE - sp.Rational(1, 2)) / (sp.log(HIGH_WINDOW) - sp.log(LOW_WINDOW))
-    middle = slope * (sp.log(W) - sp.log(LOW_WINDOW)) + sp.Rational(1, 2)
-    return sp.Piecewise((sp.Rational(1, 2), W <= LOW_WINDOW), (middle, W <= HIGH_WINDOW),
-                        (HIGH_DECREASE, True))
+    return _HS_DECREASE
 
 
 def highspeed_increase() -> sp.Expr:
     """RFC 3649 ``a(w) = 2 w^2 p(w) b(w)/(2 - b(w))``, ``p(w) = 0.078/w^1.2``; 1 up to Low_Window."""
-    b = highspeed_decrease()
-    p_w = sp.Float(0.078) / W ** sp.Float(1.2)
-    return sp.Piecewise((sp.Integer(1), W <= LOW_WINDOW),
-                        (2 * W ** 2 * p_w * b / (2 - b), True))
+    return _HS_INCREASE
 
 
 def highspeed(p: float, loss_model: str = "packet", **bounds: float) -> WindowProtocol:
     """HighSpeed TCP (RFC 3649): window-dependent increase ``a(w)`` and decrease ``b(w)``."""
     p = _probability(p)
-    return WindowProtocol(highspeed_increase(), _loss(p, loss_model),
-                          (1 - highspeed_decrease()) * W, name="HighSpeed TCP", **bounds)
+    return WindowProtocol(_HS_INCREASE, _loss(p, loss_model), _HS_AFTER_LOSS,
+                          name="HighSpeed TCP", **bounds)
 
 
 def highspeed_family(S: float, p: float, b: float = 0.5, C: float = math.sqrt(1.5),  # noqa: N803

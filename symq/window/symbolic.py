@@ -39,6 +39,7 @@ from symq.core.compiler import compile as symq_compile
 from symq.core.errors import DerivationTimeout, NumericalFailure
 from symq.core.result import ResultBase
 
+from .constants import abstract, restore
 from .protocol import ALPHA, BETA, GAMMA, K_EXP, L_EXP, W, WindowProtocol
 
 __all__ = ["Profiles", "kolmogorov_equation", "delay_equation", "drift_identity",
@@ -142,29 +143,42 @@ class WindowStability(ResultBase):
         return self.status == "stable"
 
 
-def _branch_at(expr: sp.Expr, point: Any) -> sp.Expr:
-    """Replace each Piecewise by its branch that holds near ``point`` (``0`` or ``oo``)."""
+def _branch_at(expr: sp.Expr, point: Any, table: dict | None = None) -> sp.Expr:
+    """Replace each Piecewise by its branch that holds near ``point`` (``0`` or ``oo``).
+
+    ``table``: the constants of :func:`~symq.window.constants.abstract` in ``expr``.
+    """
     probe = sp.Float(1e300) if point == sp.oo else sp.Float(1e-300)
 
     def pick(*args: Any) -> sp.Expr:
         for value, condition in args:
-            if bool(condition.subs(W, probe)):
+            if bool(restore(condition, table or {}).subs(W, probe)):
                 return value
         return sp.nan
 
     return expr.replace(lambda e: isinstance(e, sp.Piecewise), lambda e: pick(*e.args))
 
 
-def _limit(expr: sp.Expr, point: Any) -> tuple[float, bool]:
-    """``(value, symbolic)``: sympy's limit, or a numeric estimate on a geometric sequence."""
-    expr = _branch_at(expr, point)
+def _limit(expr: sp.Expr, point: Any, table: dict | None = None) -> tuple[float, bool]:
+    """``(value, symbolic)``: sympy's limit, or a numeric estimate on a geometric sequence.
+
+    ``expr`` holds exact rationals and the sign-known constants of ``table``
+    (:func:`~symq.window.constants.abstract`): sympy's limit then never evaluates a number
+    in mpmath's global context.
+    """
+    table = {} if table is None else table
+    # the branch first (it may turn log(w/d(w)) into the log of a number), then its constants
+    # abstracted too, and only then simplify
+    (expr,), table = abstract(_branch_at(expr, point, table), table=table)
+    expr = _simplified(expr)
     try:
         with time_budget(LIMIT_BUDGET, "a stability limit"):
             value = sp.limit(expr, W, point)
         if value.is_finite or value in (sp.oo, -sp.oo):
-            return float(value), True
+            return float(restore(value, table)), True
     except (DerivationTimeout, NotImplementedError, TypeError, ValueError):
         pass
+    expr = restore(expr, table)
     where = "w -> oo" if point == sp.oo else "w -> 0"
     try:
         if expr.has(sp.zoo, sp.nan):
@@ -215,13 +229,16 @@ def stability(protocol: WindowProtocol) -> WindowStability:
         d_top = protocol.numeric()[2](np.array([1e15]))[0]
         if not d_top > protocol.w_min:   # d(w) <= w_min on the whole domain: W -> w_min
             after = sp.Float(protocol.w_min)
-    index = _simplified(protocol.increase / (W * protocol.loss))
-    threshold = _simplified(sp.log(W / after))
+    # constants as sign-known symbols: sympy's simplify and limit then never evaluate a
+    # number in mpmath's global context, which a user's thread may be using
+    (increase, loss, after), table = abstract(protocol.increase, protocol.loss, after)
+    index = increase / (W * loss)
+    threshold = sp.log(W / after)
     symbolic = True
     upper = lower = (math.nan, math.nan)
     status, reason = "stable", ""
     if not math.isfinite(protocol.w_max):
-        (ui, s1), (ut, s2) = _limit(index, sp.oo), _limit(threshold, sp.oo)
+        (ui, s1), (ut, s2) = _limit(index, sp.oo, table), _limit(threshold, sp.oo, table)
         symbolic &= s1 and s2
         upper = (ui, ut)
         if math.isclose(ui, ut, rel_tol=1e-12, abs_tol=1e-15):
@@ -231,7 +248,7 @@ def stability(protocol: WindowProtocol) -> WindowStability:
             status, reason = "transient", (f"lim a/(w lam) = {ui:.6g} > lim ln(w/d) = {ut:.6g} as "
                                            "w -> oo: ln W drifts to infinity")
     if status == "stable" and protocol.w_min <= 0:
-        (li, s1), (lt, s2) = _limit(index, 0), _limit(threshold, 0)
+        (li, s1), (lt, s2) = _limit(index, 0, table), _limit(threshold, 0, table)
         symbolic &= s1 and s2
         lower = (li, lt)
         if math.isclose(li, lt, rel_tol=1e-12, abs_tol=1e-15):
