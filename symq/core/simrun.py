@@ -189,6 +189,13 @@ class RunPlan:
         n_jobs = int(n_jobs)
         n_warm = int(math.floor(warmup * n_jobs))
         if n_jobs - n_warm < needed:
+            most = (n_jobs - n_warm) // min_per_batch
+            if most >= 2 and smallest > SIM_WORK_LIMIT:
+                # a run that long cannot be simulated: the batches are what to change
+                raise InvalidParameter(
+                    "n_batches", n_batches, f"an integer in [2, {most}] for {jobs_name}={n_jobs}",
+                    f"{min_per_batch} post-warm-up {unit} per batch; {n_batches} batches would "
+                    f"need {jobs_name} >= {smallest}")
             raise InvalidParameter(jobs_name, n_jobs, domain, why)
         return cls(n_jobs=n_jobs, n_batches=n_batches, warmup=warmup, level=level,
                    n_warm=n_warm, n_slices=SLICES_PER_BATCH * n_batches)

@@ -35,7 +35,8 @@ from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import real_value
 from symq.core.randomness import RngLike, as_generator
 from symq.core.result import Exactness, ResultBase
-from symq.core.simrun import RunPlan, run_chunked
+from symq.core.resources import require_memory
+from symq.core.simrun import SIM_WORK_LIMIT, RunPlan, require_work, run_chunked
 from symq.core.simstats import ConfidenceInterval, batch_means
 
 from .laws import as_sampler
@@ -207,6 +208,13 @@ def _service_draw(service: Any) -> tuple[Callable[[int, np.random.Generator], An
     return (lambda n, generator: law.sample(n, rng=generator)), float(law.mean())
 
 
+#: Float arrays of ``n_jobs`` entries a run holds at once (service and interarrival times,
+#: waiting times, and one temporary of the size law's sampler).
+_ARRAYS_PER_JOB = 4
+#: Kernel steps per customer (two draws and a Lindley step).
+_STEPS_PER_JOB = 3
+
+
 def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] = (), *,
                          n_jobs: int = 1_000_000, rng: RngLike = None, n_batches: int = 40,
                          warmup: float = 0.05, level: float = 0.99,
@@ -250,8 +258,12 @@ def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] =
     ------
     InvalidParameter
         A non-positive ``lam``, non-finite thresholds, a run too short for the batch-means rule
-        (the message gives the smallest ``n_jobs``), or service times that are not ``n`` finite
-        nonnegative numbers.
+        (the message gives the smallest ``n_jobs``), a run over
+        :data:`~symq.core.simrun.SIM_WORK_LIMIT` steps, or service times that are not ``n``
+        finite nonnegative numbers.
+    ResourceLimit
+        If the run's arrays (``32 + len(thresholds)`` bytes a customer) do not fit the memory
+        budget, naming ``n_jobs`` and the largest value that fits.
     StabilityError
         If the load ``lam * E[S]`` is ``>= 1`` (the law's mean, or the mean of the drawn times
         for a function).
@@ -271,9 +283,14 @@ def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] =
     if grid.ndim != 1 or not np.all(np.isfinite(grid)):
         raise InvalidParameter("thresholds", thresholds, "a sequence of finite numbers")
     plan = RunPlan.make(n_jobs=n_jobs, n_batches=n_batches, warmup=warmup, level=level)
+    n = plan.n_jobs
+    per_job = 8.0 * _ARRAYS_PER_JOB + grid.size  # services, interarrivals, waits, a draw's temp
+    require_memory("n_jobs", n, per_job * n, what=f"{n} customers x {per_job:g} bytes",
+                   limit=lambda budget: f"at most {int(budget // per_job)}")
+    require_work(_STEPS_PER_JOB * n, [("n_jobs", n, SIM_WORK_LIMIT / _STEPS_PER_JOB)],
+                 what=f"{n} customers x {_STEPS_PER_JOB} steps")
     draw, mean = _service_draw(service)
     generator = as_generator(rng)
-    n = plan.n_jobs
     services = np.asarray(draw(n, generator), dtype=float)
     if services.shape != (n,) or not np.all(np.isfinite(services)) or np.any(services < 0):
         raise InvalidParameter("service", "its samples", f"{n} finite nonnegative times")
