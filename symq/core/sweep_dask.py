@@ -168,8 +168,8 @@ def _probe(address: str, deadline: float, timeout: float) -> None:
         finally:
             comm.abort()
 
-    not_dask = (f"{address} answers, but not as a Dask scheduler (nothing a Dask scheduler "
-                f"would say within {timeout:g} s); check the address and port")
+    not_dask = (f"{address} is not a Dask scheduler: it accepts connections but gave no Dask "
+                f"answer within {timeout:g} s; check the address and port")
     try:
         reply = _in_thread(identity, max(deadline - time.monotonic(), 0.01))
     except (TimeoutError, asyncio.TimeoutError):
