@@ -28,6 +28,7 @@ import numpy as np
 import sympy as sp
 
 from .errors import SymqError
+from .formula import MAX_DEGREE, degree_estimate
 from .precision import local_mp, working_dps
 
 __all__ = ["CompiledFunction", "compile", "clear_cache", "cache_info"]
@@ -95,6 +96,14 @@ def _safe_symbols(exprs: tuple[sp.Expr, ...], args: tuple[sp.Basic, ...],
     return renamed if any(s.name in used for s in candidates) else {}
 
 
+def _large_power(expr: sp.Expr) -> bool:
+    """Whether ``expr`` holds a power of a sum of high degree (kept unevaluated by the formula
+    parser): common-subexpression elimination would rebuild it, and sympy's sign queries on the
+    rebuilt power expand it."""
+    return any(isinstance(node, sp.Pow) and node.base.is_Add and node.exp.is_number
+               and degree_estimate(node) > MAX_DEGREE for node in sp.preorder_traversal(expr))
+
+
 def _as_symbol(arg: Any) -> sp.Basic:
     symbol = getattr(arg, "symbol", arg)  # accept a Parameter
     if not isinstance(symbol, (sp.Symbol, sp.Indexed, sp.IndexedBase, sp.Function, sp.MatrixSymbol)):
@@ -141,8 +150,9 @@ class CompiledFunction:
         code_exprs = self._code_exprs
         target = code_exprs[0] if single else (tuple(code_exprs) if backend == "numba"
                                                else list(code_exprs))
+        self._cse = not any(_large_power(e) for e in exprs)
         self._func: Callable[..., Any] = sp.lambdify(self._code_args, target, modules=modules,
-                                                     cse=True)
+                                                     cse=self._cse)
         self.function: Any = None
         self._ufuncs: list[Any] | None = None
         if backend == "numba":
@@ -206,7 +216,7 @@ class CompiledFunction:
             singles = self._code_exprs if not self.single else self._code_exprs[:1]
             ufuncs = []
             for expr in singles:
-                scalar = sp.lambdify(self._code_args, expr, modules=["math"], cse=True)
+                scalar = sp.lambdify(self._code_args, expr, modules=["math"], cse=self._cse)
                 ufuncs.append(numba.vectorize([signature])(scalar))
             self._ufuncs = ufuncs
         arrays = [np.asarray(v, dtype=float) for v in values]

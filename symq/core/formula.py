@@ -18,6 +18,8 @@ The cost model applied while parsing (the evaluation side is in
 * :data:`MAX_EXPONENT`: the largest integer exponent of a non-constant power, checked on the
   expression *after* sympy's automatic simplification (``(k^1000000)^1000000`` becomes
   ``k^(10^12)`` and is refused);
+* :data:`MAX_DEGREE`: a power of a sum whose polynomial degree would exceed this is kept as
+  written (unevaluated), since sympy's automatic sign queries would expand it;
 * :data:`MAX_EXACT_POWER_BITS`: a power of numbers is kept exact only when its result has at most
   this many bits; larger ones are folded in a private mpmath context at
   :data:`FOLD_DIGITS` significant digits (``(1 + 1/10^20)^(10^20)`` is ``e`` to 40 digits, not
@@ -53,7 +55,7 @@ from .precision import working_dps
 
 __all__ = ["parse_formula", "parse_relation", "Relation", "RELATIONS", "FUNCTIONS", "CONSTANTS",
            "MAX_LENGTH", "MAX_NODES", "MAX_DEPTH", "MAX_TOWER", "MAX_EXPONENT",
-           "MAX_EXACT_POWER_BITS", "FOLD_DIGITS", "MAX_EXACT_GAMMA", "MAX_MINMAX_ARGUMENTS",
+           "MAX_DEGREE", "degree_estimate", "MAX_EXACT_POWER_BITS", "FOLD_DIGITS", "MAX_EXACT_GAMMA", "MAX_MINMAX_ARGUMENTS",
            "MAX_MAGNITUDE_BITS", "MAX_SUM_TERMS"]
 
 #: Longest formula accepted, in characters.
@@ -66,6 +68,9 @@ MAX_DEPTH = 40
 MAX_TOWER = 3
 #: Largest integer exponent of a power of a non-constant, after sympy's simplification.
 MAX_EXPONENT = 10**6
+#: Largest polynomial degree of a power of a sum that sympy is asked to simplify (larger powers
+#: are kept as written: sympy's sign queries would expand them).
+MAX_DEGREE = 1000
 #: Most bits of an exact power of numbers (numerator and denominator each); larger: folded.
 MAX_EXACT_POWER_BITS = 4096
 #: Significant digits at which larger constant powers are folded (mpmath, private context).
@@ -192,7 +197,11 @@ class _Builder:
         if base.is_number and exponent.is_number:
             return _constant_power(base, exponent)
         _check_exponents(exponent)
-        result = sp.Pow(base, exponent)
+        if base.is_Add and exponent.is_Rational and degree_estimate(base) * abs(exponent) > MAX_DEGREE:
+            # sympy's sign queries on ((x+1)^256+1)^256 expand a polynomial of degree 65536
+            result = sp.Pow(base, exponent, evaluate=False)
+        else:
+            result = sp.Pow(base, exponent)
         _check_exponents(result)  # sympy merges (k^a)^b into k^(a*b)
         return result
 
@@ -259,6 +268,22 @@ class _Builder:
         body = inner.build(term, depth + 1)
         self.nodes = inner.nodes
         return sp.Sum(body, (k, bounds[0], bounds[1]))
+
+
+def degree_estimate(expr: sp.Expr) -> float:
+    """An upper estimate of the polynomial degree of ``expr`` in its symbols (a function of a
+    non-constant counts as degree 1)."""
+    if expr.is_number:
+        return 0.0
+    if expr.is_Symbol:
+        return 1.0
+    if expr.is_Add:
+        return max(degree_estimate(a) for a in expr.args)
+    if expr.is_Mul:
+        return sum(degree_estimate(a) for a in expr.args)
+    if expr.is_Pow and expr.exp.is_number:
+        return degree_estimate(expr.base) * abs(float(expr.exp))
+    return 1.0
 
 
 def _check_exponents(expr: sp.Expr) -> None:

@@ -45,8 +45,9 @@ from ..formula import Relation, parse_formula, parse_relation
 from ..parameters import validate_parameters
 from .compare import Tolerance, parse_tolerance, point_error
 from .explain import holding_region, smallest_counterexample
-from .quantities import (REFERENCE_PATTERN, Environment, FileContext, Formula, Function,
-                         Quantity, Reference, evaluate_expression, override_value)
+from .quantities import (DIRECT_SUM_TERMS, REFERENCE_PATTERN, SUM_TERM_BUDGET, Environment,
+                         FileContext, Formula, Function, Quantity, Reference,
+                         evaluate_expression, override_value, sum_cost)
 from .region import Region, parse_region
 
 __all__ = ["FileClaim", "build_claim", "CLAIM_KEYS", "parse_quantities", "RegionOutsideDomain"]
@@ -142,6 +143,7 @@ class FileClaim(Claim):
         self._domain_errors = []
         points = self.points()
         self._n_points = max(len(points), 1)
+        self._check_sum_budget(points)
         if self.relation is not None and self.relation.op == "->":
             verdict = self._check_limit()
         else:
@@ -149,6 +151,22 @@ class FileClaim(Claim):
         if self._domain_errors:
             raise self._outside_domain(points)
         return verdict
+
+    def _check_sum_budget(self, points: list[Mapping[str, Any]]) -> None:
+        """Refuse, before evaluating, a claim whose finite sums need more than
+        :data:`~symq.core.claimsfile.quantities.SUM_TERM_BUDGET` term evaluations."""
+        assert self.relation is not None
+        exprs = [self.relation.lhs, self.relation.rhs]
+        exprs += [q.expr for q in self.quantities.values() if isinstance(q, Formula)]
+        cost = sum_cost(exprs, points)
+        if cost > SUM_TERM_BUDGET:
+            sums = sorted({str(n) for e in exprs for n in e.atoms(sp.Sum)})
+            raise InvalidParameter(
+                f"{self.where}.statement", self.relation.text,
+                f"a claim whose finite sums need at most {SUM_TERM_BUDGET} term evaluations "
+                "over its region", f"{', '.join(sums)} need about "
+                f"{cost:.2g} over {len(points)} points (sums of more than {DIRECT_SUM_TERMS} "
+                "terms count as accelerated); shrink the region or write a closed form")
 
     def _outside_domain(self, points: list[Mapping[str, Any]]) -> RegionOutsideDomain:
         point, exc = self._domain_errors[0]

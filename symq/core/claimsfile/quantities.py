@@ -15,11 +15,19 @@ region, or a quantity defined in the claim's ``let`` table (or the file's ``[con
   the file declares in its ``[models]`` table;
 * in a Python claims file, also a **function** ``f(point) -> value`` of the parameters.
 
-Formulas are evaluated exactly (sympy rationals) when every input is rational and the formula is
-a rational function, and with 50 significant digits (mpmath, in the calling thread's private
-context) otherwise; an infinite sum is summed directly while its terms become negligible, else by
-two extrapolations of :func:`mpmath.nsum` from different numbers of terms that must agree to
-30 digits (else the point is undecided).  A reference's value is what the model returns (a float,
+Formulas are evaluated exactly (sympy rationals) when every input is rational, the formula is
+a rational function and its result is estimated to have at most :data:`MAX_EXACT_BITS` bits
+(sizes of the inputs, exponent times base bits: ``((lam+1)^256+1)^256`` ...), and with 50
+significant digits (mpmath, in the calling thread's private context) otherwise, the evidence then
+saying "50-digit" instead of "exact".  A finite sum of at most :data:`DIRECT_SUM_TERMS` terms is
+summed directly; a longer one (``sum(1/k^2, k, 1, n)`` at ``n = 10^9``) is summed by
+Euler-Maclaurin acceleration (:func:`mpmath.sumem`) after its first terms, when its term is smooth
+there, with two estimates from different splits that must agree to 30 digits; otherwise the point
+is undecided (the limit is named).  An infinite sum is summed directly while its terms become
+negligible, else by two extrapolations of :func:`mpmath.nsum` from different numbers of terms that
+must agree to 30 digits (else the point is undecided).  A claim whose sums would need more than
+:data:`SUM_TERM_BUDGET` term evaluations over its region is refused before it is evaluated
+(:func:`sum_cost`).  A reference's value is what the model returns (a float,
 a :class:`~symq.core.simstats.ConfidenceInterval` for simulations, an array).  A simulation
 estimate may enter a formula linearly (``EW*sqrt(p)``): the formula then maps the interval.
 """
@@ -48,8 +56,8 @@ from ..result import Exactness
 from ..simstats import ConfidenceInterval
 
 __all__ = ["Quantity", "Formula", "Reference", "Function", "FileContext", "Environment",
-           "override_value", "evaluate_expression",
-           "REFERENCE_PATTERN", "DIGITS"]
+           "override_value", "evaluate_expression", "sum_cost",
+           "REFERENCE_PATTERN", "DIGITS", "MAX_EXACT_BITS", "DIRECT_SUM_TERMS", "SUM_TERM_BUDGET"]
 
 #: Significant digits of formula evaluation.
 DIGITS = 50
@@ -59,6 +67,14 @@ REFERENCE_PATTERN = re.compile(r"^\s*([A-Za-z][\w.\-]*)\s*:\s*([A-Za-z_]\w*)\s*"
 _SUM_ERROR = 1e-30
 #: Terms an infinite sum is summed directly before extrapolation is tried.
 _DIRECT_TERMS = 2_000
+#: Most bits (estimated) of a formula's exact value; larger ones are evaluated at 50 digits.
+MAX_EXACT_BITS = 100_000
+#: Most terms of a finite sum summed directly; longer sums are accelerated (Euler-Maclaurin).
+DIRECT_SUM_TERMS = 2_000
+#: Term evaluations one accelerated finite sum costs (in :func:`sum_cost`'s units).
+_ACCELERATED_COST = DIRECT_SUM_TERMS + 8_000
+#: Most term evaluations the finite sums of one claim may need over its region.
+SUM_TERM_BUDGET = 500_000
 _EVIDENCE = {Exactness.EXACT: Evidence.CLOSED_FORM, Exactness.NUMERIC: Evidence.NUMERIC,
              Exactness.CERTIFIED: Evidence.CERTIFIED, Exactness.SIMULATED: Evidence.SIMULATION}
 
@@ -173,7 +189,7 @@ def evaluate_expression(expr: sp.Expr, values: Mapping[str, Any], evidence: set[
                                "arithmetic; index it (MODEL:KEY[k]) or compare it whole")
     if _exact_capable(expr):
         exact = {sym: _rational(values[sym.name]) for sym in expr.free_symbols}
-        if all(v is not None for v in exact.values()):
+        if all(v is not None for v in exact.values()) and _bits(expr, exact) <= MAX_EXACT_BITS:
             try:
                 result = expr.xreplace(exact)
             except ZeroDivisionError:
@@ -185,6 +201,22 @@ def evaluate_expression(expr: sp.Expr, values: Mapping[str, Any], evidence: set[
                 raise Inconclusive(f"{label} is not finite here (a division by zero)")
     evidence.add(Evidence.HIGH_PRECISION)
     return _evaluate_mp(expr, values, label)
+
+
+def _bits(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Rational]) -> float:
+    """An upper estimate of the bits of the numerator or denominator of ``expr`` at ``values``
+    (rational inputs, a rational function): ``a + b`` and ``a b`` add their operands' bits,
+    ``a^e`` multiplies them by ``|e|``."""
+    if isinstance(expr, sp.Symbol):
+        v = values[expr]
+        return float(max(abs(int(v.p)).bit_length(), int(v.q).bit_length()))
+    if expr.is_Rational:
+        return float(max(abs(int(expr.p)).bit_length(), int(expr.q).bit_length()))
+    if isinstance(expr, sp.Pow):
+        return _bits(expr.base, values) * abs(int(expr.exp))
+    if isinstance(expr, (sp.Add, sp.Mul)):
+        return sum(_bits(a, values) for a in expr.args) + len(expr.args)
+    return math.inf
 
 
 def _map_interval(expr: sp.Expr, values: Mapping[str, Any], intervals: list[str],
@@ -280,9 +312,72 @@ def _evaluate_sum(node: sp.Sum, values: Mapping[str, Any], label: str) -> Any:
     function = compile_expr(node.function, [k] + symbols, backend="mpmath")
     fixed = [_mp_value(outer[s.name], s.name, label) for s in symbols]
     if bounds[1] is not None:
+        if bounds[1] - bounds[0] + 1 > DIRECT_SUM_TERMS:
+            return _long_sum(lambda i: function(i, *fixed), bounds[0], bounds[1], node, label)
         return ctx.fsum(function(ctx.mpf(i), *fixed)
                         for i in range(bounds[0], bounds[1] + 1))
     return _infinite_sum(lambda i: function(ctx.mpf(i), *fixed), bounds[0], node, label)
+
+
+def _long_sum(term: Callable[[Any], Any], low: int, high: int, node: sp.Sum, label: str) -> Any:
+    """``sum(term(i), low <= i <= high)`` with more than :data:`DIRECT_SUM_TERMS` terms: the first
+    :data:`DIRECT_SUM_TERMS` terms directly, the rest by Euler-Maclaurin summation
+    (:func:`mpmath.sumem`), accepted when the term is smooth at the split (its eighth difference
+    is below 10^-6 of its size), the Euler-Maclaurin error estimate is below 10^-30 of the sum and
+    a second split (after half as many direct terms) agrees to 30 digits."""
+    ctx = local_mp()
+    half, head = low + DIRECT_SUM_TERMS // 2, low + DIRECT_SUM_TERMS
+    count = high - low + 1
+    refused = (f"{label}: the finite sum {node} has {count} terms, more than the "
+               f"{DIRECT_SUM_TERMS} summed directly, and ")
+    try:
+        first = ctx.fsum(term(ctx.mpf(i)) for i in range(low, half))
+        second = ctx.fsum(term(ctx.mpf(i)) for i in range(half, head))
+        window = [term(ctx.mpf(head + j)) for j in range(9)]
+        if any(isinstance(v, ctx.mpc) or not ctx.isfinite(v) for v in window):
+            raise Inconclusive(refused + "its term is not a finite real number there")
+        difference = ctx.fsum(ctx.binomial(8, j) * (-1) ** j * v for j, v in enumerate(window))
+        size = max(abs(v) for v in window)
+        if abs(difference) > ctx.mpf(10) ** -6 * size:
+            raise Inconclusive(refused + "its term is not smooth enough to accelerate "
+                               "(Euler-Maclaurin); write a closed form")
+        tail, error = ctx.sumem(term, [head, high], error=True)
+        other = ctx.sumem(term, [half, high])
+    except (ZeroDivisionError, ValueError, OverflowError, TypeError) as exc:
+        raise Inconclusive(refused + f"it cannot be accelerated here: {exc}") from None
+    value = first + second + tail
+    alternative = first + other
+    scale = max(abs(value), ctx.mpf(10) ** -30)
+    if any(isinstance(v, ctx.mpc) or not ctx.isfinite(v) for v in (value, alternative, error)) \
+            or abs(error) > _SUM_ERROR * scale or abs(value - alternative) > _SUM_ERROR * scale:
+        raise Inconclusive(refused + "its Euler-Maclaurin acceleration does not converge to 30 "
+                           "digits here; write a closed form")
+    return value
+
+
+def sum_cost(exprs: list[sp.Expr], points: list[Mapping[str, Any]]) -> int:
+    """The term evaluations the finite sums in ``exprs`` need over ``points`` (each sum of at most
+    :data:`DIRECT_SUM_TERMS` terms costs its terms, a longer one a fixed amount; a bound that
+    depends on other quantities counts as a long sum; infinite sums are not counted)."""
+    sums = {node for e in exprs for node in e.atoms(sp.Sum)}
+    total = 0
+    for node in sums:
+        (_, low, high), = node.limits
+        if high is sp.oo:
+            continue
+        bound_symbols = low.free_symbols | high.free_symbols
+        names = {s.name for s in bound_symbols}
+        for point in points if names else points[:1]:
+            values = {sym: _rational(point.get(sym.name)) for sym in bound_symbols}
+            count = _ACCELERATED_COST
+            if all(v is not None for v in values.values()):
+                try:
+                    count = int(high.xreplace(values)) - int(low.xreplace(values)) + 1
+                except (TypeError, ValueError):
+                    pass
+            cost = count if count <= DIRECT_SUM_TERMS else _ACCELERATED_COST
+            total += cost if names else cost * len(points)
+    return total
 
 
 def _infinite_sum(term: Callable[[int], Any], start: int, node: sp.Sum, label: str) -> Any:
