@@ -18,7 +18,10 @@ A region is a table of axes, one per parameter, written in TOML (or as a Python 
     where = "lam*d < 3"                   # optional constraints (a relation or a list of them)
 
 The points are the product of the grid axes, each combined with ``samples`` draws of the random
-axes; ``where`` keeps the points that satisfy every constraint.  Each axis also knows its bounds,
+axes; ``where`` keeps the points that satisfy every constraint (each side evaluated exactly or at
+50 digits, as the claim's formulas are).  A region has at most :data:`MAX_POINTS` points: the
+count of a range ``a:b:n`` is read from its text and the product of the axes is checked as each
+axis is read, before any array is built.  Each axis also knows its bounds,
 which :mod:`symq.core.claimsfile.shrink` uses to look for the smallest counterexample.
 """
 
@@ -34,7 +37,7 @@ import numpy as np
 
 from ..errors import InvalidParameter
 from ..formula import Relation, parse_relation
-from ..sweep import parse_axis
+from ..sweep import axis_size, parse_axis
 
 __all__ = ["Axis", "Region", "parse_region", "MAX_POINTS"]
 
@@ -108,6 +111,7 @@ class Region:
     samples: int = 0
     seed: int = 0
     where: tuple[Relation, ...] = ()
+    key: str = "region"
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -121,12 +125,24 @@ class Region:
 
     def admits(self, point: Mapping[str, Any]) -> bool:
         """Whether ``point`` satisfies every ``where`` constraint."""
-        for relation in self.where:
-            values = {s: point[s.name] for s in relation.lhs.free_symbols | relation.rhs.free_symbols}
-            left = float(relation.lhs.subs(values))
-            right = float(relation.rhs.subs(values))
-            ok = {"<": left < right, "<=": left <= right, ">": left > right,
-                  ">=": left >= right, "==": left == right}[relation.op]
+        from ..claims import Inconclusive
+        from .compare import _difference
+        from .quantities import evaluate_expression
+
+        for i, relation in enumerate(self.where):
+            values = {s.name: point[s.name]
+                      for s in relation.lhs.free_symbols | relation.rhs.free_symbols}
+            try:
+                left = evaluate_expression(relation.lhs, values, set(), "the left side")
+                right = evaluate_expression(relation.rhs, values, set(), "the right side")
+                gap = _difference(left, right)
+            except Inconclusive as exc:
+                shown = ", ".join(f"{k}={v!r}" for k, v in point.items())
+                raise InvalidParameter(f"{self.key}.where[{i}]", relation.text,
+                                       "a constraint defined at every point of the region",
+                                       f"at {shown}: {exc}") from None
+            ok = {"<": gap < 0, "<=": gap <= 0, ">": gap > 0, ">=": gap >= 0,
+                  "==": gap == 0}[relation.op]
             if not ok:
                 return False
         return True
@@ -204,8 +220,15 @@ def _axis(where: str, name: str, spec: Any) -> Axis:
     if isinstance(spec, str):
         if ":" in spec:
             try:
-                values = parse_axis(spec)
+                count = axis_size(spec)
+                if count > MAX_POINTS:
+                    raise InvalidParameter(where, spec, f"a range of at most {MAX_POINTS} points",
+                                           f"{count} points; the region has at most "
+                                           f"{MAX_POINTS}")
+                values = parse_axis(spec, max_points=None)
             except InvalidParameter as exc:
+                if exc.name == where:
+                    raise
                 raise InvalidParameter(where, spec, "a range a:b:n or a:b:n:log", exc.args[0]
                                        ) from None
             return _grid_axis(name, [float(round(v, 12)) for v in values])
@@ -271,6 +294,12 @@ def parse_region(where: str, table: Any, names_allowed: Sequence[str] | None = N
             raise InvalidParameter(f"{where}.{name}", spec, "an axis of a parameter the claim "
                                    "uses: " + ", ".join(names_allowed), "unknown parameter")
         axes.append(_axis(f"{where}.{name}", name, spec))
+        size = math.prod(len(a.values) for a in axes if not a.random)
+        if size > MAX_POINTS:  # checked axis by axis: the product is never built
+            raise InvalidParameter(where, f"{size} points", f"at most {MAX_POINTS} points",
+                                   "the product of the axes " + " x ".join(
+                                       f"{a.name} ({len(a.values)})" for a in axes
+                                       if not a.random) + "; shrink the grid")
     has_random = any(a.random for a in axes)
     samples = table.get("samples", 0)
     if has_random:
@@ -304,4 +333,5 @@ def parse_region(where: str, table: Any, names_allowed: Sequence[str] | None = N
     if size > MAX_POINTS:
         raise InvalidParameter(where, f"{size} points", f"at most {MAX_POINTS} points",
                                "shrink the grid or the samples")
-    return Region(tuple(axes), int(samples) if has_random else 0, int(seed), tuple(constraints))
+    return Region(tuple(axes), int(samples) if has_random else 0, int(seed), tuple(constraints),
+                  where)
