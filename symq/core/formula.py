@@ -229,11 +229,12 @@ class _Builder:
                               f"arguments up to about 171")
             return call
         if function in (sp.Min, sp.Max):
-            symbolic = sum(1 for a in args if not a.is_number)
+            # sympy flattens max(max(a, b), c) into one call and compares its arguments pairwise
+            symbolic = sum(len(a.args) if isinstance(a, function) else 1
+                           for a in args if not a.is_number)
             if symbolic > MAX_MINMAX_ARGUMENTS:
                 raise _Reject(f"{name}() of {symbolic} non-constant arguments (at most "
-                              f"{MAX_MINMAX_ARGUMENTS}); split it, e.g. {name}({name}(...), "
-                              f"{name}(...))")
+                              f"{MAX_MINMAX_ARGUMENTS}, nested {name}() calls counted together)")
         return function(*args)
 
 
