@@ -47,8 +47,51 @@ PROGRESS_CHUNKS = 100
 SIM_WORK_LIMIT = 4e9
 
 
+def require_time_range(name: str, value: float, rate: float, n_jobs: int, *, answer: str,
+                       unit: str = "time units") -> None:
+    """Refuse an arrival rate so small that the run's idle time leaves the floating-point range.
+
+    ``n_jobs`` arrivals at total rate ``rate`` take about ``n_jobs / rate`` time units, which
+    the run's time averages sum: ``rate`` must be at least ``n_jobs * 1e-300`` (eight orders of
+    magnitude below overflow, whatever the random idle periods).
+
+    Parameters
+    ----------
+    name, value : str, float
+        The parameter as the user typed it (the arrival rate, or what sets it).
+    rate : float
+        Total arrival rate in the run's time unit, proportional to ``value``.
+    n_jobs : int
+        Jobs of the run.
+    answer : str
+        The answer at that load, e.g. ``"ET = E[S] = 1 and EW = 0, up to terms of order lam"``.
+    unit : str
+        The run's time unit, for the message.
+
+    Raises
+    ------
+    InvalidParameter
+        ``parameter lam=1e-320 must be >= 1e-294 ... (too small to simulate: ...; at this load
+        ET = ...)``.
+    """
+    smallest_rate = n_jobs * 1e-300
+    if rate >= smallest_rate:
+        return
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        span = n_jobs / rate if rate > 0 else math.inf
+        smallest = smallest_rate * (value / rate) if rate > 0 else math.nan
+    span_text = f"about {span:.3g}" if math.isfinite(span) else "more than 1e308"
+    domain = (f">= {smallest:.3g} to simulate {n_jobs} jobs" if math.isfinite(smallest)
+              else f"larger, to simulate {n_jobs} jobs")
+    raise InvalidParameter(
+        name, value, domain,
+        f"too small to simulate: the run would last {span_text} {unit}, beyond the 1e300 its "
+        f"time sums can hold; at this load {answer}")
+
+
 def require_relaxation(name: str, value: object, load: float, scv: float, plan: "RunPlan",
-                        *, unit: str = "jobs") -> None:
+                        *, unit: str = "jobs", scv_name: str = "scv",
+                        jobs_name: str = "n_jobs") -> None:
     """Refuse a load whose relaxation time exceeds a batch: batch means would be meaningless.
 
     A queue at load :math:`\rho` relaxes in about :math:`(1 + c_s^2)/(1 - \rho)^2` jobs (the
@@ -60,7 +103,8 @@ def require_relaxation(name: str, value: object, load: float, scv: float, plan: 
     Raises
     ------
     InvalidParameter
-        Naming ``name`` with the largest load the run resolves and the run length needed.
+        Naming ``name`` with the largest load the run resolves and the run length needed; when
+        no load would do, ``scv_name`` (the size law's variability) or ``jobs_name``.
     """
     batch = (plan.n_jobs - plan.n_warm) / plan.n_batches
     with np.errstate(divide="ignore", over="ignore"):
@@ -69,6 +113,15 @@ def require_relaxation(name: str, value: object, load: float, scv: float, plan: 
         return
     load_max = 1.0 - math.sqrt((1.0 + scv) / batch)
     jobs = need * plan.n_batches / (1.0 - plan.warmup)
+    if load_max <= 0:
+        why = (f"a size law of scv={scv:.3g} relaxes in about (1 + scv)/(1 - load)^2 = "
+               f"{need:.3g} {unit} at load {load:.3g}, longer than a batch of {batch:.0f}: the "
+               f"interval would not cover the mean")
+        scv_max = batch * (1.0 - load) ** 2 - 1.0
+        if scv_max > 0 and scv_name:
+            raise InvalidParameter(scv_name, float(f"{scv:.6g}"), f"<= {scv_max:.4g} for a run of "
+                                   f"{plan.n_jobs} {unit}", why + f"; or {jobs_name} >= {jobs:.3g}")
+        raise InvalidParameter(jobs_name, plan.n_jobs, f">= {jobs:.3g}", why)
     bound = load_max * (float(value) / load) if load > 0 else load_max  # type: ignore[arg-type]
     raise InvalidParameter(
         name, value, f"<= {bound:.6g} for a run of {plan.n_jobs} {unit}",

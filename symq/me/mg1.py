@@ -37,7 +37,7 @@ from typing import Any
 
 from symq.core.errors import StabilityError
 from symq.core.parameters import Parameter, PositiveReal
-from symq.core.simrun import run_parameters
+from symq.core.simrun import RunPlan, require_relaxation, run_parameters
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
@@ -50,6 +50,8 @@ __all__ = ["MG1_SIM", "solve_mg1_sim", "pollaczek_khinchine_EW"]
 
 NAME = "mg1-sim"
 
+#: Fraction of the customers discarded as warm-up (that of :func:`simulate_mg1_waiting`).
+WARMUP = 0.05
 #: Simulated customers by default (about 0.1 to 0.5 s).
 DEFAULT_JOBS = 1_000_000
 
@@ -101,7 +103,9 @@ def solve_mg1_sim(lam: float, sizes: str = "exp", mean: float = 1.0, scv: float 
     Raises
     ------
     InvalidParameter
-        Naming ``sizes``, ``mean``, ``scv``, ``n_jobs``, ``n_batches`` or ``level``.
+        Naming ``sizes``, ``mean``, ``scv``, ``n_jobs``, ``n_batches`` or ``level``; a load
+        (or ``scv``) whose relaxation time exceeds a batch
+        (:func:`symq.core.simrun.require_relaxation`).
     StabilityError
         If ``lam * mean >= 1``.
     """
@@ -109,6 +113,8 @@ def solve_mg1_sim(lam: float, sizes: str = "exp", mean: float = 1.0, scv: float 
     c2 = law_scv(sizes, scv)
     law = size_law(sizes, mean, scv)
     exact = pollaczek_khinchine_EW(lam, mean, c2)
+    plan = RunPlan.make(n_jobs, n_batches, WARMUP, level)
+    require_relaxation("lam", lam, lam * mean, c2, plan)
     est = simulate_mg1_waiting(law, lam, n_jobs=n_jobs, rng=rng, n_batches=n_batches,
                                level=level, progress=progress)
     ew = est.EW

@@ -66,7 +66,7 @@ from symq.core.randomness import RngLike
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
 from symq.core.simrun import (SIM_WORK_LIMIT, RunPlan, kernel_seed, require_relaxation,
-                              require_work, run_chunked, seed_numba)
+                              require_time_range, require_work, run_chunked, seed_numba)
 from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
 from symq.me.laws import PhaseType, as_phase_type, validate_ph
 
@@ -358,26 +358,6 @@ def q_steps(law: PhaseType) -> float:
     return float(law.uniformised_tables()[2]) * float(law.mean())
 
 
-def _guard_range(N: int, lam: float, mean_s: float, n_jobs: int) -> None:  # noqa: N803
-    """Refuse a load so small that the run's idle time leaves the floating-point range.
-
-    ``n_jobs`` departures take about ``n_jobs / (lam N)`` time units; the run's time averages
-    (``E[Q]``, the utilisation) sum them, so ``lam N`` must be at least ``n_jobs * 1e-300``
-    (eight orders of magnitude below overflow, whatever the random idle periods).
-    """
-    smallest = n_jobs * 1e-300 / N
-    if lam >= smallest:
-        return
-    with np.errstate(over="ignore"):
-        span = n_jobs / (lam * N) if lam * N > 0 else math.inf
-    span_text = f"about {span:.3g}" if math.isfinite(span) else "more than 1e308"
-    raise InvalidParameter(
-        "lam", lam, f">= {smallest:.3g} to simulate {n_jobs} departures with N={N}",
-        f"too small to simulate: the run would last {span_text} time units, beyond the "
-        f"1e300 its time sums can hold; at this load ET = E[S] = {mean_s:.6g} and EW = 0, up to terms of "
-        f"order lam*E[S] = {lam * mean_s:.3g} relative to E[S]")
-
-
 # --------------------------------------------------------------------------------------------
 # public API
 # --------------------------------------------------------------------------------------------
@@ -542,7 +522,9 @@ def simulate_jsq(
             f"with N={N} servers: every server needs lam*E[S] < 1"
         )
     _guard_memory(N, max_queue, plan.n_jobs)
-    _guard_range(N, lam, mean_s, plan.n_jobs)
+    require_time_range("lam", lam, lam * N, plan.n_jobs, answer=(
+        f"ET = E[S] = {mean_s:.6g} and EW = 0, up to terms of order lam*E[S] = "
+        f"{lam * mean_s:.3g} relative to E[S]"))
     scv = law._raw_moment(2) / mean_s ** 2 - 1.0
     require_relaxation("lam", lam, load, scv, plan, unit="departures")
     per_job = d + q_steps(law) + 2

@@ -49,6 +49,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -57,8 +58,8 @@ from symq.core.parameters import IntegerAtLeast, NonNegativeReal, PositiveReal
 from symq.core.randomness import RngLike, as_generator
 from symq.core.resources import require_memory
 from symq.core.result import ResultBase
-from symq.core.simrun import RunPlan, run_chunked
-from symq.core.simstats import ConfidenceInterval, batch_means
+from symq.core.simrun import RunPlan, require_relaxation, require_time_range, run_chunked
+from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
 
 from .kernel import PSState
 from .sizes import SIZE_LAWS, SizeSampler, as_size_law
@@ -197,29 +198,109 @@ class PSQueueEstimate(ResultBase):
         return self.lam * self.mean / self.C
 
 
+#: Idle periods are cut to at most this many mean service times before the kernel runs.
+IDLE_CAP = 8.0
+
+
+@numba.njit(cache=True)
+def _idle_cut(gaps: np.ndarray, work: np.ndarray, cap: float) -> np.ndarray:  # pragma: no cover
+    """Cut each idle period to at most ``cap``: ``gaps`` (interarrival times, in place) lose
+    what exceeds ``cap`` of the idle time before their arrival; the removed times are returned.
+
+    The idle time before arrival ``k`` is ``gap_k - V_{k-1} - X_{k-1}`` when positive, with
+    ``V`` the work found by each arrival (Lindley's recursion at unit capacity): the PS queue
+    is work-conserving, so its busy periods are those of any such queue.
+    """
+    removed = np.zeros(gaps.shape[0])
+    v = 0.0
+    for k in range(1, gaps.shape[0]):
+        left = v + work[k - 1]
+        idle = gaps[k] - left
+        if idle > cap:
+            removed[k] = idle - cap
+            gaps[k] = left + cap
+        v = left - gaps[k]
+        if v < 0.0:
+            v = 0.0
+    return removed
+
+
+def _scaled(ci: ConfidenceInterval, factor: float) -> ConfidenceInterval:
+    return ConfidenceInterval(ci.mean * factor, ci.half_width * factor, ci.level, ci.n, ci.method)
+
+
 def _run_queue(lam: float, C: float, sizes_law: SizeSampler, plan: RunPlan,
                gen: np.random.Generator, progress: bool, desc: str) -> PSQueueEstimate:
-    """Simulate one validated queue: draw the jobs, run the kernel, form the intervals."""
+    """Simulate one validated queue: draw the jobs, run the kernel, form the intervals.
+
+    The kernel runs in units of the mean size (work) and of the mean service time ``mean/C``
+    (time), at arrival rate ``rho``, with every idle period longer than :data:`IDLE_CAP` cut
+    to it (sojourn times do not depend on idle lengths; the time average of the number in
+    system adds the removed idle time back to the durations of its slices): results do not
+    depend on the scale of ``lam``, ``C`` and ``mean``, and at a small load the clock keeps
+    the precision of the sojourn times.
+    """
     n_jobs, skip = plan.n_jobs, plan.n_warm
+    mean = sizes_law.mean
+    rho = lam * mean / C
+    time_unit = mean / C
     sizes = sizes_law.draw(n_jobs, gen)
-    arrivals = np.cumsum(gen.exponential(1.0 / lam, size=n_jobs))
+    gaps = gen.exponential(1.0, size=n_jobs) / rho
+    gaps[0] = min(gaps[0], IDLE_CAP)  # the run starts empty: its first idle period too
+    work = sizes / mean
+    removed = _idle_cut(gaps, work, IDLE_CAP)
+    arrivals = np.cumsum(gaps)
     t_start = float(arrivals[skip])
     t_stop = float(arrivals[-1])
     n_slices = plan.n_slices if t_stop > t_start else 0
     if n_slices == 0:  # pragma: no cover - needs all retained arrivals at one instant
         raise InvalidParameter("n_jobs", n_jobs, "large enough for a time window of positive length")
-    state = PSState(arrivals, sizes, C, t_start, t_stop, n_slices)
+    state = PSState(arrivals, work, 1.0, t_start, t_stop, n_slices)
     run_chunked(state.advance, n_jobs, progress=progress, desc=desc, unit="job")
     sojourn, area = state.sojourn, state.area
+    width = (t_stop - t_start) / n_slices
+    durations = np.full(n_slices, width)
+    inside = np.arange(n_jobs) > skip
+    where = np.minimum(((arrivals[inside] - t_start) / width).astype(np.int64), n_slices - 1)
+    np.add.at(durations, where, removed[inside])
 
     level, n_batches = plan.level, plan.n_batches
-    sojourn_ci = batch_means(sojourn[skip:], n_batches=n_batches, level=level)
-    slowdown_ci = batch_means(sojourn[skip:] / sizes[skip:], n_batches=n_batches, level=level)
-    slice_means = area / ((t_stop - t_start) / n_slices)
-    number_ci = batch_means(slice_means, n_batches=n_batches, level=level)
+    sojourn_ci = _scaled(batch_means(sojourn[skip:], n_batches=n_batches, level=level),
+                         time_unit)
+    slowdown_ci = _scaled(batch_means(sojourn[skip:] / work[skip:], n_batches=n_batches,
+                                      level=level), 1.0 / C)
+    number_ci = ratio_batch_means(area, durations, n_batches, level)
     return PSQueueEstimate(ET=sojourn_ci, EQ=number_ci, mean_slowdown=slowdown_ci, lam=lam, C=C,
                            mean=sizes_law.mean, law=sizes_law.label, n_jobs=n_jobs,
                            n_warmup=skip)
+
+
+def _guard_scale(lam: float, C: float, sizes_law: SizeSampler, plan: RunPlan,  # noqa: N803
+                 name: str = "lam", value: float | None = None) -> None:
+    """Refuse loads and scales beyond floating point, and loads the run cannot resolve."""
+    mean = sizes_law.mean
+    rho = lam * mean / C
+    value = lam if value is None else value
+    with np.errstate(over="ignore", divide="ignore"):
+        et = mean / (C - lam * mean)
+    if not (math.isfinite(et) and et < 1e300 and 1.0 / C < 1e300):
+        raise InvalidParameter("C", C, f"large enough that E[T] = mean/(C - lam*mean) = {et:.3g} "
+                               "and 1/C stay below 1e300", "the estimates would overflow")
+    require_time_range(name, value, rho, plan.n_jobs, answer=(
+        f"E[T] = mean/(C - lam*mean) = {et:.6g} (PS is insensitive), E[N] = {rho:.3g}"),
+                       unit="mean service times")
+    scv = _scv(sizes_law)
+    require_relaxation(name, value, rho, scv, plan)
+
+
+def _scv(sizes_law: SizeSampler) -> float:
+    """The law's squared coefficient of variation (0 when its second moment is not known)."""
+    try:
+        m2 = float(sizes_law.law.moment(2))
+    except Exception:  # noqa: BLE001 - any law object: no second moment, no check
+        return 0.0
+    value = m2 / sizes_law.mean ** 2 - 1.0
+    return value if math.isfinite(value) and value > 0 else 0.0
 
 
 def simulate_ps_queue(
@@ -315,6 +396,7 @@ def simulate_ps_queue(
     sizes_law = as_size_law(law, mean, scv)
     _check_stable(lam * sizes_law.mean, C, f"lam*mean = {lam:g}*{sizes_law.mean:g}")
     plan = _plan(n_jobs, n_batches, warmup, level, "n_jobs")
+    _guard_scale(lam, C, sizes_law, plan)
     return _run_queue(lam, C, sizes_law, plan, as_generator(rng), bool(progress), "M/G/1-PS")
 
 
@@ -471,6 +553,7 @@ def simulate_farm(
             continue
         lam = x / sizes_law.mean
         _check_stable(lam * sizes_law.mean, c, f"loads[{j}]")
+        _guard_scale(lam, c, sizes_law, plan, f"loads[{j}]", x)
         est = _run_queue(lam, c, sizes_law, plan, child, bool(progress), f"PS server {j}")
         servers.append(est)
         numbers_ci.append(est.EQ)
