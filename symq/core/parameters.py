@@ -97,6 +97,34 @@ def integer_value(name: str, value: Any, minimum: int, reason: str = "") -> int:
     return int(value)
 
 
+def plain_number_text(name: str, text: str, domain: str, whole: str | None = None) -> str:
+    """``text`` if it is written with ASCII characters and no underscores, else InvalidParameter.
+
+    Python's ``float`` and ``int`` read ``"0_5"`` as 5 and ``"\u0662"`` (Arabic-Indic two)
+    as 2; a value typed by a user is taken only as it reads: digits 0-9, a sign, a point, an
+    exponent.  ``whole``: the full text typed, when ``text`` is one entry of a vector.
+    """
+    shown = text if whole is None else whole
+    if "_" in text:
+        raise InvalidParameter(name, shown, domain, "write numbers without underscores")
+    if not text.isascii():
+        raise InvalidParameter(name, shown, domain,
+                               "write numbers with the ASCII digits 0-9 only")
+    return text
+
+
+def split_entries(name: str, text: str, domain: str) -> list[str]:
+    """The comma-separated entries of a vector typed as text; an empty entry is refused."""
+    pieces = [piece.strip() for piece in text.split(",")]
+    for index, piece in enumerate(pieces):
+        if piece == "":
+            where = "the vector is empty" if len(pieces) == 1 else f"entry {index} is empty"
+            raise InvalidParameter(name, text, domain,
+                                   f"{where}: write comma-separated numbers, e.g. 4,2,1")
+        plain_number_text(name, piece, domain, whole=text)
+    return pieces
+
+
 class Domain(ABC):
     """The set of allowed values of a parameter."""
 
@@ -113,6 +141,7 @@ class Domain(ABC):
 
     def parse(self, name: str, text: str) -> Any:
         """Parse command-line text into a valid value."""
+        plain_number_text(name, text, self.describe())
         try:
             value = float(text)
         except ValueError:
@@ -270,6 +299,7 @@ class IntegerAtLeast(Domain):
     def parse(self, name: str, text: str) -> Any:
         if len(text.strip()) > 30:
             raise InvalidParameter(name, text[:30] + "...", self.describe(), "too large")
+        plain_number_text(name, text, self.describe())
         try:
             value = int(text)
         except ValueError:
@@ -315,7 +345,7 @@ class PositiveVector(Domain):
         return array
 
     def parse(self, name: str, text: str) -> Any:
-        pieces = [p for p in text.replace(" ", "").split(",") if p != ""]
+        pieces = split_entries(name, text, self.describe())
         try:
             values = [float(p) for p in pieces]
         except ValueError:
@@ -397,8 +427,7 @@ class RationalVector(Domain):
         return tuple(self._entry(name, v, i, value) for i, v in enumerate(value))
 
     def parse(self, name: str, text: str) -> Any:
-        pieces = [p for p in text.replace(" ", "").split(",") if p != ""]
-        return self.coerce(name, pieces)
+        return self.coerce(name, split_entries(name, text, self.describe()))
 
 
 @dataclass(frozen=True)
