@@ -111,8 +111,8 @@ def test_sweep_serial_json(capsys):
 def test_sweep_on_a_dask_cluster(capsys):
     from dask.distributed import LocalCluster  # part of the test extra
 
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=":0") as cluster:
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://",
+                      host="127.0.0.1", dashboard_address=":0") as cluster:  # tcp: the CLI's
         code, out, _ = run(capsys, "sweep", "ps-routing", "C=2,1", "w=1,1", "rho=0.5:2.5:5",
                            "--scheduler", cluster.scheduler_address, "--json")
     assert code == 0

@@ -108,6 +108,8 @@ def _host_port(rest: str, name: str, address: str) -> tuple[str, int]:
 def quiet_distributed() -> Iterator[None]:
     """Silence distributed's (and tornado's) loggers and warnings within the block, then
     restore the loggers' levels as they were."""
+    with contextlib.suppress(ImportError):  # its import sets the levels of its loggers
+        import distributed  # noqa: F401
     manager = logging.root.manager
     names = ["distributed", "tornado", "asyncio"] + [
         n for n in list(manager.loggerDict)
