@@ -12,6 +12,7 @@ Backends
   ``processes`` workers (``os.cpu_count()`` by default);
 * Dask: ``scheduler=`` a scheduler address such as ``"tcp://host:8786"``, a
   ``dask.distributed.Client`` or a Dask cluster object.  Requires ``pip install "symq[distributed]"``.
+  It never waits forever: see :mod:`symq.core.sweep_dask`.
 
 For the process and Dask backends ``func`` must be picklable: a module-level function or a
 :func:`functools.partial` of one (on a remote Dask cluster its module must also be importable
@@ -524,8 +525,10 @@ def sweep(
     desc : str, default "sweep"
         Label of the progress bar.
     connect_timeout : float, default 10
-        Seconds to wait for a Dask scheduler given by address before giving up with
-        :class:`~symq.core.errors.SchedulerUnreachable`.
+        Dask only: one deadline, in seconds, for reaching the scheduler, checking that it is a
+        Dask scheduler and the first worker joining; also how long a lost scheduler, or a
+        cluster left without workers, is waited for during the sweep
+        (:mod:`symq.core.sweep_dask`).
 
     Returns
     -------
@@ -543,7 +546,11 @@ def sweep(
     MissingDependency
         If ``scheduler`` is given and dask.distributed is not installed.
     SchedulerUnreachable
-        If the scheduler at the address cannot be reached within ``connect_timeout``.
+        If within ``connect_timeout`` the scheduler at the address cannot be reached, is not a
+        Dask scheduler, or has no worker.
+    SweepIncomplete
+        If the scheduler, or every worker, is lost during the sweep for ``connect_timeout``
+        seconds after some points finished: ``partial`` holds those points.
 
     Examples
     --------

@@ -186,7 +186,11 @@ def test_silent_listener_is_not_a_dask_scheduler(capsys) -> None:
 
     threading.Thread(target=accept, daemon=True).start()
     port = listener.getsockname()[1]
-    levels = {n: logging.getLogger(n).level for n in ("distributed", "distributed.comm")}
+    import distributed  # noqa: F401  (its import sets its loggers' levels)
+
+    levels = {n: logging.getLogger(n).level for n in list(logging.root.manager.loggerDict)
+              if n.startswith("distributed")}
+    assert levels["distributed.client"] < logging.CRITICAL
     try:
         (code, out, err), seconds = within(
             10, run, capsys, "sweep", "supermarket", "d=2", "lam=0.1:0.5:2",
@@ -276,7 +280,7 @@ def test_losing_the_cluster_keeps_the_finished_points(capfd, mode, problem) -> N
     assert partial.results == [p["x"] for p in partial.points]  # finished points, exact
     assert problem in str(error) and f"{error.lost} of 60 points lost" in str(error)
     assert error.exit_status == 3
-    assert "Traceback" not in capfd.readouterr().err
+    assert capfd.readouterr().err == ""  # distributed's log lines and tracebacks silenced
 
 
 def test_cli_prints_the_finished_points_then_one_line(capsys, monkeypatch) -> None:
