@@ -4,7 +4,8 @@
 
     symq list [FILE ...]            models, papers (and where they come from), model kinds
     symq check [PAPER|FILE ...]     check every claim of the papers or claims files (a folder:
-                                    every *.toml and *.py in it); --json; --report DIR
+                                    its own *.toml files; --allow-python: also its *.py
+                                    claims files); --json; --report DIR
     symq derive PAPER|FILE          print the derivation (Markdown + LaTeX)
     symq new-claims NAME            write a starting claims file NAME.toml (--python: NAME.py)
     symq solve MODEL key=value ...  solve one model; --json for machine-readable output
@@ -104,11 +105,18 @@ def _cmd_list(args: argparse.Namespace) -> int:
     models = registry.models()
     papers = registry.papers()
     kinds = registry.model_kinds()
+    python_files: list[Path] = []  # listed, never run: only symq check runs a Python file
     if args.files:  # claims files: their papers and declared models, with source "file PATH"
-        from .core.claimsfile import claims_files, load_claims_file
+        from .core.claimsfile import claims_files, load_claims_file, python_claims_files
 
         for target in args.files:
-            for file in claims_files(Path(target)) if Path(target).exists() else [Path(target)]:
+            path = Path(target)
+            files = claims_files(path) if path.is_dir() else [path]
+            python_files += python_claims_files(path) if path.is_dir() else []
+            for file in files:
+                if file.suffix == ".py" and file.is_file():
+                    python_files.append(file)
+                    continue
                 loaded = load_claims_file(file)
                 papers = dict(sorted({**papers, loaded.paper.key: loaded.paper}.items()))
                 models = dict(sorted({**models, **loaded.models}.items()))
@@ -122,6 +130,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
             "model_kinds": [{"kind": k.kind, "summary": k.summary, "keys": dict(k.keys),
                              "outputs": list(k.outputs)} for k in kinds.values()],
             "plugin_failures": [str(f) for f in registry.plugin_failures()],
+            "python_claims_files": [str(f) for f in python_files],
         }, indent=2))
         return EXIT_OK
     print("Models (symq solve MODEL key=value ...; in claims files MODEL:KEY):")
@@ -141,34 +150,57 @@ def _cmd_list(args: argparse.Namespace) -> int:
             print(f"  {k.kind:<16} {k.summary}")
             if k.keys:
                 print(f"  {'':<16}   keys: {', '.join(k.keys)}")
-    print("\nClaims files: symq check FILE.toml|FILE.py|FOLDER; symq new-claims NAME")
+    if python_files:
+        print("\nPython claims files (not run by symq list; symq check FILE runs one, "
+              "symq check --allow-python FOLDER those of a folder):")
+        for file in python_files:
+            print(f"  {file}")
+    print("\nClaims files: symq check FILE.toml|FILE.py|FOLDER (its *.toml files; "
+          "--allow-python: also its *.py); symq new-claims NAME")
     return EXIT_OK
 
 
 # ----------------------------------------------------------------------------- check
 
-def _papers_to_check(targets: Sequence[str]) -> tuple[list[registry.PaperSpec], list[str]]:
+def _papers_to_check(targets: Sequence[str], allow_python: bool = False
+                     ) -> tuple[list[registry.PaperSpec], list[str]]:
     """The papers named on the command line (keys, claims files, folders of them), and the
     error lines of claims that could not be built.  Unknown keys and unusable files fail
-    before any claim runs."""
-    from .core.claimsfile import ClaimsFileError, claims_files, is_claims_path, load_claims_file
+    before any claim runs.
+
+    A bare name that is a paper key means the paper, even where a file or folder of that name
+    exists (a note on stderr says so); ``./NAME``, ``NAME/``, an absolute path or a name ending
+    in ``.toml`` or ``.py`` means the path.  A folder contributes its own ``*.toml`` files (one
+    level deep) and, with ``allow_python``, its ``*.py`` files that assign ``CLAIMS``; a Python
+    file named on the command line runs.
+    """
+    from .core.claimsfile import (ClaimsFileError, claims_files, is_explicit_path,
+                                  load_claims_file, python_claims_files, shadowed_path_note)
 
     if not targets:
         return list(registry.papers().values()), []
     specs: list[registry.PaperSpec] = []
     errors: list[str] = []
     for target in targets:
-        if not is_claims_path(target) or (target in registry.papers() and not Path(target).exists()):
-            specs.append(registry.get_paper(target))
+        explicit = is_explicit_path(target)
+        if not explicit and (target in registry.papers() or not Path(target).exists()):
+            note = shadowed_path_note(target)
+            if note:
+                print(f"symq: note: {note}", file=sys.stderr)
+            specs.append(registry.get_paper(target))  # an unknown key names the paper keys
             continue
         path = Path(target)
         if not path.exists():
             raise ClaimsFileError(target, None, "", "no such claims file or folder (or paper key: "
                                   + ", ".join(registry.papers()) + ")")
-        files = claims_files(path)
+        files = claims_files(path, allow_python=allow_python)
         if not files:
-            raise ClaimsFileError(target, None, "", "the folder holds no claims file "
-                                  "(*.toml, *.py)")
+            python = [] if allow_python else python_claims_files(path)
+            hint = (f"; its Python claims files ({', '.join(p.name for p in python)}) run "
+                    "only with --allow-python" if python else "")
+            raise ClaimsFileError(target, None, "", "the folder holds no claims file (*.toml"
+                                  + (", *.py" if allow_python else "")
+                                  + ", in the folder itself)" + hint)
         for file in files:
             loaded = load_claims_file(file)
             specs.append(loaded.paper)
@@ -213,7 +245,7 @@ def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool, errors: lis
 def _cmd_check(args: argparse.Namespace) -> int:
     if args.report:
         _check_writable_directory("--report", Path(args.report))
-    specs, errors = _papers_to_check(args.papers)
+    specs, errors = _papers_to_check(args.papers, allow_python=args.allow_python)
     for line in errors:  # claims that could not be built: said before the others run
         print(f"symq: error: {line}", file=sys.stderr)
     run_errors: list[str] = []
@@ -275,18 +307,25 @@ def _cmd_derive(args: argparse.Namespace) -> int:
     key = args.paper
     if args.output:
         _check_writable_file("-o", Path(args.output))
-    from .core.claimsfile import is_claims_path, load_claims_file
+    from .core.claimsfile import (ClaimsFileError, is_explicit_path, load_claims_file,
+                                  shadowed_path_note)
 
     errors: list[str] = []
-    if key not in registry.papers() and is_claims_path(key) and Path(key).is_file():
+    models = registry.models()
+    built_in = key in registry.papers() or (key in models and bool(models[key].paper))
+    if is_explicit_path(key) or (not built_in and Path(key).exists()):  # a claims file
+        if Path(key).is_dir():
+            raise ClaimsFileError(key, None, "", "is a folder; symq derive takes one claims "
+                                  "file (symq check takes folders)")
         loaded = load_claims_file(key)
         errors = [str(e) for e in loaded.errors]
         text = loaded.paper.build_derivation().to_markdown()
-    else:
-        if key not in registry.papers():
-            models = registry.models()
-            if key in models and models[key].paper:
-                key = models[key].paper  # a model's derivation is its paper's
+    else:  # a built-in paper or model wins over a local path of the same name
+        note = shadowed_path_note(key, "paper" if key in registry.papers() else "model")
+        if note:
+            print(f"symq: note: {note}", file=sys.stderr)
+        if key not in registry.papers() and built_in:
+            key = models[key].paper  # a model's derivation is its paper's
         text = registry.get_paper(key).build_derivation().to_markdown()
     if args.output:
         try:
@@ -466,8 +505,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                             f"{total} points" + (f" ({grid_text})" if len(counts) > 1 else ""),
                             f"a grid of at most {args.max_points} points in all "
                             "(--max-points N allows more)")
-    require_memory("--max-points", args.max_points, 2048.0 * total,  # ~2 KiB a point
-                   what=f"a grid of {total} points")
+    if counts:  # a --max-points above the default may still ask for more than fits
+        biggest = max(counts, key=counts.__getitem__)
+        require_memory(biggest, texts[biggest], 2048.0 * total,  # ~2 KiB a point
+                       what=f"a grid of {total} points",
+                       limit=lambda budget: f"a grid of at most {budget // 2048} points")
     axes: dict[str, Any] = {}
     fixed: dict[str, Any] = {}
     for name, text in texts.items():
@@ -565,14 +607,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="list models, papers and the model kinds of claims files")
     p.add_argument("files", nargs="*", metavar="FILE", help="also list the papers and models of "
-                   "these claims files or folders")
+                   "these claims files or folders (a folder's own *.toml files; Python claims "
+                   "files are listed by name, never run)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_cmd_list)
 
     p = sub.add_parser("check", help="check the claims of papers or claims files (all built-in "
                        "and plugin papers by default)")
     p.add_argument("papers", nargs="*", metavar="PAPER|FILE",
-                   help="paper keys (see symq list), claims files (*.toml, *.py) or folders")
+                   help="paper keys (see symq list), claims files (*.toml, *.py) or folders (their "
+                   "own *.toml files); a bare name that is a paper key means the paper: write "
+                   "./NAME for a local file or folder of that name")
+    p.add_argument("--allow-python", action="store_true",
+                   help="in a folder, also run the *.py files that assign CLAIMS (a Python "
+                   "claims file is a program: only for files you trust)")
     p.add_argument("--json", action="store_true", help="print a JSON list of verdicts")
     p.add_argument("--explain", nargs="?", const="failed", choices=("failed", "all"),
                    help="after the table, explain each verdict that is not 'holds' (or all): "

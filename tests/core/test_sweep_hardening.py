@@ -124,6 +124,16 @@ def test_cli_budget_is_the_product_over_axes_and_max_points_raises_it(capsys) ->
     assert code == 2 and "--max-points=0" in err
 
 
+def test_cli_a_raised_max_points_is_still_bounded_by_memory(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("SYMQ_MEMORY_LIMIT", str(10**9))
+    start = time.perf_counter()
+    code, out, err = run(capsys, "sweep", "supermarket", "d=2", "lam=0.1:0.9:100000000",
+                         "--max-points", "100000000")
+    assert time.perf_counter() - start < 2.0
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "lam='0.1:0.9:100000000'" in err and "a grid of 100000000 points" in err
+
+
 # ------------------------------------------------------------------ process pools
 
 
