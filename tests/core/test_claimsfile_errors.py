@@ -427,7 +427,8 @@ def test_folder_without_claims_files(capsys, tmp_path):
     (tmp_path / "notes.txt").write_text("not a claims file")
     (tmp_path / "_private.toml").write_text(PAPER + GOOD)  # names starting with _ are skipped
     line = only_error(capsys, "check", str(tmp_path))
-    assert line == f"symq: error: {tmp_path}: the folder holds no claims file (*.toml, *.py)"
+    assert line == (f"symq: error: {tmp_path}: the folder holds no claims file (*.toml, in the "
+                    "folder itself)")
 
 
 def test_folder_runs_every_file_and_reports_each_bad_claim(capsys, tmp_path):

@@ -14,10 +14,12 @@ inequalities, confidence intervals), :mod:`~.explain` (counterexamples and holdi
 
 from .claim import FileClaim, build_claim
 from .compare import Tolerance
-from .loader import ClaimsFileError, LoadedFile, claims_files, is_claims_path, load_claims_file
+from .loader import (ClaimsFileError, LoadedFile, claims_files, is_claims_path, is_explicit_path,
+                     load_claims_file, python_claims_files, shadowed_path_note)
 from .region import Region, parse_region
 from .template import new_claims_text
 
 __all__ = ["FileClaim", "build_claim", "Tolerance", "ClaimsFileError", "LoadedFile",
-           "claims_files", "is_claims_path", "load_claims_file", "Region", "parse_region",
+           "claims_files", "is_claims_path", "is_explicit_path", "load_claims_file",
+           "python_claims_files", "shadowed_path_note", "Region", "parse_region",
            "new_claims_text"]

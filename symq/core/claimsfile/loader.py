@@ -43,6 +43,7 @@ from .declarations import declare_model
 from .quantities import FileContext
 
 __all__ = ["ClaimsFileError", "LoadedFile", "load_claims_file", "claims_files", "is_claims_path",
+           "is_explicit_path", "python_claims_files", "shadowed_path_note", "MAX_DEPTH",
            "PAPER_KEYS", "SUFFIXES"]
 
 SUFFIXES = (".toml", ".py")
@@ -118,6 +119,17 @@ def claims_files(path: Path, allow_python: bool = False) -> list[Path]:
     return sorted(p for p in entries if not p.name.startswith(("_", ".")) and p.is_file()
                   and (p.suffix == ".toml"
                        or (allow_python and p.suffix == ".py" and defines_claims(p))))
+
+
+def shadowed_path_note(name: str, what: str = "paper") -> str | None:
+    """The note for a bare name that is a built-in (or plugin) paper key and also a local file
+    or folder: the built-in wins, and the note says how to name the path instead."""
+    path = Path(name)
+    if is_explicit_path(name) or not path.exists():
+        return None
+    kind = "folder" if path.is_dir() else "file"
+    return (f"{name!r} is the built-in {what} {name}; the local {kind} {name!r} was not used "
+            f"(write ./{name} to use it)")
 
 
 def python_claims_files(folder: Path) -> list[Path]:
