@@ -4,7 +4,8 @@
 :class:`~symq.core.registry.PaperSpec` whose claims ``symq check`` runs like a built-in paper's,
 the models the file declares, and the errors of the claims that could not be built (each names
 the file, the line and the claim; the other claims still run).  :func:`claims_files` lists the
-claims files of a folder.
+claims files of a folder: its own ``*.toml`` files, one level deep, and only when asked
+(``allow_python``) its ``*.py`` claims files.
 
 A TOML file has the tables ``[paper]``, ``[constants]``, ``[models.NAME]`` and ``[[claims]]``
 (see ``symq new-claims`` and the README section "Check a formula from your own paper").  Every
@@ -16,7 +17,8 @@ A Python file defines the same things as module attributes ``PAPER`` (dict), ``C
 model built in Python) and ``CLAIMS`` (a list of tables, or of
 :class:`~symq.core.claims.Claim` objects), and may use Python functions where a TOML file writes
 formulas.  Checking a Python claims file runs it, like running a script: check only files you
-trust.
+trust.  It runs only when asked for by name (``symq check FILE.py``, or ``symq check
+--allow-python DIR``); listing never runs it.
 """
 
 from __future__ import annotations
