@@ -216,6 +216,13 @@ def test_the_euler_limit_claim_holds():
     assert verdict.max_error < 1e-20  # (1 + 1/N)^N = e (1 - 1/(2N) + ...), N = 10^20
 
 
+def test_a_tiny_constant_power_is_folded_not_refused():
+    value = parse_formula("a", "(1/2)^(10^6)", ())
+    with mpmath.workdps(70):  # 2^-10^6, exactly a power of two
+        exact = mpmath.ldexp(mpmath.mpf(1), -10**6)
+        assert abs(mpmath.mpf(sp.Float(value)._mpf_) / exact - 1) < mpmath.mpf(10) ** -55
+
+
 def test_a_power_beyond_the_double_range_is_still_refused():
     with pytest.raises(InvalidParameter, match="not a finite real number"):
         parse_formula("a", "2**100000", ())
