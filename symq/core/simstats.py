@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from symq.core.errors import InvalidParameter
+from symq.core.errors import InvalidParameter, NumericalFailure
 
 __all__ = [
     "ConfidenceInterval",
@@ -191,10 +191,19 @@ def _short(values: object) -> object:
 
 def _t_interval(means: np.ndarray, level: float, method: str) -> ConfidenceInterval:
     n = means.size
-    mean = float(means.mean())
-    std = float(means.std(ddof=1))
+    # in units of the largest |mean|: the squares of means near 1e160 and beyond stay finite
+    scale = float(np.max(np.abs(means))) if n else 0.0
+    if not math.isfinite(scale) or scale == 0.0:
+        scale = 1.0
+    unit = means / scale
+    mean = float(unit.mean()) * scale
     quantile = float(stats.t.ppf(0.5 + level / 2.0, df=n - 1))
-    return ConfidenceInterval(mean, quantile * std / math.sqrt(n), level, n, method)
+    half = quantile * float(unit.std(ddof=1)) / math.sqrt(n) * scale
+    if not (math.isfinite(mean) and math.isfinite(half)):
+        raise NumericalFailure(
+            f"the simulated means (up to {scale:.3g}) and their confidence interval leave the "
+            f"floating-point range: the model's times or counts are too large to estimate")
+    return ConfidenceInterval(mean, half, level, n, method)
 
 
 def batch_means(

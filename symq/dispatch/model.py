@@ -182,6 +182,11 @@ def _check_simulation(key: str, m: int, rho: float, law: Any, n_jobs: int,
                       sizes: str, scv_typed: float | None, n_batches: int = 30) -> None:
     """Refuse simulations that would take hours or whose confidence interval is not reliable."""
     if m * n_jobs > SIM_WORK_LIMIT:
+        if SIM_WORK_LIMIT // n_jobs < 1 or m <= SIM_WORK_LIMIT // 1_000_000:  # n_jobs is too long
+            raise InvalidParameter("n_jobs", n_jobs, f"<= {int(SIM_WORK_LIMIT // m)} with m={m} "
+                                   f"for a simulated policy ({key} with sizes={sizes})",
+                                   f"the simulation costs m steps per job, at most "
+                                   f"{SIM_WORK_LIMIT:.0e} steps in all (about a minute)")
         raise InvalidParameter("m", m, f"<= {int(SIM_WORK_LIMIT // n_jobs)} for a simulated "
                                f"policy ({key} with sizes={sizes})",
                                f"the simulation of {n_jobs} jobs costs m steps per job")
@@ -189,6 +194,12 @@ def _check_simulation(key: str, m: int, rho: float, law: Any, n_jobs: int,
     batch = 0.9 * n_jobs / n_batches
     scv = float(law.scv)
     need = 10 * (1 + scv) / (1 - rho) ** 2
+    if 10 * (1 + scv) > batch and 10 * 2 > batch:  # no load would do: too many batches
+        raise InvalidParameter("n_batches", n_batches,
+                               f"<= {max(int(0.9 * n_jobs / max(10 * (1 + scv), 100)), 2)} for "
+                               f"n_jobs={n_jobs}",
+                               f"each batch must hold 100 jobs and be much longer than the "
+                               f"relaxation time ~(1 + scv)/(1 - rho)^2 >= {1 + scv:.3g} jobs")
     if need > batch:
         exp_need = 10 * 2 / (1 - rho) ** 2
         if sizes == "h2" and exp_need <= batch:

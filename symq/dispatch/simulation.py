@@ -299,8 +299,9 @@ def _run(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_batches: 
         return done, False
 
     run_chunked(step, n_jobs, progress=progress, desc=desc, unit="job")
-    span = state_f[2] - state_f[1]
-    loads = work / span if span > 0 else np.full(m, np.nan)
+    with np.errstate(invalid="ignore"):
+        span = state_f[2] - state_f[1]  # inf - inf at a load below 1e-300: the loads are 0
+    loads = work / span if span > 0 else np.zeros(m) if not span == span else np.full(m, np.nan)
     if pol.speeds is not None:
         loads = loads / pol.speeds
     return _Sums(sum_T / batch_size, sum_W / batch_size, loads, bin_T, bin_n)
@@ -423,6 +424,14 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
         a size bin without jobs in some batch.
     """
     m, rho, sizes, _ = _exact._check_common(m, rho, sizes)
+    typed_speeds, shift = speeds, 0
+    if speeds is not None and not isinstance(policy, (BoundPolicy, ScorePolicy)):
+        spd = check_speeds(speeds, m)
+        if spd is not None:
+            # run at speeds scaled by a power of two (exactly) to a largest speed near 1: the
+            # run is the same bit for bit, its times scaled by 2**shift, wherever the speeds lie
+            shift = int(np.frexp(float(np.max(spd)))[1]) - 1
+            speeds = np.ldexp(spd, -shift)
     pol = _bound(policy, m, rho, sizes, speeds, policy_params)
     max_queue = integer_value("max_queue", max_queue, 2)
     reps = None if replications is None else integer_value("replications", replications, 2)
@@ -458,10 +467,29 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
     by_size: dict[str, Any] = {}
     if edges.size:
         cis, counts = _bin_intervals(sums, edges, bin_level, reps is not None)
-        by_size = {"size_edges": edges, "ET_by_size": cis, "jobs_by_size": counts,
-                   "size_level": bin_level}
-    return DispatchEstimate(ET=ET, EW=EW, n_jobs=int(n_done), n_batches=plan.n_batches,
+        by_size = {"size_edges": edges, "ET_by_size": tuple(_unscaled(c, shift, typed_speeds)
+                                                            for c in cis),
+                   "jobs_by_size": counts, "size_level": bin_level}
+    return DispatchEstimate(ET=_unscaled(ET, shift, typed_speeds),
+                            EW=_unscaled(EW, shift, typed_speeds), n_jobs=int(n_done),
+                            n_batches=plan.n_batches,
                             jobs_per_second=n_done / elapsed if elapsed > 0 else math.inf,
                             loads=np.asarray(loads), policy=pol.name, m=m, rho=rho,
                             method="batch_means" if reps is None else "replications",
-                            speeds=pol.speeds, **by_size)
+                            speeds=(pol.speeds if shift == 0 or pol.speeds is None
+                                    else np.ldexp(pol.speeds, shift)), **by_size)
+
+
+def _unscaled(ci: ConfidenceInterval, shift: int, speeds: Any) -> ConfidenceInterval:
+    """An interval of times of the run at speeds ``speeds / 2**shift``, in the user's time unit
+    (``2**-shift`` times it, exactly); refused when it leaves the floating-point range."""
+    if shift == 0:
+        return ci
+    with np.errstate(over="ignore"):
+        mean, half = float(np.ldexp(ci.mean, -shift)), float(np.ldexp(ci.half_width, -shift))
+    if not (math.isfinite(mean) and math.isfinite(half)):
+        power = math.log10(abs(ci.mean) + ci.half_width) - shift * math.log10(2.0)
+        raise InvalidParameter("speeds", np.asarray(speeds, dtype=float).tolist(),
+                               "large enough that the mean response time stays below 1e308",
+                               f"at these speeds it is about 1e{power:.0f}")
+    return replace(ci, mean=mean, half_width=half)
