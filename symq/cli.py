@@ -205,8 +205,10 @@ def _papers_to_check(targets: Sequence[str], allow_python: bool = False
             loaded = load_claims_file(file)
             specs.append(loaded.paper)
             errors += [str(e) for e in loaded.errors]
-    keys = [s.key for s in specs]
-    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    counts: dict[str, int] = {}
+    for spec in specs:
+        counts[spec.key] = counts.get(spec.key, 0) + 1
+    repeated = sorted(k for k, n in counts.items() if n > 1)
     if repeated:
         raise ClaimsFileError(repeated[0], None, "", "two papers (or claims files) have the same "
                               "key; give each file its own [paper] key")
