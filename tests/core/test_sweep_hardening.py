@@ -2,7 +2,7 @@
 
 Each case ends within seconds with a result or one line and its documented exit status.  The
 Dask cases use short deadlines; the "lost scheduler" and "dead worker" cases run the cluster in
-a subprocess of this file (``python test_sweep_hardening.py serve MODE MODULE``).
+a subprocess (``SERVER``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import sys
 import threading
 import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -215,6 +214,20 @@ def test_silent_listener_is_not_a_dask_scheduler(capsys) -> None:
     assert {n: logging.getLogger(n).level for n in levels} == levels
 
 
+def test_http_server_is_not_a_dask_scheduler() -> None:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(SchedulerUnreachable, match="is not a Dask scheduler"):
+            within(10, sweep, slow_identity, grid(x=[1, 2]),
+                   scheduler=f"tcp://127.0.0.1:{httpd.server_address[1]}", connect_timeout=1)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 @pytest.fixture(scope="module")
 def empty_cluster():
     from dask.distributed import LocalCluster
@@ -247,43 +260,60 @@ def test_library_no_workers_from_a_cluster_object(empty_cluster) -> None:
 # ------------------------------------------------------------------ Dask: losing the cluster
 
 
-def _serve(mode: str, module: str) -> None:  # pragma: no cover - runs in a subprocess
-    """A one-worker cluster on 127.0.0.1; after 0.8 s the scheduler dies (mode "scheduler")
-    or its only worker leaves (mode "worker")."""
-    import os
+#: A one-worker cluster on 127.0.0.1 (not importing this test module, for a quick start); once
+#: the sweep has started, after 0.8 s the scheduler dies (mode "scheduler") or its only worker
+#: leaves (mode "worker").  The module MODULE with the task slow_identity is registered so that
+#: the tasks pickled here as MODULE.slow_identity unpickle there.
+SERVER = """
+import logging, os, sys, time, types
+logging.disable(logging.CRITICAL)
+mode, module = sys.argv[1], sys.argv[2]
+def slow_identity(point, rng):
+    time.sleep(0.1)
+    return point["x"]
+parts = module.split(".")
+for i in range(1, len(parts) + 1):
+    sys.modules[".".join(parts[:i])] = types.ModuleType(".".join(parts[:i]))
+sys.modules[module].slow_identity = slow_identity
+import symq.core.sweep  # the module of the task wrapper, imported before the clock starts
+from dask.distributed import LocalCluster
+cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://",
+                       host="127.0.0.1", dashboard_address=None)
+print(cluster.scheduler_address, flush=True)
+sys.stdin.readline()
+time.sleep(0.8)
+if mode == "scheduler":
+    os._exit(0)
+cluster.scale(0)
+time.sleep(30)
+"""
 
-    sys.modules[module] = sys.modules["__main__"]  # the tasks pickled as MODULE.slow_identity
-    from dask.distributed import LocalCluster
 
-    with quiet_distributed():
-        cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                               protocol="tcp://", host="127.0.0.1", dashboard_address=None)
-        print(cluster.scheduler_address, flush=True)
-        sys.stdin.readline()  # the sweep has started
-        time.sleep(0.8)
-        if mode == "scheduler":
-            os._exit(0)
-        cluster.scale(0)
-        time.sleep(30)
+@pytest.fixture(scope="module")
+def servers():
+    """Both servers, started together (their start-up is most of these tests' time)."""
+    started = {mode: subprocess.Popen([sys.executable, "-c", SERVER, mode,
+                                       slow_identity.__module__], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                      text=True)
+               for mode in ("scheduler", "worker")}
+    yield started
+    for server in started.values():
+        server.kill()
+        server.wait(5)
 
 
 @pytest.mark.parametrize("mode, problem", [("scheduler", "lost the Dask scheduler"),
                                            ("worker", "no workers left")])
-def test_losing_the_cluster_keeps_the_finished_points(capfd, mode, problem) -> None:
-    server = subprocess.Popen([sys.executable, __file__, "serve", mode, slow_identity.__module__],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                              stderr=subprocess.DEVNULL)
-    try:
-        address = server.stdout.readline().strip()
-        assert address.startswith("tcp://"), address
-        server.stdin.write("go\n")
-        server.stdin.flush()
-        with pytest.raises(SweepIncomplete) as info:
-            within(12, sweep, slow_identity, grid(x=list(range(60))), scheduler=address,
-                   connect_timeout=1)
-    finally:
-        server.kill()
-        server.wait(5)
+def test_losing_the_cluster_keeps_the_finished_points(capfd, servers, mode, problem) -> None:
+    server = servers[mode]
+    address = server.stdout.readline().strip()
+    assert address.startswith("tcp://"), address
+    server.stdin.write("go\n")
+    server.stdin.flush()
+    with pytest.raises(SweepIncomplete) as info:
+        within(12, sweep, slow_identity, grid(x=list(range(60))), scheduler=address,
+               connect_timeout=1)
     error = info.value
     partial = error.partial
     assert 1 <= len(partial) < 60 and error.lost == 60 - len(partial)
@@ -314,7 +344,3 @@ def test_cli_prints_the_finished_points_then_one_line(capsys, monkeypatch) -> No
     # P(wait) = lam^d (Mitzenmacher 2001) at the two finished points lam = 0.5, 0.6
     assert [p["results"]["P_wait"] for p in data["points"]] == pytest.approx([0.25, 0.36])
 
-
-if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "serve":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    _serve(sys.argv[2], sys.argv[3])
