@@ -291,3 +291,14 @@ def test_numba_backend_renames_too():
     s = sp.Symbol("math", positive=True)
     f = compile_expr(sp.exp(s) + 1, [s], backend="numba")
     assert np.allclose(f(np.array([0.0, 1.0])), [2.0, math.e + 1])
+
+
+def test_the_term_budget_reads_sum_bounds_through_let_quantities():
+    # m = 2n is small at every point: 100 points of a 40-term sum are cheap and are evaluated
+    table = {"name": "s", "statement": "sum(1/k^2, k, 1, m) < 2", "let": {"m": "2*n"},
+             "region": {"n": {"integers": [1, 100]}}}
+    verdict = build_claim("claims[0]", table, FileContext()).check()
+    assert verdict.status is Status.HOLDS, verdict.detail  # sum 1/k^2 < pi^2/6 < 2
+    big = {**table, "let": {"m": "1000000*n"}}
+    with pytest.raises(InvalidParameter, match="at most 500000 term evaluations"):
+        build_claim("claims[0]", big, FileContext()).check()

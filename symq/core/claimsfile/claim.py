@@ -158,7 +158,7 @@ class FileClaim(Claim):
         assert self.relation is not None
         exprs = [self.relation.lhs, self.relation.rhs]
         exprs += [q.expr for q in self.quantities.values() if isinstance(q, Formula)]
-        cost = sum_cost(exprs, points)
+        cost = sum_cost(exprs, points, lambda bound: _substituted(bound, self.quantities))
         if cost > SUM_TERM_BUDGET:
             sums = sorted({str(n) for e in exprs for n in e.atoms(sp.Sum)})
             raise InvalidParameter(

@@ -355,16 +355,26 @@ def _long_sum(term: Callable[[Any], Any], low: int, high: int, node: sp.Sum, lab
     return value
 
 
-def sum_cost(exprs: list[sp.Expr], points: list[Mapping[str, Any]]) -> int:
-    """The term evaluations the finite sums in ``exprs`` need over ``points`` (each sum of at most
-    :data:`DIRECT_SUM_TERMS` terms costs its terms, a longer one a fixed amount; a bound that
-    depends on other quantities counts as a long sum; infinite sums are not counted)."""
+def sum_cost(exprs: list[sp.Expr], points: list[Mapping[str, Any]],
+             resolve: Callable[[sp.Expr], sp.Expr | None] | None = None) -> int:
+    """The term evaluations the finite sums in ``exprs`` need over ``points``.
+
+    A sum of at most :data:`DIRECT_SUM_TERMS` terms costs its terms, a longer one a fixed amount
+    (it is accelerated); ``resolve`` rewrites a bound in the points' names (the claim's formula
+    quantities substituted), and a bound it cannot rewrite counts as a long sum.  Infinite sums
+    are not counted (they stop when their terms become negligible).
+    """
     sums = {node for e in exprs for node in e.atoms(sp.Sum)}
     total = 0
     for node in sums:
         (_, low, high), = node.limits
         if high is sp.oo:
             continue
+        if resolve is not None:
+            low, high = resolve(low), resolve(high)
+            if low is None or high is None:
+                total += _ACCELERATED_COST * len(points)
+                continue
         bound_symbols = low.free_symbols | high.free_symbols
         names = {s.name for s in bound_symbols}
         for point in points if names else points[:1]:
