@@ -437,12 +437,25 @@ def _show_progress(args: argparse.Namespace) -> bool:
     return sys.stderr.isatty() and not args.json and not getattr(args, "quiet", False)
 
 
+def _seed(text: str | None) -> int | None:
+    """``--seed`` as typed: an integer >= 0 (a numpy seed), else bad input naming ``--seed``."""
+    if text is None:
+        return None
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise InvalidParameter("--seed", text, "an integer >= 0") from None
+    if value < 0:
+        raise InvalidParameter("--seed", value, "an integer >= 0")
+    return value
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     if _help_requested(args, "solve"):
         return EXIT_OK
     model = registry.get_model(args.model)
     params = model.parse(_split_assignments(args.assignments))
-    result = model.run(params, rng=args.seed, progress=_show_progress(args))
+    result = model.run(params, rng=_seed(args.seed), progress=_show_progress(args))
     if args.json:
         out = result.to_dict()
         print(json.dumps({"model": out["model"], "params": out["params"],
@@ -534,7 +547,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     task = functools.partial(_solve_point, model.name)
     incomplete: SweepIncomplete | None = None
     try:
-        outcome = sweep(task, points, seed=args.seed, scheduler=scheduler,
+        outcome = sweep(task, points, seed=_seed(args.seed), scheduler=scheduler,
                         processes=args.processes, connect_timeout=args.connect_timeout,
                         progress=sys.stderr.isatty() and not args.json and args.format == "table",
                         desc=f"sweep {model.name}")
@@ -648,7 +661,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _model_command(sub, "solve", "solve one model: symq solve MODEL key=value ...",
                        "key=value")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--seed", type=int, default=None, help="seed of simulation-based solvers")
+    p.add_argument("--seed", default=None, metavar="N",
+                   help="seed of simulation-based solvers (an integer >= 0)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress bar (shown on a terminal for value iteration and "
                         "simulations; never with --json or when stderr is not a terminal)")
@@ -667,7 +681,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-points", type=int, default=MAX_POINTS, metavar="N",
                    help="most points the grid may have (default 10000); counted before "
                         "anything is built, more is refused with exit 2")
-    p.add_argument("--seed", type=int, default=None, help="root seed (SeedSequence)")
+    p.add_argument("--seed", default=None, metavar="N",
+                   help="root seed (SeedSequence; an integer >= 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object (--format json)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="table (default), one JSON object, or tidy CSV (one row per point)")
