@@ -61,9 +61,10 @@ region = {{ m = 2, rho = [0.3, 0.6, 0.9] }}
 
 _PYTHON = '''"""Claims of a paper, checked by `symq check {file}`.
 
-A Python claims file is a program: `symq check` runs it. It defines the same tables as a TOML
-claims file (PAPER, CONSTANTS, MODELS, CLAIMS), and may use Python functions of the point where
-a TOML file writes formulas.
+A Python claims file is a program: `symq check {file}` runs it (in a folder, only with
+`symq check --allow-python FOLDER`; `symq list` never runs it). It defines the same tables as a
+TOML claims file (PAPER, CONSTANTS, MODELS, CLAIMS), and may use Python functions of the point
+where a TOML file writes formulas.
 """
 
 import math
