@@ -55,7 +55,8 @@ from .precision import working_dps
 
 __all__ = ["parse_formula", "parse_relation", "Relation", "RELATIONS", "FUNCTIONS", "CONSTANTS",
            "MAX_LENGTH", "MAX_NODES", "MAX_DEPTH", "MAX_TOWER", "MAX_EXPONENT",
-           "MAX_DEGREE", "degree_estimate", "MAX_EXACT_POWER_BITS", "FOLD_DIGITS", "MAX_EXACT_GAMMA", "MAX_MINMAX_ARGUMENTS",
+           "MAX_DEGREE", "degree_estimate", "MAX_EXACT_POWER_BITS", "FOLD_DIGITS",
+           "MAX_EXACT_GAMMA", "MAX_MINMAX_ARGUMENTS",
            "MAX_MAGNITUDE_BITS", "MAX_SUM_TERMS"]
 
 #: Longest formula accepted, in characters.
@@ -197,7 +198,8 @@ class _Builder:
         if base.is_number and exponent.is_number:
             return _constant_power(base, exponent)
         _check_exponents(exponent)
-        if base.is_Add and exponent.is_Rational and degree_estimate(base) * abs(exponent) > MAX_DEGREE:
+        if base.is_Add and exponent.is_Rational \
+                and degree_estimate(base) * abs(exponent) > MAX_DEGREE:
             # sympy's sign queries on ((x+1)^256+1)^256 expand a polynomial of degree 65536
             result = sp.Pow(base, exponent, evaluate=False)
         else:
