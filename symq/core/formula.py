@@ -5,7 +5,8 @@ Python's :mod:`ast` into a syntax tree, every node of which must be of a whiteli
 numbers, the declared variables, ``+ - * / **`` (``^`` is read as ``**``), unary minus, calls
 of a fixed list of elementary functions and, where the caller allows it (``sums=True``, claims
 files), finite or infinite sums ``sum(term, k, low, high)`` over an integer index ``k`` (``high``
-may be ``oo``).  :func:`parse_relation` reads a claim ``lhs == rhs`` (or ``<=``, ``>=``, ``<``,
+may be ``oo``; a long finite sum is accelerated or bounded when it is evaluated, see
+:mod:`symq.core.claimsfile.quantities`).  :func:`parse_relation` reads a claim ``lhs == rhs`` (or ``<=``, ``>=``, ``<``,
 ``>``, ``->`` for a limit) into its two sides.  The sympy expression is built from the tree by this
 module; the text is never given to ``eval``, ``exec``, ``sympify`` or ``parse_expr``.  The size of
 the text, the number of nodes, the nesting depth and the height of exponent towers are bounded,
@@ -57,7 +58,7 @@ __all__ = ["parse_formula", "parse_relation", "Relation", "RELATIONS", "FUNCTION
            "MAX_LENGTH", "MAX_NODES", "MAX_DEPTH", "MAX_TOWER", "MAX_EXPONENT",
            "MAX_DEGREE", "degree_estimate", "MAX_EXACT_POWER_BITS", "FOLD_DIGITS",
            "MAX_EXACT_GAMMA", "MAX_MINMAX_ARGUMENTS",
-           "MAX_MAGNITUDE_BITS", "MAX_SUM_TERMS"]
+           "MAX_MAGNITUDE_BITS"]
 
 #: Longest formula accepted, in characters.
 MAX_LENGTH = 2000
@@ -93,8 +94,6 @@ FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int | None]] = {
     "tan": (sp.tan, 1), "atan": (sp.atan, 1), "sinh": (sp.sinh, 1), "cosh": (sp.cosh, 1),
     "gamma": (sp.gamma, 1), "erf": (sp.erf, 1), "erfc": (sp.erfc, 1),
 }
-#: Longest finite sum ``sum(term, k, low, high)`` accepted (more terms: write the closed form).
-MAX_SUM_TERMS = 10**6
 #: Named constants a formula may use besides its declared variables.
 CONSTANTS: dict[str, sp.Expr] = {"pi": sp.pi, "E": sp.E}
 
@@ -263,9 +262,6 @@ class _Builder:
             if value.is_number and not value.is_Integer:
                 raise _Reject(f"the {label} bound {value} of sum() is not an integer")
             bounds.append(value)
-        if all(b.is_Integer for b in bounds) and int(bounds[1]) - int(bounds[0]) > MAX_SUM_TERMS:
-            raise _Reject(f"a sum of more than {MAX_SUM_TERMS} terms; use an infinite sum "
-                          "(high = oo) or a closed form")
         inner = _Builder({**self.symbols, name: k}, sums=False)
         inner.nodes = self.nodes
         body = inner.build(term, depth + 1)

@@ -142,6 +142,16 @@ def test_a_billion_term_sum_from_a_region_is_accelerated_to_50_digits(outcomes):
         assert abs(mpmath.mpf(out["result"]) - exact) < mpmath.mpf(10) ** -45
 
 
+def test_a_billion_term_sum_written_with_literal_bounds_is_accelerated_too():
+    expr = parse_formula("x", "sum(1/k^2, k, 1, 10^9)", (), sums=True)
+    start = time.perf_counter()
+    value = evaluate_expression(expr, {}, set(), "x")
+    assert time.perf_counter() - start < 2
+    with mpmath.workdps(60):  # zeta(2) - trigamma(10^9 + 1)
+        exact = mpmath.zeta(2) - mpmath.psi(1, 10**9 + 1)
+        assert abs(mpmath.mpf(mpmath.nstr(value, 60)) - exact) < mpmath.mpf(10) ** -45
+
+
 def test_a_long_sum_whose_term_is_not_smooth_is_undecided_naming_the_limit():
     from symq.core.claims import Inconclusive
 
