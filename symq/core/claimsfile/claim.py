@@ -73,13 +73,24 @@ class FileClaim(Claim):
     region: Region | None = None
     tolerance_spec: Tolerance = field(default_factory=Tolerance)
     limit: dict[str, float] = field(default_factory=dict)
-    proof: str = ""
     observed: set[Evidence] = field(default_factory=set)
     where: str = "claims[0]"
     location: str = ""
     _n_points: int = 1
     _domain_errors: list[tuple[Mapping[str, Any], SymqError]] = field(default_factory=list)
+    _proof: str | None = None
     side_names = ("left side", "right side")
+
+    @property
+    def proof(self) -> str:
+        """"sympy proves ..." when the relation is an identity sympy can prove, else "".
+
+        Tried on first use (when the claim is checked or derived), not when the file is
+        loaded, so that loading a file of many claims costs no symbolic simplification."""
+        if self._proof is None:
+            assert self.relation is not None
+            self._proof = _prove(self.relation, self.quantities)
+        return self._proof
 
     @property
     def evidences(self) -> tuple[Evidence, ...]:
@@ -435,7 +446,6 @@ def build_claim(where: str, table: Any, context: FileContext,
         seed=seed, notes=_string(where, table, "notes"), expected=Status(expected),
         relation=relation, quantities=quantities, region=region, tolerance_spec=tolerance,
         limit=limit, where=where)
-    claim.proof = _prove(relation, quantities)
     return claim
 
 
