@@ -271,6 +271,7 @@ def _gather(client, address, func, points, seeds, progress, desc, connect_timeou
     futures = [client.submit(task, func, point, seed, pure=False)
                for point, seed in zip(points, seeds)]
     pending = dict(enumerate(futures))
+    lost: set[int] = set()  # cancelled or lost by the cluster: they will never finish
     trouble_since: float | None = None
     problem = ""
     next_health = time.monotonic() + _HEALTH
@@ -280,21 +281,19 @@ def _gather(client, address, func, points, seeds, progress, desc, connect_timeou
                 done = [i for i, f in pending.items() if f.status != "pending"]
                 for index in done:
                     future = pending.pop(index)
+                    if future.status == "error":
+                        error = future.exception(timeout=connect_timeout)
+                        raise SweepTaskError(points[index], index, error) from error
                     if future.status == "finished":
                         try:
                             results[index] = future.result(timeout=connect_timeout)
-                            finished[index] = True
-                            bar.update(1)
+                        except Exception:  # lost between its status and its result
+                            lost.add(index)
                             continue
-                        except Exception:  # lost between status and result: a lost point
-                            pass
-                    elif future.status == "error":
-                        error = future.exception(timeout=connect_timeout)
-                        raise SweepTaskError(points[index], index, error) from error
-                    pending[index] = future  # cancelled or lost: the scheduler went away
-                    problem = "lost the Dask scheduler"
-                    trouble_since = trouble_since or time.monotonic()
-                    break
+                        finished[index] = True
+                        bar.update(1)
+                    else:
+                        lost.add(index)
                 now = time.monotonic()
                 if now >= next_health:
                     n_workers = _n_workers(client, connect_timeout)
@@ -303,24 +302,29 @@ def _gather(client, address, func, points, seeds, progress, desc, connect_timeou
                     elif n_workers == 0:
                         problem = "the Dask cluster has no workers left"
                     else:
-                        problem, trouble_since = "", None
-                    if problem and trouble_since is None:
-                        trouble_since = now
+                        problem = ""
+                    trouble_since = (trouble_since or now) if problem else None
                     next_health = time.monotonic() + _HEALTH
-                if trouble_since is not None and time.monotonic() - trouble_since \
-                        >= connect_timeout:
+                if trouble_since is not None and now - trouble_since >= connect_timeout:
                     break
-                time.sleep(_POLL if not done else 0)
+                if not done:
+                    time.sleep(_POLL)
     finally:
         with contextlib.suppress(Exception):
             client.cancel([f for f in futures if f.status == "pending"])
-    if not pending:
+    if not pending and not lost:
         return results
     kept = [i for i in range(len(points)) if finished[i]]
-    message = (f"{problem} at {address} for {connect_timeout:g} s: {len(pending)} of "
-               f"{len(points)} points lost")
+    missing = len(points) - len(kept)
+    if trouble_since is not None:
+        problem += f" (waited {connect_timeout:g} s)"
+    else:
+        running = client.status == "running" and _n_workers(client, connect_timeout) is not None
+        problem = problem or ("the Dask cluster cancelled or lost tasks" if running
+                              else "lost the Dask scheduler")
+    message = f"{problem} at {address}: {missing} of {len(points)} points lost"
     if not kept:
         raise SchedulerUnreachable(message + " (none had finished)")
     partial = SweepResult([points[i] for i in kept], [results[i] for i in kept], 0.0, "dask")
-    raise SweepIncomplete(message + f"; the {len(kept)} finished points are kept", partial,
-                          len(pending))
+    raise SweepIncomplete(message + f"; {len(kept)} finished point{'s' * (len(kept) != 1)} "
+                          "kept", partial, missing)

@@ -261,8 +261,8 @@ def test_library_no_workers_from_a_cluster_object(empty_cluster) -> None:
 
 
 #: A one-worker cluster on 127.0.0.1 (not importing this test module, for a quick start); once
-#: the sweep has started, after 0.8 s the scheduler dies (mode "scheduler") or its only worker
-#: leaves (mode "worker").  The module MODULE with the task slow_identity is registered so that
+#: six tasks have run, the scheduler dies (mode "scheduler") or its only worker leaves (mode
+#: "worker").  The module MODULE with the task slow_identity is registered so that
 #: the tasks pickled here as MODULE.slow_identity unpickle there.
 SERVER = """
 import logging, os, sys, time, types
@@ -280,8 +280,10 @@ from dask.distributed import LocalCluster
 cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://",
                        host="127.0.0.1", dashboard_address=None)
 print(cluster.scheduler_address, flush=True)
-sys.stdin.readline()
-time.sleep(0.8)
+def done():  # results held by the scheduler
+    return sum(task.state == "memory" for task in list(cluster.scheduler.tasks.values()))
+while done() < 6:
+    time.sleep(0.01)
 if mode == "scheduler":
     os._exit(0)
 cluster.scale(0)
@@ -293,7 +295,7 @@ time.sleep(30)
 def servers():
     """Both servers, started together (their start-up is most of these tests' time)."""
     started = {mode: subprocess.Popen([sys.executable, "-c", SERVER, mode,
-                                       slow_identity.__module__], stdin=subprocess.PIPE,
+                                       slow_identity.__module__],
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                       text=True)
                for mode in ("scheduler", "worker")}
@@ -309,8 +311,6 @@ def test_losing_the_cluster_keeps_the_finished_points(capfd, servers, mode, prob
     server = servers[mode]
     address = server.stdout.readline().strip()
     assert address.startswith("tcp://"), address
-    server.stdin.write("go\n")
-    server.stdin.flush()
     with pytest.raises(SweepIncomplete) as info:
         within(12, sweep, slow_identity, grid(x=list(range(60))), scheduler=address,
                connect_timeout=1)
