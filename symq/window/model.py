@@ -125,7 +125,33 @@ def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None
     start = time.perf_counter()
     tcp = protocol_from_options(protocol, p, a, loss, after_loss, S, loss_model, w_min, w_max,
                                 rtt)
-    return protocol_result(tcp, method, start=start)
+    result = protocol_result(tcp, method, start=start)
+    check_range(result.values, protocol, p, loss, S)
+    return result
+
+
+def check_range(values: dict[str, Any], protocol: str | None, p: float | None, loss: Any,
+                S: float | None) -> None:  # noqa: N803
+    """Refuse, naming what the user typed, a stable protocol whose moments leave floating point
+    (NewReno at ``p = 1e-320``: ``E[W^2] = 2/p``)."""
+    def finite(v: Any) -> bool:
+        x = getattr(v, "mean", v)
+        try:
+            return abs(float(x)) < float("inf")
+        except (TypeError, ValueError):
+            return True
+
+    keys = ("EW", "EW2", "throughput", "loss_rate", "pre_loss_mean")
+    bad = [k for k in keys if k in values and not finite(values[k])]
+    if not bad:
+        return
+    name, value = (("S", S) if protocol == "highspeed-family" else ("p", p)) if protocol \
+        else ("loss", loss)
+    shown = ", ".join(f"{k} = {getattr(values[k], 'mean', values[k]):.3g}" for k in keys
+                      if k in values and finite(values[k]))
+    raise InvalidParameter(name, value, "a value for which the window's moments stay below "
+                           "1e308 (the floating-point range)",
+                           f"{', '.join(bad)} overflow" + (f"; {shown}" if shown else ""))
 
 
 def protocol_result(tcp: WindowProtocol, method: str = "auto", model: str = "awp",

@@ -28,6 +28,7 @@ import dataclasses
 import time
 from typing import Any, Mapping
 
+from symq.core.errors import InvalidParameter
 from symq.core.parameters import IntegerAtLeast, Parameter
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelKind, ModelSpec, register_model, register_model_kind
@@ -35,9 +36,11 @@ from symq.core.result import Exactness, Result
 from symq.core.simstats import ConfidenceInterval
 
 from .declared import KEYS, DeclaredWindow, parse_window
-from .model import PROTOCOL_PARAMETERS, protocol_from_options
+from .model import PROTOCOL_PARAMETERS, check_range, protocol_from_options
 from .montecarlo import simulate_protocol
 from .protocol import WindowProtocol
+from .simulation import WindowEstimate
+from .symbolic import stability
 from .simulation import WindowEstimate
 
 __all__ = ["WINDOW_SIM", "solve_window_sim", "declare_window_sim", "SIM_OUTPUTS",
@@ -111,9 +114,42 @@ def solve_window_sim(protocol: str | None = None, p: float | None = None, a: Any
     start = time.perf_counter()
     tcp = protocol_from_options(protocol, p, a, loss, after_loss, S, loss_model, w_min, w_max,
                                 rtt)
-    est = simulate_protocol(tcp, n_losses, n_batches=n_batches, rng=rng, progress=progress)
-    return _estimates("window-sim", tcp, est, {"n_losses": n_losses, "n_batches": n_batches},
-                      start)
+    name, value = (("S", S) if protocol == "highspeed-family" else ("p", p)) if protocol \
+        else ("loss", loss)
+    est = _simulate(tcp, n_losses, name, value, n_batches=n_batches, rng=rng, progress=progress)
+    result = _estimates("window-sim", tcp, est, {"n_losses": n_losses, "n_batches": n_batches},
+                        start)
+    check_range(result.values, protocol, p, loss, S)
+    return result
+
+
+def _simulate(tcp: WindowProtocol, n_losses: int, name: str, value: Any,
+              **options: Any) -> WindowEstimate:
+    """:func:`simulate_protocol`, its range errors and ambiguous escapes told in the user's
+    terms: a stable protocol (:func:`~symq.window.symbolic.stability`) whose window outgrew the
+    simulator's range is refused naming ``name`` (what the user typed), not called unstable."""
+    try:
+        est = simulate_protocol(tcp, n_losses, **options)
+    except InvalidParameter as exc:
+        if exc.name.startswith("power_law."):
+            raise InvalidParameter(name, value, "a value for which the window's moments stay "
+                                   "below 1e308 (the floating-point range)", exc.reason) from None
+        if exc.name in ("a", "lam", "d") and callable(exc.value):
+            what = {"a": "window increase a(w)", "lam": "loss rate lam(w)",
+                    "d": "window after a loss d(w)"}[exc.name]
+            raise InvalidParameter(name, value, f"a value for which the {what} is positive and "
+                                   "finite in floating point over the simulated windows "
+                                   "(1e-12 to 1e15)", exc.reason.split(";")[0]) from None
+        raise
+    if est.escaped and "escaped" in (est.escape_reason or ""):
+        verdict = stability(tcp)
+        if verdict.stable:
+            raise InvalidParameter(
+                name, value, "a value whose stationary windows lie within the simulator's range",
+                f"the protocol is stable ({verdict.reason}), but after {est.n_losses} losses "
+                f"its window exceeded the simulator's range (windows up to 1e15); the analytic "
+                f"model awp solves it")
+    return est
 
 
 WINDOW_SIM = register_model(ModelSpec(

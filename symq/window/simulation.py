@@ -80,7 +80,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
@@ -147,6 +147,63 @@ def _power_law(value: Any) -> tuple[float, float, float, float, float]:
     if not 0 < beta < 1:
         raise InvalidParameter("power_law.beta", beta, "a real number in (0, 1)")
     return alpha, k, gamma, l, beta
+
+
+def _times(ci: ConfidenceInterval | None, log_factor: float, what: str, gamma: float
+           ) -> ConfidenceInterval | None:
+    """``ci`` times ``exp(log_factor)``; refused (naming ``power_law.gamma``) on overflow."""
+    if ci is None:
+        return ci
+    with np.errstate(over="ignore"):
+        factor = math.exp(log_factor) if log_factor < 709.0 else math.inf
+        mean, half = ci.mean * factor, ci.half_width * factor
+    if not (math.isfinite(mean) and math.isfinite(half)):
+        power = (math.log(abs(ci.mean) + ci.half_width) + log_factor) / math.log(10.0)
+        raise InvalidParameter("power_law.gamma", gamma, "a loss rate for which the estimates "
+                               "stay below 1e308", f"{what} would be about 1e{power:.0f}")
+    return replace(ci, mean=mean, half_width=half)
+
+
+def _rescaled(power_law: Any, n_losses: Any, *, w_min: Any, w_max: Any, w0: Any,
+              **options: Any) -> WindowEstimate | None:
+    r"""A power-law protocol simulated in units of its natural window, scaled back.
+
+    With :math:`W = w^* V`, :math:`w^* = (\alpha m/\gamma)^{1/m}`, the window :math:`V`
+    follows the same class with :math:`\alpha' = \alpha w^{*(k-1)}`, :math:`\gamma' =
+    \gamma w^{*l}` (so :math:`\alpha' m/\gamma' = 1`), the same time and the same loss
+    epochs: :math:`E[W] = w^* E[V]`, :math:`E[W^2] = w^{*2} E[V^2]`, the loss rate is
+    unchanged.  The escape test then measures the window against its own scale, so a stable
+    protocol at a tiny loss rate (NewReno at ``p = 1e-30``: :math:`w^* \approx 10^{15}`) is
+    not mistaken for an unstable one.  ``None`` when no rescaling is needed or possible.
+    """
+    alpha, k, gamma, l_exp, beta = _power_law(power_law)
+    m = l_exp - k + 1.0
+    if not m > 0:
+        return None
+    log_w = (math.log(alpha) + math.log(m) - math.log(gamma)) / m
+    if abs(log_w) < math.log(10.0):  # within a decade of 1: the plain run
+        return None
+    if log_w > 700.0:
+        raise InvalidParameter(
+            "power_law.gamma", gamma, "a loss rate whose windows stay below 1e300",
+            f"the natural window (alpha m/gamma)^(1/m) is about 1e{log_w / math.log(10):.0f}")
+    scale = math.exp(log_w)
+    alpha_v = math.exp(math.log(alpha) + (k - 1.0) * log_w)
+    gamma_v = math.exp(math.log(gamma) + l_exp * log_w)
+    w_min_v = float(w_min) / scale if isinstance(w_min, (int, float)) else w_min
+    w_max_v = float(w_max) / scale if isinstance(w_max, (int, float)) else w_max
+    w0_v = float(w0) / scale if isinstance(w0, (int, float)) else w0
+    est = simulate_window(None, None, None, n_losses, power_law=(alpha_v, k, gamma_v, l_exp, beta),
+                          w_min=w_min_v, w_max=w_max_v, w0=w0_v, grid=DEFAULT_GRID, **options)
+    if est.escaped:
+        reason = (est.escape_reason or "") + (f" (windows in units of the natural window "
+                                              f"{scale:.3g})")
+        return replace(est, escape_reason=reason)
+    sample = None if est.pre_loss_sample is None else est.pre_loss_sample * scale
+    return replace(est, mean_window=_times(est.mean_window, log_w, "E[W]", gamma),
+                   mean_square_window=_times(est.mean_square_window, 2 * log_w, "E[W^2]", gamma),
+                   pre_loss_mean=_times(est.pre_loss_mean, log_w, "the pre-loss mean", gamma),
+                   pre_loss_sample=sample)
 
 
 # --------------------------------------------------------------------------------------------
@@ -309,6 +366,12 @@ def simulate_window(
     >>> est.mean_window.distance(1 / (0.1 * 0.5)) < 3
     True
     """
+    if power_law is not None and time_averages is None and grid is None:
+        scaled = _rescaled(power_law, n_losses, w_min=w_min, w_max=w_max, w0=w0, warmup=warmup,
+                           rng=rng, level=level, n_batches=n_batches, progress=progress,
+                           keep_pre_loss=keep_pre_loss, points_per_decade=points_per_decade)
+        if scaled is not None:
+            return scaled
     n_losses = _integer("n_losses", n_losses, 1)
     if n_losses > MAX_LOSSES:
         raise InvalidParameter("n_losses", n_losses, f"an integer <= {MAX_LOSSES:.0e}",
@@ -446,7 +509,8 @@ def simulate_window(
     if status != _OK:
         if status == _ESCAPED_UP:
             reason = (f"after {done} losses the window escaped: no further loss before the window "
-                      f"exceeded {hi:g} (Lambda(inf) < inf or geometric growth); unstable protocol")
+                      f"exceeded {hi:g}: an unstable protocol (Lambda(inf) < inf or geometric "
+                      f"growth), or stationary windows beyond {hi:g}")
         else:
             reason = (f"after {done} losses the window collapsed below {lo:g} (W -> 0 without a "
                       f"floor); set w_min > 0")
