@@ -263,6 +263,31 @@ def _with_speeds(speeds: np.ndarray, rho: float, law: Any, key: str, progress: b
     return _Lattice(mean / s_min, min_truncation_speeds(speeds, rho, law), solve, check, seconds)
 
 
+def _defaults_refused(exc: ResourceLimit, m: int, rho: float, d1: float, U: float,
+                      unit: float, u_min: float, nm: Mapping[str, str],
+                      typed: Mapping[str, bool],
+                      fits: Callable[[float, float], bool]) -> ResourceLimit:
+    """``exc`` (which blames a grid parameter the user did not give) restated for the load.
+
+    The step and the truncation the user did not give are defaults chosen from ``m`` and
+    ``rho``; the message says so and names only changes that would fit (``fits(step, U)``).
+    """
+    chosen = [f"{nm['delta']}={d1:g}" if not typed[nm["delta"]] else "",
+              f"{nm['U']}={U:g}" if not typed[nm["U"]] else ""]
+    chosen = " and ".join(c for c in chosen if c)
+    options = [f"lower {nm['rho']} or m"]
+    coarsest = 0.5 * unit
+    if not typed[nm["delta"]] and d1 < coarsest and fits(coarsest, U):
+        options.append(f"give a coarser {nm['delta']}= (at most E[X]/2 = {coarsest:g})")
+    least = math.ceil(u_min / (2 * d1)) * 2 * d1
+    if not typed[nm["U"]] and least < U and fits(d1, least):
+        options.append(f"give a smaller {nm['U']}= (at least {least:g} for this load)")
+    return ResourceLimit(
+        nm["rho"], rho, f"{exc.needed}; the defaults {chosen} are chosen for m={m}, "
+        f"{nm['rho']}={rho:g}",
+        "lower for value iteration to fit: " + ", or ".join(options))
+
+
 def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
                    rtol: float = 1e-3, coarse: float | None = None, U: float | None = None,
                    method: str = "vi", max_enlarge: int = 3, progress: bool = False,
@@ -360,13 +385,15 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     def truncation_step(top_u: float) -> float:
         return _multiple(max(4 * unit, top_u / 2), 2 * d1)
 
-    def plan(top_u: float) -> None:
+    def plan(top_u: float, step1: float | None = None) -> None:
         """Refuse before allocating: memory of the largest grids, time of all five grids."""
+        c1 = d1 if step1 is None else step1
+        c2, c3 = c1 * d2 / d1, c1 * d3 / d1
         step = truncation_step(top_u)
-        lattice.check(d1, top_u, top_u + 2 * step)
+        lattice.check(c1, top_u, top_u + 2 * step)
         seconds = sum(lattice.seconds(d, u)
-                      for d, u in ((d1, top_u), (d1, top_u + step), (d1, top_u + 2 * step),
-                                   (d2, top_u), (d3, top_u)))
+                      for d, u in ((c1, top_u), (c1, top_u + step), (c1, top_u + 2 * step),
+                                   (c2, top_u), (c3, top_u)))
         allowed = _time_limit()
         if seconds > allowed:
             raise ResourceLimit(
@@ -376,7 +403,22 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
                 f"{nm['U']}={top_u:g} at {nm['rho']}={rho:g})",
                 f"{'coarser' if blame == 'delta' else 'smaller'}, or a lower load")
 
-    plan(U)
+    try:
+        plan(U)
+    except ResourceLimit as exc:
+        typed = {nm["delta"]: coarse is not None, nm["U"]: not top}
+        if typed.get(exc.name, True):
+            raise
+
+        def fits(step1: float, top_u: float) -> bool:
+            try:
+                plan(top_u, step1)
+            except (ResourceLimit, InvalidParameter):
+                return False
+            return True
+
+        raise _defaults_refused(exc, m, rho, d1, U, unit, lattice.u_min, nm, typed,
+                                fits) from None
     grids: list[dict[str, Any]] = []
 
     def solve(delta: float, top_u: float, warm: VIResult | None, role: str) -> VIResult:

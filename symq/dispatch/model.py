@@ -46,7 +46,7 @@ import re
 import time
 from typing import Any
 
-from symq.core.errors import MISSING, InvalidParameter, SymqError, TruncationError
+from symq.core.errors import MISSING, InvalidParameter, StabilityError, SymqError, TruncationError
 from symq.core.parameters import Choice, IntegerAtLeast, Parameter, PositiveReal, PositiveVector
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
@@ -73,19 +73,22 @@ SIM_WORK_LIMIT = 4e9
 SITA_OPT_M_MAX, SITA_M_MAX = 12, 100_000
 
 
-def _user_error(exc: InvalidParameter) -> InvalidParameter:
+def _user_error(exc: SymqError) -> SymqError:
     """The same error with internal names (``U``, ``thresholds``) replaced by the typed ones."""
-    name = USER_NAMES.get(exc.name, exc.name)
+    name = USER_NAMES.get(getattr(exc, "name", None), getattr(exc, "name", None))
     text = str(exc)
+    # one SITA threshold is the h= typed for two servers
+    text = re.sub(r"\bthresholds=\[([^\],]*)\]", r"h=\1", text)
     for inner, outer in USER_NAMES.items():
         text = re.sub(rf"\b{inner}=", f"{outer}=", text)
         text = re.sub(rf"\b{inner}/", f"{outer}/", text)
         text = re.sub(rf"(increase|lower|raise) {inner}\b", rf"\1 {outer}", text)
-    if name == exc.name and text == str(exc):
+    if name == getattr(exc, "name", None) and text == str(exc):
         return exc
-    out = InvalidParameter.__new__(type(exc))
+    out = SymqError.__new__(type(exc))
     out.__dict__.update(exc.__dict__)
-    out.name = name
+    if isinstance(out, InvalidParameter):
+        out.name = name
     out.args = (text,)
     return out
 
@@ -259,7 +262,7 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
     try:
         return _solve_dispatch(policy, m, rho, sizes, scv, h, delta, umax, rtol, n_jobs,
                                seed if rng is None else rng, speeds, progress)
-    except InvalidParameter as exc:
+    except (InvalidParameter, StabilityError) as exc:
         raise _user_error(exc) from None
 
 

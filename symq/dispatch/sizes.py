@@ -101,19 +101,29 @@ class SizeLaw:
         return self._sample(integer_value("n", n, 0), as_generator(rng))
 
 
+#: ``y`` beyond which ``e^{-y} (1 + y + y^2/2)`` is below the smallest double (exactly 0).
+_EXP_TAIL = 800.0
+
+
 def exponential(mean: float = 1.0) -> SizeLaw:
     """Exponential sizes with the given mean (closed-form partial moments)."""
     mean = real_value("mean", mean, "a finite real number > 0", lambda v: v > 0)
     rate = 1.0 / mean
 
     def partial(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        # E[X; X <= x] = mean (1 - e^{-rx}(1 + rx))
-        return mean * -np.expm1(-rate * x) - x * np.exp(-rate * x)
+        # E[X; X <= x] = mean (1 - e^{-rx}(1 + rx)); y e^{-y} -> 0 (also at x = inf)
+        y = rate * x
+        with np.errstate(over="ignore", invalid="ignore"):
+            tail = np.where(y < _EXP_TAIL, y * np.exp(-np.minimum(y, _EXP_TAIL)), 0.0)
+        return mean * (-np.expm1(-y) - tail)
 
     def partial2(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        # E[X^2; X <= x] = 2 mean^2 (1 - e^{-rx}(1 + rx + (rx)^2/2))
+        # E[X^2; X <= x] = 2 mean^2 (1 - e^{-rx}(1 + rx + (rx)^2/2)); the tail is 0 for large rx
         y = rate * x
-        return 2 * mean ** 2 * (-np.expm1(-y) - np.exp(-y) * (y + y * y / 2))
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = np.minimum(y, _EXP_TAIL)
+            tail = np.where(y < _EXP_TAIL, np.exp(-z) * (z + z * z / 2), 0.0)
+        return 2 * mean ** 2 * (-np.expm1(-y) - tail)
 
     return SizeLaw(name=f"exp(mean={mean:g})", mean=mean, second_moment=2 * mean ** 2,
                    _cdf=lambda x: -np.expm1(-rate * x), _ccdf=lambda x: np.exp(-rate * x),
@@ -328,20 +338,25 @@ def hyperexponential2(scv: float) -> SizeLaw:
     rates = 2.0 * probs
     second = float(np.sum(probs * 2.0 / rates ** 2))
 
+    # r x overflows to inf for x near the largest double: e^{-inf} = 0 and P(k+1, inf) = 1 are
+    # the right limits, so the overflow is silenced where it happens
     def cdf(x: NDArray[np.float64]) -> NDArray[np.float64]:
         x = np.asarray(x, dtype=float)
-        return -np.sum(probs[:, None] * np.expm1(-np.multiply.outer(rates, x.ravel())),
-                       axis=0).reshape(x.shape)
+        with np.errstate(over="ignore"):
+            y = np.multiply.outer(rates, x.ravel())
+        return -np.sum(probs[:, None] * np.expm1(-y), axis=0).reshape(x.shape)
 
     def ccdf(x: NDArray[np.float64]) -> NDArray[np.float64]:
         x = np.asarray(x, dtype=float)
-        return np.sum(probs[:, None] * np.exp(-np.multiply.outer(rates, x.ravel())),
-                      axis=0).reshape(x.shape)
+        with np.errstate(over="ignore"):
+            y = np.multiply.outer(rates, x.ravel())
+        return np.sum(probs[:, None] * np.exp(-y), axis=0).reshape(x.shape)
 
     def partial(k: int) -> Callable[[NDArray[np.float64]], NDArray[np.float64]]:
         def f(x: NDArray[np.float64]) -> NDArray[np.float64]:
             x = np.asarray(x, dtype=float)
-            y = np.multiply.outer(rates, x.ravel())
+            with np.errstate(over="ignore"):
+                y = np.multiply.outer(rates, x.ravel())
             terms = (probs * math.factorial(k) / rates ** k)[:, None] * special.gammainc(k + 1, y)
             return np.sum(terms, axis=0).reshape(x.shape)
         return f

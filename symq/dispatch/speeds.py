@@ -41,6 +41,10 @@ __all__ = ["check_speeds", "total_speed", "arrival_rate", "static_loads", "check
 SPEEDS_DOMAIN = "m positive finite reals"
 
 
+#: Range of server speeds: rates, times and their squares stay normal doubles.
+_SLOWEST, _FASTEST = 1e-100, 1e100
+
+
 def check_speeds(speeds: ArrayLike | None, m: int) -> np.ndarray | None:
     """Validated speeds: ``None`` for unit speeds (``None`` or all ones), else a float array.
 
@@ -62,6 +66,14 @@ def check_speeds(speeds: ArrayLike | None, m: int) -> np.ndarray | None:
         shown = s.tolist() if s.size <= 12 else f"<array of length {s.size}>"
         raise InvalidParameter("speeds", shown, SPEEDS_DOMAIN,
                                f"m={m}" + ("" if s.size == m else f"; got {s.size} values"))
+    outside = np.flatnonzero((s < _SLOWEST) | (s > _FASTEST))
+    if outside.size:
+        i = int(outside[0])
+        raise InvalidParameter("speeds", s.tolist() if s.size <= 12 else f"<array of length "
+                               f"{s.size}>", f"{SPEEDS_DOMAIN} in [{_SLOWEST:g}, {_FASTEST:g}]",
+                               f"entry {i} is {s[i]:g}: arrival rates, service times and "
+                               "their squares would leave the range of doubles; rescale the "
+                               "unit of time")
     if np.all(s == 1.0):
         return None
     s.setflags(write=False)

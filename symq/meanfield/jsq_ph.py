@@ -47,7 +47,7 @@ from symq.core.result import Exactness, ResultBase
 from symq.me.laws import PhaseType, as_phase_type
 
 from .checks import check_means, check_probability, check_tail
-from .phase_type import stationary_phase
+from .phase_type import ph_moments, stationary_phase
 from .probes import probe_polynomial as _hd
 from .supermarket import closed_form_values, truncation_level
 
@@ -58,6 +58,8 @@ __all__ = [
 
 #: tail probability below which the truncation level K is accepted.
 TAIL = 1e-16
+#: Loads ``lam E[X]`` below this are solved in light traffic (:func:`_light_traffic`).
+LIGHT_TRAFFIC = 1e-200
 #: largest truncation level tried by the adaptive truncation.
 MAX_LEVELS = 2000
 
@@ -370,6 +372,8 @@ def solve_jsq_ph(d: int, lam: float, service: Any, *, tol: float = 1e-12,
     if K is not None:
         K = integer_value("K", K, 2, "or None for adaptive truncation")  # noqa: N806
     rho = lam * mean
+    if rho < LIGHT_TRAFFIC:
+        return _light_traffic(d, lam, law, a_vec, T, mean, 2 if K is None else int(K))
     adaptive = K is None
     m = a_vec.size
     top = int(K) if K is not None else int(max_levels)
@@ -422,6 +426,38 @@ def solve_jsq_ph(d: int, lam: float, service: Any, *, tol: float = 1e-12,
                            invariants=invariants,
                            method=(f"cavity / level-dependent QBD iteration (as Hellemans & Van "
                                    f"Houdt's SQ_PH.m), K={u.size} levels, {total_iter} iterations"))
+
+
+def _light_traffic(d: int, lam: float, law: PhaseType, a_vec: NDArray[np.float64],
+                   T: NDArray[np.float64], mean: float,  # noqa: N803
+                   levels: int) -> JSQPHFixedPoint:
+    """The fixed point at a load ``rho = lam E[X] < 1e-200``, to double precision.
+
+    A server is busy with probability ``u_1 = rho`` (work conservation), its job in phase
+    ``rho theta``; an arrival waits only when all ``d`` sampled servers are busy (probability
+    ``rho^d``), for the residual service ``E[X^2]/(2 E[X])`` of its server, so
+    ``E[W] = rho^d E[X^2]/(2 E[X]) (1 + O(rho))`` (for ``d = 1`` the leading term of
+    Pollaczek-Khinchine's ``lam E[X^2]/(2 (1 - rho))``).  The relative error ``O(rho)`` is far
+    below double precision, where the cavity iteration itself would work with subnormal
+    probabilities (``rho < 2.2e-308``) and lose every digit.  Levels ``k >= 2`` hold
+    ``u_k = O(rho^2) < 1e-400``: 0 in double precision (``levels`` of them are returned).
+    """
+    rho = lam * mean
+    theta = stationary_phase(law)
+    second = float(ph_moments(law, 2)[1])
+    wait = rho ** d * second / (2.0 * mean)
+    u = np.zeros(levels)
+    x = np.zeros((levels, theta.size))
+    u[0], x[0] = rho, rho * theta
+    with np.errstate(under="ignore"):
+        drift = jsq_ph_drift(x, d, lam, law)
+    et = mean + wait
+    return JSQPHFixedPoint(d=d, lam=lam, alpha=a_vec, A=T, mean=mean, u=u, x=x, EQ=lam * et,
+                           ET=et, EW=wait, iterations=0,
+                           residual=float(np.max(np.abs(drift))), change=0.0,
+                           invariants={"u1 - lam E[X]": 0.0, "|x1 - lam E[X] theta|": 0.0},
+                           method=f"light traffic (lam E[X] = {rho:.3g} < {LIGHT_TRAFFIC:g}): "
+                                  "u_1 = lam E[X], E[W] = (lam E[X])^d E[X^2]/(2 E[X])")
 
 
 def product_form_candidate(d: int, lam: float, service: Any,

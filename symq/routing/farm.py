@@ -41,6 +41,10 @@ rho = Parameter("rho", PositiveReal(), typical=5.0,
 _C, _W, _RHO = C, w, rho  # aliases: methods below have arguments with the same names
 
 
+#: Range of capacities and holding costs: products and squares of sums stay normal doubles.
+_SMALLEST, _LARGEST = 1e-100, 1e100
+
+
 def _fmt(value: float) -> str:
     return f"{value:.12g}"
 
@@ -82,6 +86,17 @@ class ServerFarm:
             )
         capacities = np.array(capacities, dtype=float)
         costs = np.array(costs, dtype=float)
+        for name, given, values in (("C", self.C, capacities), ("w", self.w, costs)):
+            # the closed forms multiply and square C_j, w_j, w_j/C_j and their sums: keep
+            # every intermediate a finite, normal double
+            outside = np.flatnonzero((values < _SMALLEST) | (values > _LARGEST))
+            if outside.size:
+                i = int(outside[0])
+                raise InvalidParameter(
+                    name, given, f"a vector of positive real numbers in [{_SMALLEST:g}, "
+                    f"{_LARGEST:g}]", f"entry {i} is {values[i]:g}: the closed forms square "
+                    "products and sums of C and w, beyond the range of doubles; rescale the "
+                    "units of time or cost")
         capacities.setflags(write=False)
         costs.setflags(write=False)
         object.__setattr__(self, "C", capacities)

@@ -32,7 +32,7 @@ from symq.core.sizelaws import size_law, size_parameters
 from .declared import ROUTING_COST  # registers the routing-cost model kind
 from .farm import C, ServerFarm, rho, w
 from .simulation import simulate_ps_queue
-from .solve import Allocation, kernels, social_optimum, wardrop_equilibrium
+from .solve import Allocation, kernels, poa_of, social_optimum, wardrop_equilibrium
 
 __all__ = ["MODEL", "PS_SIM", "ROUTING_COST", "solve", "scalar_outputs", "solve_ps_sim"]
 
@@ -74,7 +74,7 @@ def solve(C: ArrayLike, w: ArrayLike, rho: float) -> Result:  # noqa: N803 - pap
         model=NAME,
         params={"C": farm.C.tolist(), "w": farm.w.tolist(), "rho": load},
         values={"optimal": _allocation_json(optimum), "equilibrium": _allocation_json(equilibrium),
-                "poa": equilibrium.cost / optimum.cost},
+                "poa": poa_of(equilibrium, optimum, load)},
         method="closed form (prefix scan)",
         exactness=Exactness.NUMERIC,
         timings={"compile": start - begin, "optimal": middle - start,

@@ -215,13 +215,58 @@ def _precision_error(rho: float, farm: ServerFarm) -> StabilityError:
         "allocation cannot be resolved in double precision (use piecewise_loads for exact values)")
 
 
+#: Largest active prefix the light-load form evaluates (it sums m^2 pairwise terms).
+_LIGHT_MAX = 2048
+
+
+def _light(scan: _Scan, m: int, rho: float, kind: str) -> tuple[np.ndarray, float, float] | None:
+    """Loads, cost and multiplier of the closed forms, rearranged for a light load.
+
+    The closed forms write a load as ``C_j - (something close to C_j)`` when ``rho`` is small
+    against the active capacity ``Sigma_C``: at ``rho = 1e-10`` the load keeps 6 digits, at
+    ``rho = 1e-300`` none (it rounds to 0).  Expanding ``Sigma`` as sums over the active
+    servers gives the same quantities without that cancellation:
+
+    * optimum, ``a_j = sqrt(w_j C_j)``, ``t = (Sigma_C - rho)/Sigma_s``:
+      ``x_j = (sum_i C_i C_j (sqrt(r_i) - sqrt(r_j)) + a_j rho)/Sigma_s``,
+      ``C_j - x_j = a_j t``, ``J = sum_j w_j x_j/(a_j t)``, ``mu = 1/t^2``;
+    * equilibrium, ``c = Sigma_w/(Sigma_C - rho)``:
+      ``x_j = (sum_i C_i C_j (r_i - r_j) + w_j rho)/Sigma_w``, ``J = c rho``.
+
+    None when ``rho`` is not light (``rho > Sigma_C/2``: the closed forms are accurate there)
+    or the prefix is too long.
+    """
+    C, w, r = scan.C[:m], scan.w[:m], scan.r[:m]
+    SC = float(scan.SC[m - 1])
+    if not rho <= 0.5 * SC or m > _LIGHT_MAX:
+        return None
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if kind == "optimal":
+            a, Ss = np.sqrt(w * C), float(scan.Ss[m - 1])
+            root = np.sqrt(r)
+            offset = (C[:, None] * C[None, :] * (root[None, :] - root[:, None])).sum(axis=1)
+            loads = (offset + a * rho) / Ss
+            t = (SC - rho) / Ss
+            cost = float(np.sum(w * loads / (a * t)))
+            multiplier = 1.0 / t ** 2
+        else:
+            Sw = float(scan.Sw[m - 1])
+            offset = (C[:, None] * C[None, :] * (r[None, :] - r[:, None])).sum(axis=1)
+            loads = (offset + w * rho) / Sw
+            multiplier = Sw / (SC - rho)
+            cost = multiplier * rho
+    return loads, cost, float(multiplier)
+
+
 def _finish(farm: ServerFarm, scan: _Scan, m: int, sorted_loads: np.ndarray, cost: float,
-            multiplier: float, kind: str, rho: float) -> Allocation:
+            multiplier: float, kind: str, rho: float, light: bool = False) -> Allocation:
     sorted_loads = np.clip(sorted_loads, 0.0, None)
     loads = np.zeros(farm.K)
     loads[scan.order[:m]] = sorted_loads
     finite = np.all(np.isfinite(loads)) and np.isfinite(cost) and np.isfinite(multiplier)
-    if not (finite and np.all(loads < farm.C) and cost > 0 and multiplier > 0):
+    # the light-load form has no cancellation: a cost of 0 there is J rounded (below 5e-324)
+    positive = cost > 0 or (light and cost == 0 and rho > 0)
+    if not (finite and np.all(loads < farm.C) and positive and multiplier > 0):
         raise _precision_error(rho, farm)
     loads.setflags(write=False)
     active = np.flatnonzero(loads > 0).tolist()
@@ -266,6 +311,9 @@ def social_optimum(C: ArrayLike | ServerFarm, w: ArrayLike | None = None, rho: f
     k = kernels()
     m = _active_count(_thresholds(scan, "optimal"), rho)
     SC, Ss, Sw = scan.SC[m - 1], scan.Ss[m - 1], scan.Sw[m - 1]
+    light = _light(scan, m, rho, "optimal")
+    if light is not None:
+        return _finish(farm, scan, m, *light, "optimal", rho, light=True)
     t = k.opt_t(SC, Ss, rho)
     loads = k.opt_load(scan.C[:m], scan.w[:m], t)
     return _finish(farm, scan, m, loads, k.opt_cost(SC, Ss, Sw, rho), k.opt_mu(SC, Ss, rho),
@@ -308,6 +356,9 @@ def wardrop_equilibrium(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
     k = kernels()
     m = _active_count(_thresholds(scan, "equilibrium"), rho)
     SC, Sw = scan.SC[m - 1], scan.Sw[m - 1]
+    light = _light(scan, m, rho, "equilibrium")
+    if light is not None:
+        return _finish(farm, scan, m, *light, "equilibrium", rho, light=True)
     c = k.ne_c(SC, Sw, rho)
     loads = k.ne_load(scan.C[:m], scan.w[:m], c)
     return _finish(farm, scan, m, loads, k.ne_cost(SC, Sw, rho), c, "equilibrium", rho)
@@ -337,7 +388,21 @@ def price_of_anarchy(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
     if rho is None and isinstance(C, ServerFarm):
         rho, w = w, None
     farm = as_farm(C, w)
-    return wardrop_equilibrium(farm, rho).cost / social_optimum(farm, rho).cost
+    return poa_of(wardrop_equilibrium(farm, rho), social_optimum(farm, rho), rho)
+
+
+def poa_of(equilibrium: Allocation, optimum: Allocation, rho: float) -> float:
+    """``J^NE/J^*`` of two allocations at total work rate ``rho``.
+
+    Equal allocations have equal costs (a ratio of 1, also when the costs are below the
+    smallest double, as at ``rho = 5e-324``); a cost that underflows otherwise is refused.
+    """
+    if np.array_equal(equilibrium.loads, optimum.loads):
+        return 1.0
+    if not optimum.cost > 0:
+        raise InvalidParameter("rho", rho, "a larger total work rate",
+                               "the costs of the allocations are below the smallest double")
+    return equilibrium.cost / optimum.cost
 
 
 @functools.lru_cache(maxsize=1)

@@ -113,7 +113,9 @@ def test_suggested_delta_fits(monkeypatch) -> None:
 def test_runs_of_hours_are_refused() -> None:
     with pytest.raises(ResourceLimit, match=r"delta=0\.1 .*refused beyond 1 s"):
         plan_optimal(2, 0.4, X, 0.1, 24.0, time_limit=1.0)
-    with pytest.raises(ResourceLimit, match=r"delta=0\.4 must be larger.*h of value iter"):
+    # delta and umax were not given: the message names rho, and the grid as defaults
+    with pytest.raises(ResourceLimit, match=r"rho=0\.99 must be lower.*h of value iter.*"
+                                            r"defaults delta=0\.4 and umax="):
         solve_dispatch("optimal", 2, 0.99)
 
 
