@@ -68,3 +68,121 @@ def test_cli_refuses_an_underscore_with_one_line():
     out = _cli("supermarket", "d=2", "lam=0_5")
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "lam='0_5'" in out.stderr, out.stderr
+
+
+# --------------------------------------------------------------------- dispatch
+def test_default_grid_that_does_not_fit_names_the_typed_load():
+    from symq.core.errors import ResourceLimit
+    from symq.dispatch import solve_dispatch
+
+    # m=6 at rho=0.99: C(n+6, 6) sorted states with n = umax/(delta/2) ~ 2000 steps: ~1e17
+    with pytest.raises(ResourceLimit) as info:
+        solve_dispatch("optimal", 6, 0.99)
+    message = str(info.value)
+    assert message.startswith("parameter rho=0.99 must be lower"), message
+    assert "the defaults delta=0.5 and umax=" in message and "lower rho or m" in message
+    # delta= is already at its largest (E[X]/2) and umax= at its least: neither is offered
+    assert "give a coarser" not in message and "give a smaller" not in message
+
+
+def test_sita_threshold_near_the_largest_double_warns_nothing_and_names_h():
+    from symq.core.errors import StabilityError
+    from symq.dispatch import exponential, solve_dispatch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        law = exponential(1.0)
+        # E[X^2; X <= x] -> E[X^2] = 2, E[X; X <= x] -> 1 as x -> oo (closed form limits)
+        assert law.partial_second_moment(np.array([1e308, np.inf])).tolist() == [2.0, 2.0]
+        assert law.partial_mean(np.array([1e308, np.inf])).tolist() == [1.0, 1.0]
+        with pytest.raises(StabilityError, match=r"SITA with h=1e\+308 is unstable"):
+            solve_dispatch("sita", 2, 0.5, h=1e308)
+        with pytest.raises(StabilityError, match=r"h=1e\+308"):
+            solve_dispatch("sita", 2, 0.5, sizes="h2", scv=1e12, h=1e308)
+        with pytest.raises(InvalidParameter, match=r"speeds=\[1e\+308, 1\.0\].*entry 0"):
+            solve_dispatch("optimal", 2, 0.5, speeds=[1e308, 1.0])
+
+
+def test_cli_sita_huge_threshold_prints_one_line():
+    out = _cli("dispatch", "policy=sita", "m=2", "rho=0.5", "h=1e308")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert out.stderr.startswith("symq: error: SITA with h=1e+308")
+
+
+# --------------------------------------------------------------------- ps-routing
+def test_tiny_total_work_rate_is_solved():
+    from fractions import Fraction
+
+    from symq.routing import social_optimum, wardrop_equilibrium
+    from symq.routing.model import solve
+
+    for rho in (1e-300, 1e-10):
+        # one server used (rho below the entry thresholds): x_1 = rho, J = w rho/(C - rho),
+        # mu = w C/(C - rho)^2 and c = w/(C - rho), in exact rationals
+        q = Fraction(rho)
+        cost = float(q / (4 - q))
+        for allocation, multiplier in ((social_optimum([4, 2, 1], [1, 1, 1], rho),
+                                        float(Fraction(4) / (4 - q) ** 2)),
+                                       (wardrop_equilibrium([4, 2, 1], [1, 1, 1], rho),
+                                        float(1 / (4 - q)))):
+            assert allocation.loads.tolist() == [rho, 0.0, 0.0]
+            assert allocation.cost == pytest.approx(cost, rel=1e-15)
+            assert allocation.multiplier == pytest.approx(multiplier, rel=1e-15)
+    # the smallest double: both use server 0 alone (same allocation: PoA 1); J underflows to 0
+    result = solve([4, 2, 1], [1, 1, 1], 5e-324)
+    assert result.values["poa"] == 1.0
+    assert result.values["optimal"]["loads"][0] == 5e-324
+    # equal r_j = w_j/C_j: the load splits in proportion to C_j at once
+    assert social_optimum([4, 4], [1, 1], 1e-300).loads.tolist() == [5e-301, 5e-301]
+
+
+def test_light_load_form_equals_the_compiled_closed_form():
+    from symq.routing import social_optimum, wardrop_equilibrium
+    from symq.routing.solve import _active_count, _prepare, _thresholds, kernels
+
+    rng = np.random.default_rng(29)
+    k = kernels()
+    for _ in range(40):
+        K = int(rng.integers(1, 6))
+        C, w = rng.uniform(0.2, 5.0, K), rng.uniform(0.2, 5.0, K)
+        rho = float(rng.uniform(0.05, 0.5) * C.sum())
+        farm, rho, scan = _prepare(C, w, rho)
+        for kind, solve in (("optimal", social_optimum), ("equilibrium", wardrop_equilibrium)):
+            m = _active_count(_thresholds(scan, kind), rho)
+            SC, Ss, Sw = scan.SC[m - 1], scan.Ss[m - 1], scan.Sw[m - 1]
+            if kind == "optimal":
+                loads = k.opt_load(scan.C[:m], scan.w[:m], k.opt_t(SC, Ss, rho))
+                cost, mult = k.opt_cost(SC, Ss, Sw, rho), k.opt_mu(SC, Ss, rho)
+            else:
+                c = k.ne_c(SC, Sw, rho)
+                loads, cost, mult = k.ne_load(scan.C[:m], scan.w[:m], c), k.ne_cost(SC, Sw, rho), c
+            got = solve(C, w, rho)
+            np.testing.assert_allclose(got.loads[scan.order[:m]], loads, rtol=1e-9, atol=1e-12)
+            assert got.cost == pytest.approx(float(cost), rel=1e-9)
+            assert got.multiplier == pytest.approx(float(mult), rel=1e-9)
+
+
+@pytest.mark.parametrize("C, w, name", [
+    ([1e308, 2, 1], [1, 1, 1], "C"), ([4, 2, 1], [1e308, 1, 1], "w"),
+    ([1e308, 1e308], [1, 1], "C"), ([1e-308, 2, 1], [1, 1, 1], "C"),
+])
+def test_extreme_capacities_and_costs_are_refused_without_warnings(C, w, name):
+    from symq.routing.model import solve
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InvalidParameter, match=rf"parameter {name}=.*entry 0 is 1e[+-]308"):
+            solve(C, w, 0.5)
+
+
+# --------------------------------------------------------------------- jsq-ph
+def test_jsq_ph_tiny_load_is_solved():
+    from symq.meanfield.jsq_ph import solve_jsq_ph
+    from symq.meanfield.phase_type import hyperexponential2
+
+    law = hyperexponential2(1.0, 4.0, 0.5)      # E[X] = 1, E[X^2] = (1 + scv) E[X]^2 = 5
+    fp = solve_jsq_ph(2, 5e-324, law)
+    assert fp.ET == 1.0 and fp.EW >= 0.0 and fp.EQ == 5e-324     # rho -> 0: ET -> E[X]
+    # d = 1 is an M/G/1 queue per server: Pollaczek-Khinchine E[W] = lam E[X^2]/(2 (1 - rho))
+    fp = solve_jsq_ph(1, 1e-250, law)
+    assert fp.EW == pytest.approx(1e-250 * 5.0 / 2.0, rel=1e-12) and fp.ET == 1.0
