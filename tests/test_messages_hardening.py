@@ -186,3 +186,13 @@ def test_jsq_ph_tiny_load_is_solved():
     # d = 1 is an M/G/1 queue per server: Pollaczek-Khinchine E[W] = lam E[X^2]/(2 (1 - rho))
     fp = solve_jsq_ph(1, 1e-250, law)
     assert fp.EW == pytest.approx(1e-250 * 5.0 / 2.0, rel=1e-12) and fp.ET == 1.0
+
+
+def test_sweep_axes_are_read_as_they_read():
+    from symq.core.sweep import parse_axis
+
+    with pytest.raises(InvalidParameter, match="underscores"):
+        parse_axis("0_1:0.5:3")                # float("0_1") is 1.0
+    with pytest.raises(InvalidParameter, match="not an integer"):
+        parse_axis("0.1:0.5:\u0663")            # int("\u0663") is 3
+    np.testing.assert_array_equal(parse_axis("0.1:0.5:3"), [0.1, 0.3, 0.5])

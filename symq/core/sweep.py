@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from symq.core.errors import InvalidParameter, MissingDependency, ResourceLimit, SymqError
+from symq.core.parameters import plain_number_text
 from symq.core.result import to_jsonable
 from symq.core.sweep_dask import SweepIncomplete, check_scheduler_address, run_dask
 
@@ -161,6 +162,8 @@ def grid(**axes: Iterable[Any] | Any) -> list[dict[str, Any]]:
 
 
 def _parse_number(part: str, whole: str) -> float:
+    # float() reads "0_5" as 5 and non-ASCII digits; a typed number is read as it reads
+    plain_number_text("axis", part, _AXIS_FORMAT, whole=whole)
     try:
         value = float(part)
     except ValueError:
@@ -201,7 +204,7 @@ def axis_size(text: str) -> int:
         raise InvalidParameter(
             "axis", text, _AXIS_FORMAT, f"found {len(parts)} ':'-separated fields, expected 3 or 4"
         )
-    if not re.fullmatch(r"\+?\d+", parts[2]):
+    if not re.fullmatch(r"\+?[0-9]+", parts[2]):
         raise InvalidParameter(
             "axis", text, _AXIS_FORMAT, f"the number of points {parts[2]!r} is not an integer"
         )
