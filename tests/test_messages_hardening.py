@@ -196,3 +196,13 @@ def test_sweep_axes_are_read_as_they_read():
     with pytest.raises(InvalidParameter, match="not an integer"):
         parse_axis("0.1:0.5:\u0663")            # int("\u0663") is 3
     np.testing.assert_array_equal(parse_axis("0.1:0.5:3"), [0.1, 0.3, 0.5])
+
+
+def test_jiq_is_simulated_not_refused():
+    from symq.dispatch import solve_dispatch
+
+    # policy=jiq is one of the model's choices; with no exact form it is simulated.  One
+    # server: an M/M/1 queue, ET = E[X]/(1 - rho) = 2 at rho = 1/2 (99% interval)
+    result = solve_dispatch("jiq", 1, 0.5, n_jobs=200_000, seed=1)
+    assert result.values["method"] == "simulation"
+    assert abs(result.values["ET"] - 2.0) <= result.values["ET_half_width"]

@@ -46,7 +46,8 @@ import re
 import time
 from typing import Any
 
-from symq.core.errors import MISSING, InvalidParameter, StabilityError, SymqError, TruncationError
+from symq.core.errors import (MISSING, InvalidParameter, StabilityError, SymqError,
+                               TruncationError, UnknownName)
 from symq.core.parameters import Choice, IntegerAtLeast, Parameter, PositiveReal, PositiveVector
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
@@ -152,7 +153,7 @@ def _exact_value(key: str, m: int, rho: float, law: Any,
         if key == "fpi-sita":
             return None
         return exact_mean_response(key, m, rho, law, thresholds=thresholds).ET
-    except TruncationError:
+    except (TruncationError, UnknownName):   # no exact form for this policy: simulated
         return None
     except InvalidParameter as exc:
         if exc.name in ("policy", "sizes") or (key == "jsq" and exc.name == "m"):
