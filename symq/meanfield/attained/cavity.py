@@ -67,6 +67,10 @@ from ..probes import probe_polynomial as _hd
 from ..supermarket import closed_form_values
 from .policies import Policy, get_policy
 
+#: Terms ``d x layers x B`` of the probe polynomial one cavity evaluation may sum (its cost is
+#: linear in ``d``: a few seconds a solve at this limit); a larger ``d`` is refused naming ``d``.
+PROBE_TERMS_LIMIT = 5e7
+
 __all__ = ["AttainedFixedPoint", "solve_attained", "attained_bytes", "TruncationWarning",
            "TRUNCATION_RTOL"]
 
@@ -545,6 +549,14 @@ def solve_attained(policy: str | Policy, d: int, lam: float, service: Any,
                    limit=lambda budget: "at least {:.3g} (with rep_max={:g}, B={})".format(
                        largest_fitting(lambda v: attained_bytes(_layers(v, rep_max) + 1, B, m),
                                        delta, rep_max, budget, decreasing=True), rep_max, B))
+    terms = float(d) * K * B
+    if terms > PROBE_TERMS_LIMIT:
+        raise InvalidParameter(
+            "d", d, f"<= {max(int(PROBE_TERMS_LIMIT // (K * B)), 1)} with {K} age layers and "
+            f"B={B}", f"each cavity evaluation sums d x layers x B = {terms:.3g} terms of the "
+            f"probe polynomial, over the limit of {PROBE_TERMS_LIMIT:.0e} (a few seconds a "
+            f"solve); at this d a job waits with probability (lam*E[X])^d = "
+            f"{(lam * mean) ** min(d, 10**6):.3g}")
     lower = np.arange(K) * delta
     scores = pol.score_table(lower, B, law)
 
