@@ -48,7 +48,12 @@ from typing import Any
 
 import numpy as np
 
-from symq.core.errors import InvalidParameter, MissingDependency, ResourceLimit, SymqError
+from symq.core.errors import (
+    InvalidParameter,
+    MissingDependency,
+    ResourceLimit,
+    SymqError,
+)
 from symq.core.parameters import plain_number_text
 from symq.core.result import to_jsonable
 from symq.core.sweep_dask import SweepIncomplete, check_scheduler_address, run_dask
@@ -405,7 +410,7 @@ def _run_task_portable(
     except Exception as exc:
         try:
             pickle.loads(pickle.dumps(exc))
-        except Exception:
+        except Exception:  # noqa: BLE001 - whatever stops the round trip
             raise RemoteTaskError(type(exc).__name__, str(exc),
                                   int(getattr(exc, "exit_status", 3))) from None
         raise

@@ -30,7 +30,7 @@ from typing import Any
 
 from symq.core.errors import InvalidParameter, MissingDependency, SchedulerUnreachable
 
-__all__ = ["check_scheduler_address", "SweepIncomplete", "run_dask"]
+__all__ = ["SweepIncomplete", "check_scheduler_address", "run_dask"]
 
 _ALLOWED = "a Dask scheduler address tcp://host:port or host:port, e.g. tcp://127.0.0.1:8786"
 #: Seconds between two looks at the tasks, and between two health checks of the cluster.
@@ -135,7 +135,7 @@ def _in_thread(coroutine_function: Callable[[], Any], seconds: float) -> Any:
     def target() -> None:
         try:
             box["value"] = asyncio.run(asyncio.wait_for(coroutine_function(), seconds))
-        except BaseException as exc:  # handed to the caller
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
             box["error"] = exc
 
     thread = threading.Thread(target=target, daemon=True, name="symq-dask-probe")
@@ -174,7 +174,7 @@ def _probe(address: str, deadline: float, timeout: float) -> None:
                 f"answer within {timeout:g} s; check the address and port")
     try:
         reply = _in_thread(identity, max(deadline - time.monotonic(), 0.01))
-    except Exception:  # silence, an HTTP server's reply, a closed connection, no message
+    except Exception:  # noqa: BLE001 - silence, an HTTP server's reply, a closed connection, no message
         raise SchedulerUnreachable(not_dask) from None
     if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
         raise SchedulerUnreachable(not_dask)
@@ -218,7 +218,7 @@ def _n_workers(client: Any, timeout: float) -> int | None:
         info = client.sync(client.scheduler.identity, n_workers=0,
                            callback_timeout=max(timeout, 0.1))
         return int(info.get("n_workers", 0))
-    except Exception:  # a lost connection, a timeout: the scheduler is not there
+    except Exception:  # noqa: BLE001 - a lost connection or a timeout: no scheduler
         return None
 
 
@@ -285,7 +285,7 @@ def _gather(client, address, func, points, seeds, progress, desc, connect_timeou
                     if future.status == "finished":
                         try:
                             results[index] = future.result(timeout=connect_timeout)
-                        except Exception:  # lost between its status and its result
+                        except Exception:  # noqa: BLE001 - lost between status and result
                             lost.add(index)
                             continue
                         finished[index] = True

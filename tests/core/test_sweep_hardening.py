@@ -21,8 +21,15 @@ import pytest
 
 from symq.cli import main
 from symq.core.errors import InvalidParameter, ResourceLimit, SchedulerUnreachable
-from symq.core.sweep import (MAX_POINTS, SweepIncomplete, SweepTaskError, axis_size, grid,
-                             parse_axis, sweep)
+from symq.core.sweep import (
+    MAX_POINTS,
+    SweepIncomplete,
+    SweepTaskError,
+    axis_size,
+    grid,
+    parse_axis,
+    sweep,
+)
 from symq.core.sweep_dask import check_scheduler_address, quiet_distributed
 
 # ------------------------------------------------------------------ module-level tasks
@@ -54,7 +61,7 @@ def within(seconds: float, function, *args, **kwargs):
     def target():
         try:
             box["value"] = function(*args, **kwargs)
-        except BaseException as exc:  # re-raised below
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
             box["error"] = exc
 
     thread = threading.Thread(target=target, daemon=True)
