@@ -206,3 +206,16 @@ def test_jiq_is_simulated_not_refused():
     result = solve_dispatch("jiq", 1, 0.5, n_jobs=200_000, seed=1)
     assert result.values["method"] == "simulation"
     assert abs(result.values["ET"] - 2.0) <= result.values["ET_half_width"]
+
+
+# --------------------------------------------------------------------- awp
+def test_awp_throughput_overflow_names_rtt():
+    from symq.window.model import solve_awp
+
+    # NewReno with packet losses: E[W] = 1.3098 / sqrt(p) (Altman et al.), finite; only
+    # throughput = E[W]/rtt overflows, so rtt (not p) is named, with the least rtt that fits
+    with pytest.raises(InvalidParameter) as info:
+        solve_awp("newreno", p=1e-3, rtt=1e-308)
+    assert info.value.name == "rtt" and "rtt=1e-308" in str(info.value)
+    least = float(str(info.value).split(">= ")[1].split()[0])
+    assert least == pytest.approx(1.3098 / 1e-3 ** 0.5 / 1e308, rel=1e-3)

@@ -126,12 +126,12 @@ def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None
     tcp = protocol_from_options(protocol, p, a, loss, after_loss, S, loss_model, w_min, w_max,
                                 rtt)
     result = protocol_result(tcp, method, start=start)
-    check_range(result.values, protocol, p, loss, S)
+    check_range(result.values, protocol, p, loss, S, rtt)
     return result
 
 
 def check_range(values: dict[str, Any], protocol: str | None, p: float | None, loss: Any,
-                S: float | None) -> None:  # noqa: N803
+                S: float | None, rtt: float | None = None) -> None:  # noqa: N803
     """Refuse, naming what the user typed, a stable protocol whose moments leave floating point
     (NewReno at ``p = 1e-320``: ``E[W^2] = 2/p``)."""
     def finite(v: Any) -> bool:
@@ -145,6 +145,12 @@ def check_range(values: dict[str, Any], protocol: str | None, p: float | None, l
     bad = [k for k in keys if k in values and not finite(values[k])]
     if not bad:
         return
+    if bad == ["throughput"] and "EW" in values and rtt is not None:
+        # throughput = E[W]/rtt with a finite E[W]: the round-trip time is too short
+        least = float(getattr(values["EW"], "mean", values["EW"])) / 1e308
+        raise InvalidParameter("rtt", rtt, f"a round-trip time >= {least:.3g}",
+                               f"throughput = E[W]/rtt overflows; EW = "
+                               f"{getattr(values['EW'], 'mean', values['EW']):.3g}")
     name, value = (("S", S) if protocol == "highspeed-family" else ("p", p)) if protocol \
         else ("loss", loss)
     shown = ", ".join(f"{k} = {getattr(values[k], 'mean', values[k]):.3g}" for k in keys
