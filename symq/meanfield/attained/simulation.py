@@ -82,12 +82,43 @@ from numpy.typing import ArrayLike
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike, as_generator
+from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
-from symq.core.simrun import RunPlan, kernel_seed, run_chunked, seed_numba
+from symq.core.simrun import (SIM_WORK_LIMIT, RunPlan, kernel_seed, require_time_range,
+                              require_work, run_chunked, seed_numba)
 from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
 from symq.me.laws import as_phase_type, as_sampler, describe_law
 
 __all__ = ["AttainedEstimate", "simulate_attained"]
+
+#: Bytes of per-server state (eight arrays of N entries, and four job slots of 16 bytes each).
+_SERVER_BYTES = 8 * 8 + 4 * 16
+#: Bytes per simulated job (response and waiting times, a drawn size).
+_JOB_BYTES = 24
+
+
+def _guard(N: int, d: int, lam: float, mean_x: float, plan: RunPlan,  # noqa: N803
+           n_sizes: int) -> None:
+    """Refuse up front what cannot fit or finish: memory (``N``, ``n_jobs``), work (``d``
+    probes and a heap step per job, :func:`~symq.core.simrun.require_work`) and a load whose
+    idle time leaves floating point (:func:`~symq.core.simrun.require_time_range`)."""
+    per_job = 16.0 + (8.0 if n_sizes else 0.0)
+    servers, jobs = _SERVER_BYTES * float(N), per_job * plan.n_jobs
+    if servers >= jobs:
+        require_memory("N", N, servers + jobs, what=f"{N} servers and {plan.n_jobs} jobs",
+                       limit=lambda b: f"at most {max(int((b - jobs) // _SERVER_BYTES), 0)}")
+    else:
+        require_memory("n_jobs", plan.n_jobs, servers + jobs,
+                       what=f"{N} servers and {plan.n_jobs} jobs",
+                       limit=lambda b: f"at most {max(int((b - servers) // per_job), 0)}")
+    per = d + 2.0 * math.log2(N + 1) + 4.0
+    require_work(plan.n_jobs * per,
+                 [("d", d, SIM_WORK_LIMIT / plan.n_jobs - per + d),
+                  ("n_jobs", plan.n_jobs, SIM_WORK_LIMIT / per)],
+                 what=f"{plan.n_jobs} jobs x (d={d} probes + {per - d:.3g} steps)")
+    require_time_range("lam", lam, lam * N, plan.n_jobs, answer=(
+        f"ET = E[X] = {mean_x:.6g} and EW = 0, up to terms of order lam*E[X] = "
+        f"{lam * mean_x:.3g} relative to E[X]"))
 
 #: Smallest initial number of job slots (the pool then grows by doubling).
 _MIN_POOL = 1024
@@ -110,8 +141,10 @@ _I_SIZE = 8
 # indices into the float state vector
 _F_T = 0  # current time
 _F_TARR = 1  # time of the next arrival
-_F_TWARM = 2  # time at which the warm-up ended
-_F_SIZE = 3
+_F_TWARM = 2  # time at which the warm-up ended (on the restarted clock)
+_F_ELAPSED = 3  # simulated time in all
+_F_POST = 4  # simulated time after the warm-up
+_F_SIZE = 5
 
 
 # --------------------------------------------------------------------------------------------
@@ -239,8 +272,10 @@ def _attained_kernel(
             t_new = t_arr
         else:
             t_new = depart[heap[0]]
+        dt = t_new - t
+        fst[_F_ELAPSED] += dt
         if warm:
-            dt = t_new - t
+            fst[_F_POST] += dt
             s_idx = (n_dep - n_warm) // per_slice
             if s_idx >= n_slices:
                 s_idx = n_slices - 1
@@ -248,6 +283,10 @@ def _attained_kernel(
             slice_area[s_idx] += total * dt
             slice_busy[s_idx] += n_b * dt
         t = t_new
+        if is_arrival and total == 0:
+            # restart the clock at 0 when a job arrives to an empty system (nothing refers to
+            # the old origin): response times stay exact whatever the idle time before
+            t = 0.0
         if is_arrival:
             # ---- probe d servers, join the smallest score (idle wins, uniform tie-break)
             best = -1
@@ -601,6 +640,7 @@ def simulate_attained(
             f"load lam*E[X]={load:.6g} (lam={lam!r}, E[X]={mean_x:.6g}) must be < 1 for "
             f"N={N} servers probed d={d} at a time: each server serves at unit speed"
         )
+    _guard(N, d, lam, mean_x, plan, n_sizes)
     generator = as_generator(rng)
     seed = kernel_seed(generator)   # the same seed as kernel_seed(rng): PH runs are unchanged
     # a general law: its sizes drawn now from the same stream, after the kernel's seed
@@ -682,8 +722,8 @@ def simulate_attained(
         n_batches=nb,
         n_warm=n_warm,
         n_arrivals=int(ist[_I_NARR]),
-        sim_time=float(fst[_F_T]),
-        post_warmup_time=float(fst[_F_T] - fst[_F_TWARM]),
+        sim_time=float(fst[_F_ELAPSED]),
+        post_warmup_time=float(fst[_F_POST]),
         peak_in_system=int(ist[_I_PEAK]),
         replace=replace,
         mean_size=mean_x,
