@@ -219,3 +219,12 @@ def test_awp_throughput_overflow_names_rtt():
     assert info.value.name == "rtt" and "rtt=1e-308" in str(info.value)
     least = float(str(info.value).split(">= ")[1].split()[0])
     assert least == pytest.approx(1.3098 / 1e-3 ** 0.5 / 1e308, rel=1e-3)
+
+
+def test_unreachable_rtol_is_refused_up_front():
+    from symq.dispatch import solve_dispatch
+
+    # before: 20000 iterations per grid, then NotConverged (rtol=1e-13) or minutes (1e-308)
+    for rtol in (1e-13, 1e-308):
+        with pytest.raises(InvalidParameter, match=rf"rtol={rtol!r} must be .*\[1e-10, 0\.1\]"):
+            solve_dispatch("optimal", 2, 0.5, rtol=rtol)

@@ -263,6 +263,10 @@ def _with_speeds(speeds: np.ndarray, rho: float, law: Any, key: str, progress: b
     return _Lattice(mean / s_min, min_truncation_speeds(speeds, rho, law), solve, check, seconds)
 
 
+#: Smallest relative accuracy :func:`solve_accurate` accepts (its grids stop at rtol/100).
+RTOL_MIN = 1e-10
+
+
 def _defaults_refused(exc: ResourceLimit, m: int, rho: float, d1: float, U: float,
                       unit: float, u_min: float, nm: Mapping[str, str],
                       typed: Mapping[str, bool],
@@ -346,7 +350,11 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     key = str(policy).lower()
     if key not in POLICIES:
         raise InvalidParameter("policy", policy, "one of " + ", ".join(POLICIES))
-    rtol = real_value("rtol", rtol, "a real number in (0, 0.1]", lambda r: 0 < r <= 0.1)
+    # each grid stops at an Odoni span of rtol/100 of g, which double precision resolves only
+    # to about 1e-13 relative: a smaller rtol would iterate to max_iter and fail
+    rtol = real_value("rtol", rtol, f"a real number in [{RTOL_MIN:g}, 0.1] (value iteration "
+                      "in double precision resolves g to about 1e-13)",
+                      lambda r: RTOL_MIN <= r <= 0.1)
     nm = {"U": "U", "delta": "delta", "rho": "rho", **(names or {})}
     blame = "U" if U is not None and coarse is None else "delta"
     if speeds is None:
