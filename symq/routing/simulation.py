@@ -299,7 +299,9 @@ def _scv(sizes_law: SizeSampler) -> float:
         m2 = float(sizes_law.law.moment(2))
     except Exception:  # noqa: BLE001 - any law object: no second moment, no check
         return 0.0
-    value = m2 / sizes_law.mean ** 2 - 1.0
+    if not (m2 > 0 and math.isfinite(m2)):  # e.g. underflow at a mean of 1e-300
+        return 0.0
+    value = m2 / sizes_law.mean / sizes_law.mean - 1.0
     return value if math.isfinite(value) and value > 0 else 0.0
 
 
