@@ -228,3 +228,35 @@ def test_unreachable_rtol_is_refused_up_front():
     for rtol in (1e-13, 1e-308):
         with pytest.raises(InvalidParameter, match=rf"rtol={rtol!r} must be .*\[1e-10, 0\.1\]"):
             solve_dispatch("optimal", 2, 0.5, rtol=rtol)
+
+
+def test_lwl_with_very_many_servers_ends_and_matches_the_recursion():
+    import symq.dispatch.exact as exact
+
+    # the Poisson form of Erlang B against the m-step recursion (forced), both in floats
+    for m, a in ((200_000, 199_000.0), (100_001, 99_900.999)):
+        fast = exact._erlang_c(m, a)
+        b = 1.0
+        for k in range(1, m + 1):
+            b = a * b / (k + a * b)
+        slow = b / (1.0 - a / m + a / m * b)
+        assert fast == pytest.approx(slow, rel=1e-13)
+    # m = 2^53 servers (the largest integer m): before, an O(m) loop that never ended
+    code = ("from symq.dispatch.exact import exact_lwl; from symq.dispatch.sizes import "
+            "exponential; print(exact_lwl(2**53, 0.5, exponential(1.0)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=20)
+    assert out.returncode == 0 and float(out.stdout) == 1.0     # Erlang C underflows: ET = E[X]
+
+
+def test_mimd_floor_near_the_smallest_double_is_scale_invariant():
+    from symq.window import scalable, solve_protocol
+
+    # constant-time losses: W/w_min has a law free of w_min, so E[W] scales with the floor
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        unit = solve_protocol(scalable(0.5, loss_model="time", w_min=1.0)).mean_window
+        tiny = solve_protocol(scalable(0.999999, loss_model="time", w_min=1e-308))
+        small = solve_protocol(scalable(0.5, loss_model="time", w_min=1e-308)).mean_window
+    assert small == pytest.approx(1e-308 * unit, rel=1e-12)
+    assert 1e-308 < tiny.mean_window < 2e-308

@@ -207,21 +207,21 @@ class MIMDFloor(Distribution):
         """
         w = np.asarray(w, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = self.theta / self.w_min * np.exp(-(self.theta + 1.0) * np.log(w / self.w_min))
+            out = self.theta / self.w_min * np.exp(-(self.theta + 1.0) * (np.log(w) - math.log(self.w_min)))
         return np.where(w > self.w_min, out, 0.0)
 
     def cdf(self, w: ArrayLike) -> NDArray[np.float64]:
         """Time-stationary ``P(W <= w) = 1 - (w/w_min)^-theta`` for ``w >= w_min``."""
         w = np.asarray(w, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = -np.expm1(-self.theta * np.log(w / self.w_min))
+            out = -np.expm1(-self.theta * (np.log(w) - math.log(self.w_min)))
         return np.where(w > self.w_min, out, 0.0)
 
     def ccdf(self, w: ArrayLike) -> NDArray[np.float64]:
         """Time-stationary ``P(W > w)`` (Pareto tail, exact)."""
         w = np.asarray(w, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.exp(-self.theta * np.log(w / self.w_min))
+            out = np.exp(-self.theta * (np.log(w) - math.log(self.w_min)))
         return np.where(w > self.w_min, out, 1.0)
 
     def support(self) -> tuple[float, float]:

@@ -145,12 +145,16 @@ def _mimd_floor_balance(exact: Any, a: float, lam: float, beta: float, w_min: fl
     """
     from scipy.integrate import quad
 
-    def density(w: float) -> float:
-        return float(exact.pdf(np.array([w]))[0])
+    # in units of the floor, u = W/w_min has the scale-free density theta u^-(theta+1) on
+    # u > 1 (no overflow or round-off for a floor near the ends of the double range)
+    theta = float(exact.theta)
 
-    kink = w_min / beta
-    low = quad(lambda w: w_min * density(w), w_min, kink, limit=200)[0]
-    high = quad(lambda w: beta * w * density(w), kink, np.inf, limit=200)[0]
+    def density(u: float) -> float:
+        return theta * u ** -(theta + 1.0)
+
+    kink = 1.0 / beta
+    low = w_min * quad(density, 1.0, kink, limit=200)[0]
+    high = beta * w_min * quad(lambda u: u * density(u), kink, np.inf, limit=200)[0]
     mean = float(exact.mean())
     gain = a * mean
     return float((gain - lam * (mean - low - high)) / gain)
