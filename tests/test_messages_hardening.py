@@ -260,3 +260,13 @@ def test_mimd_floor_near_the_smallest_double_is_scale_invariant():
         small = solve_protocol(scalable(0.5, loss_model="time", w_min=1e-308)).mean_window
     assert small == pytest.approx(1e-308 * unit, rel=1e-12)
     assert 1e-308 < tiny.mean_window < 2e-308
+
+
+def test_an_integer_written_with_an_exponent_is_that_integer():
+    domain = IntegerAtLeast(1)
+    assert domain.parse("N", "1e15") == 10**15 and domain.parse("N", "2.0") == 2
+    for text, needle in (("2.5", "not an integer"), ("1e-3", "not an integer"),
+                         ("1e400", "at most 9007199254740992")):
+        with pytest.raises(InvalidParameter) as info:
+            domain.parse("N", text)
+        assert f"N={text!r}" in str(info.value) and needle in str(info.value)

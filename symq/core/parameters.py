@@ -303,7 +303,17 @@ class IntegerAtLeast(Domain):
         try:
             value = int(text)
         except ValueError:
-            raise InvalidParameter(name, text, self.describe(), "not an integer") from None
+            # 1e15 or 2.0 written for an integer: exact, so taken when it is one
+            try:
+                exact = _exact_fraction(text)
+            except (ValueError, ZeroDivisionError):
+                exact = None
+            if exact is None or exact.denominator != 1:
+                raise InvalidParameter(name, text, self.describe(), "not an integer") from None
+            top = self.maximum if self.maximum is not None else _LARGEST_INTEGER
+            if exact > top:
+                raise InvalidParameter(name, text, self.describe(), f"at most {top}")
+            value = int(exact)
         return self.coerce(name, value)
 
 
