@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from symq.core.errors import MISSING, InvalidParameter
+from symq.core.errors import MISSING, InvalidParameter, StabilityError
 from symq.core.parameters import (
     Choice,
     Expression,
@@ -125,7 +125,26 @@ def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None
     start = time.perf_counter()
     tcp = protocol_from_options(protocol, p, a, loss, after_loss, S, loss_model, w_min, w_max,
                                 rtt)
-    result = protocol_result(tcp, method, start=start)
+    name, value = (("S", S) if protocol == "highspeed-family" else ("p", p)) if protocol \
+        else ("loss", loss)
+    try:
+        result = protocol_result(tcp, method, start=start)
+    except InvalidParameter as exc:
+        if not protocol or exc.name not in ("a", "loss", "after_loss"):
+            raise
+        # a preset's profile out of floating point inside the solver: the user typed p (or S)
+        raise InvalidParameter(name, value, f"a value for which protocol={protocol} has "
+                               "positive finite profiles in floating point",
+                               exc.reason or str(exc)) from None
+    except StabilityError as exc:
+        verdict = stability(tcp)
+        if not verdict.stable:
+            raise
+        # the stability test says stable: the numerical solver's window range was too narrow
+        raise InvalidParameter(name, value, "a value whose stationary windows lie within the "
+                               "numerical solver's range (windows within e^35 of 1)",
+                               f"the protocol is stable ({verdict.reason}), but its "
+                               f"stationary windows lie beyond the solver's range") from exc
     check_range(result.values, protocol, p, loss, S, rtt)
     return result
 

@@ -402,6 +402,12 @@ def simulate_window(
     if has_cap:
         hi = w_max
     if not lo < hi:
+        if grid is None and has_cap and w_max <= DEFAULT_GRID[0]:
+            raise InvalidParameter("w_max", w_max, f"> {DEFAULT_GRID[0]:g} (the smallest window "
+                                   "the simulator resolves)")
+        if grid is None:
+            raise InvalidParameter("w_min", w_min, f"< {hi:g} (the largest window the "
+                                   "simulator resolves)")
         raise InvalidParameter("grid", grid, f"a range containing [w_min, w_max] = [{w_min}, {w_max}]")
     observables: list[tuple[str, Callable]] = []
     if time_averages is not None:
