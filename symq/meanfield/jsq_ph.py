@@ -79,7 +79,7 @@ def _check_d_lam(d: Any, lam: Any) -> tuple[int, float]:
 def _check_stable(d: int, lam: float, mean: float) -> None:
     if lam * mean >= 1.0:
         raise StabilityError(
-            f"per-server load lam*E[X]={lam * mean:.6g} (lam={lam:g}, E[X]={mean:.6g}) must be < 1 "
+            f"per-server load lam*E[X]={lam * mean:.6g} (lam={lam!r}, E[X]={mean:.6g}) must be < 1 "
             f"for JSQ(d={d}) with phase-type service: every server needs lam*E[X] < 1")
 
 
@@ -387,13 +387,13 @@ def solve_jsq_ph(d: int, lam: float, service: Any, *, tol: float = 1e-12,
         u, x, it, change = _qbd_iteration(u0, d, lam, a_vec, T, float(tol), int(max_iter))
         total_iter += int(it)
         if not (change < tol) or not np.all(np.isfinite(u)):
-            raise NotConverged(f"solve_jsq_ph cavity iteration (d={d}, lam={lam:g}, K={levels})",
+            raise NotConverged(f"the JSQ(d) cavity iteration (d={d}, lam={lam!r}, K={levels})",
                                float(change), float(tol), total_iter)
         if not adaptive or u[-1] < TAIL:
             break
         if levels >= max_levels:
             raise TruncationError(
-                f"solve_jsq_ph (d={d}, lam={lam:g}, E[X]={mean:.6g})",
+                f"JSQ(d) with phase-type service (d={d}, lam={lam!r}, E[X]={mean:.6g})",
                 "queue-length levels (tail u_K)", float(u[-1]), TAIL, f"K={max_levels}",
                 "the queue-length tail is too heavy: lower lam or scv (library: raise max_levels)")
         ratio = float(u[-1] / u[-2]) if u[-2] > 0 else 0.5

@@ -307,7 +307,7 @@ def _levels_for(d: int, lam: float, tol: float, cap: int, solver: str, eq: float
         raise TruncationError(
             solver, "queue-length levels (mass of EQ left out)", _tail_remainder(d, lam, cap) / eq,
             tol, f"K={cap}",
-            f"lam={lam:g} needs {level} levels; lower lam"
+            f"lam={lam!r} needs {level} levels; lower lam"
             + (" or use the closed form" if solver.endswith("fixed point") else ""))
     return level
 
@@ -510,7 +510,7 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,  # noqa: N803
         if K2 > CAP_REFINED:
             raise TruncationError("refined-jsq", "queue-length levels (change of EQ_N)",
                                   change / abs(eq_n), tol, f"K={K}",
-                                  f"lam={lam:g} is too close to 1 for {CAP_REFINED} levels; "
+                                  f"lam={lam!r} is too close to 1 for {CAP_REFINED} levels; "
                                   "lower lam")
         fp2, terms2, eq_n2 = _refined_at(d, lam, N, K2)
         change = abs(eq_n2 - eq_n)
