@@ -184,3 +184,31 @@ def test_seed_message_names_the_option(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["solve", "mg1-sim", "lam=0.5", "--seed", "-5", "-q"]) == 2
     line, = capsys.readouterr().err.strip().splitlines()
     assert line == "symq: error: parameter --seed=-5 must be an integer >= 0"
+
+
+def test_awp_stable_protocol_beyond_the_solver_is_not_called_unstable() -> None:
+    # HighSpeed at p = 1e-300: lam/a ~ w^0.2, Lambda(inf) = inf, so stable; the numerical
+    # solver's window range cannot hold it; before: "... the window escapes to infinity"
+    with pytest.raises(InvalidParameter, match=r"parameter p=1e-300 .*the protocol is stable"):
+        _solve("awp", protocol="highspeed", p=1e-300)
+    with pytest.raises(InvalidParameter, match=r"parameter w_max=1e-300 must be > 1e-12"):
+        _solve("window-sim", protocol="newreno", p=0.01, w_max=1e-300, n_losses=10_000)
+
+
+def test_size_law_too_variable_for_the_run_names_scv() -> None:
+    # relaxation ~ (1 + scv)/(1 - rho)^2 = 4e10 jobs at rho = 1/2, scv = 1e10: no load would
+    # do, so scv is named with the largest value a 23750-job batch resolves (0.25 x 23750 - 1);
+    # before: EW = 0.17 +- 0.001 against the exact P-K value 5e9
+    with pytest.raises(InvalidParameter, match=r"parameter scv=10000000000\.0 must be <= 5936 "):
+        _solve("mg1-sim", lam=0.5, sizes="h2", scv=1e10)
+
+
+def test_attained_simulator_guards() -> None:
+    # 10^5 jobs x (d probes + 2 log2(N + 1) heap steps + 4) <= SIM_WORK_LIMIT
+    sq = np.arange(1.0, 31.0)[None, :]
+    exp = ([1.0], [[-1.0]])
+    largest = int(SIM_WORK_LIMIT / 100_000 - 2 * np.log2(11) - 4)
+    with pytest.raises(InvalidParameter, match=rf"parameter d=1000000 must be <= {largest} "):
+        simulate_attained(10, 10**6, 0.5, exp, sq, 1.0, n_jobs=100_000, rng=1)
+    with pytest.raises(InvalidParameter, match=r"parameter lam=1e-320 must be >= "):
+        simulate_attained(10, 2, 1e-320, exp, sq, 1.0, n_jobs=100_000, rng=1)
