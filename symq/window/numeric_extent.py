@@ -76,8 +76,9 @@ def _initial_extent(prof: _Profiles, tol_mass: float) -> tuple[float, float, flo
             raise StabilityError(
                 "the cumulative loss hazard Lambda(w) = int lam/a dw stays bounded: it grows by "
                 f"only {float(Lam[-1] - Lam[k10]):.3g} between w = {float(wp[k10]):.3g} and "
-                f"w = {float(wp[-1]):.3g}, so with positive probability there is no further "
-                "loss and the window escapes to infinity")
+                f"w = {float(wp[-1]):.3g}: either with positive probability there is no "
+                "further loss and the window escapes to infinity, or its law lies beyond "
+                "these windows (at a higher loss rate)")
     with np.errstate(all="ignore"):
         yp = np.maximum(dp, w_min)
         ty = np.log(np.where(yp > 0, yp, np.nan))
@@ -111,8 +112,9 @@ def _initial_extent(prof: _Profiles, tol_mass: float) -> tuple[float, float, flo
             raise StabilityError(
                 "the cumulative loss hazard Lambda(w) = int lam/a dw stays bounded above "
                 f"w = {math.exp(t_ref):.3g} (it grows by less than {L_top:.3g} up to "
-                f"w = {float(wp[finite][-1]):.3g}): with positive probability there is no further "
-                "loss and the window escapes to infinity")
+                f"w = {float(wp[finite][-1]):.3g}): either with positive probability there is "
+                "no further loss and the window escapes to infinity, or its law lies beyond "
+                "these windows (at a higher loss rate)")
         t_hi = float(tp[above[0]])
     # bottom
     if w_min > 0:
