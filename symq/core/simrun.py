@@ -89,7 +89,7 @@ def require_time_range(name: str, value: float, rate: float, n_jobs: int, *, ans
         f"time sums can hold; at this load {answer}")
 
 
-def require_relaxation(name: str, value: object, load: float, scv: float, plan: "RunPlan",
+def require_relaxation(name: str, value: object, load: float, scv: float, plan: RunPlan,
                         *, unit: str = "jobs", scv_name: str = "scv",
                         jobs_name: str = "n_jobs") -> None:
     """Refuse a load whose relaxation time exceeds a batch: batch means would be meaningless.
@@ -193,7 +193,7 @@ class RunPlan:
     @classmethod
     def make(cls, n_jobs: Any, n_batches: Any = 30, warmup: Any = 0.1, level: Any = 0.95, *,
              min_per_batch: int = MIN_JOBS_PER_BATCH, jobs_name: str = "n_jobs",
-             unit: str = "jobs") -> "RunPlan":
+             unit: str = "jobs") -> RunPlan:
         """Check a run length and plan its warm-up and batches.
 
         Parameters

@@ -301,7 +301,7 @@ def _run(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_batches: 
     run_chunked(step, n_jobs, progress=progress, desc=desc, unit="job")
     with np.errstate(invalid="ignore"):
         span = state_f[2] - state_f[1]  # inf - inf at a load below 1e-300: the loads are 0
-    loads = work / span if span > 0 else np.zeros(m) if not span == span else np.full(m, np.nan)
+    loads = work / span if span > 0 else np.zeros(m) if math.isnan(span) else np.full(m, np.nan)
     if pol.speeds is not None:
         loads = loads / pol.speeds
     return _Sums(sum_T / batch_size, sum_W / batch_size, loads, bin_T, bin_n)

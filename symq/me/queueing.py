@@ -34,8 +34,8 @@ from numpy.typing import NDArray
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import real_value
 from symq.core.randomness import RngLike, as_generator
-from symq.core.result import Exactness, ResultBase
 from symq.core.resources import require_memory
+from symq.core.result import Exactness, ResultBase
 from symq.core.simrun import SIM_WORK_LIMIT, RunPlan, require_work, run_chunked
 from symq.core.simstats import ConfidenceInterval, batch_means
 
@@ -188,8 +188,7 @@ def _lindley(services: np.ndarray, interarrivals: np.ndarray, thresholds: np.nda
         for i in range(thresholds.size):
             indicators[i, k] = 1 if w > thresholds[i] else 0
         w = w + services[k] - interarrivals[k]
-        if w < 0.0:
-            w = 0.0
+        w = max(w, 0.0)
     state[0] = w
 
 

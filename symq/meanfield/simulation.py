@@ -65,8 +65,16 @@ from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
-from symq.core.simrun import (SIM_WORK_LIMIT, RunPlan, kernel_seed, require_relaxation,
-                              require_time_range, require_work, run_chunked, seed_numba)
+from symq.core.simrun import (
+    SIM_WORK_LIMIT,
+    RunPlan,
+    kernel_seed,
+    require_relaxation,
+    require_time_range,
+    require_work,
+    run_chunked,
+    seed_numba,
+)
 from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
 from symq.me.laws import PhaseType, as_phase_type, validate_ph
 
@@ -338,7 +346,7 @@ def _run(N: int, d: int, lam: float, replace: bool, law: PhaseType, plan: RunPla
             tail_area, t_post)
 
 
-def _guard_memory(N: int, max_queue: int, n_jobs: int) -> None:  # noqa: N803
+def _guard_memory(N: int, max_queue: int, n_jobs: int) -> None:
     """Refuse, before allocating, a run whose buffers do not fit the memory budget: naming
     ``N`` (``8 N (max_queue + 9)`` bytes of per-server state) or ``n_jobs`` (16 bytes a
     job: its response and waiting times), whichever needs more, with the largest value that

@@ -58,7 +58,12 @@ from symq.core.parameters import IntegerAtLeast, NonNegativeReal, PositiveReal
 from symq.core.randomness import RngLike, as_generator
 from symq.core.resources import require_memory
 from symq.core.result import ResultBase
-from symq.core.simrun import RunPlan, require_relaxation, require_time_range, run_chunked
+from symq.core.simrun import (
+    RunPlan,
+    require_relaxation,
+    require_time_range,
+    run_chunked,
+)
 from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
 
 from .kernel import PSState
@@ -220,8 +225,7 @@ def _idle_cut(gaps: np.ndarray, work: np.ndarray, cap: float) -> np.ndarray:  # 
             removed[k] = idle - cap
             gaps[k] = left + cap
         v = left - gaps[k]
-        if v < 0.0:
-            v = 0.0
+        v = max(v, 0.0)
     return removed
 
 
@@ -275,7 +279,7 @@ def _run_queue(lam: float, C: float, sizes_law: SizeSampler, plan: RunPlan,
                            n_warmup=skip)
 
 
-def _guard_scale(lam: float, C: float, sizes_law: SizeSampler, plan: RunPlan,  # noqa: N803
+def _guard_scale(lam: float, C: float, sizes_law: SizeSampler, plan: RunPlan,
                  name: str = "lam", value: float | None = None) -> None:
     """Refuse loads and scales beyond floating point, and loads the run cannot resolve."""
     mean = sizes_law.mean
@@ -297,7 +301,7 @@ def _scv(sizes_law: SizeSampler) -> float:
     """The law's squared coefficient of variation (0 when its second moment is not known)."""
     try:
         m2 = float(sizes_law.law.moment(2))
-    except Exception:  # noqa: BLE001 - any law object: no second moment, no check
+    except Exception:
         return 0.0
     if not (m2 > 0 and math.isfinite(m2)):  # e.g. underflow at a mean of 1e-300
         return 0.0

@@ -150,7 +150,7 @@ def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None
 
 
 def check_range(values: dict[str, Any], protocol: str | None, p: float | None, loss: Any,
-                S: float | None, rtt: float | None = None) -> None:  # noqa: N803
+                S: float | None, rtt: float | None = None) -> None:
     """Refuse, naming what the user typed, a stable protocol whose moments leave floating point
     (NewReno at ``p = 1e-320``: ``E[W^2] = 2/p``)."""
     def finite(v: Any) -> bool:

@@ -41,7 +41,6 @@ from .montecarlo import simulate_protocol
 from .protocol import WindowProtocol
 from .simulation import WindowEstimate
 from .symbolic import stability
-from .simulation import WindowEstimate
 
 __all__ = ["WINDOW_SIM", "solve_window_sim", "declare_window_sim", "SIM_OUTPUTS",
            "DEFAULT_N_LOSSES"]
@@ -97,7 +96,7 @@ def _scalars(result: Result) -> dict[str, float]:
 
 
 def solve_window_sim(protocol: str | None = None, p: float | None = None, a: Any = None,
-                     loss: Any = None, after_loss: Any = None, S: float | None = None,  # noqa: N803
+                     loss: Any = None, after_loss: Any = None, S: float | None = None,
                      loss_model: str | None = None, w_min: float | None = None,
                      w_max: float | None = None, rtt: float = 1.0,
                      n_losses: int = DEFAULT_N_LOSSES, n_batches: int = DEFAULT_N_BATCHES,

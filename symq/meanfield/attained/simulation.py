@@ -84,8 +84,15 @@ from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike, as_generator
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
-from symq.core.simrun import (SIM_WORK_LIMIT, RunPlan, kernel_seed, require_time_range,
-                              require_work, run_chunked, seed_numba)
+from symq.core.simrun import (
+    SIM_WORK_LIMIT,
+    RunPlan,
+    kernel_seed,
+    require_time_range,
+    require_work,
+    run_chunked,
+    seed_numba,
+)
 from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
 from symq.me.laws import as_phase_type, as_sampler, describe_law
 
@@ -97,7 +104,7 @@ _SERVER_BYTES = 8 * 8 + 4 * 16
 _JOB_BYTES = 24
 
 
-def _guard(N: int, d: int, lam: float, mean_x: float, plan: RunPlan,  # noqa: N803
+def _guard(N: int, d: int, lam: float, mean_x: float, plan: RunPlan,
            n_sizes: int) -> None:
     """Refuse up front what cannot fit or finish: memory (``N``, ``n_jobs``), work (``d``
     probes and a heap step per job, :func:`~symq.core.simrun.require_work`) and a load whose
@@ -309,8 +316,7 @@ def _attained_kernel(
                         k = n_rows - 1
                     else:
                         k = int(math.ceil(x)) - 1
-                        if k < 0:
-                            k = 0
+                        k = max(k, 0)
                     col = ql - 1
                     if col >= n_cols:
                         col = n_cols - 1
@@ -338,8 +344,7 @@ def _attained_kernel(
             qlen[s] = ql + 1
             total += 1
             n_arr += 1
-            if total > peak:
-                peak = total
+            peak = max(peak, total)
             if ql == 0:
                 start[s] = t
                 x, n_size = _next_size(sizes, n_size, alpha_cum, rates, jump_cum)
@@ -402,7 +407,7 @@ def _attained_kernel(
 _NO_PH = (np.ones(1), np.ones(1), np.zeros((1, 1)))
 
 
-def _size_source(service: Any, *, n_jobs: int, N: int) -> tuple[Any, int]:  # noqa: N803
+def _size_source(service: Any, *, n_jobs: int, N: int) -> tuple[Any, int]:
     """The job-size law and how many sizes to draw for it beforehand (0: walk its phases).
 
     A phase-type law (or an ``ME`` with a phase-type form) is walked by the kernel; any other
