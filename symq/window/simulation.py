@@ -91,7 +91,7 @@ from symq.core.parameters import real_value
 from symq.core.randomness import RngLike
 from symq.core.resources import require_memory
 from symq.core.result import ResultBase
-from symq.core.simrun import RunPlan, kernel_seed, run_chunked, seed_numba
+from symq.core.simrun import SIM_WORK_LIMIT, RunPlan, kernel_seed, run_chunked, seed_numba
 from symq.core.simstats import ConfidenceInterval, ratio_batch_means
 
 from .protocol import PowerLawParameters
@@ -111,9 +111,13 @@ DEFAULT_GRID = (1e-12, 1e15)
 #: Default number of grid nodes per decade of the tables.
 DEFAULT_POINTS_PER_DECADE = 200
 
-#: Longest run accepted (loss cycles): ~1e7 cycles per second per core, so 1e10 is about 20
-#: minutes; a longer request is refused before anything runs.
-MAX_LOSSES = 10**10
+#: Kernel steps counted per loss cycle (a draw, an inversion, the integrals): at about 1e7
+#: cycles a second, :data:`~symq.core.simrun.SIM_WORK_LIMIT` steps take about a minute.
+_STEPS_PER_LOSS = 6
+#: Longest run accepted (loss cycles), the work limit of every simulator
+#: (:data:`~symq.core.simrun.SIM_WORK_LIMIT`): about a minute; a longer request is refused
+#: before anything runs.
+MAX_LOSSES = int(SIM_WORK_LIMIT // _STEPS_PER_LOSS)
 #: Most batches accepted (the batch-means interval needs a few dozen; more only costs memory).
 MAX_BATCHES = 10**6
 
@@ -374,8 +378,10 @@ def simulate_window(
             return scaled
     n_losses = _integer("n_losses", n_losses, 1)
     if n_losses > MAX_LOSSES:
-        raise InvalidParameter("n_losses", n_losses, f"an integer <= {MAX_LOSSES:.0e}",
-                               "a longer run would take hours; use several seeded runs")
+        raise InvalidParameter("n_losses", n_losses, f"an integer <= {MAX_LOSSES}",
+                               f"about {_STEPS_PER_LOSS} steps a loss cycle, over the limit of "
+                               f"{SIM_WORK_LIMIT:.0e} steps of one simulation (about a minute); "
+                               "use several seeded runs")
     n_batches = _integer("n_batches", n_batches, 2)
     if n_batches > MAX_BATCHES:
         raise InvalidParameter("n_batches", n_batches, f"an integer in [2, {MAX_BATCHES:.0e}]",

@@ -133,7 +133,7 @@ def test_powerlaw_threads_private_precision() -> None:
     assert abs(float(s.pdf(w)) - float(alone[60])) < 1e-11 * float(alone[60])
 
 
-def test_simulator_refuses_absurd_runs_before_allocating() -> None:
+def test_simulator_refuses_absurd_runs_before_allocating(monkeypatch: pytest.MonkeyPatch) -> None:
     one = lambda w: np.ones_like(w)  # noqa: E731
     rate = lambda w: 0.1 + 0 * w  # noqa: E731
     half = lambda w: 0.5 * w  # noqa: E731
@@ -145,8 +145,9 @@ def test_simulator_refuses_absurd_runs_before_allocating() -> None:
         simulate_window(one, rate, half, 1000, n_batches=10**9, rng=1)
     with pytest.raises(ResourceLimit, match="parameter points_per_decade="):
         simulate_window(one, rate, half, 10_000, points_per_decade=10**12, rng=1)
+    monkeypatch.setenv("SYMQ_MEMORY_LIMIT", "1e9")  # 6e8 kept windows need 4.8 GB
     with pytest.raises(ResourceLimit, match="parameter keep_pre_loss="):
-        simulate_window(one, rate, half, 10**10, keep_pre_loss=10**15, rng=1)
+        simulate_window(one, rate, half, 6 * 10**8, keep_pre_loss=10**15, rng=1)
 
 
 def test_numeric_solver_errors_renamed() -> None:
