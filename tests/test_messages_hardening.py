@@ -270,3 +270,17 @@ def test_an_integer_written_with_an_exponent_is_that_integer():
         with pytest.raises(InvalidParameter) as info:
             domain.parse("N", text)
         assert f"N={text!r}" in str(info.value) and needle in str(info.value)
+
+
+def test_value_iteration_refusals_name_what_was_typed():
+    from symq.dispatch import solve_dispatch
+
+    # delta=1e-308 typed, umax not: before, "umax=1000.0 must be a modest multiple of delta"
+    with pytest.raises(InvalidParameter) as info:
+        solve_dispatch("optimal", 2, 0.5, delta=1e-308)
+    assert info.value.name == "delta" and "delta=1e-308" in str(info.value)
+    # scv=1e12 typed: M/G/1 wait rho E[X^2]/(2(1-rho)) = (1 + 1e12)/2, the truncation 5x it is
+    # 2.5e12; before, an internal "umax=219902325555.2 must be >= 2.5e+12" was named
+    with pytest.raises(InvalidParameter) as info:
+        solve_dispatch("optimal", 2, 0.5, sizes="h2", scv=1e12)
+    assert info.value.name == "scv" and "umax >= 2.5e+12" in str(info.value)

@@ -376,7 +376,16 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     d1, d2, d3 = default_steps(m, rho, None if coarse is None else coarse / unit)
     d1, d2, d3 = d1 * unit, d2 * unit, d3 * unit
     if speeds is None:
-        validate_grid(m, rho, law, d1, 1e3 * max(float(law.mean), d1), names=names)
+        # a probe of the step (a truncation the user did not give: at least the load's least)
+        probe_u = max(1e3 * max(float(law.mean), d1), lattice.u_min)
+        try:
+            validate_grid(m, rho, law, d1, probe_u, names=names)
+        except InvalidParameter as exc:
+            if exc.name != nm["U"] or coarse is None:
+                raise
+            raise InvalidParameter(nm["delta"], coarse, f"a step >= {probe_u / 2.0 ** 40:.3g}",
+                                   f"{nm['U']}/{nm['delta']} grid steps per server would not "
+                                   "fit in any memory") from None
     top = U is None
     if U is None:
         U = _multiple(max(default_truncation(m, rho) * unit, lattice.u_min), 2 * d1)

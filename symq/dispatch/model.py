@@ -46,8 +46,8 @@ import re
 import time
 from typing import Any
 
-from symq.core.errors import (MISSING, InvalidParameter, StabilityError, SymqError,
-                               TruncationError, UnknownName)
+from symq.core.errors import (MISSING, InvalidParameter, ResourceLimit, StabilityError,
+                               SymqError, TruncationError, UnknownName)
 from symq.core.parameters import Choice, IntegerAtLeast, Parameter, PositiveReal, PositiveVector
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
@@ -284,6 +284,14 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
         try:
             values = _solve_optimal(m, rho, law, delta, umax, rtol, spd, progress)
         except InvalidParameter as exc:
+            if exc.name in ("U", "umax") and umax is None and not isinstance(exc, ResourceLimit):
+                # the truncation the load needs (not typed) is beyond any grid: name the law
+                # or the load the user typed
+                name, value = (("scv", DEFAULT_SCV if scv is None else scv)
+                               if size_key == "h2" else ("rho", rho))
+                raise InvalidParameter(name, value, "smaller for policy=optimal",
+                                       f"value iteration needs a backlog truncation umax "
+                                       f"{exc.domain}, beyond any grid that fits") from None
             if exc.name != "sizes" or size_key != "h2":
                 raise
             raise InvalidParameter("scv", DEFAULT_SCV if scv is None else scv,
