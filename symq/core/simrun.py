@@ -147,7 +147,7 @@ def require_work(steps: float, blame: list[tuple[str, object, float]], *, what: 
     Raises
     ------
     InvalidParameter
-        ``parameter d=100000 must be <= 3997 (the run would take ~1e+11 steps: ...)``.
+        ``parameter d=100000 must be <= 3997 for a run within the work limit (...)``.
 
     Examples
     --------
@@ -157,7 +157,7 @@ def require_work(steps: float, blame: list[tuple[str, object, float]], *, what: 
         return
     name, value, largest = next((b for b in blame if b[2] >= 1), blame[-1])
     largest = max(int(largest), 1)
-    raise InvalidParameter(name, value, f"<= {largest} for this run",
+    raise InvalidParameter(name, value, f"<= {largest} for a run within the work limit",
                            f"the run would take about {steps:.3g} steps ({what}), over the "
                            f"limit of {SIM_WORK_LIMIT:.0e} steps of one simulation (about a "
                            f"minute)")
