@@ -212,3 +212,14 @@ def test_attained_simulator_guards() -> None:
         simulate_attained(10, 10**6, 0.5, exp, sq, 1.0, n_jobs=100_000, rng=1)
     with pytest.raises(InvalidParameter, match=r"parameter lam=1e-320 must be >= "):
         simulate_attained(10, 2, 1e-320, exp, sq, 1.0, n_jobs=100_000, rng=1)
+
+
+def test_dispatch_unresolvable_speeds_are_not_an_answer() -> None:
+    # JSQ (blind to speeds) with a server 1e90 times slower: its jobs outlast the run, and the
+    # stationary ET (about 2 + 600 by Little's law on ~300 jobs parked there) is not resolved;
+    # before: exit 0 with ET = 8e85 +- 1.4e86
+    with pytest.raises(NumericalFailure, match=r"did not resolve ET: .* reaches below 0"):
+        _solve("dispatch-sim", policy="jsq", m=2, rho=0.5, speeds=[1.0, 1e-90], n_jobs=100_000)
+    # RND sends that server 1e-90 of the jobs: two M/M/1 queues at load 1/2, ET = 2
+    r = _solve("dispatch-sim", policy="rnd", m=2, rho=0.5, speeds=[1.0, 1e-90], n_jobs=200_000)
+    assert r["ET"].contains(2.0) or r["ET"].distance(2.0) < 4

@@ -38,7 +38,7 @@ import numpy as np
 from numba import types
 from numpy.typing import ArrayLike
 
-from symq.core.errors import InvalidParameter
+from symq.core.errors import InvalidParameter, NumericalFailure
 from symq.core.parameters import integer_value, real_value
 from symq.core.randomness import RngLike, as_generator
 from symq.core.result import Exactness, ResultBase
@@ -464,6 +464,16 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
         loads = np.mean([r.loads for r in sums], axis=0)
         n_done = per * reps
     elapsed = time.perf_counter() - start
+    if pol.speeds is not None and ET.half_width > ET.mean:
+        # an interval reaching below 0 for a positive mean: with very unequal speeds a slow
+        # server's jobs outlast the run (its relaxation time exceeds every batch)
+        slow = float(np.min(pol.speeds)) / float(np.max(pol.speeds))
+        raise NumericalFailure(
+            f"the simulation of {pol.name} with speeds "
+            f"{np.asarray(typed_speeds, dtype=float).tolist()} did not resolve ET: its interval "
+            f"{ET.mean:.3g} +- {ET.half_width:.3g} reaches below 0; a job at the slowest "
+            f"server takes about {1.0 / slow:.3g} times as long as at the fastest, beyond what "
+            f"{plan.n_jobs} jobs resolve: use closer speeds or a speed-aware policy")
     by_size: dict[str, Any] = {}
     if edges.size:
         cis, counts = _bin_intervals(sums, edges, bin_level, reps is not None)
