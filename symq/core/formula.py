@@ -134,9 +134,11 @@ def _describe_node(node: ast.AST) -> str:
 class _Builder:
     """Builds a sympy expression from a checked syntax tree."""
 
-    def __init__(self, symbols: dict[str, sp.Symbol], sums: bool = False) -> None:
+    def __init__(self, symbols: dict[str, sp.Symbol], sums: bool = False,
+                 in_sum: bool = False) -> None:
         self.symbols = symbols
         self.sums = sums
+        self.in_sum = in_sum
         self.nodes = 0
 
     def build(self, node: ast.AST, depth: int = 0) -> sp.Expr:
@@ -212,6 +214,9 @@ class _Builder:
         name = node.func.id
         if name == "sum" and self.sums:
             return self._sum(node, depth)
+        if name == "sum" and self.in_sum:
+            raise _Reject("a sum inside a sum is not supported (write the inner sum in closed "
+                          "form, or the double sum as one sum over a single index)")
         if name not in FUNCTIONS:
             raise _Reject(f"the function {name} is not allowed; functions allowed: "
                           + ", ".join(sorted(FUNCTIONS)))
@@ -262,7 +267,7 @@ class _Builder:
             if value.is_number and not value.is_Integer:
                 raise _Reject(f"the {label} bound {value} of sum() is not an integer")
             bounds.append(value)
-        inner = _Builder({**self.symbols, name: k}, sums=False)
+        inner = _Builder({**self.symbols, name: k}, sums=False, in_sum=True)
         inner.nodes = self.nodes
         body = inner.build(term, depth + 1)
         self.nodes = inner.nodes
