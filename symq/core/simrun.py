@@ -92,7 +92,7 @@ def require_time_range(name: str, value: float, rate: float, n_jobs: int, *, ans
 def require_relaxation(name: str, value: object, load: float, scv: float, plan: RunPlan,
                         *, unit: str = "jobs", scv_name: str = "scv",
                         jobs_name: str = "n_jobs") -> None:
-    """Refuse a load whose relaxation time exceeds a batch: batch means would be meaningless.
+    r"""Refuse a load whose relaxation time exceeds a batch: batch means would be meaningless.
 
     A queue at load :math:`\rho` relaxes in about :math:`(1 + c_s^2)/(1 - \rho)^2` jobs (the
     heavy-traffic time scale of the workload, Whitt, *Stochastic-Process Limits*, 2002, Section

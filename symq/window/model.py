@@ -36,7 +36,7 @@ from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
 
 from .protocol import PRESETS, WindowProtocol, general, highspeed_family
-from .solve import METHODS, WindowLaw, solve_protocol
+from .solve import METHODS, MIMD_FLOOR_METHOD, WindowLaw, solve_protocol
 from .symbolic import stability
 
 __all__ = ["AWP", "solve_awp", "protocol_from_options", "protocol_result", "OUTPUTS",
@@ -161,7 +161,8 @@ def check_range(values: dict[str, Any], protocol: str | None, p: float | None, l
             return True
 
     keys = ("EW", "EW2", "throughput", "loss_rate", "pre_loss_mean")
-    bad = [k for k in keys if k in values and not finite(values[k])]
+    exact_infinite = {"EW2"} if values.get("method") == MIMD_FLOOR_METHOD else set()
+    bad = [k for k in keys if k in values and not finite(values[k]) and k not in exact_infinite]
     if not bad:
         return
     if bad == ["throughput"] and "EW" in values and rtt is not None:

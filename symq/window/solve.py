@@ -160,6 +160,11 @@ def _mimd_floor_balance(exact: Any, a: float, lam: float, beta: float, w_min: fl
     return float((gain - lam * (mean - low - high)) / gain)
 
 
+#: The method of the MIMD closed form with a floor, whose E[W^2] is exactly infinite when the
+#: tail exponent theta is at most 2 (an infinite value there is the answer, not an overflow).
+MIMD_FLOOR_METHOD = "closed form (MIMD, constant rate, floor)"
+
+
 def _closed_form(protocol: WindowProtocol, verdict: WindowStability
                  ) -> WindowLaw | None:
     law = protocol.power_law()
@@ -188,7 +193,7 @@ def _closed_form(protocol: WindowProtocol, verdict: WindowStability
         except StabilityError as exc:   # E[W] is infinite
             raise StabilityError(f"{protocol.name}: {exc}") from None
         second = float(exact.moment(2)) if exact.theta > 2 else math.inf
-        return WindowLaw(protocol=protocol, method="closed form (MIMD, constant rate, floor)",
+        return WindowLaw(protocol=protocol, method=MIMD_FLOOR_METHOD,
                          exactness=Exactness.EXACT, mean_window=mean, mean_square_window=second,
                          throughput=mean / protocol.rtt, loss_rate=law.gamma,
                          drift_balance=_mimd_floor_balance(exact, law.alpha, law.gamma,
