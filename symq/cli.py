@@ -672,9 +672,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "key=a:b:n|key=value")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler address, tcp://host:port or host:port")
-    p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
+    p.add_argument("--connect-timeout", type=float, default=7.0, metavar="SECONDS",
                    help="one deadline for reaching the scheduler and its first worker, and "
-                        "the longest wait for a lost scheduler or workers (default 10); exit 3")
+                        "the longest wait for a lost scheduler or workers (default 7); exit 3")
     p.add_argument("--processes", type=int, default=None, help="local worker processes")
     from .core.sweep import MAX_POINTS
 

@@ -503,7 +503,7 @@ def sweep(
     processes: int | None = None,
     progress: bool = False,
     desc: str = "sweep",
-    connect_timeout: float = 10.0,
+    connect_timeout: float = 7.0,
 ) -> SweepResult:
     """Evaluate ``func(point, rng)`` at every point, serially, on local processes or on Dask.
 
@@ -532,7 +532,7 @@ def sweep(
         Show a tqdm progress bar over completed tasks.
     desc : str, default "sweep"
         Label of the progress bar.
-    connect_timeout : float, default 10
+    connect_timeout : float, default 7
         Dask only: one deadline, in seconds, for reaching the scheduler, checking that it is a
         Dask scheduler and the first worker joining; also how long a lost scheduler, or a
         cluster left without workers, is waited for during the sweep
