@@ -323,8 +323,11 @@ def _constant_power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
                           f"magnitude exceeds 2^{MAX_MAGNITUDE_BITS})")
         return sp.Pow(base, exponent)  # pi**2, E**(1/2): kept exact
     folded = _fold_power(base, exponent)
+    if folded is None and base < 0 and not exponent.is_Integer:
+        raise _Reject(f"({base})**({exponent}) is not a real number")
     if folded is None:
-        raise _Reject(f"({base})**({exponent}) is not a finite real number")
+        raise _Reject(f"({base})**({exponent}) is not a finite real number (its magnitude "
+                      f"exceeds 2^{MAX_MAGNITUDE_BITS}, the floating-point range)")
     return folded
 
 
