@@ -454,8 +454,13 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     if _help_requested(args, "solve"):
         return EXIT_OK
     model = registry.get_model(args.model)
-    params = model.parse(_split_assignments(args.assignments))
-    result = model.run(params, rng=_seed(args.seed), progress=_show_progress(args))
+    typed = _split_assignments(args.assignments)
+    try:
+        params = model.parse(typed)
+        result = model.run(params, rng=_seed(args.seed), progress=_show_progress(args))
+    except InvalidParameter as exc:
+        _show_as_typed(exc, typed)
+        raise
     if args.json:
         out = result.to_dict()
         print(json.dumps({"model": out["model"], "params": out["params"],
@@ -467,6 +472,26 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         _print_values({"results": result.values})
         print(f"method: {result.method} ({result.exactness})")
     return EXIT_OK
+
+
+def _show_as_typed(exc: InvalidParameter, typed: dict[str, str]) -> None:
+    """Show the value of a refused parameter as the user typed it (``n_jobs=1e12``, not the
+    integer it was read as; ``C=1e308,2,1``, not a list), where the typed text reads as that
+    same number or vector."""
+    text = typed.get(exc.name)
+    value = exc.value
+    if text is None or value is MISSING or isinstance(value, (bool, str)):
+        return
+    shown = value.tolist() if hasattr(value, "tolist") and hasattr(value, "shape") else value
+    try:
+        typed_numbers = [float(part) for part in text.split(",")]
+        numbers = [float(v) for v in np.ravel(np.asarray(shown, dtype=float))]
+    except (TypeError, ValueError, OverflowError):
+        return
+    prefix = f"parameter {exc.name}={shown!r}"
+    message = str(exc)
+    if typed_numbers == numbers and text != repr(shown) and message.startswith(prefix):
+        exc.args = (f"parameter {exc.name}={text}" + message[len(prefix):],)
 
 
 # ----------------------------------------------------------------------------- sweep

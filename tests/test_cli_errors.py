@@ -131,3 +131,17 @@ def test_bad_sweep_options(capsys):
     assert code == 2 and "--connect-timeout" in one_line(err)
     code, _, err = run(capsys, "sweep", "supermarket", "d=2", "lam=0.1:0.5:2", "--processes", "0")
     assert code == 2 and "--processes" in one_line(err)
+
+
+@pytest.mark.parametrize("argv, typed", [
+    (["mg1-sim", "lam=0.5", "n_jobs=1e12"], "n_jobs=1e12 must be at most"),
+    (["dispatch-sim", "policy=rnd", "m=2", "rho=0.5", "n_batches=1e9"], "n_batches=1e9 must be"),
+    (["ps-routing", "C=1e308,2,1", "w=1,2,4", "rho=1"], "C=1e308,2,1 must be"),
+    (["dispatch-sim", "policy=rnd", "m=2", "rho=0.5", "speeds=1e-300,1e-300"],
+     "speeds=1e-300,1e-300 must be"),
+])
+def test_a_refused_value_is_shown_as_typed(capsys, argv, typed):
+    """The line quotes the value as the user wrote it, not the number or list it was read as."""
+    code, out, err = run(capsys, "solve", *argv)
+    assert code == 2 and out == ""
+    assert typed in one_line(err)
