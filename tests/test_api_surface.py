@@ -10,7 +10,7 @@ import pytest
 import symq
 
 MODULES = sorted(info.name for info in pkgutil.walk_packages(symq.__path__, "symq.")
-                 if not info.name.startswith("symq.__main__"))
+                 if not info.name.endswith(".__main__"))
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -31,7 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from symq.cli import _papers_to_check, main
+from symq.cli import main
+from symq.cli.claims_commands import _papers_to_check
 from symq.core import registry
 from symq.core.claimsfile import claims_files, load_claims_file
 
