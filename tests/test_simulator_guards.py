@@ -223,3 +223,23 @@ def test_dispatch_unresolvable_speeds_are_not_an_answer() -> None:
     # RND sends that server 1e-90 of the jobs: two M/M/1 queues at load 1/2, ET = 2
     r = _solve("dispatch-sim", policy="rnd", m=2, rho=0.5, speeds=[1.0, 1e-90], n_jobs=200_000)
     assert r["ET"].contains(2.0) or r["ET"].distance(2.0) < 4
+
+
+def test_window_floor_near_the_smallest_double_is_simulated():
+    """A floor w_min = 1e-300 (found by the long fuzz run: the table span overflowed) changes
+    nothing for NewReno at p = 1e-4: E[W] = 1.30983/sqrt(p) (the Ott-Kemperman-Mathis
+    constant of the square-root law, quoted by Altman et al., INFOCOM 2005) and E[W^2] = 2/p
+    lie in the run's intervals (95 %, widened by the constant's last digit)."""
+    values = _solve("window-sim", protocol="newreno", p=1e-4, w_min=1e-300).values
+    for key, exact, slack in (("EW", 1.30983 / 1e-2, 1e-3), ("EW2", 2 / 1e-4, 0.0)):
+        ci = values[key]
+        assert abs(ci.mean - exact) <= ci.half_width + slack, (key, ci, exact)
+
+
+@pytest.mark.parametrize("S", ["100", "900", "639126"])
+def test_highspeed_family_beyond_floating_point_is_one_line_naming_S(S):
+    """At p = 1e-4 the family's window C p^-S passes 1e308 (S = 100), or its law's q-series
+    would cancel hundreds of digits (S = 900: minutes; S = 639126: mpmath gave up): each is
+    refused up front, naming S, within the bound (was: an internal error or a hang)."""
+    code, line = _cli("awp", "protocol=highspeed-family", "p=1e-4", f"S={S}")
+    assert code == 2 and f"S={S}" in line, line

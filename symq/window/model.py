@@ -130,12 +130,15 @@ def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None
     try:
         result = protocol_result(tcp, method, start=start)
     except InvalidParameter as exc:
-        if not protocol or exc.name not in ("a", "loss", "after_loss"):
+        if not protocol or exc.name not in ("a", "loss", "after_loss", "m"):
             raise
-        # a preset's profile out of floating point inside the solver: the user typed p (or S)
-        raise InvalidParameter(name, value, f"a value for which protocol={protocol} has "
-                               "positive finite profiles in floating point",
-                               exc.reason or str(exc)) from None
+        # a preset's profile (or its law's scale) out of floating point inside the solver: the
+        # user typed p (or S)
+        domain = (f"a value for which the window law of protocol={protocol} can be computed "
+                  "in floating point" if exc.name == "m" else
+                  f"a value for which protocol={protocol} has positive finite profiles in "
+                  "floating point")
+        raise InvalidParameter(name, value, domain, exc.reason or str(exc)) from None
     except StabilityError as exc:
         verdict = stability(tcp)
         if not verdict.stable:

@@ -37,6 +37,7 @@ Examples
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,10 @@ from .powerlaw_cdf import _DistributionFunctions
 from .powerlaw_density import _DensityPaths
 from .powerlaw_series import _QSeriesCore, _vectorise, qseries_coefficients
 
+#: Most decimal digits the q-series of the law may cancel (``-log10 (q;q)_inf``): beyond it the
+#: series needs thousands of digits and minutes (beta^m within about 2e-3 of 1).
+MAX_CANCEL_DIGITS = 300
+
 __all__ = [
     "OKM_CONSTANT",
     "PowerLawWindow",
@@ -58,6 +63,26 @@ __all__ = [
     "mean_window_newreno",
     "qseries_coefficients",
 ]
+
+
+def _check_scale(m: float, q: float, mu0: float) -> None:
+    """Refuse, before any series is summed, a law whose q-series would cancel more than
+    :data:`MAX_CANCEL_DIGITS` digits, or whose second pre-loss moment
+    ``Gamma(1 + 2/m) mu0^(-2/m)`` (up to a bounded factor) leaves the floating-point range."""
+    log_q = -math.log(q)
+    cancel = math.pi ** 2 / (6.0 * log_q * math.log(10.0))  # -log10 (q;q)_inf as q -> 1
+    if cancel > MAX_CANCEL_DIGITS:
+        least = math.pi ** 2 / (6.0 * MAX_CANCEL_DIGITS * math.log(10.0)) / (log_q / m)
+        raise InvalidParameter("m", m, f"an exponent m = l - k + 1 >= {least:.3g} (the loss "
+                               "rate's power minus the increase's, plus 1)",
+                               f"q = beta^m = {q:.9g} is so close to 1 that the window law's "
+                               f"q-series would cancel about {cancel:.0f} digits (at most "
+                               f"{MAX_CANCEL_DIGITS})")
+    log10_second = (math.lgamma(1.0 + 2.0 / m) - (2.0 / m) * math.log(mu0)) / math.log(10.0)
+    if log10_second > 307.0:
+        raise InvalidParameter("m", m, "an exponent m = l - k + 1 for which the window's "
+                               "moments stay below 1e308 (the floating-point range)",
+                               f"E[W^2] would be about 1e{log10_second:.0f}")
 
 
 class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore, Distribution):
@@ -132,6 +157,7 @@ class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore, Distri
                                    f"q = beta^m = {self.q!r} is not representable")
         self.mu0 = self.gamma / (self.alpha * m)
         self.rho = (1.0 - self.k) / m
+        _check_scale(self.m, self.q, self.mu0)
         with working_dps(30) as ctx:
             self._cancel_digits = float(-ctx.log10(ctx.qp(ctx.mpf(self.q))))
         if terms is not None and (isinstance(terms, (bool, np.bool_))

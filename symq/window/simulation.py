@@ -452,7 +452,7 @@ def simulate_window(
     if method == "tabulated" or observables:
         # tables: J rows of cumulative integrals, cells, exponents, denominators over n nodes,
         # and the Gauss-Legendre evaluations (n x _GL_ORDER per row) while they are built
-        n_nodes = max(math.ceil(math.log10(hi / lo) * points_per_decade) + 1, 3)
+        n_nodes = max(math.ceil((math.log10(hi) - math.log10(lo)) * points_per_decade) + 1, 3)
         require_memory("points_per_decade", points_per_decade,
                        8.0 * n_nodes * J * (6 + 2 * _GL_ORDER),
                        what=f"{n_nodes:.3g} table nodes for {J} integrands",

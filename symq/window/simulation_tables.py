@@ -73,7 +73,7 @@ def _exponents(g_nodes: np.ndarray, h: float) -> np.ndarray:
 
 def _build_tables(a: Callable, lam: Callable, d: Callable | None, observables: list[Callable],
                   lo: float, hi: float, per_decade: int, w_min: float) -> _Tables:
-    decades = math.log10(hi / lo)
+    decades = math.log10(hi) - math.log10(lo)  # hi / lo may overflow
     n = max(int(math.ceil(decades * per_decade)) + 1, 3)
     lw0, lw1 = math.log(lo), math.log(hi)
     lw = np.linspace(lw0, lw1, n)
