@@ -25,6 +25,7 @@ import os
 import resource
 import signal
 import time
+import warnings
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -113,10 +114,14 @@ def _value_text(domain: Any, typical: Any) -> st.SearchStrategy[str]:
 
 @st.composite
 def _case(draw: Any, model: Any) -> dict[str, str]:
-    """A ``key=value`` mapping: the typical values with a few parameters changed or dropped."""
+    """A ``key=value`` mapping: the model's example (the typical values of its required
+    parameters, as ``symq solve MODEL --help`` shows them; optional typicals may belong to
+    other options, such as ``scv`` to ``service=H2``; every typical value where nothing is
+    required) with a few parameters changed, added or dropped."""
     texts: dict[str, str] = {}
-    for p in model.parameters:
-        if p.typical is not None:
+    required = any(p.required for p in model.parameters)
+    for p in model.parameters:  # where nothing is required (awp), every typical value
+        if (p.required or not required) and p.typical is not None:
             texts[p.name] = _typical_text(p.typical)
     names = [p.name for p in model.parameters]
     inside_only = draw(st.booleans())  # half the cases stay inside the declared domains
@@ -193,11 +198,14 @@ def run_case(model: Any, texts: dict[str, str], api_values: bool = False) -> str
     signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
     start = time.perf_counter()
     failure: str | None = None
+    caught: list[warnings.WarningMessage] = []
     try:
-        if api_values:
-            result = model.run(texts)
-        else:
-            result = model.run(model.parse(texts))
+        with warnings.catch_warnings(record=True) as caught:  # library code warns nothing
+            warnings.simplefilter("always")
+            if api_values:
+                result = model.run(texts)
+            else:
+                result = model.run(model.parse(texts))
         check_result(result.values)
         outcome = "result"
     except SymqError as exc:
@@ -219,6 +227,12 @@ def run_case(model: Any, texts: dict[str, str], api_values: bool = False) -> str
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     elapsed = time.perf_counter() - start
+    shown = [w for w in caught if not issubclass(w.category, (DeprecationWarning,
+                                                              PendingDeprecationWarning))]
+    if shown and failure is None:
+        first = shown[0]
+        failure = (f"{model.name} {_shown(texts)}: a warning reached the user: "
+                   f"{first.category.__name__}: {first.message} ({first.filename}:{first.lineno})")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     if peak >= PEAK_LIMIT_KIB and failure is None:
         failure = f"{model.name} {_shown(texts)}: peak memory {peak / 2**20:.1f} GiB"

@@ -182,9 +182,17 @@ def _check_sita_h(key: str, m: int, h: float | None) -> None:
                                "or use policy=sita-e or sita-opt")
 
 
+def _check_load(m: int, rho: float) -> None:
+    """A stationary regime needs ``rho < 1`` (checked before any formula sees the load)."""
+    if not rho < 1:
+        raise StabilityError(f"per-server load rho={float(rho)!r} must be < 1 for a stationary "
+                             f"regime with m={m} servers")
+
+
 def _check_simulation(key: str, m: int, rho: float, law: Any, n_jobs: int,
                       sizes: str, scv_typed: float | None, n_batches: int = 30) -> None:
     """Refuse simulations that would take hours or whose confidence interval is not reliable."""
+    _check_load(m, rho)
     if m * n_jobs > SIM_WORK_LIMIT:
         if SIM_WORK_LIMIT // n_jobs < 1 or m <= SIM_WORK_LIMIT // 1_000_000:  # n_jobs is too long
             raise InvalidParameter("n_jobs", n_jobs, f"<= {int(SIM_WORK_LIMIT // m)} with m={m} "
@@ -276,6 +284,7 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
     if key not in POLICY_CHOICES:
         raise InvalidParameter("policy", policy, "one of " + ", ".join(POLICY_CHOICES))
     _check_given(key, sizes, scv, h, delta, umax, rtol)
+    _check_load(m, rho)
     size_key = str(sizes).lower()
     law = get_sizes(sizes, DEFAULT_SCV if scv is None else scv)
     spd = None if speeds is None else check_speeds(speeds, m)

@@ -20,13 +20,14 @@ and sub-generator ``A``: density ``alpha exp(A x) a`` with exit vector ``a = -A 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Iterator
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from symq.core.distribution import Distribution
-from symq.core.errors import InvalidParameter
+from symq.core.errors import InvalidParameter, NumericalFailure
 from symq.core.randomness import RngLike, as_generator
 
 __all__ = ["PhaseType", "ScipyLaw", "as_phase_type", "as_sampler", "describe_law", "validate_ph"]
@@ -318,8 +319,21 @@ class ScipyLaw(Distribution):
         return float(low), float(high)
 
     def _raw_moment(self, order: int) -> float:
-        value = float(self.dist.moment(order)) if self._frozen else \
-            float(self.dist.moment(order, kind="raw"))
+        """``E[X^order]``: the first two from scipy's closed-form mean and variance where it
+        has them (its quadrature of ``moment(2)`` fails near a Pareto shape of 2, giving inf);
+        a value scipy computed with a quadrature warning is refused, not returned."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if self._frozen and order in (1, 2):
+                mean, variance = (float(v) for v in self.dist.stats(moments="mv"))
+                value = mean if order == 1 else variance + mean * mean
+            else:
+                value = float(self.dist.moment(order)) if self._frozen else \
+                    float(self.dist.moment(order, kind="raw"))
+        if caught:
+            raise NumericalFailure(f"E[X^{order}] of {describe_law(self.dist)} could not be "
+                                   f"computed reliably: {caught[0].category.__name__}: "
+                                   f"{' '.join(str(caught[0].message).split())}")
         if not math.isfinite(value):
             raise InvalidParameter(self.name, describe_law(self.dist), "a law with a finite moment of order "
                                    f"{order}", f"E[X^{order}] = {value}")
