@@ -89,14 +89,14 @@ def test_tiny_delta_is_refused_before_allocating(capsys) -> None:
     code, _, err = run(capsys, "solve", "dispatch", "policy=optimal", "m=2", "rho=0.4",
                        "delta=1e-6")
     assert code == 2
-    assert "delta=1e-06 must be >=" in err and "umax=16" in err and "U=" not in err
+    assert "delta=1e-6 must be >=" in err and "umax=16" in err and "U=" not in err
     assert len(err.strip().splitlines()) == 1
 
 
 def test_huge_umax_is_refused(capsys) -> None:
     code, _, err = run(capsys, "solve", "dispatch", "policy=optimal", "m=2", "rho=0.4",
                        "umax=1e308")
-    assert code == 2 and "umax=1e+308 must be <=" in err and "Traceback" not in err
+    assert code == 2 and "umax=1e308 must be <=" in err and "Traceback" not in err
 
 
 def test_suggested_delta_fits(monkeypatch) -> None:
@@ -131,9 +131,9 @@ def test_exact_jsq_guards() -> None:
 @pytest.mark.parametrize("args, match", [
     (("policy=optimal", "m=7", "rho=0.4"), r"parameter m=7 must be 1\.\.6"),
     (("policy=optimal", "m=2", "rho=0.4", "umax=5.33"), r"parameter umax=5\.33 .*multiple"),
-    (("policy=optimal", "m=2", "rho=0.4", "umax=4"), r"parameter umax=4\.0 must be >= 5"),
+    (("policy=optimal", "m=2", "rho=0.4", "umax=4"), r"parameter umax=4 must be >= 5"),
     (("policy=sita", "m=2", "rho=0.4"), r"parameter h=<missing>"),
-    (("policy=sita", "m=3", "rho=0.4", "h=1"), r"parameter h=1\.0 must be given only with m=2"),
+    (("policy=sita", "m=3", "rho=0.4", "h=1"), r"parameter h=1 must be given only with m=2"),
     (("policy=lwl", "m=2", "rho=0.4", "sizes=exp", "scv=4"), r"scv= applies only with sizes=h2"),
     (("policy=rnd", "m=2", "rho=0.4", "h=2"), r"h= applies only with policy=sita"),
     (("policy=lwl", "m=2", "rho=0.4", "delta=0.1"), r"delta= applies only with policy=optimal"),
@@ -141,9 +141,9 @@ def test_exact_jsq_guards() -> None:
     (("policy=jsq", "m=1000000", "rho=0.4"), r"parameter m=1000000 must be <="),
     (("policy=sita-opt", "m=1000000", "rho=0.4"), r"parameter m=1000000 must be <="),
     (("policy=fpi-sita", "m=2", "rho=0.999999"), r"parameter rho=0\.999999 must be <="),
-    (("policy=rnd", "m=2", "rho=0.4", "sizes=h2", "scv=1e300"), r"parameter scv=1e\+300"),
+    (("policy=rnd", "m=2", "rho=0.4", "sizes=h2", "scv=1e300"), r"parameter scv=1e300 "),
     (("policy=rnd", "m=2", "rho=0.4", "sizes=h2", "scv=1e-300"), r"parameter scv=1e-300"),
-    (("policy=lwl", "m=2", "rho=0.4", "sizes=h2", "scv=1e6"), r"parameter scv=1000000\.0"),
+    (("policy=lwl", "m=2", "rho=0.4", "sizes=h2", "scv=1e6"), r"parameter scv=1e6 "),
 ])
 def test_errors_name_the_parameter_as_typed(capsys, args, match) -> None:
     code, _, err = run(capsys, "solve", "dispatch", *args)

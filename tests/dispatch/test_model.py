@@ -89,7 +89,7 @@ def test_speeds_from_the_cli(capsys) -> None:
 
 @pytest.mark.parametrize("args, needle", [
     (("policy=optimal", "m=4", "rho=0.4", "speeds=2,1,1,1"), "m=4 must be 1..3 for policy"),
-    (("policy=optimal", "m=3", "rho=0.4", "speeds=2,1"), "speeds=[2.0, 1.0] must be m "),
+    (("policy=optimal", "m=3", "rho=0.4", "speeds=2,1"), "speeds=2,1 must be m "),
     (("policy=lwl", "m=2", "rho=0.4", "speeds=2,0"), "parameter speeds"),
 ])
 def test_speeds_bad_input(capsys, args, needle) -> None:
