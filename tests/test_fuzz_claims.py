@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import faulthandler
 import io
+import json
 import os
 import pickle
 import re
@@ -266,6 +267,10 @@ def _check_file(path: Path) -> list[tuple[str, str]]:
     for claim in loaded.paper.build_claims():
         try:
             verdict = claim.check()
+            # every way a verdict is shown must work (JSON, text, Jupyter)
+            json.dumps(verdict.to_dict())
+            str(verdict)
+            verdict._repr_markdown_()
             out.append((str(verdict.status), verdict.detail))
         except SymqError as exc:
             out.append(("refused", str(exc)))
@@ -367,6 +372,7 @@ ISSUE_CASES = [
     ("max(" + ", ".join(f"lam^{i + 1}" for i in range(60)) + ") >= lam", {"holds", "refused"},
      "{ lam = 0.5 }", r"max\(\) of 60"),
     ("sum(mpf^2, mpf, 1, n) == n*(n+1)*(2*n+1)/6", {"holds"}, "{ n = [3, 10] }", ""),
+    ("(((n+1)^16+1)^16+1)^16 == 1", {"fails"}, "{ n = 1000 }", ""),  # 12,289 exact digits
 ]
 
 

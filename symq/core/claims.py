@@ -231,7 +231,27 @@ class Verdict:
         return "\n".join(lines)
 
 
+#: Exact integers and rationals wider than this many bits are shown (and stored in verdicts)
+#: as 17-digit floats: Python refuses decimal strings of more than 4300 digits.
+MAX_SHOWN_BITS = 1000
+
+
+def displayable(value: Any) -> Any:
+    """``value``, or a 17-digit sympy Float of it when it is an exact integer or rational too
+    wide to print (``1001^4096``: 12,289 digits); the comparison that used the exact value is
+    already made."""
+    if isinstance(value, (int, sp.Rational)) and not isinstance(value, bool):
+        p, q = (int(value.p), int(value.q)) if isinstance(value, sp.Rational) else (value, 1)
+        if max(abs(p).bit_length(), q.bit_length()) > MAX_SHOWN_BITS:
+            from .precision import working_dps
+
+            with working_dps(20) as ctx:
+                return sp.Float(ctx.nstr(ctx.mpf(p) / q, 17), 17)
+    return value
+
+
 def _short(value: Any) -> str:
+    value = displayable(value)
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, np.ndarray):

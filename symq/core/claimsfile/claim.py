@@ -39,7 +39,7 @@ from typing import Any, Mapping
 import sympy as sp
 
 from ..budget import time_budget
-from ..claims import Claim, Evidence, Inconclusive, PointOutcome, Status, Verdict
+from ..claims import Claim, Evidence, Inconclusive, PointOutcome, Status, Verdict, displayable
 from ..errors import DerivationTimeout, InvalidParameter, StabilityError, SymqError
 from ..formula import Relation, degree_estimate, parse_formula, parse_relation
 from ..parameters import validate_parameters
@@ -132,6 +132,7 @@ class FileClaim(Claim):
             return PointOutcome(point, None, None, None, f"{type(exc).__name__}: {exc}")
         finally:
             self.observed |= env.evidence
+        lhs, rhs = displayable(lhs), displayable(rhs)  # compared exactly; kept printable
         if math.isnan(err):
             return PointOutcome(point, lhs, rhs, None, "the error is NaN")
         return PointOutcome(point, lhs, rhs, err, "")
