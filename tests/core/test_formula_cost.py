@@ -312,3 +312,47 @@ def test_the_term_budget_reads_sum_bounds_through_let_quantities():
     big = {**table, "let": {"m": "1000000*n"}}
     with pytest.raises(InvalidParameter, match="at most 500000 term evaluations"):
         build_claim("claims[0]", big, FileContext()).check()
+
+
+def _sum_claim(statement: str, n: int, tolerance: float = 1e-12) -> object:
+    return build_claim("claims[0]", {"name": "s", "statement": statement, "tolerance": tolerance,
+                                     "region": {"n": [n]}}, FileContext()).check()
+
+
+def test_a_narrow_bump_is_not_summed_by_euler_maclaurin():
+    """sum(1/k^2 + exp(-100 (k - 5000.5)^2)) exceeds the 1/k^2 part by 2 exp(-25) = 2.8e-11
+    (relative 1.7e-11, over the tolerance 1e-12): the integral of Euler-Maclaurin misses or
+    mis-weights the bump between integers, so the claim that omits it must not hold."""
+    tail = "pi^2/6 - 1/n + 1/(2*n^2) - 1/(6*n^3) + 1/(30*n^5)"  # sum 1/k^2 to 2e-20 at 10^4
+    with mpmath.workdps(40):
+        n = 10_000
+        exact = mpmath.zeta(2) - mpmath.zeta(2, n + 1) + 2 * mpmath.exp(-25) \
+            + mpmath.fsum(mpmath.exp(-100 * (k - mpmath.mpf(5000.5)) ** 2)
+                          for k in range(4990, 5011) if k not in (5000, 5001))
+        claimed = mpmath.pi ** 2 / 6 - mpmath.mpf(1) / n + mpmath.mpf(1) / (2 * n**2) \
+            - mpmath.mpf(1) / (6 * n**3) + mpmath.mpf(1) / (30 * n**5)
+        assert abs(exact - claimed) / exact > 1e-11  # the claim is false at this tolerance
+    verdict = _sum_claim(f"sum(1/k^2 + exp(-100*(k - 5000.5)^2), k, 1, n) == {tail}", n)
+    assert verdict.status is Status.INCONCLUSIVE, verdict.detail
+    assert "exp(-100*(k - 5000.5)**2)" in verdict.detail
+
+
+@pytest.mark.parametrize("term", ["1/((k - 5000.5)^2 + 1/10^6)", "1/(k - 5000.5)"])
+def test_a_pole_near_the_summed_range_is_not_accelerated(term):
+    verdict = _sum_claim(f"sum({term}, k, 1, n) >= 0", 10_000)
+    assert verdict.status is Status.INCONCLUSIVE, verdict.detail
+    assert "pole or zero near k = 5000.5" in verdict.detail
+
+
+def test_a_smooth_long_sum_is_still_accelerated():
+    """sum(1/k^2 + (1/2)^k, k, 1, n) = zeta(2) - zeta(2, n + 1) + 1 - 2^-n; at n = 10^6 the
+    Hurwitz tail's asymptotic series (to 1/n^5) is within 1e-40 of it (checked here)."""
+    n = 10**6
+    right = "pi^2/6 - 1/n + 1/(2*n^2) - 1/(6*n^3) + 1/(30*n^5) + 1"
+    with mpmath.workdps(60):
+        exact = mpmath.zeta(2) - mpmath.zeta(2, n + 1) + 1 - mpmath.mpf(2) ** -n
+        series = mpmath.pi ** 2 / 6 - mpmath.mpf(1) / n + mpmath.mpf(1) / (2 * n**2) \
+            - mpmath.mpf(1) / (6 * n**3) + mpmath.mpf(1) / (30 * n**5) + 1
+        assert abs(exact - series) < mpmath.mpf(10) ** -40
+    verdict = _sum_claim(f"sum(1/k^2 + (1/2)^k, k, 1, n) == {right}", n, tolerance=1e-30)
+    assert verdict.status is Status.HOLDS, verdict.detail

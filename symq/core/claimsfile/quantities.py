@@ -54,6 +54,7 @@ from ..precision import local_mp, working_dps
 from ..registry import ModelSpec, get_model
 from ..result import Exactness
 from ..simstats import ConfidenceInterval
+from .sums import acceleration_obstacle
 
 __all__ = ["Quantity", "Formula", "Reference", "Function", "FileContext", "Environment",
            "override_value", "evaluate_expression", "sum_cost",
@@ -313,6 +314,17 @@ def _evaluate_sum(node: sp.Sum, values: Mapping[str, Any], label: str) -> Any:
     fixed = [_mp_value(outer[s.name], s.name, label) for s in symbols]
     if bounds[1] is not None:
         if bounds[1] - bounds[0] + 1 > DIRECT_SUM_TERMS:
+            summand = node.function.xreplace({s: _rational(outer[s.name]) or
+                                              sp.Float(str(fixed[i]), 20)
+                                              for i, s in enumerate(symbols)})
+            obstacle = acceleration_obstacle(summand, k, bounds[0] + DIRECT_SUM_TERMS // 2,
+                                             bounds[1])
+            if obstacle:
+                raise Inconclusive(f"{label}: the finite sum {node} has "
+                                   f"{bounds[1] - bounds[0] + 1} terms, more than the "
+                                   f"{DIRECT_SUM_TERMS} summed directly, and Euler-Maclaurin "
+                                   f"acceleration cannot be trusted on it: {obstacle}; write "
+                                   "the sum in closed form")
             return _long_sum(lambda i: function(i, *fixed), bounds[0], bounds[1], node, label)
         return ctx.fsum(function(ctx.mpf(i), *fixed)
                         for i in range(bounds[0], bounds[1] + 1))
