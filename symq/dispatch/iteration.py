@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar, Mapping
@@ -36,6 +37,7 @@ from symq.core.result import Exactness, ResultBase
 
 from .grid import DispatchGrid
 from .passes import MODE_FULL, _Operator
+from .planning import _time_limit
 from .simplex import binomial_table
 
 __all__ = ["VIResult"]
@@ -258,8 +260,17 @@ def _relative_iteration(op: Callable[[NDArray[np.float64], NDArray[np.float64]],
     filled = 0
     newest = -1
     best_span = math.inf
+    # the up-front estimate cannot see slow mixing (a server 1000 times slower): a deadline of
+    # twice the value-iteration time limit ends the run with its residual instead of a hang
+    limit = _time_limit()
+    deadline = time.perf_counter() + 2.0 * limit
     try:
         for it in range(1, max_iter + 1):
+            if it > 1 and time.perf_counter() > deadline:
+                raise NotConverged(f"{label} (stopped at twice the value-iteration time limit, "
+                                   f"{2.0 * limit:g} s)", span, tol, it - 1,
+                                   advice="the servers' speeds or the load make it mix slowly; "
+                                   "coarsen delta, or raise SYMQ_VI_TIME_LIMIT")
             op(v, tv)
             newest = (newest + 1) % slots
             gn, g_low, g_high = lay.step(v, tv, hist_f[newest], hist_r[newest])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import time
 
 import numpy as np
 import pytest
@@ -258,3 +259,18 @@ def test_time_limit_from_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("SYMQ_VI_TIME_LIMIT", "soon")
     with pytest.raises(InvalidParameter, match=r"SYMQ_VI_TIME_LIMIT='soon' must be a positive"):
         plan_optimal(2, 0.4, X, 0.1, 24.0)
+
+
+def test_slow_mixing_value_iteration_stops_at_its_deadline(monkeypatch):
+    """A server 1000 times slower mixes so slowly that value iteration would run for hours (the
+    long fuzz run found it past 60 s); it stops at twice SYMQ_VI_TIME_LIMIT with its residual."""
+    from symq.core import registry
+    from symq.core.errors import NotConverged
+
+    monkeypatch.setenv("SYMQ_VI_TIME_LIMIT", "3")  # the estimate (2.6 s) passes
+    model = registry.get_model("dispatch")
+    start = time.perf_counter()
+    with pytest.raises(NotConverged, match=r"twice the value-iteration time limit.*residual"):
+        model.run(model.parse({"policy": "optimal", "m": "2", "rho": "0.4",
+                               "speeds": "1,0.001"}))
+    assert time.perf_counter() - start < 30
