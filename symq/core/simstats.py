@@ -67,6 +67,15 @@ class ConfidenceInterval:
     method : str
         How the interval was computed: ``"batch_means"``, ``"replications"`` or a name chosen by
         the simulator that built it.
+    run_length : int or None, default None
+        Observations (jobs, losses, events) the run simulated, warm-up included, when the
+        interval comes from a simulation run: a verdict that the run cannot decide states the
+        run length that would (the half-width shrinks as ``1/sqrt(run_length)``).
+    doubt : str, default ""
+        Empty when the run's own diagnostics support the interval; otherwise why it may not
+        cover (batch means still correlated at the coarsest batching, warm-up not over, a run
+        shorter than the relaxation time), with the run length that would fix it.  A verdict
+        built on a doubtful interval is inconclusive.
 
     Examples
     --------
@@ -82,6 +91,8 @@ class ConfidenceInterval:
     level: float
     n: int
     method: str
+    run_length: int | None = None
+    doubt: str = ""
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.mean):
@@ -134,6 +145,8 @@ class ConfidenceInterval:
             "level": float(self.level),
             "n": int(self.n),
             "method": str(self.method),
+            "run_length": None if self.run_length is None else int(self.run_length),
+            "doubt": str(self.doubt),
         }
 
     def _repr_markdown_(self) -> str:  # Jupyter
