@@ -68,6 +68,8 @@ def test_str_and_to_dict() -> None:
         "level": 0.95,
         "n": 30,
         "method": "batch_means",
+        "run_length": None,
+        "doubt": "",
     }
 
 
