@@ -11,7 +11,13 @@ both sides over the sample and returns a :class:`Verdict`:
 * ``inconclusive``: the evidence could not decide (a side raised :class:`Inconclusive`,
   or produced no finite number) at some point and no point failed, with the reason.
 
-A claim never raises because the claim is false: a failing claim is a finding.
+A claim never raises because the claim is false: a failing claim is a finding.  The verdict
+keeps the outcome at every point (:attr:`Verdict.points`: both values, the error, the point's
+own verdict and, when undecided, why), and says whether it contradicts the claim's
+``expected`` verdict (:attr:`Verdict.unexpected`; ``symq check`` flags it and exits with
+status 4).  When a point's error carries the resolution of simulation evidence (a
+:class:`~symq.core.claimsfile.compare.PointError`), the verdict's detail states it: "this run
+detects differences >= 0.8%".
 """
 
 from __future__ import annotations
@@ -137,6 +143,11 @@ def ci_error(estimate: Any, value: Any) -> float:
 
     ``estimate`` is a :class:`symq.core.simstats.ConfidenceInterval` (anything with
     ``mean`` and ``half_width``).  An error <= 1 means the value lies inside the interval.
+
+    This is the built-in papers' test of a simulation against a closed form (tolerance 1: "the
+    value lies in the 95% interval"), a significance test that a true claim fails with
+    probability about 5% per point.  Claims files use the equivalence test of
+    :mod:`symq.core.claimsfile.compare` instead, whose "holds" also bounds the difference.
     """
     mean = float(estimate.mean)
     half = float(estimate.half_width)
@@ -171,10 +182,18 @@ class Verdict:
     holds_region: str = ""
     n_inconclusive: int = 0
     side_names: tuple[str, str] = ("claimed", "reference")
+    points: list[PointOutcome] = field(default_factory=list)
+    units: str = ""
 
     @property
     def holds(self) -> bool:
         return self.status is Status.HOLDS
+
+    @property
+    def unexpected(self) -> bool:
+        """Whether the verdict contradicts ``expected`` (holds where symq expects it to fail,
+        or fails where it expects it to hold); an inconclusive verdict contradicts nothing."""
+        return self.status is not Status.INCONCLUSIVE and self.status is not self.expected
 
     def _repr_markdown_(self) -> str:  # Jupyter
         from .display import verdict_markdown
@@ -202,12 +221,17 @@ class Verdict:
             "holds_region": self.holds_region,
             "n_inconclusive": self.n_inconclusive,
             "expected": str(self.expected),
+            "unexpected": self.unexpected,
+            "units": self.units,
+            "points": [o.to_dict(self.tolerance) for o in self.points],
         }
 
     def explanation(self) -> str:
         """Several lines a referee reads: what was compared, where, the worst point with both
         values, the tolerance, the evidence, the counterexample and where the claim holds."""
-        lines = [f"{self.paper}: {self.claim}: {self.status}"]
+        flag = (f" (UNEXPECTED: symq expects it to {'fail' if self.expected is Status.FAILS else 'hold'})"
+                if self.unexpected else "")
+        lines = [f"{self.paper}: {self.claim}: {self.status}{flag}"]
         if self.source:
             lines.append(f"  source: {self.source}")
         if self.compared:
@@ -216,18 +240,23 @@ class Verdict:
                      f"{self.n_points} points" + (f", {self.n_inconclusive} inconclusive"
                                                   if self.n_inconclusive else ""))
         if self.tolerance is not None:
-            lines.append(f"  tolerance: {self.tolerance:.3g}")
+            lines.append(f"  tolerance: {self.tolerance:.3g}" + (f" {self.units}" if self.units
+                                                                  else ""))
         if self.worst_point is not None:
             lines.append(f"  worst point: {_point_text(self.worst_point)}")
         if self.claimed_value is not None or self.reference_value is not None:
             first, second = self.side_names
-            lines.append(f"  values there: {first} {_short(self.claimed_value)}, "
-                         f"{second} {_short(self.reference_value)}")
+            a, b = pair_text(self.claimed_value, self.reference_value)
+            lines.append(f"  values there: {first} {a}, {second} {b}")
         if self.counterexample is not None:
             lines.append(f"  smallest counterexample: {_point_text(self.counterexample)}")
         if self.holds_region:
             lines.append(f"  holds: {self.holds_region}")
         lines.append(f"  detail: {self.detail}")
+        if self.points:
+            lines.append(f"  points ({len(self.points)}):")
+            lines += ["    " + row for row in points_table(self.points, self.tolerance,
+                                                             self.side_names)]
         return "\n".join(lines)
 
 
@@ -260,8 +289,76 @@ def _short(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def _number(value: Any) -> float | None:
+    """``value`` as a float when it is a real number (not an interval, array or text)."""
+    value = displayable(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer,
+                                                         sp.Number)):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def pair_text(a: Any, b: Any) -> tuple[str, str]:
+    """Both values with enough significant digits (6 to 17) to show that they differ:
+    0.9999999999 and 1 are not both printed as 1."""
+    x, y = _number(a), _number(b)
+    if x is None or y is None or x == y:
+        return _short(a), _short(b)
+    for digits in range(6, 18):
+        first, second = f"{x:.{digits}g}", f"{y:.{digits}g}"
+        if first != second:
+            return first, second
+    return repr(x), repr(y)
+
+
 def _point_text(point: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={_short(v)}" for k, v in point.items())
+
+
+def _at(point: Mapping[str, Any] | None) -> str:
+    """" at x=1, y=2" (nothing for a claim without parameters)."""
+    return f" at {_point_text(point)}" if point else ""
+
+
+def points_table(outcomes: Sequence[PointOutcome], tolerance: float | None,
+                 side_names: tuple[str, str] = ("claimed", "reference")) -> list[str]:
+    """The per-point table of ``symq check --explain``: the point, both sides, the error and
+    the verdict at the point (with the reason when it is undecided)."""
+    headers = ("point", *side_names, "error", "verdict")
+    rows = []
+    for o in outcomes:
+        a, b = pair_text(o.claimed, o.reference)
+        error = "" if o.error is None else f"{o.error:.3g}"
+        resolution = getattr(o.error, "resolution", None)
+        if resolution is not None:
+            error += f" (detects >= {100 * resolution:.2g}%)"
+        status = str(o.status(tolerance))
+        if o.reason:
+            status += f": {o.reason}"
+        rows.append((_point_text(o.point) or "-", a if o.error is not None or o.claimed is not None
+                     else "-", b if o.error is not None or o.reference is not None else "-",
+                     error or "-", status))
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers[:-1])]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
+    return [fmt.format(*headers), fmt.format(*("-" * w for w in widths), "-" * 7)] + \
+        [fmt.format(*r) for r in rows]
+
+
+def _resolution_text(outcomes: Sequence[PointOutcome]) -> str:
+    """"this run detects differences >= 0.8%" (the coarsest point), when the errors carry the
+    resolution of simulation evidence."""
+    relative = [r for o in outcomes if (r := getattr(o.error, "resolution", None)) is not None]
+    if relative:
+        return f"this run detects differences >= {100 * max(relative):.2g}%"
+    absolute = [r for o in outcomes
+                if (r := getattr(o.error, "absolute_resolution", None)) is not None]
+    if absolute:
+        return f"this run detects differences >= {max(absolute):.2g} (absolute)"
+    return ""
 
 
 # ----------------------------------------------------------------------------- claims
@@ -327,7 +424,7 @@ class Claim:
     def predicate(cls, name: str, source: str, statement: Any,
                   holds_at: Callable[[Mapping[str, Any]], bool], sample: Sample, *,
                   evidence: Evidence | tuple[Evidence, ...] = Evidence.NUMERIC,
-                  **kwargs: Any) -> "Claim":
+                  **kwargs: Any) -> Claim:
         """A claim that a property holds at every sample point (error 0 or 1)."""
 
         def error(value: Any, _: Any) -> float:
@@ -354,7 +451,7 @@ class Claim:
         outcomes: list[PointOutcome] = []
 
         def verdict(status: Status, detail: str, max_error: float | None,
-                    worst: "PointOutcome | None" = None) -> Verdict:
+                    worst: PointOutcome | None = None) -> Verdict:
             n_bad = sum(o.error is None for o in outcomes)
             return Verdict(
                 paper=self.paper, claim=self.name, status=status, max_error=max_error,
@@ -364,7 +461,8 @@ class Claim:
                 expected=self.expected, compared=self.compared_text(),
                 claimed_value=worst.claimed if worst is not None else None,
                 reference_value=worst.reference if worst is not None else None,
-                n_inconclusive=n_bad, side_names=self.side_names,
+                n_inconclusive=n_bad, side_names=self.side_names, points=list(outcomes),
+                units=self.error_units(outcomes),
             )
 
         try:
@@ -378,26 +476,59 @@ class Claim:
         decided = [o for o in outcomes if o.error is not None]
         undecided = [o for o in outcomes if o.error is None]
         worst = max(decided, key=lambda o: o.error) if decided else None  # type: ignore[arg-type]
+        units = self.error_units(outcomes)
+        unit = f" {units}" if units else ""
+        resolution = _resolution_text(decided)
         if worst is not None and worst.error > self.tolerance:  # type: ignore[operator]
-            detail = (f"error {worst.error:.3g} > tolerance {self.tolerance:.3g} at "
-                      f"{_point_text(worst.point)}")
-            if self.reference is not None:
+            detail = (f"error {worst.error:.3g}{unit} > tolerance {self.tolerance:.3g}"
+                      f"{_at(worst.point)}")
+            if self.reference is not None or worst.reference is not None:
                 first, second = self.side_names
-                detail += f": {first} {_short(worst.claimed)}, {second} {_short(worst.reference)}"
+                a, b = pair_text(worst.claimed, worst.reference)
+                detail += f": {first} {a}, {second} {b}"
             if undecided:
                 detail += f" ({len(undecided)} points inconclusive)"
+            if resolution:
+                detail += f"; {resolution}"
             result = verdict(Status.FAILS, detail, worst.error, worst)
             return self.explain(result, outcomes)
         if undecided:
             first = undecided[0]
             where = f"at {_point_text(first.point)}: " if first.point else ""
-            return verdict(Status.INCONCLUSIVE, f"{where}{first.reason}", None, first)
+            more = f" ({len(undecided)} of {len(outcomes)} points undecided)" \
+                if len(outcomes) > 1 else ""
+            return verdict(Status.INCONCLUSIVE, f"{where}{first.reason}{more}", None, first)
         assert worst is not None
-        detail = (f"max error {worst.error:.3g} <= tolerance {self.tolerance:.3g} over "
+        detail = (f"max error {worst.error:.3g}{unit} <= tolerance {self.tolerance:.3g} over "
                   f"{len(decided)} points")
+        if resolution:
+            detail += f"; {resolution}"
         return self.explain(verdict(Status.HOLDS, detail, worst.error, worst), outcomes)
 
-    def evaluate(self, point: Mapping[str, Any]) -> "PointOutcome":
+    def error_units(self, outcomes: Sequence[PointOutcome] = ()) -> str:
+        """The units of the error and the tolerance, for the verdict's text: those of a claims
+        file's tolerance (``relative``, ``absolute``), of the standard error measures, or
+        ``half-widths`` when the error is :func:`ci_error` of a simulation side (checked on the
+        outcomes)."""
+        spec = getattr(self, "tolerance_spec", None)
+        if spec is not None and callable(getattr(spec, "units", None)):
+            return str(spec.units())
+        known = {relative_error: "relative", absolute_error: "absolute"}
+        if self.error in known:
+            return known[self.error]
+        for o in outcomes:
+            if o.error is None:
+                continue
+            for estimate, value in ((o.reference, o.claimed), (o.claimed, o.reference)):
+                if hasattr(estimate, "half_width") and hasattr(estimate, "mean"):
+                    try:
+                        if math.isclose(ci_error(estimate, value), o.error, rel_tol=1e-12):
+                            return f"half-widths of the {100 * estimate.level:g}% interval"
+                    except (TypeError, ValueError):
+                        pass
+        return ""
+
+    def evaluate(self, point: Mapping[str, Any]) -> PointOutcome:
         """Both sides and the error at one point; an undecided point carries the reason."""
         try:
             claimed = self.claimed(point)
@@ -418,7 +549,7 @@ class Claim:
         """What the claim compares (overridden by claims that know more)."""
         return ""
 
-    def explain(self, verdict: Verdict, outcomes: Sequence["PointOutcome"]) -> Verdict:
+    def explain(self, verdict: Verdict, outcomes: Sequence[PointOutcome]) -> Verdict:
         """Add a counterexample or the region where the claim holds (hook for subclasses)."""
         return verdict
 
@@ -433,6 +564,26 @@ class PointOutcome:
     reference: Any
     error: float | None
     reason: str
+
+    def status(self, tolerance: float | None) -> Status:
+        """The verdict at this point: holds when the error is within ``tolerance``."""
+        if self.error is None:
+            return Status.INCONCLUSIVE
+        if tolerance is None:
+            return Status.HOLDS
+        return Status.HOLDS if self.error <= tolerance else Status.FAILS
+
+    def to_dict(self, tolerance: float | None) -> dict[str, Any]:
+        """JSON form (``symq check --json``: a verdict's ``points``)."""
+        return {
+            "point": to_jsonable(dict(self.point)),
+            "claimed": to_jsonable(displayable(self.claimed)),
+            "reference": to_jsonable(displayable(self.reference)),
+            "error": to_jsonable(None if self.error is None else float(self.error)),
+            "status": str(self.status(tolerance)),
+            "reason": self.reason,
+            "resolution": to_jsonable(getattr(self.error, "resolution", None)),
+        }
 
 
 def internal_error_verdict(claim: Claim, exc: BaseException, seconds: float) -> Verdict:
