@@ -6,7 +6,20 @@ numbers, the declared variables, ``+ - * / **`` (``^`` is read as ``**``), unary
 of a fixed list of elementary functions and, where the caller allows it (``sums=True``, claims
 files), finite or infinite sums ``sum(term, k, low, high)`` over an integer index ``k`` (``high``
 may be ``oo``; a long finite sum is accelerated or bounded when it is evaluated, see
-:mod:`symq.core.claimsfile.quantities`).  :func:`parse_relation` reads a claim ``lhs == rhs`` (or ``<=``, ``>=``, ``<``,
+:mod:`symq.core.claimsfile.quantities`) and integrals ``integral(f, x, a, b)`` over a real
+variable ``x`` (``a`` may be ``-oo``, ``b`` may be ``oo``; evaluated by two quadratures that must
+agree, see :mod:`symq.core.claimsfile.integrals`).  The index of a sum and the variable of an
+integral are bound: they are names inside the term only.  A sum or an integral inside a sum or an
+integral is refused (its cost could not be bounded).
+
+Functions (:data:`FUNCTIONS`): ``exp log sqrt abs sin cos tan atan sinh cosh tanh min max gamma
+erf erfc`` and the special functions of papers (:data:`SPECIAL_FUNCTIONS`, real domains in
+brackets): ``atanh(x)`` (-1 < x < 1), ``asinh(x)``, ``acosh(x)`` (x >= 1), ``polylog(s, z)``
+(Li_s(z), z <= 1), ``hyp2f1(a, b, c, z)`` (Gauss's 2F1, z < 1), ``lambertw(z)`` (the principal
+branch W_0, z >= -1/e), ``beta(a, b)`` and ``zeta(s)`` (Riemann's, s != 1).  A special function
+of numbers is folded at :data:`FOLD_DIGITS` digits when the formula is parsed and refused, with
+its domain, when it is not a finite real number (``atanh(2)``); of variables, it is evaluated at
+50 digits at each point and the point is undecided outside the domain.  :func:`parse_relation` reads a claim ``lhs == rhs`` (or ``<=``, ``>=``, ``<``,
 ``>``, ``->`` for a limit) into its two sides.  The sympy expression is built from the tree by this
 module; the text is never given to ``eval``, ``exec``, ``sympify`` or ``parse_expr``.  The size of
 the text, the number of nodes, the nesting depth and the height of exponent towers are bounded,
@@ -31,6 +44,8 @@ The cost model applied while parsing (the evaluation side is in
   arguments (sympy compares them pairwise while simplifying);
 * :data:`MAX_MAGNITUDE_BITS`: a constant (a power or a function of numbers) whose value exceeds
   ``2^MAX_MAGNITUDE_BITS``, the floating-point range, is refused (``gamma(10^7)``), at once.
+* :data:`MAX_SPECIAL_PARAMETER`: the largest numeric order or parameter of ``polylog``,
+  ``hyp2f1`` and ``zeta`` (``polylog(-10^6, x)`` would expand a polynomial of that degree).
 
 Examples
 --------
@@ -52,13 +67,16 @@ from typing import Any, Callable
 import sympy as sp
 
 from .errors import InvalidParameter
+from .formula_special import (MAX_SPECIAL_PARAMETER, PARAMETER_ARGUMENTS, SPECIAL_FUNCTIONS,
+                              SPECIAL_SYMPY, fold_special, function_domains)
 from .precision import working_dps
 
 __all__ = ["parse_formula", "parse_relation", "Relation", "RELATIONS", "FUNCTIONS", "CONSTANTS",
            "MAX_LENGTH", "MAX_NODES", "MAX_DEPTH", "MAX_TOWER", "MAX_EXPONENT",
            "MAX_DEGREE", "degree_estimate", "MAX_EXACT_POWER_BITS", "FOLD_DIGITS",
            "MAX_EXACT_GAMMA", "MAX_MINMAX_ARGUMENTS",
-           "MAX_MAGNITUDE_BITS"]
+           "MAX_MAGNITUDE_BITS", "SPECIAL_FUNCTIONS", "MAX_SPECIAL_PARAMETER",
+           "function_domains"]
 
 #: Longest formula accepted, in characters.
 MAX_LENGTH = 2000
@@ -93,6 +111,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int | None]] = {
     "Min": (sp.Min, None), "Max": (sp.Max, None), "min": (sp.Min, None), "max": (sp.Max, None),
     "tan": (sp.tan, 1), "atan": (sp.atan, 1), "sinh": (sp.sinh, 1), "cosh": (sp.cosh, 1),
     "gamma": (sp.gamma, 1), "erf": (sp.erf, 1), "erfc": (sp.erfc, 1),
+    **SPECIAL_SYMPY,
 }
 #: Named constants a formula may use besides its declared variables.
 CONSTANTS: dict[str, sp.Expr] = {"pi": sp.pi, "E": sp.E}
@@ -135,10 +154,10 @@ class _Builder:
     """Builds a sympy expression from a checked syntax tree."""
 
     def __init__(self, symbols: dict[str, sp.Symbol], sums: bool = False,
-                 in_sum: bool = False) -> None:
+                 inside: str = "") -> None:
         self.symbols = symbols
         self.sums = sums
-        self.in_sum = in_sum
+        self.inside = inside  # "sum" or "integral" in the body of one
         self.nodes = 0
 
     def build(self, node: ast.AST, depth: int = 0) -> sp.Expr:
@@ -212,11 +231,15 @@ class _Builder:
         if not isinstance(node.func, ast.Name):
             raise _Reject(f"{_describe_node(node.func)} is not allowed")
         name = node.func.id
-        if name == "sum" and self.sums:
-            return self._sum(node, depth)
-        if name == "sum" and self.in_sum:
-            raise _Reject("a sum inside a sum is not supported (write the inner sum in closed "
-                          "form, or the double sum as one sum over a single index)")
+        if name in ("sum", "integral") and self.sums:
+            return self._sum(node, depth) if name == "sum" else self._integral(node, depth)
+        if name in ("sum", "integral") and self.inside:
+            a = "an" if name == "integral" else "a"
+            hint = ("write the inner sum in closed form, or the double sum as one sum over a "
+                    "single index" if name == self.inside == "sum" else
+                    f"its cost cannot be bounded: write the inner {name} in closed form")
+            raise _Reject(f"{a} {name} inside {'an' if self.inside == 'integral' else 'a'} "
+                          f"{self.inside} is not supported ({hint})")
         if name not in FUNCTIONS:
             raise _Reject(f"the function {name} is not allowed; functions allowed: "
                           + ", ".join(sorted(FUNCTIONS)))
@@ -227,6 +250,17 @@ class _Builder:
             wanted = f"{arity} argument" if arity else "one or more arguments"
             raise _Reject(f"{name}() takes {wanted}, got {len(node.args)}")
         args = [self.build(a, depth + 1) for a in node.args]
+        if name in SPECIAL_FUNCTIONS:
+            for i in PARAMETER_ARGUMENTS.get(name, ()):
+                if args[i].is_number and not abs(_float_value(args[i])) <= MAX_SPECIAL_PARAMETER:
+                    raise _Reject(f"the order or parameter {args[i]} of {name}() is too large "
+                                  f"(at most {MAX_SPECIAL_PARAMETER} in magnitude)")
+            if not all(a.is_number for a in args):
+                return function(*args)
+            try:
+                return fold_special(name, args, FOLD_DIGITS, MAX_MAGNITUDE_BITS)
+            except ValueError as exc:
+                raise _Reject(str(exc)) from None
         if function is sp.gamma and args[0].is_Rational and abs(args[0]) > MAX_EXACT_GAMMA:
             call = sp.gamma(args[0], evaluate=False)  # no exact factorial of 10^7
             if not math.isfinite(_float_value(call)):
@@ -267,11 +301,49 @@ class _Builder:
             if value.is_number and not value.is_Integer:
                 raise _Reject(f"the {label} bound {value} of sum() is not an integer")
             bounds.append(value)
-        inner = _Builder({**self.symbols, name: k}, sums=False, in_sum=True)
+        inner = _Builder({**self.symbols, name: k}, sums=False, inside="sum")
         inner.nodes = self.nodes
         body = inner.build(term, depth + 1)
         self.nodes = inner.nodes
         return sp.Sum(body, (k, bounds[0], bounds[1]))
+
+    def _integral(self, node: ast.Call, depth: int) -> sp.Expr:
+        """``integral(f, x, a, b)``: x a new real variable; a may be ``-oo``, b ``oo``."""
+        if node.keywords or len(node.args) != 4:
+            raise _Reject("integral() is written integral(f, x, a, b), e.g. "
+                          "integral(exp(-x), x, 0, oo)")
+        body, variable, low, high = node.args
+        if not isinstance(variable, ast.Name):
+            raise _Reject("the variable of integral() (its second argument) must be a name, "
+                          "e.g. x")
+        name = variable.id
+        if name in self.symbols or name in CONSTANTS or name in FUNCTIONS \
+                or name in ("oo", "inf", "sum", "integral"):
+            raise _Reject(f"the variable {name} of integral() is already a name of the "
+                          "formula; choose another letter")
+        x = sp.Symbol(name, real=True)
+        bounds = []
+        for bound, label in ((low, "lower"), (high, "upper")):
+            probe, sign = bound, 1
+            while isinstance(probe, ast.UnaryOp) and isinstance(probe.op, (ast.USub, ast.UAdd)):
+                sign = -sign if isinstance(probe.op, ast.USub) else sign
+                probe = probe.operand
+            if isinstance(probe, ast.Name) and probe.id in ("oo", "inf"):
+                bounds.append(sp.oo if sign > 0 else -sp.oo)
+                continue
+            value = self.build(bound, depth + 1)
+            if value.is_number and not math.isfinite(_float_value(value)):
+                raise _Reject(f"the {label} bound {value} of integral() is not a finite real "
+                              "number (write oo or -oo for an infinite bound)")
+            bounds.append(value)
+        if bounds[0] == sp.oo or bounds[1] == -sp.oo:
+            raise _Reject("integral() from oo or to -oo: write the bounds in increasing order, "
+                          "-oo <= a, b <= oo")
+        inner = _Builder({**self.symbols, name: x}, sums=False, inside="integral")
+        inner.nodes = self.nodes
+        body_expr = inner.build(body, depth + 1)
+        self.nodes = inner.nodes
+        return sp.Integral(body_expr, (x, bounds[0], bounds[1]))
 
 
 def degree_estimate(expr: sp.Expr) -> float:
@@ -423,14 +495,16 @@ def parse_formula(name: str, text: str, symbols: tuple[str, ...], *, sums: bool 
                                ) from None
     if not isinstance(expr, sp.Expr):
         raise InvalidParameter(name, shown, domain, "not an expression")
-    outside_sums = expr.replace(lambda e: isinstance(e, sp.Sum), lambda e: sp.Integer(1))
+    outside_sums = expr.replace(lambda e: isinstance(e, (sp.Sum, sp.Integral)),
+                                lambda e: sp.Integer(1))
     if outside_sums.has(sp.zoo, sp.oo, -sp.oo, sp.nan):
         raise InvalidParameter(name, shown, domain, "not finite (a division by zero?)")
     try:
         _check_exponents(expr)
     except _Reject as exc:
         raise InvalidParameter(name, shown, domain, str(exc)) from None
-    if expr.is_number and not expr.has(sp.Sum) and not math.isfinite(_float_value(expr)):
+    if expr.is_number and not expr.has(sp.Sum, sp.Integral) \
+            and not math.isfinite(_float_value(expr)):
         raise InvalidParameter(name, shown, domain, "its value is not a finite real number "
                                "(within the floating-point range)")
     return expr
