@@ -13,9 +13,10 @@ from typing import Sequence
 from ..core import registry
 from ..core.claims import Status, Verdict, internal_error_verdict
 from ..core.errors import EXIT_USAGE, InvalidParameter, OutputError, SymqError
-from ..core.report import verdict_table, write_report
+from ..core.report import unexpected_line, verdict_table, write_report
 from ..core.report_html import write_html_report
-from .common import EXIT_INTERNAL, EXIT_OK, check_writable_directory, check_writable_file
+from .common import (EXIT_INTERNAL, EXIT_OK, EXIT_UNEXPECTED, check_writable_directory,
+                     check_writable_file)
 
 __all__: list[str] = []  # the commands are reached through symq.cli.main
 
@@ -166,6 +167,11 @@ def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool, errors: lis
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    """``symq check``.  Exit status: 1 when a check crashed (a bug in symq), else 2 when a claim
+    is bad input (its error line is printed, the other claims still run), else
+    :data:`~symq.cli.common.EXIT_UNEXPECTED` (4) when a verdict contradicts its claim's
+    ``expected`` verdict (flagged in the table, in ``--json`` as ``"unexpected": true`` and in
+    the report), else 0, also when verdicts are inconclusive (they are counted in the table)."""
     if args.report:
         check_writable_directory("--report", Path(args.report))
     specs, errors = _papers_to_check(args.papers, allow_python=args.allow_python)
@@ -183,7 +189,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(verdict_table(verdicts))
         if args.explain:
             for v in verdicts:
-                if args.explain == "all" or v.status is not Status.HOLDS:
+                if args.explain == "all" or v.status is not Status.HOLDS or v.unexpected:
                     print("\n" + v.explanation())
     if args.report:
         by_key = {s.key: s for s in specs}
@@ -212,7 +218,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"report written to {page} and {path}", file=sys.stderr)
     if crashed:
         return EXIT_INTERNAL
-    return _count_bad_claims(errors)
+    status = _count_bad_claims(errors)
+    flagged = unexpected_line(verdicts)
+    if flagged:
+        print(f"symq: error: {flagged}", file=sys.stderr)
+    return status if status != EXIT_OK or not flagged else EXIT_UNEXPECTED
 
 
 def _count_bad_claims(errors: Sequence[str]) -> int:

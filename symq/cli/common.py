@@ -10,10 +10,15 @@ from typing import Sequence
 
 from ..core.errors import InvalidParameter, OutputError
 
-__all__ = ["EXIT_OK", "EXIT_INTERNAL", "check_writable_directory", "check_writable_file",
-           "split_assignments", "one_line"]
+__all__ = ["EXIT_OK", "EXIT_INTERNAL", "EXIT_UNEXPECTED", "check_writable_directory",
+           "check_writable_file", "split_assignments", "one_line"]
 
 EXIT_OK, EXIT_INTERNAL = 0, 1
+#: Exit status of ``symq check`` when a verdict contradicts its claim's ``expected`` verdict (a
+#: claim expected to hold fails, or one expected to fail holds) and nothing worse happened (an
+#: internal error: 1; a claim that is bad input: 2).  Inconclusive verdicts contradict nothing:
+#: they leave the status 0.
+EXIT_UNEXPECTED = 4
 
 
 def check_writable_directory(option: str, directory: Path) -> None:

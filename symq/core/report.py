@@ -11,7 +11,7 @@ from typing import Sequence
 from .claims import Status, Verdict
 from .derivation import Derivation
 
-__all__ = ["verdict_table", "write_report"]
+__all__ = ["verdict_table", "write_report", "unexpected_line"]
 
 _MARK = {Status.HOLDS: "holds", Status.FAILS: "**fails**", Status.INCONCLUSIVE: "*inconclusive*"}
 
@@ -21,23 +21,45 @@ def _cell(text: str) -> str:
 
 
 def _error(verdict: Verdict) -> str:
-    return "" if verdict.max_error is None else f"{verdict.max_error:.3g}"
+    """The largest error with its units ("0.0042 relative", "0.4 half-widths")."""
+    if verdict.max_error is None:
+        return ""
+    units = verdict.units.split(" of ")[0]  # "half-widths of the 95% interval" -> half-widths
+    return f"{verdict.max_error:.3g}" + (f" {units}" if units else "")
+
+
+def _status(verdict: Verdict, markdown: bool) -> str:
+    """The status, flagged when it contradicts the claim's ``expected`` verdict."""
+    text = _MARK[verdict.status] if markdown else str(verdict.status)
+    if verdict.unexpected:
+        text += f" (UNEXPECTED: expected {verdict.expected})"
+    return text
+
+
+def unexpected_line(verdicts: Sequence[Verdict]) -> str:
+    """The line that names the verdicts contradicting ``expected`` ("" when none does)."""
+    bad = [f"{v.paper}: {v.claim} ({v.status}, expected {v.expected})"
+           for v in verdicts if v.unexpected]
+    if not bad:
+        return ""
+    return f"{len(bad)} verdict(s) contradict the claim's expected verdict: " + "; ".join(bad)
 
 
 def verdict_table(verdicts: Sequence[Verdict], markdown: bool = False) -> str:
     """A table of verdicts, plain text for the terminal or Markdown for reports."""
     headers = ("paper", "claim", "status", "max error", "evidence", "seconds", "detail")
     rows = [
-        (v.paper, v.claim, str(v.status), _error(v), ", ".join(map(str, v.evidence)),
+        (v.paper, v.claim, _status(v, markdown), _error(v), ", ".join(map(str, v.evidence)),
          f"{v.seconds:.2f}", v.detail)
         for v in verdicts
     ]
     if markdown:
         lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-        for v, row in zip(verdicts, rows):
-            cells = list(row)
-            cells[2] = _MARK[v.status]
-            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        for row in rows:
+            lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
+        flagged = unexpected_line(verdicts)
+        if flagged:
+            lines += ["", f"**{flagged}**"]
         return "\n".join(lines)
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
               for i, h in enumerate(headers[:-1])]
@@ -51,6 +73,9 @@ def verdict_table(verdicts: Sequence[Verdict], markdown: bool = False) -> str:
     refuted = [v.claim for v in verdicts if v.status is Status.FAILS and v.expected is Status.FAILS]
     if refuted:
         lines.append(f"refuted as symq expects (a finding, not a bug): {'; '.join(refuted)}")
+    flagged = unexpected_line(verdicts)
+    if flagged:
+        lines.append(flagged)
     return "\n".join(lines)
 
 
@@ -84,7 +109,7 @@ def write_report(directory: str | Path, verdicts: Sequence[Verdict],
     lines = ["# symq check report", "",
              f"Generated {now} with Python {platform.python_version()}.", "",
              "## Verdicts", "", verdict_table(verdicts, markdown=True), ""]
-    unsettled = [v for v in verdicts if v.status is not Status.HOLDS]
+    unsettled = [v for v in verdicts if v.status is not Status.HOLDS or v.unexpected]
     if unsettled:  # what a referee needs: compared what, where, counterexample, holding region
         lines += ["## Claims that do not hold", ""]
         for v in unsettled:

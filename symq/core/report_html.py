@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .claims import Status, Verdict
+from .claims import Status, Verdict, pair_text, points_table
 from .derivation import Derivation
 
 __all__ = ["write_html_report", "verdict_row_class", "markdown_to_html", "math_to_mathml"]
@@ -166,21 +166,36 @@ def _evidence(v: Verdict) -> str:
                  + f"; {v.n_points} points"
                  + (f", {v.n_inconclusive} inconclusive" if v.n_inconclusive else "")))
     if v.max_error is not None:
-        tol = "" if v.tolerance is None else f" (tolerance {v.tolerance:.3g})"
-        rows.append(("max error", f"{v.max_error:.3g}{tol}"))
+        units = f" {v.units}" if v.units else ""
+        tol = "" if v.tolerance is None else f" (tolerance {v.tolerance:.3g}{units})"
+        rows.append(("max error", f"{v.max_error:.3g}{units}{tol}"))
     if v.worst_point:
         rows.append(("worst point", _value(v.worst_point)))
     if v.claimed_value is not None or v.reference_value is not None:
         first, second = v.side_names
-        rows.append(("values there", f"{first} {_value(v.claimed_value)}, "
-                                     f"{second} {_value(v.reference_value)}"))
+        a, b = pair_text(v.claimed_value, v.reference_value)
+        rows.append(("values there", f"{first} {a}, {second} {b}"))
     if v.counterexample:
         rows.append(("counterexample", _value(v.counterexample)))
     if v.holds_region:
         rows.append(("holds", v.holds_region))
     rows.append(("detail", v.detail))
     items = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(t)}</dd>" for k, t in rows)
-    return f'<dl class="evidence">{items}</dl>'
+    return f'<dl class="evidence">{items}</dl>' + _points(v)
+
+
+#: Most points of a verdict listed in the report.
+MAX_POINT_ROWS = 200
+
+
+def _points(v: Verdict) -> str:
+    """The per-point table: point, both sides, error, the verdict there (and why undecided)."""
+    if not v.points:
+        return ""
+    lines = points_table(v.points[:MAX_POINT_ROWS], v.tolerance, v.side_names)
+    more = (f"\n... {len(v.points) - MAX_POINT_ROWS} more points (symq check --json lists "
+            "them all)" if len(v.points) > MAX_POINT_ROWS else "")
+    return f'<pre class="points">{html.escape(chr(10).join(lines) + more)}</pre>'
 
 
 def _verdict_table(verdicts: Sequence[Verdict]) -> str:
@@ -190,6 +205,8 @@ def _verdict_table(verdicts: Sequence[Verdict]) -> str:
     for v in verdicts:
         kind = verdict_row_class(v)
         error = "" if v.max_error is None else f"{v.max_error:.3g}"
+        if v.units and error:
+            error += " " + v.units.split(" of ")[0]
         rows.append(
             f'<tr class="{kind}"><td><details><summary>{html.escape(v.claim)}</summary>'
             f"{_evidence(v)}</details></td><td class=\"status\">{html.escape(_LEGEND[kind])}"
