@@ -22,8 +22,11 @@ the same machinery as the built-in papers' claims.  The keys of an entry:
 ``tolerance``
     :mod:`symq.core.claimsfile.compare`; default relative 1e-9.
 ``limit``
-    ``{ p = 0 }`` for ``lhs -> rhs as p -> 0``: the error must be within the tolerance at the
-    point nearest the limit and not increase over the three nearest points.
+    ``{ p = 0 }`` for ``lhs -> rhs as p -> 0``, ``{ k = "oo" }`` (or ``"-oo"``) for a limit at
+    infinity: the left side is extrapolated along the region's grid toward the limit, with an
+    error bar, and compared with the right side (:mod:`symq.core.claimsfile.limits`); a range
+    ``"a:b"`` of that parameter is a log grid toward the limit
+    (:mod:`symq.core.claimsfile.region`).
 ``source``, ``expected``, ``seed``, ``notes``
     Where the claim comes from, the verdict expected (``"holds"`` or ``"fails"``), the seed
     of its simulations and free text.
@@ -32,7 +35,6 @@ the same machinery as the built-in papers' claims.  The keys of an entry:
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -45,6 +47,7 @@ from ..formula import Relation, degree_estimate, parse_formula, parse_relation
 from ..parameters import validate_parameters
 from .compare import Tolerance, parse_tolerance, point_error
 from .explain import holding_region, smallest_counterexample
+from .limits import check_limit_axis, limit_verdict, parse_limit_target, show_target
 from .quantities import (DIRECT_SUM_TERMS, REFERENCE_PATTERN, SUM_TERM_BUDGET, Environment,
                          FileContext, Formula, Function, Quantity, Reference,
                          evaluate_expression, override_value, sum_cost)
@@ -117,6 +120,11 @@ class FileClaim(Claim):
         return evaluate_expression(expr, values, env.evidence, label)
 
     def evaluate(self, point: Mapping[str, Any]) -> PointOutcome:
+        return self.evaluate_sides(point)[0]
+
+    def evaluate_sides(self, point: Mapping[str, Any]) -> tuple[PointOutcome, Any, Any]:
+        """The outcome at ``point`` and both sides as computed (exact, 50-digit, a float or a
+        confidence interval; None where the outcome has no error)."""
         assert self.relation is not None
         env = Environment(point, self.quantities, seed=self.seed)
         try:
@@ -124,18 +132,22 @@ class FileClaim(Claim):
             rhs = self._side(self.relation.rhs, env, "the right side")
             err = point_error(lhs, self.relation.op, rhs, self.tolerance_spec, self._n_points)
         except Inconclusive as exc:
-            return PointOutcome(point, None, None, None, str(exc))
+            return PointOutcome(point, None, None, None, str(exc)), None, None
         except (StabilityError, InvalidParameter) as exc:  # the model refuses the point
+            if isinstance(exc, InvalidParameter) and str(exc.name).startswith(self.where + "."):
+                raise  # the claim's own key is wrong (its tolerance, say): bad input as such
             self._domain_errors.append((point, exc))
-            return PointOutcome(point, None, None, None, f"{type(exc).__name__}: {exc}")
+            return PointOutcome(point, None, None, None, f"{type(exc).__name__}: {exc}"), \
+                None, None
         except SymqError as exc:
-            return PointOutcome(point, None, None, None, f"{type(exc).__name__}: {exc}")
+            return PointOutcome(point, None, None, None, f"{type(exc).__name__}: {exc}"), \
+                None, None
         finally:
             self.observed |= env.evidence
-        lhs, rhs = displayable(lhs), displayable(rhs)  # compared exactly; kept printable
+        shown = displayable(lhs), displayable(rhs)  # compared exactly; kept printable
         if math.isnan(err):
-            return PointOutcome(point, lhs, rhs, None, "the error is NaN")
-        return PointOutcome(point, lhs, rhs, err, "")
+            return PointOutcome(point, *shown, None, "the error is NaN"), None, None
+        return PointOutcome(point, *shown, err, ""), lhs, rhs
 
     def compared_text(self) -> str:
         assert self.relation is not None and self.region is not None
@@ -145,7 +157,8 @@ class FileClaim(Claim):
         text = self.relation.text + (f" with {lets}" if lets else "")
         text += f"; over {self.region.describe()}; tolerance {self.tolerance_spec.describe()}"
         if self.limit:
-            text += "; limit " + ", ".join(f"{k} -> {v:g}" for k, v in self.limit.items())
+            text += "; limit " + ", ".join(f"{k} -> {show_target(v)}"
+                                           for k, v in self.limit.items())
         if self.proof:
             text += f"; {self.proof}"
         return text
@@ -159,7 +172,7 @@ class FileClaim(Claim):
         self._n_points = max(len(points), 1)
         self._check_sum_budget(points)
         if self.relation is not None and self.relation.op == "->":
-            verdict = self._check_limit()
+            verdict = limit_verdict(self)
         else:
             verdict = super().check()
         if self._domain_errors:
@@ -211,52 +224,6 @@ class FileClaim(Claim):
                     self._decide(p)), self.tolerance, self.deterministic)
         verdict.evidence = self.evidences
         return verdict
-
-    def _check_limit(self) -> Verdict:
-        """``lhs -> rhs`` as the limit parameter approaches its value: along each sequence of
-        points (the other parameters fixed), the error at the point nearest the limit is within
-        the tolerance, and the errors at the (up to) three nearest points do not increase."""
-        start = time.perf_counter()
-        (name, target), = self.limit.items()
-        outcomes = [self.evaluate(p) for p in self.points()]
-        groups: dict[tuple, list[PointOutcome]] = {}
-        for o in outcomes:
-            key = tuple((k, repr(v)) for k, v in o.point.items() if k != name)
-            groups.setdefault(key, []).append(o)
-        worst: PointOutcome | None = None
-        failure = ""
-        sequences = []
-        for members in groups.values():
-            members.sort(key=lambda o: -abs(float(o.point[name]) - target))
-            if any(o.error is None for o in members):
-                bad = next(o for o in members if o.error is None)
-                return Verdict(self.paper, self.name, Status.INCONCLUSIVE, None, self.evidences,
-                               f"at {bad.point}: {bad.reason}", time.perf_counter() - start,
-                               dict(bad.point), self.tolerance, len(outcomes), self.source,
-                               self.expected, self.compared_text())
-            errors = [o.error for o in members]
-            nearest = members[-1]
-            sequences.append(", ".join(f"{e:.2g}" for e in errors))
-            if worst is None or nearest.error > worst.error:
-                worst = nearest
-            if nearest.error > self.tolerance and not failure:
-                failure = (f"at the point nearest {name} -> {target:g} ({name} = "
-                           f"{nearest.point[name]:g}) the error is {nearest.error:.3g} > "
-                           f"{self.tolerance:.3g}")
-            elif not failure and any(b > a * (1 + 1e-9) + 1e-300
-                                     for a, b in zip(errors[-3:], errors[-3:][1:])):
-                failure = (f"the error does not decrease toward {name} -> {target:g} over the "
-                           f"last points: {sequences[-1]}")
-        assert worst is not None
-        status = Status.FAILS if failure else Status.HOLDS
-        detail = failure or (f"error {worst.error:.3g} <= {self.tolerance:.3g} at the point "
-                             f"nearest {name} -> {target:g}, decreasing toward it")
-        detail += f"; errors along {name} -> {target:g}: " + " | ".join(sequences)
-        return Verdict(self.paper, self.name, status, worst.error, self.evidences, detail,
-                       time.perf_counter() - start, dict(worst.point), self.tolerance,
-                       len(outcomes), self.source, self.expected, self.compared_text(),
-                       claimed_value=worst.claimed, reference_value=worst.reference,
-                       side_names=self.side_names)
 
 
 # ----------------------------------------------------------------------------- building
@@ -413,7 +380,8 @@ def build_claim(where: str, table: Any, context: FileContext,
         raise InvalidParameter(f"{where}.formula", table.get("formula", table.get("reference")),
                                "absent when statement is given", "give statement or the pair "
                                "formula + reference, not both")
-    region = parse_region(f"{where}.region", table.get("region"))
+    region = parse_region(f"{where}.region", table.get("region"),
+                          limits=_limit_hint(where, table.get("limit")))
     assumptions = _assumptions(region)
     quantities = dict(constants or {})
     own = {"formula": table["formula"], "reference": table["reference"]} if shorthand else {}
@@ -434,7 +402,7 @@ def build_claim(where: str, table: Any, context: FileContext,
                               assumptions={**{n: {"real": True} for n in quantities},
                                            **assumptions})
     tolerance = parse_tolerance(f"{where}.tolerance", table.get("tolerance"))
-    limit = _limit(where, table.get("limit"), relation, region)
+    limit = _limit(where, _limit_spec(where, table.get("limit"), relation), region)
     expected = table.get("expected", "holds")
     if expected not in ("holds", "fails"):
         raise InvalidParameter(f"{where}.expected", expected, "holds or fails")
@@ -456,24 +424,39 @@ def _unused(point: Mapping[str, Any]) -> Any:  # FileClaim.evaluate evaluates bo
     raise AssertionError("not called")
 
 
-def _limit(where: str, spec: Any, relation: Relation, region: Region) -> dict[str, float]:
+def _limit_spec(where: str, spec: Any, relation: Relation) -> dict[str, float]:
+    """The ``limit`` table: ``{ name = value }`` with value a number or ``"oo"``/``"-oo"``."""
     if relation.op != "->":
         if spec:
             raise InvalidParameter(f"{where}.limit", spec, "given only with a statement lhs -> rhs")
         return {}
     if not isinstance(spec, Mapping) or len(spec) != 1:
         raise InvalidParameter(f"{where}.limit", spec, "one parameter and its limit, e.g. "
-                               "{ p = 0 }", "the statement is a limit (->)")
+                               "{ p = 0 } or { k = \"oo\" }", "the statement is a limit (->)")
     (name, value), = spec.items()
-    if name not in region.names:
-        raise InvalidParameter(f"{where}.limit.{name}", value, "a parameter of the region: "
-                               + ", ".join(region.names))
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidParameter(f"{where}.limit.{name}", value, "a finite number")
-    if len(region.axis(name).values) < 2:
-        raise InvalidParameter(f"{where}.region.{name}", region.axis(name).values,
-                               "at least two grid values approaching the limit")
-    return {name: float(value)}
+    return {str(name): parse_limit_target(f"{where}.limit.{name}", value)}
+
+
+def _limit_hint(where: str, spec: Any) -> dict[str, float]:
+    """The limit as far as the region needs it (a range "a:b" toward it is a log grid), read
+    before the statement; a bad ``limit`` is reported once the statement is parsed."""
+    if isinstance(spec, Mapping) and len(spec) == 1:
+        (name, value), = spec.items()
+        try:
+            return {str(name): parse_limit_target(f"{where}.limit.{name}", value)}
+        except InvalidParameter:
+            return {}
+    return {}
+
+
+def _limit(where: str, limit: dict[str, float], region: Region) -> dict[str, float]:
+    """``limit``, checked against the region: its parameter is a grid axis approaching it."""
+    for name, target in limit.items():
+        if name not in region.names:
+            raise InvalidParameter(f"{where}.limit.{name}", show_target(target),
+                                   "a parameter of the region: " + ", ".join(region.names))
+        check_limit_axis(where, region, name, target)
+    return limit
 
 
 def _check_names_used(where: str, relation: Relation, quantities: Mapping[str, Quantity],

@@ -17,6 +17,13 @@ A region is a table of axes, one per parameter, written in TOML (or as a Python 
     seed = 1
     where = "lam*d < 3"                   # optional constraints (a relation or a list of them)
 
+For the parameter of a limit claim (``limit = { k = "oo" }``, or ``{ p = 0 }``) a range written
+with two ends and no count, ``k = "10:1e6"``, is a grid approaching the limit geometrically:
+:data:`LIMIT_POINTS_PER_DECADE` points per decade of the approach variable (``1/|k|`` toward
+infinity, ``|k - k0|`` toward ``k0``), ends included, at least :data:`LIMIT_MIN_POINTS` points;
+``"10:1e6"`` toward ``oo`` gives the 11 points 10, 32, 100, ..., 1e6 (rounded to integers when
+both ends are integers).  Any other axis form is used as written.
+
 The points are the product of the grid axes, each combined with ``samples`` draws of the random
 axes; ``where`` keeps the points that satisfy every constraint (each side evaluated exactly or at
 50 digits, as the claim's formulas are).  A region has at most :data:`MAX_POINTS` points: the
@@ -39,10 +46,15 @@ from ..errors import InvalidParameter
 from ..formula import Relation, parse_relation
 from ..sweep import axis_size, parse_axis
 
-__all__ = ["Axis", "Region", "parse_region", "MAX_POINTS"]
+__all__ = ["Axis", "Region", "parse_region", "MAX_POINTS", "LIMIT_POINTS_PER_DECADE",
+           "LIMIT_MIN_POINTS"]
 
 #: Most points a claim's region may have.
 MAX_POINTS = 10_000
+#: Points per decade of a range "a:b" approaching a limit.
+LIMIT_POINTS_PER_DECADE = 2
+#: Fewest points of a range "a:b" approaching a limit.
+LIMIT_MIN_POINTS = 6
 _RANDOM = ("uniform", "loguniform", "randint")
 _TABLE_KINDS = ("integers", "vector", *_RANDOM)
 _RESERVED = ("samples", "seed", "where")
@@ -212,12 +224,51 @@ def _grid_axis(name: str, values: Sequence[Any]) -> Axis:
     return Axis(name, tuple(values))
 
 
-def _axis(where: str, name: str, spec: Any) -> Axis:
+def _approach_range(where: str, name: str, spec: str, target: float) -> Axis:
+    """The range ``"a:b"`` as a grid approaching the limit ``target`` (module docstring)."""
+    domain = (f"a range a:b approaching the limit {name} -> "
+              + ("oo: 0 < a < b" if target == math.inf else "-oo: a < b < 0"
+                 if target == -math.inf else f"{target:g}: both ends on one side of it"))
+    try:
+        a, b = (float(part) for part in spec.split(":"))
+    except ValueError:
+        raise InvalidParameter(where, spec, domain, "the ends are not numbers") from None
+    if not (math.isfinite(a) and math.isfinite(b)) or a == b:
+        raise InvalidParameter(where, spec, domain, "two different finite ends")
+    if math.isinf(target):
+        sign = 1.0 if target > 0 else -1.0
+        if a * sign <= 0 or b * sign <= 0:
+            raise InvalidParameter(where, spec, domain)
+        t_a, t_b = 1 / abs(a), 1 / abs(b)
+    else:
+        sign = 1.0 if a > target else -1.0
+        if (a - target) * sign <= 0 or (b - target) * sign <= 0:
+            raise InvalidParameter(where, spec, domain)
+        t_a, t_b = abs(a - target), abs(b - target)
+    decades = abs(math.log10(t_a / t_b))
+    count = max(LIMIT_MIN_POINTS, math.ceil(decades * LIMIT_POINTS_PER_DECADE - 1e-9) + 1)
+    if count > MAX_POINTS:
+        raise InvalidParameter(where, spec, f"a range of at most {MAX_POINTS} points",
+                               f"{count} points at {LIMIT_POINTS_PER_DECADE} per decade")
+    ts = np.geomspace(t_a, t_b, count)
+    values: list[float | int] = [sign / t if math.isinf(target) else target + sign * t
+                                 for t in ts]
+    values[0], values[-1] = a, b
+    if math.isinf(target) and a.is_integer() and b.is_integer():
+        values = list(dict.fromkeys(round(v) for v in values))
+    else:
+        values = [float(round(v, 12)) if v != target else v for v in values]
+    return _grid_axis(name, values)
+
+
+def _axis(where: str, name: str, spec: Any, target: float | None = None) -> Axis:
     if isinstance(spec, bool):
         raise InvalidParameter(where, spec, "a number, a word, a list, a range a:b:n or a table")
     if isinstance(spec, numbers.Real):
         return _grid_axis(name, [_number(where, spec)])
     if isinstance(spec, str):
+        if target is not None and spec.count(":") == 1:
+            return _approach_range(where, name, spec, target)
         if ":" in spec:
             try:
                 count = axis_size(spec)
@@ -267,7 +318,8 @@ def _axis(where: str, name: str, spec: Any) -> Axis:
     raise InvalidParameter(where, spec, "a number, a word, a list, a range a:b:n or a table")
 
 
-def parse_region(where: str, table: Any, names_allowed: Sequence[str] | None = None) -> Region:
+def parse_region(where: str, table: Any, names_allowed: Sequence[str] | None = None,
+                 limits: Mapping[str, float] | None = None) -> Region:
     """Parse a claim's ``region`` table (see the module docstring).
 
     Parameters
@@ -278,6 +330,9 @@ def parse_region(where: str, table: Any, names_allowed: Sequence[str] | None = N
         The region as written.
     names_allowed : sequence of str, optional
         Parameter names the region may give (None: any name).
+    limits : mapping of str to float, optional
+        The parameter of a limit claim and its limit (``inf`` or ``-inf`` for ``+-oo``): a
+        range ``"a:b"`` of that parameter is a grid approaching it.
     """
     if table is None:
         table = {}
@@ -293,7 +348,7 @@ def parse_region(where: str, table: Any, names_allowed: Sequence[str] | None = N
         if names_allowed is not None and name not in names_allowed:
             raise InvalidParameter(f"{where}.{name}", spec, "an axis of a parameter the claim "
                                    "uses: " + ", ".join(names_allowed), "unknown parameter")
-        axes.append(_axis(f"{where}.{name}", name, spec))
+        axes.append(_axis(f"{where}.{name}", name, spec, (limits or {}).get(name)))
         size = math.prod(len(a.values) for a in axes if not a.random)
         if size > MAX_POINTS:  # checked axis by axis: the product is never built
             raise InvalidParameter(where, f"{size} points", f"at most {MAX_POINTS} points",
