@@ -223,7 +223,7 @@ class Verdict:
             "expected": str(self.expected),
             "unexpected": self.unexpected,
             "units": self.units,
-            "points": [o.to_dict(self.tolerance) for o in self.points],
+            "points": [o.as_json(self.tolerance) for o in self.points],
         }
 
     def explanation(self) -> str:
@@ -302,17 +302,22 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+#: Most significant digits :func:`pair_text` shows (values that differ only beyond them differ
+#: by rounding noise, relative 1e-12).
+PAIR_DIGITS = 12
+
+
 def pair_text(a: Any, b: Any) -> tuple[str, str]:
-    """Both values with enough significant digits (6 to 17) to show that they differ:
-    0.9999999999 and 1 are not both printed as 1."""
+    """Both values with enough significant digits (6 to :data:`PAIR_DIGITS`) to show that they
+    differ: 0.9999999999 and 1 are not both printed as 1."""
     x, y = _number(a), _number(b)
     if x is None or y is None or x == y:
         return _short(a), _short(b)
-    for digits in range(6, 18):
+    for digits in range(6, PAIR_DIGITS + 1):
         first, second = f"{x:.{digits}g}", f"{y:.{digits}g}"
         if first != second:
             return first, second
-    return repr(x), repr(y)
+    return first, second
 
 
 def _point_text(point: Mapping[str, Any]) -> str:
@@ -573,8 +578,9 @@ class PointOutcome:
             return Status.HOLDS
         return Status.HOLDS if self.error <= tolerance else Status.FAILS
 
-    def to_dict(self, tolerance: float | None) -> dict[str, Any]:
-        """JSON form (``symq check --json``: a verdict's ``points``)."""
+    def as_json(self, tolerance: float | None) -> dict[str, Any]:
+        """JSON form (``symq check --json``: a verdict's ``points``), given the verdict's
+        tolerance (which decides the point's status)."""
         return {
             "point": to_jsonable(dict(self.point)),
             "claimed": to_jsonable(displayable(self.claimed)),

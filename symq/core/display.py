@@ -300,8 +300,8 @@ def result_markdown(result: ResultBase) -> str:
 
 def _status_line(v: Verdict) -> str:
     status, expected = str(v.status), str(v.expected)
-    if v.status is v.expected:
-        if expected == "fails":
+    if not v.unexpected:
+        if v.status is v.expected and expected == "fails":
             return "fails, as expected (a statement symq refutes)"
         return status
     return f"**{status.upper()}** (expected: {expected})"
@@ -309,18 +309,23 @@ def _status_line(v: Verdict) -> str:
 
 def verdict_markdown(v: Verdict) -> str:
     """A verdict as a heading line and a two-column table."""
+    from .claims import pair_text
+
     rows: list[tuple[str, Any]] = [("status", _status_line(v))]
     if v.max_error is not None:
         tol = "" if v.tolerance is None else f" (tolerance {v.tolerance:.3g})"
         rows.append(("max error", f"{v.max_error:.3g}{tol}"))
+        if v.units:
+            rows.append(("error units", v.units))
     rows.append(("evidence", ", ".join(str(e) for e in v.evidence)))
     rows.append(("points", v.n_points))
     if v.worst_point:
         rows.append(("worst point", v.worst_point))
+    shown = pair_text(v.claimed_value, v.reference_value)
     if v.claimed_value is not None:
-        rows.append((v.side_names[0], v.claimed_value))
+        rows.append((v.side_names[0], shown[0]))
     if v.reference_value is not None:
-        rows.append((v.side_names[1], v.reference_value))
+        rows.append((v.side_names[1], shown[1]))
     if v.counterexample:
         rows.append(("counterexample", v.counterexample))
     rows.append(("detail", v.detail))
