@@ -24,23 +24,39 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numba
 import numpy as np
 
-from .errors import InvalidParameter
+from .errors import InvalidParameter, SymqError
 from .parameters import IntegerAtLeast, Interval, Parameter
 from .randomness import RngLike, as_generator
+from .simstats import ConfidenceInterval
 
-__all__ = ["MIN_JOBS_PER_BATCH", "SLICES_PER_BATCH", "SIM_WORK_LIMIT", "RunPlan", "kernel_seed",
-           "seed_numba", "run_chunked", "run_parameters", "require_work"]
+__all__ = [
+    "MIN_JOBS_PER_BATCH",
+    "RUN_SLICES",
+    "SIM_WORK_LIMIT",
+    "SLICES_PER_BATCH",
+    "RunPlan",
+    "kernel_seed",
+    "require_work",
+    "run_chunked",
+    "run_parameters",
+    "run_sequential",
+    "seed_numba",
+]
 
 #: Post-warm-up jobs (or events) per batch that a batch-means interval needs.
 MIN_JOBS_PER_BATCH = 100
 #: Time slices per batch of the time-average statistics.
 SLICES_PER_BATCH = 20
+#: Time slices over the whole run (warm-up included) of the time-average statistics analysed by
+#: :func:`symq.core.simoutput.analyse_ratio` (which picks the warm-up and batches from them).
+RUN_SLICES = 7680
 #: Chunks of a run with a progress bar.
 PROGRESS_CHUNKS = 100
 #: Kernel steps (probes, events, draws) one simulation run may take: about a minute.
@@ -240,7 +256,7 @@ class RunPlan:
                 or n_jobs < 1):
             raise InvalidParameter(jobs_name, n_jobs, domain, why)
         n_jobs = int(n_jobs)
-        n_warm = int(math.floor(warmup * n_jobs))
+        n_warm = math.floor(warmup * n_jobs)
         if n_jobs - n_warm < needed:
             most = (n_jobs - n_warm) // min_per_batch
             if most >= 2 and smallest > SIM_WORK_LIMIT:
@@ -342,3 +358,102 @@ def run_parameters(n_jobs: int, *, n_batches: int = 30, level: float = 0.95,
         Parameter("level", Interval(0.0, 1.0, left_open=True, right_open=True), typical=level,
                   required=False, default=level, description="confidence level of the intervals"),
     )
+
+
+def run_sequential(simulate: Callable[[int, np.random.Generator], ConfidenceInterval], *,
+                   half_width: float, relative: bool = True, pilot: int, budget: int,
+                   rng: RngLike = None, max_rounds: int = 4, jobs_name: str = "n_jobs",
+                   safety: float = 1.2) -> ConfidenceInterval:
+    r"""Run a simulation until its interval reaches a requested half-width, or a budget is spent.
+
+    A pilot run of ``pilot`` jobs estimates the half-width; since it shrinks as
+    :math:`1/\sqrt{n}`, the next run is sized ``n = safety * n_prev * (h_prev / h)^2`` (at most
+    what is left of the budget) and run **independently** (a fresh stream of ``rng``).  The
+    answer is the interval of the last run alone, whose length was fixed before it started by
+    the earlier runs only: it covers at its nominal level (pooling a run that stops when its own
+    half-width is small would not; Law 2015, Section 9.5.2, the two-stage procedure).  If that
+    run misses the target (its half-width varies), one more run is sized from it, at most
+    ``max_rounds`` runs in all.
+
+    Parameters
+    ----------
+    simulate : callable(n_jobs, rng) -> ConfidenceInterval
+        One run of ``n_jobs`` jobs with its own generator, e.g.
+        ``lambda n, g: simulate_jsq(10, 2, 0.8, n_jobs=n, rng=g).ET``.  It may refuse a run too
+        short for its load (:class:`~symq.core.errors.InvalidParameter`): the pilot must be
+        long enough.
+    half_width : float
+        The target: relative (``half_width / |mean|``) if ``relative``, else absolute; ``> 0``.
+    relative : bool, default True
+    pilot : int
+        Jobs of the pilot run.
+    budget : int
+        Jobs of all runs together (pilot included), ``>= pilot``.
+    rng : seed or Generator
+        Randomness; each run gets an independent child stream.
+    max_rounds : int, default 4
+        Runs at most (pilot included).
+    jobs_name : str
+        The name of the run-length parameter in messages.
+    safety : float, default 1.2
+        Factor on the size estimated from the previous run.
+
+    Returns
+    -------
+    ConfidenceInterval
+        The last run's interval; its ``run_length`` is that run's length (the pilot and earlier
+        runs are not part of it).  If the target was not reached within the budget, ``doubt``
+        is unchanged but the interval is simply wider than asked: compare its half-width.
+
+    Raises
+    ------
+    InvalidParameter
+        A non-positive target, a pilot over the budget, or ``max_rounds < 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from symq.core.simstats import replication_ci
+    >>> sim = lambda n, g: replication_ci(g.normal(1.0, 1.0, size=n))
+    >>> ci = run_sequential(sim, half_width=0.01, pilot=1000, budget=10**6, rng=1)
+    >>> ci.relative_half_width <= 0.01 and ci.contains(1.0)
+    True
+    """
+    try:
+        target = float(half_width)
+    except (TypeError, ValueError):
+        raise InvalidParameter("half_width", half_width, "a real number > 0") from None
+    if not (target > 0 and math.isfinite(target)):
+        raise InvalidParameter("half_width", half_width, "a real number > 0")
+    pilot = int(IntegerAtLeast(1).coerce(jobs_name, pilot))
+    budget = int(IntegerAtLeast(1).coerce("budget", budget))
+    max_rounds = int(IntegerAtLeast(1).coerce("max_rounds", max_rounds))
+    if pilot > budget:
+        raise InvalidParameter(jobs_name, pilot, f"<= budget={budget}",
+                               "the pilot run is part of the budget")
+    streams = np.random.SeedSequence(int(as_generator(rng).integers(0, 2**63 - 1)))
+
+    def width(ci: ConfidenceInterval) -> float:
+        return ci.relative_half_width if relative else ci.half_width
+
+    spent = pilot
+    n = pilot
+    ci = simulate(pilot, np.random.default_rng(streams.spawn(1)[0]))
+    for _ in range(max_rounds - 1):
+        if width(ci) <= target:
+            return ci
+        left = budget - spent
+        if not math.isfinite(width(ci)):
+            wanted = 4 * n
+        else:
+            wanted = math.ceil(safety * n * (width(ci) / target) ** 2)
+        nxt = min(wanted, left)
+        if nxt < n:  # the budget cannot afford a run longer than the last one
+            return ci
+        try:
+            ci = simulate(nxt, np.random.default_rng(streams.spawn(1)[0]))
+        except SymqError:
+            return ci
+        spent += nxt
+        n = nxt
+    return ci
