@@ -171,8 +171,9 @@ class Extrapolation:
         Why no limit was extrapolated (empty when ``value`` is given).
     estimates : list of mpf
         The successive extrapolations ``L_j`` (farthest first).
-    exponents : list of float
-        The successive exponents ``p_j``.
+    exponents : list
+        The successive exponents ``p_j`` (mpf; nan where a triple fits no power law, inf
+        where it has settled).
     used : int
         The points used after thinning.
     """
@@ -183,7 +184,7 @@ class Extrapolation:
     variable: str = "t"
     reason: str = ""
     estimates: list[Any] = field(default_factory=list)
-    exponents: list[float] = field(default_factory=list)
+    exponents: list[Any] = field(default_factory=list)
     used: int = 0
 
     @property
@@ -203,16 +204,17 @@ def _thin(ts: Sequence[Any], ys: Sequence[Any]) -> tuple[list[Any], list[Any]]:
     return [ts[i] for i in kept], [ys[i] for i in kept]
 
 
-def _exponent(t0: Any, t1: Any, t2: Any, q: Any) -> float | None:
+def _exponent(t0: Any, t1: Any, t2: Any, q: Any) -> Any:
     """The ``p`` in ``[_P_MIN, _P_MAX]`` with ``(t0^p - t1^p)/(t1^p - t2^p) = q`` (bisection;
     the ratio grows with ``p``), or None."""
     def g(p: float) -> Any:
         return (t0 ** p - t1 ** p) / (t1 ** p - t2 ** p)
 
-    lo, hi = _P_MIN, _P_MAX
+    ctx = local_mp()
+    lo, hi = ctx.mpf(_P_MIN), ctx.mpf(_P_MAX)
     if not g(lo) <= q <= g(hi):
         return None
-    for _ in range(80):
+    for _ in range(ctx.prec + 8):  # to the working precision (the ratio is exact at 50 digits)
         mid = (lo + hi) / 2
         if g(mid) < q:
             lo = mid
@@ -267,16 +269,16 @@ def _power_law(ts: list[Any], ys: list[Any], noise: Any) -> Extrapolation:
         return out
     if n < MIN_POINTS:
         out.value = None
-        out.order = exps[-1]
+        out.order = float(exps[-1])
         out.reason = (f"{n} usable points (successive t at least {THIN_RATIO:g}x apart); an "
                       f"extrapolation with an error bar needs {MIN_POINTS}")
         return out
     finite = [p for p in exps if math.isfinite(p)]
     if finite and max(finite) - min(finite) > EXPONENT_SPREAD * max(finite):
-        out.order = finite[-1]
+        out.order = float(finite[-1])
         out.reason = ("the fitted exponent drifts over the points nearest the limit ("
-                      + ", ".join(f"{p:.3g}" for p in finite) + "): not yet in the asymptotic "
-                      "regime")
+                      + ", ".join(f"{float(p):.3g}" for p in finite)
+                      + "): not yet in the asymptotic regime")
         return out
     d1 = abs(last[2] - last[1])
     d0 = abs(last[1] - last[0])
@@ -288,13 +290,13 @@ def _power_law(ts: list[Any], ys: list[Any], noise: Any) -> Extrapolation:
     if d1 <= rounding:
         rho = ctx.mpf(0)
     elif d0 <= rounding:
-        out.order = finite[-1] if finite else None
+        out.order = float(finite[-1]) if finite else None
         out.reason = "the extrapolations do not settle (the last one moved after two agreed)"
         return out
     else:
         rho = d1 / d0
     if rho > RHO_MAX:
-        out.order = finite[-1] if finite else None
+        out.order = float(finite[-1]) if finite else None
         out.reason = (f"the extrapolations converge too slowly (successive differences "
                       f"{ctx.nstr(d0, 2)}, {ctx.nstr(d1, 2)}): not yet in the asymptotic regime")
         return out
@@ -305,7 +307,7 @@ def _power_law(ts: list[Any], ys: list[Any], noise: Any) -> Extrapolation:
         spread = max(spread, abs(ys[-1] - diffs[-1] * w - last[2]))
     out.value = last[2]
     out.error = SAFETY * (d1 * max(1, rho / (1 - rho)) + spread) + rounding
-    out.order = finite[-1] if finite else math.inf
+    out.order = float(finite[-1]) if finite else math.inf
     return out
 
 
