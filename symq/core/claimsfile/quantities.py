@@ -24,10 +24,15 @@ summed directly; a longer one (``sum(1/k^2, k, 1, n)`` at ``n = 10^9``) is summe
 Euler-Maclaurin acceleration (:func:`mpmath.sumem`) after its first terms, when its term is smooth
 there, with two estimates from different splits that must agree to 30 digits; otherwise the point
 is undecided (the limit is named).  An infinite sum is summed directly while its terms become
-negligible, else by two extrapolations of :func:`mpmath.nsum` from different numbers of terms that
-must agree to 30 digits (else the point is undecided).  A claim whose sums would need more than
-:data:`SUM_TERM_BUDGET` term evaluations over its region is refused before it is evaluated
-(:func:`sum_cost`).  A reference's value is what the model returns (a float,
+negligible, else by sympy's closed form (found once per sum within a time budget) and by
+convergence acceleration (Euler-Maclaurin, Levin, Richardson/Shanks): two methods must agree, and
+their disagreement is the sum's error bar (:func:`symq.core.claimsfile.sums.infinite_sum`).  An
+integral ``integral(f, x, a, b)`` is computed by tanh-sinh and Gauss-Legendre quadrature, their
+disagreement its error bar (:mod:`symq.core.claimsfile.integrals`).  A value whose error bar is
+not negligible is an :class:`~symq.core.claimsfile.approximate.Approximate` ``value ± error``; a
+formula of it carries the bar on, and the comparison decides only what the bar allows.  A claim
+whose sums and integrals would need more than :data:`SUM_TERM_BUDGET` evaluations over its region
+is refused before it is evaluated (:func:`sum_cost`).  A reference's value is what the model returns (a float,
 a :class:`~symq.core.simstats.ConfidenceInterval` for simulations, an array).  A simulation
 estimate may enter a formula linearly (``EW*sqrt(p)``): the formula then maps the interval.
 """
@@ -48,13 +53,15 @@ import sympy as sp
 from ..claims import Evidence, Inconclusive
 from ..compiler import compile as compile_expr
 from ..errors import InvalidParameter, SymqError, UnknownName
-from ..formula import parse_formula
+from ..formula import function_domains, parse_formula
 from ..parameters import Choice, Expression, IntegerAtLeast
 from ..precision import local_mp, working_dps
 from ..registry import ModelSpec, get_model
 from ..result import Exactness
 from ..simstats import ConfidenceInterval
-from .sums import acceleration_obstacle
+from .approximate import Approximate, settle
+from .integrals import INTEGRAL_COST, evaluate_integral, mp_ready
+from .sums import acceleration_obstacle, infinite_sum
 
 __all__ = ["Quantity", "Formula", "Reference", "Function", "FileContext", "Environment",
            "override_value", "evaluate_expression", "sum_cost",
@@ -66,8 +73,6 @@ DIGITS = 50
 REFERENCE_PATTERN = re.compile(r"^\s*([A-Za-z][\w.\-]*)\s*:\s*([A-Za-z_]\w*)\s*"
                                r"(?:\[([^\[\]]+)\])?\s*$")
 _SUM_ERROR = 1e-30
-#: Terms an infinite sum is summed directly before extrapolation is tried.
-_DIRECT_TERMS = 2_000
 #: Most bits (estimated) of a formula's exact value; larger ones are evaluated at 50 digits.
 MAX_EXACT_BITS = 100_000
 #: Most terms of a finite sum summed directly; longer sums are accelerated (Euler-Maclaurin).
@@ -188,7 +193,7 @@ def evaluate_expression(expr: sp.Expr, values: Mapping[str, Any], evidence: set[
         if isinstance(value, (np.ndarray, list, tuple)):
             raise Inconclusive(f"{label} uses {name}, an array of {len(value)} values, in "
                                "arithmetic; index it (MODEL:KEY[k]) or compare it whole")
-    if _exact_capable(expr):
+    if _exact_capable(expr) and not any(isinstance(v, Approximate) for v in values.values()):
         exact = {sym: _rational(values[sym.name]) for sym in expr.free_symbols}
         if all(v is not None for v in exact.values()) and _bits(expr, exact) <= MAX_EXACT_BITS:
             try:
@@ -243,26 +248,65 @@ def _map_interval(expr: sp.Expr, values: Mapping[str, Any], intervals: list[str]
 
 
 def _evaluate_mp(expr: sp.Expr, values: Mapping[str, Any], label: str) -> Any:
+    """``expr`` at 50 digits; its sums and integrals evaluated first (each a number or an
+    :class:`Approximate`), and the error bars of approximate inputs carried to the result (first
+    order: each moved by its bar in both directions, the largest changes added)."""
     with working_dps(DIGITS):
         ctx = local_mp()
-        sums = {}
-        for node in sorted(expr.atoms(sp.Sum), key=sp.default_sort_key):
-            dummy = sp.Dummy("sum")
-            sums[node] = (dummy, _evaluate_sum(node, values, label))
-        reduced = expr.xreplace({node: d for node, (d, _) in sums.items()})
+        parts = {}
+        for node in sorted(expr.atoms(sp.Sum, sp.Integral), key=sp.default_sort_key):
+            dummy = sp.Dummy("part")
+            value = _evaluate_sum(node, values, label) if isinstance(node, sp.Sum) \
+                else evaluate_integral(node, _part_inputs(node, values, label), label)
+            parts[node] = (dummy, value)
+        reduced = mp_ready(expr.xreplace({node: d for node, (d, _) in parts.items()}))
         symbols = sorted((s for s in reduced.free_symbols if not isinstance(s, sp.Dummy)),
                          key=lambda s: s.name)
-        args = symbols + [d for d, _ in sums.values()]
+        args = symbols + [d for d, _ in parts.values()]
         function = compile_expr(reduced, args, backend="mpmath")
-        inputs = [_mp_value(values[s.name], s.name, label) for s in symbols]
-        inputs += [v for _, v in sums.values()]
-        try:
-            out = function(*inputs)
-        except (ZeroDivisionError, ValueError, OverflowError) as exc:
-            raise Inconclusive(f"{label} cannot be evaluated here: {exc}") from None
-        if isinstance(out, ctx.mpc) or not ctx.isfinite(out):
-            raise Inconclusive(f"{label} = {out} is not a finite real number here")
-        return out
+        inputs = [values[s.name] for s in symbols] + [v for _, v in parts.values()]
+        centre = [v.value if isinstance(v, Approximate) else
+                  _mp_value(v, s.name, label) if i < len(symbols) else v
+                  for i, (v, s) in enumerate(zip(inputs, symbols + [None] * len(parts)))]
+        out = _call(function, centre, expr, label)
+        bars = [(i, v) for i, v in enumerate(inputs) if isinstance(v, Approximate)]
+        if not bars:
+            return out
+        error = ctx.mpf(0)
+        for i, v in bars:
+            moved = [_call(function, centre[:i] + [centre[i] + sign * v.error] + centre[i + 1:],
+                           expr, f"{label} (moved by the error bar of {v.how})")
+                     for sign in (1, -1)]
+            error += max(abs(m - out) for m in moved)
+        return settle(out, error, "; ".join(v.how for _, v in bars))
+
+
+def _call(function: Any, inputs: list[Any], expr: sp.Expr, label: str) -> Any:
+    ctx = local_mp()
+    try:
+        out = function(*inputs)
+    except (ZeroDivisionError, ValueError, OverflowError) as exc:
+        raise Inconclusive(f"{label} cannot be evaluated here: {exc}{_domains(expr)}") from None
+    if isinstance(out, ctx.mpc) or not ctx.isfinite(out):
+        raise Inconclusive(f"{label} = {out} is not a finite real number here{_domains(expr)}")
+    return out
+
+
+def _domains(expr: sp.Expr) -> str:
+    domains = function_domains(expr)
+    return f" (real domains: {domains})" if domains else ""
+
+
+def _part_inputs(node: sp.Basic, values: Mapping[str, Any], label: str) -> dict[sp.Symbol, Any]:
+    """The numbers of the parameters of a sum or an integral (an error bar is refused there)."""
+    inputs = {}
+    for sym in node.free_symbols:
+        value = values[sym.name]
+        if isinstance(value, Approximate):
+            raise Inconclusive(f"{label}: {sym.name} = {value} ({value.how}) carries an error "
+                               f"bar, which {node} cannot take into account")
+        inputs[sym] = _mp_value(value, sym.name, label)
+    return inputs
 
 
 def _symbol(expr: sp.Expr, name: str) -> sp.Symbol:
@@ -310,7 +354,7 @@ def _evaluate_sum(node: sp.Sum, values: Mapping[str, Any], label: str) -> Any:
             raise Inconclusive(f"{label}: the sum's bound {bound} = {b} is not an integer")
         bounds.append(int(b))
     symbols = sorted((s for s in node.function.free_symbols if s != k), key=lambda s: s.name)
-    function = compile_expr(node.function, [k] + symbols, backend="mpmath")
+    function = compile_expr(mp_ready(node.function), [k] + symbols, backend="mpmath")
     fixed = [_mp_value(outer[s.name], s.name, label) for s in symbols]
     if bounds[1] is not None:
         if bounds[1] - bounds[0] + 1 > DIRECT_SUM_TERMS:
@@ -328,7 +372,10 @@ def _evaluate_sum(node: sp.Sum, values: Mapping[str, Any], label: str) -> Any:
             return _long_sum(lambda i: function(i, *fixed), bounds[0], bounds[1], node, label)
         return ctx.fsum(function(ctx.mpf(i), *fixed)
                         for i in range(bounds[0], bounds[1] + 1))
-    return _infinite_sum(lambda i: function(ctx.mpf(i), *fixed), bounds[0], node, label)
+    outer_numbers = {s: _rational(outer[s.name]) or sp.Float(str(fixed[i]), DIGITS)
+                     for i, s in enumerate(symbols)}
+    return infinite_sum(lambda i: function(ctx.mpf(i), *fixed), bounds[0], node,
+                        node.function.xreplace(outer_numbers), outer_numbers, label)
 
 
 def _long_sum(term: Callable[[Any], Any], low: int, high: int, node: sp.Sum, label: str) -> Any:
@@ -369,15 +416,17 @@ def _long_sum(term: Callable[[Any], Any], low: int, high: int, node: sp.Sum, lab
 
 def sum_cost(exprs: list[sp.Expr], points: list[Mapping[str, Any]],
              resolve: Callable[[sp.Expr], sp.Expr | None] | None = None) -> int:
-    """The term evaluations the finite sums in ``exprs`` need over ``points``.
+    """The term evaluations the finite sums and the integrals in ``exprs`` need over ``points``.
 
     A sum of at most :data:`DIRECT_SUM_TERMS` terms costs its terms, a longer one a fixed amount
     (it is accelerated); ``resolve`` rewrites a bound in the points' names (the claim's formula
-    quantities substituted), and a bound it cannot rewrite counts as a long sum.  Infinite sums
-    are not counted (they stop when their terms become negligible).
+    quantities substituted), and a bound it cannot rewrite counts as a long sum.  An integral
+    costs :data:`~symq.core.claimsfile.integrals.INTEGRAL_COST` per point (the most evaluations
+    of its integrand).  Infinite sums are not counted (they stop when their terms become
+    negligible, or are accelerated within a few seconds).
     """
     sums = {node for e in exprs for node in e.atoms(sp.Sum)}
-    total = 0
+    total = INTEGRAL_COST * len(points) * len({n for e in exprs for n in e.atoms(sp.Integral)})
     for node in sums:
         (_, low, high), = node.limits
         if high is sp.oo:
@@ -400,34 +449,6 @@ def sum_cost(exprs: list[sp.Expr], points: list[Mapping[str, Any]],
             cost = count if count <= DIRECT_SUM_TERMS else _ACCELERATED_COST
             total += cost if names else cost * len(points)
     return total
-
-
-def _infinite_sum(term: Callable[[int], Any], start: int, node: sp.Sum, label: str) -> Any:
-    """``sum(term(i), i >= start)``: summed directly while the terms fall below 10^-55 of the
-    partial sum for 20 terms in a row (up to :data:`_DIRECT_TERMS` terms); otherwise by the
-    Richardson and Shanks extrapolations of :func:`mpmath.nsum` from two different numbers of
-    terms, accepted when they agree to 30 digits (a divergent or slowly converging series, such
-    as sum 1/k or sum k^(-3/2), gives estimates that disagree, and the point is undecided)."""
-    ctx = local_mp()
-    total, small = ctx.mpf(0), 0
-    for i in range(start, start + _DIRECT_TERMS):
-        t = term(i)
-        total += t
-        small = small + 1 if abs(t) <= ctx.mpf(10) ** -55 * max(abs(total), ctx.mpf(10) ** -300) \
-            else 0
-        if small >= 20:
-            return total
-    try:
-        first = ctx.nsum(term, [start, ctx.inf], method="richardson+shanks")
-        second = ctx.nsum(term, [start, ctx.inf], method="richardson+shanks", steps=[50])
-    except (ZeroDivisionError, ValueError, OverflowError) as exc:
-        raise Inconclusive(f"{label}: the infinite sum {node} cannot be evaluated: {exc}") from None
-    if not (ctx.isfinite(first) and ctx.isfinite(second)) or \
-            abs(first - second) > _SUM_ERROR * max(abs(first), ctx.mpf(10) ** -30):
-        raise Inconclusive(f"{label}: the infinite sum {node} does not converge to 30 digits "
-                           f"here (two extrapolations give {ctx.nstr(first, 10)} and "
-                           f"{ctx.nstr(second, 10)})")
-    return first
 
 
 # ----------------------------------------------------------------------------- references
