@@ -469,7 +469,8 @@ def require_run_length(n_jobs: int, load: float, scv: float, n_batches: int, *,
     jobs_name, unit : str
         The parameter's name as the user typed it and what it counts.
     what : str
-        The queue that relaxes, for the message (e.g. ``"each of the N=10 queues"``).
+        The queue that relaxes, for the message (e.g. ``"each of the N=10 queues"``; ``"the
+        queue"`` by default).
 
     Raises
     ------
@@ -483,10 +484,10 @@ def require_run_length(n_jobs: int, load: float, scv: float, n_batches: int, *,
     need = required_run_length(load, scv, n_batches, per_queue=per_queue)
     if n_jobs >= need:
         return
-    where = f" of {what}" if what else ""
+    who = what or "the queue"
     need_text = f"{math.ceil(need):.4g}" if math.isfinite(need) else "inf"
     raise InvalidParameter(
         jobs_name, n_jobs, f">= {need_text} at load {load:.10g}",
-        f"the queue{where} relaxes in about (1 + scv)/(1 - load)^2 = "
+        f"{who} relaxes in about (1 + scv)/(1 - load)^2 = "
         f"{relaxation_jobs(load, scv):.3g} {unit}; each of the n_batches={n_batches} batches "
         f"must span {RELAXATION_RUNS:g} relaxation times for its interval to cover the mean")

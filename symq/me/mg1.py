@@ -37,26 +37,24 @@ from typing import Any
 
 from symq.core.errors import StabilityError
 from symq.core.parameters import Parameter, PositiveReal
-from symq.core.simrun import RunPlan, require_relaxation, run_parameters
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
+from symq.core.simrun import run_parameters
 from symq.core.simstats import ConfidenceInterval
 from symq.core.sizelaws import law_scv, size_law, size_parameters
 
 from .queueing import simulate_mg1_waiting
 
-__all__ = ["MG1_SIM", "solve_mg1_sim", "pollaczek_khinchine_EW"]
+__all__ = ["MG1_SIM", "pollaczek_khinchine_EW", "solve_mg1_sim"]
 
 NAME = "mg1-sim"
 
-#: Fraction of the customers discarded as warm-up (that of :func:`simulate_mg1_waiting`).
-WARMUP = 0.05
 #: Simulated customers by default (about 0.1 to 0.5 s).
 DEFAULT_JOBS = 1_000_000
 
 
-def pollaczek_khinchine_EW(lam: float, mean: float, scv: float) -> float:  # noqa: N802
+def pollaczek_khinchine_EW(lam: float, mean: float, scv: float) -> float:
     r"""The Pollaczek-Khinchine mean waiting time :math:`\lambda E[X^2]/(2(1-\rho))` of M/G/1
     FCFS with :math:`E[X^2] = E[X]^2(1 + c_s^2)` (Kleinrock 1975, eq. 5.76).
 
@@ -89,7 +87,8 @@ def solve_mg1_sim(lam: float, sizes: str = "exp", mean: float = 1.0, scv: float 
     sizes, mean, scv
         The job-size law, :func:`symq.core.sizelaws.size_law`.
     n_jobs, n_batches, level
-        Customers simulated (5% warm-up), batches and confidence level of the intervals.
+        Customers simulated (the warm-up is chosen from the data, MSER-5), batches and
+        confidence level of the intervals (:func:`symq.core.simoutput.analyse_series`).
     rng : seed or numpy Generator
         Randomness (same seed, same result).
     progress : bool, default False
@@ -103,9 +102,9 @@ def solve_mg1_sim(lam: float, sizes: str = "exp", mean: float = 1.0, scv: float 
     Raises
     ------
     InvalidParameter
-        Naming ``sizes``, ``mean``, ``scv``, ``n_jobs``, ``n_batches`` or ``level``; a load
-        (or ``scv``) whose relaxation time exceeds a batch
-        (:func:`symq.core.simrun.require_relaxation`).
+        Naming ``sizes``, ``mean``, ``scv``, ``n_batches`` or ``level``; ``n_jobs`` when the
+        run is shorter than the relaxation time at the load asks (with the ``n_jobs`` needed,
+        :func:`symq.core.simoutput.require_run_length`).
     StabilityError
         If ``lam * mean >= 1``.
     """
@@ -113,18 +112,18 @@ def solve_mg1_sim(lam: float, sizes: str = "exp", mean: float = 1.0, scv: float 
     c2 = law_scv(sizes, scv)
     law = size_law(sizes, mean, scv)
     exact = pollaczek_khinchine_EW(lam, mean, c2)
-    plan = RunPlan.make(n_jobs, n_batches, WARMUP, level)
-    require_relaxation("lam", lam, lam * mean, c2, plan)
     est = simulate_mg1_waiting(law, lam, n_jobs=n_jobs, rng=rng, n_batches=n_batches,
                                level=level, progress=progress)
     ew = est.EW
-    et = ConfidenceInterval(ew.mean + mean, ew.half_width, ew.level, ew.n, ew.method)
+    et = ConfidenceInterval(ew.mean + mean, ew.half_width, ew.level, ew.n, ew.method,
+                            run_length=ew.run_length, doubt=ew.doubt)
     return Result(model=NAME,
                   params={"lam": lam, "sizes": sizes, "mean": mean, "scv": c2,
                           "n_jobs": est.n_jobs, "n_batches": est.n_batches, "level": est.level},
                   values={"EW": ew, "ET": et, "EW_exact": exact, "ET_exact": exact + mean,
                           "rho": lam * mean},
-                  method="Lindley recursion, batch means; exact Pollaczek-Khinchine mean",
+                  method="Lindley recursion, batch means (MSER-5 warm-up, lag-1 batch test); exact "
+                         "Pollaczek-Khinchine mean",
                   exactness=Exactness.SIMULATED,
                   timings={"simulate": time.perf_counter() - start})
 
@@ -144,7 +143,7 @@ MG1_SIM = register_model(ModelSpec(
                   description="arrival rate; lam*mean must be < 1"),
         *size_parameters("exp"),
         *run_parameters(DEFAULT_JOBS, n_batches=40,
-                        jobs="customers simulated (the first 5% are warm-up)"),
+                        jobs="customers simulated (warm-up included, chosen by MSER-5)"),
     ),
     solve=solve_mg1_sim,
     scalar_outputs=_scalar_outputs,

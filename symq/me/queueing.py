@@ -23,8 +23,9 @@ chunked progress) and returns batch-means confidence intervals (:class:`WaitingT
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numba
 import numpy as np
@@ -36,8 +37,9 @@ from symq.core.parameters import real_value
 from symq.core.randomness import RngLike, as_generator
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
+from symq.core.simoutput import analyse_series, require_run_length
 from symq.core.simrun import SIM_WORK_LIMIT, RunPlan, require_work, run_chunked
-from symq.core.simstats import ConfidenceInterval, batch_means
+from symq.core.simstats import ConfidenceInterval
 
 from .laws import as_sampler
 from .transform import RationalLST, s, to_rational
@@ -214,16 +216,33 @@ _ARRAYS_PER_JOB = 4
 _STEPS_PER_JOB = 3
 
 
+def _scv(service: Any, services: np.ndarray) -> float:
+    """The size law's squared coefficient of variation: exact for a law with moments, else that
+    of the drawn times."""
+    try:
+        law = as_sampler(service)
+        m1, m2 = float(law._raw_moment(1)), float(law._raw_moment(2))
+        if m1 > 0 and np.isfinite(m2):
+            return max(m2 / (m1 * m1) - 1.0, 0.0)
+    except Exception:  # noqa: BLE001, S110 - a law without moments: use the samples
+        pass
+    m = float(services.mean())
+    return float(services.var() / (m * m)) if m > 0 else 0.0
+
+
 def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] = (), *,
                          n_jobs: int = 1_000_000, rng: RngLike = None, n_batches: int = 40,
                          warmup: float = 0.05, level: float = 0.99,
                          progress: bool = False) -> WaitingTimeEstimate:
     """Simulate an M/G/1 FCFS queue by the Lindley recursion and estimate its waiting time.
 
-    The run (length, warm-up, batches) is planned by :class:`symq.core.simrun.RunPlan` (at least
-    100 post-warm-up customers per batch); the service times are drawn first, then the
-    interarrival times, from one generator; the estimates are batch means
-    (:func:`symq.core.simstats.batch_means`).
+    The run length is checked by :class:`symq.core.simrun.RunPlan` (at least 100 customers per
+    batch) and against the relaxation time at the load
+    (:func:`symq.core.simoutput.require_run_length`, with the size law's squared coefficient of
+    variation, of the drawn times for a function); the service times are drawn first, then the
+    interarrival times, from one generator; the estimates are batch means with the warm-up and
+    the batches chosen from the data (:func:`symq.core.simoutput.analyse_series`: MSER-5, lag-1
+    test), each interval with its ``run_length`` and ``doubt``.
 
     Parameters
     ----------
@@ -242,7 +261,7 @@ def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] =
     n_batches : int
         Batches of the batch-means intervals.
     warmup : float
-        Fraction of the customers discarded before estimating.
+        Kept for compatibility: validated, but the warm-up is chosen from the data (MSER-5).
     level : float
         Confidence level of the intervals.
     progress : bool
@@ -257,7 +276,8 @@ def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] =
     ------
     InvalidParameter
         A non-positive ``lam``, non-finite thresholds, a run too short for the batch-means rule
-        (the message gives the smallest ``n_jobs``), a run over
+        or for the relaxation time at the load (the message gives the smallest ``n_jobs``), a
+        run over
         :data:`~symq.core.simrun.SIM_WORK_LIMIT` steps, or service times that are not ``n``
         finite nonnegative numbers.
     ResourceLimit
@@ -270,7 +290,7 @@ def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] =
     Examples
     --------
     >>> from symq.me import ME
-    >>> sim = simulate_mg1_waiting(ME.erlang(2, 2), 0.5, [1.0], n_jobs=20_000, rng=1)
+    >>> sim = simulate_mg1_waiting(ME.erlang(2, 2), 0.5, [1.0], n_jobs=100_000, rng=1)
     >>> sim.EW.contains(0.75), sim.ccdf[0].n
     (True, 40)
     """
@@ -297,6 +317,9 @@ def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] =
     if load >= 1.0:
         raise StabilityError(f"load rho = lam*E[S] = {load:g} must be < 1 for a stationary M/G/1 "
                              f"queue (lam={lam:g})")
+    scv = _scv(service, services)
+    require_run_length(n, load, scv, plan.n_batches,
+                       what=f"the M/G/1 queue (size scv {scv:.3g})")
     interarrivals = generator.exponential(1.0 / lam, n)
     indicators = np.empty((grid.size, n), dtype=np.uint8)
     waits = np.empty(n)
@@ -311,7 +334,7 @@ def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] =
     run_chunked(step, n, progress=progress, desc="M/G/1 Lindley", unit="job")
 
     def estimate(samples: np.ndarray) -> ConfidenceInterval:
-        return batch_means(samples, n_batches=plan.n_batches, level=plan.level, warmup=plan.n_warm)
+        return analyse_series(samples, plan.n_batches, plan.level, run_length=n, unit="customers")
 
     return WaitingTimeEstimate(lam=lam, EW=estimate(waits),
                                ccdf=tuple(estimate(row) for row in indicators), thresholds=grid,

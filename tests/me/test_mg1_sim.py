@@ -63,8 +63,8 @@ def test_deterministic_sizes_halve_the_mm1_wait() -> None:
 
 
 def test_same_seed_same_result() -> None:
-    a = SPEC.run({"lam": 0.5, "n_jobs": 20_000}, rng=7)
-    b = SPEC.run({"lam": 0.5, "n_jobs": 20_000}, rng=7)
+    a = SPEC.run({"lam": 0.5, "n_jobs": 30_000}, rng=7)
+    b = SPEC.run({"lam": 0.5, "n_jobs": 30_000}, rng=7)
     assert a["EW"] == b["EW"]
 
 

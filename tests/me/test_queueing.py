@@ -95,7 +95,12 @@ def test_simulator_errors():
     # 40 batches of 100 post-warm-up jobs: n - floor(0.05 n) >= 4000 first holds at n = 4210
     with pytest.raises(InvalidParameter, match="n_jobs=4209 .*>= 4210"):
         simulate_mg1_waiting(draw, 0.5, [1.0], n_jobs=4209)
-    assert simulate_mg1_waiting(draw, 0.5, [1.0], n_jobs=4210).n_warm == 210
+    # 4210 passes the batch rule but not the relaxation rule: 64 relaxation times
+    # (1 + scv)/(1 - rho)^2 = 8 (exponential sizes, rho = 0.5) per batch, 40 batches: 20480
+    with pytest.raises(InvalidParameter, match=r"n_jobs=4210 must be >= (\d+)") as caught:
+        simulate_mg1_waiting(draw, 0.5, [1.0], n_jobs=4210)
+    needed = float(caught.value.domain.split()[1])
+    assert abs(needed / 20480 - 1) < 0.15  # rho and scv of the drawn times
     with pytest.raises(InvalidParameter, match="lam"):
         simulate_mg1_waiting(draw, 0.0, [1.0], n_jobs=10_000)
     with pytest.raises(InvalidParameter, match="thresholds"):
