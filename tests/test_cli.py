@@ -146,9 +146,9 @@ def toy_papers():
     registry._PAPERS.pop("toy-bug", None)
 
 
-def test_check_exits_0_on_a_failing_claim_and_1_on_a_crash(capsys, toy_papers, tmp_path):
+def test_check_exits_4_on_an_unexpected_failure_and_1_on_a_crash(capsys, toy_papers, tmp_path):
     code, out, _ = run(capsys, "check", "toy-findings", "--json")
-    assert code == 0
+    assert code == 4  # "false" fails although it is expected to hold
     verdicts = {v["claim"]: v for v in json.loads(out)}
     assert verdicts["true"]["status"] == "holds"
     assert verdicts["false"]["status"] == "fails" and verdicts["false"]["max_error"] == 0.5
