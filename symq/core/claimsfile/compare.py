@@ -156,6 +156,16 @@ class Tolerance:
         """The largest ``|a - b|`` accepted when ``max(|a|, |b|) = magnitude``."""
         return self.bound("==") * self.scale(magnitude)
 
+    def written(self) -> str:
+        """The tolerance as a claims file writes it (``{ ci = 0.95 }``; ``none`` for the
+        default)."""
+        if not self.stated:
+            return "none"
+        keys = [f"{k} = {v:g}" for k, v in (("relative", self.relative),
+                                             ("absolute", self.absolute), ("ci", self.ci))
+                if v is not None]
+        return "{ " + ", ".join(keys) + " }"
+
     def describe(self) -> str:
         parts = []
         if self.relative is not None:
@@ -311,7 +321,7 @@ def _interval_error(lhs: Any, op: str, rhs: Any, tolerance: Tolerance, n_points:
     equality = op in ("==", "->")
     if equality and not (tolerance.numeric and tolerance.stated):
         raise ToleranceRequired(
-            tolerance.where, tolerance.describe() or "none",
+            tolerance.where, tolerance.written(),
             f"a relative and/or absolute tolerance for an equality against a simulation, "
             f"e.g. {_EXAMPLE}",
             "a simulation cannot prove equality, only that its interval lies within a band; "
