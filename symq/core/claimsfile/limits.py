@@ -170,9 +170,9 @@ class Extrapolation:
     reason : str
         Why no limit was extrapolated (empty when ``value`` is given).
     estimates : list of mpf
-        The successive extrapolations ``L_j`` (farthest first).
+        The extrapolations ``L_j`` of the three triples nearest the limit (farthest first).
     exponents : list
-        The successive exponents ``p_j`` (mpf; nan where a triple fits no power law, inf
+        Their exponents ``p_j`` (mpf; nan where a triple fits no power law, inf
         where it has settled).
     used : int
         The points used after thinning.
@@ -234,7 +234,7 @@ def _power_law(ts: list[Any], ys: list[Any], noise: Any) -> Extrapolation:
     diffs = [ys[i] - ys[i + 1] for i in range(n - 1)]
     floor = [noise * (abs(ys[i]) + abs(ys[i + 1])) * 4 for i in range(n - 1)]
     settled = [abs(d) <= f for d, f in zip(diffs, floor)]
-    for j in range(n - 2):
+    for j in range(max(0, n - 5), n - 2):  # the three triples nearest the limit
         d1, d2 = diffs[j], diffs[j + 1]
         if settled[j] and settled[j + 1]:
             out.exponents.append(math.inf)
