@@ -223,7 +223,7 @@ def infinite_sum(term: Callable[[Any], Any], start: int, node: sp.Sum, summand: 
         What is evaluated (for messages).
     """
     ctx = local_mp()
-    total, small, partial = ctx.mpf(0), 0, {}
+    total, small, partial, signs = ctx.mpf(0), 0, {}, set()
     half, head = start + DIRECT_TERMS // 2, start + DIRECT_TERMS
     for i in range(start, head):
         t = term(ctx.mpf(i))
@@ -237,6 +237,9 @@ def infinite_sum(term: Callable[[Any], Any], start: int, node: sp.Sum, summand: 
             return total
         if i + 1 == half:
             partial["half"] = total
+            first_tail = t
+        if i >= half:
+            signs.add(ctx.sign(t))
     partial["head"] = total
     estimates: list[tuple[str, Any, Any]] = []
     notes: list[str] = []
@@ -245,6 +248,14 @@ def infinite_sum(term: Callable[[Any], Any], start: int, node: sp.Sum, summand: 
         raise Inconclusive(f"{label}: the infinite sum {node} does not converge here ({why})")
     if closed is not None:
         estimates.append((_ORDER[0], closed, ctx.mpf(0)))
+    if abs(t) > abs(first_tail):
+        if closed is not None:
+            return closed
+        raise Inconclusive(f"{label}: the terms of the infinite sum {node} still grow in "
+                           f"magnitude at {node.limits[0][0]} = {head - 1} (a divergent series, "
+                           "or one whose terms peak later; acceleration would give a value to a "
+                           "divergent series): write it in closed form")
+    tail_sign = next(iter(signs)) if len(signs) == 1 else 0  # the terms after half: one sign?
     methods = [(_ORDER[1], lambda: _euler_maclaurin(term, half, head, partial, summand, node)),
                (_ORDER[2], lambda: _levin(term, start)),
                (_ORDER[3], lambda: _richardson_shanks(term, start))]
@@ -272,6 +283,10 @@ def infinite_sum(term: Callable[[Any], Any], start: int, node: sp.Sum, summand: 
             notes.append(f"{name}: not a finite real number")
         elif abs(own) > MAX_RELATIVE_ERROR * abs(value):
             notes.append(f"{name}: {ctx.nstr(value, 8)} ± {ctx.nstr(own, 2)}")
+        elif tail_sign and ctx.sign(value - partial["head"]) == -tail_sign:
+            notes.append(f"{name}: {ctx.nstr(value, 12)}, on the wrong side of the partial sum "
+                         f"{ctx.nstr(partial['head'], 12)} (the terms have one sign: a "
+                         "divergent series summed by analytic continuation?)")
         else:
             estimates.append((name, value, abs(own)))
     chosen = _choose(estimates)
