@@ -363,6 +363,14 @@ def _resolution_text(outcomes: Sequence[PointOutcome]) -> str:
                 if (r := getattr(o.error, "absolute_resolution", None)) is not None]
     if absolute:
         return f"this run detects differences >= {max(absolute):.2g} (absolute)"
+    halves = []  # a claim that compares a value with an interval (ci_error): its half-width
+    for o in outcomes:
+        for estimate, value in ((o.reference, o.claimed), (o.claimed, o.reference)):
+            other = _number(value)
+            if hasattr(estimate, "half_width") and other:
+                halves.append(float(estimate.half_width) / abs(other))
+    if halves:
+        return f"this run detects differences >= {100 * max(halves):.2g}%"
     return ""
 
 
