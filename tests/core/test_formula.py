@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import re
 import time
 
+import mpmath
 import pytest
 import sympy as sp
 from hypothesis import given, settings
@@ -189,3 +191,66 @@ def test_random_formulas_evaluate_like_python_math(tree, w):
         return
     got = float(expr.subs(W, w)) if expr.free_symbols else float(expr)
     assert got == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------- special functions
+# (issue 30, item 6): each against mpmath at 50 digits and a known identity
+
+def _special_value(text, **point):
+    from symq.core.claimsfile.quantities import evaluate_expression
+
+    expr = parse_formula("f", text, tuple(point))
+    return evaluate_expression(expr, point, set(), "f")
+
+
+@pytest.mark.parametrize("text, reference", [
+    ("atanh(x)", lambda m, x: m.atanh(x)), ("asinh(x)", lambda m, x: m.asinh(x)),
+    ("acosh(1 + x)", lambda m, x: m.acosh(1 + x)), ("polylog(3, x)", lambda m, x: m.polylog(3, x)),
+    ("hyp2f1(1/2, 3/2, 5/2, x)", lambda m, x: m.hyp2f1(0.5, 1.5, 2.5, x)),
+    ("lambertw(x)", lambda m, x: m.lambertw(x)), ("beta(x, 2 + x)", lambda m, x: m.beta(x, 2 + x)),
+    ("zeta(1 + 2*x)", lambda m, x: m.zeta(1 + 2 * x)),
+])
+def test_special_functions_against_mpmath_at_fifty_digits(text, reference):
+    m = mpmath.MPContext()
+    m.dps = 60
+    for x in ("0.125", "0.5", "0.875"):
+        got = _special_value(text, x=float(x))
+        want = reference(m, m.mpf(x))
+        assert abs(m.mpf(got) - want) <= m.mpf(10) ** -48 * max(abs(want), 1), (text, x)
+        constant = parse_formula("c", text.replace("x", f"({x})"), ())  # folded at 60 digits
+        assert abs(m.mpf(str(constant)) - want) <= m.mpf(10) ** -55 * max(abs(want), 1)
+
+
+def test_special_function_identities():
+    m = mpmath.MPContext()
+    m.dps = 60
+    tol = m.mpf(10) ** -55
+    assert abs(m.mpf(str(parse_formula("c", "polylog(2, 1/2)", ())))
+               - (m.pi ** 2 / 12 - m.log(2) ** 2 / 2)) < tol
+    omega = parse_formula("c", "lambertw(1)", ())
+    assert str(omega).startswith("0.5671432904097838729999686622")
+    assert abs(m.mpf(str(parse_formula("c", "zeta(2)", ()))) - m.pi ** 2 / 6) < tol
+    for z in (0.25, 0.9, -3.0):
+        assert abs(_special_value("hyp2f1(1, 1, 2, z) + log(1 - z)/z", z=z)) < 1e-45
+    for a, b in ((0.5, 0.5), (2.5, 3.25)):
+        assert abs(_special_value("beta(a, b) - gamma(a)*gamma(b)/gamma(a + b)", a=a, b=b)) \
+            < 1e-45
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("atanh(1)", "atanh is real for -1 < x < 1"), ("acosh(1/2)", "x >= 1"),
+    ("lambertw(-1/2)", "the principal branch"), ("zeta(1)", "s != 1"),
+    ("polylog(2, 3)", "z <= 1"), ("hyp2f1(1, 1, 2, 1)", "z < 1"), ("beta(-2, 1)", "not 0, -1"),
+    ("polylog(-2000, x)", "at most 1000"), ("hyp2f1(5000, 1, 2, x)", "at most 1000"),
+])
+def test_special_functions_outside_their_domain_are_refused_naming_it(text, reason):
+    with pytest.raises(InvalidParameter, match=re.escape(reason)):
+        parse_formula("f", text, ("x",))
+
+
+def test_a_special_function_outside_its_domain_at_a_point_is_undecided_naming_it():
+    from symq.core.claims import Inconclusive
+
+    with pytest.raises(Inconclusive, match="atanh: -1 < x < 1"):
+        _special_value("atanh(x)", x=2.0)
+    assert abs(_special_value("lambertw(-exp(-1))") + 1) < 1e-50  # the branch point
