@@ -34,6 +34,7 @@ the same machinery as the built-in papers' claims.  The keys of an entry:
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -45,6 +46,7 @@ from ..claims import Claim, Evidence, Inconclusive, PointOutcome, Status, Verdic
 from ..errors import DerivationTimeout, InvalidParameter, StabilityError, SymqError
 from ..formula import Relation, degree_estimate, parse_formula, parse_relation
 from ..parameters import validate_parameters
+from ..registry import models
 from .compare import Tolerance, parse_tolerance, point_error
 from .explain import holding_region, smallest_counterexample
 from .limits import check_limit_axis, limit_verdict, parse_limit_target, show_target
@@ -317,10 +319,19 @@ def _reference(key: str, name: str, text: str, overrides: dict[str, Any],
     match = REFERENCE_PATTERN.match(text)
     assert match is not None
     model_name, result_key, index = match.groups()
-    model = context.model(model_name, f"{key}.ref" if overrides else key)
+    try:
+        model = context.model(model_name, f"{key}.ref" if overrides else key)
+    except InvalidParameter as exc:
+        close = difflib.get_close_matches(model_name, [*context.models, *models()], n=1)
+        if not close:
+            raise
+        raise InvalidParameter(exc.name, exc.value, exc.domain,
+                               f"{exc.reason}; did you mean {close[0]}?") from None
     if model.outputs and result_key not in model.outputs:
+        close = difflib.get_close_matches(result_key, model.outputs, n=1)
         raise InvalidParameter(f"{key}", text, f"a result of model {model.name}: "
-                               + ", ".join(model.outputs), f"no result {result_key!r}")
+                               + ", ".join(model.outputs), f"no result {result_key!r}"
+                               + (f"; did you mean {close[0]}?" if close else ""))
     parsed = {}
     for param, value in overrides.items():
         try:
@@ -439,13 +450,11 @@ def _limit_spec(where: str, spec: Any, relation: Relation) -> dict[str, float]:
 
 def _limit_hint(where: str, spec: Any) -> dict[str, float]:
     """The limit as far as the region needs it (a range "a:b" toward it is a log grid), read
-    before the statement; a bad ``limit`` is reported once the statement is parsed."""
+    before the statement: a bad limit value is reported before the region (whose range may
+    depend on it); a bad ``limit`` table once the statement is parsed."""
     if isinstance(spec, Mapping) and len(spec) == 1:
         (name, value), = spec.items()
-        try:
-            return {str(name): parse_limit_target(f"{where}.limit.{name}", value)}
-        except InvalidParameter:
-            return {}
+        return {str(name): parse_limit_target(f"{where}.limit.{name}", value)}
     return {}
 
 

@@ -20,6 +20,7 @@ and the kind's own keys; :func:`declare_model` hands it to the kind's
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import re
 from typing import Any, Mapping
@@ -132,8 +133,10 @@ def declare_model(path: str, name: str, table: Any) -> ModelSpec:
     try:
         kind = get_model_kind(str(table["kind"]))
     except UnknownName as exc:
+        close = difflib.get_close_matches(str(table["kind"]), exc.choices, n=1)
         raise InvalidParameter(f"{where}.kind", table["kind"], "one of the model kinds: "
-                               + ", ".join(exc.choices)) from None
+                               + ", ".join(exc.choices), "unknown kind" + (
+                                   f"; did you mean {close[0]}?" if close else "")) from None
     parameters = declared_parameters(f"{where}.parameters", table.get("parameters"))
     rest = {k: v for k, v in table.items() if k not in ("kind", "parameters")}
     spec = kind.declare(str(name), rest, parameters, where)

@@ -195,6 +195,31 @@ class _Lines:
                 return min(found)
         return self.find(r"^\s*CLAIMS\b")
 
+    def key(self, start: int | None, end: int | None, name: Any, value: Any) -> int | None:
+        """The line, among lines ``start`` to ``end - 1``, where the key path ``name``
+        (``claims[2].let.ET``) is written: a line assigning its last part (``ET = ...``,
+        ``let.ET = ...``, ``"ET": ...``), preferring one that shows ``value``; else a line
+        that shows ``value``; else None."""
+        if start is None or not isinstance(name, str):
+            return None
+        last = re.sub(r"\[[^\]]*\]$", "", name.rsplit(".", 1)[-1])
+        if not re.fullmatch(r"\w+", last):
+            return None
+        assign = re.compile(rf"(^|[\s.{{,])({last}\s*=(?!=)|['\"]{last}['\"]\s*:)")
+        shown = value if isinstance(value, str) and value.strip() else None
+        stop = min(end or len(self.lines) + 1, len(self.lines) + 1)
+        numbers = range(start, stop)
+        keyed = [n for n in numbers if assign.search(self.lines[n - 1])]
+        if shown is not None:
+            both = [n for n in keyed if shown in self.lines[n - 1]]
+            if both:
+                return both[0]
+        if keyed:
+            return keyed[0]
+        if shown is not None:
+            return next((n for n in numbers if shown in self.lines[n - 1]), None)
+        return None
+
     def table(self, name: str) -> int | None:
         if self._headers is None:
             self._headers, self._words = {}, {}
@@ -463,7 +488,16 @@ def load_claims_file(path: str | Path) -> LoadedFile:
                 claim.location = f"{path}:{line}" if line else str(path)
             loaded.claims.append(claim)
         except SymqError as exc:
-            loaded.errors.append(ClaimsFileError(str(path), line, what, str(exc)))
+            message = str(exc)
+            if isinstance(exc, InvalidParameter):  # the line of the key itself, if found
+                following = entries[i + 1] if i + 1 < len(entries) else None
+                end = lines.claim(i + 1, following.get("name")) \
+                    if isinstance(following, Mapping) else None
+                at = lines.key(line, end if end and line and end > line else None,
+                               exc.name, exc.value)
+                if at and at != line:
+                    message += f" [line {at}]"
+            loaded.errors.append(ClaimsFileError(str(path), line, what, message))
     if not entries:
         loaded.errors.append(ClaimsFileError(str(path), lines.table("claims"), "claims",
                                              "the file has no claims"))
