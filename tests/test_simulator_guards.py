@@ -162,10 +162,12 @@ def test_attained_guard_names_d() -> None:
 ])
 def test_loads_the_run_cannot_resolve_are_refused(model: str, params: dict) -> None:
     # relaxation ~ 2/(1 - rho)^2 = 1.6e32 jobs, far beyond a batch; before: a finite ET with an
-    # interval around ~10^3 for an exact value of ~10^16
-    with pytest.raises(InvalidParameter, match=r"parameter lam=0\.9999999999999999 must be <= "
-                                               r"0\.9"):
+    # interval around ~10^3 for an exact value of ~10^16; refused naming n_jobs and the run
+    # needed: 64 relaxation times per batch
+    with pytest.raises(InvalidParameter, match=r"parameter n_jobs=\d+ must be >= ") as caught:
         _solve(model, **params)
+    needed = float(caught.value.domain.split()[1])
+    assert needed >= 64 * 30 * 2 / (2.3e-16) ** 2
 
 
 # ------------------------------------------------------------------ messages as typed
@@ -197,10 +199,10 @@ def test_awp_stable_protocol_beyond_the_solver_is_not_called_unstable() -> None:
 
 
 def test_size_law_too_variable_for_the_run_names_scv() -> None:
-    # relaxation ~ (1 + scv)/(1 - rho)^2 = 4e10 jobs at rho = 1/2, scv = 1e10: no load would
-    # do, so scv is named with the largest value a 23750-job batch resolves (0.25 x 23750 - 1);
+    # relaxation ~ (1 + scv)/(1 - rho)^2 = 4e10 jobs at rho = 1/2, scv = 1e10: 64 of them in
+    # each of 40 batches, n_jobs >= 64 * 40 * 4e10 = 1.024e14;
     # before: EW = 0.17 +- 0.001 against the exact P-K value 5e9
-    with pytest.raises(InvalidParameter, match=r"parameter scv=10000000000\.0 must be <= 5936 "):
+    with pytest.raises(InvalidParameter, match=r"parameter n_jobs=1000000 must be >= 1\.024e\+14 "):
         _solve("mg1-sim", lam=0.5, sizes="h2", scv=1e10)
 
 

@@ -65,17 +65,18 @@ from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
+from symq.core.simoutput import analyse_ratio, analyse_series, require_run_length
 from symq.core.simrun import (
+    RUN_SLICES,
     SIM_WORK_LIMIT,
     RunPlan,
     kernel_seed,
-    require_relaxation,
     require_time_range,
     require_work,
     run_chunked,
     seed_numba,
 )
-from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
+from symq.core.simstats import ConfidenceInterval
 from symq.me.laws import PhaseType, as_phase_type, validate_ph
 
 __all__ = ["JSQEstimate", "simulate_jsq", "validate_ph"]
@@ -150,9 +151,10 @@ def _jsq_kernel(
     q : float
         Uniformisation rate per busy server, ``max_i -A[i, i]``.
     n_warm : int
-        Departures discarded from the time averages (warm-up).
+        Departures discarded from the tail fractions (warm-up).
     n_slices : int
-        Number of time slices (equal numbers of departures) after the warm-up.
+        Number of time slices (equal numbers of departures) over the whole run, warm-up
+        included (:func:`symq.core.simoutput.analyse_ratio` chooses the warm-up from them).
 
     Returns
     -------
@@ -171,7 +173,7 @@ def _jsq_kernel(
         Length of the post-warm-up period.
     """
     m = alpha_cum.shape[0]
-    per_slice = max((n_jobs - n_warm) // n_slices, 1)
+    per_slice = max(n_jobs // n_slices, 1)
     lam_n = lam * N
     n_b = counters[0]  # busy servers
     total = counters[1]  # jobs in system
@@ -185,12 +187,12 @@ def _jsq_kernel(
         dt = -math.log(1.0 - np.random.random()) / rate
         if warm:
             t_post += dt
-            s_idx = (n_dep - n_warm) // per_slice
-            if s_idx >= n_slices:
-                s_idx = n_slices - 1
-            slice_time[s_idx] += dt
-            slice_area[s_idx] += total * dt
-            slice_busy[s_idx] += n_b * dt
+        s_idx = n_dep // per_slice
+        if s_idx >= n_slices:
+            s_idx = n_slices - 1
+        slice_time[s_idx] += dt
+        slice_area[s_idx] += total * dt
+        slice_busy[s_idx] += n_b * dt
         t += dt
         u = np.random.random() * rate
         if u < lam_n or n_b == 0:  # (u == lam_n can round so with no busy server)
@@ -306,7 +308,7 @@ def _run(N: int, d: int, lam: float, replace: bool, law: PhaseType, plan: RunPla
     """Run :func:`_jsq_kernel` through :func:`symq.core.simrun.run_chunked` (chunks and a tqdm
     bar when ``progress``; the same result either way)."""
     alpha_cum, trans_cum, q = law.uniformised_tables()
-    n_jobs, n_warm, n_slices = plan.n_jobs, plan.n_warm, plan.n_slices
+    n_jobs, n_warm, n_slices = plan.n_jobs, plan.n_warm, RUN_SLICES
     counters = np.array([0, 0, 0, 1 if n_warm == 0 else 0], dtype=np.int64)
     clock = np.zeros(2)
     qlen = np.zeros(N, dtype=np.int64)
@@ -534,7 +536,12 @@ def simulate_jsq(
         f"ET = E[S] = {mean_s:.6g} and EW = 0, up to terms of order lam*E[S] = "
         f"{lam * mean_s:.3g} relative to E[S]"))
     scv = law._raw_moment(2) / mean_s ** 2 - 1.0
-    require_relaxation("lam", lam, load, scv, plan, unit="departures")
+    # JSQ(1) is N independent M/G/1 queues: each relaxes in its own departures, N times fewer
+    # than the run's; with d >= 2 the servers pool and the system relaxes as one queue
+    require_run_length(plan.n_jobs, load, scv, plan.n_batches, per_queue=N if d == 1 else 1,
+                       unit="departures",
+                       what=(f"each of the N={N} independent queues (d=1)" if d == 1 and N > 1
+                             else "the system"))
     per_job = d + q_steps(law) + 2
     require_work(plan.n_jobs * per_job,
                  [("d", d, SIM_WORK_LIMIT / plan.n_jobs - q_steps(law) - 2),
@@ -551,11 +558,13 @@ def simulate_jsq(
             "a server's queue reached max_queue jobs; increase max_queue (memory 8*N*max_queue bytes)",
         )
     nb, lv = plan.n_batches, plan.level
+    runs = {"run_length": plan.n_jobs, "unit": "departures"}
+    kept = s_time > 0  # slices past the last departure of a run shorter than RUN_SLICES
     return JSQEstimate(
-        ET=batch_means(response, n_batches=nb, level=lv, warmup=plan.n_warm),
-        EW=batch_means(waiting, n_batches=nb, level=lv, warmup=plan.n_warm),
-        EQ=ratio_batch_means(s_area / N, s_time, nb, lv),
-        utilisation=ratio_batch_means(s_busy / N, s_time, nb, lv),
+        ET=analyse_series(response, nb, lv, **runs),
+        EW=analyse_series(waiting, nb, lv, **runs),
+        EQ=analyse_ratio(s_area[kept] / N, s_time[kept], nb, lv, **runs),
+        utilisation=analyse_ratio(s_busy[kept] / N, s_time[kept], nb, lv, **runs),
         tail=tail_area[1:] / (t_post * N),
         jobs_per_second=plan.n_jobs / elapsed if elapsed > 0 else math.inf,
         N=N,

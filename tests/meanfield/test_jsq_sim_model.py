@@ -31,7 +31,8 @@ def test_jsq_sim_exponential_lies_within_the_ci_of_the_refined_mean_field():
     # EW is measured job by job (arrival to service start): within its CI of ET_N - 1
     assert abs(r["EW"].mean - (ref["ET_N"] - 1.0)) <= 3 * r["EW"].half_width + 3 * et.half_width
     assert abs(r["utilisation"].mean - 0.9) <= 3 * r["utilisation"].half_width
-    assert r["tail"][0] == pytest.approx(r["utilisation"].mean, rel=1e-6)  # u_1 = busy fraction
+    # u_1 = busy fraction (the tail after the fixed warm-up, the interval after the MSER one)
+    assert abs(r["tail"][0] - r["utilisation"].mean) <= r["utilisation"].half_width
     assert abs(r["EQ"].mean - 0.9 * et.mean) < 3 * (r["EQ"].half_width + 0.9 * et.half_width)
 
 
@@ -76,7 +77,7 @@ def test_jsq_sim_bad_input(args, error, message):
     ("supermarket", {"d": 2, "lam": 0.9}),
     ("refined-jsq", {"d": 2, "lam": 0.9, "N": 100}),
     ("jsq-ph", {"d": 2, "lam": 0.7, "scv": 4.0, "f": 0.5}),
-    ("jsq-sim", {"N": 10, "d": 2, "lam": 0.5, "n_jobs": 10_000}),
+    ("jsq-sim", {"N": 10, "d": 2, "lam": 0.5, "n_jobs": 20_000}),
     ("attained", {"policy": "SQ", "d": 2, "lam": 0.7, "scv": 4.0, "delta": 1.0, "rep_max": 10.0}),
 ])
 def test_outputs_list_every_result_key(name, params):

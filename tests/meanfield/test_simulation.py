@@ -48,7 +48,8 @@ def test_single_server_is_mm1(lam):
 
 @pytest.mark.parametrize("lam", [0.5, 0.8])
 def test_d1_is_independent_mm1_queues(lam):
-    est = simulate_jsq(N=50, d=1, lam=lam, n_jobs=2_000_000, rng=12, level=0.99)
+    # 10 batches: JSQ(1) relaxes per queue, 64 * 10 * 50 * 2/(1 - 0.8)^2 = 1.6e6 departures
+    est = simulate_jsq(N=50, d=1, lam=lam, n_jobs=2_000_000, rng=12, level=0.99, n_batches=10)
     assert est.ET.contains(1.0 / (1.0 - lam))
     assert est.utilisation.contains(lam)
 
@@ -94,7 +95,7 @@ def test_without_replacement_is_faster_at_small_n():
 
 
 def test_same_seed_same_result():
-    kw = dict(N=20, d=3, lam=0.7, n_jobs=30_000, service=h2())
+    kw = dict(N=20, d=3, lam=0.7, n_jobs=30_000, service=h2(), n_batches=5)
     a = simulate_jsq(rng=5, **kw)
     b = simulate_jsq(rng=5, **kw)
     c = simulate_jsq(rng=6, **kw)
@@ -134,7 +135,7 @@ def test_without_replacement_d_equals_n_is_jsq():
     ],
 )
 def test_invalid_parameters(kwargs, name):
-    args = dict(N=10, d=2, lam=0.5, n_jobs=10_000)
+    args = dict(N=10, d=2, lam=0.5, n_jobs=20_000)
     args.update(kwargs)
     with pytest.raises(InvalidParameter) as info:
         simulate_jsq(**args)
@@ -152,7 +153,7 @@ def test_unstable_load_raises():
 
 def test_buffer_overflow_is_reported():
     with pytest.raises(InvalidParameter, match="max_queue"):
-        simulate_jsq(N=1, d=1, lam=0.9, n_jobs=200_000, rng=1, max_queue=3)
+        simulate_jsq(N=1, d=1, lam=0.9, n_jobs=200_000, rng=1, max_queue=3, n_batches=10)
 
 
 def test_progress_bar_run_gives_the_same_result(capsys) -> None:
