@@ -146,11 +146,15 @@ class Tolerance:
 
     def scale(self, magnitude: float) -> float:
         """The divisor of ``|a - b|`` when ``max(|a|, |b|) = magnitude``."""
-        if self._mixed:
-            return max(magnitude, float(self.absolute) / float(self.relative))
-        if self.relative is not None and self.absolute is None:
-            return magnitude if magnitude > 0 else 1.0
+        if self.units() == "relative":  # both sides 0 (and t = 0): the gap is 0 too
+            scale = max(magnitude, self.floor())
+            return scale if scale > 0 else 1.0
         return 1.0
+
+    def floor(self) -> float:
+        """``t/r``: below this ``max(|a|, |b|)`` the absolute tolerance decides (0 without
+        one)."""
+        return float(self.absolute) / float(self.relative) if self._mixed else 0.0  # type: ignore
 
     def allowed(self, magnitude: float) -> float:
         """The largest ``|a - b|`` accepted when ``max(|a|, |b|) = magnitude``."""
@@ -287,10 +291,9 @@ def point_error(lhs: Any, op: str, rhs: Any, tolerance: Tolerance, n_points: int
 
 
 def _scale_mp(tolerance: Tolerance, magnitude: Any) -> Any:
-    if tolerance._mixed:
-        return max(magnitude, _mp(float(tolerance.absolute)) / _mp(float(tolerance.relative)))
-    if tolerance.relative is not None and tolerance.absolute is None:
-        return magnitude if magnitude > 0 else 1
+    if tolerance.units() == "relative":  # both sides 0 (and t = 0): the gap is 0 too
+        scale = max(magnitude, _mp(tolerance.floor()))
+        return scale if scale > 0 else 1
     return 1
 
 
