@@ -58,13 +58,14 @@ from symq.core.parameters import IntegerAtLeast, NonNegativeReal, PositiveReal
 from symq.core.randomness import RngLike, as_generator
 from symq.core.resources import require_memory
 from symq.core.result import ResultBase
+from symq.core.simoutput import analyse_ratio, analyse_series, require_run_length
 from symq.core.simrun import (
+    RUN_SLICES,
     RunPlan,
-    require_relaxation,
     require_time_range,
     run_chunked,
 )
-from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
+from symq.core.simstats import ConfidenceInterval
 
 from .kernel import PSState
 from .sizes import SIZE_LAWS, SizeSampler, as_size_law
@@ -102,7 +103,7 @@ def _plan(n_jobs: Any, n_batches: Any, warmup: Any, level: Any, name: str) -> Ru
     plan = RunPlan.make(n_jobs, n_batches, warmup, level, jobs_name=name)
     # sizes, arrivals, sojourn, departures, heap keys and ids, slowdowns, draw temporaries:
     # about 10 float arrays of n_jobs entries alive at once, and the area slices
-    require_memory(name, n_jobs, 8.0 * (10 * n_jobs + plan.n_slices),
+    require_memory(name, n_jobs, 8.0 * (10 * n_jobs + RUN_SLICES),
                    what=f"{n_jobs:.3g} simulated jobs",
                    limit=lambda budget: f"at most {int(budget // 80):.3g} jobs")
     return plan
@@ -230,7 +231,8 @@ def _idle_cut(gaps: np.ndarray, work: np.ndarray, cap: float) -> np.ndarray:  # 
 
 
 def _scaled(ci: ConfidenceInterval, factor: float) -> ConfidenceInterval:
-    return ConfidenceInterval(ci.mean * factor, ci.half_width * factor, ci.level, ci.n, ci.method)
+    return ConfidenceInterval(ci.mean * factor, ci.half_width * factor, ci.level, ci.n, ci.method,
+                              run_length=ci.run_length, doubt=ci.doubt)
 
 
 def _run_queue(lam: float, C: float, sizes_law: SizeSampler, plan: RunPlan,
@@ -254,33 +256,35 @@ def _run_queue(lam: float, C: float, sizes_law: SizeSampler, plan: RunPlan,
     work = sizes / mean
     removed = _idle_cut(gaps, work, IDLE_CAP)
     arrivals = np.cumsum(gaps)
-    t_start = float(arrivals[skip])
+    # slices of equal time over the whole run, warm-up included: the estimators choose the
+    # warm-up (MSER) and the batches from the data (symq.core.simoutput)
+    t_start = float(arrivals[0])
     t_stop = float(arrivals[-1])
-    n_slices = plan.n_slices if t_stop > t_start else 0
-    if n_slices == 0:  # pragma: no cover - needs all retained arrivals at one instant
+    n_slices = RUN_SLICES if t_stop > t_start else 0
+    if n_slices == 0:  # pragma: no cover - needs all arrivals at one instant
         raise InvalidParameter("n_jobs", n_jobs, "large enough for a time window of positive length")
     state = PSState(arrivals, work, 1.0, t_start, t_stop, n_slices)
     run_chunked(state.advance, n_jobs, progress=progress, desc=desc, unit="job")
     sojourn, area = state.sojourn, state.area
     width = (t_stop - t_start) / n_slices
     durations = np.full(n_slices, width)
-    inside = np.arange(n_jobs) > skip
+    inside = np.arange(n_jobs) > 0
     where = np.minimum(((arrivals[inside] - t_start) / width).astype(np.int64), n_slices - 1)
     np.add.at(durations, where, removed[inside])
 
     level, n_batches = plan.level, plan.n_batches
-    sojourn_ci = _scaled(batch_means(sojourn[skip:], n_batches=n_batches, level=level),
-                         time_unit)
-    slowdown_ci = _scaled(batch_means(sojourn[skip:] / work[skip:], n_batches=n_batches,
-                                      level=level), 1.0 / C)
-    number_ci = ratio_batch_means(area, durations, n_batches, level)
+    runs = {"run_length": n_jobs, "unit": "jobs"}
+    sojourn_ci = _scaled(analyse_series(sojourn, n_batches, level, **runs), time_unit)
+    slowdown_ci = _scaled(analyse_series(sojourn / work, n_batches, level, **runs), 1.0 / C)
+    number_ci = analyse_ratio(area, durations, n_batches, level, **runs)
     return PSQueueEstimate(ET=sojourn_ci, EQ=number_ci, mean_slowdown=slowdown_ci, lam=lam, C=C,
                            mean=sizes_law.mean, law=sizes_law.label, n_jobs=n_jobs,
                            n_warmup=skip)
 
 
 def _guard_scale(lam: float, C: float, sizes_law: SizeSampler, plan: RunPlan,
-                 name: str = "lam", value: float | None = None) -> None:
+                 name: str = "lam", value: float | None = None,
+                 jobs_name: str = "n_jobs") -> None:
     """Refuse loads and scales beyond floating point, and loads the run cannot resolve."""
     mean = sizes_law.mean
     rho = lam * mean / C
@@ -294,7 +298,8 @@ def _guard_scale(lam: float, C: float, sizes_law: SizeSampler, plan: RunPlan,
         f"E[T] = mean/(C - lam*mean) = {et:.6g} (PS is insensitive), E[N] = {rho:.3g}"),
                        unit="mean service times")
     scv = _scv(sizes_law)
-    require_relaxation(name, value, rho, scv, plan)
+    require_run_length(plan.n_jobs, rho, scv, plan.n_batches, jobs_name=jobs_name,
+                       what=f"the PS queue at {name}={value:.10g}" if name != "lam" else "")
 
 
 def _scv(sizes_law: SizeSampler) -> float:
@@ -559,7 +564,7 @@ def simulate_farm(
             continue
         lam = x / sizes_law.mean
         _check_stable(lam * sizes_law.mean, c, f"loads[{j}]")
-        _guard_scale(lam, c, sizes_law, plan, f"loads[{j}]", x)
+        _guard_scale(lam, c, sizes_law, plan, f"loads[{j}]", x, "n_jobs_per_server")
         est = _run_queue(lam, c, sizes_law, plan, child, bool(progress), f"PS server {j}")
         servers.append(est)
         numbers_ci.append(est.EQ)

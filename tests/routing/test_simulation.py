@@ -205,15 +205,15 @@ def test_farm_social_cost() -> None:
 
 
 def test_same_seed_same_result() -> None:
-    kwargs = dict(lam=0.7, C=1.0, law="hyperexponential", n_jobs=20_000)
+    kwargs = dict(lam=0.7, C=1.0, law="hyperexponential", n_jobs=20_000, n_batches=5)
     a = simulate_ps_queue(**kwargs, rng=42)
     b = simulate_ps_queue(**kwargs, rng=42)
     c = simulate_ps_queue(**kwargs, rng=43)
     d = simulate_ps_queue(**kwargs, rng=np.random.default_rng(42))
     assert a == b == d
     assert a.ET != c.ET
-    f1 = simulate_farm([1.0, 1.0], [1.0, 2.0], [0.3, 0.4], n_jobs_per_server=5_000, rng=9)
-    f2 = simulate_farm([1.0, 1.0], [1.0, 2.0], [0.3, 0.4], n_jobs_per_server=5_000, rng=9)
+    f1 = simulate_farm([1.0, 1.0], [1.0, 2.0], [0.3, 0.4], n_jobs_per_server=5_000, rng=9, n_batches=10)
+    f2 = simulate_farm([1.0, 1.0], [1.0, 2.0], [0.3, 0.4], n_jobs_per_server=5_000, rng=9, n_batches=10)
     assert f1 == f2
     assert f1.servers[0] != f1.servers[1]
 
