@@ -154,11 +154,19 @@ class Tolerance:
     def floor(self) -> float:
         """``t/r``: below this ``max(|a|, |b|)`` the absolute tolerance decides (0 without
         one)."""
-        return float(self.absolute) / float(self.relative) if self._mixed else 0.0  # type: ignore
+        if not self._mixed:
+            return 0.0
+        try:
+            return float(self.absolute) / float(self.relative)  # type: ignore
+        except OverflowError:  # pragma: no cover - a subnormal relative tolerance
+            return math.inf
 
     def allowed(self, magnitude: float) -> float:
-        """The largest ``|a - b|`` accepted when ``max(|a|, |b|) = magnitude``."""
-        return self.bound("==") * self.scale(magnitude)
+        """The largest ``|a - b|`` accepted when ``max(|a|, |b|) = magnitude``:
+        ``max(t, r magnitude)``."""
+        if self.units() == "relative":
+            return max(float(self.absolute or 0.0), float(self.relative) * magnitude)  # type: ignore
+        return float(self.absolute or 0.0)
 
     def written(self) -> str:
         """The tolerance as a claims file writes it (``{ ci = 0.95 }``; ``none`` for the
@@ -292,7 +300,9 @@ def point_error(lhs: Any, op: str, rhs: Any, tolerance: Tolerance, n_points: int
 
 def _scale_mp(tolerance: Tolerance, magnitude: Any) -> Any:
     if tolerance.units() == "relative":  # both sides 0 (and t = 0): the gap is 0 too
-        scale = max(magnitude, _mp(tolerance.floor()))
+        floor = _mp(float(tolerance.absolute)) / _mp(float(tolerance.relative)) \
+            if tolerance._mixed else 0  # t/r at 50 digits: no overflow for a tiny r
+        scale = max(magnitude, floor)
         return scale if scale > 0 else 1
     return 1
 
