@@ -189,11 +189,11 @@ class FileClaim(Claim):
         exprs += [q.expr for q in self.quantities.values() if isinstance(q, Formula)]
         cost = sum_cost(exprs, points, lambda bound: _substituted(bound, self.quantities))
         if cost > SUM_TERM_BUDGET:
-            sums = sorted({str(n) for e in exprs for n in e.atoms(sp.Sum)})
+            sums = sorted({str(n) for e in exprs for n in e.atoms(sp.Sum, sp.Integral)})
             raise InvalidParameter(
                 f"{self.where}.statement", self.relation.text,
-                f"a claim whose finite sums need at most {SUM_TERM_BUDGET} term evaluations "
-                "over its region", f"{', '.join(sums)} need about "
+                f"a claim whose finite sums and integrals need at most {SUM_TERM_BUDGET} term "
+                "evaluations over its region", f"{', '.join(sums)} need about "
                 f"{cost:.2g} over {len(points)} points (sums of more than {DIRECT_SUM_TERMS} "
                 "terms count as accelerated); shrink the region or write a closed form")
 
@@ -546,8 +546,8 @@ def _prove(relation: Relation, quantities: Mapping[str, Quantity]) -> str:
         return ""
     lhs = _substituted(relation.lhs, quantities)
     rhs = _substituted(relation.rhs, quantities)
-    if lhs is None or rhs is None or lhs.has(sp.Sum) or rhs.has(sp.Sum):
-        return ""
+    if lhs is None or rhs is None or any(side.has(sp.Sum, sp.Integral) for side in (lhs, rhs)):
+        return ""  # simplify would try to sum or integrate, without a time bound
     if max(_proof_degree(lhs), _proof_degree(rhs)) > PROOF_MAX_DEGREE:
         return ""  # simplify would expand it (multinomials of huge degree): no proof tried
     try:
