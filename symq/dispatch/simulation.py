@@ -12,10 +12,13 @@ jobs per size bin and batch, so that :math:`E[T \mid X \in \text{bin}]` gets a b
 interval per bin (:mod:`symq.dispatch.fairness`).
 
 Exponential sizes are drawn inside the kernel; other laws are pre-sampled with
-``sizes.sample`` in blocks of ``2**20`` jobs.  The run length, warm-up and batches, the seeding
-of the kernel from ``rng`` and the chunked progress bar come from :mod:`symq.core.simrun`.
-Estimates: batch means (one long run after a warm-up, ``n_batches`` batches, Law 2015
-Section 9.5.3) or independent replications.
+``sizes.sample`` in blocks of ``2**20`` jobs.  The run length, the seeding of the kernel from
+``rng`` and the chunked progress bar come from :mod:`symq.core.simrun`.  Estimates: one long run
+(the run starts empty) whose per-job T and W are summed in a few thousand slices of equal job
+counts after the ``warmup`` fraction; :func:`symq.core.simoutput.analyse_ratio` drops the rest
+of the transient by MSER-5 and merges the slices into ``n_batches`` batches long enough for
+their means to be uncorrelated (lag-1 test), with a ``doubt`` on the interval when the run is
+too short for either (Law 2015, Sections 9.5.1 and 9.5.3); or independent replications.
 
 Examples
 --------
@@ -42,7 +45,14 @@ from symq.core.errors import InvalidParameter, NumericalFailure
 from symq.core.parameters import integer_value, real_value
 from symq.core.randomness import RngLike, as_generator
 from symq.core.result import Exactness, ResultBase
-from symq.core.simrun import RunPlan, kernel_seed, run_chunked, seed_numba
+from symq.core.simoutput import (
+    RELAXATION_RUNS,
+    analyse_ratio,
+    mser_truncation,
+    relaxation_jobs,
+    required_run_length,
+)
+from symq.core.simrun import RUN_SLICES, RunPlan, kernel_seed, run_chunked, seed_numba
 from symq.core.simstats import ConfidenceInterval, ratio_batch_means, replication_ci
 
 from . import exact as _exact
@@ -307,6 +317,37 @@ def _run(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_batches: 
     return _Sums(sum_T / batch_size, sum_W / batch_size, loads, bin_T, bin_n)
 
 
+def _slices(jobs: int, n_batches: int) -> int:
+    """Slices of a batch-means run: about :data:`~symq.core.simrun.RUN_SLICES`, a multiple of
+    ``n_batches`` (the size bins merge them into batches), at least 8 jobs each
+    (:func:`~symq.core.simoutput.analyse_ratio` merges them)."""
+    most = max(jobs // 8, n_batches)
+    per = max(RUN_SLICES // n_batches, 1)
+    return max(min(per * n_batches, most - most % n_batches), n_batches)
+
+
+def _short_run(plan: RunPlan, pol: BoundPolicy, sizes: SizeLaw) -> str:
+    """A doubt when the run is shorter than the relaxation rule of every symq simulator
+    (:func:`~symq.core.simoutput.required_run_length`: each batch spans
+    :data:`~symq.core.simoutput.RELAXATION_RUNS` relaxation times of a server's queue, which
+    receives one job in ``m``); empty otherwise."""
+    scv = float(sizes.scv)
+    need = required_run_length(pol.rho, scv, plan.n_batches, per_queue=pol.m)
+    if plan.n_jobs >= need:
+        return ""
+    return (f"run shorter than the relaxation rule: each of the m={pol.m} queues relaxes in "
+            f"about (1 + scv)/(1 - rho)^2 = {relaxation_jobs(pol.rho, scv):.3g} of its jobs, "
+            f"and each of the {plan.n_batches} batches should span {RELAXATION_RUNS:g} of "
+            f"those; a run of about {need:.3g} jobs would do")
+
+
+def _with_doubt(ci: ConfidenceInterval, doubt: str) -> ConfidenceInterval:
+    """``ci`` with ``doubt`` added to its own."""
+    if not doubt:
+        return ci
+    return replace(ci, doubt="; ".join(d for d in (doubt, ci.doubt) if d))
+
+
 def _bound(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: float, sizes: SizeLaw,
            speeds: Any, policy_params: dict[str, Any]) -> BoundPolicy:
     if isinstance(policy, BoundPolicy):
@@ -336,13 +377,21 @@ def _bound(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: float, sizes
     return get_policy(policy, **policy_params).bind(m, rho, sizes, speeds=speeds)
 
 
-def _bin_intervals(sums: list[_Sums], edges: np.ndarray, level: float, replications: bool
-                   ) -> tuple[tuple[ConfidenceInterval, ...], np.ndarray]:
+def _bin_intervals(sums: list[_Sums], edges: np.ndarray, level: float, replications: bool,
+                   n_batches: int) -> tuple[tuple[ConfidenceInterval, ...], np.ndarray]:
     """Per-bin intervals of :math:`E[T \\mid \\text{bin}]`: batch-means ratios (sum of T over
     the count per batch, :func:`~symq.core.simstats.ratio_batch_means`), or a Student-t interval
     over the replications' ratios."""
     bin_T = np.concatenate([r.bin_T for r in sums])
     bin_n = np.concatenate([r.bin_n for r in sums])
+    if not replications:
+        # the fine slices of one run after its MSER warm-up (that of ET), merged into
+        # n_batches batches (the leftover at the start joins the warm-up)
+        drop = mser_truncation(sums[0].T, batch=1).drop
+        per = (bin_T.shape[0] - drop) // n_batches or bin_T.shape[0] // n_batches
+        keep = slice(bin_T.shape[0] - per * n_batches, None)
+        bin_T = bin_T[keep].reshape(n_batches, per, -1).sum(axis=1)
+        bin_n = bin_n[keep].reshape(n_batches, per, -1).sum(axis=1)
     out = []
     for q in range(edges.size - 1):
         if np.any(bin_n[:, q] == 0):
@@ -446,10 +495,15 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
     desc = f"{pol.name} m={m} rho={rho:g}"
     start = time.perf_counter()
     if reps is None:
-        sums = [_run(pol, sizes, plan.n_jobs, plan.n_warm, plan.n_batches, gen, progress, desc,
-                     max_queue, edges)]
-        ET = replace(replication_ci(sums[0].T, plan.level), method="batch_means")
-        EW = replace(replication_ci(sums[0].W, plan.level), method="batch_means")
+        # the whole run in fine slices of equal job counts: the output analysis drops the
+        # transient (MSER) and merges the slices into uncorrelated batches
+        slices = _slices(plan.n_jobs, plan.n_batches)
+        sums = [_run(pol, sizes, plan.n_jobs, 0, slices, gen, progress, desc, max_queue, edges)]
+        ones = np.ones(slices)
+        short = _short_run(plan, pol, sizes)
+        ET, EW = (_with_doubt(analyse_ratio(x, ones, plan.n_batches, plan.level,
+                                            run_length=plan.n_jobs), short)
+                  for x in (sums[0].T, sums[0].W))
         loads = sums[0].loads
         n_done = plan.n_jobs
     else:
@@ -459,10 +513,11 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
                      max_queue, edges)
                 for i, seq in enumerate(np.random.SeedSequence(int(gen.integers(0, 2**63 - 1)))
                                         .spawn(reps))]
-        ET = replication_ci([r.T[0] for r in sums], plan.level)
-        EW = replication_ci([r.W[0] for r in sums], plan.level)
-        loads = np.mean([r.loads for r in sums], axis=0)
         n_done = per * reps
+        ET, EW = (replace(replication_ci([r.T[0] for r in sums] if x == "T"
+                                         else [r.W[0] for r in sums], plan.level),
+                          run_length=n_done) for x in ("T", "W"))
+        loads = np.mean([r.loads for r in sums], axis=0)
     elapsed = time.perf_counter() - start
     if pol.speeds is not None and ET.half_width > ET.mean:
         # an interval reaching below 0 for a positive mean: with very unequal speeds a slow
@@ -476,9 +531,11 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
             f"{plan.n_jobs} jobs resolve: use closer speeds or a speed-aware policy")
     by_size: dict[str, Any] = {}
     if edges.size:
-        cis, counts = _bin_intervals(sums, edges, bin_level, reps is not None)
-        by_size = {"size_edges": edges, "ET_by_size": tuple(_unscaled(c, shift, typed_speeds)
-                                                            for c in cis),
+        cis, counts = _bin_intervals(sums, edges, bin_level, reps is not None,
+                                     plan.n_batches)
+        by_size = {"size_edges": edges,
+                   "ET_by_size": tuple(_unscaled(replace(c, run_length=n_done), shift,
+                                                 typed_speeds) for c in cis),
                    "jobs_by_size": counts, "size_level": bin_level}
     return DispatchEstimate(ET=_unscaled(ET, shift, typed_speeds),
                             EW=_unscaled(EW, shift, typed_speeds), n_jobs=int(n_done),

@@ -52,10 +52,12 @@ Runs and statistics: the run length, warm-up and batches are planned by
 :class:`symq.core.simrun.RunPlan` (the batch-means rule of every symq simulator); the kernels are
 seeded from ``rng`` (:func:`~symq.core.simrun.kernel_seed`, :func:`~symq.core.simrun.seed_numba`)
 and run in chunks with a progress bar on request (:func:`~symq.core.simrun.run_chunked`).  Time
-averages are renewal-reward ratios ``sum(area)/sum(time)`` over loss cycles with ratio batch means
-after the warm-up (:func:`symq.core.simstats.ratio_batch_means`); the Palm (pre-loss) mean uses the
-same batches.  Equal batches take the cycles after the plan's warm-up, the remainder joins the
-warm-up.
+averages are renewal-reward ratios ``sum(area)/sum(time)`` over loss cycles (ratio batch means,
+Law 2015, Section 9.5.3); the Palm (pre-loss) mean uses the same batches.  The cycles after the plan's warm-up are summed in a few thousand slices of
+equal cycle counts (the remainder joins the warm-up); :func:`symq.core.simoutput.analyse_ratio`
+drops the rest of the transient by MSER and merges the slices into ``n_batches`` batches whose
+ratios pass a lag-1 test, with a ``doubt`` on the interval when the run is too short for either
+(Law 2015, Sections 9.5.1 and 9.5.3).
 
 References
 ----------
@@ -91,7 +93,14 @@ from symq.core.parameters import real_value
 from symq.core.randomness import RngLike
 from symq.core.resources import require_memory
 from symq.core.result import ResultBase
-from symq.core.simrun import SIM_WORK_LIMIT, RunPlan, kernel_seed, run_chunked, seed_numba
+from symq.core.simoutput import FINEST_BATCHES, analyse_ratio
+from symq.core.simrun import (
+    SIM_WORK_LIMIT,
+    RunPlan,
+    kernel_seed,
+    run_chunked,
+    seed_numba,
+)
 from symq.core.simstats import ConfidenceInterval, ratio_batch_means
 
 from .protocol import PowerLawParameters
@@ -120,6 +129,27 @@ _STEPS_PER_LOSS = 6
 MAX_LOSSES = int(SIM_WORK_LIMIT // _STEPS_PER_LOSS)
 #: Most batches accepted (the batch-means interval needs a few dozen; more only costs memory).
 MAX_BATCHES = 10**6
+
+
+def _slices(cycles: int, n_batches: int) -> int:
+    """Slices of the run's sums: twice the finest level the output analysis tests (so that
+    the MSER warm-up leaves it whole), a multiple of ``n_batches``, at least 8 cycles each."""
+    most = max(cycles // 8, n_batches)
+    per = max(2 * FINEST_BATCHES // n_batches, 1)
+    return max(min(per * n_batches, most - most % n_batches), n_batches)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray, n_batches: int, level: float,
+           run_length: int) -> ConfidenceInterval:
+    """The interval of ``sum(num)/sum(den)`` from the run's slices: MSER warm-up and batches
+    from the correlation (:func:`~symq.core.simoutput.analyse_ratio`); a ratio that is the same
+    in every slice (0 at a cap never reached) is exact, of half-width 0."""
+    ratios = num / den
+    if np.all(ratios == ratios[0]):
+        merged = ratio_batch_means(num.reshape(n_batches, -1).sum(axis=1),
+                                   den.reshape(n_batches, -1).sum(axis=1), n_batches, level)
+        return replace(merged, run_length=run_length)
+    return analyse_ratio(num, den, n_batches, level, run_length=run_length, unit="losses")
 
 
 def _power_law(value: Any) -> tuple[float, float, float, float, float]:
@@ -219,7 +249,7 @@ def _rescaled(power_law: Any, n_losses: Any, *, w_min: Any, w_max: Any, w0: Any,
 class WindowEstimate(ResultBase):
     """Estimates from one run of :func:`simulate_window` (a :class:`~symq.core.result.ResultBase`).
 
-    All interval estimates are ratio batch means over loss cycles after the warm-up
+    All interval estimates are ratio batch means over loss cycles after the warm-up (MSER)
     (:class:`~symq.core.simstats.ConfidenceInterval`); they are ``None`` when ``escaped`` is true.
 
     Attributes
@@ -469,13 +499,15 @@ def simulate_window(
             gcap[4 + r] = float(_evaluate(f"time_averages[{r}]", g, np.array([w_max]),
                                           positive=False)[0])
 
-    # equal batches after the plan's warm-up; the remainder is warm-up too
-    per_batch = (n_losses - plan.n_warm) // batches
-    n_warm = n_losses - per_batch * batches
-    n_ring = min(keep_pre_loss, per_batch * batches)
+    # equal slices after the plan's warm-up (the remainder is warm-up too), merged into
+    # batches by the output analysis
+    slices = _slices(n_losses - plan.n_warm, batches)
+    per_batch = (n_losses - plan.n_warm) // slices
+    n_warm = n_losses - per_batch * slices
+    n_ring = min(keep_pre_loss, per_batch * slices)
     require_memory("keep_pre_loss", keep_pre_loss, 8.0 * n_ring,
                    what=f"{n_ring:.3g} kept pre-loss windows", limit="smaller")
-    acc = np.zeros((batches, J + 1))
+    acc = np.zeros((slices, J + 1))
     ring = np.zeros(n_ring)
     if ring.size == 0:
         ring_buf = np.zeros(1)
@@ -532,14 +564,17 @@ def simulate_window(
     time_ = acc[:, 0]
     if np.any(time_ <= 0):
         raise InvalidParameter("n_losses", n_losses, "large enough for batches of positive length")
-    counts = np.full(batches, float(per_batch))
-    mean = ratio_batch_means(acc[:, 1], time_, batches, level)
-    second = ratio_batch_means(acc[:, 2], time_, batches, level)
-    rate = ratio_batch_means(counts, time_, batches, level)
-    pre = ratio_batch_means(acc[:, J], counts, batches, level)
-    cap = ratio_batch_means(acc[:, J - 1], time_, batches, level)
-    extra = {name: ratio_batch_means(acc[:, 3 + r], time_, batches, level)
-             for r, (name, _) in enumerate(observables)}
+    counts = np.full(slices, float(per_batch))
+
+    def ratio(num: np.ndarray, den: np.ndarray) -> ConfidenceInterval:
+        return _ratio(num, den, batches, level, n_losses)
+
+    mean = ratio(acc[:, 1], time_)
+    second = ratio(acc[:, 2], time_)
+    rate = ratio(counts, time_)
+    pre = ratio(acc[:, J], counts)
+    cap = ratio(acc[:, J - 1], time_)
+    extra = {name: ratio(acc[:, 3 + r], time_) for r, (name, _) in enumerate(observables)}
     sample = None
     if ring.size:
         p = int(counters[1])

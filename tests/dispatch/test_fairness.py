@@ -46,7 +46,7 @@ def test_rnd_each_bin_is_x_plus_the_pk_wait():
         assert d.interval("rnd", q).contains(exact[q]), (q, d.means[0, q], exact[q])
     assert np.all(d.half_widths[0] < 0.1 * exact)       # informative intervals
     assert np.allclose(d.slowdown, d.means / d.centres)
-    assert d.jobs.sum() == pytest.approx(0.9 * 1_000_000, rel=0.01)
+    assert 0.5 * 1_000_000 < d.jobs.sum() <= 1_000_000     # after the MSER warm-up
 
 
 def test_lwl_each_bin_is_x_plus_the_erlang_c_wait_and_two_policies_jointly():
@@ -70,9 +70,11 @@ def test_lwl_each_bin_is_x_plus_the_erlang_c_wait_and_two_policies_jointly():
 def test_size_bins_in_simulate_dispatch():
     est = simulate_dispatch("lwl", 2, 0.5, X, n_jobs=300_000, rng=3, size_bins=4, level=0.99)
     assert len(est.ET_by_size) == 4 and est.size_level == pytest.approx(1 - 0.01 / 4)
-    # the bins partition the jobs: their count-weighted mean is the overall mean
+    # the bins partition the jobs after the warm-up (the MSER truncation of ET, whose batching
+    # may drop a few more slices): their count-weighted mean is the overall mean
     pooled = sum(ci.mean * n for ci, n in zip(est.ET_by_size, est.jobs_by_size))
-    assert pooled / est.jobs_by_size.sum() == pytest.approx(est.ET.mean, rel=1e-9)
+    assert 0.9 * 300_000 < est.jobs_by_size.sum() <= 300_000
+    assert abs(pooled / est.jobs_by_size.sum() - est.ET.mean) < 0.1 * est.ET.half_width
     plain = simulate_dispatch("lwl", 2, 0.5, X, n_jobs=300_000, rng=3, level=0.99)
     assert plain.ET == est.ET                      # binning does not change the run
     rep = simulate_dispatch("rnd", 2, 0.5, X, n_jobs=300_000, rng=4, size_bins=3,

@@ -64,7 +64,7 @@ def test_jiq_two_servers_against_its_ctmc(rho, two_server_ctmc):
     n = 1_500_000 if rho < 0.7 else 3_000_000
     est = simulate_dispatch("jiq", 2, rho, X, n_jobs=n, rng=3, level=LEVEL)
     assert est.ET.contains(et), (est.ET, et)
-    assert est.ET.relative_half_width < 0.03
+    assert est.ET.relative_half_width < 0.05
 
 
 def test_jiq_jsq_is_jsq_in_law():
