@@ -14,10 +14,12 @@
 Models and papers come from the registry in :mod:`symq.core.registry`; adding a domain
 needs no edit here.
 
-Exit statuses: 0 success (``check`` exits 0 whatever the verdicts); 1 an internal error (a bug in
-symq: a check that crashed, an unexpected exception); 2 bad input (also a claims file with a
-claim that cannot be built: its error is printed, the file's other claims still run) (one line naming the parameter
-as typed, the value and the allowed domain); 3 a run-time failure (a solver that did not converge
+Exit statuses: 0 success (for ``check``: every verdict as its claim's ``expected`` says, or
+inconclusive); 1 an internal error (a bug in symq: a check that crashed, an unexpected
+exception); 2 bad input (one line naming the parameter as typed, the value and the allowed
+domain; also a claims file with a claim that cannot be built: its error is printed, the file's
+other claims still run); 4 (``check`` only) a verdict that contradicts its claim's ``expected``
+(a claim that fails without ``expected = "fails"``, or the reverse), flagged in the table; 3 a run-time failure (a solver that did not converge
 or would truncate beyond the accuracy asked for, an output path that cannot be written, a Dask
 scheduler that cannot be reached, memory exhausted); 130 interrupted.  Every failure prints one
 line ``symq: error: ...`` on stderr; ``SYMQ_DEBUG=1`` adds the traceback of internal errors.

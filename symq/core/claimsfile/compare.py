@@ -57,6 +57,7 @@ from ..claims import Inconclusive
 from ..errors import InvalidParameter
 from ..precision import local_mp, working_dps
 from ..simstats import ConfidenceInterval
+from .approximate import Approximate, approximate_point_error
 
 __all__ = ["Tolerance", "parse_tolerance", "point_error", "widen", "PointError",
            "ToleranceRequired", "RUN_MARGIN", "DEFAULT_RELATIVE"]
@@ -269,6 +270,9 @@ def point_error(lhs: Any, op: str, rhs: Any, tolerance: Tolerance, n_points: int
     ToleranceRequired
         An equality against a simulation estimate without a relative or absolute tolerance.
     """
+    if isinstance(lhs, Approximate) or isinstance(rhs, Approximate):
+        # a sum or an integral with an error bar: decided only when the bar cannot change it
+        return approximate_point_error(lhs, op, rhs, tolerance, n_points, point_error)
     if op in (">=", ">"):
         lhs, rhs, op = rhs, lhs, {">=": "<=", ">": "<"}[op]
     arrays = [isinstance(v, np.ndarray) for v in (lhs, rhs)]

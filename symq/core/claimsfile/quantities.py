@@ -40,6 +40,7 @@ estimate may enter a formula linearly (``EW*sqrt(p)``): the formula then maps th
 from __future__ import annotations
 
 import abc
+import dataclasses
 import math
 import numbers
 import re
@@ -244,7 +245,8 @@ def _map_interval(expr: sp.Expr, values: Mapping[str, Any], intervals: list[str]
     b = float(evaluate_expression(b_expr, {s.name: others[s.name] for s in b_expr.free_symbols},
                                   set(), label))
     evidence.add(Evidence.SIMULATION)
-    return ConfidenceInterval(a * ci.mean + b, abs(a) * ci.half_width, ci.level, ci.n, ci.method)
+    # the run length and the run's own doubt travel with the mapped interval
+    return dataclasses.replace(ci, mean=a * ci.mean + b, half_width=abs(a) * ci.half_width)
 
 
 def _evaluate_mp(expr: sp.Expr, values: Mapping[str, Any], label: str) -> Any:
