@@ -18,6 +18,7 @@ __all__ = [
     "InvalidMoments",
     "TruncationError",
     "ResourceLimit",
+    "RunTooShort",
     "OutputError",
     "NumericalFailure",
     "SchedulerUnreachable",
@@ -188,6 +189,28 @@ class ResourceLimit(InvalidParameter):
         InvalidParameter.__init__(self, name, value, limit, f"it needs {needed}")
         self.needed = needed
         self.limit = limit
+
+
+class RunTooShort(InvalidParameter):
+    """A simulation run too short to estimate at its load (its batches would not outlast the
+    relaxation time, so its interval would not cover).
+
+    On the command line this is bad input (exit status 2, naming ``n_jobs`` or the load as
+    typed); as the evidence of a claim it is *inconclusive*: the claim is neither true nor false
+    at that run length, and the verdict states the run that would decide.
+
+    Parameters
+    ----------
+    name, value, domain, reason
+        As for :class:`InvalidParameter`.
+    jobs_needed : float, optional
+        The run length (in the simulator's unit, e.g. jobs) that the rule asks for, when known.
+    """
+
+    def __init__(self, name: str, value: object, domain: str, reason: str = "",
+                 jobs_needed: float | None = None) -> None:
+        super().__init__(name, value, domain, reason)
+        self.jobs_needed = jobs_needed
 
 
 class NumericalFailure(SymqError, ArithmeticError):

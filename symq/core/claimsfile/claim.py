@@ -43,7 +43,8 @@ import sympy as sp
 
 from ..budget import time_budget
 from ..claims import Claim, Evidence, Inconclusive, PointOutcome, Status, Verdict, displayable
-from ..errors import DerivationTimeout, InvalidParameter, StabilityError, SymqError
+from ..errors import (DerivationTimeout, InvalidParameter, RunTooShort, StabilityError,
+                      SymqError)
 from ..formula import Relation, degree_estimate, parse_formula, parse_relation
 from ..parameters import validate_parameters
 from ..registry import models
@@ -135,6 +136,9 @@ class FileClaim(Claim):
             err = point_error(lhs, self.relation.op, rhs, self.tolerance_spec, self._n_points)
         except Inconclusive as exc:
             return PointOutcome(point, None, None, None, str(exc)), None, None
+        except RunTooShort as exc:  # the simulation cannot resolve this load at this run length
+            return PointOutcome(point, None, None, None, f"the simulation run is too short to "
+                                f"decide: {exc}"), None, None
         except (StabilityError, InvalidParameter) as exc:  # the model refuses the point
             if isinstance(exc, InvalidParameter) and str(exc.name).startswith(self.where + "."):
                 raise  # the claim's own key is wrong (its tolerance, say): bad input as such
