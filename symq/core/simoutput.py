@@ -53,7 +53,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from .errors import InvalidParameter
+from .errors import InvalidParameter, RunTooShort
 from .simstats import ConfidenceInterval, _as_finite_1d, _check_level, _t_interval
 
 __all__ = [
@@ -474,8 +474,10 @@ def require_run_length(n_jobs: int, load: float, scv: float, n_batches: int, *,
 
     Raises
     ------
-    InvalidParameter
-        ``parameter n_jobs=1000000 must be >= 2.67e+07 at this load (...)``.
+    RunTooShort
+        An :class:`~symq.core.errors.InvalidParameter` (exit status 2 on the command line; an
+        inconclusive point in a claim) with ``jobs_needed``:
+        ``parameter n_jobs=1000000 must be >= 1.536e+09 at load 0.995 (...)``.
 
     Examples
     --------
@@ -486,8 +488,9 @@ def require_run_length(n_jobs: int, load: float, scv: float, n_batches: int, *,
         return
     who = what or "the queue"
     need_text = f"{math.ceil(need):.4g}" if math.isfinite(need) else "inf"
-    raise InvalidParameter(
+    raise RunTooShort(
         jobs_name, n_jobs, f">= {need_text} at load {load:.10g}",
         f"{who} relaxes in about (1 + scv)/(1 - load)^2 = "
         f"{relaxation_jobs(load, scv):.3g} {unit}; each of the n_batches={n_batches} batches "
-        f"must span {RELAXATION_RUNS:g} relaxation times for its interval to cover the mean")
+        f"must span {RELAXATION_RUNS:g} relaxation times for its interval to cover the mean",
+        jobs_needed=need)
