@@ -218,10 +218,11 @@ def _margin_doubt(j: int, levels: int, r1: float, run_length: int, unit: str) ->
                 f"autocorrelation {r1:.2f}): the run is shorter than its correlation time; a run "
                 f"of at least {factor * run_length:.3g} {unit} would do"), int(factor * run_length)
     factor = 2 ** (margin - j)
-    return (f"batch means uncorrelated only at batches {BATCH_MARGIN // 2 ** j} times shorter "
-            f"than the final ones, not {BATCH_MARGIN}: the correlation time is too close to "
-            f"the batch length; a run of about {factor * run_length:.3g} {unit} would do"), \
-        factor * run_length
+    where = (f"at batches {2 ** j} times shorter than the final ones" if j > 0
+             else "only at the final batch length")
+    return (f"batch means uncorrelated {where}, not at {BATCH_MARGIN} times shorter: the "
+            f"correlation time is too close to the batch length; a run of about "
+            f"{factor * run_length:.3g} {unit} would do"), factor * run_length
 
 
 def _skew_widened(means: np.ndarray, half: float, level: float) -> float:
