@@ -124,6 +124,10 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         _print_values({"params": to_jsonable(result.params)})
         _print_values({"results": result.values})
         print(f"method: {result.method} ({result.exactness})")
+        for key, value in result.values.items():
+            doubt = getattr(value, "doubt", "")
+            if doubt:  # the run's own diagnostics: this interval may not cover
+                print(f"doubt: {key}: {doubt}")
     return EXIT_OK
 
 
