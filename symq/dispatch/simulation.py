@@ -438,7 +438,9 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
     rng : seed, SeedSequence, Generator or None
         Same seed, same result.
     warmup : float
-        Fraction of each run discarded, in ``[0, 1)``.
+        Fraction of each replication discarded, in ``[0, 1)``.  One long run (batch means)
+        chooses its warm-up from the data (MSER-5, :func:`~symq.core.simoutput.analyse_ratio`);
+        ``warmup`` then only enters the check of the run length (:class:`~symq.core.simrun.RunPlan`).
     level : float
         Confidence level of the intervals.
     replications : int or None
@@ -465,6 +467,10 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
     Returns
     -------
     DispatchEstimate
+        Its intervals carry ``run_length`` and a ``doubt`` when the run's diagnostics question
+        them (MSER warm-up not over, batch means still correlated) or the run is shorter than
+        :func:`~symq.core.simoutput.required_run_length` for one server's queue (each receives
+        one job in ``m``).
 
     Raises
     ------
