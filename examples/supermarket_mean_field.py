@@ -16,10 +16,15 @@ import numpy as np
 from symq.meanfield import jsq_response_data, plot_jsq_response
 
 N = 100
-SIM_LOADS = (0.5, 0.7, 0.9)
+# simulated loads and run lengths: each batch of a run must span 64 relaxation times
+# (1 + scv)/(1 - lam)^2; with d = 1 the N queues are independent M/M/1 queues, each relaxing in
+# its own departures, so the run is N times longer (a shorter run is refused with the length
+# it needs)
+SIMULATED = {1: ((0.5,), 1_600_000), 2: ((0.5, 0.7, 0.9), 400_000),
+             3: ((0.5, 0.7, 0.9), 400_000)}
 curves = np.linspace(0.05, 0.95, 13)
-data = {d: jsq_response_data(d, N, curves, SIM_LOADS, n_jobs=400_000, rng=100 * d)
-        for d in (1, 2, 3)}
+data = {d: jsq_response_data(d, N, curves, loads, n_jobs=n_jobs, rng=100 * d)
+        for d, (loads, n_jobs) in SIMULATED.items()}
 print(f"{'d':>2} {'lam':>5} {'E[T] mean field':>16} {'refined N=100':>14} {'simulation N=100':>22}")
 for d, rows in data.items():
     for i, lam in enumerate(rows["sim_lam"]):

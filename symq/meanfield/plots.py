@@ -115,7 +115,7 @@ def plot_jsq_tail(ds: Sequence[int] = (1, 2, 3), lam: float = 0.9, K: int = 20, 
 
 
 def jsq_response_data(d: int = 2, N: int = 100, loads: ArrayLike | None = None,  # noqa: N803
-                      sim_loads: ArrayLike = (0.5, 0.7, 0.9), *, n_jobs: int | None = 20_000,
+                      sim_loads: ArrayLike = (0.5, 0.7, 0.9), *, n_jobs: int | None = 400_000,
                       rng: RngLike = None, level: float = 0.95) -> dict[str, Any]:
     r"""Mean response time of JSQ(d) against the load: mean field, refined, simulation.
 
@@ -184,7 +184,7 @@ def _approximations(d: int, N: int, lam: np.ndarray  # noqa: N803
 
 
 def plot_jsq_response(d: int = 2, N: int = 100, loads: ArrayLike | None = None,  # noqa: N803
-                      sim_loads: ArrayLike = (0.5, 0.7, 0.9), *, n_jobs: int | None = 20_000,
+                      sim_loads: ArrayLike = (0.5, 0.7, 0.9), *, n_jobs: int | None = 400_000,
                       rng: RngLike = None, level: float = 0.95, data: dict[str, Any] | None = None,
                       ax: Any = None, **kwargs: Any) -> Any:
     """Plot :func:`jsq_response_data`: mean field (solid), refined (dashed), simulation (error

@@ -322,7 +322,7 @@ def figures(directory: Any, *, quick: bool = False) -> list[Any]:
     plot_jsq_tail((1, 2, 3), 0.9, K=15, ax=left)
     loads = np.linspace(0.1, 0.95, 3 if quick else 18)
     plot_jsq_response(2, 100, loads, (0.5,) if quick else (0.5, 0.7, 0.8, 0.9),
-                      n_jobs=5_000 if quick else 200_000, rng=2010, ax=right)
+                      n_jobs=20_000 if quick else 400_000, rng=2010, ax=right)
     right.set_title("JSQ(2), N = 100: mean field, refined 1/N term, simulation")
     path = Path(directory) / f"{KEY}-mean-field.png"
     fig.savefig(path, dpi=110, bbox_inches="tight")

@@ -24,7 +24,7 @@ Examples
 >>> wardrop_equilibrium([4, 2, 1], [1, 2, 4], 5).active
 [0, 1]
 >>> est = simulate_farm([4, 2, 1], [1, 2, 4], social_optimum([4, 2, 1], [1, 2, 4], 5).loads,
-...                     law="hyperexponential", n_jobs_per_server=100_000, rng=1)
+...                     law="hyperexponential", n_jobs_per_server=400_000, rng=1)
 >>> est.social_cost.distance(11.0) < 3          # J* = 11, insensitive to the size law
 True
 """

@@ -34,7 +34,7 @@ def test_tail_is_the_doubly_exponential_closed_form():
 
 
 def test_d1_response_time_is_mm1_and_the_simulation_agrees():
-    data = jsq_response_data(1, 10, [0.3, 0.6], [0.5], n_jobs=40_000, rng=3, level=0.99)
+    data = jsq_response_data(1, 10, [0.3, 0.6], [0.5], n_jobs=160_000, rng=3, level=0.99)
     exact = 1.0 / (1.0 - data["lam"])                # M/M/1, and V = 0 for d = 1
     np.testing.assert_allclose(data["ET"], exact, rtol=1e-12)
     np.testing.assert_allclose(data["ET_N"], exact, rtol=1e-12)
@@ -89,7 +89,7 @@ def test_plots_draw_on_the_given_axes():
     assert plot_jsq_tail((1, 2, 3), 0.7, K=6, ax=ax) is ax
     assert len(ax.lines) == 3 and ax.get_yscale() == "log"
     ax = figure.Figure().subplots()
-    assert plot_jsq_response(2, 20, [0.3, 0.6], [0.5], n_jobs=5_000, rng=1, ax=ax) is ax
+    assert plot_jsq_response(2, 20, [0.3, 0.6], [0.5], n_jobs=16_000, rng=1, ax=ax) is ax
     labels = ax.get_legend_handles_labels()[1]
     assert len(labels) == 3 and "simulation" in labels[2] and len(ax.containers) == 1
     ax = figure.Figure().subplots()
