@@ -25,19 +25,16 @@ _I_NDEP = 0  # departures so far
 _I_NBUSY = 1  # busy servers = heap size
 _I_TOTAL = 2  # jobs in the system
 _I_NFREE = 3  # free pool slots
-_I_WARM = 4  # 1 once the warm-up is over
-_I_PEAK = 5  # largest number of jobs in the system seen
-_I_NARR = 6  # arrivals so far
-_I_NSIZE = 7  # sizes taken from the drawn stream (general laws)
-_I_SIZE = 8
+_I_PEAK = 4  # largest number of jobs in the system seen
+_I_NARR = 5  # arrivals so far
+_I_NSIZE = 6  # sizes taken from the drawn stream (general laws)
+_I_SIZE = 7
 
 # indices into the float state vector
 _F_T = 0  # current time
 _F_TARR = 1  # time of the next arrival
-_F_TWARM = 2  # time at which the warm-up ended (on the restarted clock)
-_F_ELAPSED = 3  # simulated time in all
-_F_POST = 4  # simulated time after the warm-up
-_F_SIZE = 5
+_F_ELAPSED = 2  # simulated time in all
+_F_SIZE = 3
 
 
 # --------------------------------------------------------------------------------------------
@@ -120,7 +117,7 @@ def _sift_down(heap, hpos, key, p, n):
 @numba.njit(cache=True)
 def _attained_kernel(
     N, d, lam, replace, scores, delta, alpha_cum, rates, jump_cum,
-    target, n_warm, per_slice,
+    target, per_slice,
     qlen, qhead, qtail, start, depart, heap, hpos, pool_arr, pool_next, free, perm,
     response, wait, slice_time, slice_area, slice_busy,
     ist, fst, first, sizes,
@@ -134,6 +131,11 @@ def _attained_kernel(
 
     ``sizes`` is the stream of job sizes drawn beforehand from a general law (one per service
     start, in order); when it is empty, sizes are drawn by walking the phase-type chain.
+
+    The time slices ``slice_time``, ``slice_area`` (jobs present x time) and ``slice_busy``
+    (busy servers x time) are recorded over the whole run from its start, slice
+    ``min(n_dep // per_slice, n_slices - 1)`` while ``n_dep`` departures are done, so that
+    :func:`symq.core.simoutput.analyse_ratio` chooses the warm-up from the data.
 
     Returns the status: 0 when ``target`` departures are reached, 1 when an arrival finds the
     pool of job slots full (nothing of that arrival has been drawn yet; grow the pool and call
@@ -151,7 +153,6 @@ def _attained_kernel(
     n_b = ist[_I_NBUSY]
     total = ist[_I_TOTAL]
     n_free = ist[_I_NFREE]
-    warm = ist[_I_WARM] != 0
     peak = ist[_I_PEAK]
     n_arr = ist[_I_NARR]
     n_size = ist[_I_NSIZE]
@@ -167,14 +168,12 @@ def _attained_kernel(
             t_new = depart[heap[0]]
         dt = t_new - t
         fst[_F_ELAPSED] += dt
-        if warm:
-            fst[_F_POST] += dt
-            s_idx = (n_dep - n_warm) // per_slice
-            if s_idx >= n_slices:
-                s_idx = n_slices - 1
-            slice_time[s_idx] += dt
-            slice_area[s_idx] += total * dt
-            slice_busy[s_idx] += n_b * dt
+        s_idx = n_dep // per_slice
+        if s_idx >= n_slices:
+            s_idx = n_slices - 1
+        slice_time[s_idx] += dt
+        slice_area[s_idx] += total * dt
+        slice_busy[s_idx] += n_b * dt
         t = t_new
         if is_arrival and total == 0:
             # restart the clock at 0 when a job arrives to an empty system (nothing refers to
@@ -201,7 +200,7 @@ def _attained_kernel(
                     if x > n_rows - 1:
                         k = n_rows - 1
                     else:
-                        k = int(math.ceil(x)) - 1
+                        k = int(math.ceil(x)) - 1  # noqa: RUF046 - an int under numba
                         k = max(k, 0)
                     col = ql - 1
                     if col >= n_cols:
@@ -268,16 +267,12 @@ def _attained_kernel(
                     hpos[last] = 0
                     _sift_down(heap, hpos, depart, 0, n_b)
             n_dep += 1
-            if not warm and n_dep >= n_warm:
-                warm = True
-                fst[_F_TWARM] = t
     fst[_F_T] = t
     fst[_F_TARR] = t_arr
     ist[_I_NDEP] = n_dep
     ist[_I_NBUSY] = n_b
     ist[_I_TOTAL] = total
     ist[_I_NFREE] = n_free
-    ist[_I_WARM] = 1 if warm else 0
     ist[_I_PEAK] = peak
     ist[_I_NARR] = n_arr
     ist[_I_NSIZE] = n_size

@@ -42,11 +42,17 @@ at server :math:`i` is ``now - start[i]``.  Arrival epochs of the jobs present a
 shared pool of slots linked into one FCFS list per server, whose size follows the total number
 of jobs in the system (it grows on demand, up to ``max_in_system`` jobs).
 
-Statistics after a warm-up (a fraction of the departures): per-job response time
+Statistics (issue 30's output analysis, :mod:`symq.core.simoutput`): per-job response time
 :math:`R` = departure - arrival and waiting time :math:`W` = service start - arrival in
-departure order (batch means), the probability of waiting :math:`P(W > 0)` (batch means of the
-indicator), and the time-average number of jobs per server :math:`E[Q]` and busy fraction
-(ratio batch means over time batches that each contain the same number of departures).
+departure order and the indicator of waiting :math:`1\{W > 0\}`, each over the whole run
+(:func:`~symq.core.simoutput.analyse_series`: MSER-5 warm-up, batches lengthened until their
+means pass a lag-1 test, Student-t interval widened for skewness), and the time-average number
+of jobs per server :math:`E[Q]` and busy fraction from :data:`~symq.core.simrun.RUN_SLICES`
+time slices of equal numbers of departures from the start of the run
+(:func:`~symq.core.simoutput.analyse_ratio`).  A run shorter than 64 relaxation times
+:math:`(1 + c_X^2)/(1 - \rho)^2` per batch is refused before it starts
+(:func:`~symq.core.simoutput.require_run_length`; with ``d = 1`` each server is an independent
+M/G/1 queue, which relaxes in its own departures, ``N`` times fewer than the run's).
 
 References
 ----------
@@ -59,9 +65,9 @@ Examples
 --------
 >>> import numpy as np
 >>> sq = np.arange(1.0, 11.0)[None, :]            # SQ(d): one age layer, B = 10
->>> est = simulate_attained(50, 2, 0.5, ([1.0], [[-1.0]]), sq, 1.0, n_jobs=30_000, rng=1)
+>>> est = simulate_attained(50, 2, 0.5, ([1.0], [[-1.0]]), sq, 1.0, n_jobs=60_000, rng=1)
 >>> est.N, est.d, est.n_jobs
-(50, 2, 30000)
+(50, 2, 60000)
 >>> abs(est.P_wait.mean - 0.5**2) < 0.05            # mean-field limit lam^d
 True
 >>> abs(est.EQ.mean - 0.5 * est.ET.mean) < 0.05   # Little's law
@@ -78,12 +84,19 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from symq.core.errors import InvalidParameter, StabilityError
+from symq.core.errors import InvalidParameter, StabilityError, SymqError
 from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike, as_generator
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
+from symq.core.simoutput import (
+    analyse_ratio,
+    analyse_series,
+    mser_truncation,
+    require_run_length,
+)
 from symq.core.simrun import (
+    RUN_SLICES,
     SIM_WORK_LIMIT,
     RunPlan,
     kernel_seed,
@@ -92,11 +105,21 @@ from symq.core.simrun import (
     run_chunked,
     seed_numba,
 )
-from symq.core.simstats import ConfidenceInterval, batch_means, ratio_batch_means
+from symq.core.simstats import ConfidenceInterval
 from symq.me.laws import as_phase_type, as_sampler, describe_law
 
-from .kernel import (_F_ELAPSED, _F_POST, _F_SIZE, _F_T, _I_NARR, _I_NDEP, _I_NFREE, _I_PEAK,
-                     _I_SIZE, _I_WARM, _POOL_FULL, _attained_kernel)
+from .kernel import (
+    _F_ELAPSED,
+    _F_SIZE,
+    _F_T,
+    _I_NARR,
+    _I_NDEP,
+    _I_NFREE,
+    _I_PEAK,
+    _I_SIZE,
+    _POOL_FULL,
+    _attained_kernel,
+)
 
 __all__ = ["AttainedEstimate", "simulate_attained"]
 
@@ -168,6 +191,39 @@ def _draw_sizes(law: Any, count: int, rng: np.random.Generator) -> np.ndarray:
     return sizes
 
 
+def _law_scv(law: Any) -> float | None:
+    """The squared coefficient of variation :math:`E[X^2]/E[X]^2 - 1` of the size law, or
+    ``None`` when the law has no finite second moment symq can compute (then that of the drawn
+    sizes is used, as :func:`symq.me.queueing.simulate_mg1_waiting` does)."""
+    try:
+        m1, m2 = float(law._raw_moment(1)), float(law._raw_moment(2))
+    except (SymqError, TypeError, ValueError, OverflowError, ArithmeticError):
+        return None
+    if not (m1 > 0 and math.isfinite(m2)):
+        return None
+    return max(m2 / (m1 * m1) - 1.0, 0.0)
+
+
+def _sample_scv(sizes: np.ndarray) -> float:
+    """The squared coefficient of variation of drawn sizes (0 for an all-zero sample)."""
+    m = float(sizes.mean())
+    return float(sizes.var() / (m * m)) if m > 0 else 0.0
+
+
+def _require_length(plan: RunPlan, N: int, d: int, load: float, scv: float) -> None:
+    """The run-length rule (:func:`symq.core.simoutput.require_run_length`) for ``N`` servers
+    probed ``d`` at a time: with ``d = 1`` every arrival joins a uniformly chosen server, so
+    each server is an independent M/G/1 queue at ``load`` that relaxes in its own departures,
+    ``N`` times fewer than the run's (``per_queue = N``); with ``d >= 2`` the servers pool and
+    the system is held to the relaxation time of one queue at the same load and size law."""
+    independent = d == 1 and N > 1
+    require_run_length(plan.n_jobs, load, scv, plan.n_batches, per_queue=N if d == 1 else 1,
+                       unit="departures",
+                       what=(f"each of the N={N} independent M/G/1 queues (d=1, size scv "
+                             f"{scv:.3g})" if independent else
+                             f"the system (size scv {scv:.3g})"))
+
+
 def _score_table(scores: ArrayLike) -> np.ndarray:
     try:
         table = np.array(scores, dtype=np.float64)
@@ -201,16 +257,20 @@ class AttainedEstimate(ResultBase):
     Attributes
     ----------
     EW : ConfidenceInterval
-        Mean waiting time (arrival to service start), batch means over the jobs in departure
-        order after the warm-up.
+        Mean waiting time (arrival to service start), from the waiting times of all jobs in
+        departure order (:func:`symq.core.simoutput.analyse_series`: MSER-5 warm-up, batch
+        length from a lag-1 test); ``run_length`` is ``n_jobs`` and ``doubt`` says why the
+        interval may not cover, if the run's diagnostics question it.
     ET : ConfidenceInterval
-        Mean response time (arrival to departure), same batches.
+        Mean response time (arrival to departure), the same analysis.
     EQ : ConfidenceInterval
-        Time-average number of jobs per server :math:`E[Q]` (ratio batch means over time
-        batches with equal numbers of departures).
+        Time-average number of jobs per server :math:`E[Q]`
+        (:func:`symq.core.simoutput.analyse_ratio` over
+        :data:`~symq.core.simrun.RUN_SLICES` time slices with equal numbers of departures from
+        the start of the run).
     P_wait : ConfidenceInterval
         Probability that a job waits, :math:`P(W > 0)` (fraction of jobs that find their chosen
-        server busy).
+        server busy; :func:`~symq.core.simoutput.analyse_series` of the indicator).
     utilisation : ConfidenceInterval
         Time-average fraction of busy servers (equals :math:`\\lambda E[X]`).
     N, d : int
@@ -219,13 +279,15 @@ class AttainedEstimate(ResultBase):
     n_jobs : int
         Simulated departures, warm-up included.
     n_batches : int
-        Batches of the batch-means intervals.
+        Batches of the final intervals.
     n_warm : int
-        Departures discarded as warm-up.
+        Departures the MSER-5 truncation discards from the response times (each estimate
+        chooses its own warm-up from its own series).
     n_arrivals : int
         Arrivals during the run (``n_jobs`` plus the jobs still present at the end).
     sim_time, post_warmup_time : float
-        Simulated time at the end of the run and length of the post-warm-up period.
+        Simulated time at the end of the run and the time after the first ``n_warm``
+        departures (to the resolution of a time slice).
     peak_in_system : int
         Largest number of jobs present at once.
     replace : bool
@@ -289,7 +351,7 @@ def simulate_attained(
     level: float = 0.95,
     max_in_system: int = 10**7,
 ) -> AttainedEstimate:
-    """Simulate load balancing with queue-length and attained-service (age) reports.
+    r"""Simulate load balancing with queue-length and attained-service (age) reports.
 
     ``N`` FCFS unit-speed servers, Poisson arrivals of total rate ``lam * N``, i.i.d.
     phase-type job sizes; each arrival probes ``d`` servers and joins the probed server of
@@ -298,7 +360,9 @@ def simulate_attained(
     ``k = min(r + 1, max(1, ceil(a / delta)))`` the age layer of the job in service (``a`` its
     attained service, ``r + 1`` the number of rows).  Idle probed servers always win; ties are
     broken uniformly at random among the probe slots with the minimal score.  The run starts
-    empty and stops after ``n_jobs`` departures.
+    empty and stops after ``n_jobs`` departures; the warm-up and the batches are chosen from
+    the data (:func:`symq.core.simoutput.analyse_series`, ``analyse_ratio``), and a run too
+    short for the relaxation time at its load is refused before it starts (see ``n_jobs``).
 
     Parameters
     ----------
@@ -319,11 +383,18 @@ def simulate_attained(
     delta : float
         Width of the age layers, ``> 0``.
     n_jobs : int, default 10**6
-        Departures to simulate (keyword-only); at least ``100 * n_batches`` of them after the
-        warm-up (:class:`symq.core.simrun.RunPlan`).  The response and waiting times of all
-        jobs are kept (16 bytes per job).
+        Departures to simulate (keyword-only), warm-up included: at least ``100 * n_batches``
+        after the ``warmup`` fraction (:class:`symq.core.simrun.RunPlan`), and at least
+        :func:`symq.core.simoutput.required_run_length`: 64 relaxation times
+        :math:`(1 + c_X^2)/(1 - \rho)^2` per batch at the load :math:`\rho = \lambda E[X]`
+        and size scv :math:`c_X^2` (that of the drawn sizes for a law without a finite second
+        moment), times ``N`` when ``d = 1`` (each server is then an independent M/G/1 queue
+        and relaxes in its own departures).  The response and waiting times of all jobs are
+        kept (16 bytes per job).
     warmup : float, default 0.2
-        Fraction of the departures discarded before estimating, in ``[0, 1)``.
+        Fraction of the departures that :class:`~symq.core.simrun.RunPlan` sets aside when it
+        checks ``n_jobs``, in ``[0, 1)``; the estimates choose their own warm-up (MSER).
+        Kept for compatibility.
     replace : bool, default True
         Probe with replacement (as the paper's simulator) or ``d`` distinct servers.
     rng : int, SeedSequence, numpy.random.Generator or None
@@ -347,6 +418,9 @@ def simulate_attained(
     InvalidParameter
         For an out-of-domain input (the message names it), or when more than
         ``max_in_system`` jobs are present at once (names ``max_in_system``).
+    RunTooShort
+        An :class:`InvalidParameter` naming ``n_jobs`` with ``jobs_needed``, when the run is
+        shorter than the run-length rule asks at this load.
     StabilityError
         If ``lam * E[X] >= 1``.
 
@@ -354,7 +428,7 @@ def simulate_attained(
     --------
     >>> import numpy as np
     >>> las = np.array([[1.0], [2.0], [3.0]])          # LAS(d): age layers only, 3 layers
-    >>> est = simulate_attained(20, 1, 0.5, ([1.0], [[-1.0]]), las, 0.5, n_jobs=20_000, rng=0)
+    >>> est = simulate_attained(20, 1, 0.5, ([1.0], [[-1.0]]), las, 0.5, n_jobs=400_000, rng=0)
     >>> est.layers, est.load
     (3, 0.5)
     """
@@ -386,10 +460,14 @@ def simulate_attained(
     seed = kernel_seed(generator)   # the same seed as kernel_seed(rng): PH runs are unchanged
     # a general law: its sizes drawn now from the same stream, after the kernel's seed
     sizes = _draw_sizes(law, n_sizes, generator) if n_sizes else np.empty(0)
+    scv = _law_scv(law)
+    # the run-length rule, before the run (after the sizes, so that a law that draws negative
+    # sizes is named first); a law without a computable second moment: the drawn sizes' scv
+    _require_length(plan, N, d, load, _sample_scv(sizes) if scv is None else scv)
     alpha_cum, rates, jump_cum = _NO_PH if n_sizes else law.jump_tables()
 
-    n_jobs, n_warm = plan.n_jobs, plan.n_warm
-    per_slice = max((n_jobs - n_warm) // plan.n_slices, 1)
+    n_jobs = plan.n_jobs
+    per_slice = max(n_jobs // RUN_SLICES, 1)
     pool = min(max_in_system, max(_MIN_POOL, 4 * N))
     qlen = np.zeros(N, dtype=np.int64)
     qhead = np.full(N, -1, dtype=np.int64)
@@ -404,12 +482,11 @@ def simulate_attained(
     perm = np.arange(N, dtype=np.int64)
     response = np.empty(n_jobs)
     wait = np.empty(n_jobs)
-    slice_time = np.zeros(plan.n_slices)
-    slice_area = np.zeros(plan.n_slices)
-    slice_busy = np.zeros(plan.n_slices)
+    slice_time = np.zeros(RUN_SLICES)
+    slice_area = np.zeros(RUN_SLICES)
+    slice_busy = np.zeros(RUN_SLICES)
     ist = np.zeros(_I_SIZE, dtype=np.int64)
     ist[_I_NFREE] = pool
-    ist[_I_WARM] = 1 if n_warm == 0 else 0
     fst = np.zeros(_F_SIZE)
     first = True
 
@@ -419,7 +496,7 @@ def simulate_attained(
         while True:
             status = _attained_kernel(
                 N, d, lam, replace, table, delta, alpha_cum, rates, jump_cum,
-                stop, n_warm, per_slice,
+                stop, per_slice,
                 qlen, qhead, qtail, start, depart, heap, hpos, pool_arr, pool_next, free, perm,
                 response, wait, slice_time, slice_area, slice_busy,
                 ist, fst, first, sizes,
@@ -450,12 +527,19 @@ def simulate_attained(
     elapsed = time.perf_counter() - tic
 
     nb, lv = plan.n_batches, plan.level
+    runs = {"run_length": n_jobs, "unit": "departures"}
+    kept = slice_time > 0   # slices past the last departure of a run shorter than RUN_SLICES
+    s_time = slice_time[kept]
+    n_warm = mser_truncation(response).drop
+    # the time after the response times' warm-up, to the resolution of a slice
+    post = min(float(s_time[min(n_warm // per_slice, s_time.size - 1):].sum()),
+               float(fst[_F_ELAPSED]))
     return AttainedEstimate(
-        EW=batch_means(wait, n_batches=nb, level=lv, warmup=n_warm),
-        ET=batch_means(response, n_batches=nb, level=lv, warmup=n_warm),
-        EQ=ratio_batch_means(slice_area / N, slice_time, nb, lv),
-        P_wait=batch_means((wait > 0.0).astype(float), n_batches=nb, level=lv, warmup=n_warm),
-        utilisation=ratio_batch_means(slice_busy / N, slice_time, nb, lv),
+        EW=analyse_series(wait, nb, lv, **runs),
+        ET=analyse_series(response, nb, lv, **runs),
+        EQ=analyse_ratio(slice_area[kept] / N, s_time, nb, lv, **runs),
+        P_wait=analyse_series((wait > 0.0).astype(float), nb, lv, **runs),
+        utilisation=analyse_ratio(slice_busy[kept] / N, s_time, nb, lv, **runs),
         N=N,
         d=d,
         lam=lam,
@@ -464,7 +548,7 @@ def simulate_attained(
         n_warm=n_warm,
         n_arrivals=int(ist[_I_NARR]),
         sim_time=float(fst[_F_ELAPSED]),
-        post_warmup_time=float(fst[_F_POST]),
+        post_warmup_time=post,
         peak_in_system=int(ist[_I_PEAK]),
         replace=replace,
         mean_size=mean_x,

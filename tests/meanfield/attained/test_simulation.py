@@ -20,7 +20,7 @@ import pytest
 from scipy import stats
 
 import symq.meanfield.attained.simulation as attained_sim
-from symq.core.errors import InvalidParameter, StabilityError
+from symq.core.errors import InvalidParameter, RunTooShort, StabilityError
 from symq.meanfield.attained.simulation import AttainedEstimate, simulate_attained
 from symq.meanfield.simulation import simulate_jsq
 
@@ -102,9 +102,11 @@ def test_sq_exponential_large_n_near_mean_field_and_jsq():
 def test_sq_h2_matches_independent_jsq_simulator(replace):
     N, d, lam = 40, 3, 0.8
     alpha, A = h2(10.0)
+    # 20 batches: the run-length rule asks 64 * 20 * (1 + 10)/(1 - 0.8)^2 = 352000 departures
     est = simulate_attained(N, d, lam, (alpha, A), table("sq", 3), 0.5, n_jobs=400_000, rng=5,
-                            replace=replace, level=0.99)
-    ref = simulate_jsq(N, d, lam, (alpha, A), n_jobs=400_000, replace=replace, rng=6, level=0.99)
+                            replace=replace, level=0.99, n_batches=20)
+    ref = simulate_jsq(N, d, lam, (alpha, A), n_jobs=400_000, replace=replace, rng=6, level=0.99,
+                       n_batches=20)
     assert overlap(est.ET, ref.ET), (est.ET, ref.ET)
     assert overlap(est.EQ, ref.EQ), (est.EQ, ref.EQ)
 
@@ -159,7 +161,9 @@ def test_layers_and_clamping_consume_no_randomness():
     alpha, A = h2(4.0)
 
     def run(scores, delta=0.3):
-        est = simulate_attained(30, 3, 0.8, (alpha, A), scores, delta, n_jobs=20_000, rng=4)
+        # 5 batches: the run-length rule asks 64 * 5 * (1 + 4)/(1 - 0.8)^2 = 40000 departures
+        est = simulate_attained(30, 3, 0.8, (alpha, A), scores, delta, n_jobs=42_000, rng=4,
+                                n_batches=5)
         return est
 
     base = outcome(run(table("sq", 0)))
@@ -181,33 +185,35 @@ def test_layers_and_clamping_consume_no_randomness():
 def test_same_seed_same_result_different_seed_different():
     alpha, A = h2(4.0)
     args = (20, 2, 0.7, (alpha, A), table("rtb", 4), 0.5)
-    a = simulate_attained(*args, n_jobs=10_000, rng=7)
-    b = simulate_attained(*args, n_jobs=10_000, rng=7)
-    c = simulate_attained(*args, n_jobs=10_000, rng=8)
+    runs = {"n_jobs": 20_000, "n_batches": 5}      # the rule asks 17778 departures
+    a = simulate_attained(*args, **runs, rng=7)
+    b = simulate_attained(*args, **runs, rng=7)
+    c = simulate_attained(*args, **runs, rng=8)
     assert outcome(a) == outcome(b)
     assert a.ET.mean != c.ET.mean
     assert isinstance(a, AttainedEstimate)
-    g = simulate_attained(*args, n_jobs=10_000, rng=np.random.default_rng(7))
+    g = simulate_attained(*args, **runs, rng=np.random.default_rng(7))
     assert g.ET.mean == a.ET.mean  # default_rng(7) is the same stream as the seed 7
 
 
 def test_progress_bar_and_chunking_do_not_change_the_run(capsys):
     args = (15, 2, 0.6, EXP, table("las", 3), 0.5)
-    quiet = simulate_attained(*args, n_jobs=12_000, rng=2)
-    loud = simulate_attained(*args, n_jobs=12_000, rng=2, progress=True)
+    quiet = simulate_attained(*args, n_jobs=12_000, rng=2, n_batches=10)   # rule: 8000
+    loud = simulate_attained(*args, n_jobs=12_000, rng=2, n_batches=10, progress=True)
     assert loud.ET == quiet.ET and loud.EQ == quiet.EQ
     assert "simulate_attained" in capsys.readouterr().err
 
 
 def test_job_pool_grows_without_changing_the_run(monkeypatch):
     args = (2, 2, 0.9, EXP, table("sq", 0), 1.0)
-    ref = simulate_attained(*args, n_jobs=20_000, rng=9)
+    runs = {"n_jobs": 30_000, "n_batches": 2}      # the rule asks 64 * 2 * 200 = 25600
+    ref = simulate_attained(*args, **runs, rng=9)
     assert ref.peak_in_system > 16
     monkeypatch.setattr(attained_sim, "_MIN_POOL", 1)  # initial pool of 4 * N = 8 slots
-    grown = simulate_attained(*args, n_jobs=20_000, rng=9)
+    grown = simulate_attained(*args, **runs, rng=9)
     assert grown.ET == ref.ET and grown.peak_in_system == ref.peak_in_system
     with pytest.raises(InvalidParameter, match="max_in_system"):
-        simulate_attained(*args, n_jobs=20_000, rng=9, max_in_system=5)
+        simulate_attained(*args, **runs, rng=9, max_in_system=5)
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,7 +221,7 @@ def test_job_pool_grows_without_changing_the_run(monkeypatch):
 # --------------------------------------------------------------------------------------------
 
 GOOD = dict(N=10, d=2, lam=0.5, service=([1.0], [[-1.0]]), scores=[[1.0, 2.0]], delta=1.0,
-            n_jobs=10_000)
+            n_jobs=20_000)                     # the run-length rule asks 15360 at load 0.5
 
 
 @pytest.mark.parametrize(
@@ -259,7 +265,29 @@ def test_d_larger_than_n_without_replacement():
         simulate_attained(**dict(GOOD, N=4, d=5), replace=False)
     assert info.value.name == "d"
     # with replacement d > N is allowed
-    simulate_attained(**dict(GOOD, N=4, d=5, n_jobs=4_000))
+    simulate_attained(**dict(GOOD, N=4, d=5))
+
+
+@pytest.mark.parametrize("N, d, needed", [
+    # 64 relaxation times (1 + scv)/(1 - rho)^2 = 2/0.04 = 50 per batch, 30 batches: 96000
+    # departures for the pooled system (d >= 2), N times more for N independent M/M/1 (d = 1)
+    (10, 2, 96_000), (10, 1, 960_000), (1, 1, 96_000),
+])
+def test_a_run_too_short_for_its_load_is_refused_with_the_run_needed(N, d, needed):
+    with pytest.raises(RunTooShort) as info:
+        simulate_attained(N, d, 0.8, EXP, table("sq", 0), 1.0, n_jobs=needed - 1000, rng=1)
+    assert info.value.name == "n_jobs"
+    assert info.value.jobs_needed == pytest.approx(needed)
+    assert ("independent" in str(info.value)) == (d == 1 and N > 1)
+
+
+def test_the_intervals_carry_the_run_length_and_the_doubt():
+    est = simulate_attained(10, 2, 0.8, EXP, table("sq", 0), 1.0, n_jobs=100_000, rng=3)
+    for ci in (est.EW, est.ET, est.EQ, est.P_wait, est.utilisation):
+        assert ci.run_length == 100_000
+        assert isinstance(ci.doubt, str)
+    assert 0 <= est.n_warm < 100_000 // 2
+    assert 0.0 < est.post_warmup_time <= est.sim_time
 
 
 @pytest.mark.parametrize("lam, A", [(1.0, [[-1.0]]), (0.6, [[-0.5]])])
@@ -281,7 +309,8 @@ def test_unstable_load_raises(lam, A):
 ], ids=["gamma", "weibull"])
 def test_general_law_random_routing_is_pollaczek_khinchine(law, second):
     lam = 0.5
-    est = simulate_attained(20, 1, lam, law, table("sq", 0), 1.0, n_jobs=300_000, rng=5,
+    # d = 1: 20 independent queues, the rule asks 64 * 30 * 20 * (1 + 2)/(1 - 0.5)^2 = 460800
+    est = simulate_attained(20, 1, lam, law, table("sq", 0), 1.0, n_jobs=480_000, rng=5,
                             level=0.999)
     w = pk_wait(lam, 1.0, second)
     assert est.mean_size == pytest.approx(1.0, rel=1e-9)
