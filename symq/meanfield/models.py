@@ -208,8 +208,8 @@ def jsq_sim_model(N: int, d: int, lam: float, service: str = "exp",  # noqa: N80
                   progress: bool = False) -> Result:
     """The registered ``jsq-sim`` model: :func:`~symq.meanfield.simulation.simulate_jsq` with
     ``N`` servers, JSQ(``d``), per-server arrival rate ``lam``, exponential or H2(1, scv, f)
-    job sizes (mean 1, as ``jsq-ph``), FCFS, probes with replacement, started empty, 10% of the
-    departures discarded as warm-up.
+    job sizes (mean 1, as ``jsq-ph``), FCFS, probes with replacement, started empty, the warm-up
+    chosen from the data (MSER-5, :func:`symq.core.simoutput.analyse_series`).
 
     Returns
     -------
@@ -262,7 +262,7 @@ JSQ_SIM = register_model(ModelSpec(
              "with confidence intervals (Mitzenmacher 2001's supermarket model at finite N)"),
     parameters=(
         N, D, LAM, SERVICE, SCV_H2, F_H2,
-        *run_parameters(SIM_JOBS, minimum_jobs=1000, jobs="departures simulated (10% warm-up)"),
+        *run_parameters(SIM_JOBS, minimum_jobs=1000, jobs="departures simulated (warm-up included, chosen by MSER-5)"),
     ),
     solve=jsq_sim_model,
     scalar_outputs=lambda r: {k: float(r.values[k].mean) for k in ("ET", "EW", "EQ")},
