@@ -47,6 +47,7 @@ __all__ = [
     "mixed_error",
     "symbolic_error",
     "ci_error",
+    "equivalence_error",
 ]
 
 
@@ -144,10 +145,13 @@ def ci_error(estimate: Any, value: Any) -> float:
     ``estimate`` is a :class:`symq.core.simstats.ConfidenceInterval` (anything with
     ``mean`` and ``half_width``).  An error <= 1 means the value lies inside the interval.
 
-    This is the built-in papers' test of a simulation against a closed form (tolerance 1: "the
+    This was the built-in papers' test of a simulation against a closed form (tolerance 1: "the
     value lies in the 95% interval"), a significance test that a true claim fails with
-    probability about 5% per point.  Claims files use the equivalence test of
-    :mod:`symq.core.claimsfile.compare` instead, whose "holds" also bounds the difference.
+    probability about 5% per point and that a false claim passes whenever the run is short
+    enough (issue 30: an underpowered "holds").  It is kept for code that reports distances in
+    half-widths; a claim of a simulation against a value should use
+    :func:`equivalence_error`, the equivalence test of :mod:`symq.core.claimsfile.compare`,
+    whose "holds" also bounds the difference.
     """
     mean = float(estimate.mean)
     half = float(estimate.half_width)
@@ -155,6 +159,80 @@ def ci_error(estimate: Any, value: Any) -> float:
     if half <= 0:
         return 0.0 if gap == 0 else math.inf
     return gap / half
+
+
+def equivalence_error(relative: float | None = None, absolute: float | None = None, *,
+                      n_points: int = 1, level: float = 0.95) -> Callable[[Any, Any], float]:
+    """Error measure of a claim "a simulation estimates this value" by equivalence testing.
+
+    Returns ``error(value, estimate)``: ``value`` is the claimed number, ``estimate`` a
+    :class:`symq.core.simstats.ConfidenceInterval` (the sides may also come the other way
+    round: the test is symmetric).  It is
+    :func:`symq.core.claimsfile.compare.point_error` ``(estimate, "==", value, tolerance,
+    n_points)`` with ``tolerance = Tolerance(relative, absolute, ci=level)``, the rule claims
+    files use (Wellek, *Testing Statistical Hypotheses of Equivalence and Noninferiority*, 2nd
+    ed., CRC 2010, Section 1.6; Schuirmann, J. Pharmacokinet. Biopharm. 15 (1987) 657-680):
+    the interval, widened to the Bonferroni level ``1 - (1 - level)/n_points``, must lie
+    wholly inside the band ``|s - value| <= max(absolute, relative max(|s|, |value|))`` for
+    the claim to hold at the point, and wholly outside it to fail; otherwise
+    :class:`Inconclusive` is raised with the run length that would decide (so is a doubtful
+    interval, ``ConfidenceInterval.doubt``).
+
+    The error is in the tolerance's units (relative when ``relative`` is given, else
+    absolute), so the :class:`Claim`'s ``tolerance`` is the same number as ``relative`` (or
+    ``absolute``); it is also the returned function's ``tolerance`` attribute.  The error
+    carries the run's resolution (a :class:`~symq.core.claimsfile.compare.PointError`), which
+    the verdict states ("this run detects differences >= 0.8%").
+
+    Parameters
+    ----------
+    relative : float, optional
+        Relative tolerance ``r`` (symmetric: ``|a - b| <= r max(|a|, |b|)``).
+    absolute : float, optional
+        Absolute tolerance ``t`` (with ``relative``: ``max(t, r max(|a|, |b|))``).
+    n_points : int
+        Number of points of the claim: the family over which ``level`` holds.
+    level : float
+        Family confidence level in (0, 1): the probability that a verdict is wrong because
+        some interval misses its true value is at most ``1 - level``.
+
+    Raises
+    ------
+    InvalidParameter
+        Neither tolerance given, a tolerance that is negative or not finite, ``n_points < 1``
+        or ``level`` outside (0, 1).
+    """
+    from .errors import InvalidParameter
+
+    if relative is None and absolute is None:
+        raise InvalidParameter("relative", None, "a nonnegative real number (or give absolute)",
+                               "a simulation cannot prove equality, only equivalence within a "
+                               "stated tolerance")
+    for name, value in (("relative", relative), ("absolute", absolute)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or value < 0):
+            raise InvalidParameter(name, value, "a nonnegative real number")
+    if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 1:
+        raise InvalidParameter("n_points", n_points, "an integer >= 1")
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise InvalidParameter("level", level, "a confidence level in (0, 1), e.g. 0.95")
+    # lazy: compare imports this module
+    from .claimsfile.compare import Tolerance, point_error
+
+    tolerance = Tolerance(relative=None if relative is None else float(relative),
+                          absolute=None if absolute is None else float(absolute),
+                          ci=float(level), where="equivalence_error")
+    count = int(n_points)
+
+    def error(value: Any, estimate: Any) -> float:
+        if hasattr(value, "half_width") and not hasattr(estimate, "half_width"):
+            value, estimate = estimate, value
+        return point_error(estimate, "==", value, tolerance, count)
+
+    error.__name__ = f"equivalence_error({tolerance.describe()}, n_points={count})"
+    error.tolerance = tolerance.bound("==")  # type: ignore[attr-defined]
+    error.units = tolerance.units()  # type: ignore[attr-defined]
+    return error
 
 
 # ----------------------------------------------------------------------------- verdicts
@@ -526,6 +604,9 @@ class Claim:
         spec = getattr(self, "tolerance_spec", None)
         if spec is not None and callable(getattr(spec, "units", None)):
             return str(spec.units())
+        stated = getattr(self.error, "units", None)  # equivalence_error
+        if isinstance(stated, str):
+            return stated
         known = {relative_error: "relative", absolute_error: "absolute"}
         if self.error in known:
             return known[self.error]
@@ -546,7 +627,9 @@ class Claim:
         try:
             claimed = self.claimed(point)
             reference = self.reference(point) if self.reference is not None else None
-            err = float(self.error(claimed, reference))
+            raw = self.error(claimed, reference)
+            # a float subclass (PointError) keeps the resolution of simulation evidence
+            err = raw if isinstance(raw, float) else float(raw)
         except Inconclusive as exc:
             return PointOutcome(point, None, None, None, str(exc))
         except SymqError as exc:
