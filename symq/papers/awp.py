@@ -18,7 +18,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from symq.core.claims import Claim, Evidence, Inconclusive, ci_error, relative_error
+from symq.core.claims import Claim, Evidence, Inconclusive, equivalence_error, relative_error
 from symq.core.registry import PaperSpec, register_paper
 from symq.window import protocol as presets
 from symq.window.montecarlo import simulate_protocol
@@ -70,8 +70,18 @@ _POWER_LAW = [{"protocol": "newreno", "p": p} for p in (1e-2, 1e-4, 1e-6)] + [
     {"protocol": "highspeed-family", "S": 0.835, "p": 1e-4}]
 
 
+#: Relative tolerance of the simulation claims: the full form's 1e6 loss cycles resolve about
+#: 0.5% (family level 95%), the quick form's 2e5 about 1.1%.
+SIM_TOLERANCE, SIM_TOLERANCE_QUICK = 0.01, 0.02
+
+_GENERAL = [{"protocol": "highspeed", "p": 1e-5}, {"protocol": "highspeed", "p": 1e-6},
+            {"protocol": "newreno", "p": 1e-3, "w_max": 40.0},
+            {"protocol": "mimd-time", "p": 0.12, "w_min": 1.0}]
+
+
 def _agreement_claims(quick: bool = False) -> list[Claim]:
     n_losses = 200_000 if quick else 1_000_000
+    tol = SIM_TOLERANCE_QUICK if quick else SIM_TOLERANCE
     return [
         Claim(
             "closed form = numerical solver", SOURCE + ", stationary Kolmogorov equation",
@@ -84,23 +94,23 @@ def _agreement_claims(quick: bool = False) -> list[Claim]:
             _POWER_LAW, tolerance=1e-6, error=relative_error, evidence=Evidence.NUMERIC),
         Claim(
             "closed form = simulation", SOURCE,
-            f"E[W] of the closed form lies within the 99% batch-means CI of {n_losses:.0e} "
-            "exactly sampled loss cycles",
+            f"E[W] of the closed form agrees within {tol:.0%} with the simulated E[W] of "
+            f"{n_losses:.0e} exactly sampled loss cycles: the batch-means interval at the 95% "
+            "family level (Bonferroni over the points) lies within the band (equivalence test)",
             lambda p: _law(_key(p), "closed form").mean_window,
             lambda p: _simulated(_key(p), n_losses).mean_window,
-            _POWER_LAW, tolerance=1.0, error=lambda value, ci: ci_error(ci, value),
+            _POWER_LAW, tolerance=tol,
+            error=equivalence_error(relative=tol, n_points=len(_POWER_LAW)),
             evidence=Evidence.SIMULATION),
         Claim(
             "numerical solver = simulation for general profiles", SOURCE,
             "HighSpeed TCP (RFC 3649 profiles a(w), b(w)), NewReno with a window cap and "
-            "Scalable TCP with time-based losses and a floor: E[W] of the numerical solver lies "
-            "within the 99% CI of the simulation (tabulated exact-event sampling)",
+            f"Scalable TCP with time-based losses and a floor: E[W] of the numerical solver "
+            f"agrees within {tol:.0%} with the simulation (tabulated exact-event sampling; "
+            "equivalence test at the 95% family level)",
             lambda p: _law(_key(p), "numeric").mean_window,
             lambda p: _simulated(_key(p), n_losses).mean_window,
-            [{"protocol": "highspeed", "p": 1e-5}, {"protocol": "highspeed", "p": 1e-6},
-             {"protocol": "newreno", "p": 1e-3, "w_max": 40.0},
-             {"protocol": "mimd-time", "p": 0.12, "w_min": 1.0}],
-            tolerance=1.0, error=lambda value, ci: ci_error(ci, value),
+            _GENERAL, tolerance=tol, error=equivalence_error(relative=tol, n_points=len(_GENERAL)),
             evidence=Evidence.SIMULATION),
         Claim(
             "rate conservation E[a(W)] = E[lam(W) b(W) W]", SOURCE,
@@ -239,14 +249,16 @@ def _mimd_floor_claim() -> Claim:
     def theta_law(point: Mapping[str, Any]) -> float:
         return _law(_key(point), "closed form").mean_window
 
+    points = [{"protocol": "mimd-time", "p": lam, "w_min": 1.0} for lam in (0.12, 0.3)]
     return Claim(
         "multiplicative increase, constant losses, floor: E[W] = w_min theta/(theta-1)", SOURCE,
         "Scalable TCP with time-based losses above the stability threshold and a floor: "
         "ln(W/w_min) ~ Exp(theta), a theta = lam (1 - beta^theta) (derivations/awp.md); the "
-        "closed-form mean lies within the 99% CI of the simulation",
-        theta_law, lambda p: _simulated(_key(p)).mean_window,
-        [{"protocol": "mimd-time", "p": lam, "w_min": 1.0} for lam in (0.12, 0.3)],
-        tolerance=1.0, error=lambda value, ci: ci_error(ci, value), evidence=Evidence.SIMULATION)
+        f"closed-form mean agrees within {SIM_TOLERANCE:.0%} with a simulation of 1e6 loss "
+        "cycles (equivalence test at the 95% family level)",
+        theta_law, lambda p: _simulated(_key(p)).mean_window, points, tolerance=SIM_TOLERANCE,
+        error=equivalence_error(relative=SIM_TOLERANCE, n_points=len(points)),
+        evidence=Evidence.SIMULATION)
 
 
 def build_claims(quick: bool = False) -> list[Claim]:
