@@ -532,7 +532,7 @@ def simulate_attained(
     s_time = slice_time[kept]
     n_warm = mser_truncation(response).drop
     # the time after the response times' warm-up, to the resolution of a slice
-    post = min(float(s_time[min(n_warm // per_slice, s_time.size - 1):].sum()),
+    post = min(float(slice_time[min(n_warm // per_slice, RUN_SLICES - 1):].sum()),
                float(fst[_F_ELAPSED]))
     return AttainedEstimate(
         EW=analyse_series(wait, nb, lv, **runs),
