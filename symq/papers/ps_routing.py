@@ -322,6 +322,10 @@ def _unbounded_claims() -> list[Claim]:
 _SIM_FARMS = (((4.0, 2.0, 1.0), (1.0, 2.0, 4.0), 3.5), ((1.0, 1.0), (1.0, 3.0), 1.2))
 _SIM_LAWS = ("exponential", "deterministic", "hyperexponential")
 _SIM_SCV = {"exponential": 1.0, "deterministic": 0.0, "hyperexponential": 4.0}
+#: Relative tolerance of the insensitivity claim: the runs (2e6 jobs per server) resolve about
+#: 3% at the 95% family level over the 12 points; the FCFS value of the H2 cases lies 87% to
+#: 110% above.
+_SIM_TOLERANCE = 0.05
 
 
 def _fcfs_cost(C: np.ndarray, w: np.ndarray, loads: np.ndarray, scv: float) -> float:
@@ -334,7 +338,7 @@ def _fcfs_cost(C: np.ndarray, w: np.ndarray, loads: np.ndarray, scv: float) -> f
 
 @claim_group
 def _simulation_claims() -> list[Claim]:
-    from symq.core.claims import Inconclusive, ci_error
+    from symq.core.claims import Inconclusive, equivalence_error
     from symq.routing.simulation import simulate_farm
 
     def point_loads(point: Mapping[str, Any]) -> np.ndarray:
@@ -351,27 +355,27 @@ def _simulation_claims() -> list[Claim]:
         estimate = simulate_farm(C, w, x, law=point["law"], n_jobs_per_server=2_000_000,
                                  rng=point["seed"], scv=scv, level=0.999)
         ci = estimate.social_cost
-        if ci.half_width > 0.05 * abs(ci.mean):
-            raise Inconclusive(f"simulation too short: {ci}")
         if point["law"] == "hyperexponential" and ci.contains(
                 _fcfs_cost(C, w, x, _SIM_SCV["hyperexponential"])):
             raise Inconclusive(f"simulation cannot tell PS from FCFS: {ci}")
         return ci
 
-    def sample(_: np.random.Generator) -> list[dict[str, Any]]:
-        return [{"C": C, "w": w, "rho": rho, "kind": kind, "law": law, "seed": 1000 + i}
-                for i, (C, w, rho, kind, law) in enumerate(
-                    (C, w, rho, kind, law) for C, w, rho in _SIM_FARMS
-                    for kind in ("optimal", "equilibrium") for law in _SIM_LAWS)]
+    points = [{"C": C, "w": w, "rho": rho, "kind": kind, "law": law, "seed": 1000 + i}
+              for i, (C, w, rho, kind, law) in enumerate(
+                  (C, w, rho, kind, law) for C, w, rho in _SIM_FARMS
+                  for kind in ("optimal", "equilibrium") for law in _SIM_LAWS)]
 
     return [Claim(
         "insensitivity by simulation", SECTION_2,
         "E[N_j] = x_j/(C_j - x_j) whatever the job-size law, so the social cost of any routing "
-        "depends on the sizes only through rho: the closed-form J lies in the 99.9% batch-means "
-        "interval of an M/G/1-PS simulation for exponential, deterministic and H2 (SCV 4) sizes, "
-        "and for H2 the interval excludes the FCFS (Pollaczek-Khinchine) value",
-        lambda point: closed_form(point), simulated, sample, tolerance=1.0,
-        error=lambda value, ci: ci_error(ci, value), evidence=Evidence.SIMULATION)]
+        f"depends on the sizes only through rho: the closed-form J agrees within "
+        f"{_SIM_TOLERANCE:.0%} with an M/G/1-PS simulation for exponential, deterministic and H2 "
+        "(SCV 4) sizes (batch means, equivalence test at the 95% family level over the "
+        f"{len(points)} points), and for H2 the 99.9% interval excludes the FCFS "
+        "(Pollaczek-Khinchine) value",
+        lambda point: closed_form(point), simulated, points, tolerance=_SIM_TOLERANCE,
+        error=equivalence_error(relative=_SIM_TOLERANCE, n_points=len(points)),
+        evidence=Evidence.SIMULATION)]
 
 
 def figures(directory: Any) -> list[Any]:
