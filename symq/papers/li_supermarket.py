@@ -12,9 +12,11 @@ For power-law service it compares the tail regimes of Bramson, Lu and Prabhakar 
 families of PH laws over growing scales (:mod:`symq.meanfield.tails`), which also tests Li's
 statement that the doubly exponential solution persists under heavy-tailed service.
 
-``build_claims(quick=True)`` (the form the test suite checks) states the same claims with 1e6-job
-simulations instead of 4e6 at fewer system sizes, and the tail regimes at the load 0.5 only
-(the counterexample of the heavy-tail claim kept); ``symq check`` runs the full form.
+``build_claims(quick=True)`` (the form the test suite checks) states the same claims at fewer
+system sizes (the mean-field gap on 1e6-job simulations instead of 4e6; the claims that a
+simulation agrees with a value within a stated tolerance on the full form's run lengths, which
+resolve it), and the tail regimes at the load 0.5 only (the counterexample of the heavy-tail
+claim kept); ``symq check`` runs the full form.
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from typing import Any, Mapping
 import numpy as np
 import sympy as sp
 
-from symq.core.claims import Claim, Evidence, Inconclusive, Status, ci_error, relative_error
+from symq.core.claims import (
+    Claim,
+    Evidence,
+    Inconclusive,
+    Status,
+    equivalence_error,
+    relative_error,
+)
 from symq.core.registry import PaperSpec, register_paper
 from symq.meanfield import supermarket
 from symq.meanfield.simulation import simulate_jsq
@@ -121,12 +130,23 @@ def _simulated_response(N: int, d: int, lam: float, n_jobs: int) -> Any:
 
 #: jobs of each finite-N simulation: the full form and the quick form.
 N_JOBS, N_JOBS_QUICK = 4_000_000, 1_000_000
+#: Relative tolerances of the simulation claims (equivalence at the 95% family level): the
+#: refined E[T] at N = 20 ... 1000 (the 1/N term alone is 5.8% at N = 20, 2% at 50), the refined
+#: PH E[T] at N = 20, 50, 100 (the 1/N term: 9%, 3.6%, 1.8%), the PH mean field at N = 1000.
+REFINED_TOLERANCE, REFINED_PH_TOLERANCE, PH_TOLERANCE = 0.015, 0.03, 0.02
+
+
+def _jobs(N: int) -> int:
+    """Jobs of a simulation that a simulation claim compares with a value: 4e6, and 8e6 at
+    N >= 1000 (at 4e6 its batch means are still correlated: the run's own diagnostics doubt
+    the interval and ask for 8e6)."""
+    return 2 * N_JOBS if N >= 1000 else N_JOBS
 
 
 def _finite_n_claims(quick: bool) -> list[Claim]:
     d, lam = 2, 0.8
     gap_sizes = (20, 100) if quick else (20, 100, 500, 1000)
-    refined_sizes = (500, 1000) if quick else (100, 500, 1000)
+    refined_sizes = (20, 100) if quick else (20, 50, 100, 500, 1000)
     n_jobs = N_JOBS_QUICK if quick else N_JOBS
 
     def gap_positive(point: Mapping[str, Any]) -> bool:
@@ -148,12 +168,14 @@ def _finite_n_claims(quick: bool) -> list[Claim]:
             gap_positive, [{"N": N} for N in gap_sizes], evidence=Evidence.SIMULATION),
         Claim(
             "the refined 1/N term explains the finite-N gap", REFINED,
-            f"JSQ({d}) at lam = {lam}: E[T] from pi + V/N lies within the simulation's 99% "
-            f"confidence interval ({n_jobs / 1e6:g}e6 jobs) at N = "
-            f"{', '.join(map(str, refined_sizes))}",
-            refined, lambda p: _simulated_response(p["N"], d, lam, n_jobs),
-            [{"N": N} for N in refined_sizes], tolerance=1.0,
-            error=lambda value, ci: ci_error(ci, value), evidence=Evidence.SIMULATION),
+            f"JSQ({d}) at lam = {lam}: E[T] from pi + V/N agrees within "
+            f"{REFINED_TOLERANCE:.1%} with a simulation (4e6 jobs, 8e6 at N = 1000; equivalence "
+            f"test at the 95% family level) at N = {', '.join(map(str, refined_sizes))}, where "
+            "the mean field alone is 5.8% off at N = 20 and 2% at N = 50",
+            refined, lambda p: _simulated_response(p["N"], d, lam, _jobs(p["N"])),
+            [{"N": N} for N in refined_sizes], tolerance=REFINED_TOLERANCE,
+            error=equivalence_error(relative=REFINED_TOLERANCE, n_points=len(refined_sizes)),
+            evidence=Evidence.SIMULATION),
     ]
 
 
@@ -165,7 +187,6 @@ def _ph_claims(quick: bool) -> list[Claim]:
     from symq.meanfield.jsq_ph import product_form_ET, solve_jsq_ph
     from symq.meanfield.phase_type import hyperexponential2
 
-    n_jobs = N_JOBS_QUICK if quick else N_JOBS
     refined_sizes = (20, 100) if quick else (20, 50, 100)
 
     def true_fcfs(point: Mapping[str, Any]) -> float:
@@ -183,12 +204,12 @@ def _ph_claims(quick: bool) -> list[Claim]:
 
     @functools.lru_cache(maxsize=None)
     def simulated(scv: float) -> Any:
-        return simulate_jsq(1000, 2, 0.8, hyperexponential2(1.0, scv, 0.5), n_jobs=n_jobs,
+        return simulate_jsq(1000, 2, 0.8, hyperexponential2(1.0, scv, 0.5), n_jobs=_jobs(1000),
                             rng=2010, level=0.99).ET
 
     @functools.lru_cache(maxsize=None)
     def simulated_n(N: int) -> Any:  # noqa: N803
-        return simulate_jsq(N, 2, 0.8, hyperexponential2(1.0, 4.0, 0.5), n_jobs=n_jobs,
+        return simulate_jsq(N, 2, 0.8, hyperexponential2(1.0, 4.0, 0.5), n_jobs=_jobs(N),
                             rng=3000 + N, level=0.99).ET
 
     def refined_ph(point: Mapping[str, Any]) -> float:
@@ -199,10 +220,13 @@ def _ph_claims(quick: bool) -> list[Claim]:
         Claim(
             "the refined 1/N term explains the finite-N gap for PH service", REFINED,
             "JSQ(2), lam = 0.8, H2 service (SCV 4): E[T] from pi + V/N (population process in "
-            f"x_{{k,j}}, Lyapunov equation) lies within the 99% confidence interval of a "
-            f"{n_jobs / 1e6:g}e6-job simulation at N = {', '.join(map(str, refined_sizes))}",
+            f"x_{{k,j}}, Lyapunov equation) agrees within {REFINED_PH_TOLERANCE:.0%} with a "
+            f"4e6-job simulation (equivalence test at the 95% family level) at N = "
+            f"{', '.join(map(str, refined_sizes))}, where the mean field alone is 9% off at "
+            "N = 20",
             refined_ph, lambda p: simulated_n(p["N"]), [{"N": N} for N in refined_sizes],
-            tolerance=1.0, error=lambda value, ci: ci_error(ci, value),
+            tolerance=REFINED_PH_TOLERANCE,
+            error=equivalence_error(relative=REFINED_PH_TOLERANCE, n_points=len(refined_sizes)),
             evidence=Evidence.SIMULATION),
         Claim(
             "product-form doubly exponential fixed point for general service", SOURCE + "; "
@@ -223,11 +247,12 @@ def _ph_claims(quick: bool) -> list[Claim]:
             tolerance=1e-8, error=relative_error, evidence=(Evidence.NUMERIC, Evidence.CLOSED_FORM)),
         Claim(
             "the PH fixed point agrees with simulation at N = 1000", REFINED,
-            "JSQ(2), lam = 0.8, H2 service (SCV 4): the mean-field E[T] lies within the 99% "
-            f"confidence interval of a {n_jobs / 1e6:g}e6-job simulation with N = 1000 servers",
+            f"JSQ(2), lam = 0.8, H2 service (SCV 4): the mean-field E[T] agrees within "
+            f"{PH_TOLERANCE:.0%} with an 8e6-job simulation with N = 1000 servers (equivalence "
+            "test at the 95% level; the 1/N term is 0.2% here)",
             lambda p: true_fcfs({"d": 2, "lam": 0.8, "scv": p["scv"]}),
-            lambda p: simulated(p["scv"]), [{"scv": 4.0}], tolerance=1.0,
-            error=lambda value, ci: ci_error(ci, value), evidence=Evidence.SIMULATION),
+            lambda p: simulated(p["scv"]), [{"scv": 4.0}], tolerance=PH_TOLERANCE,
+            error=equivalence_error(relative=PH_TOLERANCE), evidence=Evidence.SIMULATION),
     ]
 
 

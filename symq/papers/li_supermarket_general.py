@@ -29,7 +29,7 @@ from typing import Any, Mapping
 import numpy as np
 import scipy.stats as st
 
-from symq.core.claims import Claim, Evidence, Inconclusive, Status, ci_error
+from symq.core.claims import Claim, Evidence, Inconclusive, Status, equivalence_error
 
 __all__ = ["general_service_claims"]
 
@@ -38,6 +38,11 @@ SERVERS = 1000
 #: jobs per simulation: the full form runs the long ones; the quick form the short ones, at
 #: points where the verdict is many half-widths clear of the boundary.
 N_JOBS_LONG, N_JOBS_SHORT = 10_000_000, 1_000_000
+#: Relative tolerance of the agreement claim (expected to fail): the full form's truncated
+#: Pareto at d = 2, lam = 0.9 (2e7 jobs: the run length its batch-means diagnostics ask for)
+#: is 8.6% below the fitted-PH value, resolved to 0.7%; the quick form's at lam = 0.85 (4e6 jobs)
+#: 7% below, resolved to 1.1%.
+AGREEMENT_TOLERANCE = 0.04
 _TRUNCATED_PARETO = st.truncpareto(1.5, 100.0)
 
 
@@ -97,21 +102,24 @@ def _sim(point: Mapping[str, Any]) -> Any:
 def _agreement_claim(quick: bool) -> Claim:
     if quick:
         points = [_point("lognormal", 2, 0.5, N_JOBS_SHORT),
-                  _point("truncated pareto", 2, 0.9, N_JOBS_SHORT)]
+                  _point("truncated pareto", 2, 0.85, 4_000_000)]
     else:
-        points = [_point(key, d, lam, N_JOBS_LONG)
+        points = [_point(key, d, lam, 2 * N_JOBS_LONG if (key, d, lam) == (
+                      "truncated pareto", 2, 0.9) else N_JOBS_LONG)
                   for key in ("lognormal", "weibull", "truncated pareto")
                   for d, lam in ((2, 0.5), (2, 0.9), (5, 0.9))]
     return Claim(
         "the fitted-PH fixed point agrees with simulation of the true law at N = 1000", SOURCE,
         "JSQ(d) with lognormal (sigma 1), Weibull (shape 1/2) or truncated Pareto (1.5, "
         "[1, 100]) job sizes of mean 1: E[T] of the mean-field fixed point with the PH of "
-        "fit_phase_type(order_max=4) lies within the 99% confidence interval of a simulation "
-        f"of N = {SERVERS} servers sampling the true law.  A finding: the fits reproduce up "
-        "to 7 moments but not the shape JSQ(d) responds to",
-        lambda p: _fixed_point_ET(p["law"], p["d"], p["lam"], 4), _sim, points, tolerance=1.0,
-        error=lambda value, ci: ci_error(ci, value), evidence=Evidence.SIMULATION,
-        expected=Status.FAILS)
+        f"fit_phase_type(order_max=4) agrees within {AGREEMENT_TOLERANCE:.0%} with a "
+        f"simulation of N = {SERVERS} servers sampling the true law (batch means, equivalence "
+        "test at the 95% family level).  A finding: the fits reproduce up to 7 moments but "
+        "not the shape JSQ(d) responds to (truncated Pareto, lam = 0.9: 8.6% off)",
+        lambda p: _fixed_point_ET(p["law"], p["d"], p["lam"], 4), _sim, points,
+        tolerance=AGREEMENT_TOLERANCE,
+        error=equivalence_error(relative=AGREEMENT_TOLERANCE, n_points=len(points)),
+        evidence=Evidence.SIMULATION, expected=Status.FAILS)
 
 
 def _order_claim(quick: bool) -> Claim:
@@ -129,7 +137,7 @@ def _order_claim(quick: bool) -> Claim:
         "the distance of E[T] of the fixed point with the PH of order_max = 1, 2, 3, 4 to the "
         f"99% interval of a simulation of N = {SERVERS} servers "
         "decreases strictly with the order until it is 0 (inside the interval), and stays 0",
-        shrinks, [_point("weibull", 2, 0.9, N_JOBS_SHORT)] if quick else
+        shrinks, [_point("weibull", 2, 0.9, 1_500_000)] if quick else
         [_point("weibull", d, 0.9, N_JOBS_LONG) for d in (2, 5)],
         evidence=Evidence.SIMULATION)
 
