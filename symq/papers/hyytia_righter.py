@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from symq.core.claims import Claim, Evidence, ci_error, relative_error
+from symq.core.claims import Claim, Evidence, equivalence_error, relative_error
 from symq.core.registry import PaperSpec, register_paper
 from symq.dispatch import symbolic
 from symq.dispatch.exact import exact_mean_response
@@ -56,6 +56,12 @@ QUICK_GRIDS: dict[float, tuple[float, float, dict[str, float]]] = {
     0.4: (0.2, 24.0, {}), 0.9: (0.5, 48.0, {"tol_g": 1e-8, "span_cap": 1e-5})}
 #: Jobs of each simulation (99.9% intervals).
 N_JOBS = 4_000_000
+#: Relative tolerance of "value iteration and simulation agree" (m = 2): at rho = 0.9 the VI
+#: value's own error estimate is 1.1% and 4e6 jobs resolve 2.6% (95% family level); at
+#: rho = 0.4 both are below 0.3%.
+AGREE_TOLERANCE = 0.05
+#: The same with 3 and 4 servers at rho = 0.4 (resolved to 0.25%, 0.6% in the quick form).
+MANY_AGREE_TOLERANCE = 0.01
 
 
 def _grid(rho: float, quick: bool) -> tuple[float, float, dict[str, float]]:
@@ -137,13 +143,16 @@ def _optimal_claims(quick: bool) -> list[Claim]:
     return [
         Claim(
             "value iteration and simulation agree on the optimal policy", SOURCE,
-            "the extrapolated VI mean response time lies within the 99.9% CI of a 4e6-job "
-            "simulation of the exported policy (argmin_i u_i + x + v(u + x e_i), bilinear v "
-            "with the analytic tail), m = 2",
+            f"the extrapolated VI mean response time agrees within {AGREE_TOLERANCE:.0%} with "
+            "a 4e6-job simulation of the exported policy (argmin_i u_i + x + v(u + x e_i), "
+            "bilinear v with the analytic tail), m = 2, rho = 0.4 and 0.9 (equivalence test at "
+            "the 95% family level; the tolerance covers the VI value's own error, 1.1% at "
+            "rho = 0.9)",
             lambda p: _optimal(p["rho"], quick).ET,
             lambda p: _optimal_simulated(p["rho"], quick),
-            [{"rho": 0.4}, {"rho": 0.9}], tolerance=1.0,
-            error=lambda value, ci: ci_error(ci, value), evidence=Evidence.SIMULATION),
+            [{"rho": 0.4}, {"rho": 0.9}], tolerance=AGREE_TOLERANCE,
+            error=equivalence_error(relative=AGREE_TOLERANCE, n_points=2),
+            evidence=Evidence.SIMULATION),
         Claim.predicate(
             "the optimal policy beats every heuristic", SOURCE,
             "the upper end of the simulated CI of the VI policy is below the exact mean "
@@ -281,12 +290,14 @@ def _many_server_claims(quick: bool) -> list[Claim]:
     return [
         Claim(
             f"the optimal policy's value iteration and its simulation agree with {many} servers",
-            SOURCE, "ET of the accuracy-matched VI (three grids, checked truncation) lies "
-            "within the 99.9% CI of a simulation of its exported policy (argmin over servers "
-            "of u_i + x + v(u + x e_i), v interpolated on the sorted simplex)",
+            SOURCE, "ET of the accuracy-matched VI (three grids, checked truncation) agrees "
+            f"within {MANY_AGREE_TOLERANCE:.0%} with a simulation of its exported policy "
+            "(argmin over servers of u_i + x + v(u + x e_i), v interpolated on the sorted "
+            "simplex; equivalence test at the 95% family level)",
             lambda p: _accurate(p["m"], "optimal", quick).ET,
             lambda p: _simulated(p["m"], "optimal", quick),
-            points, tolerance=1.0, error=lambda value, ci: ci_error(ci, value),
+            points, tolerance=MANY_AGREE_TOLERANCE,
+            error=equivalence_error(relative=MANY_AGREE_TOLERANCE, n_points=len(points)),
             evidence=Evidence.SIMULATION),
         Claim.predicate(
             f"with {many} servers the optimal policy beats LWL, JSQ and JIQ (value iteration)",
