@@ -274,7 +274,7 @@ def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         return r, [g(r.ET)]
 
     def attained_sim():
-        r = simulate_policy("SQ", 20, 2, LAM, exponential_ph(), n_jobs=4000, rng=1, n_batches=5)
+        r = simulate_policy("SQ", 20, 2, LAM, exponential_ph(), n_jobs=8000, rng=1, n_batches=5)
         return r, [str(r.ET)]
 
     def refined():
@@ -298,7 +298,7 @@ def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         SupermarketFixedPoint: lambda: (solve_supermarket(2, LAM), [g(ET)]),
         RefinedJSQ: refined,
         JSQPHFixedPoint: jsq_ph,
-        JSQEstimate: lambda: by(simulate_jsq(20, 2, LAM, n_jobs=4000, n_batches=5, rng=1),
+        JSQEstimate: lambda: by(simulate_jsq(20, 2, LAM, n_jobs=8000, n_batches=5, rng=1),
                                 lambda e: [str(e.ET)]),
         TailScan: lambda: by(tail_regime_scan(2, 0.5, 2.0, phases=(3, 5, 7)),
                              lambda t: [g(t.ET[0])]),

@@ -57,7 +57,7 @@ def test_a_trace_feeds_the_simulator_and_pollaczek_khinchine_holds():
     trace /= trace.mean()                            # mean exactly 1 (up to rounding)
     law = Empirical(trace)
     lam = 0.5
-    est = simulate_attained(20, 1, lam, law, [[1.0]], 1.0, n_jobs=300_000, rng=6, level=0.999)
+    est = simulate_attained(20, 1, lam, law, [[1.0]], 1.0, n_jobs=500_000, rng=6, level=0.999)
     m1, m2 = float(np.mean(trace)), float(np.mean(trace**2))
     assert est.mean_size == pytest.approx(m1, rel=1e-12)
     assert est.EW.contains(lam * m2 / (2 * (1 - lam * m1))), est.EW

@@ -34,8 +34,8 @@ def test_n_jobs_is_keyword_only_in_both_simulators() -> None:
         simulate_attained(10, 2, 0.5, ([1.0], [[-1.0]]), [[1.0, 2.0]], 1.0, 10_000)  # type: ignore[misc]
     with pytest.raises(InvalidParameter, match="n_jobs is keyword-only"):
         simulate_jsq(10, 2, 0.5, 10_000)  # the fourth positional is the service law
-    est = simulate_jsq(10, 2, 0.5, n_jobs=10_000, rng=1)
-    assert est.n_jobs == 10_000
+    est = simulate_jsq(10, 2, 0.5, n_jobs=20_000, rng=1)
+    assert est.n_jobs == 20_000
 
 
 def test_one_job_size_law_everywhere() -> None:
@@ -57,10 +57,10 @@ def test_one_job_size_law_everywhere() -> None:
     assert abs(solve_attained("LEW", 2, 0.7, me, **kw).ET - att) < 1e-9 * att
     assert refined_jsq_ph(2, 0.7, me, 50).ET_N == pytest.approx(refined_jsq_ph(2, 0.7, ph, 50).ET_N,
                                                                  rel=1e-8)
-    est = simulate_jsq(20, 2, 0.7, me, n_jobs=20_000, rng=1)
-    same = simulate_jsq(20, 2, 0.7, ph, n_jobs=20_000, rng=1)
+    est = simulate_jsq(20, 2, 0.7, me, n_jobs=40_000, rng=1)
+    same = simulate_jsq(20, 2, 0.7, ph, n_jobs=40_000, rng=1)
     assert abs(est.ET.mean - same.ET.mean) < 1e-9  # the same tables up to rounding
-    simulate_policy("LEW", 20, 2, 0.7, me, delta=0.5, rep_max=5.0, n_jobs=20_000, rng=1)
+    simulate_policy("LEW", 20, 2, 0.7, me, delta=0.5, rep_max=5.0, n_jobs=40_000, rng=1)
     # a law without a phase-type form is refused by name, and the message says why
     with pytest.raises(InvalidParameter, match="parameter service=.*phase-type"):
         solve_jsq_ph(2, 0.7, scipy.stats.lognorm(0.8))
