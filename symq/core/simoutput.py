@@ -488,7 +488,14 @@ def require_run_length(n_jobs: int, load: float, scv: float, n_batches: int, *,
     if n_jobs >= need:
         return
     who = what or "the queue"
-    need_text = f"{math.ceil(need):.4g}" if math.isfinite(need) else "inf"
+    if math.isfinite(need):  # exact up to a million, then 4 digits rounded up
+        shown = math.ceil(need * (1 - 1e-12))
+        if shown >= 10**6:
+            scale = 10 ** (len(str(shown)) - 4)
+            shown = -(-shown // scale) * scale
+        need_text = f"{shown}" if shown < 10**6 else f"{shown:.4g}"
+    else:
+        need_text = "inf"
     raise RunTooShort(
         jobs_name, n_jobs, f">= {need_text} at load {load:.10g}",
         f"{who} relaxes in about (1 + scv)/(1 - load)^2 = "
