@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from symq.core.errors import InvalidParameter, UnknownName
+from symq.core.errors import InvalidParameter, RunTooShort, UnknownName
 from symq.core.result import ResultBase
 from symq.me import ME
 from symq.me.laws import PhaseType
@@ -71,10 +71,10 @@ def test_h2_sizes_are_drawn_as_written_out() -> None:
 
 
 def test_a_named_law_and_its_object_give_the_same_run() -> None:
-    by_name = simulate_ps_queue(0.6, 1.0, "hyperexponential", mean=1.0, scv=4.0, n_jobs=30_000,
+    by_name = simulate_ps_queue(0.6, 1.0, "hyperexponential", mean=1.0, scv=4.0, n_jobs=60_000,
                                 rng=SEED)
     by_object = simulate_ps_queue(0.6, 1.0, size_law("hyperexponential", 1.0, 4.0),
-                                  n_jobs=30_000, rng=SEED)
+                                  n_jobs=60_000, rng=SEED)
     assert by_object.ET == by_name.ET and by_object.EQ == by_name.EQ
     assert by_name.law == "hyperexponential" and "H2" in by_object.law
 
@@ -128,8 +128,8 @@ def test_chunked_kernel_equals_one_call(stops: list[int]) -> None:
 
 
 def test_progress_gives_the_same_result() -> None:
-    quiet = simulate_ps_queue(0.7, 1.0, "hyperexponential", n_jobs=20_000, rng=SEED)
-    shown = simulate_ps_queue(0.7, 1.0, "hyperexponential", n_jobs=20_000, rng=SEED,
+    quiet = simulate_ps_queue(0.7, 1.0, "hyperexponential", n_jobs=110_000, rng=SEED)
+    shown = simulate_ps_queue(0.7, 1.0, "hyperexponential", n_jobs=110_000, rng=SEED,
                               progress=True)
     assert quiet == shown
 
@@ -139,7 +139,10 @@ def test_run_length_rule_names_the_smallest_run() -> None:
     with pytest.raises(InvalidParameter, match=r"parameter n_jobs=3000 must be an integer >= "
                        r".*100 post-warm-up jobs per batch for n_batches=30"):
         simulate_ps_queue(0.5, 1.0, n_jobs=3000, rng=1)
-    assert simulate_ps_queue(0.5, 1.0, n_jobs=3334, rng=1).n_warmup == 333
+    # then the relaxation rule: 30 batches of 64 relaxation times (1 + 1)/(1 - 0.5)^2 = 8 jobs
+    with pytest.raises(RunTooShort, match=r"parameter n_jobs=15359 must be >= 15360 at load 0.5"):
+        simulate_ps_queue(0.5, 1.0, n_jobs=15_359, rng=1)
+    assert simulate_ps_queue(0.5, 1.0, n_jobs=15_360, rng=1).ET.run_length == 15_360
     with pytest.raises(InvalidParameter, match="parameter n_jobs_per_server="):
         simulate_farm([1.0], [1.0], [0.5], n_jobs_per_server=1000, rng=1)
 
@@ -172,7 +175,7 @@ def test_unknown_name_and_draw_sizes_of_an_object() -> None:
 
 
 def test_results_follow_the_protocol() -> None:
-    est = simulate_farm([1.0, 1.0], [1.0, 2.0], [0.3, 0.0], n_jobs_per_server=5000, rng=2)
+    est = simulate_farm([1.0, 1.0], [1.0, 2.0], [0.3, 0.0], n_jobs_per_server=8000, rng=2)
     data = json.loads(json.dumps(est.to_dict()))
     assert data["social_cost"]["n"] == 30 and data["servers"][1] is None
     assert data["servers"][0]["ET"]["method"] == "batch_means"

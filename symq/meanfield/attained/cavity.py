@@ -63,6 +63,7 @@ from symq.core.result import Exactness, ResultBase
 from symq.me.laws import as_phase_type
 
 from ..checks import check_means, check_probability
+from ..phase_type import subgenerator_expm
 from ..probes import probe_polynomial as _hd
 from ..supermarket import closed_form_values
 from .policies import Policy, get_policy
@@ -213,7 +214,7 @@ class _Cavity:
         self.alpha, self.A = alpha, A
         self.rho = lam * mean
         m, n = self.m, B - 1
-        self.E = scipy.linalg.expm(A * delta)
+        self.E = subgenerator_expm(A, delta)  # no cancellation at nearly equal rates
         exit_ = -A.sum(axis=1)
         # completions: (l, j) -> start state max(l - 1, 1), at rate a_j
         C = np.zeros((B * m, n))  # noqa: N806
