@@ -18,6 +18,7 @@ from .claims import (
     Verdict,
     absolute_error,
     ci_error,
+    equivalence_error,
     mixed_error,
     relative_error,
     symbolic_error,
@@ -69,7 +70,7 @@ from .sweep import sweep
 
 __all__ = [
     "Claim", "Evidence", "Inconclusive", "Status", "Verdict", "absolute_error", "ci_error",
-    "mixed_error", "relative_error", "symbolic_error",
+    "equivalence_error", "mixed_error", "relative_error", "symbolic_error",
     "CompiledFunction", "compile",
     "Derivation", "Step",
     "Distribution",

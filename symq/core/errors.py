@@ -19,6 +19,7 @@ __all__ = [
     "TruncationError",
     "ResourceLimit",
     "RunTooShort",
+    "Inconclusive",
     "OutputError",
     "NumericalFailure",
     "SchedulerUnreachable",
@@ -189,6 +190,11 @@ class ResourceLimit(InvalidParameter):
         InvalidParameter.__init__(self, name, value, limit, f"it needs {needed}")
         self.needed = needed
         self.limit = limit
+
+
+class Inconclusive(SymqError):
+    """Raised inside a claim's computation when the evidence cannot decide at a point (also
+    importable from :mod:`symq.core.claims`)."""
 
 
 class RunTooShort(InvalidParameter):
