@@ -87,3 +87,24 @@ def test_lambertw_in_an_integrand_is_the_fifty_digit_principal_branch():
     got = got.value if isinstance(got, Approximate) else got
     with working_dps(50) as ctx:
         assert abs(got - ctx.mpf(1) / 2) < ctx.mpf(10) ** -25
+
+
+def test_a_value_with_an_error_bar_is_written_to_json_with_its_bar(tmp_path, capsys):
+    # int_0^oo exp(-sqrt(t)) dt = 2 (substitute t = u^2: 2 int_0^oo u e^{-u} du); the
+    # quadratures disagree slightly on this cusp, so the value carries a bar into --json
+    import json
+
+    from symq.cli import main
+
+    path = tmp_path / "bar.toml"
+    path.write_text('[paper]\ntitle = "t"\nauthors = ["a"]\nyear = 2026\n\n[[claims]]\n'
+                    'name = "cusp"\nstatement = "integral(exp(-sqrt(t)), t, 0, oo) == 2"\n'
+                    'tolerance = 1e-6\n')
+    assert main(["check", str(path), "--json"]) == 0
+    (verdict,) = json.loads(capsys.readouterr().out)
+    assert verdict["status"] == "holds"
+    left = verdict["claimed_value"]
+    if isinstance(left, dict):  # an Approximate: value and bar, the bar covering the truth
+        assert abs(left["value"] - 2.0) <= left["error"] + 1e-15
+    else:
+        assert abs(left - 2.0) < 1e-12

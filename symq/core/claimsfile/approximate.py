@@ -69,6 +69,10 @@ class Approximate:
 
     __repr__ = __str__
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (``symq check --json``, reports): the value, its error bar and how."""
+        return {"value": float(self.value), "error": float(self.error), "how": self.how}
+
     def _refuse(self) -> Any:
         raise Inconclusive(f"{self} ({self.how}) carries an error bar that this comparison "
                            "cannot take into account")
