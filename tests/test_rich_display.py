@@ -25,6 +25,7 @@ import pytest
 import sympy as sp
 
 import symq
+from symq.core.claimsfile.approximate import Approximate
 from symq.core.simstats import ConfidenceInterval
 
 LAM = 0.7
@@ -104,6 +105,8 @@ def _core() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         SweepResult: sweep_result,
         ConfidenceInterval: lambda: (ConfidenceInterval(2.0, 0.1, 0.95, 10, "batch_means"),
                                      ["2.00 ± 0.10"]),
+        Approximate: lambda: (Approximate(2.0, 1e-6, "a quadrature"),
+                              ["**2.0 ± 1.0e-6**", "a quadrature"]),
         Deterministic: lambda: (Deterministic(2.0), ["| `mean` | 2 |", "| `scv` | 0 |"]),
         # mean 12/4 = 3, variance (1 + 4 + 9 + 36)/4 - 3^2 = 3.5
         Empirical: lambda: (Empirical([1.0, 2.0, 3.0, 6.0]), ["| `mean` | 3 |",

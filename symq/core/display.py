@@ -362,6 +362,12 @@ def interval_markdown(ci: ConfidenceInterval) -> str:
     return f"{text}: [{ci.low:.6g}, {ci.high:.6g}]"
 
 
+def approximate_markdown(value: Any) -> str:
+    """A number with an error bar (an accelerated sum, a quadrature): ``**v ± e**`` and how it
+    was computed."""
+    return f"**{value}** ({value.how})"
+
+
 #: Transitions shown in the table of a population process (the rest are counted).
 MAX_TRANSITIONS = 12
 

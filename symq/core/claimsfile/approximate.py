@@ -69,6 +69,11 @@ class Approximate:
 
     __repr__ = __str__
 
+    def _repr_markdown_(self) -> str:  # Jupyter
+        from ..display import approximate_markdown
+
+        return approximate_markdown(self)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``symq check --json``, reports): the value, its error bar and how."""
         return {"value": float(self.value), "error": float(self.error), "how": self.how}
