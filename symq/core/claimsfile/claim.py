@@ -51,7 +51,8 @@ from ..registry import models
 from .compare import Tolerance, parse_tolerance, point_error
 from .explain import holding_region, smallest_counterexample
 from .limits import check_limit_axis, limit_verdict, parse_limit_target, show_target
-from .quantities import (DIRECT_SUM_TERMS, REFERENCE_PATTERN, SUM_TERM_BUDGET, Environment,
+from .quantities import (DIRECT_SUM_TERMS, REFERENCE_PATTERN, SEQUENTIAL_BUDGET,
+                         SUM_TERM_BUDGET, Environment,
                          FileContext, Formula, Function, Quantity, Reference,
                          evaluate_expression, override_value, sum_cost)
 from .region import Region, parse_region
@@ -336,6 +337,7 @@ def _reference(key: str, name: str, text: str, overrides: dict[str, Any],
         raise InvalidParameter(f"{key}", text, f"a result of model {model.name}: "
                                + ", ".join(model.outputs), f"no result {result_key!r}"
                                + (f"; did you mean {close[0]}?" if close else ""))
+    sequential = _sequential_keys(key, model, overrides, index)
     parsed = {}
     for param, value in overrides.items():
         try:
@@ -346,7 +348,36 @@ def _reference(key: str, name: str, text: str, overrides: dict[str, Any],
     if index is not None:
         idx = parse_formula(f"{key} (index)", index, names,
                             assumptions={n: {"real": True} for n in names})
-    return Reference(name, model, result_key, idx, parsed, context, text)
+    return Reference(name, model, result_key, idx, parsed, context, text, **sequential)
+
+
+#: Run-length parameters of the simulation models, in the order they are looked for.
+JOBS_PARAMETERS = ("n_jobs", "n_losses", "n_jobs_per_server")
+
+
+def _sequential_keys(key: str, model: Any, overrides: dict[str, Any],
+                     index: str | None) -> dict[str, Any]:
+    """``half_width`` (a relative target in (0, 1)) and ``max_jobs`` of a reference table,
+    removed from ``overrides``: the reference runs Stein's two-stage procedure
+    (:meth:`Reference._sequential`) instead of one run of the given length."""
+    if "half_width" not in overrides:
+        if "max_jobs" in overrides:
+            raise InvalidParameter(f"{key}.max_jobs", overrides["max_jobs"],
+                                   "given only with half_width (sequential mode)")
+        return {}
+    target = overrides.pop("half_width")
+    budget = overrides.pop("max_jobs", SEQUENTIAL_BUDGET)
+    jobs = next((p.name for p in model.parameters if p.name in JOBS_PARAMETERS), None)
+    if jobs is None or index is not None:
+        raise InvalidParameter(f"{key}.half_width", target, "given only for a simulation "
+                               "model's interval (a model with n_jobs) without an index")
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1:
+        raise InvalidParameter(f"{key}.half_width", target,
+                               "a relative half-width in (0, 1), e.g. 0.01")
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) \
+            or not math.isfinite(budget) or budget < 1000 or budget != int(budget):
+        raise InvalidParameter(f"{key}.max_jobs", budget, "an integer >= 1000, e.g. 1e8")
+    return {"half_width": float(target), "max_jobs": int(budget), "jobs_parameter": jobs}
 
 
 def _string(where: str, table: Mapping[str, Any], key: str, required: bool = False) -> str:

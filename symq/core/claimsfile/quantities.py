@@ -53,7 +53,7 @@ import sympy as sp
 
 from ..claims import Evidence, Inconclusive
 from ..compiler import compile as compile_expr
-from ..errors import InvalidParameter, SymqError, UnknownName
+from ..errors import InvalidParameter, RunTooShort, SymqError, UnknownName
 from ..formula import function_domains, parse_formula
 from ..parameters import Choice, Expression, IntegerAtLeast
 from ..precision import local_mp, working_dps
@@ -464,6 +464,11 @@ def override_value(model: ModelSpec, name: str, value: Any, where: str,
     return value
 
 
+#: Jobs a sequential reference (``half_width = ...``) may spend on its pilot and final run
+#: together, unless its table says ``max_jobs``.
+SEQUENTIAL_BUDGET = 10**8
+
+
 @dataclass
 class Reference(Quantity):
     """A result key of a (registered or declared) model, solved at the claim's point."""
@@ -475,6 +480,11 @@ class Reference(Quantity):
     overrides: dict[str, Any] = field(default_factory=dict)
     context: FileContext = field(default_factory=FileContext)
     text: str = ""
+    #: Sequential mode: the relative half-width asked of the key's interval, the jobs budget
+    #: and the model's run-length parameter (``half_width = 0.01`` in the reference's table).
+    half_width: float | None = None
+    max_jobs: int = SEQUENTIAL_BUDGET
+    jobs_parameter: str = "n_jobs"
 
     def __post_init__(self) -> None:
         deps = set()
@@ -487,8 +497,12 @@ class Reference(Quantity):
 
     def describe(self) -> str:
         text = self.text or f"{self.model.name}:{self.key}"
-        if self.overrides:
-            text += " (" + ", ".join(f"{k}={v}" for k, v in self.overrides.items()) + ")"
+        extra = [f"{k}={v}" for k, v in self.overrides.items()]
+        if self.half_width is not None:
+            extra.append(f"sequential to a relative half-width {self.half_width:g}, at most "
+                         f"{self.max_jobs:.3g} jobs")
+        if extra:
+            text += " (" + ", ".join(extra) + ")"
         return text
 
     def parameters_at(self, env: Environment) -> dict[str, Any]:
@@ -509,10 +523,47 @@ class Reference(Quantity):
                 params[p.name] = env.point[p.name]
         return params
 
+    def _sequential(self, params: dict[str, Any], seed: int) -> ConfidenceInterval:
+        """The key's interval from Stein's two-stage procedure (:func:`~symq.core.simrun.
+        run_sequential`): a pilot of the reference's run length (or of the length the model's
+        run-length rule asks), then an independent run sized for :attr:`half_width`."""
+        from ..simrun import run_sequential
+
+        def simulate(n: int, gen: np.random.Generator) -> ConfidenceInterval:
+            value = self.model.run({**params, self.jobs_parameter: n}, rng=gen).values[self.key]
+            if not isinstance(value, ConfidenceInterval):
+                raise Inconclusive(f"{self.describe()}: half_width asks for an interval, and "
+                                   f"the model gave {value!r}")
+            return value
+
+        pilot = params.get(self.jobs_parameter)
+        if pilot is None:
+            pilot = next(p.default for p in self.model.parameters if p.name == self.jobs_parameter)
+
+        def run(length: int) -> ConfidenceInterval:
+            return run_sequential(simulate, half_width=float(self.half_width or 0),
+                                  pilot=length, budget=self.max_jobs,
+                                  rng=np.random.default_rng(seed), jobs_name=self.jobs_parameter)
+
+        try:
+            return run(int(pilot))
+        except RunTooShort as exc:  # a pilot too short for its load: the length the rule asks
+            needed = exc.jobs_needed
+            if needed is None or not needed <= self.max_jobs / 2 or needed <= int(pilot):
+                raise
+            return run(math.ceil(needed))
+
     def evaluate(self, env: Environment) -> Any:
         params = self.parameters_at(env)
         frozen = tuple(sorted((k, repr(v)) for k, v in params.items()))
         seed = zlib.crc32(repr((self.model.name, frozen)).encode()) ^ env.seed
+        if self.half_width is not None:
+            key = (self.model.name, frozen, seed, "sequential", self.key, self.half_width,
+                   self.max_jobs)
+            if key not in self.context.cache:
+                self.context.cache[key] = self._sequential(params, seed)
+            env.evidence.add(Evidence.SIMULATION)
+            return self.context.cache[key]
         key = (self.model.name, frozen, seed if self.model.accepts_rng else None)
         result = self.context.cache.get(key)
         if result is None:
