@@ -54,7 +54,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from .errors import InvalidParameter, RunTooShort
-from .simstats import ConfidenceInterval, _as_finite_1d, _check_level, _t_interval
+from .simstats import ConfidenceInterval, _as_finite_1d, _check_level, _lag1, _t_interval
 
 __all__ = [
     "BATCH_MARGIN",
@@ -159,14 +159,6 @@ def mser_truncation(samples: ArrayLike, batch: int = MSER_BATCH) -> Truncation:
     settled = d <= k // 2
     needed = data.size if settled else math.ceil(2.2 * d * batch)
     return Truncation(d * batch, settled, needed)
-
-
-def _lag1(means: np.ndarray) -> float:
-    centred = means - means.mean()
-    denominator = float(centred @ centred)
-    if denominator == 0.0:
-        return 0.0
-    return float(centred[:-1] @ centred[1:]) / denominator
 
 
 def _passes(means: np.ndarray) -> bool:

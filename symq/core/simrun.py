@@ -4,14 +4,19 @@ Every finite-N simulator (JSQ(d), attained service, dispatching, processor-shari
 protocols, the M/ME/1 Lindley recursion) runs the same way:
 
 1. a :class:`RunPlan` checks the run length against the batch-means rule (one rule for all: at
-   least :data:`MIN_JOBS_PER_BATCH` post-warm-up jobs per batch) and fixes the warm-up and the
-   time slices of the time-average statistics (:data:`SLICES_PER_BATCH` per batch);
+   least :data:`MIN_JOBS_PER_BATCH` post-warm-up jobs per batch), and
+   :func:`symq.core.simoutput.require_run_length` refuses, before the run, one too short for
+   its load (:class:`~symq.core.errors.RunTooShort`, naming the run length needed);
 2. :func:`kernel_seed` draws the seed of the numba kernel from the caller's ``rng`` and
    :func:`seed_numba` seeds numba's own random stream with it (numba's stream is separate from
    numpy's), so the same ``rng`` gives the same run;
 3. :func:`run_chunked` calls the kernel once, or in chunks with a tqdm bar when ``progress`` is
    asked for; the kernel keeps its state between chunks, so the result is the same either way;
-4. the estimates are batch means (:mod:`symq.core.simstats`).
+4. the estimates come from :mod:`symq.core.simoutput`: the warm-up (MSER-5) and the batch
+   length (lag-1 test) are chosen from the run's own output, per job or over
+   :data:`RUN_SLICES` time slices of the whole run, and each interval carries its run length
+   and, when its diagnostics fail, a ``doubt``; :func:`run_sequential` sizes a run for a
+   requested half-width.
 
 Before allocating or running, each simulator estimates its work in kernel steps (a probe, an
 event, a draw) and calls :func:`require_work`: a run over :data:`SIM_WORK_LIMIT` steps (about
@@ -52,7 +57,8 @@ __all__ = [
 
 #: Post-warm-up jobs (or events) per batch that a batch-means interval needs.
 MIN_JOBS_PER_BATCH = 100
-#: Time slices per batch of the time-average statistics.
+#: Time slices per batch of a plan (:attr:`RunPlan.n_slices`; the simulators now slice the whole
+#: run into :data:`RUN_SLICES` instead).
 SLICES_PER_BATCH = 20
 #: Time slices over the whole run (warm-up included) of the time-average statistics analysed by
 #: :func:`symq.core.simoutput.analyse_ratio` (which picks the warm-up and batches from them).
@@ -103,47 +109,6 @@ def require_time_range(name: str, value: float, rate: float, n_jobs: int, *, ans
         name, value, domain,
         f"too small to simulate: the run would last {span_text} {unit}, beyond the 1e300 its "
         f"time sums can hold; at this load {answer}")
-
-
-def require_relaxation(name: str, value: object, load: float, scv: float, plan: RunPlan,
-                        *, unit: str = "jobs", scv_name: str = "scv",
-                        jobs_name: str = "n_jobs") -> None:
-    r"""Refuse a load whose relaxation time exceeds a batch: batch means would be meaningless.
-
-    A queue at load :math:`\rho` relaxes in about :math:`(1 + c_s^2)/(1 - \rho)^2` jobs (the
-    heavy-traffic time scale of the workload, Whitt, *Stochastic-Process Limits*, 2002, Section
-    5.7; with ``N`` servers fully pooled the same count of departures); a batch shorter than
-    that leaves the run in its transient, and its interval would cover nothing.  Loads within
-    reach of the run are accepted (a batch at least as long as the relaxation time).
-
-    Raises
-    ------
-    InvalidParameter
-        Naming ``name`` with the largest load the run resolves and the run length needed; when
-        no load would do, ``scv_name`` (the size law's variability) or ``jobs_name``.
-    """
-    batch = (plan.n_jobs - plan.n_warm) / plan.n_batches
-    with np.errstate(divide="ignore", over="ignore"):
-        need = (1.0 + scv) / (1.0 - load) ** 2 if load < 1 else math.inf
-    if need <= batch:
-        return
-    load_max = 1.0 - math.sqrt((1.0 + scv) / batch)
-    jobs = need * plan.n_batches / (1.0 - plan.warmup)
-    if load_max <= 0:
-        why = (f"a size law of scv={scv:.3g} relaxes in about (1 + scv)/(1 - load)^2 = "
-               f"{need:.3g} {unit} at load {load:.3g}, longer than a batch of {batch:.0f}: the "
-               f"interval would not cover the mean")
-        scv_max = batch * (1.0 - load) ** 2 - 1.0
-        if scv_max > 0 and scv_name:
-            raise InvalidParameter(scv_name, float(f"{scv:.6g}"), f"<= {scv_max:.4g} for a run of "
-                                   f"{plan.n_jobs} {unit}", why + f"; or {jobs_name} >= {jobs:.3g}")
-        raise InvalidParameter(jobs_name, plan.n_jobs, f">= {jobs:.3g}", why)
-    bound = load_max * (float(value) / load) if load > 0 else load_max  # type: ignore[arg-type]
-    raise InvalidParameter(
-        name, value, f"<= {bound:.6g} for a run of {plan.n_jobs} {unit}",
-        f"the load {load:.17g} relaxes in about (1 + scv)/(1 - load)^2 = {need:.3g} {unit}, "
-        f"longer than a batch of {batch:.0f}: the interval would not cover the mean; a run of "
-        f"about {jobs:.3g} {unit} would")
 
 
 def require_work(steps: float, blame: list[tuple[str, object, float]], *, what: str) -> None:

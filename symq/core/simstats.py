@@ -418,13 +418,22 @@ def lag1_autocorrelation(batch_means: ArrayLike) -> float:
             "batch_means", _short(batch_means), "a sequence of at least 3 values", f"got {data.size}"
         )
     centred = data - data.mean()
-    denominator = float(centred @ centred)
-    if denominator == 0.0:
+    if not np.any(centred):
         raise InvalidParameter(
             "batch_means",
             f"<{data.size} values all equal to {data[0]!r}>",
             "a sequence that is not constant",
             "the autocorrelation of a constant sequence is undefined",
         )
-    r1 = float(centred[:-1] @ centred[1:]) / denominator
-    return min(1.0, max(-1.0, r1))
+    return min(1.0, max(-1.0, _lag1(data)))
+
+
+def _lag1(values: np.ndarray) -> float:
+    """The lag-1 sample autocorrelation of a finite 1-d array, unchecked (0 for a constant
+    one): the statistic of :func:`lag1_autocorrelation` and of the batch-length test of
+    :mod:`symq.core.simoutput`."""
+    centred = values - values.mean()
+    denominator = float(centred @ centred)
+    if denominator == 0.0:
+        return 0.0
+    return float(centred[:-1] @ centred[1:]) / denominator
