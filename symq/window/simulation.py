@@ -101,7 +101,7 @@ from symq.core.simrun import (
     run_chunked,
     seed_numba,
 )
-from symq.core.simstats import ConfidenceInterval, ratio_batch_means
+from symq.core.simstats import ConfidenceInterval
 
 from .protocol import PowerLawParameters
 from .simulation_kernels import (
@@ -142,13 +142,8 @@ def _slices(cycles: int, n_batches: int) -> int:
 def _ratio(num: np.ndarray, den: np.ndarray, n_batches: int, level: float,
            run_length: int) -> ConfidenceInterval:
     """The interval of ``sum(num)/sum(den)`` from the run's slices: MSER warm-up and batches
-    from the correlation (:func:`~symq.core.simoutput.analyse_ratio`); a ratio that is the same
-    in every slice (0 at a cap never reached) is exact, of half-width 0."""
-    ratios = num / den
-    if np.all(ratios == ratios[0]):
-        merged = ratio_batch_means(num.reshape(n_batches, -1).sum(axis=1),
-                                   den.reshape(n_batches, -1).sum(axis=1), n_batches, level)
-        return replace(merged, run_length=run_length)
+    from the correlation (:func:`~symq.core.simoutput.analyse_ratio`; a ratio that is the same
+    in every slice, 0 at a cap never reached, comes out exact, of half-width 0)."""
     return analyse_ratio(num, den, n_batches, level, run_length=run_length, unit="losses")
 
 
