@@ -520,9 +520,8 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
                 for i, seq in enumerate(np.random.SeedSequence(int(gen.integers(0, 2**63 - 1)))
                                         .spawn(reps))]
         n_done = per * reps
-        ET, EW = (replace(replication_ci([r.T[0] for r in sums] if x == "T"
-                                         else [r.W[0] for r in sums], plan.level),
-                          run_length=n_done) for x in ("T", "W"))
+        ET = replace(replication_ci([r.T[0] for r in sums], plan.level), run_length=n_done)
+        EW = replace(replication_ci([r.W[0] for r in sums], plan.level), run_length=n_done)
         loads = np.mean([r.loads for r in sums], axis=0)
     elapsed = time.perf_counter() - start
     if pol.speeds is not None and ET.half_width > ET.mean:
