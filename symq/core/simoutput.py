@@ -66,6 +66,7 @@ __all__ = [
     "analyse_series",
     "mser_truncation",
     "relaxation_jobs",
+    "require_probing_run_length",
     "require_run_length",
     "required_run_length",
 ]
@@ -73,8 +74,8 @@ __all__ = [
 #: Observations per batch of the MSER statistic (MSER-5).
 MSER_BATCH = 5
 #: Final batches are this many times longer than the shortest batch size whose batch means pass
-#: the lag-1 test (a factor 8 makes the remaining lag-1 correlation of the final batch means
-#: about 8 times smaller than the test's threshold).
+#: the lag-1 test (a factor 4 makes the remaining lag-1 correlation of the final batch means
+#: about 4 times smaller than the test's threshold).
 BATCH_MARGIN = 4
 #: Most batches of the finest level tested.
 FINEST_BATCHES = 4096
@@ -494,3 +495,27 @@ def require_run_length(n_jobs: int, load: float, scv: float, n_batches: int, *,
         f"{relaxation_jobs(load, scv):.3g} {unit}; each of the n_batches={n_batches} batches "
         f"must span {RELAXATION_RUNS:g} relaxation times for its interval to cover the mean",
         jobs_needed=need)
+
+
+def require_probing_run_length(n_jobs: int, N: int, d: int, load: float, scv: float,
+                               n_batches: int) -> None:
+    """:func:`require_run_length` for ``N`` servers where each arrival probes ``d`` of them
+    (the JSQ(d) family: jsq-sim, the attained-service simulator).
+
+    With ``d = 1`` every arrival joins a uniformly chosen server, so each server is an
+    independent M/G/1 queue at ``load`` that relaxes in its own departures, ``N`` times fewer
+    than the run's (``per_queue = N``); with ``d >= 2`` the servers pool and the system is held
+    to the relaxation time of one queue at the same load and size law.  The run is counted in
+    departures.
+
+    Raises
+    ------
+    RunTooShort
+        Naming ``n_jobs`` with the departures needed.
+    """
+    independent = d == 1 and N > 1
+    require_run_length(n_jobs, load, scv, n_batches, per_queue=N if d == 1 else 1,
+                       unit="departures",
+                       what=(f"each of the N={N} independent M/G/1 queues (d=1, size scv "
+                             f"{scv:.3g})" if independent else
+                             f"the system (size scv {scv:.3g})"))

@@ -65,7 +65,7 @@ from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
-from symq.core.simoutput import analyse_ratio, analyse_series, require_run_length
+from symq.core.simoutput import analyse_ratio, analyse_series, require_probing_run_length
 from symq.core.simrun import (
     RUN_SLICES,
     SIM_WORK_LIMIT,
@@ -536,12 +536,8 @@ def simulate_jsq(
         f"ET = E[S] = {mean_s:.6g} and EW = 0, up to terms of order lam*E[S] = "
         f"{lam * mean_s:.3g} relative to E[S]"))
     scv = law._raw_moment(2) / mean_s ** 2 - 1.0
-    # JSQ(1) is N independent M/G/1 queues: each relaxes in its own departures, N times fewer
-    # than the run's; with d >= 2 the servers pool and the system relaxes as one queue
-    require_run_length(plan.n_jobs, load, scv, plan.n_batches, per_queue=N if d == 1 else 1,
-                       unit="departures",
-                       what=(f"each of the N={N} independent queues (d=1)" if d == 1 and N > 1
-                             else "the system"))
+    # JSQ(1) is N independent M/G/1 queues, each relaxing in its own departures
+    require_probing_run_length(plan.n_jobs, N, d, load, scv, plan.n_batches)
     per_job = d + q_steps(law) + 2
     require_work(plan.n_jobs * per_job,
                  [("d", d, SIM_WORK_LIMIT / plan.n_jobs - q_steps(law) - 2),

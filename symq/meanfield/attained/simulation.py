@@ -51,8 +51,9 @@ of jobs per server :math:`E[Q]` and busy fraction from :data:`~symq.core.simrun.
 time slices of equal numbers of departures from the start of the run
 (:func:`~symq.core.simoutput.analyse_ratio`).  A run shorter than 64 relaxation times
 :math:`(1 + c_X^2)/(1 - \rho)^2` per batch is refused before it starts
-(:func:`~symq.core.simoutput.require_run_length`; with ``d = 1`` each server is an independent
-M/G/1 queue, which relaxes in its own departures, ``N`` times fewer than the run's).
+(:func:`~symq.core.simoutput.require_probing_run_length`; with ``d = 1`` each server is an
+independent M/G/1 queue, which relaxes in its own departures, ``N`` times fewer than the
+run's).
 
 References
 ----------
@@ -93,7 +94,7 @@ from symq.core.simoutput import (
     analyse_ratio,
     analyse_series,
     mser_truncation,
-    require_run_length,
+    require_probing_run_length,
 )
 from symq.core.simrun import (
     RUN_SLICES,
@@ -208,20 +209,6 @@ def _sample_scv(sizes: np.ndarray) -> float:
     """The squared coefficient of variation of drawn sizes (0 for an all-zero sample)."""
     m = float(sizes.mean())
     return float(sizes.var() / (m * m)) if m > 0 else 0.0
-
-
-def _require_length(plan: RunPlan, N: int, d: int, load: float, scv: float) -> None:
-    """The run-length rule (:func:`symq.core.simoutput.require_run_length`) for ``N`` servers
-    probed ``d`` at a time: with ``d = 1`` every arrival joins a uniformly chosen server, so
-    each server is an independent M/G/1 queue at ``load`` that relaxes in its own departures,
-    ``N`` times fewer than the run's (``per_queue = N``); with ``d >= 2`` the servers pool and
-    the system is held to the relaxation time of one queue at the same load and size law."""
-    independent = d == 1 and N > 1
-    require_run_length(plan.n_jobs, load, scv, plan.n_batches, per_queue=N if d == 1 else 1,
-                       unit="departures",
-                       what=(f"each of the N={N} independent M/G/1 queues (d=1, size scv "
-                             f"{scv:.3g})" if independent else
-                             f"the system (size scv {scv:.3g})"))
 
 
 def _score_table(scores: ArrayLike) -> np.ndarray:
@@ -463,7 +450,8 @@ def simulate_attained(
     scv = _law_scv(law)
     # the run-length rule, before the run (after the sizes, so that a law that draws negative
     # sizes is named first); a law without a computable second moment: the drawn sizes' scv
-    _require_length(plan, N, d, load, _sample_scv(sizes) if scv is None else scv)
+    require_probing_run_length(plan.n_jobs, N, d, load,
+                               _sample_scv(sizes) if scv is None else scv, plan.n_batches)
     alpha_cum, rates, jump_cum = _NO_PH if n_sizes else law.jump_tables()
 
     n_jobs = plan.n_jobs
