@@ -47,7 +47,7 @@ def by(obj: Any, shows: Callable[[Any], list[str]]) -> tuple[Any, list[str]]:
 
 
 def exponential_ph() -> Any:
-    from symq.me.laws import PhaseType
+    from symq.laws import PhaseType
 
     return PhaseType([1.0], [[-1.0]], name="Exp(1)")
 
@@ -61,7 +61,7 @@ def _core() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     from symq.core.derivation import Derivation, Step
     from symq.core.parameters import Parameter, PositiveReal
     from symq.core.result import Result
-    from symq.core.sizelaws import Deterministic, Empirical, Hyperexponential
+    from symq.laws import Deterministic, Empirical, Hyperexponential
     from symq.core.sweep import SweepResult, grid, sweep
     from symq.meanfield.supermarket import derivation as built
 
@@ -126,7 +126,7 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
                          WaitingTime, WaitingTimeEstimate, certify, fit, mg1_waiting_time,
                          pade_fit, simulate_mg1_waiting)
     from symq.me.certification.factorisation import ExactProof
-    from symq.me.laws import PhaseType, ScipyLaw
+    from symq.laws import PhaseType, ScipyLaw
 
     s = sp.Symbol("s")
 
@@ -258,7 +258,7 @@ def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         survey = limit_sets(process, grid=2, t_max=60.0)
         assert survey.cycles, survey.counts
         return survey.cycles[0], [g(survey.cycles[0].period)]
-    from symq.core.sizelaws import Empirical
+    from symq.laws import Empirical
     from symq.meanfield.supermarket import LAM as LAM_SYMBOL
     from symq.core.parameters import Parameter, PositiveReal
 
@@ -446,6 +446,7 @@ EXEMPT = {
     "ResultBase": "the base of the results (every subclass is built here)",
     "Distribution": "the abstract base of the laws (its subclasses are built here)",
     "FileClaim": "a Claim read from a claims file: Claim's display (built here)",
+    "MarkdownDisplay": "the display mixin (every type using it is built here)",
 }
 
 

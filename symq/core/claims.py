@@ -26,30 +26,38 @@ import enum
 import math
 import time
 import traceback
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from .claim_measures import (absolute_error, ci_error, equivalence_error, mixed_error,
-                             relative_error, symbolic_error)
+from .claim_measures import (
+    absolute_error,
+    ci_error,
+    equivalence_error,
+    mixed_error,
+    relative_error,
+    symbolic_error,
+)
+from .display import MarkdownDisplay, short_text
 from .errors import Inconclusive, SymqError
 from .result import to_jsonable
 
 __all__ = [
-    "Status",
+    "Claim",
     "Evidence",
     "Inconclusive",
-    "Verdict",
-    "Claim",
     "PointOutcome",
-    "relative_error",
+    "Status",
+    "Verdict",
     "absolute_error",
-    "mixed_error",
-    "symbolic_error",
     "ci_error",
     "equivalence_error",
+    "mixed_error",
+    "relative_error",
+    "symbolic_error",
 ]
 
 
@@ -82,7 +90,7 @@ class Evidence(str, enum.Enum):
 # ----------------------------------------------------------------------------- verdicts
 
 @dataclass
-class Verdict:
+class Verdict(MarkdownDisplay):
     """The outcome of :meth:`Claim.check`."""
 
     paper: str
@@ -117,10 +125,43 @@ class Verdict:
         or fails where it expects it to hold); an inconclusive verdict contradicts nothing."""
         return self.status is not Status.INCONCLUSIVE and self.status is not self.expected
 
-    def _repr_markdown_(self) -> str:  # Jupyter
-        from .display import verdict_markdown
+    def to_markdown(self) -> str:
+        """The verdict as a heading line (paper and claim) and a two-column table: status,
+        error and tolerance, evidence, worst point, both sides there, detail, source, time
+        (Jupyter's display)."""
+        rows: list[tuple[str, Any]] = [("status", self._status_line())]
+        if self.max_error is not None:
+            tol = "" if self.tolerance is None else f" (tolerance {self.tolerance:.3g})"
+            rows.append(("max error", f"{self.max_error:.3g}{tol}"))
+            if self.units:
+                rows.append(("error units", self.units))
+        rows.append(("evidence", ", ".join(str(e) for e in self.evidence)))
+        rows.append(("points", self.n_points))
+        if self.worst_point:
+            rows.append(("worst point", self.worst_point))
+        shown = pair_text(self.claimed_value, self.reference_value)
+        if self.claimed_value is not None:
+            rows.append((self.side_names[0], shown[0]))
+        if self.reference_value is not None:
+            rows.append((self.side_names[1], shown[1]))
+        if self.counterexample:
+            rows.append(("counterexample", self.counterexample))
+        rows.append(("detail", self.detail))
+        if self.source:
+            rows.append(("source", self.source))
+        rows.append(("time", f"{self.seconds:.2f} s"))
+        title = f"**{short_text(self.paper)}**: {short_text(self.claim)}" if self.paper else \
+            f"**{short_text(self.claim)}**"
+        body = "\n".join(f"| {name} | {short_text(value)} |" for name, value in rows)
+        return f"{title}\n\n| | |\n|---|---|\n{body}"
 
-        return verdict_markdown(self)
+    def _status_line(self) -> str:
+        status, expected = str(self.status), str(self.expected)
+        if not self.unexpected:
+            if self.status is self.expected and expected == "fails":
+                return "fails, as expected (a statement symq refutes)"
+            return status
+        return f"**{status.upper()}** (expected: {expected})"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form used by ``symq check --json``."""
@@ -302,7 +343,7 @@ Sample = Sequence[Mapping[str, Any]] | Callable[[np.random.Generator], Sequence[
 
 
 @dataclass
-class Claim:
+class Claim(MarkdownDisplay):
     """A checkable statement.
 
     Parameters
@@ -350,10 +391,21 @@ class Claim:
     notes: str = field(default="", repr=False)
     expected: Status = Status.HOLDS
 
-    def _repr_markdown_(self) -> str:  # Jupyter
-        from .display import claim_markdown
-
-        return claim_markdown(self)
+    def to_markdown(self) -> str:
+        """The claim before it is checked (Jupyter's display): name, source, statement,
+        tolerance, evidence, points, expected verdict."""
+        evidence = self.evidence if isinstance(self.evidence, tuple) else (self.evidence,)
+        sample = self.sample if isinstance(self.sample, (list, tuple)) else None
+        rows: list[tuple[str, Any]] = [
+            ("source", self.source), ("statement", self.statement),
+            ("tolerance", f"{self.tolerance:.3g}"),
+            ("evidence", ", ".join(str(e) for e in evidence)),
+            ("points", len(sample) if sample is not None else "drawn at random"),
+            ("expected", str(self.expected)),
+        ]
+        body = "\n".join(f"| {name} | {short_text(value)} |" for name, value in rows)
+        return (f"**{short_text(self.name)}** (not checked yet: `.check()`)\n\n| | |\n|---|---|\n"
+                f"{body}")
 
     @classmethod
     def predicate(cls, name: str, source: str, statement: Any,

@@ -1,15 +1,15 @@
-"""Rich (Markdown) display of symq's results, claims, verdicts, models and processes for Jupyter.
+"""Rich (Markdown) display for Jupyter: the type-free text helpers and the display mixin.
 
-One set of helpers behind every ``_repr_markdown_`` of symq:
+Each type of symq renders itself (its ``to_markdown()``, beside the type: a result in
+:mod:`symq.core.result`, a claim and a verdict in :mod:`symq.core.claims`, a confidence interval
+in :mod:`symq.core.simstats`, a sweep in :mod:`symq.core.sweep`, a law in :mod:`symq.laws`, ...)
+from the helpers of this module, which know no symq type:
 
-* :func:`result_markdown`: any :class:`~symq.core.result.ResultBase` (a bold title from the class
-  and its method, then a table of the values, the main ones first, errors shown with the value
-  they qualify, formulas in LaTeX below the table);
-* :func:`markdown`: the same layout for an object that lists its own rows (models, declared
-  processes, distributions);
-* :func:`verdict_markdown`, :func:`claim_markdown`, :func:`interval_markdown`,
-  :func:`population_markdown`, :func:`spec_markdown` for claims, verdicts, confidence intervals,
-  population processes and registered models.
+* :class:`MarkdownDisplay`: the mixin that gives a type Jupyter's ``_repr_markdown_`` from its
+  ``to_markdown()``;
+* :func:`markdown`: the common layout (a bold title, a two-column table, formulas in LaTeX below);
+* :func:`cell`, :func:`number_text`, :func:`array_text`, :func:`with_error`, :func:`short_text`:
+  one value as one table cell; :func:`formula_line`, :func:`doc_title`.
 
 Numbers are rounded for reading (:data:`~symq.core.printing.DIGITS` = 6 significant digits; long
 exact rationals too, small ones such as 3/2 stay exact; the exact values stay on the objects and
@@ -19,9 +19,6 @@ formulas are written by :func:`symq.core.printing.latex` (sympy's LaTeX with ``l
 
 Examples
 --------
->>> from symq.core.simstats import ConfidenceInterval
->>> print(interval_markdown(ConfidenceInterval(1.5, 0.25, 0.99, 30, "batch_means")))
-1.50 ± 0.25 (99%, 30 batches): [1.25, 1.75]
 >>> print(markdown("M/M/1", [("ET", 1 / (1 - 0.3)), ("rho", 0.3)]))
 **M/M/1**
 <BLANKLINE>
@@ -29,11 +26,19 @@ Examples
 |---|---|
 | `ET` | 1.42857 |
 | `rho` | 0.3 |
+>>> class Point(MarkdownDisplay):
+...     def to_markdown(self) -> str:
+...         return markdown("Point", [("x", 2 / 3)])
+>>> print(Point()._repr_markdown_())
+**Point**
+<BLANKLINE>
+| quantity | value |
+|---|---|
+| `x` | 0.666667 |
 """
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import math
 import re
@@ -45,18 +50,44 @@ import sympy as sp
 
 from .printing import DIGITS, is_long_rational, latex
 
-if TYPE_CHECKING:  # pragma: no cover - typing only
+if TYPE_CHECKING:  # pragma: no cover - typing only (the two renderers that move beside their type)
     from symq.meanfield.population import PopulationProcess
 
-    from .claims import Claim, Verdict
     from .registry import ModelKind, ModelSpec, PaperSpec
-    from .result import ResultBase
-    from .simstats import ConfidenceInterval
 
-__all__ = ["verdict_markdown", "claim_markdown", "interval_markdown", "population_markdown",
-           "short_text", "number_text", "array_text", "cell", "with_error", "markdown",
-           "result_markdown", "doc_title", "formula_line", "spec_markdown", "parameters_table",
-           "distribution_markdown", "sweep_markdown"]
+__all__ = [
+    "MarkdownDisplay",
+    "array_text",
+    "cell",
+    "doc_title",
+    "formula_line",
+    "is_formula",
+    "markdown",
+    "number_text",
+    "parameters_table",
+    "population_markdown",
+    "short_text",
+    "spec_markdown",
+    "with_error",
+]
+
+
+class MarkdownDisplay:
+    """Mixin: Jupyter's rich display of a type from its own ``to_markdown()``.
+
+    A type renders itself beside its definition (with :func:`markdown` and :func:`cell`); the
+    mixin gives ``_repr_markdown_``, which Jupyter calls.  Subclasses define :meth:`to_markdown`.
+    """
+
+    __slots__ = ()
+
+    def to_markdown(self) -> str:
+        """This object as Markdown (a bold title line, a table, formulas in LaTeX)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define to_markdown()")
+
+    def _repr_markdown_(self) -> str:  # Jupyter
+        return self.to_markdown()
+
 
 #: Longest text shown in one table cell.
 CELL = 160
@@ -124,8 +155,9 @@ def _listed(entries: list[str]) -> str:
     return f"[{', '.join(entries)}]"
 
 
-def _is_formula(value: Any) -> bool:
-    """A symbolic object shown in LaTeX (not a number, not a boolean)."""
+def is_formula(value: Any) -> bool:
+    """Whether ``value`` is a symbolic object shown in LaTeX (a sympy matrix or expression that
+    is not a number and not a boolean)."""
     if isinstance(value, sp.MatrixBase):
         return True
     return isinstance(value, sp.Basic) and not value.is_number and \
@@ -134,17 +166,13 @@ def _is_formula(value: Any) -> bool:
 
 def _plain(value: Any, digits: int) -> str:
     """The text of one value (not shortened, ``|`` not escaped; a formula's ``|`` as ``\\vert``)."""
-    from .simstats import ConfidenceInterval
-
-    if _is_formula(value) or (isinstance(value, sp.Basic) and value.is_number and value.is_finite
+    if is_formula(value) or (isinstance(value, sp.Basic) and value.is_number and value.is_finite
                               and not isinstance(value, (sp.Rational, sp.Float))
                               and len(latex(value)) <= SHORT_LATEX):
         text = "$" + latex(value, digits=digits).replace("|", r"\vert ") + "$"
-        return text if _is_formula(value) else f"{text} ≈ {number_text(value, digits)}"
+        return text if is_formula(value) else f"{text} ≈ {number_text(value, digits)}"
     if _is_number(value):
         return number_text(value, digits)
-    if isinstance(value, ConfidenceInterval):
-        return str(value)
     if isinstance(value, enum.Enum):
         return str(value.value)
     if isinstance(value, np.ndarray):
@@ -244,130 +272,6 @@ def doc_title(obj: Any) -> str:
     return first.replace("``", "`").rstrip(".")
 
 
-def _fields(obj: Any) -> list[tuple[str, Any]]:
-    return [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)
-            if f.repr and not f.name.startswith("_")]
-
-
-def result_markdown(result: ResultBase) -> str:
-    """A result: **name**, what it is (its docstring's first sentence), method and exactness;
-    a table of its values, the fields of :attr:`~symq.core.result.ResultBase.summary` first, each
-    error of :attr:`~symq.core.result.ResultBase.uncertainty` next to its value; formulas in
-    LaTeX after the table.  ``None`` fields are left out."""
-    items = dict(_fields(result))
-    errors: Mapping[str, Any] = getattr(result, "uncertainty", {}) or {}
-    labels: Mapping[str, str] = getattr(result, "labels", {}) or {}
-    used = {e.split()[-1] for spec in errors.values()
-            for e in ((spec,) if isinstance(spec, str) else spec)}
-    how = [cell(items[k]) for k in ("method", "exactness") if items.get(k) not in (None, "")]
-    title = f"**{type(result).__name__}**"
-    about = doc_title(type(result))
-    if about:
-        title += f": {about}"
-    if how:
-        title += f" ({', '.join(how)})"
-    order = [n for n in getattr(result, "summary", ()) if n in items]
-    order += [n for n in items if n not in order]
-    rows: list[tuple[str, Any]] = []
-    formulas: list[tuple[str, Any]] = []
-    for name in order:
-        value = items[name]
-        if name in ("method", "exactness") or name in used or value is None:
-            continue
-        spec = errors.get(name)
-        if isinstance(spec, str) and spec.startswith("relative "):
-            error = items.get(spec.split()[-1])
-            rows.append((name, f"{number_text(value)} (relative error {cell(error)}, "
-                               f"{spec.split()[-1]})"))
-        elif isinstance(spec, str):
-            rows.append((name, f"{with_error(value, items.get(spec))} ({spec})"))
-        elif spec is not None:
-            low, high = (items.get(k) for k in spec)
-            rows.append((name, f"{number_text(value)} in [{number_text(low)}, "
-                               f"{number_text(high)}] ({', '.join(spec)})"))
-        elif _is_formula(value) or (isinstance(value, (list, tuple)) and value
-                                    and all(_is_formula(v) for v in value)):
-            formulas.append((labels.get(name, f"`{name}`"), value if not isinstance(
-                value, (list, tuple)) else sp.Tuple(*value)))
-        elif isinstance(value, Mapping) and any(_is_formula(v) for v in value.values()):
-            formulas += [(f"`{name}.{k}`", v) for k, v in value.items()]
-        elif isinstance(getattr(value, "expr", None), sp.Basic) and hasattr(value, "_repr_latex_"):
-            formulas.append((labels.get(name, f"`{name}`"), value.expr))  # e.g. a RationalLST
-        else:
-            rows.append((name, value))
-    return markdown(title, rows, formulas)
-
-
-def _status_line(v: Verdict) -> str:
-    status, expected = str(v.status), str(v.expected)
-    if not v.unexpected:
-        if v.status is v.expected and expected == "fails":
-            return "fails, as expected (a statement symq refutes)"
-        return status
-    return f"**{status.upper()}** (expected: {expected})"
-
-
-def verdict_markdown(v: Verdict) -> str:
-    """A verdict as a heading line and a two-column table."""
-    from .claims import pair_text
-
-    rows: list[tuple[str, Any]] = [("status", _status_line(v))]
-    if v.max_error is not None:
-        tol = "" if v.tolerance is None else f" (tolerance {v.tolerance:.3g})"
-        rows.append(("max error", f"{v.max_error:.3g}{tol}"))
-        if v.units:
-            rows.append(("error units", v.units))
-    rows.append(("evidence", ", ".join(str(e) for e in v.evidence)))
-    rows.append(("points", v.n_points))
-    if v.worst_point:
-        rows.append(("worst point", v.worst_point))
-    shown = pair_text(v.claimed_value, v.reference_value)
-    if v.claimed_value is not None:
-        rows.append((v.side_names[0], shown[0]))
-    if v.reference_value is not None:
-        rows.append((v.side_names[1], shown[1]))
-    if v.counterexample:
-        rows.append(("counterexample", v.counterexample))
-    rows.append(("detail", v.detail))
-    if v.source:
-        rows.append(("source", v.source))
-    rows.append(("time", f"{v.seconds:.2f} s"))
-    title = f"**{short_text(v.paper)}**: {short_text(v.claim)}" if v.paper else \
-        f"**{short_text(v.claim)}**"
-    body = "\n".join(f"| {name} | {short_text(value)} |" for name, value in rows)
-    return f"{title}\n\n| | |\n|---|---|\n{body}"
-
-
-def claim_markdown(c: Claim) -> str:
-    """A claim (before it is checked): name, source, statement, tolerance, evidence."""
-    evidence = c.evidence if isinstance(c.evidence, tuple) else (c.evidence,)
-    sample = c.sample if isinstance(c.sample, (list, tuple)) else None
-    rows: list[tuple[str, Any]] = [
-        ("source", c.source), ("statement", c.statement),
-        ("tolerance", f"{c.tolerance:.3g}"),
-        ("evidence", ", ".join(str(e) for e in evidence)),
-        ("points", len(sample) if sample is not None else "drawn at random"),
-        ("expected", str(c.expected)),
-    ]
-    body = "\n".join(f"| {name} | {short_text(value)} |" for name, value in rows)
-    return f"**{short_text(c.name)}** (not checked yet: `.check()`)\n\n| | |\n|---|---|\n{body}"
-
-
-def interval_markdown(ci: ConfidenceInterval) -> str:
-    """``mean ± half_width (level, n): [low, high]``, the ends with the same decimals."""
-    text = str(ci)
-    if ci.half_width > 0 and math.isfinite(ci.half_width):
-        decimals = min(15, max(0, 1 - math.floor(math.log10(ci.half_width))))
-        return f"{text}: [{ci.low:.{decimals}f}, {ci.high:.{decimals}f}]"
-    return f"{text}: [{ci.low:.6g}, {ci.high:.6g}]"
-
-
-def approximate_markdown(value: Any) -> str:
-    """A number with an error bar (an accelerated sum, a quadrature): ``**v ± e**`` and how it
-    was computed."""
-    return f"**{value}** ({value.how})"
-
-
 #: Transitions shown in the table of a population process (the rest are counted).
 MAX_TRANSITIONS = 12
 
@@ -378,9 +282,9 @@ def population_markdown(pp: PopulationProcess) -> str:
     \beta_\ell(x)` in LaTeX."""
     names = ", ".join(f"${latex(v)}$" for v in pp.variables)
     params = ", ".join(f"${latex(p)}$" for p in pp.parameters) or "none"
-    lines = [f"**{short_text(pp.name)}**: {pp.dimension} variable(s) {names}; parameters "
+    lines = [(f"**{short_text(pp.name)}**: {pp.dimension} variable(s) {names}; parameters "
              f"{params}; {len(pp.transitions)} transition(s), "
-             r"$x \to x + \ell/N$ at rate $N \beta_\ell(x)$", ""]
+             r"$x \to x + \ell/N$ at rate $N \beta_\ell(x)$"), ""]
     if pp.transitions:
         lines += ["| jump $\\ell$ | rate $\\beta_\\ell(x)$ |", "|---|---|"]
         for jump, rate in pp.transitions[:MAX_TRANSITIONS]:
@@ -410,9 +314,7 @@ def parameters_table(parameters: Sequence[Any]) -> list[str]:
 def spec_markdown(spec: ModelSpec | ModelKind | PaperSpec) -> str:
     """A registered model (its summary, paper, parameters and results), a model kind of
     claims files (its keys) or a paper (citation, models, derivation)."""
-    from .registry import ModelKind, ModelSpec
-
-    if isinstance(spec, ModelSpec):
+    if hasattr(spec, "solve"):  # a ModelSpec (duck-typed: display imports no symq type)
         lines = [f"**{spec.name}**: {cell(spec.summary, 400)}", ""]
         if spec.paper:
             lines += [f"paper: {cell(spec.paper, 400)}", ""]
@@ -422,7 +324,7 @@ def spec_markdown(spec: ModelSpec | ModelKind | PaperSpec) -> str:
             lines += ["", "results: " + ", ".join(f"`{o}`" for o in spec.outputs)]
         lines += ["", f"`symq solve {spec.name} key=value ...`; source: {spec.source}"]
         return "\n".join(lines)
-    if isinstance(spec, ModelKind):
+    if hasattr(spec, "declare"):  # a ModelKind
         lines = [f"**{spec.kind}** (model kind of claims files): {cell(spec.summary, 400)}", "",
                  "| key | meaning |", "|---|---|"]
         lines += [f"| `{k}` | {cell(v)} |" for k, v in spec.keys.items()]
@@ -434,58 +336,4 @@ def spec_markdown(spec: ModelSpec | ModelKind | PaperSpec) -> str:
              f"| models | {', '.join(f'`{m}`' for m in spec.models) or 'none'} |",
              f"| derivation | {'`symq derive ' + spec.key + '`' if spec.derivation else 'none'} |",
              f"| claims | `symq check {spec.key}` |", f"| source | {cell(spec.source)} |"]
-    return "\n".join(lines)
-
-
-def distribution_markdown(law: Any, title: str | None = None,
-                          formulas: Sequence[tuple[str, Any]] = ()) -> str:
-    """A distribution (:class:`~symq.core.distribution.Distribution`): its name, mean,
-    variance, squared coefficient of variation and support, and ``formulas`` in LaTeX.  A moment
-    the law cannot give (infinite, or not computable) is left out."""
-    from .errors import SymqError
-
-    rows: list[tuple[str, Any]] = []
-    try:
-        mean, variance = law.mean(), law.variance()
-        rows += [("mean", mean), ("variance", variance)]
-        if float(mean) != 0.0 and math.isfinite(float(variance)):
-            rows.append(("scv", float(variance) / float(mean) ** 2))
-    except (SymqError, ArithmeticError, ValueError, TypeError, NotImplementedError):
-        pass
-    low, high = law.support()
-    rows.append(("support", f"[{number_text(low)}, {number_text(high)}" +
-                 (")" if math.isinf(float(high)) else "]")))
-    if title is None:
-        name = getattr(law, "name", None)
-        title = f"**{type(law).__name__}** {cell(name)}" if isinstance(name, str) and name \
-            else f"**{cell(repr(law))}**"
-    return markdown(title, rows, formulas)
-
-
-#: Rows and columns of a sweep shown (the rest are counted).
-SWEEP_ROWS, SWEEP_COLUMNS = 12, 10
-
-
-def sweep_markdown(sweep: Any) -> str:
-    """A :class:`~symq.core.sweep.SweepResult`: points, backend and time, then its tidy
-    :meth:`~symq.core.sweep.SweepResult.rows` as a table (numbers rounded; long sweeps and wide
-    rows shortened, with the count of what is left out)."""
-    rows = sweep.rows()
-    title = (f"**SweepResult**: {len(rows)} point(s), {cell(sweep.backend)}, "
-             f"{sweep.seconds:.3g} s")
-    if not rows:
-        return title
-    columns: list[str] = []
-    for row in rows:
-        columns += [k for k in row if k not in columns]
-    shown = columns[:SWEEP_COLUMNS]
-    lines = [title, "", "| " + " | ".join(f"`{c}`" for c in shown) + " |",
-             "|" + "---|" * len(shown)]
-    for row in rows[:SWEEP_ROWS]:
-        lines.append("| " + " | ".join(cell(row.get(c, ""), 40) for c in shown) + " |")
-    more = [f"{len(rows) - SWEEP_ROWS} more row(s)"] if len(rows) > SWEEP_ROWS else []
-    more += [f"{len(columns) - SWEEP_COLUMNS} more column(s)"] if len(columns) > SWEEP_COLUMNS \
-        else []
-    if more:
-        lines += ["", "; ".join(more) + " (`.rows()`, `.to_dataframe()`)"]
     return "\n".join(lines)

@@ -2,19 +2,38 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
-import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 import sympy as sp
 
+from .display import (
+    MarkdownDisplay,
+    cell,
+    doc_title,
+    is_formula,
+    markdown,
+    number_text,
+    with_error,
+)
 from .errors import NumericalFailure
 
-__all__ = ["Exactness", "Result", "ResultBase", "to_jsonable", "check_values", "check_probability",
-           "check_tail", "PROBABILITY_NAMES", "TAIL_NAMES"]
+__all__ = [
+    "PROBABILITY_NAMES",
+    "TAIL_NAMES",
+    "Exactness",
+    "Result",
+    "ResultBase",
+    "check_probability",
+    "check_tail",
+    "check_values",
+    "to_jsonable",
+]
 
 #: Result names that hold probabilities (or vectors of them): every entry must lie in [0, 1].
 PROBABILITY_NAMES = frozenset({"P_wait", "tail", "queue_tail", "pi", "u", "atom_at_cap",
@@ -79,7 +98,7 @@ def to_jsonable(value: Any) -> Any:
 
 
 @dataclass
-class Result:
+class Result(MarkdownDisplay):
     """The outcome of solving a model.
 
     Parameters
@@ -114,9 +133,9 @@ class Result:
         more = ", ..." if len(scalars) > 6 else ""
         return f"{self.model}: {shown}{more} ({self.method}, {self.exactness})"
 
-    def _repr_markdown_(self) -> str:
-        from .display import cell, markdown
-
+    def to_markdown(self) -> str:
+        """The model and its parameters, method and exactness in bold, then a table of the
+        scalar values (Jupyter's display)."""
         params = ", ".join(f"{k}={cell(v)}" for k, v in self.params.items())
         rows = [(k, v) for k, v in self.values.items() if ResultBase._is_scalar(v)]
         return markdown(f"**{self.model}** ({params}): {self.method}, {self.exactness}", rows)
@@ -133,7 +152,7 @@ class Result:
         }
 
 
-class ResultBase:
+class ResultBase(MarkdownDisplay):
     """Base of every public result and estimate of symq: one protocol across domains.
 
     Subclass it with a frozen dataclass::
@@ -156,7 +175,7 @@ class ResultBase:
       docstring, ``method`` and ``exactness``), then a table of the fields (those of
       :attr:`summary` first; numbers to 6 significant digits, vectors shortened, each error named
       in :attr:`uncertainty` next to its value), formulas in LaTeX below
-      (:func:`symq.core.display.result_markdown`).
+      (:meth:`to_markdown`).
 
     Field names follow :mod:`symq.core.glossary` (``ET``, ``EW``, ``EQ``, ``tail``, ``n_jobs``,
     ``n_batches``, ``method``, ``exactness``, ``residual``, ...).
@@ -191,8 +210,6 @@ class ResultBase:
 
     @staticmethod
     def _text(value: Any) -> str:
-        from .display import number_text
-
         return number_text(value)
 
     def _scalar_items(self) -> list[tuple[str, Any]]:
@@ -206,10 +223,58 @@ class ResultBase:
         fields = ", ".join(f"{n}={self._text(v)}" for n, v in self._scalar_items())
         return f"{type(self).__name__}({fields})"
 
-    def _repr_markdown_(self) -> str:
-        from .display import result_markdown
+    def to_markdown(self) -> str:
+        """The result for reading (Jupyter's display): **name**, what it is (its docstring's
+        first sentence), method and exactness; a table of its values, the fields of
+        :attr:`summary` first, each error of :attr:`uncertainty` next to its value; formulas in
+        LaTeX after the table.  ``None`` fields are left out."""
+        items = dict(_display_fields(self))
+        errors: Mapping[str, Any] = getattr(self, "uncertainty", {}) or {}
+        labels: Mapping[str, str] = getattr(self, "labels", {}) or {}
+        used = {e.split()[-1] for spec in errors.values()
+                for e in ((spec,) if isinstance(spec, str) else spec)}
+        how = [cell(items[k]) for k in ("method", "exactness") if items.get(k) not in (None, "")]
+        title = f"**{type(self).__name__}**"
+        about = doc_title(type(self))
+        if about:
+            title += f": {about}"
+        if how:
+            title += f" ({', '.join(how)})"
+        order = [n for n in getattr(self, "summary", ()) if n in items]
+        order += [n for n in items if n not in order]
+        rows: list[tuple[str, Any]] = []
+        formulas: list[tuple[str, Any]] = []
+        for name in order:
+            value = items[name]
+            if name in ("method", "exactness") or name in used or value is None:
+                continue
+            spec = errors.get(name)
+            if isinstance(spec, str) and spec.startswith("relative "):
+                error = items.get(spec.split()[-1])
+                rows.append((name, (f"{number_text(value)} (relative error {cell(error)}, "
+                                   f"{spec.split()[-1]})")))
+            elif isinstance(spec, str):
+                rows.append((name, f"{with_error(value, items.get(spec))} ({spec})"))
+            elif spec is not None:
+                low, high = (items.get(k) for k in spec)
+                rows.append((name, (f"{number_text(value)} in [{number_text(low)}, "
+                                   f"{number_text(high)}] ({', '.join(spec)})")))
+            elif is_formula(value) or (isinstance(value, (list, tuple)) and value
+                                       and all(is_formula(v) for v in value)):
+                formulas.append((labels.get(name, f"`{name}`"), value if not isinstance(
+                    value, (list, tuple)) else sp.Tuple(*value)))
+            elif isinstance(value, Mapping) and any(is_formula(v) for v in value.values()):
+                formulas += [(f"`{name}.{k}`", v) for k, v in value.items()]
+            elif isinstance(getattr(value, "expr", None), sp.Basic) and hasattr(value, "_repr_latex_"):
+                formulas.append((labels.get(name, f"`{name}`"), value.expr))  # e.g. a RationalLST
+            else:
+                rows.append((name, value))
+        return markdown(title, rows, formulas)
 
-        return result_markdown(self)
+
+def _display_fields(obj: Any) -> list[tuple[str, Any]]:
+    return [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)
+            if f.repr and not f.name.startswith("_")]
 
 
 def _flat_numbers(value: Any, path: str) -> list[tuple[str, float]]:

@@ -36,14 +36,19 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from symq.core.errors import InvalidParameter, NumericalFailure
+from .display import MarkdownDisplay
+from .errors import InvalidParameter, NumericalFailure
 
 __all__ = [
     "ConfidenceInterval",
+    "as_finite_1d",
     "batch_means",
-    "replication_ci",
-    "ratio_batch_means",
+    "check_level",
+    "lag1",
     "lag1_autocorrelation",
+    "ratio_batch_means",
+    "replication_ci",
+    "t_interval",
 ]
 
 #: Plural noun used by ``str(ci)`` for the ``n`` of each method.
@@ -51,7 +56,7 @@ _UNITS = {"batch_means": "batches", "replications": "replications"}
 
 
 @dataclass(frozen=True)
-class ConfidenceInterval:
+class ConfidenceInterval(MarkdownDisplay):
     """A two-sided confidence interval ``mean ± half_width`` for an expectation.
 
     Parameters
@@ -99,7 +104,7 @@ class ConfidenceInterval:
             raise InvalidParameter("mean", self.mean, "a finite real number")
         if not (self.half_width >= 0.0 and math.isfinite(self.half_width)):
             raise InvalidParameter("half_width", self.half_width, "a finite real number >= 0")
-        _check_level(self.level)
+        check_level(self.level)
         if isinstance(self.n, bool) or not isinstance(self.n, numbers.Integral) or self.n < 1:
             raise InvalidParameter("n", self.n, "an integer >= 1")
 
@@ -149,10 +154,14 @@ class ConfidenceInterval:
             "doubt": str(self.doubt),
         }
 
-    def _repr_markdown_(self) -> str:  # Jupyter
-        from .display import interval_markdown
-
-        return interval_markdown(self)
+    def to_markdown(self) -> str:
+        """``mean ± half_width (level, n): [low, high]``, the ends with the same decimals
+        (Jupyter's display)."""
+        text = str(self)
+        if self.half_width > 0 and math.isfinite(self.half_width):
+            decimals = min(15, max(0, 1 - math.floor(math.log10(self.half_width))))
+            return f"{text}: [{self.low:.{decimals}f}, {self.high:.{decimals}f}]"
+        return f"{text}: [{self.low:.6g}, {self.high:.6g}]"
 
     def __str__(self) -> str:
         if self.half_width > 0.0:
@@ -166,7 +175,9 @@ class ConfidenceInterval:
         return f"{body} ({self.level * 100:g}%, {count})"
 
 
-def _check_level(level: float) -> float:
+def check_level(level: float) -> float:
+    """``level`` as a float in (0, 1), else :class:`~symq.core.errors.InvalidParameter` naming
+    ``level``."""
     try:
         value = float(level)
     except (TypeError, ValueError):
@@ -176,7 +187,10 @@ def _check_level(level: float) -> float:
     return value
 
 
-def _as_finite_1d(name: str, values: ArrayLike) -> np.ndarray:
+def as_finite_1d(name: str, values: ArrayLike) -> np.ndarray:
+    """``values`` as a one-dimensional float array of finite numbers, else
+    :class:`~symq.core.errors.InvalidParameter` naming ``name`` (and the first non-finite
+    entry)."""
     try:
         array = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
@@ -202,7 +216,16 @@ def _short(values: object) -> object:
     return values if len(text) <= 60 else f"<{type(values).__name__}>"
 
 
-def _t_interval(means: np.ndarray, level: float, method: str) -> ConfidenceInterval:
+def t_interval(means: np.ndarray, level: float, method: str) -> ConfidenceInterval:
+    """The Student-t interval of the mean of ``means`` (independent, normal) at ``level``
+    (Law 2015, Section 9.4.1), labelled ``method``; computed in units of the largest
+    ``|mean|`` so that squares stay finite.
+
+    Raises
+    ------
+    NumericalFailure
+        When the mean or half-width leaves the floating-point range.
+    """
     n = means.size
     # in units of the largest |mean|: the squares of means near 1e160 and beyond stay finite
     scale = float(np.max(np.abs(means))) if n else 0.0
@@ -265,11 +288,11 @@ def batch_means(
     >>> ci.n, ci.method, ci.contains(2.0)
     (30, 'batch_means', True)
     """
-    data = _as_finite_1d("samples", samples)
+    data = as_finite_1d("samples", samples)
     if isinstance(n_batches, bool) or not isinstance(n_batches, numbers.Integral) or n_batches < 2:
         raise InvalidParameter("n_batches", n_batches, "an integer >= 2")
     n_batches = int(n_batches)
-    level = _check_level(level)
+    level = check_level(level)
 
     if isinstance(warmup, bool):
         raise InvalidParameter("warmup", warmup, "a fraction in [0, 1) or an integer count >= 0")
@@ -298,7 +321,7 @@ def batch_means(
         )
     used = data[data.size - n_batches * batch_size :]
     means = used.reshape(n_batches, batch_size).mean(axis=1)
-    return _t_interval(means, level, "batch_means")
+    return t_interval(means, level, "batch_means")
 
 
 def replication_ci(values: ArrayLike, level: float = 0.95) -> ConfidenceInterval:
@@ -330,12 +353,12 @@ def replication_ci(values: ArrayLike, level: float = 0.95) -> ConfidenceInterval
     >>> ci.mean, round(ci.half_width, 4)
     (2.0, 2.4841)
     """
-    data = _as_finite_1d("values", values)
+    data = as_finite_1d("values", values)
     if data.size < 2:
         raise InvalidParameter(
             "values", _short(values), "at least 2 independent replications", f"got {data.size}"
         )
-    return _t_interval(data, _check_level(level), "replications")
+    return t_interval(data, check_level(level), "replications")
 
 
 def ratio_batch_means(numerators: ArrayLike, denominators: ArrayLike, n_batches: int = 30,
@@ -369,8 +392,8 @@ def ratio_batch_means(numerators: ArrayLike, denominators: ArrayLike, n_batches:
     >>> ci.mean, ci.n
     (1.3333333333333333, 2)
     """
-    num = _as_finite_1d("numerators", numerators)
-    den = _as_finite_1d("denominators", denominators)
+    num = as_finite_1d("numerators", numerators)
+    den = as_finite_1d("denominators", denominators)
     if num.size != den.size:
         raise InvalidParameter("denominators", _short(denominators),
                                f"an array of the same length as numerators ({num.size})")
@@ -382,9 +405,9 @@ def ratio_batch_means(numerators: ArrayLike, denominators: ArrayLike, n_batches:
         raise InvalidParameter("numerators", _short(numerators),
                                f"a positive multiple of n_batches={n_batches} slices",
                                f"got {num.size}")
-    level = _check_level(level)
+    level = check_level(level)
     ratios = num.reshape(n_batches, -1).sum(axis=1) / den.reshape(n_batches, -1).sum(axis=1)
-    half = _t_interval(ratios, level, "batch_means").half_width
+    half = t_interval(ratios, level, "batch_means").half_width
     return ConfidenceInterval(float(num.sum() / den.sum()), half, level, int(n_batches),
                               "batch_means")
 
@@ -412,7 +435,7 @@ def lag1_autocorrelation(batch_means: ArrayLike) -> float:
         If fewer than 3 values are given, a value is not finite, or all values are equal
         (the autocorrelation is then undefined).
     """
-    data = _as_finite_1d("batch_means", batch_means)
+    data = as_finite_1d("batch_means", batch_means)
     if data.size < 3:
         raise InvalidParameter(
             "batch_means", _short(batch_means), "a sequence of at least 3 values", f"got {data.size}"
@@ -425,10 +448,10 @@ def lag1_autocorrelation(batch_means: ArrayLike) -> float:
             "a sequence that is not constant",
             "the autocorrelation of a constant sequence is undefined",
         )
-    return min(1.0, max(-1.0, _lag1(data)))
+    return min(1.0, max(-1.0, lag1(data)))
 
 
-def _lag1(values: np.ndarray) -> float:
+def lag1(values: np.ndarray) -> float:
     """The lag-1 sample autocorrelation of a finite 1-d array, unchecked (0 for a constant
     one): the statistic of :func:`lag1_autocorrelation` and of the batch-length test of
     :mod:`symq.core.simoutput`."""
@@ -437,3 +460,7 @@ def _lag1(values: np.ndarray) -> float:
     if denominator == 0.0:
         return 0.0
     return float(centred[:-1] @ centred[1:]) / denominator
+
+
+# The names symq.core.simoutput imports today (until its import line names the public ones).
+_as_finite_1d, _check_level, _lag1, _t_interval = as_finite_1d, check_level, lag1, t_interval

@@ -41,9 +41,8 @@ import pickle
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,24 +51,28 @@ from symq.core.errors import (
     InvalidParameter,
     MissingDependency,
     ResourceLimit,
-    SymqError,
 )
 from symq.core.parameters import plain_number_text
-from symq.core.result import to_jsonable
 from symq.core.sweep_dask import SweepIncomplete, check_scheduler_address, run_dask
+from symq.core.sweep_result import (
+    RemoteTaskError,
+    SweepResult,
+    SweepTaskError,
+    progress_bar,
+)
 
 __all__ = [
+    "MAX_POINTS",
+    "MissingDependency",
+    "RemoteTaskError",
+    "SweepIncomplete",
+    "SweepResult",
+    "SweepTaskError",
+    "axis_size",
+    "check_scheduler_address",
     "grid",
     "parse_axis",
     "sweep",
-    "SweepResult",
-    "SweepTaskError",
-    "SweepIncomplete",
-    "RemoteTaskError",
-    "MissingDependency",
-    "MAX_POINTS",
-    "axis_size",
-    "check_scheduler_address",
 ]
 
 _AXIS_FORMAT = (
@@ -81,39 +84,6 @@ _AXIS_FORMAT = (
 #: Most points a command-line sweep (and, by default, one :func:`parse_axis` axis) may have;
 #: ``symq sweep --max-points N`` raises it.  The same cap as a claims file's region.
 MAX_POINTS = 10_000
-
-
-class SweepTaskError(SymqError, RuntimeError):
-    """A task of a sweep raised an exception.
-
-    The original exception is chained as ``__cause__``.
-
-    Parameters
-    ----------
-    point : dict
-        The parameter point whose evaluation failed.
-    index : int
-        Position of that point in the sweep.
-    error : BaseException
-        The exception raised by the task.
-    """
-
-    def __init__(self, point: Mapping[str, Any], index: int, error: BaseException) -> None:
-        self.point = dict(point)
-        self.index = index
-        self.error = error
-        super().__init__(
-            f"sweep task {index} failed at point {self.point!r}: "
-            f"{getattr(error, 'type_name', type(error).__name__)}: {error}"
-        )
-
-    @property
-    def exit_status(self) -> int:  # type: ignore[override]
-        """The CLI status of the task's own error (2 for bad input, 3 for run-time failures)."""
-        return getattr(self.error, "exit_status", 3)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.point, self.index, self.error))
 
 
 # --------------------------------------------------------------------------------------------
@@ -283,92 +253,6 @@ def parse_axis(text: str, max_points: int | None = MAX_POINTS) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
-# results
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class SweepResult:
-    """Results of a sweep, in the order of the points.
-
-    Attributes
-    ----------
-    points : list of dict
-        The parameter points.
-    results : list
-        ``results[i]`` is ``func(points[i], rng_i)``, whatever the completion order.
-    seconds : float
-        Wall-clock duration of the sweep.
-    backend : str
-        ``"serial"``, ``"processes"`` or ``"dask"``.
-    """
-
-    points: list[dict[str, Any]]
-    results: list[Any]
-    seconds: float
-    backend: str
-
-    def __len__(self) -> int:
-        return len(self.points)
-
-    def __iter__(self) -> Iterator[tuple[dict[str, Any], Any]]:
-        """Iterate over ``(point, result)`` pairs."""
-        return iter(zip(self.points, self.results))
-
-    def rows(self) -> list[dict[str, Any]]:
-        """Tidy rows, one per point: the point's parameters, then its results.
-
-        A result that is a mapping (the outputs of a model) gives one column per key (a key
-        that is also a parameter name is prefixed ``result.``); any other result is the column
-        ``result``.
-        """
-        out = []
-        for point, result in zip(self.points, self.results):
-            row = dict(point)
-            if isinstance(result, Mapping):
-                for key, value in result.items():
-                    row[f"result.{key}" if key in point else str(key)] = value
-            else:
-                row["result"] = result
-            out.append(row)
-        return out
-
-    def to_dataframe(self) -> Any:
-        """The :meth:`rows` as a ``pandas.DataFrame`` (pandas is optional).
-
-        Raises
-        ------
-        MissingDependency
-            When pandas is not installed.
-        """
-        try:
-            import pandas as pd
-        except ImportError:
-            raise MissingDependency("SweepResult.to_dataframe() needs pandas (pip install "
-                                    "pandas); rows() gives the same table as a list of "
-                                    "dicts") from None
-        return pd.DataFrame(self.rows())
-
-    def _repr_markdown_(self) -> str:  # Jupyter: symq.core.display.sweep_markdown
-        from .display import sweep_markdown
-        return sweep_markdown(self)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable dictionary.
-
-        Converted with :func:`symq.core.result.to_jsonable`: numpy scalars become Python
-        numbers, arrays become lists, objects with a ``to_dict()`` method are converted with it,
-        non-finite floats become the strings ``"inf"``, ``"-inf"``, ``"nan"``.
-        """
-        return {
-            "backend": self.backend,
-            "seconds": float(self.seconds),
-            "points": to_jsonable(self.points),
-            "results": to_jsonable(self.results),
-        }
-
-
-# --------------------------------------------------------------------------------------------
 # execution
 # --------------------------------------------------------------------------------------------
 
@@ -380,21 +264,6 @@ def _run_task(
 ) -> Any:
     """Evaluate one point with its own generator (runs in the worker)."""
     return func(point, np.random.default_rng(seed_sequence))
-
-
-class RemoteTaskError(SymqError, RuntimeError):
-    """A task's exception that could not travel back from a worker process as itself.
-
-    It keeps the original's type name (``type_name``), message and CLI ``exit_status``.
-    """
-
-    def __init__(self, type_name: str, message: str, exit_status: int) -> None:
-        super().__init__(message)
-        self.type_name = type_name
-        self.exit_status = exit_status
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.type_name, str(self), self.exit_status))
 
 
 def _run_task_portable(
@@ -414,12 +283,6 @@ def _run_task_portable(
             raise RemoteTaskError(type(exc).__name__, str(exc),
                                   int(getattr(exc, "exit_status", 3))) from None
         raise
-
-
-def _progress_bar(total: int, progress: bool, desc: str) -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, disable=not progress, unit="task")
 
 
 def _spawn(seed: Any, count: int) -> list[np.random.SeedSequence]:
@@ -461,7 +324,7 @@ def _mp_context() -> Any:
 
 def _run_serial(func, points, seeds, progress, desc) -> list[Any]:
     results: list[Any] = []
-    with _progress_bar(len(points), progress, desc) as bar:
+    with progress_bar(len(points), progress, desc) as bar:
         for index, (point, seed_sequence) in enumerate(zip(points, seeds)):
             try:
                 results.append(_run_task(func, point, seed_sequence))
@@ -479,7 +342,7 @@ def _run_processes(func, points, seeds, workers, progress, desc) -> list[Any]:
             executor.submit(_run_task_portable, func, point, seed_sequence): index
             for index, (point, seed_sequence) in enumerate(zip(points, seeds))
         }
-        with _progress_bar(len(points), progress, desc) as bar:
+        with progress_bar(len(points), progress, desc) as bar:
             for future in as_completed(futures):
                 index = futures[future]
                 try:

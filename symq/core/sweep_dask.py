@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from symq.core.errors import InvalidParameter, MissingDependency, SchedulerUnreachable
+from symq.core.sweep_result import SweepResult, SweepTaskError, progress_bar
 
 __all__ = ["SweepIncomplete", "check_scheduler_address", "run_dask"]
 
@@ -40,7 +41,7 @@ _POLL, _HEALTH = 0.05, 0.5
 class SweepIncomplete(SchedulerUnreachable):
     """A Dask sweep lost its scheduler (or all its workers) after some points had finished.
 
-    ``partial`` is a :class:`~symq.core.sweep.SweepResult` holding the finished points only, in
+    ``partial`` is a :class:`~symq.core.sweep_result.SweepResult` holding the finished points only, in
     the order of the sweep; ``lost`` is the number of points without a result (CLI exit
     status 3).
     """
@@ -251,7 +252,6 @@ def run_dask(func: Callable[..., Any], points: list[dict[str, Any]], seeds: list
 
 def _gather(client, address, func, points, seeds, progress, desc, connect_timeout, deadline,
             task) -> list[Any]:
-    from symq.core.sweep import SweepResult, SweepTaskError, _progress_bar
 
     n_workers = _n_workers(client, deadline - time.monotonic())
     while not n_workers and time.monotonic() < deadline:
@@ -274,7 +274,7 @@ def _gather(client, address, func, points, seeds, progress, desc, connect_timeou
     problem = ""
     next_health = time.monotonic() + _HEALTH
     try:
-        with _progress_bar(len(points), progress, desc) as bar:
+        with progress_bar(len(points), progress, desc) as bar:
             while pending:
                 done = [i for i, f in pending.items() if f.status != "pending"]
                 for index in done:

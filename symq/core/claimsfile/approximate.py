@@ -36,7 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..claims import Inconclusive
+from ..display import MarkdownDisplay
+from ..errors import Inconclusive
 from ..precision import local_mp
 
 __all__ = ["NEGLIGIBLE", "Approximate", "approximate_point_error", "settle"]
@@ -46,7 +47,7 @@ NEGLIGIBLE = 1e-25
 
 
 @dataclass(frozen=True)
-class Approximate:
+class Approximate(MarkdownDisplay):
     """``value ± error``: a number computed by two methods whose disagreement is ``error``.
 
     Attributes
@@ -69,10 +70,9 @@ class Approximate:
 
     __repr__ = __str__
 
-    def _repr_markdown_(self) -> str:  # Jupyter
-        from ..display import approximate_markdown
-
-        return approximate_markdown(self)
+    def to_markdown(self) -> str:
+        """``**value ± error** (how)`` (Jupyter's display)."""
+        return f"**{self}** ({self.how})"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``symq check --json``, reports): the value, its error bar and how."""

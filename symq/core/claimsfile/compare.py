@@ -53,8 +53,7 @@ import numpy as np
 import sympy as sp
 from scipy import stats
 
-from ..claims import Inconclusive
-from ..errors import InvalidParameter
+from ..errors import Inconclusive, InvalidParameter
 from ..precision import local_mp, working_dps
 from ..simstats import ConfidenceInterval
 from .approximate import Approximate, approximate_point_error

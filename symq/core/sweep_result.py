@@ -1,0 +1,180 @@
+"""What a sweep returns and raises, shared by every backend of :func:`symq.core.sweep.sweep`.
+
+:class:`SweepResult` (the points and their results, in the order of the points), the errors of a
+task (:class:`SweepTaskError`, :class:`RemoteTaskError`) and the task progress bar.  The serial
+and process backends (:mod:`symq.core.sweep`) and the Dask backend
+(:mod:`symq.core.sweep_dask`) both import this module, which imports neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .display import MarkdownDisplay, cell
+from .errors import MissingDependency, SymqError
+from .result import to_jsonable
+
+__all__ = ["SWEEP_COLUMNS", "SWEEP_ROWS", "RemoteTaskError", "SweepResult", "SweepTaskError",
+           "progress_bar"]
+
+#: Rows and columns of a sweep shown by :meth:`SweepResult.to_markdown` (the rest are counted).
+SWEEP_ROWS, SWEEP_COLUMNS = 12, 10
+
+
+class SweepTaskError(SymqError, RuntimeError):
+    """A task of a sweep raised an exception.
+
+    The original exception is chained as ``__cause__``.
+
+    Parameters
+    ----------
+    point : dict
+        The parameter point whose evaluation failed.
+    index : int
+        Position of that point in the sweep.
+    error : BaseException
+        The exception raised by the task.
+    """
+
+    def __init__(self, point: Mapping[str, Any], index: int, error: BaseException) -> None:
+        self.point = dict(point)
+        self.index = index
+        self.error = error
+        super().__init__(
+            f"sweep task {index} failed at point {self.point!r}: "
+            f"{getattr(error, 'type_name', type(error).__name__)}: {error}"
+        )
+
+    @property
+    def exit_status(self) -> int:  # type: ignore[override]
+        """The CLI status of the task's own error (2 for bad input, 3 for run-time failures)."""
+        return getattr(self.error, "exit_status", 3)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.point, self.index, self.error))
+
+
+class RemoteTaskError(SymqError, RuntimeError):
+    """A task's exception that could not travel back from a worker process as itself.
+
+    It keeps the original's type name (``type_name``), message and CLI ``exit_status``.
+    """
+
+    def __init__(self, type_name: str, message: str, exit_status: int) -> None:
+        super().__init__(message)
+        self.type_name = type_name
+        self.exit_status = exit_status
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.type_name, str(self), self.exit_status))
+
+
+@dataclass
+class SweepResult(MarkdownDisplay):
+    """Results of a sweep, in the order of the points.
+
+    Attributes
+    ----------
+    points : list of dict
+        The parameter points.
+    results : list
+        ``results[i]`` is ``func(points[i], rng_i)``, whatever the completion order.
+    seconds : float
+        Wall-clock duration of the sweep.
+    backend : str
+        ``"serial"``, ``"processes"`` or ``"dask"``.
+    """
+
+    points: list[dict[str, Any]]
+    results: list[Any]
+    seconds: float
+    backend: str
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    def __iter__(self) -> Iterator[tuple[dict[str, Any], Any]]:
+        """Iterate over ``(point, result)`` pairs."""
+        return iter(zip(self.points, self.results))
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Tidy rows, one per point: the point's parameters, then its results.
+
+        A result that is a mapping (the outputs of a model) gives one column per key (a key
+        that is also a parameter name is prefixed ``result.``); any other result is the column
+        ``result``.
+        """
+        out = []
+        for point, result in zip(self.points, self.results):
+            row = dict(point)
+            if isinstance(result, Mapping):
+                for key, value in result.items():
+                    row[f"result.{key}" if key in point else str(key)] = value
+            else:
+                row["result"] = result
+            out.append(row)
+        return out
+
+    def to_dataframe(self) -> Any:
+        """The :meth:`rows` as a ``pandas.DataFrame`` (pandas is optional).
+
+        Raises
+        ------
+        MissingDependency
+            When pandas is not installed.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise MissingDependency("SweepResult.to_dataframe() needs pandas (pip install "
+                                    "pandas); rows() gives the same table as a list of "
+                                    "dicts") from None
+        return pd.DataFrame(self.rows())
+
+    def to_markdown(self) -> str:
+        """Points, backend and time, then the tidy :meth:`rows` as a table (Jupyter's display;
+        numbers rounded; long sweeps and wide rows shortened, with the count of what is left
+        out: :data:`SWEEP_ROWS` rows and :data:`SWEEP_COLUMNS` columns are shown)."""
+        rows = self.rows()
+        title = (f"**SweepResult**: {len(rows)} point(s), {cell(self.backend)}, "
+                 f"{self.seconds:.3g} s")
+        if not rows:
+            return title
+        columns: list[str] = []
+        for row in rows:
+            columns += [k for k in row if k not in columns]
+        shown = columns[:SWEEP_COLUMNS]
+        lines = [title, "", "| " + " | ".join(f"`{c}`" for c in shown) + " |",
+                 "|" + "---|" * len(shown)]
+        for row in rows[:SWEEP_ROWS]:
+            lines.append("| " + " | ".join(cell(row.get(c, ""), 40) for c in shown) + " |")
+        more = [f"{len(rows) - SWEEP_ROWS} more row(s)"] if len(rows) > SWEEP_ROWS else []
+        more += [f"{len(columns) - SWEEP_COLUMNS} more column(s)"] \
+            if len(columns) > SWEEP_COLUMNS else []
+        if more:
+            lines += ["", "; ".join(more) + " (`.rows()`, `.to_dataframe()`)"]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable dictionary.
+
+        Converted with :func:`symq.core.result.to_jsonable`: numpy scalars become Python
+        numbers, arrays become lists, objects with a ``to_dict()`` method are converted with it,
+        non-finite floats become the strings ``"inf"``, ``"-inf"``, ``"nan"``.
+        """
+        return {
+            "backend": self.backend,
+            "seconds": float(self.seconds),
+            "points": to_jsonable(self.points),
+            "results": to_jsonable(self.results),
+        }
+
+
+def progress_bar(total: int, progress: bool, desc: str) -> Any:
+    """A tqdm bar over ``total`` tasks labelled ``desc``, shown only when ``progress`` is true
+    (a disabled bar otherwise, so that callers update it unconditionally)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, disable=not progress, unit="task")
