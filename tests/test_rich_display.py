@@ -25,7 +25,7 @@ import pytest
 import sympy as sp
 
 import symq
-from symq.core.claimsfile.approximate import Approximate
+from symq.core.approximate import Approximate
 from symq.core.simstats import ConfidenceInterval
 
 LAM = 0.7

@@ -1,6 +1,6 @@
 """How a claim measures its error at one point: absolute, relative, mixed, symbolic, and
 the two measures for simulation evidence (``ci_error``, the distance in half-widths, and
-``equivalence_error``, the equivalence test of :mod:`symq.core.claimsfile.compare`).
+``equivalence_error``, the equivalence test of :mod:`symq.core.tolerance`).
 
 A :class:`~symq.core.claims.Claim` holds at a point when its error function returns at most
 the claim's ``tolerance``; a measure that cannot decide raises
@@ -10,15 +10,23 @@ the claim's ``tolerance``; a measure that cannot decide raises
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from .errors import Inconclusive, InvalidParameter
+from .tolerance import Tolerance, point_error
 
-__all__ = ["absolute_error", "relative_error", "mixed_error", "symbolic_error", "ci_error",
-           "equivalence_error"]
+__all__ = [
+    "absolute_error",
+    "ci_error",
+    "equivalence_error",
+    "mixed_error",
+    "relative_error",
+    "symbolic_error",
+]
 
 
 def _arrays(claimed: Any, reference: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -88,7 +96,7 @@ def ci_error(estimate: Any, value: Any) -> float:
     probability about 5% per point and that a false claim passes whenever the run is short
     enough (issue 30: an underpowered "holds").  It is kept for code that reports distances in
     half-widths; a claim of a simulation against a value should use
-    :func:`equivalence_error`, the equivalence test of :mod:`symq.core.claimsfile.compare`,
+    :func:`equivalence_error`, the equivalence test of :mod:`symq.core.tolerance`,
     whose "holds" also bounds the difference.
     """
     mean = float(estimate.mean)
@@ -106,7 +114,7 @@ def equivalence_error(relative: float | None = None, absolute: float | None = No
     Returns ``error(value, estimate)``: ``value`` is the claimed number, ``estimate`` a
     :class:`symq.core.simstats.ConfidenceInterval` (the sides may also come the other way
     round: the test is symmetric).  It is
-    :func:`symq.core.claimsfile.compare.point_error` ``(estimate, "==", value, tolerance,
+    :func:`symq.core.tolerance.point_error` ``(estimate, "==", value, tolerance,
     n_points)`` with ``tolerance = Tolerance(relative, absolute, ci=level)``, the rule claims
     files use (Wellek, *Testing Statistical Hypotheses of Equivalence and Noninferiority*, 2nd
     ed., CRC 2010, Section 1.6; Schuirmann, J. Pharmacokinet. Biopharm. 15 (1987) 657-680):
@@ -119,7 +127,7 @@ def equivalence_error(relative: float | None = None, absolute: float | None = No
     The error is in the tolerance's units (relative when ``relative`` is given, else
     absolute), so the :class:`Claim`'s ``tolerance`` is the same number as ``relative`` (or
     ``absolute``); it is also the returned function's ``tolerance`` attribute.  The error
-    carries the run's resolution (a :class:`~symq.core.claimsfile.compare.PointError`), which
+    carries the run's resolution (a :class:`~symq.core.tolerance.PointError`), which
     the verdict states ("this run detects differences >= 0.8%").
 
     Parameters
@@ -152,9 +160,6 @@ def equivalence_error(relative: float | None = None, absolute: float | None = No
         raise InvalidParameter("n_points", n_points, "an integer >= 1")
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise InvalidParameter("level", level, "a confidence level in (0, 1), e.g. 0.95")
-    # lazy: compare imports this module
-    from .claimsfile.compare import Tolerance, point_error
-
     tolerance = Tolerance(relative=None if relative is None else float(relative),
                           absolute=None if absolute is None else float(absolute),
                           ci=float(level), where="equivalence_error")

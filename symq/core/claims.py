@@ -16,7 +16,7 @@ keeps the outcome at every point (:attr:`Verdict.points`: both values, the error
 own verdict and, when undecided, why), and says whether it contradicts the claim's
 ``expected`` verdict (:attr:`Verdict.unexpected`; ``symq check`` flags it and exits with
 status 4).  When a point's error carries the resolution of simulation evidence (a
-:class:`~symq.core.claimsfile.compare.PointError`), the verdict's detail states it: "this run
+:class:`~symq.core.tolerance.PointError`), the verdict's detail states it: "this run
 detects differences >= 0.8%".
 """
 

@@ -9,13 +9,13 @@ import pytest
 import sympy as sp
 
 from symq.core.claims import Inconclusive, Status
-from symq.core.claimsfile.approximate import (
+from symq.core.approximate import (
     Approximate,
     approximate_point_error,
     settle,
 )
 from symq.core.claimsfile.claim import build_claim
-from symq.core.claimsfile.compare import Tolerance, point_error
+from symq.core.tolerance import Tolerance, point_error
 from symq.core.claimsfile.quantities import FileContext, evaluate_expression
 from symq.core.claimsfile.sums import closed_form
 from symq.core.formula import parse_formula

@@ -12,14 +12,34 @@ inequalities, confidence intervals), :mod:`~.explain` (counterexamples and holdi
 :mod:`~.declarations` (declared parameters and models), :mod:`~.template`.
 """
 
+from ..tolerance import Tolerance
 from .claim import FileClaim, build_claim
-from .compare import Tolerance
-from .loader import (ClaimsFileError, LoadedFile, claims_files, is_claims_path, is_explicit_path,
-                     load_claims_file, python_claims_files, shadowed_path_note)
+from .loader import (
+                     ClaimsFileError,
+                     LoadedFile,
+                     claims_files,
+                     is_claims_path,
+                     is_explicit_path,
+                     load_claims_file,
+                     python_claims_files,
+                     shadowed_path_note,
+)
 from .region import Region, parse_region
 from .template import new_claims_text
 
-__all__ = ["FileClaim", "build_claim", "Tolerance", "ClaimsFileError", "LoadedFile",
-           "claims_files", "is_claims_path", "is_explicit_path", "load_claims_file",
-           "python_claims_files", "shadowed_path_note", "Region", "parse_region",
-           "new_claims_text"]
+__all__ = [
+                     "ClaimsFileError",
+                     "FileClaim",
+                     "LoadedFile",
+                     "Region",
+                     "Tolerance",
+                     "build_claim",
+                     "claims_files",
+                     "is_claims_path",
+                     "is_explicit_path",
+                     "load_claims_file",
+                     "new_claims_text",
+                     "parse_region",
+                     "python_claims_files",
+                     "shadowed_path_note",
+]

@@ -20,7 +20,7 @@ the same machinery as the built-in papers' claims.  The keys of an entry:
 ``region``
     The parameter region (:mod:`symq.core.claimsfile.region`).
 ``tolerance``
-    :mod:`symq.core.claimsfile.compare`; default relative 1e-9.
+    :mod:`symq.core.tolerance`; default relative 1e-9.
 ``limit``
     ``{ p = 0 }`` for ``lhs -> rhs as p -> 0``, ``{ k = "oo" }`` (or ``"-oo"``) for a limit at
     infinity: the left side is extrapolated along the region's grid toward the limit, with an
@@ -36,28 +36,53 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import sympy as sp
 
 from ..budget import time_budget
-from ..claims import Claim, Evidence, Inconclusive, PointOutcome, Status, Verdict, displayable
-from ..errors import (DerivationTimeout, InvalidParameter, RunTooShort, StabilityError,
-                      SymqError)
+from ..claims import (
+    Claim,
+    Evidence,
+    Inconclusive,
+    PointOutcome,
+    Status,
+    Verdict,
+    displayable,
+)
+from ..errors import (
+    DerivationTimeout,
+    InvalidParameter,
+    RunTooShort,
+    StabilityError,
+    SymqError,
+)
 from ..formula import Relation, degree_estimate, parse_formula, parse_relation
 from ..parameters import validate_parameters
 from ..registry import models
-from .compare import Tolerance, parse_tolerance, point_error
+from ..tolerance import Tolerance, parse_tolerance, point_error
 from .explain import holding_region, smallest_counterexample
 from .limits import check_limit_axis, limit_verdict, parse_limit_target, show_target
-from .quantities import (DIRECT_SUM_TERMS, REFERENCE_PATTERN, SEQUENTIAL_BUDGET,
-                         SUM_TERM_BUDGET, Environment,
-                         FileContext, Formula, Function, Quantity, Reference,
-                         evaluate_expression, override_value, sum_cost)
+from .quantities import (
+    DIRECT_SUM_TERMS,
+    REFERENCE_PATTERN,
+    SEQUENTIAL_BUDGET,
+    SUM_TERM_BUDGET,
+    Environment,
+    FileContext,
+    Formula,
+    Function,
+    Quantity,
+    Reference,
+    evaluate_expression,
+    override_value,
+    sum_cost,
+)
 from .region import Region, parse_region
 
-__all__ = ["FileClaim", "build_claim", "CLAIM_KEYS", "parse_quantities", "RegionOutsideDomain"]
+__all__ = ["CLAIM_KEYS", "FileClaim", "RegionOutsideDomain", "build_claim", "parse_quantities"]
 
 CLAIM_KEYS = ("name", "statement", "formula", "reference", "let", "region", "tolerance", "limit",
               "source", "expected", "seed", "notes")

@@ -23,14 +23,22 @@ import dataclasses
 import difflib
 import math
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..errors import InvalidParameter, UnknownName
-from ..parameters import (Choice, Domain, IntegerAtLeast, Interval, NonNegativeReal, Parameter,
-                          PositiveReal)
+from ..parameters import (
+    Choice,
+    Domain,
+    IntegerAtLeast,
+    Interval,
+    NonNegativeReal,
+    Parameter,
+    PositiveReal,
+)
 from ..registry import ModelSpec, get_model_kind, model_kinds
 
-__all__ = ["parse_domain", "declared_parameters", "declare_model", "check_keys", "DOMAIN_HELP"]
+__all__ = ["DOMAIN_HELP", "check_keys", "declare_model", "declared_parameters", "parse_domain"]
 
 DOMAIN_HELP = ("positive, nonnegative, real, probability, integer >= K, an interval such as "
                "(0, 1] or [1, inf), or one of w1, w2, ...")

@@ -15,14 +15,15 @@ at which every point held or every point failed.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .region import Axis, Region
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..claims import PointOutcome
 
-__all__ = ["smallest_counterexample", "holding_region", "SHRINK_EVALUATIONS", "SHRINK_SECONDS"]
+__all__ = ["SHRINK_EVALUATIONS", "SHRINK_SECONDS", "holding_region", "smallest_counterexample"]
 
 #: Most extra evaluations spent shrinking a counterexample or locating a boundary.
 SHRINK_EVALUATIONS = 24
@@ -54,7 +55,7 @@ class _Budget:
         return True
 
 
-def smallest_counterexample(region: Region, outcomes: Sequence["PointOutcome"],
+def smallest_counterexample(region: Region, outcomes: Sequence[PointOutcome],
                             fails: Callable[[dict[str, Any]], bool | None],
                             tolerance: float, deterministic: bool) -> dict[str, Any] | None:
     """The smallest failing point found (see the module docstring); None if none failed.
@@ -107,7 +108,7 @@ def _shrink_axis(axis: Axis, point: dict[str, Any], fails: Callable[[dict[str, A
     return {**point, name: high}
 
 
-def holding_region(region: Region, outcomes: Sequence["PointOutcome"], tolerance: float,
+def holding_region(region: Region, outcomes: Sequence[PointOutcome], tolerance: float,
                    holds: Callable[[dict[str, Any]], bool | None], deterministic: bool) -> str:
     """Where the claim held among the evaluated points (see the module docstring)."""
     decided = [o for o in outcomes if o.error is not None]
@@ -138,7 +139,7 @@ def holding_region(region: Region, outcomes: Sequence["PointOutcome"], tolerance
     return head + ("; " + "; ".join(parts) if parts else "")
 
 
-def _one_axis(axis: Axis, decided: Sequence["PointOutcome"], tolerance: float,
+def _one_axis(axis: Axis, decided: Sequence[PointOutcome], tolerance: float,
               holds: Callable[[dict[str, Any]], bool | None], deterministic: bool) -> str:
     ordered = sorted(decided, key=lambda o: o.point[axis.name])
     runs: list[tuple[bool, list[Any]]] = []
@@ -162,7 +163,7 @@ def _one_axis(axis: Axis, decided: Sequence["PointOutcome"], tolerance: float,
     return "; ".join(texts)
 
 
-def _boundary(name: str, last: "PointOutcome", first: "PointOutcome", ok: bool,
+def _boundary(name: str, last: PointOutcome, first: PointOutcome, ok: bool,
               holds: Callable[[dict[str, Any]], bool | None], budget: _Budget) -> str:
     a, b = float(last.point[name]), float(first.point[name])
     for _ in range(8):

@@ -17,7 +17,7 @@ difference and their own error estimates (Takahasi and Mori 1974; Bailey, Jeyaba
 Experimental Mathematics 14, 2005).  A bar above :data:`MAX_RELATIVE_ERROR` of the value (a
 divergent integral, ``integral(1/x, x, 1, oo)``; a singularity inside the interval; an
 oscillating tail) leaves the point undecided with both estimates; a smaller one goes with the value
-(:class:`~symq.core.claimsfile.approximate.Approximate`) unless it is negligible, and the comparison
+(:class:`~symq.core.approximate.Approximate`) unless it is negligible, and the comparison
 decides only what the bar allows.
 """
 
@@ -28,10 +28,10 @@ from typing import Any
 
 import sympy as sp
 
+from ..approximate import settle
 from ..claims import Inconclusive
 from ..compiler import compile as compile_expr
 from ..precision import local_mp
-from .approximate import settle
 
 __all__ = [
     "GAUSS_DIGITS",

@@ -37,7 +37,7 @@ The check of the fit
 The verdict
     ``holds`` when the whole interval ``L +- error`` lies within the claim's tolerance of the
     right side, ``fails`` when the whole interval lies outside it, else ``inconclusive`` with the
-    reason.  The tolerance is applied by :func:`~symq.core.claimsfile.compare.point_error`, as
+    reason.  The tolerance is applied by :func:`~symq.core.tolerance.point_error`, as
     for an equality.  A right side that varies along a sequence is handled by extrapolating
     ``lhs - rhs`` and comparing ``rhs_n + (lhs - rhs)_oo`` with ``rhs_n`` at the nearest point.
 
@@ -52,8 +52,9 @@ import itertools
 import math
 import numbers
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy as sp
@@ -62,15 +63,28 @@ from ..claims import Inconclusive, PointOutcome, Status, Verdict, displayable
 from ..errors import InvalidParameter
 from ..precision import local_mp, working_dps
 from ..simstats import ConfidenceInterval
-from .compare import point_error
+from ..tolerance import point_error
 
 if TYPE_CHECKING:
     from .claim import FileClaim
     from .region import Region
 
-__all__ = ["Extrapolation", "extrapolate", "limit_verdict", "parse_limit_target",
-           "check_limit_axis", "approach", "show_target", "INFINITY_WORDS", "THIN_RATIO",
-           "RHO_MAX", "EXPONENT_SPREAD", "SAFETY", "FLOAT_NOISE", "MIN_POINTS"]
+__all__ = [
+    "EXPONENT_SPREAD",
+    "FLOAT_NOISE",
+    "INFINITY_WORDS",
+    "MIN_POINTS",
+    "RHO_MAX",
+    "SAFETY",
+    "THIN_RATIO",
+    "Extrapolation",
+    "approach",
+    "check_limit_axis",
+    "extrapolate",
+    "limit_verdict",
+    "parse_limit_target",
+    "show_target",
+]
 
 #: Words read as an infinite limit (with an optional sign).
 INFINITY_WORDS = ("oo", "inf", "infinity")
@@ -117,7 +131,7 @@ def parse_limit_target(where: str, value: Any) -> float:
     return value
 
 
-def check_limit_axis(where: str, region: "Region", name: str, target: float) -> None:
+def check_limit_axis(where: str, region: Region, name: str, target: float) -> None:
     """Refuse a region axis that cannot approach ``target``: random or word-valued, fewer than
     three values, a value at the limit itself, or (for ``+-oo``) a value of the wrong sign."""
     axis = region.axis(name)
@@ -391,7 +405,7 @@ def _short(value: Any, digits: int = 10) -> str:
         return ctx.nstr(_mpf(ctx, value), digits)
 
 
-def _sequence(claim: "FileClaim", name: str, target: float, members: list[Mapping[str, Any]],
+def _sequence(claim: FileClaim, name: str, target: float, members: list[Mapping[str, Any]],
               noise: float) -> tuple[_Sequence, list[PointOutcome]]:
     assert claim.relation is not None
     members = sorted(members, key=lambda p: -abs(float(p[name]) - target)
@@ -468,7 +482,7 @@ def _sequence(claim: "FileClaim", name: str, target: float, members: list[Mappin
                      displayable(reference), shown), outcomes
 
 
-def limit_verdict(claim: "FileClaim") -> Verdict:
+def limit_verdict(claim: FileClaim) -> Verdict:
     """The verdict of a limit claim (see the module docstring): each sequence toward the limit
     (the other parameters fixed, each side of a finite limit apart) is extrapolated; the claim
     fails when a sequence fails, is inconclusive when one is and none fails, else holds."""

@@ -30,9 +30,10 @@ import re
 import sys
 import tomllib
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import sympy as sp
 
@@ -44,9 +45,19 @@ from .claim import FileClaim, build_claim, parse_quantities
 from .declarations import declare_model
 from .quantities import FileContext
 
-__all__ = ["ClaimsFileError", "LoadedFile", "load_claims_file", "claims_files", "is_claims_path",
-           "is_explicit_path", "python_claims_files", "shadowed_path_note", "MAX_DEPTH",
-           "PAPER_KEYS", "SUFFIXES"]
+__all__ = [
+    "MAX_DEPTH",
+    "PAPER_KEYS",
+    "SUFFIXES",
+    "ClaimsFileError",
+    "LoadedFile",
+    "claims_files",
+    "is_claims_path",
+    "is_explicit_path",
+    "load_claims_file",
+    "python_claims_files",
+    "shadowed_path_note",
+]
 
 SUFFIXES = (".toml", ".py")
 PAPER_KEYS = ("key", "title", "authors", "year", "venue", "doi", "arxiv", "url", "notes")
@@ -250,8 +261,8 @@ MAX_DEPTH = 32
 levels); deeper data is refused before it is parsed or walked."""
 
 _TOML_TOKENS = re.compile(r'"""|' + r"'''" + r"""|["'#\[\]{},=.\n]""")
-_TOML_STRING_ENDS = {'"""': re.compile(r'(?:\\.|[^\\])*?"""', re.S),
-                     "'''": re.compile(r".*?'''", re.S),
+_TOML_STRING_ENDS = {'"""': re.compile(r'(?:\\.|[^\\])*?"""', re.DOTALL),
+                     "'''": re.compile(r".*?'''", re.DOTALL),
                      '"': re.compile(r'(?:\\.|[^"\\\n])*"'),
                      "'": re.compile(r"[^'\n]*'")}
 

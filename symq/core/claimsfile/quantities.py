@@ -29,7 +29,7 @@ convergence acceleration (Euler-Maclaurin, Levin, Richardson/Shanks): two method
 their disagreement is the sum's error bar (:func:`symq.core.claimsfile.sums.infinite_sum`).  An
 integral ``integral(f, x, a, b)`` is computed by tanh-sinh and Gauss-Legendre quadrature, their
 disagreement its error bar (:mod:`symq.core.claimsfile.integrals`).  A value whose error bar is
-not negligible is an :class:`~symq.core.claimsfile.approximate.Approximate` ``value ± error``; a
+not negligible is an :class:`~symq.core.approximate.Approximate` ``value ± error``; a
 formula of it carries the bar on, and the comparison decides only what the bar allows.  A claim
 whose sums and integrals would need more than :data:`SUM_TERM_BUDGET` evaluations over its region
 is refused before it is evaluated (:func:`sum_cost`).  A reference's value is what the model returns (a float,
@@ -45,12 +45,14 @@ import math
 import numbers
 import re
 import zlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
+from ..approximate import Approximate, settle
 from ..claims import Evidence, Inconclusive
 from ..compiler import compile as compile_expr
 from ..errors import InvalidParameter, RunTooShort, SymqError, UnknownName
@@ -60,13 +62,25 @@ from ..precision import local_mp, working_dps
 from ..registry import ModelSpec, get_model
 from ..result import Exactness
 from ..simstats import ConfidenceInterval
-from .approximate import Approximate, settle
 from .integrals import INTEGRAL_COST, evaluate_integral, mp_ready
 from .sums import acceleration_obstacle, infinite_sum
 
-__all__ = ["Quantity", "Formula", "Reference", "Function", "FileContext", "Environment",
-           "override_value", "evaluate_expression", "sum_cost",
-           "REFERENCE_PATTERN", "DIGITS", "MAX_EXACT_BITS", "DIRECT_SUM_TERMS", "SUM_TERM_BUDGET"]
+__all__ = [
+    "DIGITS",
+    "DIRECT_SUM_TERMS",
+    "MAX_EXACT_BITS",
+    "REFERENCE_PATTERN",
+    "SUM_TERM_BUDGET",
+    "Environment",
+    "FileContext",
+    "Formula",
+    "Function",
+    "Quantity",
+    "Reference",
+    "evaluate_expression",
+    "override_value",
+    "sum_cost",
+]
 
 #: Significant digits of formula evaluation.
 DIGITS = 50
@@ -114,7 +128,7 @@ class Quantity(abc.ABC):
     depends: tuple[str, ...]
 
     @abc.abstractmethod
-    def evaluate(self, env: "Environment") -> Any:
+    def evaluate(self, env: Environment) -> Any:
         """The value at the environment's point."""
 
     @abc.abstractmethod

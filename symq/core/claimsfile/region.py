@@ -37,8 +37,9 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -46,8 +47,14 @@ from ..errors import InvalidParameter
 from ..formula import Relation, parse_relation
 from ..sweep import axis_size, parse_axis
 
-__all__ = ["Axis", "Region", "parse_region", "MAX_POINTS", "LIMIT_POINTS_PER_DECADE",
-           "LIMIT_MIN_POINTS"]
+__all__ = [
+    "LIMIT_MIN_POINTS",
+    "LIMIT_POINTS_PER_DECADE",
+    "MAX_POINTS",
+    "Axis",
+    "Region",
+    "parse_region",
+]
 
 #: Most points a claim's region may have.
 MAX_POINTS = 10_000
@@ -138,7 +145,7 @@ class Region:
     def admits(self, point: Mapping[str, Any]) -> bool:
         """Whether ``point`` satisfies every ``where`` constraint."""
         from ..claims import Inconclusive
-        from .compare import _difference
+        from ..tolerance import exact_difference
         from .quantities import evaluate_expression
 
         for i, relation in enumerate(self.where):
@@ -147,7 +154,7 @@ class Region:
             try:
                 left = evaluate_expression(relation.lhs, values, set(), "the left side")
                 right = evaluate_expression(relation.rhs, values, set(), "the right side")
-                gap = _difference(left, right)
+                gap = exact_difference(left, right)
             except Inconclusive as exc:
                 shown = ", ".join(f"{k}={v!r}" for k, v in point.items())
                 raise InvalidParameter(f"{self.key}.where[{i}]", relation.text,

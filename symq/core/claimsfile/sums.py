@@ -30,11 +30,11 @@ from typing import Any
 
 import sympy as sp
 
+from ..approximate import NEGLIGIBLE, settle
 from ..budget import time_budget
 from ..claims import Inconclusive
 from ..errors import DerivationTimeout
 from ..precision import local_mp
-from .approximate import NEGLIGIBLE, settle
 
 __all__ = [
     "CLOSED_FORM_SECONDS",
@@ -188,7 +188,7 @@ def _closed_value(node: sp.Sum, outer: dict[sp.Symbol, sp.Expr]) -> tuple[Any, s
 def infinite_sum(term: Callable[[Any], Any], start: int, node: sp.Sum, summand: sp.Expr,
                  outer: dict[sp.Symbol, sp.Expr], label: str) -> Any:
     """``sum(term(i), i >= start)``: a 50-digit value, or an
-    :class:`~symq.core.claimsfile.approximate.Approximate` ``value ± error``.
+    :class:`~symq.core.approximate.Approximate` ``value ± error``.
 
     Summed directly while the terms fall below 10^-55 of the partial sum for 20 terms in a row
     (up to :data:`DIRECT_TERMS` terms).  Otherwise up to four methods: sympy's closed form

@@ -9,7 +9,7 @@ method's own error estimate) is the error bar.  When that bar is negligible (bel
 carries the bar on (first order: each approximate input moved by its bar, the changes added).
 
 The comparison (:func:`approximate_point_error`, called by
-:func:`symq.core.claimsfile.compare.point_error` when a side is :class:`Approximate`) decides
+:func:`symq.core.tolerance.point_error` when a side is :class:`Approximate`) decides
 only what the bar allows: the claim holds at the point when it holds with both sides moved apart
 by their bars (the least favourable values), fails when it fails with both sides moved towards
 each other (the most favourable values), and is undecided otherwise (:class:`Inconclusive`,
@@ -19,7 +19,7 @@ ignored.
 
 Examples
 --------
->>> from symq.core.claimsfile.compare import Tolerance, point_error
+>>> from symq.core.tolerance import Tolerance, point_error
 >>> a = Approximate(2.0, 1e-6, "a test")
 >>> error = approximate_point_error(a, "==", 2.0000001, Tolerance(relative=1e-3), 1, point_error)
 >>> f"{error:.2g}"   # the least favourable error, within the tolerance: holds
@@ -36,9 +36,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..display import MarkdownDisplay
-from ..errors import Inconclusive
-from ..precision import local_mp
+from .display import MarkdownDisplay
+from .errors import Inconclusive
+from .precision import local_mp
 
 __all__ = ["NEGLIGIBLE", "Approximate", "approximate_point_error", "settle"]
 
@@ -117,7 +117,7 @@ def approximate_point_error(lhs: Any, op: str, rhs: Any, tolerance: Any, n_point
     op : str
         ``==``, ``->``, ``<=``, ``<``, ``>=``, ``>``.
     tolerance
-        A :class:`~symq.core.claimsfile.compare.Tolerance`.
+        A :class:`~symq.core.tolerance.Tolerance`.
     n_points : int
         Points of the claim (for the family level of confidence intervals).
     plain : callable

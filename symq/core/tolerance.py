@@ -46,20 +46,30 @@ differences >= 0.8%").
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
 from scipy import stats
 
-from ..errors import Inconclusive, InvalidParameter
-from ..precision import local_mp, working_dps
-from ..simstats import ConfidenceInterval
 from .approximate import Approximate, approximate_point_error
+from .errors import Inconclusive, InvalidParameter
+from .precision import local_mp, working_dps
+from .simstats import ConfidenceInterval
 
-__all__ = ["Tolerance", "parse_tolerance", "point_error", "widen", "PointError",
-           "ToleranceRequired", "RUN_MARGIN", "DEFAULT_RELATIVE"]
+__all__ = [
+    "DEFAULT_RELATIVE",
+    "RUN_MARGIN",
+    "PointError",
+    "Tolerance",
+    "ToleranceRequired",
+    "exact_difference",
+    "parse_tolerance",
+    "point_error",
+    "widen",
+]
 
 _KEYS = ("relative", "absolute", "ci")
 #: The relative tolerance of a claim without a ``tolerance`` key.
@@ -232,9 +242,10 @@ def widen(ci: ConfidenceInterval, level: float) -> float:
     return float(ci.half_width * ratio)
 
 
-def _difference(a: Any, b: Any) -> Any:
-    """``a - b`` exactly when both are rationals, at 50 digits otherwise (used by the region's
-    ``where`` constraints too)."""
+def exact_difference(a: Any, b: Any) -> Any:
+    """``a - b`` exactly when both are rationals, at 50 digits otherwise (an mpmath number): the
+    difference every comparison of a claim's sides starts from, and the region's ``where``
+    constraints too."""
     if isinstance(a, sp.Rational) and isinstance(b, sp.Rational):
         return a - b
     with working_dps(50):
