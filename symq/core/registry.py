@@ -1,20 +1,69 @@
 """Registry of models, model kinds and papers, so that the CLI finds them without being edited.
 
-Domains register their models with :func:`register_model` and the kinds of model a claims file
-may declare (a population process, a window profile, a dispatching score, ...) with
-:func:`register_model_kind`; paper modules register their claims and derivation with
-:func:`register_paper`.
+Models (``symq solve NAME``) and the kinds of model a claims file may declare
+(``[models.X] kind = "population"``: a population process, a window profile, a dispatching
+score, ...) are declared, once per domain, in that domain's ``registration`` module; papers
+register their claims and derivation with :func:`register_paper`.
+
+Domains
+-------
+A domain is a sub-package of :mod:`symq` with a module ``registration`` that declares two
+tuples, and does nothing else::
+
+    # symq/me/registration.py
+    from .mg1 import MG1_SIM
+    from .model import MODEL
+
+    MODELS = (MODEL, MG1_SIM)     # ModelSpec objects: symq solve / symq sweep
+    MODEL_KINDS = ()              # ModelKind objects: [models.X] kind = "..." in claims files
+
+:func:`load_domains` finds these modules by listing the sub-packages of :mod:`symq` (no module
+is imported to find them, and :mod:`symq.papers` is never one of them), imports each and
+registers what it declares.  So ``symq solve``, ``symq sweep`` and a claims file that declares a
+model of a registered kind import the domains, never the papers; :func:`papers` (``symq check
+PAPER``, ``symq list``) imports :mod:`symq.papers`.  Registering the same spec object twice is a
+no-op; a different object under a registered name replaces it.
+
+A new model kind is one module and one registration line
+---------------------------------------------------------
+A kind is a :class:`ModelKind`: its name, a one-line summary, the keys a declaration may hold,
+the outputs, an example, and ``declare(name, table, parameters, where) -> ModelSpec``, which
+parses the declaration (formulas are text for :func:`symq.core.formula.parse_formula`, never
+evaluated) and returns the model that claims then call as ``MODEL:KEY``.  For a generic
+continuous-time Markov chain declared by guarded jumps::
+
+    # symq/markov/declared.py (the one new module)
+    from symq.core.registry import ModelKind, ModelSpec
+
+    def declare_ctmc(name, table, parameters, where) -> ModelSpec:
+        ...  # parse table["states"], table["jumps"]; build the solver; InvalidParameter names
+             # f"{where}.{key}" for a bad entry
+
+    CTMC = ModelKind(kind="ctmc", summary="a CTMC declared by guarded jumps: stationary law, "
+                     "rewards", declare=declare_ctmc, keys={"states": "...", "jumps": "..."},
+                     outputs=("pi", "reward"), example='''[models.q]\nkind = "ctmc"\n...''')
+
+    # symq/markov/registration.py (the one registration line: CTMC in MODEL_KINDS)
+    from .declared import CTMC
+
+    MODELS = ()
+    MODEL_KINDS = (CTMC,)
+
+Nothing else changes: :func:`model_kinds` finds the kind, a claims file may declare
+``kind = "ctmc"``, ``symq list`` and ``symq new-claims`` show it.  A new domain is the same: a
+sub-package with a ``registration`` module.
 
 Plugins
 -------
-:func:`load_plugins` loads every entry point of the ``symq.plugins`` group (symq's own
-``symq.papers`` among them).  An entry point may name a module (``mypkg.papers``), whose import
-registers its papers and models, or an attribute (``mypkg.papers:register``): a callable is
-called with no argument, and a :class:`PaperSpec`, a :class:`ModelSpec` or a list of them (given
-directly or returned by the callable) is registered.  A plugin that fails to load is skipped with
-one :class:`PluginWarning` naming the plugin and the error, so that every other command keeps
-working; :func:`plugin_failures` lists them.  Everything a plugin registers records where it
-came from (``source``), shown by ``symq list``.
+:func:`load_plugins` loads the domains, symq's own papers (:mod:`symq.papers`) and every entry
+point of the ``symq.plugins`` group.  An entry point may name a module (``mypkg.papers``), whose
+import registers its papers and models, or an attribute (``mypkg.papers:register``): a callable
+is called with no argument, and a :class:`PaperSpec`, a :class:`ModelSpec`, a
+:class:`ModelKind` or a list of them (given directly or returned by the callable) is
+registered.  A plugin that fails to load is skipped with one :class:`PluginWarning` naming the
+plugin and the error, so that every other command keeps working; :func:`plugin_failures` lists
+them.  Everything a plugin registers records where it came from (``source``), shown by
+``symq list``.
 
 A package declares its plugin in its ``pyproject.toml``::
 
@@ -27,51 +76,67 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import pkgutil
 import traceback
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Callable, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .claims import Claim
-from .derivation import Derivation
 from .budget import time_budget
+from .display import MarkdownDisplay, cell
 from .errors import InvalidParameter, SymqError, UnknownName
 from .parameters import Parameter, validate_parameters
 from .result import Result, check_values
 
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from .claims import Claim
+    from .derivation import Derivation
+
 __all__ = [
-    "ModelSpec",
-    "ModelKind",
-    "PaperSpec",
-    "PluginWarning",
-    "PluginFailure",
     "BUILT_IN",
-    "register_model",
-    "register_model_kind",
-    "register_paper",
+    "ModelKind",
+    "ModelSpec",
+    "PaperSpec",
+    "PluginFailure",
+    "PluginWarning",
     "get_model",
     "get_model_kind",
     "get_paper",
-    "models",
-    "model_kinds",
-    "papers",
+    "load_domains",
     "load_plugins",
+    "model_kinds",
+    "models",
+    "papers",
+    "parameters_table",
     "plugin_failures",
+    "register_model",
+    "register_model_kind",
+    "register_paper",
+    "registration_modules",
 ]
 
 #: ``source`` of everything symq itself registers.
 BUILT_IN = "built in"
 
-_MODELS: dict[str, "ModelSpec"] = {}
-_KINDS: dict[str, "ModelKind"] = {}
-_PAPERS: dict[str, "PaperSpec"] = {}
-_LOADED = False
-_FAILURES: list["PluginFailure"] = []
+_MODELS: dict[str, ModelSpec] = {}
+_KINDS: dict[str, ModelKind] = {}
+_PAPERS: dict[str, PaperSpec] = {}
+_LOADED = False  # everything: domains, symq's papers, plugins (load_plugins)
+_DOMAINS_LOADED = False  # the registration modules of symq's domains (load_domains)
+_ENTRY_POINTS_LOADED = False  # the entry points of the symq.plugins group
+_FAILURES: list[PluginFailure] = []
 #: source recorded for registrations made while a plugin loads (None: symq itself).
 _LOADING_SOURCE: str | None = None
-#: symq's own plugin, imported even from a source tree that was never installed.
-_OWN_PLUGIN = "symq.papers"
+#: The package whose sub-packages are searched for registration modules.
+_PACKAGE = __name__.split(".")[0]
+#: symq's own plugin (its papers), imported even from a source tree that was never installed.
+_OWN_PLUGIN = f"{_PACKAGE}.papers"
+#: Name of a domain's registration module.
+REGISTRATION = "registration"
 
 
 class PluginWarning(UserWarning):
@@ -91,8 +156,31 @@ class PluginFailure:
                 f"{self.error}")
 
 
+def parameters_table(parameters: Sequence[Parameter]) -> list[str]:
+    """Declared parameters as the lines of a Markdown table: name, allowed values, typical
+    value or default, meaning.
+
+    Examples
+    --------
+    >>> from symq.core.parameters import Parameter, PositiveReal
+    >>> print("\\n".join(parameters_table([Parameter("lam", PositiveReal(), typical=0.5,
+    ...                                                description="arrival rate")])))
+    | parameter | values | typical | meaning |
+    |---|---|---|---|
+    | `lam` | a positive real number | 0.5 | arrival rate |
+    """
+    lines = ["| parameter | values | typical | meaning |", "|---|---|---|---|"]
+    for p in parameters:
+        typical = p.typical if p.typical is not None else (
+            f"default {cell(p.default)}" if not p.required else "")
+        need = "" if p.required else " (optional)"
+        lines.append(f"| `{p.name}` | {cell(p.domain.describe())}{need} | {cell(typical)} | "
+                     f"{cell(p.description)} |")
+    return lines
+
+
 @dataclass(frozen=True)
-class ModelSpec:
+class ModelSpec(MarkdownDisplay):
     """A solvable model exposed to ``symq solve`` and ``symq sweep``.
 
     Parameters
@@ -104,8 +192,8 @@ class ModelSpec:
     parameters : tuple of Parameter
         Declared parameters.
     solve : callable
-        ``solve(**params) -> Result``: solves the model for validated parameters.  A ``rng`` keyword is passed when the
-        solver declares one (simulation-based models).
+        ``solve(**params) -> Result``: solves the model for validated parameters.  A ``rng``
+        keyword is passed when the solver declares one (simulation-based models).
     scalar_outputs : callable(Result) -> dict, optional
         Flat numeric summary used by sweeps; defaults to the top-level float values.
     paper : str
@@ -185,14 +273,21 @@ class ModelSpec:
             return self.scalar_outputs(result)
         return {k: float(v) for k, v in result.values.items() if isinstance(v, (int, float))}
 
-    def _repr_markdown_(self) -> str:  # Jupyter: symq.core.display.spec_markdown
-        from .display import spec_markdown
-
-        return spec_markdown(self)
+    def to_markdown(self) -> str:
+        """The model as Markdown: summary, paper, parameters table, results, command line."""
+        lines = [f"**{self.name}**: {cell(self.summary, 400)}", ""]
+        if self.paper:
+            lines += [f"paper: {cell(self.paper, 400)}", ""]
+        if self.parameters:
+            lines += parameters_table(self.parameters)
+        if self.outputs:
+            lines += ["", "results: " + ", ".join(f"`{o}`" for o in self.outputs)]
+        lines += ["", f"`symq solve {self.name} key=value ...`; source: {self.source}"]
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
-class PaperSpec:
+class PaperSpec(MarkdownDisplay):
     """A source paper: its claims and its derivation.
 
     Parameters
@@ -257,14 +352,19 @@ class PaperSpec:
             claim.paper = self.key
         return claims
 
-    def _repr_markdown_(self) -> str:  # Jupyter: symq.core.display.spec_markdown
-        from .display import spec_markdown
-
-        return spec_markdown(self)
+    def to_markdown(self) -> str:
+        """The paper as Markdown: title, citation, models, derivation, claims, source."""
+        derive = f"`symq derive {self.key}`" if self.derivation else "none"
+        lines = [f"**{self.key}**: {cell(self.title, 400)}", "", f"*{cell(self.citation, 400)}*",
+                 "", "| | |", "|---|---|",
+                 f"| models | {', '.join(f'`{m}`' for m in self.models) or 'none'} |",
+                 f"| derivation | {derive} |",
+                 f"| claims | `symq check {self.key}` |", f"| source | {cell(self.source)} |"]
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
-class ModelKind:
+class ModelKind(MarkdownDisplay):
     """A kind of model that a claims file may declare (``[models.NAME] kind = "..."``).
 
     Parameters
@@ -293,18 +393,25 @@ class ModelKind:
 
     kind: str
     summary: str
-    declare: Callable[[str, Mapping[str, Any], tuple[Parameter, ...], str], "ModelSpec"]
+    declare: Callable[[str, Mapping[str, Any], tuple[Parameter, ...], str], ModelSpec]
     keys: Mapping[str, str] = field(default_factory=dict)
     outputs: tuple[str, ...] = ()
     example: str = ""
 
-    def _repr_markdown_(self) -> str:  # Jupyter: symq.core.display.spec_markdown
-        from .display import spec_markdown
+    def to_markdown(self) -> str:
+        """The kind as Markdown: summary, the keys a declaration may hold, results."""
+        lines = [f"**{self.kind}** (model kind of claims files): {cell(self.summary, 400)}", "",
+                 "| key | meaning |", "|---|---|"]
+        lines += [f"| `{k}` | {cell(v)} |" for k, v in self.keys.items()]
+        if self.outputs:
+            lines += ["", "results: " + ", ".join(f"`{o}`" for o in self.outputs)]
+        return "\n".join(lines)
 
-        return spec_markdown(self)
+
+_Spec = TypeVar("_Spec", ModelSpec, PaperSpec)
 
 
-def _stamp(spec: Any) -> Any:
+def _stamp(spec: _Spec) -> _Spec:
     """``spec`` with the source of the plugin now loading (unchanged outside plugin loading)."""
     if _LOADING_SOURCE is None:
         return spec
@@ -312,26 +419,40 @@ def _stamp(spec: Any) -> Any:
 
 
 def register_model(spec: ModelSpec) -> ModelSpec:
-    """Register a model (idempotent for the same spec name)."""
+    """Register a model under its name; the object registered is returned.
+
+    Registering the object already registered under that name is a no-op (a domain's
+    registration module and an import-time registration may both name it); another object
+    replaces it.  A model registered while a plugin loads records the plugin as its source.
+    """
+    if _MODELS.get(spec.name) is spec:
+        return spec
     spec = _stamp(spec)
     _MODELS[spec.name] = spec
     return spec
 
 
 def register_model_kind(kind: ModelKind) -> ModelKind:
-    """Register a kind of model that claims files may declare."""
+    """Register a kind of model that claims files may declare (``[models.X] kind = "..."``).
+
+    As :func:`register_model`: the same object twice is a no-op, another object of the same
+    ``kind`` replaces it.
+    """
     _KINDS[kind.kind] = kind
     return kind
 
 
 def register_paper(spec: PaperSpec) -> PaperSpec:
-    """Register a paper (idempotent for the same key)."""
+    """Register a paper under its key (the same object twice is a no-op; another object with
+    that key replaces it)."""
+    if _PAPERS.get(spec.key) is spec:
+        return spec
     spec = _stamp(spec)
     _PAPERS[spec.key] = spec
     return spec
 
 
-def _register_object(obj: Any, origin: str) -> None:
+def _register_object(obj: object, origin: str) -> None:
     """Register what a plugin entry point gave: a module (already registered by its import),
     a spec, a list of specs, or a callable returning any of these."""
     if inspect.ismodule(obj) or obj is None:
@@ -352,6 +473,60 @@ def _register_object(obj: Any, origin: str) -> None:
                         "ModelSpec, a list of them or a callable returning them")
 
 
+# ----------------------------------------------------------------------------- domains
+
+def registration_modules() -> tuple[str, ...]:
+    """The registration modules of symq's domains, by name (``symq.me.registration``, ...).
+
+    Found by listing the sub-packages of :mod:`symq` that hold a module ``registration``;
+    nothing is imported to find them, and :mod:`symq.papers` is never among them.
+    """
+    package = importlib.import_module(_PACKAGE)
+    found: list[str] = []
+    for info in pkgutil.iter_modules(package.__path__):
+        name = f"{_PACKAGE}.{info.name}"
+        if not info.ispkg or name == _OWN_PLUGIN:
+            continue
+        folder = Path(getattr(info.module_finder, "path", "")) / info.name
+        if any(m.name == REGISTRATION for m in pkgutil.iter_modules([str(folder)])):
+            found.append(f"{name}.{REGISTRATION}")
+    return tuple(sorted(found))
+
+
+def _declared(module: ModuleType, attribute: str, kind: type) -> tuple[Any, ...]:
+    """The tuple ``module.attribute`` of ``kind`` objects (a registration module's MODELS or
+    MODEL_KINDS); a TypeError (a bug in symq) names what is wrong."""
+    value = getattr(module, attribute, ())
+    if not isinstance(value, (tuple, list)) or not all(isinstance(v, kind) for v in value):
+        raise TypeError(f"{module.__name__}.{attribute} must be a tuple of {kind.__name__}")
+    return tuple(value)
+
+
+def load_domains() -> None:
+    """Register the models and model kinds that symq's domains declare (once).
+
+    Imports each module of :func:`registration_modules` and registers its ``MODELS``
+    (:class:`ModelSpec`) and ``MODEL_KINDS`` (:class:`ModelKind`) as built in.  Papers are not
+    imported.  An error here is a bug in symq and is raised.
+    """
+    global _DOMAINS_LOADED
+    if _DOMAINS_LOADED:
+        return
+    _DOMAINS_LOADED = True  # set first: a domain that asks the registry while it loads
+    try:
+        for name in registration_modules():
+            module = importlib.import_module(name)
+            for spec in _declared(module, "MODELS", ModelSpec):
+                register_model(spec)
+            for kind in _declared(module, "MODEL_KINDS", ModelKind):
+                register_model_kind(kind)
+    except BaseException:
+        _DOMAINS_LOADED = False
+        raise
+
+
+# ----------------------------------------------------------------------------- plugins
+
 def _plugin_source(ep: EntryPoint) -> str:
     dist = getattr(ep, "dist", None)
     package = f", package {dist.name}" if dist is not None and getattr(dist, "name", None) else ""
@@ -363,7 +538,7 @@ def _load_entry_point(ep: EntryPoint) -> None:
     _LOADING_SOURCE = _plugin_source(ep)
     try:
         _register_object(ep.load(), f"entry point {ep.name} = {ep.value}")
-    except Exception as exc:  # a broken plugin must not break symq: skip it, say so once
+    except Exception as exc:  # noqa: BLE001 - a broken plugin must not break symq: skip, say once
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         failure = PluginFailure(ep.name, ep.value, " ".join(last.split()))
         _FAILURES.append(failure)
@@ -372,8 +547,31 @@ def _load_entry_point(ep: EntryPoint) -> None:
         _LOADING_SOURCE = None
 
 
+def _load_entry_points() -> None:
+    """The domains, then every entry point of the ``symq.plugins`` group but symq's own papers
+    (once); a plugin that fails to load issues one :class:`PluginWarning` and is skipped."""
+    global _ENTRY_POINTS_LOADED
+    load_domains()
+    if _ENTRY_POINTS_LOADED:
+        return
+    _ENTRY_POINTS_LOADED = True
+    for ep in entry_points(group="symq.plugins"):
+        if ep.value.replace(" ", "") != _OWN_PLUGIN:
+            _load_entry_point(ep)
+
+
+def _load_own_papers() -> None:
+    """Import :mod:`symq.papers` (its modules register the built-in papers).  A paper a plugin
+    registered under the key of a built-in one keeps its place, as when the plugins load
+    after the papers."""
+    from_plugins = {k: v for k, v in _PAPERS.items() if v.source != BUILT_IN}
+    importlib.import_module(_OWN_PLUGIN)  # symq's own: an error here is a bug, raised
+    _PAPERS.update(from_plugins)
+
+
 def load_plugins() -> None:
-    """Load symq's own papers and every entry point of the ``symq.plugins`` group (once).
+    """Load the domains, symq's own papers and every entry point of the ``symq.plugins``
+    group (once).
 
     A plugin that fails to load issues one :class:`PluginWarning` and is skipped.
     """
@@ -382,35 +580,38 @@ def load_plugins() -> None:
         return
     _LOADED = True
     try:
-        importlib.import_module(_OWN_PLUGIN)  # symq's own: an error here is a bug, raised
+        load_domains()
+        _load_own_papers()
     except BaseException:
         _LOADED = False
         raise
-    for ep in entry_points(group="symq.plugins"):
-        if ep.value.replace(" ", "") != _OWN_PLUGIN:
-            _load_entry_point(ep)
+    _load_entry_points()
 
 
 def plugin_failures() -> list[PluginFailure]:
-    """The plugins that failed to load (after :func:`load_plugins`)."""
-    load_plugins()
+    """The plugins that failed to load (after loading the plugins)."""
+    _load_entry_points()
     return list(_FAILURES)
 
 
+# ----------------------------------------------------------------------------- lookups
+
 def models() -> dict[str, ModelSpec]:
-    """Registered models by name (after loading plugins)."""
-    load_plugins()
+    """Registered models by name (the domains' and the plugins'; the papers are not
+    imported)."""
+    _load_entry_points()
     return dict(sorted(_MODELS.items()))
 
 
 def papers() -> dict[str, PaperSpec]:
-    """Registered papers by key (after loading plugins)."""
+    """Registered papers by key (after loading the domains, symq's papers and the plugins)."""
     load_plugins()
     return dict(sorted(_PAPERS.items()))
 
 
 def get_model(name: str) -> ModelSpec:
-    """The model called ``name``; :class:`UnknownName` lists the valid names otherwise."""
+    """The model called ``name`` (any case); :class:`UnknownName` lists the valid names
+    otherwise."""
     registered = models()
     for key, spec in registered.items():
         if key.lower() == name.lower():
@@ -419,8 +620,9 @@ def get_model(name: str) -> ModelSpec:
 
 
 def model_kinds() -> dict[str, ModelKind]:
-    """Kinds of model a claims file may declare, by name (after loading plugins)."""
-    load_plugins()
+    """Kinds of model a claims file may declare, by name (the domains' and the plugins'; the
+    papers are not imported)."""
+    _load_entry_points()
     return dict(sorted(_KINDS.items()))
 
 
@@ -433,7 +635,8 @@ def get_model_kind(kind: str) -> ModelKind:
 
 
 def get_paper(key: str) -> PaperSpec:
-    """The paper with key ``key``; :class:`UnknownName` lists the valid keys otherwise."""
+    """The paper with key ``key`` (any case); :class:`UnknownName` lists the valid keys
+    otherwise."""
     registered = papers()
     for k, spec in registered.items():
         if k.lower() == key.lower():

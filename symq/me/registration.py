@@ -1,0 +1,20 @@
+"""The models of :mod:`symq.me`, declared for the registry (:mod:`symq.core.registry`).
+
+``me-fit`` (Padé moment matching with certified nonnegativity) and ``mg1-sim`` (the M/G/1 FCFS
+simulation beside the Pollaczek-Khinchine mean).  This module is the one place that names them;
+:func:`symq.core.registry.load_domains` registers them.
+"""
+
+from __future__ import annotations
+
+from symq.core.registry import ModelKind, ModelSpec
+
+from .mg1 import MG1_SIM
+from .model import MODEL
+
+__all__ = ["MODELS", "MODEL_KINDS"]
+
+#: Models of ``symq solve`` / ``symq sweep``.
+MODELS: tuple[ModelSpec, ...] = (MODEL, MG1_SIM)
+#: Kinds of model a claims file may declare.
+MODEL_KINDS: tuple[ModelKind, ...] = ()
