@@ -52,7 +52,6 @@ from typing import Any
 
 import numpy as np
 import sympy as sp
-from scipy import stats
 
 from .approximate import Approximate, approximate_point_error
 from .errors import Inconclusive, InvalidParameter
@@ -235,6 +234,9 @@ def widen(ci: ConfidenceInterval, level: float) -> float:
     freedom; a normal quantile when ``n`` is unknown)."""
     if ci.half_width == 0:
         return 0.0
+    # lazy: scipy.stats takes 0.5 s to import (import symq stays fast)
+    from scipy import stats
+
     if ci.n and ci.n > 1:
         ratio = stats.t.ppf((1 + level) / 2, ci.n - 1) / stats.t.ppf((1 + ci.level) / 2, ci.n - 1)
     else:
