@@ -22,20 +22,22 @@ import keyword
 import re
 import threading
 import types
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
+from .display import MarkdownDisplay, markdown
 from .errors import SymqError
 from .formula import MAX_DEGREE, degree_estimate
 from .precision import local_mp, working_dps
 
-__all__ = ["CompiledFunction", "compile", "clear_cache", "cache_info"]
+__all__ = ["CompiledFunction", "cache_info", "clear_cache", "compile"]
 
 _BACKENDS = ("numpy", "mpmath", "numba")
 _FORMS = ("as-is", "cancel", "horner")
-_CACHE: dict[tuple, "CompiledFunction"] = {}
+_CACHE: dict[tuple, CompiledFunction] = {}
 _LOCK = threading.Lock()
 _STATS = {"hits": 0, "misses": 0}
 
@@ -111,7 +113,7 @@ def _as_symbol(arg: Any) -> sp.Basic:
     return symbol
 
 
-class CompiledFunction:
+class CompiledFunction(MarkdownDisplay):
     """A compiled expression (or tuple of expressions).
 
     Call it with one positional value per argument.  With the numpy backend the
@@ -165,9 +167,8 @@ class CompiledFunction:
         except (OSError, TypeError):  # pragma: no cover - lambdify always registers its source
             self.source = "<source unavailable>"
 
-    def _repr_markdown_(self) -> str:  # Jupyter: the formulas, then the generated source
-        from .display import markdown
-
+    def to_markdown(self) -> str:
+        """The formulas in LaTeX, then the generated source (Jupyter's display)."""
         head = markdown(f"**CompiledFunction** ({self.backend} backend) of "
                         f"{', '.join(f'`{a}`' for a in self.args) or 'no arguments'}", [],
                         [("", e) for e in self.exprs])
@@ -277,7 +278,7 @@ def _rewrite(expr: sp.Expr, args: tuple[sp.Basic, ...], form: str) -> sp.Expr:
 
 
 def compile(exprs: sp.Expr | Iterable[sp.Expr], args: Iterable[Any], backend: str = "numpy",
-            form: str = "as-is") -> CompiledFunction:  # noqa: A001 - the front door's name
+            form: str = "as-is") -> CompiledFunction:
     """Compile sympy expressions into a vectorised numeric callable.
 
     Parameters

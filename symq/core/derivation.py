@@ -11,14 +11,16 @@ in words instead of printing a bare ``True``; build relations with ``evaluate=Fa
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import sympy as sp
 
+from .display import MarkdownDisplay
 from .printing import latex
 
-__all__ = ["Step", "Derivation"]
+__all__ = ["Derivation", "Step"]
 
 #: What a step says for a formula sympy evaluated to ``True`` (or ``False``).
 TRUTH = {True: "*sympy evaluates this relation to true: it holds identically.*",
@@ -30,7 +32,7 @@ def _is_truth(obj: Any) -> bool:
 
 
 @dataclass(frozen=True)
-class Step:
+class Step(MarkdownDisplay):
     """One named step of a derivation.
 
     Parameters
@@ -67,12 +69,9 @@ class Step:
                 lines += ["$$", latex(formula), "$$", ""]
         return "\n".join(lines)
 
-    def _repr_markdown_(self) -> str:  # Jupyter
-        return self.to_markdown()
-
 
 @dataclass
-class Derivation:
+class Derivation(MarkdownDisplay):
     """An ordered record of derivation steps.
 
     Parameters
@@ -128,9 +127,6 @@ class Derivation:
         return "\n".join(lines).rstrip() + "\n"
 
     def __str__(self) -> str:
-        return self.to_markdown()
-
-    def _repr_markdown_(self) -> str:  # Jupyter
         return self.to_markdown()
 
 
