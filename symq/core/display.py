@@ -2,7 +2,7 @@
 
 Each type of symq renders itself (its ``to_markdown()``, beside the type: a result in
 :mod:`symq.core.result`, a claim and a verdict in :mod:`symq.core.claims`, a confidence interval
-in :mod:`symq.core.simstats`, a sweep in :mod:`symq.core.sweep`, a law in :mod:`symq.laws`, ...)
+in :mod:`symq.core.simstats`, a sweep in :mod:`symq.core.sweep_result`, a law in :mod:`symq.laws`, ...)
 from the helpers of this module, which know no symq type:
 
 * :class:`MarkdownDisplay`: the mixin that gives a type Jupyter's ``_repr_markdown_`` from its
@@ -62,7 +62,6 @@ __all__ = [
     "parameters_table",
     "population_markdown",
     "short_text",
-    "spec_markdown",
     "with_error",
 ]
 
@@ -304,31 +303,3 @@ def parameters_table(parameters: Sequence[Any]) -> list[str]:
         lines.append(f"| `{p.name}` | {cell(p.domain.describe())}{need} | {cell(typical)} | "
                      f"{cell(p.description)} |")
     return lines
-
-
-def spec_markdown(spec: Any) -> str:  # moving to symq.core.registry (its types)
-    """A registered model (its summary, paper, parameters and results), a model kind of
-    claims files (its keys) or a paper (citation, models, derivation)."""
-    if hasattr(spec, "solve"):  # a ModelSpec (duck-typed: display imports no symq type)
-        lines = [f"**{spec.name}**: {cell(spec.summary, 400)}", ""]
-        if spec.paper:
-            lines += [f"paper: {cell(spec.paper, 400)}", ""]
-        if spec.parameters:
-            lines += parameters_table(spec.parameters)
-        if spec.outputs:
-            lines += ["", "results: " + ", ".join(f"`{o}`" for o in spec.outputs)]
-        lines += ["", f"`symq solve {spec.name} key=value ...`; source: {spec.source}"]
-        return "\n".join(lines)
-    if hasattr(spec, "declare"):  # a ModelKind
-        lines = [f"**{spec.kind}** (model kind of claims files): {cell(spec.summary, 400)}", "",
-                 "| key | meaning |", "|---|---|"]
-        lines += [f"| `{k}` | {cell(v)} |" for k, v in spec.keys.items()]
-        if spec.outputs:
-            lines += ["", "results: " + ", ".join(f"`{o}`" for o in spec.outputs)]
-        return "\n".join(lines)
-    lines = [f"**{spec.key}**: {cell(spec.title, 400)}", "", f"*{cell(spec.citation, 400)}*", "",
-             "| | |", "|---|---|",
-             f"| models | {', '.join(f'`{m}`' for m in spec.models) or 'none'} |",
-             f"| derivation | {'`symq derive ' + spec.key + '`' if spec.derivation else 'none'} |",
-             f"| claims | `symq check {spec.key}` |", f"| source | {cell(spec.source)} |"]
-    return "\n".join(lines)
