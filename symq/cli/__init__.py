@@ -12,37 +12,42 @@
     symq sweep MODEL key=a:b:n ...  parameter sweep; --scheduler ADDRESS runs it on Dask
 
 Models and papers come from the registry in :mod:`symq.core.registry`; adding a domain
-needs no edit here.
+needs no edit here.  ``symq --version`` and ``symq --help`` import nothing heavy: the commands
+(:mod:`~symq.cli.claims_commands`, :mod:`~symq.cli.model_commands`) and the registry are
+imported once a command runs.
 
 Exit statuses: 0 success (for ``check``: every verdict as its claim's ``expected`` says, or
 inconclusive); 1 an internal error (a bug in symq: a check that crashed, an unexpected
 exception); 2 bad input (one line naming the parameter as typed, the value and the allowed
 domain; also a claims file with a claim that cannot be built: its error is printed, the file's
 other claims still run); 4 (``check`` only) a verdict that contradicts its claim's ``expected``
-(a claim that fails without ``expected = "fails"``, or the reverse), flagged in the table; 3 a run-time failure (a solver that did not converge
-or would truncate beyond the accuracy asked for, an output path that cannot be written, a Dask
-scheduler that cannot be reached, memory exhausted); 130 interrupted.  Every failure prints one
+(a claim that fails without ``expected = "fails"``, or the reverse), flagged in the table; 3 a
+run-time failure (a solver that did not converge or would truncate beyond the accuracy asked
+for, an output path that cannot be written, a Dask scheduler that cannot be reached, memory
+exhausted); 130 interrupted.  Every failure prints one
 line ``symq: error: ...`` on stderr; ``SYMQ_DEBUG=1`` adds the traceback of internal errors.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import __version__
-from ..core import registry
 from ..core.errors import EXIT_RUNTIME, EXIT_USAGE, SymqError
-from .claims_commands import _cmd_check, _cmd_derive, _cmd_list, _cmd_new_claims
 from .common import EXIT_INTERNAL, EXIT_OK, one_line
-from .model_commands import _cmd_solve, _cmd_sweep
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
+
+#: Most points ``symq sweep`` accepts by default (:data:`symq.core.sweep.MAX_POINTS`, which a
+#: test keeps equal; written here so that building the parser imports no numeric module).
+DEFAULT_MAX_POINTS = 10_000
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,6 +58,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 # ----------------------------------------------------------------------------- main
+
+def _command(module: str, function: str) -> Callable[[argparse.Namespace], int]:
+    """The command ``function`` of ``symq.cli.MODULE``, imported when the command runs (so
+    that ``--version`` and ``--help`` import neither the commands nor the registry)."""
+
+    def run(args: argparse.Namespace) -> int:
+        command = getattr(importlib.import_module(f"{__name__}.{module}"), function)
+        return int(command(args))
+
+    run.__name__ = run.__qualname__ = function
+    return run
+
 
 def _model_command(sub: Any, name: str, text: str, metavar: str) -> argparse.ArgumentParser:
     """A subcommand ``symq NAME MODEL key=value ...`` whose ``--help`` with a MODEL shows that
@@ -77,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "these claims files or folders (a folder's own *.toml files; Python claims "
                    "files are listed by name, never run)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=_cmd_list)
+    p.set_defaults(func=_command("claims_commands", "_cmd_list"))
 
     p = sub.add_parser("check", help="check the claims of papers or claims files (all built-in "
                        "and plugin papers by default)")
@@ -97,18 +114,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write an HTML report (DIR/index.html) and its Markdown twin "
                         "(DIR/report.md) into DIR")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
-    p.set_defaults(func=_cmd_check)
+    p.set_defaults(func=_command("claims_commands", "_cmd_check"))
 
     p = sub.add_parser("derive", help="print a paper's, a model's or a claims file's derivation "
                        "(Markdown + LaTeX)")
     p.add_argument("paper", metavar="PAPER|FILE")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    p.set_defaults(func=_cmd_derive)
+    p.set_defaults(func=_command("claims_commands", "_cmd_derive"))
 
     p = sub.add_parser("new-claims", help="write a starting claims file NAME.toml")
     p.add_argument("name", metavar="NAME", help="file name (NAME.toml, or NAME.py with --python)")
     p.add_argument("--python", action="store_true", help="a Python claims file instead of TOML")
-    p.set_defaults(func=_cmd_new_claims)
+    p.set_defaults(func=_command("claims_commands", "_cmd_new_claims"))
 
     p = _model_command(sub, "solve", "solve one model: symq solve MODEL key=value ...",
                        "key=value")
@@ -118,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress bar (shown on a terminal for value iteration and "
                         "simulations; never with --json or when stderr is not a terminal)")
-    p.set_defaults(func=_cmd_solve, parser=p)
+    p.set_defaults(func=_command("model_commands", "_cmd_solve"), parser=p)
 
     p = _model_command(sub, "sweep", "parameter sweep: symq sweep MODEL key=a:b:n ...",
                        "key=a:b:n|key=value")
@@ -128,17 +145,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="one deadline for reaching the scheduler and its first worker, and "
                         "the longest wait for a lost scheduler or workers (default 7); exit 3")
     p.add_argument("--processes", type=int, default=None, help="local worker processes")
-    from ..core.sweep import MAX_POINTS
-
-    p.add_argument("--max-points", type=int, default=MAX_POINTS, metavar="N",
-                   help="most points the grid may have (default 10000); counted before "
-                        "anything is built, more is refused with exit 2")
+    p.add_argument("--max-points", type=int, default=DEFAULT_MAX_POINTS, metavar="N",
+                   help=f"most points the grid may have (default {DEFAULT_MAX_POINTS}); "
+                        "counted before anything is built, more is refused with exit 2")
     p.add_argument("--seed", default=None, metavar="N",
                    help="root seed (SeedSequence; an integer >= 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object (--format json)")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table",
                    help="table (default), one JSON object, or tidy CSV (one row per point)")
-    p.set_defaults(func=_cmd_sweep, parser=p)
+    p.set_defaults(func=_command("model_commands", "_cmd_sweep"), parser=p)
     return parser
 
 
@@ -161,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("symq: error: out of memory; lower the size parameters (or set SYMQ_MEMORY_LIMIT "
               "to the bytes symq may use)", file=sys.stderr)
         return EXIT_RUNTIME
-    except Exception as exc:  # a bug in symq: one line, the traceback on request
+    except Exception as exc:  # noqa: BLE001 - a bug in symq: one line, traceback on request
         if os.environ.get("SYMQ_DEBUG"):
             traceback.print_exc(file=sys.stderr)
         print(f"symq: internal error: {type(exc).__name__}: {one_line(exc)} (a bug in symq; "
@@ -170,10 +185,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _load_plugins() -> None:
-    """Load the plugins once; a broken one is one warning line, and every command goes on."""
+    """Load the domains and the plugins once (not symq's papers: a command that needs them
+    loads them); a broken plugin is one warning line, and every command goes on."""
+    from ..core import registry
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", registry.PluginWarning)
-        registry.load_plugins()
+        registry.plugin_failures()
     for warning in caught:
         if issubclass(warning.category, registry.PluginWarning):
             print(f"symq: warning: {warning.message}", file=sys.stderr)

@@ -7,16 +7,21 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..core import registry
 from ..core.claims import Status, Verdict, internal_error_verdict
 from ..core.errors import EXIT_USAGE, InvalidParameter, OutputError, SymqError
 from ..core.report import unexpected_line, verdict_table, write_report
 from ..core.report_html import write_html_report
-from .common import (EXIT_INTERNAL, EXIT_OK, EXIT_UNEXPECTED, check_writable_directory,
-                     check_writable_file)
+from .common import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_UNEXPECTED,
+    check_writable_directory,
+    check_writable_file,
+)
 
 __all__: list[str] = []  # the commands are reached through symq.cli.main
 
@@ -29,7 +34,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
     kinds = registry.model_kinds()
     python_files: list[Path] = []  # listed, never run: only symq check runs a Python file
     if args.files:  # claims files: their papers and declared models, with source "file PATH"
-        from ..core.claimsfile import claims_files, load_claims_file, python_claims_files
+        from ..core.claimsfile import (
+            claims_files,
+            load_claims_file,
+            python_claims_files,
+        )
 
         for target in args.files:
             path = Path(target)
@@ -96,8 +105,14 @@ def _papers_to_check(targets: Sequence[str], allow_python: bool = False
     level deep) and, with ``allow_python``, its ``*.py`` files that assign ``CLAIMS``; a Python
     file named on the command line runs.
     """
-    from ..core.claimsfile import (ClaimsFileError, claims_files, is_explicit_path,
-                                  load_claims_file, python_claims_files, shadowed_path_note)
+    from ..core.claimsfile import (
+        ClaimsFileError,
+        claims_files,
+        is_explicit_path,
+        load_claims_file,
+        python_claims_files,
+        shadowed_path_note,
+    )
 
     if not targets:
         return list(registry.papers().values()), []
@@ -159,7 +174,7 @@ def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool, errors: lis
                 raise
             where = getattr(claim, "location", "") or claim.paper
             errors.append(f"{where}: claim {claim.name!r}: {exc}")
-        except Exception as exc:  # a bug in symq: report it, keep going, exit non-zero
+        except Exception as exc:  # noqa: BLE001 - a bug in symq: report it, go on, exit non-zero
             traceback.print_exc(file=sys.stderr)
             verdicts.append(internal_error_verdict(claim, exc, time.perf_counter() - start))
             crashed = True
@@ -240,13 +255,19 @@ def _cmd_derive(args: argparse.Namespace) -> int:
     key = args.paper
     if args.output:
         check_writable_file("-o", Path(args.output))
-    from ..core.claimsfile import (ClaimsFileError, is_explicit_path, load_claims_file,
-                                  shadowed_path_note)
+    from ..core.claimsfile import (
+        ClaimsFileError,
+        is_explicit_path,
+        load_claims_file,
+        shadowed_path_note,
+    )
 
     errors: list[str] = []
     models = registry.models()
-    built_in = key in registry.papers() or (key in models and bool(models[key].paper))
-    if is_explicit_path(key) or (not built_in and Path(key).exists()):  # a claims file
+    explicit = is_explicit_path(key)  # a path as typed: the papers are not even imported
+    built_in = not explicit and (key in registry.papers()
+                                 or (key in models and bool(models[key].paper)))
+    if explicit or (not built_in and Path(key).exists()):  # a claims file
         if Path(key).is_dir():
             raise ClaimsFileError(key, None, "", "is a folder; symq derive takes one claims "
                                   "file (symq check takes folders)")

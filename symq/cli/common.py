@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
-
 
 from ..core.errors import InvalidParameter, OutputError
 
-__all__ = ["EXIT_OK", "EXIT_INTERNAL", "EXIT_UNEXPECTED", "check_writable_directory",
-           "check_writable_file", "split_assignments", "one_line"]
+__all__ = [
+    "EXIT_INTERNAL",
+    "EXIT_OK",
+    "EXIT_UNEXPECTED",
+    "check_writable_directory",
+    "check_writable_file",
+    "one_line",
+    "split_assignments",
+]
 
 EXIT_OK, EXIT_INTERNAL = 0, 1
 #: Exit status of ``symq check`` when a verdict contradicts its claim's ``expected`` verdict (a

@@ -163,8 +163,14 @@ def _solve_point(model_name: str, point: dict[str, Any], rng: np.random.Generato
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from ..core.errors import ResourceLimit
     from ..core.resources import require_memory
-    from ..core.sweep import (SweepIncomplete, axis_size, check_scheduler_address, grid,
-                             parse_axis, sweep)
+    from ..core.sweep import (
+        SweepIncomplete,
+        axis_size,
+        check_scheduler_address,
+        grid,
+        parse_axis,
+        sweep,
+    )
 
     if _help_requested(args, "sweep"):
         return EXIT_OK
