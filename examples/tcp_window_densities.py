@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from symq.window import highspeed, newreno, plot_window_densities, scalable, stability
-from symq.window.montecarlo import simulate_protocol
+from symq.window.simulation import simulate_protocol
 from symq.window.solve import solve_protocol
 
 P = 1e-5

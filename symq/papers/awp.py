@@ -21,7 +21,7 @@ from typing import Any
 from symq.core.claims import Claim, Evidence, Inconclusive, equivalence_error, relative_error
 from symq.core.registry import PaperSpec, register_paper
 from symq.window import protocol as presets
-from symq.window.montecarlo import simulate_protocol
+from symq.window.simulation import simulate_protocol
 from symq.window.ordering import compare
 from symq.window.solve import solve_protocol
 from symq.window.derivation import derivation

@@ -8,22 +8,21 @@ congestion control protocols", IEEE INFOCOM 2005; symq's own derivations are in
   NewReno, Scalable TCP, HighSpeed TCP (RFC 3649) and the one-parameter HighSpeed family;
 * :mod:`~symq.window.symbolic`: the stationary Kolmogorov (level-crossing) equation, the drift
   identity, stability by sympy limits;
-* :mod:`~symq.window.powerlaw`: the q-series closed form of the power-law class
-  ``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w`` (its series engine, density and
-  distribution functions in ``powerlaw_series``, ``powerlaw_density``, ``powerlaw_cdf``);
-  :mod:`~symq.window.mimd`: multiplicative increase with constant losses and a floor;
-* :mod:`~symq.window.numeric`: the general numerical solver (embedded post-loss chain, Palm
-  inversion, error control; its parts in ``numeric_grid``, ``numeric_level``,
-  ``numeric_extent`` and the result ``numeric_solution``);
+* :mod:`~symq.window.powerlaw` (sub-package): the q-series closed form of the power-law class
+  ``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w`` (the law, its series engine, density
+  and distribution functions); :mod:`~symq.window.mimd`: multiplicative increase with constant
+  losses and a floor;
+* :mod:`~symq.window.numeric` (sub-package): the general numerical solver (embedded post-loss
+  chain, Palm inversion, error control: solver, grid, level, extent, and the result);
 * :mod:`~symq.window.solve`: :func:`solve_protocol`, one front door to the three;
-* :mod:`~symq.window.simulation` and :mod:`~symq.window.montecarlo`: exact-event Monte Carlo
-  (numba kernels in ``simulation_kernels``, integral tables in ``simulation_tables``);
+* :mod:`~symq.window.simulation` (sub-package): exact-event Monte Carlo (the simulator, its
+  numba kernels and integral tables, and :func:`simulate_protocol` for a declared protocol);
 * :mod:`~symq.window.ordering`: stochastic ordering of two protocols' windows;
 * :mod:`~symq.window.plots`: stationary window densities, data and (optional) matplotlib plot;
 * :mod:`~symq.window.model`: the registered ``awp`` model; :mod:`~symq.window.simmodel`: the
   registered simulation model ``window-sim``;
-* :mod:`~symq.window.declared`: the model kinds ``window`` and ``window-sim`` a claims file
-  declares (its derivation in ``declared_derivation``).
+* :mod:`~symq.window.declared` (sub-package): the model kind ``window`` a claims file declares,
+  and its derivation (``window-sim`` in :mod:`~symq.window.simmodel`).
 
 Examples
 --------
@@ -35,7 +34,6 @@ Examples
 from .declared import DeclaredWindow, declare_window
 from .mimd import MIMDFloor
 from .model import AWP, protocol_from_options, solve_awp
-from .montecarlo import simulate_protocol
 from .numeric import WindowSolution, solve_window
 from .ordering import Ordering, compare
 from .plots import plot_window_densities, window_density_data
@@ -52,7 +50,7 @@ from .protocol import (
     scalable,
 )
 from .simmodel import WINDOW_SIM, declare_window_sim, solve_window_sim
-from .simulation import WindowEstimate, simulate_window
+from .simulation import WindowEstimate, simulate_protocol, simulate_window
 from .solve import WindowLaw, solve_protocol
 from .symbolic import (
     WindowStability,

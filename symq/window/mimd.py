@@ -44,7 +44,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import lambertw
 
-from symq.core.distribution import Distribution
+from symq.core.distribution import Distribution, probabilities_in_unit_interval
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import real_value as _real
 
@@ -242,9 +242,7 @@ class MIMDFloor(Distribution):
         >>> bool(abs(m.cdf(m.icdf(0.3)) - 0.3) < 1e-14)
         True
         """
-        q = np.asarray(p, dtype=float)
-        if np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
-            raise InvalidParameter("p", p, "probabilities in [0, 1]")
+        q = probabilities_in_unit_interval(p)
         with np.errstate(divide="ignore"):
             out = self.w_min * np.exp(-np.log1p(-q) / self.theta)
         return out[()] if out.ndim == 0 else out

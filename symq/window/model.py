@@ -40,7 +40,7 @@ from .solve import METHODS, MIMD_FLOOR_METHOD, WindowLaw, solve_protocol
 from .symbolic import stability
 
 __all__ = ["AWP", "solve_awp", "protocol_from_options", "protocol_result", "OUTPUTS",
-           "PROTOCOL_PARAMETERS"]
+           "PROTOCOL_PARAMETERS", "awp_scalars"]
 
 PROTOCOLS = ("newreno", "scalable", "highspeed", "highspeed-family")
 
@@ -236,7 +236,10 @@ def _values(law: WindowLaw) -> dict[str, Any]:
             "atom_at_cap": law.atom_at_cap}
 
 
-def _scalars(result: Result) -> dict[str, float]:
+def awp_scalars(result: Result) -> dict[str, float]:
+    """The flat numbers of an ``awp`` result for sweeps (``EW``, ``EW2``, ``throughput``,
+    ``loss_rate``, and ``stable`` as 1.0 or 0.0; only ``stable`` for an unstable protocol);
+    also the scalars of a ``window`` model a claims file declares."""
     v = result.values
     if not v["stable"]:
         return {"stable": 0.0}
@@ -279,7 +282,7 @@ AWP = register_model(ModelSpec(
              "(Altman, Avrachenkov, Kherani, Prabhu, INFOCOM 2005)"),
     parameters=(*PROTOCOL_PARAMETERS, METHOD_PARAMETER),
     solve=solve_awp,
-    scalar_outputs=_scalars,
+    scalar_outputs=awp_scalars,
     paper="awp",
     outputs=OUTPUTS,
     allow_infinite=("EW2",),

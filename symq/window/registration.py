@@ -11,16 +11,13 @@ from __future__ import annotations
 
 from symq.core.registry import ModelKind, ModelSpec
 
-from . import declared, simmodel  # noqa: F401 - see MODEL_KINDS
+from .declared import WINDOW_MODEL_KIND
 from .model import AWP
-from .simmodel import WINDOW_SIM
+from .simmodel import WINDOW_SIM, WINDOW_SIM_KIND
 
 __all__ = ["MODELS", "MODEL_KINDS"]
 
 #: Models of ``symq solve`` / ``symq sweep``.
 MODELS: tuple[ModelSpec, ...] = (AWP, WINDOW_SIM)
-#: Kinds of model a claims file may declare.  The two window kinds are not yet bound to a name in
-#: :mod:`~symq.window.declared` and :mod:`~symq.window.simmodel` (their import registers them);
-#: once they are (``WINDOW_MODEL_KIND = ModelKind(...)``, ``WINDOW_SIM_KIND = ModelKind(...)``),
-#: they are listed here: ``(declared.WINDOW_MODEL_KIND, simmodel.WINDOW_SIM_KIND)``.
-MODEL_KINDS: tuple[ModelKind, ...] = ()
+#: Kinds of model a claims file may declare.
+MODEL_KINDS: tuple[ModelKind, ...] = (WINDOW_MODEL_KIND, WINDOW_SIM_KIND)

@@ -4,7 +4,7 @@ window protocol as a reference a claim can name (``window-sim:EW``).
 ``window-sim`` takes the protocol as the ``awp`` model does (a preset with ``p``, or the
 formulas ``a``, ``loss``, ``after_loss`` in ``w``; the same parameter declarations), plus the
 run length ``n_losses`` (loss cycles, warm-up included), ``n_batches`` and ``rng``, and runs the
-exact event-sampling simulator (:func:`~symq.window.montecarlo.simulate_protocol`: one loss
+exact event-sampling simulator (:func:`~symq.window.simulation.simulate_protocol`: one loss
 cycle at a time, no time discretisation; Altman, Avrachenkov, Kherani, Prabhu, IEEE INFOCOM
 2005, Section II).  Its values are :class:`~symq.core.simstats.ConfidenceInterval` estimates
 under the ``awp`` model's names: ``EW`` (the mean window), ``EW2``, ``throughput``,
@@ -37,13 +37,12 @@ from symq.core.simstats import ConfidenceInterval
 
 from .declared import KEYS, DeclaredWindow, parse_window
 from .model import PROTOCOL_PARAMETERS, check_range, protocol_from_options
-from .montecarlo import simulate_protocol
 from .protocol import WindowProtocol
-from .simulation import WindowEstimate
+from .simulation import WindowEstimate, simulate_protocol
 from .symbolic import stability
 
 __all__ = ["WINDOW_SIM", "solve_window_sim", "declare_window_sim", "SIM_OUTPUTS",
-           "DEFAULT_N_LOSSES"]
+           "DEFAULT_N_LOSSES", "WINDOW_SIM_KIND"]
 
 #: Default run length (the simulator's): 1e6 loss cycles take under a second once compiled.
 DEFAULT_N_LOSSES = 1_000_000
@@ -201,7 +200,8 @@ def declare_window_sim(name: str, table: Mapping[str, Any], parameters: tuple[Pa
                                        reserved=("n_losses", "n_batches")))
 
 
-register_model_kind(ModelKind(
+#: The model kind ``window-sim`` (listed in :mod:`symq.window.registration`).
+WINDOW_SIM_KIND: ModelKind = register_model_kind(ModelKind(
     kind="window-sim",
     summary=("Monte Carlo (exact loss cycles) of an adaptive window protocol declared by a(w), "
              "lam(w) and d(w): E[W], E[W^2], throughput, loss rate as confidence intervals"),

@@ -34,7 +34,7 @@ from symq.core.result import Exactness, ResultBase
 from .protocol import WindowProtocol
 from .symbolic import WindowStability, stability
 
-__all__ = ["WindowLaw", "solve_protocol", "METHODS"]
+__all__ = ["METHODS", "WindowLaw", "solve_protocol"]
 
 #: Accepted values of ``method``.
 METHODS = ("auto", "closed form", "numeric")

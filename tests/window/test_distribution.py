@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from symq.core.distribution import Distribution
+from symq.core.errors import InvalidParameter
 from symq.window import (
     MIMDFloor,
     PowerLawWindow,
@@ -74,6 +75,23 @@ def test_quantiles_invert_the_cdf(name):
     assert np.asarray(law.cdf(x), dtype=float) == pytest.approx(p, abs=1e-9)
     low, high = law.support()
     assert low <= x[0] and x[-1] <= high
+
+
+@pytest.mark.parametrize("name", LAWS)
+@pytest.mark.parametrize("p", [-0.1, 1.5, math.nan, [0.5, 2.0]])
+def test_quantiles_refuse_a_p_outside_the_unit_interval(name, p):
+    with pytest.raises(InvalidParameter) as info:
+        LAWS[name][0].icdf(p)
+    assert info.value.name == "p"
+
+
+@pytest.mark.parametrize("name", LAWS)
+def test_quantiles_at_the_ends_are_the_ends_of_the_support(name):
+    law = LAWS[name][0]
+    low, high = law.support()
+    x = np.asarray(law.icdf([0.0, 1.0]), dtype=float)
+    assert x[0] == pytest.approx(low, rel=1e-12, abs=1e-300)
+    assert x[1] == pytest.approx(high, rel=1e-12) or x[1] == high
 
 
 @pytest.mark.parametrize("name", ["power law", "MIMD floor", "numeric"])

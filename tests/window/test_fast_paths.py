@@ -1,7 +1,7 @@
 """Hand-written fast paths of symq.window equal the compiled form of their symbolic derivation.
 
 The simulator's power-law kernel samples each loss cycle with closed forms typed in numba
-(:func:`_power_pre_loss`, :func:`_pow_int`); sympy derives the same cycle
+(:func:`power_pre_loss`, :func:`power_integral`); sympy derives the same cycle
 (:func:`symq.window.symbolic.power_law_cycle`).  Here the derived expressions are compiled by
 :func:`symq.core.compile` and compared with the kernels' helpers at random points.
 """
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from symq.core.compiler import compile as symq_compile
 from symq.window.protocol import POWER_LAW_ARGS, POWER_LAW_PROFILES, PowerLawParameters
-from symq.window.simulation_kernels import _pow_int, _power_pre_loss
+from symq.window.simulation.kernels import power_integral, power_pre_loss
 from symq.window.symbolic import power_law_cycle
 
 CYCLE = power_law_cycle()
@@ -41,13 +41,13 @@ exponent = st.one_of(st.sampled_from([1.0, 2.0, -1.0, 0.5]), st.floats(-3.0, 3.0
 @given(y=positive, ev=st.floats(1e-6, 30.0), alpha=positive, gamma=positive, m=exponent)
 def test_pre_loss_window_equals_the_derived_root(y, ev, alpha, gamma, m) -> None:
     if m == 0.0:
-        fast = _power_pre_loss(y, ev, alpha, gamma, 0.0, 0.0, 0.0)
+        fast = power_pre_loss(y, ev, alpha, gamma, 0.0, 0.0, 0.0)
         with np.errstate(over="ignore"):       # both overflow to inf for huge alpha ev/gamma
             derived = float(PRE_LOSS_M0(y, ev, alpha, gamma))
         assert math.isclose(fast, derived, rel_tol=1e-12)
         return
     assume(abs(m) > 1e-3)
-    fast = _power_pre_loss(y, ev, alpha, gamma, m, alpha * m / gamma, 1.0 / m)
+    fast = power_pre_loss(y, ev, alpha, gamma, m, alpha * m / gamma, 1.0 / m)
     base = y ** m + alpha * m * ev / gamma
     if base <= 0.0:            # m < 0: the hazard left is below ev, no further loss
         assert fast == -1.0
@@ -68,7 +68,7 @@ def test_pre_loss_window_equals_the_derived_root(y, ev, alpha, gamma, m) -> None
 def test_cycle_integrals_equal_the_derived_integral(y, ratio, alpha, e) -> None:
     assume(abs(e) > 1e-6)
     w = y * ratio
-    fast = _pow_int(y, w, math.log(w / y), e) / alpha
+    fast = power_integral(y, w, math.log(w / y), e) / alpha
     derived = float(INTEGRAL(y, w, alpha, e))
     # the derived form subtracts w^e - y^e: its rounding is relative to the larger term
     scale = max(w ** e, y ** e) / (alpha * abs(e))

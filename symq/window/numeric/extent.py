@@ -19,8 +19,8 @@ from numpy.typing import NDArray
 
 from symq.core.errors import StabilityError
 
-from .numeric_grid import _RW, _RX, _Grid, _Profiles
-from .numeric_level import _G_at, _Level, _S_at
+from .grid import _RW, _RX, _Grid, _Profiles
+from .level import _G_at, _Level, _S_at
 
 _PROBE_HALF_WIDTH = 35.0         # probe range anchor * exp(+-35)
 _PROBE_STEP = 0.05

@@ -21,7 +21,7 @@ substitutes the parameter values, builds the protocol with
 (:func:`~symq.window.model.protocol_result`): the same outputs as ``awp`` (``EW`` the mean
 window, ``EW2``, ``throughput``, ``loss_rate``, ``stable``, ...).  Its derivation is the
 Kolmogorov equation of the declared protocol and the closed forms symq derives for its class
-(:func:`~symq.window.declared_derivation.protocol_derivation`).
+(:func:`~symq.window.declared.derivation.protocol_derivation`).
 
 The symbol ``p`` (a loss probability per packet, in (0, 1)) is the kind's own parameter: a
 formula may use it without declaring it.
@@ -47,21 +47,21 @@ from typing import Any, Mapping
 import numpy as np
 import sympy as sp
 
-from symq.core.derivation import Derivation
 from symq.core.claimsfile.declarations import check_keys
+from symq.core.derivation import Derivation
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.formula import parse_formula
 from symq.core.parameters import Choice, Interval, Parameter
 from symq.core.registry import ModelKind, ModelSpec, register_model_kind
 from symq.core.result import Result
 
-from .declared_derivation import protocol_derivation
-from .model import OUTPUTS, _scalars, protocol_result
-from .protocol import W, WindowProtocol, general, profile_equations
-from .solve import METHODS
+from ..model import OUTPUTS, awp_scalars, protocol_result
+from ..protocol import W, WindowProtocol, general, profile_equations
+from ..solve import METHODS
+from .derivation import protocol_derivation
 
 __all__ = ["DeclaredWindow", "declare_window", "parse_window", "WINDOW_KIND", "KEYS",
-           "LOSS_PROBABILITY"]
+           "LOSS_PROBABILITY", "WINDOW_MODEL_KIND"]
 
 #: The profiles, as the claims file names them.
 FORMULA_KEYS = ("increase", "loss", "after_loss")
@@ -226,7 +226,7 @@ class DeclaredWindow:
             name=self.name,
             summary=(f"window protocol declared in {self.where}: a(w) = {self.increase}, "
                      f"lam(w) = {self.loss}, d(w) = {self.after_loss}"),
-            parameters=(*self.parameters, method), solve=self.solve, scalar_outputs=_scalars,
+            parameters=(*self.parameters, method), solve=self.solve, scalar_outputs=awp_scalars,
             allow_infinite=("EW2",), derivation=self.derivation, outputs=OUTPUTS)
 
 
@@ -325,7 +325,8 @@ def parse_window(name: str, table: Mapping[str, Any], parameters: tuple[Paramete
 #: The registered kind.
 WINDOW_KIND = "window"
 
-register_model_kind(ModelKind(
+#: The model kind ``window`` (listed in :mod:`symq.window.registration`).
+WINDOW_MODEL_KIND: ModelKind = register_model_kind(ModelKind(
     kind=WINDOW_KIND,
     summary=("an adaptive window protocol (a TCP variant) from its increase a(w), loss rate "
              "lam(w) and window after a loss d(w): stationary window law, moments and "

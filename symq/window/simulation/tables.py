@@ -1,7 +1,7 @@
 """Tables of the integrals of the window simulator's general (tabulated) path.
 
 For vectorised profiles ``a``, ``lam``, ``d`` the kernels of
-:mod:`symq.window.simulation_kernels` need ``Lambda = int lam/a``, ``H = int 1/a``,
+:mod:`symq.window.simulation.kernels` need ``Lambda = int lam/a``, ``H = int 1/a``,
 ``G_1 = int w/a``, ``G_2 = int w^2/a`` (and ``int g/a`` for observables ``g``).  They are
 tabulated on a logarithmic grid with 10-point Gauss-Legendre quadrature in ``ln w`` per cell
 (the 5-point rule gives the reported error estimate, and cells where the two disagree are

@@ -1,7 +1,7 @@
 """Time-stationary density of the power-law window law, with certified float accuracy.
 
 ``f(w) = g_U(mu_0 w^m)/(w^k I(1-k))`` where ``g_U(u) = sum_j c_j q^-j exp(-u q^-j)`` is the
-density of ``U = sum_j q^j E_j`` (see :mod:`symq.window.powerlaw`).  Four evaluation paths:
+density of ``U = sum_j q^j E_j`` (see :mod:`symq.window.powerlaw.law`).  Four evaluation paths:
 
 * float with a running error bound (:meth:`_DensityPaths._gU_float`), accepted when the bound
   is below ``1e-11`` of the value;
@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from symq.core.precision import local_mp, working_dps
 
-from .powerlaw_series import _EPS, _FLOAT_TOL, _LOG_TINY, _points, _vectorise_mp, exp_neg
+from .series import _EPS, _FLOAT_TOL, _LOG_TINY, _points, _vectorise_mp, exp_neg
 
 
 class _DensityPaths:

@@ -1,6 +1,6 @@
 """The q-series engine of the power-law window law: coefficients, float tables, mpmath sums.
 
-For the power-law class (:mod:`symq.window.powerlaw`) the scaled pre-loss window
+For the power-law class (:mod:`symq.window.powerlaw.law`) the scaled pre-loss window
 ``U = mu_0 W_pre^m`` is the series ``sum_j q^j E_j`` of independent ``Exp(1)`` variables, whose
 survival function is ``sum_j c_j exp(-u q^-j)`` with
 ``c_j = (-1)^j q^(j(j+1)/2) / ((q;q)_j (q;q)_inf)``.  This module holds what every evaluation

@@ -1,9 +1,9 @@
 """One discretisation level of the embedded post-loss chain of a window protocol.
 
-On a :class:`~symq.window.numeric_grid._Grid` the Volterra-type equation of the Palm laws
-(see :mod:`symq.window.numeric`) becomes a sparse triangular-banded linear system: node-to-node
-recursion with Gauss-Legendre quadrature in every cell and ``F(d^{-1}(y))`` by cubic Lagrange
-interpolation.  :func:`_solve_level` factorises it once and solves it twice, for the Palm
+On a :class:`~symq.window.numeric.grid._Grid` the Volterra-type equation of the Palm laws
+(see :mod:`symq.window.numeric.solver`) becomes a sparse triangular-banded linear system:
+node-to-node recursion with Gauss-Legendre quadrature in every cell and ``F(d^{-1}(y))`` by cubic
+Lagrange interpolation.  :func:`_solve_level` factorises it once and solves it twice, for the Palm
 survival ``S = 1 - F`` and for the cdf ``F`` of the window just before a loss (both sums of
 nonnegative terms, so that each keeps its relative accuracy where it is small).  The
 ``_*_at`` helpers interpolate these Palm laws and the post-loss law ``G(w) = F(d^{-1}(w))``.
@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from symq.core.errors import NotConverged
 
-from .numeric_grid import _GW, _GX, _RW, _RX, _dinv_log, _Grid, _Profiles
+from .grid import _GW, _GX, _RW, _RX, _dinv_log, _Grid, _Profiles
 
 
 @dataclass
@@ -134,25 +134,39 @@ def _solve_level(prof: _Profiles, grid: _Grid, capped: bool) -> _Level:
                   atom_pre=atom_pre, E0T=E0T, d_top=d_top, capped=capped, lam_cap=lam_cap)
 
 
+def _interpolate(lev: _Level, nodes: NDArray[np.float64], w: NDArray[np.float64]
+                 ) -> NDArray[np.float64]:
+    """A Palm law given at the grid nodes (``lev.S`` or ``lev.F``), at window values inside the
+    grid (cubic interpolation in ``ln w``), clipped to [0, 1]."""
+    idx, wts = lev.grid.stencil(np.log(w))
+    return np.clip(np.sum(nodes[idx] * wts, axis=-1), 0.0, 1.0)
+
+
 def _S_at(lev: _Level, w: NDArray[np.float64]) -> NDArray[np.float64]:
     """Palm survival ``P0(W_pre > w)`` at window values inside the grid (cubic interpolation)."""
-    idx, wts = lev.grid.stencil(np.log(w))
-    return np.clip(np.sum(lev.S[idx] * wts, axis=-1), 0.0, 1.0)
+    return _interpolate(lev, lev.S, w)
 
 
 def _F_at(lev: _Level, w: NDArray[np.float64]) -> NDArray[np.float64]:
     """Palm cdf ``P0(W_pre <= w)`` at window values inside the grid (cubic interpolation)."""
-    idx, wts = lev.grid.stencil(np.log(w))
-    return np.clip(np.sum(lev.F[idx] * wts, axis=-1), 0.0, 1.0)
+    return _interpolate(lev, lev.F, w)
+
+
+def _post_loss(lev: _Level, prof: _Profiles, w: NDArray[np.float64], nodes: NDArray[np.float64],
+               above: float) -> NDArray[np.float64]:
+    """A Palm law of the pre-loss window (given at the nodes) at ``d^{-1}(w)``: the same law of
+    the post-loss window at ``w >=`` the grid bottom; ``above`` for ``w`` at or above
+    ``d`` of the top of the grid."""
+    out = np.full(w.shape, above)
+    inside = w < lev.d_top
+    if np.any(inside):
+        out[inside] = _interpolate(lev, nodes, np.exp(_dinv_log(prof, w[inside], lev.grid.t[-1])))
+    return out
 
 
 def _G_at(lev: _Level, prof: _Profiles, w: NDArray[np.float64]) -> NDArray[np.float64]:
     """Palm cdf of the post-loss window, ``F(d^{-1}(w))``, at ``w >=`` the grid bottom."""
-    out = np.ones(w.shape)
-    inside = w < lev.d_top
-    if np.any(inside):
-        out[inside] = _F_at(lev, np.exp(_dinv_log(prof, w[inside], lev.grid.t[-1])))
-    return out
+    return _post_loss(lev, prof, w, lev.F, 1.0)
 
 
 def _time_gap(lev: _Level, prof: _Profiles, w: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -169,9 +183,5 @@ def _time_gap(lev: _Level, prof: _Profiles, w: NDArray[np.float64]) -> NDArray[n
 
 def _SG_at(lev: _Level, prof: _Profiles, w: NDArray[np.float64]) -> NDArray[np.float64]:
     """Palm survival of the post-loss window, ``S(d^{-1}(w))``, at ``w >=`` the grid bottom."""
-    out = np.zeros(w.shape)
-    inside = w < lev.d_top
-    if np.any(inside):
-        out[inside] = _S_at(lev, np.exp(_dinv_log(prof, w[inside], lev.grid.t[-1])))
-    return out
+    return _post_loss(lev, prof, w, lev.S, 0.0)
 

@@ -103,15 +103,15 @@ from symq.core.simrun import (
 )
 from symq.core.simstats import ConfidenceInterval
 
-from .protocol import PowerLawParameters
-from .simulation_kernels import (
+from ..protocol import PowerLawParameters
+from .kernels import (
     _ESCAPED_UP,
     _OFF_GRID,
     _OK,
     _power_kernel,
     _table_kernel,
 )
-from .simulation_tables import _GL_ORDER, _build_tables, _empty_tables, _evaluate
+from .tables import _GL_ORDER, _build_tables, _empty_tables, _evaluate
 
 __all__ = ["WindowEstimate", "simulate_window"]
 

@@ -66,16 +66,16 @@ from numpy.typing import NDArray
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError
 from symq.core.parameters import integer_value, real_value
 
-from .numeric_extent import (
+from .extent import (
     _breakpoints,
     _detect_breaks,
     _ExtentCheck,
     _initial_extent,
     _psi_map,
 )
-from .numeric_grid import Profile, _Grid, _Profiles
-from .numeric_level import _Level, _solve_level
-from .numeric_solution import WindowSolution
+from .grid import Profile, _Grid, _Profiles
+from .level import _Level, _solve_level
+from .solution import WindowSolution
 
 __all__ = ["solve_window", "WindowSolution"]
 

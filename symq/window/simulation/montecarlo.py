@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .protocol import WindowProtocol
-from .simulation import WindowEstimate, simulate_window
+from ..protocol import WindowProtocol
+from .simulator import WindowEstimate, simulate_window
 
 __all__ = ["simulate_protocol"]
 

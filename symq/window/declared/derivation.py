@@ -33,12 +33,12 @@ from symq.core.derivation import Derivation
 from symq.core.errors import DerivationTimeout
 from symq.core.printing import latex
 
-from .protocol import ALPHA, BETA, GAMMA, K_EXP, W
-from .symbolic import (
+from ..protocol import ALPHA, BETA, GAMMA, K_EXP, W
+from ..symbolic import (
     E_DRAW,
     M_EXP,
-    Y,
     Profiles,
+    Y,
     delay_equation,
     kolmogorov_equation,
     mimd_floor_law,

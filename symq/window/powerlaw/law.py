@@ -21,9 +21,9 @@ Because the law of ``U`` has a density that vanishes faster than any power at 0 
 Weibull-type tail, **every real moment** ``E[W^s]`` is finite when ``m > 0``.
 
 The numerics (cancellation of the alternating series, error bounds, mpmath fallbacks, cost) are
-described in :mod:`symq.window.powerlaw_series`, :mod:`symq.window.powerlaw_density` and
-:mod:`symq.window.powerlaw_cdf`; :meth:`PowerLawWindow.pdf_laplace` is an independent float path
-(saddle-point Laplace inversion, no cancellation) used for validation.
+described in :mod:`symq.window.powerlaw.series`, :mod:`symq.window.powerlaw.density` and
+:mod:`symq.window.powerlaw.cdf`; :meth:`PowerLawWindow.pdf_laplace` is an independent float
+path (saddle-point Laplace inversion, no cancellation) used for validation.
 
 Examples
 --------
@@ -48,9 +48,9 @@ from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import real_value as _real
 from symq.core.precision import working_dps
 
-from .powerlaw_cdf import _DistributionFunctions
-from .powerlaw_density import _DensityPaths
-from .powerlaw_series import _QSeriesCore, _vectorise, qseries_coefficients
+from .cdf import _DistributionFunctions
+from .density import _DensityPaths
+from .series import _QSeriesCore, _vectorise, qseries_coefficients
 
 #: Most decimal digits the q-series of the law may cancel (``-log10 (q;q)_inf``): beyond it the
 #: series needs thousands of digits and minutes (beta^m within about 2e-3 of 1).

@@ -2,7 +2,7 @@
 
 ``P(W > w) = mu_0^-rho/(m I(1-k)) sum_j c_j q^(j(rho-1)) Gamma(rho, mu_0 w^m q^-j)`` with
 ``rho = (1-k)/m`` (the term-by-term integral of the density), and the pre-loss law
-``P(W_pre^m > v) = sum_j c_j exp(-mu_j v)`` (see :mod:`symq.window.powerlaw`).  The float paths
+``P(W_pre^m > v) = sum_j c_j exp(-mu_j v)`` (see :mod:`symq.window.powerlaw.law`).  The float paths
 use ``scipy.special.gammaincc`` (good to ~1e-13) with an error bound and accept a result at
 ``1e-10``; they fall back to ``mpmath.gammainc``, which is slower (a few ms per point).
 """
@@ -10,6 +10,7 @@ use ``scipy.special.gammaincc`` (good to ~1e-13) with an error bound and accept 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from scipy import special
 
 from symq.core.precision import local_mp, working_dps
 
-from .powerlaw_series import (
+from .series import (
     _CDF_TOL,
     _EPS,
     _FLOAT_TOL,
@@ -27,6 +28,20 @@ from .powerlaw_series import (
     _vectorise_mp,
     exp_neg,
 )
+
+
+def _cdf_mp(w: Any, inside: Callable[[Any], Any]) -> Any:
+    """An mpmath cdf, vectorised over ``w``: 0 at ``w <= 0``, 1 at ``w = inf``, ``inside(w)``
+    (``w`` an mpf) in between."""
+    def one(wv):
+        ctx = local_mp()
+        wv = ctx.mpf(wv)
+        if not wv > 0:
+            return ctx.mpf(0)
+        if wv == ctx.inf:
+            return ctx.mpf(1)
+        return inside(wv)
+    return _vectorise_mp(one, w)
 
 
 class _DistributionFunctions:
@@ -132,15 +147,7 @@ class _DistributionFunctions:
 
     def cdf_mp(self, w: Any, dps: int = 50):
         """mpmath twin of :meth:`cdf` with ``dps`` significant digits."""
-        def one(wv):
-            ctx = local_mp()
-            wv = ctx.mpf(wv)
-            if not wv > 0:
-                return ctx.mpf(0)
-            if wv == ctx.inf:
-                return ctx.mpf(1)
-            return self._ccdf_mp_one(wv, int(dps), complement=True)
-        return _vectorise_mp(one, w)
+        return _cdf_mp(w, lambda wv: self._ccdf_mp_one(wv, int(dps), complement=True))
 
     def pre_loss_cdf(self, w: ArrayLike) -> NDArray[np.float64]:
         """Law of the window just before a loss (Palm): ``P(W_pre <= w)``.
@@ -179,19 +186,12 @@ class _DistributionFunctions:
 
     def pre_loss_cdf_mp(self, w: Any, dps: int = 50):
         """mpmath twin of :meth:`pre_loss_cdf` (``dps`` significant digits)."""
-        def one(wv):
-            ctx = local_mp()
-            wv = ctx.mpf(wv)
-            if not wv > 0:
-                return ctx.mpf(0)
-            if wv == ctx.inf:
-                return ctx.mpf(1)
-
+        def at(wv):
             def make_phi():
                 m, _, mu0 = self._mp_params()
                 x = mu0 * wv ** m
                 return lambda j, q, qj: -exp_neg(x, qj)
-            with working_dps(int(dps) + 10) as ctx:
+            with working_dps(int(dps) + 10):
                 return self._mp_sum(make_phi, int(dps) + 3, const=1, what="pre-loss series")
-        return _vectorise_mp(one, w)
+        return _cdf_mp(w, at)
 

@@ -13,13 +13,12 @@ from typing import Any, Callable, ClassVar, Mapping
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.distribution import Distribution
-from symq.core.errors import InvalidParameter
+from symq.core.distribution import Distribution, probabilities_in_unit_interval
 from symq.core.parameters import real_value
 from symq.core.result import ResultBase
 
-from .numeric_grid import _GW, _GX, _Profiles
-from .numeric_level import _F_at, _G_at, _Level, _S_at, _SG_at, _time_gap
+from .grid import _GW, _GX, _Profiles
+from .level import _F_at, _G_at, _Level, _S_at, _SG_at, _time_gap
 
 __all__ = ["WindowSolution"]
 
@@ -137,6 +136,21 @@ class WindowSolution(ResultBase, Distribution):
             out[inside] = np.maximum(val, 0.0)
         return float(out) if out.ndim == 0 else out
 
+    def _cell(self, t: NDArray[np.float64]) -> NDArray[np.intp]:
+        """The grid cell holding each ``t = ln w`` (clipped to the cells of the grid)."""
+        grid = self._level.grid
+        return np.clip(np.searchsorted(grid.t, t, side="right") - 1, 0, grid.n_cells - 1)
+
+    def _mass(self, t_from: NDArray[np.float64], span: NDArray[np.float64]
+              ) -> NDArray[np.float64]:
+        """Time-stationary ``P(t_from < ln W < t_from + span)`` for intervals inside one grid
+        cell: Gauss-Legendre in ``ln w`` of ``w f(w)``, ``f`` the density by Palm inversion."""
+        lev = self._level
+        wp = np.exp(t_from[:, None] + span[:, None] * _GX[None, :])
+        dens = _time_gap(lev, self._prof, wp.ravel()).reshape(wp.shape) \
+            / (self._prof.a(wp) * lev.E0T)
+        return np.sum(dens * wp * _GW[None, :], axis=1) * span
+
     def cdf(self, w: ArrayLike) -> NDArray[np.float64] | float:
         """Time-stationary cdf ``P(W <= w)`` (including the atom at ``w_max``)."""
         x = np.asarray(w, dtype=float)
@@ -148,14 +162,9 @@ class WindowSolution(ResultBase, Distribution):
         inside = (x >= lo) & (x < hi)
         if np.any(inside):
             tx = np.log(x[inside])
-            j = np.clip(np.searchsorted(grid.t, tx, side="right") - 1, 0, grid.n_cells - 1)
+            j = self._cell(tx)
             span = tx - grid.t[j]
-            tp = grid.t[j][:, None] + span[:, None] * _GX[None, :]
-            wp = np.exp(tp)
-            dens = _time_gap(lev, self._prof, wp.ravel()).reshape(wp.shape) \
-                / (self._prof.a(wp) * lev.E0T)
-            part = np.sum(dens * wp * _GW[None, :], axis=1) * span
-            out[inside] = np.clip(cum[j] + part, 0.0, 1.0)
+            out[inside] = np.clip(cum[j] + self._mass(grid.t[j], span), 0.0, 1.0)
         if lev.capped:
             out = np.where(x >= hi, 1.0, np.minimum(out, 1.0 - self.atom_at_cap))
         return float(out) if out.ndim == 0 else out
@@ -172,14 +181,9 @@ class WindowSolution(ResultBase, Distribution):
         inside = (x >= lo) & (x < hi)
         if np.any(inside):
             tx = np.log(x[inside])
-            j = np.clip(np.searchsorted(grid.t, tx, side="right") - 1, 0, grid.n_cells - 1)
+            j = self._cell(tx)
             span = grid.t[j + 1] - tx
-            tp = tx[:, None] + span[:, None] * _GX[None, :]
-            wp = np.exp(tp)
-            dens = _time_gap(lev, self._prof, wp.ravel()).reshape(wp.shape) \
-                / (self._prof.a(wp) * lev.E0T)
-            part = np.sum(dens * wp * _GW[None, :], axis=1) * span
-            out[inside] = np.clip(suffix[j + 1] + part, 0.0, 1.0)
+            out[inside] = np.clip(suffix[j + 1] + self._mass(tx, span), 0.0, 1.0)
         return float(out) if out.ndim == 0 else out
 
     def expect(self, g: Callable[[NDArray[np.float64]], Any]) -> float:
@@ -220,9 +224,7 @@ class WindowSolution(ResultBase, Distribution):
         InvalidParameter
             A ``p`` outside [0, 1].
         """
-        q = np.asarray(p, dtype=float)
-        if np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
-            raise InvalidParameter("p", p, "probabilities in [0, 1]")
+        q = probabilities_in_unit_interval(p)
         lo, hi = self._bounds()
         t_lo = np.full(q.shape, np.log(lo))
         t_hi = np.full(q.shape, np.log(hi))

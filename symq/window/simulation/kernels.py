@@ -3,16 +3,17 @@
 From the post-loss window ``y`` the next pre-loss window is
 ``W_pre = Lambda^{-1}(Lambda(y) + E)`` with ``E ~ Exp(1)`` and the cumulative hazard
 ``Lambda(w) = int^w lam(u)/a(u) du``; the cycle's time and areas are increments of
-``H(w) = int^w du/a(u)`` and ``G_r(w) = int^w u^r/a(u) du`` (see :mod:`symq.window.simulation`).
+``H(w) = int^w du/a(u)`` and ``G_r(w) = int^w u^r/a(u) du`` (see
+:mod:`symq.window.simulation.simulator`).
 Two kernels run cycles until a given count and accumulate per-batch sums:
 
 * :func:`_table_kernel` reads ``Lambda``, ``H``, ``G_1``, ``G_2`` (and observables) from the
-  tables of :mod:`symq.window.simulation_tables` and inverts ``Lambda`` by binary search for the
+  tables of :mod:`symq.window.simulation.tables` and inverts ``Lambda`` by binary search for the
   cell and a closed form inside it;
 * :func:`_power_kernel` samples the power-law class ``a = alpha w^k``, ``lam = gamma w^l``,
   ``d = beta w`` in closed form: ``W_pre^m = y^m + alpha m E/gamma`` (``m = l - k + 1 != 0``) or
-  ``W_pre = y exp(alpha E/gamma)`` (``m = 0``) (:func:`_power_pre_loss`), with the integrals of
-  :func:`_pow_int`.  These hand-written fast paths are the closed forms that sympy derives
+  ``W_pre = y exp(alpha E/gamma)`` (``m = 0``) (:func:`power_pre_loss`), with the integrals of
+  :func:`power_integral`.  These hand-written fast paths are the closed forms that sympy derives
   (:func:`symq.window.symbolic.power_law_cycle`); a test compares them with their compiled form
   at random points.
 
@@ -27,6 +28,8 @@ import math
 
 import numba
 import numpy as np
+
+__all__ = ["power_integral", "power_pre_loss"]
 
 _OK = 0
 _ESCAPED_UP = 1
@@ -68,6 +71,31 @@ def _cum(cum: np.ndarray, cell: np.ndarray, expo: np.ndarray, den: np.ndarray, k
 
 
 @numba.njit(cache=True)
+def _record(acc, ring, b, col, hold, w, pos):
+    """Adds a cycle's time at the cap ``hold`` and its pre-loss window ``w`` to batch ``b``
+    (columns ``col`` and ``col + 1`` of ``acc``) and ``w`` to the ring of the last pre-loss
+    windows at ``pos``; returns the next ring position."""
+    acc[b, col] += hold
+    acc[b, col + 1] += w
+    ring[pos] = w
+    pos += 1
+    if pos == ring.shape[0]:
+        pos = 0
+    return pos
+
+
+@numba.njit(cache=True)
+def _save(y_state, counters, y, done, pos, status):
+    """Stores a kernel's state (post-loss window, cycles done, ring position, status) so that
+    the next chunk continues the run; returns ``status``."""
+    y_state[0] = y
+    counters[0] = done
+    counters[1] = pos
+    counters[2] = status
+    return status
+
+
+@numba.njit(cache=True)
 def _table_kernel(lw, lw0, h, cum, cell, expo, den, ld, w_min, has_cap, w_cap, lam_cap, gcap,
                   n_warm, per_batch, stop_at, y_state, counters, acc, ring):
     """General profile: cycles until ``stop_at`` losses, from tables of the integrals.
@@ -79,7 +107,6 @@ def _table_kernel(lw, lw0, h, cum, cell, expo, den, ld, w_min, has_cap, w_cap, l
     """
     n = lw.shape[0]
     J = cum.shape[0]
-    nring = ring.shape[0]
     last_haz = cum[0, n - 1]
     y = y_state[0]
     done = counters[0]
@@ -128,12 +155,7 @@ def _table_kernel(lw, lw0, h, cum, cell, expo, den, ld, w_min, has_cap, w_cap, l
                     v = _cum(cum, cell, expo, den, k, j, xw, h) - _cum(cum, cell, expo, den, k, iy,
                                                                      xy, h)
                 acc[b, k - 1] += v + gcap[k] * hold
-            acc[b, J - 1] += hold
-            acc[b, J] += w
-            ring[pos] = w
-            pos += 1
-            if pos == nring:
-                pos = 0
+            pos = _record(acc, ring, b, J - 1, hold, w, pos)
         y = math.exp(ld[j] + (ld[j + 1] - ld[j]) * (xw / h))
         if y < w_min:
             y = w_min
@@ -141,15 +163,11 @@ def _table_kernel(lw, lw0, h, cum, cell, expo, den, ld, w_min, has_cap, w_cap, l
         if y < math.exp(lw0):
             status = _COLLAPSED
             break
-    y_state[0] = y
-    counters[0] = done
-    counters[1] = pos
-    counters[2] = status
-    return status
+    return _save(y_state, counters, y, done, pos, status)
 
 
 @numba.njit(cache=True)
-def _pow_int(y: float, w: float, lr: float, e: float) -> float:
+def power_integral(y: float, w: float, lr: float, e: float) -> float:
     """``int_y^w u^(e-1) du`` with ``lr = ln(w/y)``, accurate for ``w`` close to ``y``."""
     if e == 0.0:
         return lr
@@ -157,7 +175,7 @@ def _pow_int(y: float, w: float, lr: float, e: float) -> float:
 
 
 @numba.njit(cache=True)
-def _power_pre_loss(y: float, ev: float, alpha: float, gamma: float, m: float, c: float,
+def power_pre_loss(y: float, ev: float, alpha: float, gamma: float, m: float, c: float,
                     inv_m: float) -> float:
     """Next pre-loss window of the power-law class from ``y`` and an ``Exp(1)`` draw ``ev``.
 
@@ -191,14 +209,13 @@ def _power_kernel(alpha, k, gamma, l, beta, w_min, has_cap, w_max, lam_cap, w_lo
     c = alpha * m / gamma
     inv_m = 1.0 / m if m != 0.0 else 0.0
     J = cum.shape[0]
-    nring = ring.shape[0]
     y = y_state[0]
     done = counters[0]
     pos = counters[1]
     status = _OK
     while done < stop_at:
         ev = np.random.exponential(1.0)
-        w = _power_pre_loss(y, ev, alpha, gamma, m, c, inv_m)
+        w = power_pre_loss(y, ev, alpha, gamma, m, c, inv_m)
         if w < 0.0:
             status = _ESCAPED_UP
             break
@@ -212,9 +229,9 @@ def _power_kernel(alpha, k, gamma, l, beta, w_min, has_cap, w_max, lam_cap, w_lo
         if done >= n_warm:
             b = (done - n_warm) // per_batch
             lr = math.log(w / y)
-            acc[b, 0] += _pow_int(y, w, lr, 1.0 - k) / alpha + hold
-            acc[b, 1] += _pow_int(y, w, lr, 2.0 - k) / alpha + w * hold
-            acc[b, 2] += _pow_int(y, w, lr, 3.0 - k) / alpha + w * w * hold
+            acc[b, 0] += power_integral(y, w, lr, 1.0 - k) / alpha + hold
+            acc[b, 1] += power_integral(y, w, lr, 2.0 - k) / alpha + w * hold
+            acc[b, 2] += power_integral(y, w, lr, 3.0 - k) / alpha + w * w * hold
             if J > 4:
                 if y < w_lo or w > math.exp(lw[lw.shape[0] - 1]):
                     status = _OFF_GRID
@@ -225,12 +242,7 @@ def _power_kernel(alpha, k, gamma, l, beta, w_min, has_cap, w_max, lam_cap, w_lo
                     acc[b, r - 1] += (_cum(cum, cell, expo, den, r, j, xw, h)
                                       - _cum(cum, cell, expo, den, r, iy, xy, h)
                                       + gcap[r] * hold)
-            acc[b, J - 1] += hold
-            acc[b, J] += w
-            ring[pos] = w
-            pos += 1
-            if pos == nring:
-                pos = 0
+            pos = _record(acc, ring, b, J - 1, hold, w, pos)
         y = beta * w
         if y < w_min:
             y = w_min
@@ -238,9 +250,5 @@ def _power_kernel(alpha, k, gamma, l, beta, w_min, has_cap, w_max, lam_cap, w_lo
         if y < w_lo:
             status = _COLLAPSED
             break
-    y_state[0] = y
-    counters[0] = done
-    counters[1] = pos
-    counters[2] = status
-    return status
+    return _save(y_state, counters, y, done, pos, status)
 
