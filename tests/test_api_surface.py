@@ -41,6 +41,15 @@ def test_distinct_public_classes_have_distinct_names():
 def test_core_exports_the_shared_machinery():
     import symq.core as core
 
-    for item in ("ConfidenceInterval", "sweep", "load_plugins", "ResultBase", "Distribution",
+    for item in ("ConfidenceInterval", "sweep", "load_plugins", "ResultBase",
                  "RunPlan", "compile", "parse_formula"):
         assert item in core.__all__
+    assert "Distribution" not in core.__all__  # laws are the layer above core: symq.laws
+
+
+def test_laws_export_the_protocol_and_the_one_vocabulary():
+    import symq.laws as laws
+
+    for item in ("Distribution", "PhaseType", "size_law", "size_parameters", "SIZE_LAWS",
+                 "as_phase_type", "as_sampler"):
+        assert item in laws.__all__

@@ -6,7 +6,7 @@ verify (:mod:`~symq.core.claims`, :mod:`~symq.core.simstats`), plus sweeps
 (:mod:`~symq.core.sweep`) and the model/paper registry (:mod:`~symq.core.registry`).
 
 The protocols every domain shares: results (:class:`~symq.core.result.ResultBase` and the
-glossary :mod:`~symq.core.glossary`), distributions (:class:`~symq.core.distribution.Distribution`),
+glossary :mod:`~symq.core.glossary`), distributions (:mod:`symq.laws`, the layer above core),
 simulation runs (:mod:`~symq.core.simrun`).
 """
 
@@ -26,7 +26,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
                "symbolic_error"),
     "compiler": ("CompiledFunction", "compile"),
     "derivation": ("Derivation", "Step"),
-    "distribution": ("Distribution",),
     "errors": ("DerivationTimeout", "InvalidMoments", "InvalidParameter", "NotConverged",
                "NumericalFailure", "ResourceLimit", "StabilityError", "SymqError",
                "TruncationError", "UnknownName"),
@@ -53,7 +52,6 @@ __all__ = [
     "ConfidenceInterval",
     "Derivation",
     "DerivationTimeout",
-    "Distribution",
     "Domain",
     "Evidence",
     "Exactness",
@@ -128,7 +126,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs: the same nam
     )
     from .compiler import CompiledFunction, compile
     from .derivation import Derivation, Step
-    from .distribution import Distribution
     from .errors import (
         DerivationTimeout,
         InvalidMoments,

@@ -1,7 +1,7 @@
 """Optimal size-aware dispatching to parallel FCFS servers (Hyytiä & Righter, arXiv 2402.08142).
 
 * :mod:`~symq.dispatch.sizes`: the one job-size conversion :func:`as_size_law` (a
-  :class:`~symq.me.laws.PhaseType` or ``(alpha, A)``, an ME law, a frozen scipy distribution, a
+  :class:`~symq.laws.PhaseType` or ``(alpha, A)``, an ME law, a frozen scipy distribution, a
   name) into the internal :class:`SizeLaw`;
 * :mod:`~symq.dispatch.symbolic`: Bellman equations, the M/G/1 value of the backlog (checked to
   give Pollaczek-Khinchine), the FPI index and FPI(RND) = LWL;

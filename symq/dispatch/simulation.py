@@ -428,7 +428,7 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
         Load in ``(0, 1)``: :math:`\\rho = \\lambda E[X]/\\sum_i s_i`, so the arrival rate is
         ``lam = rho sum(speeds) / E[X]`` (``rho m / E[X]`` for unit speeds).
     sizes : job-size law
-        A :class:`~symq.me.laws.PhaseType` or ``(alpha, A)`` pair, an :class:`~symq.me.ME`
+        A :class:`~symq.laws.PhaseType` or ``(alpha, A)`` pair, an :class:`~symq.me.ME`
         law, a frozen scipy distribution, a name (``"exp"``, ``"uniform"``, ``"h2"``) or a
         :class:`~symq.dispatch.sizes.SizeLaw`; converted by
         :func:`~symq.dispatch.sizes.as_size_law`.

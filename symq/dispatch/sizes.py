@@ -1,11 +1,11 @@
 """Job-size laws for the dispatching models: the one conversion, and what the solvers need.
 
 Every solver and simulator of :mod:`symq.dispatch` takes one *job-size law* and converts it in
-one place, :func:`as_size_law`: a :class:`symq.me.laws.PhaseType` or a pair ``(alpha, A)`` (a
+one place, :func:`as_size_law`: a :class:`symq.laws.PhaseType` or a pair ``(alpha, A)`` (a
 hyper-Erlang or H2 from the constructors), an :class:`symq.me.ME` law (fitted by
 :func:`symq.me.fit`, through its phase-type form when it has one, through its distribution verbs
 otherwise), a frozen ``scipy.stats`` distribution, any symq
-:class:`~symq.core.distribution.Distribution`, a name of :data:`SIZE_NAMES`, or a
+:class:`~symq.laws.Distribution`, a name of :data:`SIZE_NAMES`, or a
 :class:`SizeLaw`.
 
 A :class:`SizeLaw` is the internal representation: the mean, the second moment, the cdf, the
@@ -36,11 +36,11 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.distribution import Distribution
+from symq.laws import Distribution
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
 from symq.core.randomness import RngLike, as_generator
-from symq.me.laws import PhaseType, as_phase_type, describe_law
+from symq.laws import PhaseType, as_phase_type, describe_law
 
 __all__ = ["SizeLaw", "as_size_law", "exponential", "from_scipy", "from_phase_type", "from_me",
            "from_distribution", "get_sizes", "hyperexponential2", "SIZE_NAMES", "H2_SCV_MAX"]
@@ -171,7 +171,7 @@ def _partial_tables(cdf: Callable[[NDArray[np.float64]], Any], top: float, mean:
 def from_distribution(law: Distribution, name: str | None = None, *,
                       param: str = "sizes") -> SizeLaw:
     """Sizes from any law with symq's distribution verbs (an ME law without phase-type form, a
-    symq :class:`~symq.core.distribution.Distribution`): partial moments tabulated from its cdf
+    symq :class:`~symq.laws.Distribution`): partial moments tabulated from its cdf
     as in :func:`from_scipy`, samples from its ``sample``.
 
     Raises
@@ -243,7 +243,7 @@ def from_phase_type(alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> SizeLaw
 
 def from_me(law: Any, name: str | None = None) -> SizeLaw:
     """Sizes from a :class:`symq.me.ME` law: through its phase-type form
-    (:func:`symq.me.laws.as_phase_type`, Cumani's CF1 series form) when it has one, with exact
+    (:func:`symq.laws.as_phase_type`, Cumani's CF1 series form) when it has one, with exact
     partial moments; through its distribution verbs (:func:`from_distribution`) otherwise."""
     try:
         ph = as_phase_type(law, "sizes")
@@ -259,10 +259,10 @@ def as_size_law(law: Any, name: str = "sizes") -> SizeLaw:
     ----------
     law : job-size law
         A :class:`SizeLaw` (returned as is); a name of :data:`SIZE_NAMES` (:func:`get_sizes`); a
-        :class:`symq.me.laws.PhaseType` or a pair ``(alpha, A)`` such as a hyper-Erlang or H2
+        :class:`symq.laws.PhaseType` or a pair ``(alpha, A)`` such as a hyper-Erlang or H2
         from the constructors (exact partial moments, :func:`from_phase_type`); an
         :class:`symq.me.ME` law (:func:`from_me`); a frozen ``scipy.stats`` distribution
-        (:func:`from_scipy`); or any symq :class:`~symq.core.distribution.Distribution`
+        (:func:`from_scipy`); or any symq :class:`~symq.laws.Distribution`
         (:func:`from_distribution`).
     name : str
         The caller's parameter name, for messages.
@@ -298,7 +298,7 @@ def as_size_law(law: Any, name: str = "sizes") -> SizeLaw:
         return from_phase_type(ph.alpha, ph.A, name=ph.name)
     if isinstance(law, Distribution):
         return from_distribution(law, param=name)
-    raise InvalidParameter(name, describe_law(law), "a job-size law: a symq.me.laws.PhaseType, a "
+    raise InvalidParameter(name, describe_law(law), "a job-size law: a symq.laws.PhaseType, a "
                            "pair (alpha, A), an ME law, a frozen scipy.stats distribution, a "
                            f"symq Distribution or one of {', '.join(SIZE_NAMES)}")
 

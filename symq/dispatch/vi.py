@@ -195,7 +195,7 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
     rho : float
         Per-server load :math:`\lambda E[X]/m \in (0, 1)`.
     sizes : job-size law
-        A :class:`~symq.me.laws.PhaseType` or ``(alpha, A)`` pair, an :class:`~symq.me.ME`
+        A :class:`~symq.laws.PhaseType` or ``(alpha, A)`` pair, an :class:`~symq.me.ME`
         law, a frozen scipy distribution, a name (``"exp"``, ``"uniform"``, ``"h2"``) or a
         :class:`~symq.dispatch.sizes.SizeLaw`; converted by
         :func:`~symq.dispatch.sizes.as_size_law`.

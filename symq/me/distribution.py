@@ -39,7 +39,7 @@ import numpy as np
 import sympy as sp
 
 from symq.core import printing
-from symq.core.distribution import Distribution
+from symq.laws import Distribution, PhaseType, distribution_markdown
 from symq.core.errors import InvalidParameter
 from symq.core.randomness import RngLike
 
@@ -57,7 +57,7 @@ class ME(Distribution):
     r"""A matrix-exponential distribution given by its exact rational LST :math:`N(s)/D(s)`.
 
     Immutable; equality and hashing are by the exact (normalised) transform.  Implements the
-    distribution protocol of :class:`symq.core.distribution.Distribution` (``pdf``, ``cdf``,
+    distribution protocol of :class:`symq.laws.Distribution` (``pdf``, ``cdf``,
     ``ccdf``, ``icdf``, ``moment(order, kind)``, ``mean()``, ``variance()``,
     ``sample(shape, rng=)``, ``support()``, ``to_scipy()``), with exact sympy values for the
     moments and float64 arrays for the values of the functions.
@@ -483,7 +483,7 @@ class ME(Distribution):
     def to_scipy(self) -> Any:
         """A ``scipy.stats`` distribution (new infrastructure) built by ``make_distribution``.
 
-        The shared path of :meth:`symq.core.distribution.Distribution.to_scipy` (its
+        The shared path of :meth:`symq.laws.Distribution.to_scipy` (its
         ``ScipyAdapter``, plus this law's ``iccdf``:
         :class:`~symq.me.scipy_adapter.MEScipyAdapter`).  Its ``pdf``, ``cdf``, ``ccdf``,
         ``icdf``, ``iccdf``, ``moment`` and ``sample`` are this object's; scipy supplies everything else (``logpdf``, ``median``, ``entropy``, plots,
@@ -527,7 +527,20 @@ class ME(Distribution):
         return f"$\\displaystyle f^*(s) = {printing.latex(self.transform, digits=printing.DIGITS)}$"
 
     def _repr_markdown_(self) -> str:
-        from symq.core.display import distribution_markdown
-
         return distribution_markdown(self, f"**ME** of order {self.order}",
                                      [("$f^*(s)$", self.transform)])
+
+    def phase_type(self, dps: int = 30) -> PhaseType:
+        """This law as a :class:`~symq.laws.PhaseType`: Cumani's series form CF1
+        (:func:`symq.me.phase_type.to_phase_type`), which exists when every pole is real and every
+        entry weight nonnegative (Cumani 1982).
+
+        Raises
+        ------
+        InvalidParameter
+            Complex poles or a negative entry weight: the law has no phase-type form of its order.
+        """
+        from .phase_type import to_phase_type
+
+        alpha, A = to_phase_type(self, dps)  # noqa: N806
+        return PhaseType(alpha, A, name=f"PH of {self!r}")

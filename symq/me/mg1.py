@@ -2,7 +2,7 @@ r"""The registered ``mg1-sim`` model: an M/G/1 FCFS queue by simulation, with th
 
 ``symq solve mg1-sim lam=0.7 sizes=h2 scv=4`` simulates the queue by the Lindley recursion
 (:func:`symq.me.queueing.simulate_mg1_waiting`) with sizes of a named law of
-:mod:`symq.core.sizelaws` (mean ``mean``, squared coefficient of variation ``scv``), and returns
+:mod:`symq.laws` (mean ``mean``, squared coefficient of variation ``scv``), and returns
 
 * ``EW``, ``ET``: batch-means confidence intervals of the mean waiting and response times
   (``ET = EW + E[X]``: the interval of ``EW`` shifted by the exactly known mean size, a valid
@@ -42,7 +42,7 @@ from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
 from symq.core.simrun import run_parameters
 from symq.core.simstats import ConfidenceInterval
-from symq.core.sizelaws import law_scv, size_law, size_parameters
+from symq.laws import law_scv, size_law, size_parameters
 
 from .queueing import simulate_mg1_waiting
 
@@ -85,7 +85,7 @@ def solve_mg1_sim(lam: float, sizes: str = "exp", mean: float = 1.0, scv: float 
     lam : float
         Arrival rate; ``lam * mean < 1``.
     sizes, mean, scv
-        The job-size law, :func:`symq.core.sizelaws.size_law`.
+        The job-size law, :func:`symq.laws.size_law`.
     n_jobs, n_batches, level
         Customers simulated (the warm-up is chosen from the data, MSER-5), batches and
         confidence level of the intervals (:func:`symq.core.simoutput.analyse_series`).

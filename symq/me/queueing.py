@@ -41,7 +41,7 @@ from symq.core.simoutput import analyse_series, require_run_length
 from symq.core.simrun import SIM_WORK_LIMIT, RunPlan, require_work, run_chunked
 from symq.core.simstats import ConfidenceInterval
 
-from .laws import as_sampler
+from symq.laws import as_sampler
 from .transform import RationalLST, s, to_rational
 
 __all__ = ["WaitingTime", "WaitingTimeEstimate", "mg1_waiting_time", "simulate_mg1_waiting"]
@@ -248,7 +248,7 @@ def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] =
     ----------
     service : job-size law or callable(n, rng) -> array
         The service-time law: an :class:`~symq.me.ME`, a phase-type law, a scipy distribution
-        (converted by :func:`symq.me.laws.as_sampler`), or a function drawing ``n`` service
+        (converted by :func:`symq.laws.as_sampler`), or a function drawing ``n`` service
         times from a numpy Generator.
     lam : float
         Arrival rate.

@@ -1,7 +1,7 @@
 """The ``scipy.stats.make_distribution`` adapter of an :class:`~symq.me.distribution.ME` law.
 
 :meth:`ME.to_scipy <symq.me.distribution.ME.to_scipy>` goes through the shared path of
-:class:`symq.core.distribution.Distribution` (:class:`~symq.core.distribution.ScipyAdapter`, then
+:class:`symq.laws.Distribution` (:class:`~symq.laws.ScipyAdapter`, then
 :func:`scipy.stats.make_distribution`); this subclass adds the law's own inverse tail
 ``iccdf``, which keeps full relative accuracy for tiny tail probabilities where scipy's generic
 ``icdf(1 - q)`` would not.
@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from symq.core.distribution import ScipyAdapter, _nan_passing
+from symq.laws.protocol import ScipyAdapter, nan_passing
 
 __all__ = ["MEScipyAdapter"]
 
 
 class MEScipyAdapter(ScipyAdapter):
-    """:class:`~symq.core.distribution.ScipyAdapter` with the ME law's exact inverse tail."""
+    """:class:`~symq.laws.ScipyAdapter` with the ME law's exact inverse tail."""
 
     def iccdf(self, p: Any) -> NDArray[np.float64]:
-        return _nan_passing(self.law.iccdf, p)
+        return nan_passing(self.law.iccdf, p)

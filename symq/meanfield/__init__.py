@@ -7,7 +7,7 @@
 * :mod:`~symq.meanfield.supermarket`: JSQ(d) with exponential service (Vvedenskaya,
   Dobrushin, Karpelevich 1996; Mitzenmacher 2001): closed form checked symbolically,
   numeric fixed point, metrics, refined mean field.
-* :mod:`~symq.meanfield.phase_type` and :mod:`~symq.meanfield.jsq_ph`: JSQ(d) with
+* :mod:`~symq.laws` and :mod:`~symq.meanfield.jsq_ph`: JSQ(d) with
   phase-type service, FCFS (cavity / level-dependent QBD iteration) and Li's product form;
 * :mod:`~symq.meanfield.refined_ph`: the refined ``1/N`` term for phase-type service;
 * :mod:`~symq.meanfield.nonlinear`: level-dependent QBDs solved by backward R-recursion (the
@@ -29,9 +29,9 @@
   ``population``, a population process declared as text in a claims file (jumps and rate
   formulas), solved for its fixed point, stability, declared outputs and refined ``1/N`` terms.
 
-Every entry that takes job sizes accepts one job-size law (a :class:`symq.me.laws.PhaseType`
+Every entry that takes job sizes accepts one job-size law (a :class:`symq.laws.PhaseType`
 such as :func:`hyper_erlang` returns, an ``(alpha, A)`` pair, or an ``ME`` law with a phase-type
-form), converted in one place by :func:`symq.me.laws.as_phase_type`.
+form), converted in one place by :func:`symq.laws.as_phase_type`.
 
 Examples
 --------
@@ -67,7 +67,7 @@ from .plots import (
     plot_jsq_tail,
     plot_lyapunov,
 )
-from .phase_type import (
+from symq.laws import (
     erlang,
     hyper_erlang,
     hyperexponential2,

@@ -51,7 +51,7 @@ from scipy.integrate import solve_ivp
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
 from symq.core.parameters import integer_value, real_value
 from symq.core.result import Exactness, ResultBase
-from symq.me.laws import PhaseType, as_phase_type
+from symq.laws import PhaseType, as_phase_type
 
 from .jsq_ph import _drift, solve_jsq_ph
 from .probes import probe_polynomial

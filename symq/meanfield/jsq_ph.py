@@ -24,7 +24,7 @@ and use ``rho u_{k-1}^d = u_k``, ``theta A = -alpha/E[X]``, ``theta a = 1/E[X]``
 
 Examples
 --------
->>> from symq.meanfield.phase_type import hyperexponential2
+>>> from symq.laws import hyperexponential2
 >>> fp = solve_jsq_ph(2, 0.9, hyperexponential2(1.0, 10.0))
 >>> fp.residual < 1e-10, fp.ET > 2 * 2.614
 (True, True)
@@ -44,10 +44,10 @@ from symq.core.errors import InvalidParameter, NotConverged, StabilityError, Tru
 from symq.core.parameters import integer_value, real_value
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
-from symq.me.laws import PhaseType, as_phase_type
+from symq.laws import PhaseType, as_phase_type
 
 from .checks import check_means, check_probability, check_tail
-from .phase_type import ph_moments, stationary_phase
+from symq.laws import ph_moments, stationary_phase
 from .probes import probe_polynomial as _hd
 from .supermarket import closed_form_values, truncation_level
 
@@ -114,7 +114,7 @@ def jsq_ph_drift(x: ArrayLike, d: int, lam: float, service: Any,
     d, lam : int, float
         Number of probes and per-server arrival rate.
     service : PhaseType, (alpha, A) or ME with a phase-type form
-        The job-size law (converted by :func:`symq.me.laws.as_phase_type`).
+        The job-size law (converted by :func:`symq.laws.as_phase_type`).
     x_next : array_like, shape (m,), optional
         ``x_{K+1}`` (default 0: the ODE truncated at ``K`` levels).
 
@@ -330,7 +330,7 @@ def solve_jsq_ph(d: int, lam: float, service: Any, *, tol: float = 1e-12,
     lam : float
         Per-server arrival rate, ``lam E[X] < 1``.
     service : PhaseType, (alpha, A) or ME with a phase-type form
-        The job-size law (converted by :func:`symq.me.laws.as_phase_type`; a law without a
+        The job-size law (converted by :func:`symq.laws.as_phase_type`; a law without a
         phase-type form is refused with a message that says so).
     tol : float, default 1e-12
         Stopping tolerance on ``max_k |u_k^new - u_k|``.

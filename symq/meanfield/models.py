@@ -29,7 +29,7 @@ from symq.core.result import Exactness, Result
 
 from .declared import POPULATION  # registers the model kind ``population``
 from .jsq_ph import product_form_ET, product_form_residual, solve_jsq_ph
-from .phase_type import hyperexponential2
+from symq.laws import hyperexponential2
 from .refined_ph import refined_jsq_ph
 from .results import RefinedJSQ
 from .simulation import simulate_jsq

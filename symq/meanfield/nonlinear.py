@@ -42,7 +42,7 @@ from symq.core.errors import InvalidParameter, NotConverged, TruncationError
 from symq.core.parameters import integer_value, real_value
 from symq.core.resources import require_memory
 from symq.core.result import ResultBase
-from symq.me.laws import as_phase_type
+from symq.laws import as_phase_type
 
 from .probes import probe_polynomial as _hd
 
@@ -435,7 +435,7 @@ def jsq_exponential_qbd(d: int, lam: float) -> NonlinearQBD:
 def jsq_ph_qbd(d: int, lam: float, service: Any) -> NonlinearQBD:
     """JSQ(d) with phase-type service ``PH(alpha, A)`` (FCFS) as a nonlinear level-dependent QBD.
 
-    ``service`` is a job-size law with a phase-type form (:func:`symq.me.laws.as_phase_type`).
+    ``service`` is a job-size law with a phase-type form (:func:`symq.laws.as_phase_type`).
 
     Level 0 (empty, ``m0 = 1``), levels ``k >= 1`` with ``m`` service phases:
     ``A_0^{(0)} = lam_0 alpha``, ``A_0^{(k)} = lam_k I``, ``A_1^{(k)} = A - lam_k I``,

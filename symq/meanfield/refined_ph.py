@@ -24,7 +24,7 @@ term is Gast & Van Houdt's (SIGMETRICS 2018, Theorem 1), computed by
 
 Examples
 --------
->>> from symq.meanfield.phase_type import hyperexponential2
+>>> from symq.laws import hyperexponential2
 >>> r = refined_jsq_ph(2, 0.7, hyperexponential2(1.0, 4.0), N=100)
 >>> r.ET_N > r.ET  # finite systems are slower than the mean field
 True
@@ -44,7 +44,7 @@ from symq.core.errors import NotConverged, ResourceLimit, TruncationError
 from symq.core.parameters import integer_value
 from symq.core.resources import require_memory
 from symq.core.result import Exactness
-from symq.me.laws import as_phase_type
+from symq.laws import as_phase_type
 
 from .checks import check_probability, check_tail, refined_validity
 from .jsq_ph import solve_jsq_ph
@@ -127,7 +127,7 @@ def jsq_ph_process(d: int, K: int, service: Any) -> PopulationProcess:  # noqa: 
 
     Variables ``x_{k,j}`` ordered level by level (``k = 1..K``, then phase), parameter
     :data:`~symq.meanfield.supermarket.LAM`; ``service`` is a job-size law with a phase-type
-    form (:func:`symq.me.laws.as_phase_type`).  Cached per ``(d, K, alpha, A)``.
+    form (:func:`symq.laws.as_phase_type`).  Cached per ``(d, K, alpha, A)``.
 
     Raises
     ------
@@ -151,7 +151,7 @@ def refined_jsq_ph(d: int, lam: float, service: Any, N: int,  # noqa: N803
     lam : float
         Per-server arrival rate, ``lam E[X] < 1``.
     service : PhaseType, (alpha, A) or ME with a phase-type form
-        The job-size law (converted by :func:`symq.me.laws.as_phase_type`).
+        The job-size law (converted by :func:`symq.laws.as_phase_type`).
     N : int
         Number of servers, ``>= 1``.
     K : int, optional

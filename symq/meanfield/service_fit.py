@@ -38,8 +38,8 @@ from scipy.integrate import solve_ivp
 
 from symq.core.errors import InvalidParameter, NotConverged, SymqError
 from symq.core.result import ResultBase
-from symq.core.sizelaws import Empirical
-from symq.me.laws import PhaseType, as_phase_type, describe_law
+from symq.laws import Empirical
+from symq.laws import PhaseType, as_phase_type, describe_law
 
 __all__ = ["PHApproximation", "fit_phase_type", "kolmogorov_distance"]
 
@@ -120,7 +120,7 @@ def _ph_cdf(ph: PhaseType, t: NDArray[np.float64]) -> NDArray[np.float64]:
 def kolmogorov_distance(ph: PhaseType, target: Any) -> tuple[float, str]:
     """:math:`\\sup_t |F_{PH}(t) - F(t)|` and a description of how it was evaluated.
 
-    For an :class:`~symq.core.sizelaws.Empirical` target the supremum is exact (up to the
+    For an :class:`~symq.laws.Empirical` target the supremum is exact (up to the
     1e-10 to which the PH cdf is integrated): it is attained at a sample point, from one side
     or the other.  For a continuous target it is the maximum
     over the target's quantiles ``q_j = F^{-1}(j/m)``, ``m = 4000``; both cdfs are monotone, so
@@ -157,7 +157,7 @@ def _target(law: Any, order_max: int, name: str) -> tuple[Any, Any, str]:
     if hasattr(law, "pdf") and hasattr(law, "moment") and hasattr(law, "ppf"):
         return law, law, label
     raise InvalidParameter(name, label, "a scipy distribution, a trace "
-                           "(symq.core.sizelaws.Empirical), a symq ME law or a phase-type law")
+                           "(symq.laws.Empirical), a symq ME law or a phase-type law")
 
 
 def _matched(candidate: Any, n_moments: int, n_zero: int) -> tuple[str, ...]:
@@ -168,7 +168,7 @@ def _matched(candidate: Any, n_moments: int, n_zero: int) -> tuple[str, ...]:
 
 
 def _two_moment_ph(mean: float, scv: float) -> tuple[PhaseType, str]:
-    from .phase_type import hyper_erlang, hyperexponential2
+    from symq.laws import hyper_erlang, hyperexponential2
 
     if scv >= 1.0:
         return hyperexponential2(mean, scv), "H2 with balanced means"

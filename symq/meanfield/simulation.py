@@ -77,7 +77,7 @@ from symq.core.simrun import (
     seed_numba,
 )
 from symq.core.simstats import ConfidenceInterval
-from symq.me.laws import PhaseType, as_phase_type, validate_ph
+from symq.laws import PhaseType, as_phase_type, validate_ph
 
 __all__ = ["JSQEstimate", "simulate_jsq", "validate_ph"]
 
@@ -462,7 +462,7 @@ def simulate_jsq(
     lam : float
         Arrival rate per server; the load ``lam * E[S]`` must be ``< 1``.
     service : PhaseType, (alpha, A), ME with a phase-type form, or None
-        The job-size law (converted by :func:`symq.me.laws.as_phase_type`: the kernel runs the
+        The job-size law (converted by :func:`symq.laws.as_phase_type`: the kernel runs the
         phases of the law); ``None`` means exponential of rate 1.
     n_jobs : int, default 10**6
         Number of departures to simulate (keyword-only, as in

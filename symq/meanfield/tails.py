@@ -35,7 +35,7 @@ import numpy as np
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
 from symq.core.result import ResultBase
-from symq.me.laws import PhaseType
+from symq.laws import PhaseType
 
 from .jsq_ph import solve_jsq_ph
 

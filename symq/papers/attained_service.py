@@ -26,11 +26,11 @@ import numpy as np
 
 from symq.core.claims import Claim, Evidence, Inconclusive, Status, ci_error, relative_error
 from symq.core.registry import PaperSpec, register_paper
-from symq.me.laws import PhaseType
+from symq.laws import PhaseType
 from symq.meanfield.attained import TruncationWarning, simulate_policy, solve_attained
 from symq.meanfield.attained.derivation import derivation
 from symq.meanfield.jsq_ph import solve_jsq_ph
-from symq.meanfield.phase_type import hyperexponential2
+from symq.laws import hyperexponential2
 
 __all__ = ["PAPER", "build_claims", "PUBLISHED_EW"]
 

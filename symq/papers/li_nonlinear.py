@@ -78,7 +78,7 @@ def _fixed_point_claims() -> list[Claim]:
         return point["lam"] ** ((float(d) ** k - 1) / (d - 1))
 
     def h2_rg(point: Mapping[str, Any]) -> float:
-        from symq.meanfield.phase_type import hyperexponential2
+        from symq.laws import hyperexponential2
         alpha, A = hyperexponential2(1.0, point["scv"], 0.5)
         fp = nonlinear.jsq_ph_qbd(point["d"], point["lam"], (alpha, A)).fixed_point(
             [np.array([1.0])], tol=1e-13)
@@ -86,7 +86,7 @@ def _fixed_point_claims() -> list[Claim]:
 
     def h2_cavity(point: Mapping[str, Any]) -> float:
         from symq.meanfield.jsq_ph import solve_jsq_ph
-        from symq.meanfield.phase_type import hyperexponential2
+        from symq.laws import hyperexponential2
         alpha, A = hyperexponential2(1.0, point["scv"], 0.5)
         return solve_jsq_ph(point["d"], point["lam"], (alpha, A)).ET
 

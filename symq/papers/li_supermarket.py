@@ -185,7 +185,7 @@ _H2_CASES = [{"d": d, "lam": lam, "scv": scv} for d in (2, 3) for lam in (0.5, 0
 
 def _ph_claims(quick: bool) -> list[Claim]:
     from symq.meanfield.jsq_ph import product_form_ET, solve_jsq_ph
-    from symq.meanfield.phase_type import hyperexponential2
+    from symq.laws import hyperexponential2
 
     refined_sizes = (20, 100) if quick else (20, 50, 100)
 

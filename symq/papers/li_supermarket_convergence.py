@@ -27,7 +27,7 @@ import numpy as np
 
 from symq.core.claims import Claim, Evidence, Inconclusive, relative_error
 from symq.meanfield.convergence import convergence_rate, mg1_comparison
-from symq.meanfield.phase_type import erlang, hyperexponential2
+from symq.laws import erlang, hyperexponential2
 
 __all__ = ["convergence_claims"]
 

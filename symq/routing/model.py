@@ -27,7 +27,7 @@ from symq.core.simrun import run_parameters
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Exactness, Result
-from symq.core.sizelaws import size_law, size_parameters
+from symq.laws import size_law, size_parameters
 
 from .declared import ROUTING_COST  # registers the routing-cost model kind
 from .farm import C, ServerFarm, rho, w
@@ -122,7 +122,7 @@ def solve_ps_sim(lam: float, C: float = 1.0, sizes: str = "exp",  # noqa: N803
                  n_batches: int = 30, level: float = 0.95, rng: RngLike = None,
                  progress: bool = False) -> Result:
     r"""Simulate one M/G/1 processor-sharing queue
-    (:func:`~symq.routing.simulation.simulate_ps_queue`) with a named job-size law of :mod:`symq.core.sizelaws`.
+    (:func:`~symq.routing.simulation.simulate_ps_queue`) with a named job-size law of :mod:`symq.laws`.
 
     Beside the estimates, the insensitive exact values (Kleinrock 1976, Chapter 4; Altman,
     Ayesta, Prabhu 2011, model section), :math:`E[T] = E[X]/(C - x)` and

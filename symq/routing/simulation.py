@@ -19,7 +19,7 @@ loads :math:`x_j` and holding costs :math:`w_j` is therefore
 
 This module gives independent evidence of those formulas by exact discrete-event simulation
 (the virtual-time kernel of :mod:`symq.routing.kernel`).  Job sizes come from one job-size law
-(a name, a :class:`~symq.me.laws.PhaseType`, an :class:`~symq.me.ME`, a frozen scipy
+(a name, a :class:`~symq.laws.PhaseType`, an :class:`~symq.me.ME`, a frozen scipy
 distribution, ...), converted once by :func:`symq.routing.sizes.as_size_law` and drawn in
 Python.  Run length, warm-up and batches follow the rule of :class:`symq.core.simrun.RunPlan`;
 with ``progress=True`` the kernel runs in chunks under a tqdm bar
@@ -351,7 +351,7 @@ def simulate_ps_queue(
         Capacity :math:`C > 0`.
     law : str or job-size law, default "exponential"
         A name of :data:`SIZE_LAWS` (see :func:`symq.routing.sizes.size_law`) or a law object:
-        a :class:`~symq.me.laws.PhaseType`, a pair ``(alpha, A)``, an :class:`~symq.me.ME`, a
+        a :class:`~symq.laws.PhaseType`, a pair ``(alpha, A)``, an :class:`~symq.me.ME`, a
         frozen scipy distribution (``scipy.stats.lognorm(0.8)``) or any symq distribution.
     mean : float, optional
         Mean job size :math:`E[X] > 0` of a named law (default 1).  A law object has its own

@@ -2,17 +2,17 @@ r"""Job-size laws of the processor-sharing simulator: named laws and the one con
 
 :func:`~symq.routing.simulation.simulate_ps_queue` and
 :func:`~symq.routing.simulation.simulate_farm` take one *job-size law*: any law that
-:func:`symq.me.laws.as_sampler` accepts (a :class:`~symq.me.laws.PhaseType`, a pair
+:func:`symq.laws.as_sampler` accepts (a :class:`~symq.laws.PhaseType`, a pair
 ``(alpha, A)``, an :class:`~symq.me.ME`, a frozen scipy distribution such as
-``scipy.stats.lognorm(0.8)``, any symq :class:`~symq.core.distribution.Distribution`), or one of
+``scipy.stats.lognorm(0.8)``, any symq :class:`~symq.laws.Distribution`), or one of
 the names of :data:`SIZE_LAWS`, which :func:`size_law` maps to a law object.  :func:`as_size_law`
 is the one place where the argument is converted; the simulators call nothing else.
 
 Insensitivity of M/G/1-PS (Altman, Ayesta, Prabhu 2011, model section) says that the means
 the simulator estimates depend on the law only through its mean, so the three named laws
 (variability 0, 1 and, by default, SCV 4) are the natural test cases.  The point mass
-:class:`~symq.core.sizelaws.Deterministic` and the balanced H2 come from
-:mod:`symq.core.sizelaws`, whose :func:`~symq.core.sizelaws.size_law` names more laws (Erlang,
+:class:`~symq.laws.Deterministic` and the balanced H2 come from
+:mod:`symq.laws`, whose :func:`~symq.laws.size_law` names more laws (Erlang,
 gamma, lognormal, Weibull, Pareto, uniform) by mean and SCV; its laws are law objects here.
 
 Examples
@@ -35,8 +35,8 @@ from scipy import stats
 
 from symq.core.errors import InvalidParameter, UnknownName
 from symq.core.parameters import Interval, PositiveReal
-from symq.core.sizelaws import Deterministic, Hyperexponential
-from symq.me.laws import PhaseType, as_sampler, describe_law
+from symq.laws import Deterministic, Hyperexponential
+from symq.laws import PhaseType, as_sampler, describe_law
 
 __all__ = ["SIZE_LAWS", "Deterministic", "size_law", "as_size_law", "SizeSampler"]
 
@@ -48,8 +48,8 @@ DEFAULT_SCV = 4.0
 
 
 def _hyperexponential(mean: float, scv: float) -> PhaseType:
-    r"""Balanced-means H2 (:meth:`symq.core.sizelaws.Hyperexponential.balanced`) as a
-    :class:`~symq.me.laws.PhaseType`: :math:`p_{1,2} = (1 \pm \sqrt{(c^2-1)/(c^2+1)})/2`,
+    r"""Balanced-means H2 (:meth:`symq.laws.Hyperexponential.balanced`) as a
+    :class:`~symq.laws.PhaseType`: :math:`p_{1,2} = (1 \pm \sqrt{(c^2-1)/(c^2+1)})/2`,
     :math:`\mu_i = 2 p_i/\text{mean}`."""
     alpha, A = Hyperexponential.balanced(mean, scv).phase_type()  # noqa: N806
     return PhaseType(alpha, A, name=f"H2(mean={mean:g}, scv={scv:g})")
@@ -63,7 +63,7 @@ def size_law(name: str, mean: float = 1.0, scv: float | None = None) -> Any:
     name : {"exponential", "deterministic", "hyperexponential"}
         ``"exponential"``: ``scipy.stats.expon(scale=mean)`` (SCV 1).  ``"deterministic"``:
         :class:`Deterministic` (every size equals ``mean``, SCV 0).  ``"hyperexponential"``: a
-        two-phase :class:`~symq.me.laws.PhaseType` with *balanced means*,
+        two-phase :class:`~symq.laws.PhaseType` with *balanced means*,
         :math:`p_1/\mu_1 = p_2/\mu_2 = \text{mean}/2`, and squared coefficient of variation
         ``scv``: :math:`p_{1,2} = \tfrac12\big(1 \pm \sqrt{(c^2-1)/(c^2+1)}\big)`,
         :math:`\mu_i = 2 p_i / \text{mean}`.
@@ -76,7 +76,7 @@ def size_law(name: str, mean: float = 1.0, scv: float | None = None) -> Any:
     Returns
     -------
     a job-size law
-        Accepted by :func:`symq.me.laws.as_sampler`.
+        Accepted by :func:`symq.laws.as_sampler`.
 
     Raises
     ------
@@ -107,7 +107,7 @@ class SizeSampler:
     Attributes
     ----------
     law : Distribution
-        The law, as returned by :func:`symq.me.laws.as_sampler`.
+        The law, as returned by :func:`symq.laws.as_sampler`.
     mean : float
         Its mean :math:`E[X] > 0`.
     label : str
@@ -141,7 +141,7 @@ def as_size_law(law: Any, mean: float | None = None, scv: float | None = None) -
     ----------
     law : str or job-size law
         A name of :data:`SIZE_LAWS` (with ``mean`` and ``scv`` as in :func:`size_law`), or a law
-        object accepted by :func:`symq.me.laws.as_sampler`, which fixes its own mean and
+        object accepted by :func:`symq.laws.as_sampler`, which fixes its own mean and
         variability.
     mean : float, optional
         Mean size of a named law (default 1).  With a law object it must be omitted or equal to

@@ -44,9 +44,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import lambertw
 
-from symq.core.distribution import Distribution, probabilities_in_unit_interval
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import real_value as _real
+from symq.laws import Distribution, probabilities_in_unit_interval
 
 __all__ = ["MIMDFloor", "mimd_theta"]
 
@@ -150,7 +150,7 @@ class MIMDFloor(Distribution):
     mean_exists : bool
         ``theta > 1``, i.e. ``a < lam (1 - beta)``.
 
-    A :class:`~symq.core.distribution.Distribution` of the time-stationary window (``pdf``,
+    A :class:`~symq.laws.Distribution` of the time-stationary window (``pdf``,
     ``cdf``, ``ccdf``, ``icdf`` in closed form, ``moment``, ``mean()``, ``variance()``,
     ``sample``, ``to_scipy()``).
 
@@ -250,7 +250,7 @@ class MIMDFloor(Distribution):
     def moment(self, order: float = 1, kind: str = "raw") -> float:
         """``E[W^s] = w_min^s theta/(theta - s)`` for a real ``s = order < theta`` (``raw``);
         ``central``/``standardized`` moments of an integer order as in
-        :meth:`symq.core.distribution.Distribution.moment`.
+        :meth:`symq.laws.Distribution.moment`.
 
         Raises
         ------

@@ -27,9 +27,9 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from symq.core.distribution import Distribution
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError
 from symq.core.result import Exactness, ResultBase
+from symq.laws import Distribution
 
 from .protocol import WindowProtocol
 from .symbolic import WindowStability, stability
@@ -45,7 +45,7 @@ class WindowLaw(ResultBase, Distribution):
     """Stationary (time-average) law of the window of a protocol (from :func:`solve_protocol`).
 
     A result (:class:`~symq.core.result.ResultBase`: ``to_dict()``, a short ``str``) and a
-    :class:`~symq.core.distribution.Distribution` of the window: ``pdf``, ``cdf``, ``ccdf``,
+    :class:`~symq.laws.Distribution` of the window: ``pdf``, ``cdf``, ``ccdf``,
     ``icdf``, ``moment(order, kind)``, ``mean()``, ``variance()``, ``sample(shape, rng=)``,
     ``to_scipy()``, all from the solver's law (``law``); ``pre_loss_cdf`` is the cdf of the
     window just before a loss (Palm).

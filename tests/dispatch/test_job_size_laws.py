@@ -22,7 +22,7 @@ from symq.dispatch.exact import exact_lwl, exact_rnd, exact_sita, sita_e_thresho
 from symq.dispatch.multigrid import richardson
 from symq.dispatch.vi import solve_optimal
 from symq.me import ME
-from symq.me.laws import PhaseType
+from symq.laws import PhaseType
 
 SCV = 4.0
 P = 0.5 * (1 + math.sqrt((SCV - 1) / (SCV + 1)))     # balanced-means H2, mean 1
@@ -53,7 +53,7 @@ def test_every_form_of_one_law_gives_the_same_values(form) -> None:
 
 
 def test_a_hyper_erlang_pair_from_the_constructors() -> None:
-    from symq.meanfield.phase_type import hyper_erlang
+    from symq.laws import hyper_erlang
 
     sizes = as_size_law(hyper_erlang(2, 1.0, SCV))
     assert sizes.mean == pytest.approx(1.0, rel=1e-12) and sizes.scv == pytest.approx(SCV)
@@ -106,7 +106,7 @@ def test_the_simulator_takes_the_law_object() -> None:
 
 
 @pytest.mark.parametrize("law, match", [
-    (object(), r"parameter sizes=.* must be a job-size law: a symq\.me\.laws\.PhaseType, a pair"),
+    (object(), r"parameter sizes=.* must be a job-size law: a symq\.laws\.PhaseType, a pair"),
     (([0.5, 0.6], [[-1.0, 0.0], [0.0, -1.0]]), r"parameter alpha=.* summing to 1"),
     (scipy.stats.pareto(1.5),
      r"parameter sizes=scipy\.stats\.pareto\(1\.5\) must be a law on \[0, inf\) with finite mean "

@@ -1,4 +1,4 @@
-"""ME implements the distribution protocol of symq.core.distribution (issue 12, item 2).
+"""ME implements the distribution protocol of symq.laws (issue 12, item 2).
 
 Every value is checked against an independent computation: moments against sympy derivatives of
 the transform expression at s = 0 (not RationalLST.moments), the cdf against adaptive quadrature
@@ -15,7 +15,7 @@ import pytest
 import sympy as sp
 from scipy import integrate
 
-from symq.core.distribution import Distribution, ScipyAdapter
+from symq.laws import Distribution, ScipyAdapter
 from symq.core.errors import InvalidParameter
 from symq.me import ME
 from symq.me.scipy_adapter import MEScipyAdapter

@@ -62,7 +62,7 @@ def test_exact_result_follows_the_protocol():
 
 
 def test_simulator_takes_a_job_size_law():
-    # an ME law is sampled through symq.me.laws.as_sampler; E[W] = 3/4 for Erlang(2, rate 2), lam 1/2
+    # an ME law is sampled through symq.laws.as_sampler; E[W] = 3/4 for Erlang(2, rate 2), lam 1/2
     service = ME.erlang(2, 2)
     waiting = mg1_waiting_time(service, sp.Rational(1, 2))
     sim = simulate_mg1_waiting(service, 0.5, [1.0], n_jobs=200_000, rng=5)

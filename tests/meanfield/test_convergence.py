@@ -16,8 +16,8 @@ from symq.core.errors import InvalidParameter, StabilityError, TruncationError
 from symq.meanfield.convergence import (convergence_rate, deviation_drift, drift, jacobian,
                                         mg1_comparison, mph1_tail)
 from symq.meanfield.jsq_ph import jsq_ph_drift, solve_jsq_ph
-from symq.me.laws import as_phase_type
-from symq.meanfield.phase_type import erlang, hyperexponential2
+from symq.laws import as_phase_type
+from symq.laws import erlang, hyperexponential2
 from symq.papers.li_supermarket_convergence import convergence_claims
 
 

@@ -20,7 +20,7 @@ from symq.meanfield.nonlinear import (
     relative_entropy_trajectory,
     tails,
 )
-from symq.meanfield.phase_type import hyperexponential2
+from symq.laws import hyperexponential2
 from symq.meanfield.supermarket import LAM, jsq_process
 
 

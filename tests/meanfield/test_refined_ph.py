@@ -7,7 +7,7 @@ import pytest
 
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.meanfield.jsq_ph import jsq_ph_drift
-from symq.meanfield.phase_type import erlang, hyperexponential2
+from symq.laws import erlang, hyperexponential2
 from symq.meanfield.refined_ph import jsq_ph_process, refined_jsq_ph
 from symq.meanfield.simulation import simulate_jsq
 from symq.meanfield.supermarket import refined_jsq

@@ -26,7 +26,7 @@ from symq.meanfield.attained.cavity import attained_bytes
 from symq.meanfield.attained.model import solve_attained_model
 from symq.meanfield.checks import check_means, check_probability, check_tail, refined_validity
 from symq.meanfield.jsq_ph import solve_jsq_ph
-from symq.meanfield.phase_type import hyper_erlang, hyperexponential2
+from symq.laws import hyper_erlang, hyperexponential2
 from symq.meanfield.population import PopulationProcess
 from symq.meanfield.refined_ph import refined_jsq_ph
 from symq.meanfield.supermarket import MAX_TAIL, refined_jsq, solve_supermarket

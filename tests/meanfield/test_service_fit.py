@@ -8,9 +8,9 @@ import pytest
 import scipy.stats as st
 
 from symq.core.errors import InvalidMoments, InvalidParameter
-from symq.core.sizelaws import Empirical
+from symq.laws import Empirical
 from symq.meanfield.jsq_ph import solve_jsq_ph
-from symq.meanfield.phase_type import hyperexponential2
+from symq.laws import hyperexponential2
 from symq.meanfield.service_fit import fit_phase_type, kolmogorov_distance
 
 SIGMA = 1.0

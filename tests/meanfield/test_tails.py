@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter
-from symq.meanfield.phase_type import ph_moments
+from symq.laws import ph_moments
 from symq.meanfield.tails import (
     classify_levels,
     powerlaw_hyperexponential,

@@ -21,7 +21,7 @@ from scipy import stats
 from symq.core.errors import InvalidParameter, RunTooShort, UnknownName
 from symq.core.result import ResultBase
 from symq.me import ME
-from symq.me.laws import PhaseType
+from symq.laws import PhaseType
 from symq.routing import UnboundedFamily, social_optimum, unbounded_family
 from symq.routing.kernel import PSState, ps_kernel
 from symq.routing.simulation import draw_sizes, simulate_farm, simulate_ps_queue

@@ -1,4 +1,4 @@
-"""Every window law follows the distribution protocol of symq.core.distribution.
+"""Every window law follows the distribution protocol of symq.laws.
 
 ``PowerLawWindow``, ``MIMDFloor``, ``WindowSolution`` and ``WindowLaw`` are checked against
 closed forms written out here (AIMD with a constant loss rate, the Pareto law of MIMD with a
@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from symq.core.distribution import Distribution
 from symq.core.errors import InvalidParameter
+from symq.laws import Distribution
 from symq.window import (
     MIMDFloor,
     PowerLawWindow,

@@ -60,10 +60,10 @@ from symq.core.resources import largest_fitting, require_memory
 from symq.core.parameters import integer_value as _integer
 from symq.core.parameters import real_value as _real
 from symq.core.result import Exactness, ResultBase
-from symq.me.laws import as_phase_type
+from symq.laws import as_phase_type
 
 from ..checks import check_means, check_probability
-from ..phase_type import subgenerator_expm
+from symq.laws import subgenerator_expm
 from ..probes import probe_polynomial as _hd
 from ..supermarket import closed_form_values
 from .policies import Policy, get_policy
@@ -472,7 +472,7 @@ def solve_attained(policy: str | Policy, d: int, lam: float, service: Any,
     lam : float
         Per-server arrival rate, ``> 0`` with ``lam E[X] < 1``.
     service : PhaseType, (alpha, A) or ME with a phase-type form
-        The job-size law (converted by :func:`symq.me.laws.as_phase_type`; a law without a
+        The job-size law (converted by :func:`symq.laws.as_phase_type`; a law without a
         phase-type form is refused with a message that says so).
     delta : float, default 0.1
         Width of the reported age layers, ``> 0``.
@@ -518,7 +518,7 @@ def solve_attained(policy: str | Policy, d: int, lam: float, service: Any,
 
     Examples
     --------
-    >>> from symq.meanfield.phase_type import hyperexponential2
+    >>> from symq.laws import hyperexponential2
     >>> h2 = hyperexponential2(1.0, 10.0)
     >>> fp = solve_attained("LEW", 2, 0.5, h2, delta=0.5, rep_max=10.0, B=40)
     >>> sq = solve_attained("SQ", 2, 0.5, h2, delta=0.5, rep_max=10.0, B=40)

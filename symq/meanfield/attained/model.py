@@ -35,9 +35,9 @@ from symq.core.resources import largest_fitting, memory_budget, require_memory
 from symq.core.registry import ModelSpec, register_model
 from symq.core.result import Result
 
-from symq.me.laws import as_phase_type
+from symq.laws import as_phase_type
 
-from ..phase_type import hyper_erlang
+from symq.laws import hyper_erlang
 from .cavity import _layers, attained_bytes, solve_attained
 from .policies import POLICY_NAMES, Policy, get_policy
 from .simulation import AttainedEstimate, simulate_attained
@@ -60,7 +60,7 @@ def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, service: A
     :data:`SIMULATION_QUEUE_CAP`, then handed to
     :func:`~symq.meanfield.attained.simulation.simulate_attained` (``options`` are passed on:
     ``warmup``, ``replace``, ``progress``, ``n_batches``, ``level``, ...).  ``service`` is the
-    job-size law (:func:`symq.me.laws.as_phase_type`), converted once here.
+    job-size law (:func:`symq.laws.as_phase_type`), converted once here.
 
     Examples
     --------

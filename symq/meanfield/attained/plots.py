@@ -27,7 +27,7 @@ from symq.core.errors import InvalidParameter, TruncationError
 from symq.core.parameters import integer_value
 from symq.core.plotting import axes_or_new
 
-from ..phase_type import hyperexponential2
+from symq.laws import hyperexponential2
 from .cavity import solve_attained
 from .policies import POLICY_NAMES, Policy
 
@@ -65,7 +65,7 @@ def attained_policies_data(policies: Sequence[str | Policy] = POLICY_NAMES, d: i
         Per-server arrival rates ``lam`` (the load is ``lam E[X]``, below 1).
     service : job-size law, optional
         Default: H2 with mean 1, SCV 10 and balanced means, the paper's Fig. 2
-        (:func:`~symq.meanfield.phase_type.hyperexponential2`).
+        (:func:`~symq.laws.hyperexponential2`).
     delta, rep_max : float
         Width of the age layers and the largest reported age (the paper: 0.1 and 40; coarser
         layers are cheaper and move :math:`E[W]` by well under 1% here).

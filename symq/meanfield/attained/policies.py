@@ -54,7 +54,7 @@ from numpy.typing import ArrayLike, NDArray
 from symq.core.errors import InvalidParameter, UnknownName
 from symq.core.parameters import integer_value, real_value
 
-from symq.me.laws import as_phase_type
+from symq.laws import as_phase_type
 
 __all__ = [
     "Policy", "get_policy", "POLICY_NAMES", "SCORE_VARIABLES", "TIE_RTOL", "mean_residual_life",
@@ -94,7 +94,7 @@ def mean_residual_life(service: Any, a: ArrayLike) -> NDArray[np.float64]:
     Parameters
     ----------
     service : PhaseType, (alpha, A) or ME with a phase-type form
-        The job-size law (converted by :func:`symq.me.laws.as_phase_type`).
+        The job-size law (converted by :func:`symq.laws.as_phase_type`).
     a : array_like
         Ages, finite and ``>= 0``; any shape.
 
@@ -112,7 +112,7 @@ def mean_residual_life(service: Any, a: ArrayLike) -> NDArray[np.float64]:
     --------
     >>> float(mean_residual_life(([1.0], [[-2.0]]), 1e6))  # memoryless: 1/2 at every age
     0.5
-    >>> from symq.meanfield.phase_type import hyperexponential2
+    >>> from symq.laws import hyperexponential2
     >>> law = hyperexponential2(1.0, 10.0)
     >>> m = mean_residual_life(law, [0.0, 2.0, 1e4])
     >>> bool(abs(m[0] - 1) < 1e-12), bool(m[1] > 1), bool(abs(m[2] - 1 / -law.A[1, 1]) < 1e-9)

@@ -107,7 +107,7 @@ from symq.core.simrun import (
     seed_numba,
 )
 from symq.core.simstats import ConfidenceInterval
-from symq.me.laws import as_phase_type, as_sampler, describe_law
+from symq.laws import as_phase_type, as_sampler, describe_law
 
 from .kernel import (
     _F_ELAPSED,
@@ -360,8 +360,8 @@ def simulate_attained(
     lam : float
         Arrival rate per server, ``> 0``, with ``lam * E[X] < 1``.
     service : PhaseType, (alpha, A), ME, scipy distribution or symq Distribution
-        The job-size law.  A law with a phase-type form (:func:`symq.me.laws.as_phase_type`)
-        is sampled by walking its phases; any other law (:func:`symq.me.laws.as_sampler`: a
+        The job-size law.  A law with a phase-type form (:func:`symq.laws.as_phase_type`)
+        is sampled by walking its phases; any other law (:func:`symq.laws.as_sampler`: a
         lognormal, a Weibull, a Pareto...) is sampled itself, ``n_jobs + N`` sizes drawn before
         the run (8 bytes each) from the same ``rng``, so that a mean-field analysis with a
         fitted phase-type law can be compared with the system under the true law.

@@ -13,9 +13,9 @@ from typing import Any, Callable, ClassVar, Mapping
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.distribution import Distribution, probabilities_in_unit_interval
 from symq.core.parameters import real_value
 from symq.core.result import ResultBase
+from symq.laws import Distribution, probabilities_in_unit_interval
 
 from .grid import _GW, _GX, _Profiles
 from .level import _F_at, _G_at, _Level, _S_at, _SG_at, _time_gap
@@ -31,7 +31,7 @@ class WindowSolution(ResultBase, Distribution):
     inversion of the embedded post-loss chain (``derivations/awp.md``, section "General
     profiles"); ``pre_loss_cdf`` and ``post_loss_cdf`` are the Palm laws of the window just before
     and just after a loss.  A result (:class:`~symq.core.result.ResultBase`: ``to_dict()``, a
-    short ``str``) and a :class:`~symq.core.distribution.Distribution` of the window (``pdf``,
+    short ``str``) and a :class:`~symq.laws.Distribution` of the window (``pdf``,
     ``cdf``, ``ccdf``, ``icdf``, ``moment(order, kind)``, ``mean()``, ``variance()``,
     ``sample``, ``to_scipy()``).
 
@@ -196,7 +196,7 @@ class WindowSolution(ResultBase, Distribution):
     def moment(self, order: float = 1, kind: str = "raw") -> float:
         """Time-average moment: ``raw`` ``E[W^s]`` for any finite real ``s = order`` (Palm
         inversion); ``central``/``standardized`` of an integer order as in
-        :meth:`symq.core.distribution.Distribution.moment`."""
+        :meth:`symq.laws.Distribution.moment`."""
         if kind != "raw":
             return Distribution.moment(self, order, kind)
         s = real_value("order", order, "a finite real number")

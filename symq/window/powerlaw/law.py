@@ -43,10 +43,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.distribution import Distribution
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import real_value as _real
 from symq.core.precision import working_dps
+from symq.laws import Distribution
 
 from .cdf import _DistributionFunctions
 from .density import _DensityPaths
@@ -93,7 +93,7 @@ class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore, Distri
     (``k=0, l=1``), AIMD with constant loss rate (``k=l=0``), Scalable TCP with packet losses
     (``k=l=1``) and HighSpeed-like profiles ``k = 2 - 1/S``, ``l = 1``.
 
-    A :class:`~symq.core.distribution.Distribution` of the time-stationary window: ``pdf``,
+    A :class:`~symq.laws.Distribution` of the time-stationary window: ``pdf``,
     ``cdf``, ``ccdf``, ``icdf``, ``moment(order, kind)``, ``mean()``, ``variance()``,
     ``sample(shape, rng=)``, ``to_scipy()``; Palm laws by ``pre_loss_cdf``, ``pre_loss_moment``.
 
@@ -201,7 +201,7 @@ class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore, Distri
 
         Every real raw moment is finite when ``m > 0`` (``order`` may be any finite real number
         or an array of them); ``central`` and ``standardized`` moments take an integer order
-        (:meth:`symq.core.distribution.Distribution.moment`).  Computed in mpmath (20 significant
+        (:meth:`symq.laws.Distribution.moment`).  Computed in mpmath (20 significant
         digits, rounded to float).
 
         Raises

@@ -27,10 +27,10 @@ from symq.meanfield.attained import (
     solve_attained,
 )
 from symq.meanfield.jsq_ph import solve_jsq_ph
-from symq.meanfield.phase_type import erlang, hyperexponential2, ph_moments
+from symq.laws import erlang, hyperexponential2, ph_moments
 
 try:
-    from symq.meanfield.phase_type import hyper_erlang
+    from symq.laws import hyper_erlang
 except ImportError:  # pragma: no cover - the lead adds it to phase_type.py
     hyper_erlang = None
 

@@ -18,7 +18,7 @@ from symq.core.precision import local_mp, working_dps
 from symq.meanfield.attained import derivation as der
 from symq.meanfield.attained.cavity import _birth_expm, _Ranking
 from symq.meanfield.attained.policies import mean_residual_life
-from symq.meanfield.phase_type import subgenerator_expm
+from symq.laws import subgenerator_expm
 
 unit = st.floats(0.0, 1.0)
 

@@ -17,7 +17,7 @@ from symq.meanfield.attained.policies import (
     get_policy,
     mean_residual_life,
 )
-from symq.meanfield.phase_type import erlang, hyper_erlang, hyperexponential2
+from symq.laws import erlang, hyper_erlang, hyperexponential2
 
 LOWER = np.array([0.0, 1.0, 2.0, 3.0])  # r = 3, delta = 1
 B = 3

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,10 +24,11 @@ import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 
-from .errors import InvalidParameter, NumericalFailure
-from .randomness import RngLike, as_generator
+from symq.core.errors import InvalidParameter, NumericalFailure, SymqError
+from symq.core.randomness import RngLike, as_generator
 
-__all__ = ["Distribution", "MOMENT_KINDS", "ScipyAdapter"]
+__all__ = ["Distribution", "MOMENT_KINDS", "ScipyAdapter", "distribution_markdown",
+           "probabilities_in_unit_interval", "nan_passing"]
 
 #: Kinds of moments, as in scipy's ``moment(order, kind)``.
 MOMENT_KINDS = ("raw", "central", "standardized")
@@ -175,9 +177,7 @@ class Distribution(abc.ABC):
 
     def _repr_markdown_(self) -> str:
         """For Jupyter: the law's name, mean, variance, SCV and support
-        (:func:`symq.core.display.distribution_markdown`)."""
-        from .display import distribution_markdown
-
+        (:func:`distribution_markdown`)."""
         return distribution_markdown(self)
 
     # -- scipy --------------------------------------------------------------------------------
@@ -192,7 +192,7 @@ class Distribution(abc.ABC):
         return stats.make_distribution(ScipyAdapter(self))()
 
 
-def _nan_passing(method: Any, x: Any) -> NDArray[np.float64]:
+def nan_passing(method: Any, x: Any) -> NDArray[np.float64]:
     """Apply a law's method elementwise-vectorised, passing NaN through as scipy expects."""
     x = np.asarray(x, dtype=float)
     nan = np.isnan(x)
@@ -216,16 +216,16 @@ class ScipyAdapter:
         self.support = {"endpoints": (low, high), "inclusive": (True, not math.isinf(high))}
 
     def pdf(self, x: Any) -> NDArray[np.float64]:
-        return _nan_passing(self.law.pdf, x)
+        return nan_passing(self.law.pdf, x)
 
     def cdf(self, x: Any) -> NDArray[np.float64]:
-        return _nan_passing(self.law.cdf, x)
+        return nan_passing(self.law.cdf, x)
 
     def ccdf(self, x: Any) -> NDArray[np.float64]:
-        return _nan_passing(self.law.ccdf, x)
+        return nan_passing(self.law.ccdf, x)
 
     def icdf(self, p: Any) -> NDArray[np.float64]:
-        return _nan_passing(self.law.icdf, p)
+        return nan_passing(self.law.icdf, p)
 
     def moment(self, order: Any, kind: str = "raw") -> float:
         return float(self.law.moment(int(order), kind))
@@ -233,3 +233,28 @@ class ScipyAdapter:
     def sample(self, shape: Any, *, rng: Any = None) -> NDArray[np.float64]:
         shape = tuple(shape) if np.iterable(shape) else shape
         return np.asarray(self.law.sample(shape, rng=rng), dtype=float)
+
+
+def distribution_markdown(law: Any, title: str | None = None,
+                          formulas: Sequence[tuple[str, Any]] = ()) -> str:
+    """A law's Markdown display: its name, mean, variance, squared coefficient of variation and
+    support, and ``formulas`` (label, sympy expression) in LaTeX.  A moment the law cannot give
+    (infinite, or not computable) is left out."""
+    from symq.core.display import cell, markdown, number_text
+
+    rows: list[tuple[str, Any]] = []
+    try:
+        mean, variance = law.mean(), law.variance()
+        rows += [("mean", mean), ("variance", variance)]
+        if float(mean) != 0.0 and math.isfinite(float(variance)):
+            rows.append(("scv", float(variance) / float(mean) ** 2))
+    except (SymqError, ArithmeticError, ValueError, TypeError, NotImplementedError):
+        pass
+    low, high = law.support()
+    rows.append(("support", f"[{number_text(low)}, {number_text(high)}" +
+                 (")" if math.isinf(float(high)) else "]")))
+    if title is None:
+        name = getattr(law, "name", None)
+        title = f"**{type(law).__name__}** {cell(name)}" if isinstance(name, str) and name \
+            else f"**{cell(repr(law))}**"
+    return markdown(title, rows, formulas)

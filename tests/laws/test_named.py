@@ -1,10 +1,10 @@
 """Named job-size laws: mean and SCV of every law against an independent computation.
 
 Each law's first two moments are computed twice, independently of the construction in
-``symq.core.sizelaws``: by quadrature of its density (``scipy.integrate.quad`` of x f(x) and
+``symq.laws``: by quadrature of its density (``scipy.integrate.quad`` of x f(x) and
 x^2 f(x)), and from the closed form of the law's moments in its own parameters (Weibull's gamma
 functions, Pareto's a x_m/(a - 1), ...).  The H2 law is checked against the phase-type moments of
-``symq.me.laws.PhaseType``; bad input gives one InvalidParameter naming ``sizes``, ``mean`` or
+``symq.laws.PhaseType``; bad input gives one InvalidParameter naming ``sizes``, ``mean`` or
 ``scv``.
 """
 
@@ -18,7 +18,7 @@ from scipy import integrate
 
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import validate_parameters
-from symq.core.sizelaws import (
+from symq.laws import (
     SIZE_LAWS,
     Deterministic,
     Hyperexponential,
@@ -27,7 +27,7 @@ from symq.core.sizelaws import (
     size_parameters,
     weibull_shape,
 )
-from symq.me.laws import PhaseType, as_phase_type, as_sampler
+from symq.laws import PhaseType, as_phase_type, as_sampler
 
 CASES = [("exp", None), ("det", None), ("erlang", 0.25), ("h2", 4.0), ("h2", 1.0),
          ("gamma", 0.3), ("gamma", 5.0), ("lognormal", 2.0), ("weibull", 0.2),

@@ -9,7 +9,7 @@ import sympy as sp
 
 from symq.core.errors import InvalidParameter
 from symq.me import ME
-from symq.meanfield.phase_type import (
+from symq.laws import (
     hyper_erlang,
     hyperexponential2,
     ph_from_me,

@@ -30,9 +30,9 @@ from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
 from symq.core.resources import require_memory
 
-from symq.me.laws import PhaseType, as_phase_type
+from .phase_type import PhaseType, as_phase_type
 
-__all__ = ["hyperexponential2", "hyper_erlang", "erlang", "ph_from_me", "ph_moments",
+__all__ = ["hyperexponential2", "hyper_erlang", "erlang", "ph_from_me", "ph_moments", "subgenerator_expm",
            "ph_stationary_phase", "stationary_phase"]
 
 
@@ -266,10 +266,10 @@ def ph_from_me(me: Any, dps: int = 30) -> PhaseType:
     >>> alpha.tolist(), A.tolist()
     ([0.1875, 0.8125], [[-1.0, 1.0], [0.0, -4.0]])
     """
-    from symq.me.phase_type import to_phase_type
-
-    alpha, A = to_phase_type(me, dps)  # noqa: N806
-    return PhaseType(alpha, A, name=f"PH of {me!r}")
+    convert = getattr(me, "phase_type", None)
+    if isinstance(me, PhaseType) or not callable(convert):
+        raise InvalidParameter("me", me, "a symq.me.ME law")
+    return convert(dps)
 
 
 def ph_moments(law: Any, K: int) -> NDArray[np.float64]:  # noqa: N803

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.stats as st
 
-from symq.core.distribution import Distribution
+from symq.laws import Distribution
 from symq.core.errors import InvalidParameter
 
 

@@ -10,7 +10,7 @@ import sympy as sp
 
 from symq.core.errors import InvalidParameter
 from symq.me import ME
-from symq.me.laws import PhaseType, as_phase_type, as_sampler
+from symq.laws import PhaseType, as_phase_type, as_sampler
 
 P, MU = np.array([0.3, 0.7]), np.array([0.5, 3.0])
 H2 = PhaseType(P, np.diag(-MU))

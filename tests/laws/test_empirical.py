@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter
-from symq.core.sizelaws import Empirical
-from symq.me.laws import as_sampler
+from symq.laws import Empirical
+from symq.laws import as_sampler
 
 TRACE = [0.5, 2.0, 0.25, 4.0, 0.25, 1.0]
 

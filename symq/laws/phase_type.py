@@ -26,7 +26,7 @@ from typing import Any, Iterator
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.distribution import Distribution
+from .protocol import Distribution, distribution_markdown
 from symq.core.errors import InvalidParameter, NumericalFailure
 from symq.core.randomness import RngLike, as_generator
 
@@ -154,13 +154,15 @@ class PhaseType(Distribution):
     def __iter__(self) -> Iterator[NDArray[np.float64]]:
         return iter((self.alpha, self.A))
 
+    def phase_type(self) -> "PhaseType":
+        """The law itself (a phase-type law is its own phase-type form)."""
+        return self
+
     def __repr__(self) -> str:
         return f"PhaseType(order={self.order}, mean={self._mean:.6g}, name={self.name!r})"
 
     def _repr_markdown_(self) -> str:
         import sympy as sp
-
-        from symq.core.display import distribution_markdown
 
         return distribution_markdown(
             self, f"**PhaseType** {self.name} ({self.order} phases)",
@@ -397,17 +399,14 @@ def as_phase_type(law: Any, name: str = "service") -> PhaseType:
     """
     if isinstance(law, PhaseType):
         return law
-    from .distribution import ME
-
-    if isinstance(law, ME):
-        from .phase_type import to_phase_type
-
+    convert = getattr(law, "phase_type", None)
+    if callable(convert):  # the law's own capability: ME (Cumani's CF1), H2, ...
         try:
-            alpha, A = to_phase_type(law)  # noqa: N806
+            converted = convert()
         except InvalidParameter as exc:
-            raise _no_phase_type(law, name, f"this ME law has no phase-type form: {exc}"
+            raise _no_phase_type(law, name, f"this {type(law).__name__} law has no phase-type form: {exc}"
                                  ) from None
-        return PhaseType(alpha, A, name=f"PH of {law!r}")
+        return converted if isinstance(converted, PhaseType) else PhaseType(*converted)
     if isinstance(law, (tuple, list)) and len(law) == 2:
         alpha, A = law  # noqa: N806
         return PhaseType._validated(*validate_ph(alpha, A, name))
@@ -433,10 +432,6 @@ def as_sampler(law: Any, name: str = "service") -> Distribution:
         return law
     if isinstance(law, (tuple, list)):
         return as_phase_type(law, name)
-    from .distribution import ME
-
-    if isinstance(law, ME):
-        return law
     if hasattr(law, "rvs") and hasattr(law, "cdf"):
         sampler = ScipyLaw(law, name)
     elif hasattr(law, "sample") and hasattr(law, "icdf"):

@@ -57,10 +57,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
-from .distribution import Distribution, probabilities_in_unit_interval
-from .errors import MISSING, InvalidParameter
-from .parameters import Choice, NonNegativeReal, Parameter, PositiveReal
-from .randomness import RngLike, as_generator
+from .protocol import Distribution, probabilities_in_unit_interval
+from symq.core.errors import MISSING, InvalidParameter
+from symq.core.parameters import Choice, NonNegativeReal, Parameter, PositiveReal
+from symq.core.randomness import RngLike, as_generator
 
 __all__ = ["SIZE_LAWS", "FIXED_SCV", "Deterministic", "Empirical", "Hyperexponential", "size_law",
            "law_scv",
