@@ -41,7 +41,7 @@ continuous-time Markov chain declared by guarded jumps::
 
     CTMC = ModelKind(kind="ctmc", summary="a CTMC declared by guarded jumps: stationary law, "
                      "rewards", declare=declare_ctmc, keys={"states": "...", "jumps": "..."},
-                     outputs=("pi", "reward"), example='''[models.q]\nkind = "ctmc"\n...''')
+                     outputs=("pi", "reward"), example='''[models.q]\\nkind = "ctmc"\\n...''')
 
     # symq/markov/registration.py (the one registration line: CTMC in MODEL_KINDS)
     from .declared import CTMC
