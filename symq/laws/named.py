@@ -3,9 +3,9 @@ r"""Named job-size laws with a given mean and squared coefficient of variation (
 Registered models that take a job-size law by name (``sizes=h2 mean=1 scv=4`` on the command line
 or in a claims file) build it here: :func:`size_law` returns, for each name of :data:`SIZE_LAWS`, a
 law with mean ``mean`` and SCV :math:`c^2 = \operatorname{Var}[X]/E[X]^2` equal to ``scv``.  The
-returned objects are symq :class:`~symq.core.distribution.Distribution` objects or frozen
+returned objects are symq :class:`~symq.laws.protocol.Distribution` objects or frozen
 ``scipy.stats`` distributions, so every domain's one conversion accepts them
-(:func:`symq.me.laws.as_sampler` for simulators, the dispatcher's ``as_size_law``).
+(:func:`symq.laws.phase_type.as_sampler` for simulators, the dispatcher's ``as_size_law``).
 :func:`size_parameters` declares the matching ``sizes``, ``mean`` and ``scv`` parameters once for
 every model.
 
@@ -34,7 +34,7 @@ waiting time has an infinite variance and batch-means confidence intervals of a 
 trustworthy; the mean (Pollaczek-Khinchine) is still finite.
 
 This module knows no domain: the phase-type form of the ``h2`` law is
-:meth:`Hyperexponential.phase_type`, a pair ``(alpha, A)`` that :func:`symq.me.laws.as_phase_type`
+:meth:`Hyperexponential.phase_type`, a pair ``(alpha, A)`` that :func:`symq.laws.phase_type.as_phase_type`
 accepts.
 
 Examples
@@ -220,7 +220,7 @@ class Hyperexponential(Distribution):
 
     :meth:`balanced` builds the two-phase law with balanced means of a given mean and SCV (the
     ``h2`` of :func:`size_law`).  Sampling draws the phase, then an exponential holding time, from
-    one generator (the same stream as :meth:`symq.me.laws.PhaseType.sample` for this law).
+    one generator (the same stream as :meth:`symq.laws.phase_type.PhaseType.sample` for this law).
 
     Parameters
     ----------
@@ -396,7 +396,7 @@ def size_law(name: str, mean: float = 1.0, scv: float | None = None) -> Any:
         ``exp``, ``erlang``, ``gamma``, ``lognormal``, ``weibull``, ``pareto``, ``lomax``,
         ``uniform``: a frozen ``scipy.stats`` distribution; ``det``: :class:`Deterministic`;
         ``h2``: :class:`Hyperexponential` (balanced means).  Every one is accepted by
-        :func:`symq.me.laws.as_sampler`.
+        :func:`symq.laws.phase_type.as_sampler`.
 
     Raises
     ------

@@ -7,7 +7,7 @@ fraction of the mean carried by branch 1, ``f = 1/2`` being "balanced means".
 
 A phase-type law ``(alpha, A)`` has density ``alpha exp(A x) a`` with exit vector
 ``a = -A 1``; its moments are ``m_k = k! alpha (-A)^{-k} 1``.  The constructors return
-:class:`symq.me.laws.PhaseType` objects, the job-size law every mean-field solver and simulator
+:class:`symq.laws.phase_type.PhaseType` objects, the job-size law every mean-field solver and simulator
 takes (``alpha, A = law`` still unpacks the representation).
 
 Examples
@@ -251,8 +251,8 @@ def ph_from_me(me: Any, dps: int = 30) -> PhaseType:
     """A phase-type representation of a :class:`symq.me.ME` law (Cumani CF1 series form).
 
     :func:`symq.me.phase_type.to_phase_type` (see there for when it exists), as a
-    :class:`~symq.me.laws.PhaseType`.  The solvers also accept the ME law itself (they convert
-    it with :func:`symq.me.laws.as_phase_type`); ``dps`` sets the working digits here.
+    :class:`~symq.laws.phase_type.PhaseType`.  The solvers also accept the ME law itself (they convert
+    it with :func:`symq.laws.phase_type.as_phase_type`); ``dps`` sets the working digits here.
 
     Raises
     ------
@@ -278,7 +278,7 @@ def ph_moments(law: Any, K: int) -> NDArray[np.float64]:  # noqa: N803
     Parameters
     ----------
     law : PhaseType, (alpha, A) or ME with a phase-type form
-        The job-size law (converted by :func:`symq.me.laws.as_phase_type`).
+        The job-size law (converted by :func:`symq.laws.phase_type.as_phase_type`).
     K : int
         Number of moments, ``>= 1``.
 
@@ -319,7 +319,7 @@ def ph_stationary_phase(law: Any) -> NDArray[np.float64]:
 
 
 def stationary_phase(ph: PhaseType) -> NDArray[np.float64]:
-    """``theta = alpha (-A)^{-1} / E[X]`` of a :class:`~symq.me.laws.PhaseType` (no checks)."""
+    """``theta = alpha (-A)^{-1} / E[X]`` of a :class:`~symq.laws.phase_type.PhaseType` (no checks)."""
     return np.linalg.solve(-ph.A.T, ph.alpha) / ph.mean()
 
 

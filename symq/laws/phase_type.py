@@ -369,7 +369,7 @@ def describe_law(law: Any) -> str:
 
 def _no_phase_type(law: Any, name: str, why: str) -> InvalidParameter:
     return InvalidParameter(
-        name, describe_law(law), "a phase-type law: a symq.me.laws.PhaseType, a pair (alpha, A), a "
+        name, describe_law(law), "a phase-type law: a symq.laws.phase_type.PhaseType, a pair (alpha, A), a "
         "hyper-Erlang/Erlang/H2 from the constructors, or an ME law with a phase-type form", why)
 
 
