@@ -79,7 +79,7 @@ import inspect
 import pkgutil
 import traceback
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -87,7 +87,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .budget import time_budget
-from .display import MarkdownDisplay, cell
+from .display import MarkdownDisplay, cell, parameters_table
 from .errors import InvalidParameter, SymqError, UnknownName
 from .parameters import Parameter, validate_parameters
 from .result import Result, check_values
@@ -154,29 +154,6 @@ class PluginFailure:
     def __str__(self) -> str:
         return (f"plugin {self.name!r} ({self.value}) failed to load and is skipped: "
                 f"{self.error}")
-
-
-def parameters_table(parameters: Sequence[Parameter]) -> list[str]:
-    """Declared parameters as the lines of a Markdown table: name, allowed values, typical
-    value or default, meaning.
-
-    Examples
-    --------
-    >>> from symq.core.parameters import Parameter, PositiveReal
-    >>> print("\\n".join(parameters_table([Parameter("lam", PositiveReal(), typical=0.5,
-    ...                                                description="arrival rate")])))
-    | parameter | values | typical | meaning |
-    |---|---|---|---|
-    | `lam` | a positive real number | 0.5 | arrival rate |
-    """
-    lines = ["| parameter | values | typical | meaning |", "|---|---|---|---|"]
-    for p in parameters:
-        typical = p.typical if p.typical is not None else (
-            f"default {cell(p.default)}" if not p.required else "")
-        need = "" if p.required else " (optional)"
-        lines.append(f"| `{p.name}` | {cell(p.domain.describe())}{need} | {cell(typical)} | "
-                     f"{cell(p.description)} |")
-    return lines
 
 
 @dataclass(frozen=True)
