@@ -54,7 +54,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from .errors import InvalidParameter, RunTooShort
-from .simstats import ConfidenceInterval, _as_finite_1d, _check_level, _lag1, _t_interval
+from .simstats import ConfidenceInterval, as_finite_1d, check_level, lag1, t_interval
 
 __all__ = [
     "BATCH_MARGIN",
@@ -139,7 +139,7 @@ def mser_truncation(samples: ArrayLike, batch: int = MSER_BATCH) -> Truncation:
     >>> 450 <= t.drop <= 600, t.settled
     (True, True)
     """
-    data = _as_finite_1d("samples", samples)
+    data = as_finite_1d("samples", samples)
     if isinstance(batch, bool) or not isinstance(batch, numbers.Integral) or batch < 1:
         raise InvalidParameter("batch", batch, "an integer >= 1")
     k = data.size // batch
@@ -167,7 +167,7 @@ def _passes(means: np.ndarray) -> bool:
     about normal with mean ``-1/c`` and variance ``1/c`` for ``c`` batch means."""
     c = means.size
     threshold = -1.0 / c + float(stats.norm.ppf(1.0 - LAG1_ALPHA)) / math.sqrt(c)
-    return _lag1(means) <= threshold
+    return lag1(means) <= threshold
 
 
 def _levels(n_batches: int, fine: int) -> int:
@@ -186,7 +186,7 @@ def _diagnose(fine_num: np.ndarray, fine_den: np.ndarray | None, n_batches: int,
     r1 = 0.0
     for j in range(levels, -1, -1):
         means = num if den is None else num / den
-        r1 = _lag1(means)
+        r1 = lag1(means)
         if means.size >= 8 and _passes(means):
             return j, r1
         if j > 0:
@@ -309,9 +309,9 @@ def analyse_series(samples: ArrayLike, n_batches: int = 30, level: float = 0.95,
     >>> ci.contains(2.0), ci.n, ci.doubt
     (True, 30, '')
     """
-    data = _as_finite_1d("samples", samples)
+    data = as_finite_1d("samples", samples)
     n_batches = _check_batches(n_batches)
-    level = _check_level(level)
+    level = check_level(level)
     total = _run_length(run_length, data.size)
     cut = mser_truncation(data)
     rest = data[cut.drop:]
@@ -334,7 +334,7 @@ def analyse_series(samples: ArrayLike, n_batches: int = 30, level: float = 0.95,
                          f" of the run; a run of about {cut.needed * scale:.3g} {unit} would do")
         need = max(need, int(cut.needed * scale))
     final = fine.reshape(n_batches, -1).mean(axis=1)
-    ci = _t_interval(final, level, method)
+    ci = t_interval(final, level, method)
     return ConfidenceInterval(ci.mean, _skew_widened(final, ci.half_width, level), level,
                               n_batches, method, run_length=total, doubt=_combine(doubts))
 
@@ -373,15 +373,15 @@ def analyse_ratio(numerators: ArrayLike, denominators: ArrayLike, n_batches: int
     >>> ci.contains(4.0)
     True
     """
-    num = _as_finite_1d("numerators", numerators)
-    den = _as_finite_1d("denominators", denominators)
+    num = as_finite_1d("numerators", numerators)
+    den = as_finite_1d("denominators", denominators)
     if num.size != den.size:
         raise InvalidParameter("denominators", f"<{den.size} values>",
                                f"an array of the same length as numerators ({num.size})")
     if np.any(den <= 0):
         raise InvalidParameter("denominators", f"<{den.size} values>", "positive durations")
     n_batches = _check_batches(n_batches)
-    level = _check_level(level)
+    level = check_level(level)
     total = _run_length(run_length, num.size)
     cut = mser_truncation(num / den, batch=1)
     levels = _levels(n_batches, min(FINEST_BATCHES, num.size - cut.drop))
@@ -405,7 +405,7 @@ def analyse_ratio(numerators: ArrayLike, denominators: ArrayLike, n_batches: int
     final_num = fine_num.reshape(n_batches, -1).sum(axis=1)
     final_den = fine_den.reshape(n_batches, -1).sum(axis=1)
     ratios = final_num / final_den
-    half = _skew_widened(ratios, _t_interval(ratios, level, method).half_width, level)
+    half = _skew_widened(ratios, t_interval(ratios, level, method).half_width, level)
     return ConfidenceInterval(float(final_num.sum() / final_den.sum()), half, level, n_batches,
                               method, run_length=total, doubt=_combine(doubts))
 

@@ -463,6 +463,3 @@ def lag1(values: np.ndarray) -> float:
         return 0.0
     return float(centred[:-1] @ centred[1:]) / denominator
 
-
-# The names symq.core.simoutput imports today (until its import line names the public ones).
-_as_finite_1d, _check_level, _lag1, _t_interval = as_finite_1d, check_level, lag1, t_interval

@@ -143,10 +143,8 @@ def test_display_imports_no_symq_type():
         <= {"symq.core.printing"}
 
 
-# Private names still imported by a module this change does not own (simoutput's import line
-# should name simstats' public as_finite_1d, check_level, lag1 and t_interval).
-PENDING = {("symq.core.simoutput", "symq.core.simstats", name)
-           for name in ("_as_finite_1d", "_check_level", "_lag1", "_t_interval")}
+# Private names still imported across core modules, to be made public (none left).
+PENDING: set[tuple[str, str, str]] = set()
 
 
 def test_no_private_name_is_imported_across_core_modules():
