@@ -54,19 +54,20 @@ import numbers
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import sympy as sp
 
-from ..claims import Inconclusive, PointOutcome, Status, Verdict, displayable
+from ..claims import Evidence, Inconclusive, PointOutcome, Status, Verdict, displayable
 from ..errors import InvalidParameter
+from ..formula import Relation
 from ..precision import local_mp, working_dps
 from ..simstats import ConfidenceInterval
-from ..tolerance import point_error
+from ..tolerance import Tolerance, point_error
+from .quantities import Function, Reference
 
 if TYPE_CHECKING:
-    from .claim import FileClaim
     from .region import Region
 
 __all__ = [
@@ -78,6 +79,7 @@ __all__ = [
     "SAFETY",
     "THIN_RATIO",
     "Extrapolation",
+    "LimitClaim",
     "approach",
     "check_limit_axis",
     "extrapolate",
@@ -104,6 +106,36 @@ SAFETY = 2
 MIN_POINTS = 5
 _P_MIN, _P_MAX = 0.05, 40.0
 _DPS = 50
+
+
+class LimitClaim(Protocol):
+    """What :func:`limit_verdict` reads of a claim: its relation ``lhs -> rhs``, the limit
+    ``{name: target}``, the region's points, both sides at a point, and the fields a
+    :class:`~symq.core.claims.Verdict` reports (a
+    :class:`~symq.core.claimsfile.claim.FileClaim` is one)."""
+
+    paper: str
+    name: str
+    source: str
+    expected: Status
+    tolerance: float
+    relation: Relation | None
+    limit: dict[str, float]
+    quantities: dict[str, Any]
+    tolerance_spec: Tolerance
+
+    @property
+    def evidences(self) -> tuple[Evidence, ...]:
+        """The kinds of evidence behind the verdict."""
+
+    def points(self) -> list[Mapping[str, Any]]:
+        """The region's points."""
+
+    def evaluate_sides(self, point: Mapping[str, Any]) -> tuple[PointOutcome, Any, Any]:
+        """The outcome at ``point`` and both sides as computed."""
+
+    def compared_text(self) -> str:
+        """What is compared, as a verdict shows it."""
 
 
 def show_target(target: float) -> str:
@@ -405,7 +437,7 @@ def _short(value: Any, digits: int = 10) -> str:
         return ctx.nstr(_mpf(ctx, value), digits)
 
 
-def _sequence(claim: FileClaim, name: str, target: float, members: list[Mapping[str, Any]],
+def _sequence(claim: LimitClaim, name: str, target: float, members: list[Mapping[str, Any]],
               noise: float) -> tuple[_Sequence, list[PointOutcome]]:
     assert claim.relation is not None
     members = sorted(members, key=lambda p: -abs(float(p[name]) - target)
@@ -482,12 +514,10 @@ def _sequence(claim: FileClaim, name: str, target: float, members: list[Mapping[
                      displayable(reference), shown), outcomes
 
 
-def limit_verdict(claim: FileClaim) -> Verdict:
+def limit_verdict(claim: LimitClaim) -> Verdict:
     """The verdict of a limit claim (see the module docstring): each sequence toward the limit
     (the other parameters fixed, each side of a finite limit apart) is extrapolated; the claim
     fails when a sequence fails, is inconclusive when one is and none fails, else holds."""
-    from .quantities import Function, Reference
-
     start = time.perf_counter()
     (name, target), = claim.limit.items()
     groups: dict[tuple, list[Mapping[str, Any]]] = {}
