@@ -54,7 +54,7 @@ from symq.core.derivation import Derivation
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.parameters import Choice, Parameter, PositiveReal, PositiveVector
 from symq.core.claimsfile.declarations import check_keys
-from symq.core.registry import ModelKind, ModelSpec, register_model, register_model_kind
+from symq.core.registry import ModelKind, ModelSpec
 from symq.core.simrun import run_parameters
 from symq.core.result import Exactness, Result
 
@@ -174,7 +174,7 @@ def solve_dispatch_sim(policy: str, m: int, rho: float, sizes: str = "exp",
                   timings={"solve": time.perf_counter() - start})
 
 
-DISPATCH_SIM = register_model(ModelSpec(
+DISPATCH_SIM = ModelSpec(
     name="dispatch-sim",
     summary=("simulated mean response time ET (a confidence interval) of a built-in "
              "dispatching policy to m FCFS servers: RND, RR, JSQ, LWL, JIQ, SITA, FPI; "
@@ -193,7 +193,7 @@ DISPATCH_SIM = register_model(ModelSpec(
                               "ET_half_width": float(r.values["ET"].half_width)},
     paper="hyytia-righter",
     outputs=("ET", "EW"),
-))
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -395,7 +395,7 @@ def declare_dispatch_score(name: str, table: Mapping[str, Any],
     return _DeclaredScore(name, policy, tuple(parameters), where).spec()
 
 
-DISPATCH_SCORE = register_model_kind(ModelKind(
+DISPATCH_SCORE = ModelKind(
     kind="dispatch-score",
     summary=("a dispatching policy given by a per-server score s(u, n, x, i) (the job goes to "
              "argmin_i s): ET by value-iteration policy evaluation (m <= 2), ET_sim by "
@@ -409,4 +409,4 @@ parameters = { beta = "positive" }
 score = "u + beta*x*u"
 description = "least work left, long queues penalised for large jobs"
 ''',
-))
+)

@@ -49,7 +49,7 @@ from typing import Any
 from symq.core.errors import (MISSING, InvalidParameter, ResourceLimit, StabilityError,
                                SymqError, TruncationError, UnknownName)
 from symq.core.parameters import Choice, IntegerAtLeast, Parameter, PositiveReal, PositiveVector
-from symq.core.registry import ModelSpec, register_model
+from symq.core.registry import ModelSpec
 from symq.core.result import Exactness, Result
 
 from .exact import exact_mean_response
@@ -341,7 +341,7 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
                   timings={"solve": time.perf_counter() - start})
 
 
-DISPATCH = register_model(ModelSpec(
+DISPATCH = ModelSpec(
     name="dispatch",
     summary=("size-aware dispatching to m FCFS servers: mean response time of RND, RR, JSQ, "
              "LWL, SITA, FPI or the optimal policy by value iteration (Hyytiä & Righter 2024)"),
@@ -376,4 +376,4 @@ DISPATCH = register_model(ModelSpec(
     scalar_outputs=lambda r: {"ET": float(getattr(r.values["ET"], "mean", r.values["ET"]))},
     outputs=("ET", "ET_half_width", "level", "method"),
     paper="hyytia-righter",
-))
+)
