@@ -15,6 +15,7 @@ from ..core.claims import Status, Verdict, internal_error_verdict
 from ..core.errors import EXIT_USAGE, InvalidParameter, OutputError, SymqError
 from ..core.report import unexpected_line, verdict_table, write_report
 from ..core.report_html import write_html_report
+from ..core.threads import limit_blas_threads
 from .common import (
     EXIT_INTERNAL,
     EXIT_OK,
@@ -168,7 +169,8 @@ def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool, errors: lis
         bar.set_postfix_str(f"{claim.paper}: {claim.name}"[:60])
         start = time.perf_counter()
         try:
-            verdicts.append(claim.check())
+            with limit_blas_threads():  # small matrices: one BLAS thread (SYMQ_BLAS_THREADS)
+                verdicts.append(claim.check())
         except SymqError as exc:
             if errors is None:
                 raise

@@ -41,6 +41,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "simrun": ("RunPlan", "kernel_seed", "run_chunked", "seed_numba"),
     "simstats": ("ConfidenceInterval", "batch_means", "ratio_batch_means", "replication_ci"),
     "sweep": ("sweep",),
+    "threads": ("limit_blas_threads",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -90,6 +91,7 @@ __all__ = [
     "get_model_kind",
     "get_paper",
     "kernel_seed",
+    "limit_blas_threads",
     "load_plugins",
     "mixed_error",
     "model_kinds",
@@ -176,6 +178,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs: the same nam
         replication_ci,
     )
     from .sweep import sweep
+    from .threads import limit_blas_threads
 
 
 def __getattr__(name: str) -> object:

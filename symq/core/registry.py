@@ -91,6 +91,7 @@ from .display import MarkdownDisplay, cell, parameters_table
 from .errors import InvalidParameter, SymqError, UnknownName
 from .parameters import Parameter, validate_parameters
 from .result import Result, check_values
+from .threads import limit_blas_threads
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .claims import Claim
@@ -235,13 +236,17 @@ class ModelSpec(MarkdownDisplay):
     def run(self, params: Mapping[str, Any], rng: Any = None, progress: bool = False,
             **options: Any) -> Result:
         """Validate the parameters and solve; ``rng`` is passed on when the solver takes it,
-        and ``progress=True`` (a tqdm bar on stderr) when it can show one."""
+        and ``progress=True`` (a tqdm bar on stderr) when it can show one.  The solve runs with
+        the BLAS libraries limited to one thread (:func:`symq.core.threads.limit_blas_threads`;
+        ``SYMQ_BLAS_THREADS`` sets another number or ``0``, no limit): small matrices are
+        faster without threads."""
         values = validate_parameters(self.parameters, params)
         if self.accepts_rng:
             options["rng"] = rng
         if progress and self.accepts_progress:
             options["progress"] = True
-        result = self.solve(**values, **options)
+        with limit_blas_threads():
+            result = self.solve(**values, **options)
         check_values(self.name, result.values, self.allow_infinite)
         return result
 
