@@ -53,31 +53,40 @@ from __future__ import annotations
 
 import math
 import numbers
-import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numba
 import numpy as np
 
-from symq.core.errors import InvalidParameter, StabilityError
+from symq.core.errors import InvalidParameter
 from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike
-from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
-from symq.core.simoutput import analyse_ratio, analyse_series, require_probing_run_length
+from symq.core.simoutput import require_probing_run_length
 from symq.core.simrun import (
     RUN_SLICES,
     SIM_WORK_LIMIT,
     RunPlan,
     kernel_seed,
-    require_time_range,
     require_work,
-    run_chunked,
-    seed_numba,
 )
 from symq.core.simstats import ConfidenceInterval
 from symq.laws import PhaseType, as_phase_type, validate_ph
+from symq.laws.kernels import exponential, first_phase, next_phase
+
+from .simulation_core import (
+    departure_interval,
+    keep_smallest,
+    probe,
+    probing_arguments,
+    record_slice,
+    require_buffers,
+    require_idle_time,
+    require_stable,
+    run_seeded,
+    slice_intervals,
+)
 
 __all__ = ["JSQEstimate", "simulate_jsq", "validate_ph"]
 
@@ -184,15 +193,10 @@ def _jsq_kernel(
     status = _OK
     while n_dep < stop_at:
         rate = lam_n + q * n_b
-        dt = -math.log(1.0 - np.random.random()) / rate
+        dt = exponential(rate)
         if warm:
             t_post += dt
-        s_idx = n_dep // per_slice
-        if s_idx >= n_slices:
-            s_idx = n_slices - 1
-        slice_time[s_idx] += dt
-        slice_area[s_idx] += total * dt
-        slice_busy[s_idx] += n_b * dt
+        record_slice(slice_time, slice_area, slice_busy, n_dep, per_slice, dt, total, n_b)
         t += dt
         u = np.random.random() * rate
         if u < lam_n or n_b == 0:  # (u == lam_n can round so with no busy server)
@@ -205,22 +209,8 @@ def _jsq_kernel(
             best_len = 0
             ties = 0
             for j in range(d):
-                if replace:
-                    s = np.random.randint(0, N)
-                else:
-                    k = j + np.random.randint(0, N - j)
-                    s = perm[k]
-                    perm[k] = perm[j]
-                    perm[j] = s
-                ql = qlen[s]
-                if best < 0 or ql < best_len:
-                    best = s
-                    best_len = ql
-                    ties = 1
-                elif ql == best_len:
-                    ties += 1
-                    if np.random.random() * ties < 1.0:
-                        best = s
+                s = probe(N, j, replace, perm)
+                best, best_len, ties = keep_smallest(best, best_len, ties, s, qlen[s])
             s = best
             ql = qlen[s]
             if ql >= max_queue:
@@ -240,11 +230,7 @@ def _jsq_kernel(
                 pos[s] = n_b
                 busy[n_b] = s
                 n_b += 1
-                v = np.random.random()
-                ph = 0
-                while ph < m - 1 and v >= alpha_cum[ph]:
-                    ph += 1
-                phase[s] = ph
+                phase[s] = first_phase(alpha_cum)
         else:
             # ---- service event at a uniformly chosen busy server (uniformised PH chain)
             x = (u - lam_n) / q
@@ -253,10 +239,7 @@ def _jsq_kernel(
                 idx = n_b - 1
             frac = x - idx
             s = busy[idx]
-            ph = phase[s]
-            nxt = 0
-            while nxt < m and frac >= trans_cum[ph, nxt]:
-                nxt += 1
+            nxt = next_phase(trans_cum, phase[s], frac)
             if nxt < m:
                 phase[s] = nxt  # phase change or self-loop
                 continue
@@ -282,11 +265,7 @@ def _jsq_kernel(
                 n_b -= 1
             else:
                 started[s] = t
-                v = np.random.random()
-                ph = 0
-                while ph < m - 1 and v >= alpha_cum[ph]:
-                    ph += 1
-                phase[s] = ph
+                phase[s] = first_phase(alpha_cum)
             n_dep += 1
             if not warm and n_dep >= n_warm:
                 warm = True
@@ -304,9 +283,10 @@ def _jsq_kernel(
 def _run(N: int, d: int, lam: float, replace: bool, law: PhaseType, plan: RunPlan, K: int,
          max_queue: int, seed: int, progress: bool
          ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                    float]:
-    """Run :func:`_jsq_kernel` through :func:`symq.core.simrun.run_chunked` (chunks and a tqdm
-    bar when ``progress``; the same result either way)."""
+                    float, float]:
+    """Run :func:`_jsq_kernel` through :func:`~symq.meanfield.simulation_core.run_seeded`
+    (chunks and a tqdm bar when ``progress``; the same result either way); the last entry is
+    the wall-clock seconds of the run."""
     alpha_cum, trans_cum, q = law.uniformised_tables()
     n_jobs, n_warm, n_slices = plan.n_jobs, plan.n_warm, RUN_SLICES
     counters = np.array([0, 0, 0, 1 if n_warm == 0 else 0], dtype=np.int64)
@@ -337,30 +317,22 @@ def _run(N: int, d: int, lam: float, replace: bool, law: PhaseType, plan: RunPla
                              started, slice_time, slice_area, slice_busy)
         return int(counters[2]), status != _OK
 
-    seed_numba(seed)
-    run_chunked(step, n_jobs, progress=progress, desc=f"JSQ({d}) N={N}", unit="job")
+    elapsed = run_seeded(step, n_jobs, seed, progress, f"JSQ({d}) N={N}")
     t, t_post = float(clock[0]), float(clock[1])
     if counters[3] == 1:
         for k in range(1, K + 1):
             tail_area[k] += cnt[k] * (t - last[k])
     n_dep = int(counters[2])
     return (status, response[:n_dep], waiting[:n_dep], slice_time, slice_area, slice_busy,
-            tail_area, t_post)
+            tail_area, t_post, elapsed)
 
 
 def _guard_memory(N: int, max_queue: int, n_jobs: int) -> None:
-    """Refuse, before allocating, a run whose buffers do not fit the memory budget: naming
-    ``N`` (``8 N (max_queue + 9)`` bytes of per-server state) or ``n_jobs`` (16 bytes a
-    job: its response and waiting times), whichever needs more, with the largest value that
-    fits."""
-    per_server, per_job = 8.0 * (max_queue + 9), 16.0
-    sizes = {"N": per_server * N, "n_jobs": per_job * n_jobs}
-    name = max(sizes, key=sizes.__getitem__)
-    value, unit, other = ((N, per_server, sizes["n_jobs"]) if name == "N"
-                          else (n_jobs, per_job, sizes["N"]))
-    require_memory(name, value, sizes["N"] + sizes["n_jobs"],
-                   what=f"{N} servers x {max_queue + 9} slots and {n_jobs} x 2 job times",
-                   limit=lambda budget: f"at most {max(int((budget - other) // unit), 0)}")
+    """Refuse, before allocating, a run whose buffers do not fit the memory budget
+    (:func:`~symq.meanfield.simulation_core.require_buffers`): ``8 N (max_queue + 9)`` bytes
+    of per-server state and 16 bytes a job (its response and waiting times)."""
+    require_buffers(N, 8.0 * (max_queue + 9), n_jobs, 16.0,
+                    what=f"{N} servers x {max_queue + 9} slots and {n_jobs} x 2 job times")
 
 
 def q_steps(law: PhaseType) -> float:
@@ -506,13 +478,7 @@ def simulate_jsq(
     >>> abs(est.utilisation.mean - 0.5) < 0.02
     True
     """
-    N = IntegerAtLeast(1).coerce("N", N)
-    d = IntegerAtLeast(1).coerce("d", d)
-    if not isinstance(replace, (bool, np.bool_)):
-        raise InvalidParameter("replace", replace, "True or False")
-    replace = bool(replace)
-    if not replace and d > N:
-        raise InvalidParameter("d", d, f"<= N={N} when sampling without replacement (replace=False)")
+    N, d, replace = probing_arguments(N, d, replace)
     K = IntegerAtLeast(1).coerce("K", K)
     max_queue = IntegerAtLeast(2).coerce("max_queue", max_queue)
     plan = RunPlan.make(n_jobs=n_jobs, n_batches=n_batches, warmup=warmup, level=level)
@@ -525,16 +491,10 @@ def simulate_jsq(
     else:
         law = as_phase_type(service, "service")
     mean_s = law.mean()
-    load = lam * mean_s
-    if load >= 1.0:
-        raise StabilityError(
-            f"load lam*E[S]={load:.6g} (lam={lam!r}, E[S]={mean_s:.6g}) must be < 1 for JSQ(d={d}) "
-            f"with N={N} servers: every server needs lam*E[S] < 1"
-        )
+    load = require_stable(lam, mean_s, "S", f"for JSQ(d={d}) with N={N} servers: every server "
+                                             "needs lam*E[S] < 1")
     _guard_memory(N, max_queue, plan.n_jobs)
-    require_time_range("lam", lam, lam * N, plan.n_jobs, answer=(
-        f"ET = E[S] = {mean_s:.6g} and EW = 0, up to terms of order lam*E[S] = "
-        f"{lam * mean_s:.3g} relative to E[S]"))
+    require_idle_time(lam, N, plan.n_jobs, mean_s, "S")
     scv = law._raw_moment(2) / mean_s ** 2 - 1.0
     # JSQ(1) is N independent M/G/1 queues, each relaxing in its own departures
     require_probing_run_length(plan.n_jobs, N, d, load, scv, plan.n_batches)
@@ -544,30 +504,26 @@ def simulate_jsq(
                   ("n_jobs", plan.n_jobs, SIM_WORK_LIMIT / per_job)],
                  what=f"{plan.n_jobs} departures x (d={d} probes + {per_job - d:.3g} events)")
     seed = kernel_seed(rng)
-    start = time.perf_counter()
-    status, response, waiting, s_time, s_area, s_busy, tail_area, t_post = _run(
+    status, response, waiting, s_time, s_area, s_busy, tail_area, t_post, elapsed = _run(
         N, d, lam, replace, law, plan, K, max_queue, seed, bool(progress))
-    elapsed = time.perf_counter() - start
     if status == _OVERFLOW:
         raise InvalidParameter(
             "max_queue", max_queue, "larger than the longest queue of the run",
             "a server's queue reached max_queue jobs; increase max_queue (memory 8*N*max_queue bytes)",
         )
-    nb, lv = plan.n_batches, plan.level
-    runs = {"run_length": plan.n_jobs, "unit": "departures"}
-    kept = s_time > 0  # slices past the last departure of a run shorter than RUN_SLICES
+    EQ, utilisation = slice_intervals(N, plan, s_time, s_area, s_busy)
     return JSQEstimate(
-        ET=analyse_series(response, nb, lv, **runs),
-        EW=analyse_series(waiting, nb, lv, **runs),
-        EQ=analyse_ratio(s_area[kept] / N, s_time[kept], nb, lv, **runs),
-        utilisation=analyse_ratio(s_busy[kept] / N, s_time[kept], nb, lv, **runs),
+        ET=departure_interval(response, plan),
+        EW=departure_interval(waiting, plan),
+        EQ=EQ,
+        utilisation=utilisation,
         tail=tail_area[1:] / (t_post * N),
         jobs_per_second=plan.n_jobs / elapsed if elapsed > 0 else math.inf,
         N=N,
         d=d,
         lam=lam,
         n_jobs=plan.n_jobs,
-        n_batches=nb,
+        n_batches=plan.n_batches,
         replace=replace,
         mean_service=mean_s,
     )

@@ -14,27 +14,49 @@ import math
 import numba
 import numpy as np
 
-__all__: list[str] = []  # private to symq.meanfield.attained.simulation
+from symq.laws.kernels import exponential, ph_absorption_time
 
-# kernel status codes
-_OK = 0
-_POOL_FULL = 1
+from ..simulation_core import keep_smallest, probe, record_slice
 
-# indices into the integer state vector
-_I_NDEP = 0  # departures so far
-_I_NBUSY = 1  # busy servers = heap size
-_I_TOTAL = 2  # jobs in the system
-_I_NFREE = 3  # free pool slots
-_I_PEAK = 4  # largest number of jobs in the system seen
-_I_NARR = 5  # arrivals so far
-_I_NSIZE = 6  # sizes taken from the drawn stream (general laws)
-_I_SIZE = 7
+__all__ = [
+    "F_ELAPSED",
+    "F_SIZE",
+    "F_T",
+    "F_TARR",
+    "I_NARR",
+    "I_NBUSY",
+    "I_NDEP",
+    "I_NFREE",
+    "I_NSIZE",
+    "I_PEAK",
+    "I_SIZE",
+    "I_TOTAL",
+    "OK",
+    "POOL_FULL",
+    "attained_kernel",
+    "next_size",
+]
 
-# indices into the float state vector
-_F_T = 0  # current time
-_F_TARR = 1  # time of the next arrival
-_F_ELAPSED = 2  # simulated time in all
-_F_SIZE = 3
+#: Kernel status: ``target`` departures reached.
+OK = 0
+#: Kernel status: an arrival found the pool of job slots full (grow it and call again).
+POOL_FULL = 1
+
+# indices into the integer state vector ``ist`` (the driver reads and sets them)
+I_NDEP = 0  # departures so far
+I_NBUSY = 1  # busy servers = heap size
+I_TOTAL = 2  # jobs in the system
+I_NFREE = 3  # free pool slots
+I_PEAK = 4  # largest number of jobs in the system seen
+I_NARR = 5  # arrivals so far
+I_NSIZE = 6  # sizes taken from the drawn stream (general laws)
+I_SIZE = 7
+
+# indices into the float state vector ``fst``
+F_T = 0  # current time
+F_TARR = 1  # time of the next arrival
+F_ELAPSED = 2  # simulated time in all
+F_SIZE = 3
 
 
 # --------------------------------------------------------------------------------------------
@@ -43,34 +65,13 @@ _F_SIZE = 3
 
 
 @numba.njit(cache=True)
-def _sample_size(alpha_cum, rates, jump_cum):
-    """One phase-type job size by walking the chain (holding times + embedded jumps)."""
-    m = alpha_cum.shape[0]
-    v = np.random.random()
-    ph = 0
-    while ph < m - 1 and v >= alpha_cum[ph]:
-        ph += 1
-    x = 0.0
-    while True:
-        x += -math.log(1.0 - np.random.random()) / rates[ph]
-        if jump_cum[ph, m - 1] <= 0.0:  # absorption is certain from this phase
-            return x
-        v = np.random.random()
-        nxt = 0
-        while nxt < m and v >= jump_cum[ph, nxt]:
-            nxt += 1
-        if nxt >= m:
-            return x
-        ph = nxt
-
-
-@numba.njit(cache=True)
-def _next_size(sizes, n_size, alpha_cum, rates, jump_cum):
+def next_size(sizes, n_size, alpha_cum, rates, jump_cum):  # type: ignore[no-untyped-def]
     """The next job size and the new stream position: from ``sizes`` (drawn beforehand from a
-    general law) when it is not empty, else by walking the phase-type chain."""
+    general law) when it is not empty, else by walking the phase-type chain
+    (:func:`symq.laws.kernels.ph_absorption_time`)."""
     if sizes.shape[0] > 0:
         return sizes[n_size], n_size + 1
-    return _sample_size(alpha_cum, rates, jump_cum), n_size
+    return ph_absorption_time(alpha_cum, rates, jump_cum), n_size
 
 
 @numba.njit(cache=True)
@@ -115,7 +116,7 @@ def _sift_down(heap, hpos, key, p, n):
 
 
 @numba.njit(cache=True)
-def _attained_kernel(
+def attained_kernel(
     N, d, lam, replace, scores, delta, alpha_cum, rates, jump_cum,
     target, per_slice,
     qlen, qhead, qtail, start, depart, heap, hpos, pool_arr, pool_next, free, perm,
@@ -142,38 +143,32 @@ def _attained_kernel(
     again).
     """
     if first:
-        fst[_F_TARR] = -math.log(1.0 - np.random.random()) / (lam * N)
+        fst[F_TARR] = exponential(lam * N)
     n_rows = scores.shape[0]
     n_cols = scores.shape[1]
-    n_slices = slice_time.shape[0]
     lam_n = lam * N
-    t = fst[_F_T]
-    t_arr = fst[_F_TARR]
-    n_dep = ist[_I_NDEP]
-    n_b = ist[_I_NBUSY]
-    total = ist[_I_TOTAL]
-    n_free = ist[_I_NFREE]
-    peak = ist[_I_PEAK]
-    n_arr = ist[_I_NARR]
-    n_size = ist[_I_NSIZE]
-    status = _OK
+    t = fst[F_T]
+    t_arr = fst[F_TARR]
+    n_dep = ist[I_NDEP]
+    n_b = ist[I_NBUSY]
+    total = ist[I_TOTAL]
+    n_free = ist[I_NFREE]
+    peak = ist[I_PEAK]
+    n_arr = ist[I_NARR]
+    n_size = ist[I_NSIZE]
+    status = OK
     while n_dep < target:
         is_arrival = n_b == 0 or t_arr <= depart[heap[0]]
         if is_arrival:
             if n_free == 0:
-                status = _POOL_FULL
+                status = POOL_FULL
                 break
             t_new = t_arr
         else:
             t_new = depart[heap[0]]
         dt = t_new - t
-        fst[_F_ELAPSED] += dt
-        s_idx = n_dep // per_slice
-        if s_idx >= n_slices:
-            s_idx = n_slices - 1
-        slice_time[s_idx] += dt
-        slice_area[s_idx] += total * dt
-        slice_busy[s_idx] += n_b * dt
+        fst[F_ELAPSED] += dt
+        record_slice(slice_time, slice_area, slice_busy, n_dep, per_slice, dt, total, n_b)
         t = t_new
         if is_arrival and total == 0:
             # restart the clock at 0 when a job arrives to an empty system (nothing refers to
@@ -185,13 +180,7 @@ def _attained_kernel(
             best_score = 0.0
             ties = 0
             for j in range(d):
-                if replace:
-                    s = np.random.randint(0, N)
-                else:
-                    kk = j + np.random.randint(0, N - j)
-                    s = perm[kk]
-                    perm[kk] = perm[j]
-                    perm[j] = s
+                s = probe(N, j, replace, perm)
                 ql = qlen[s]
                 if ql == 0:
                     sc = -np.inf
@@ -206,14 +195,7 @@ def _attained_kernel(
                     if col >= n_cols:
                         col = n_cols - 1
                     sc = scores[k, col]
-                if best < 0 or sc < best_score:
-                    best = s
-                    best_score = sc
-                    ties = 1
-                elif sc == best_score:
-                    ties += 1
-                    if np.random.random() * ties < 1.0:
-                        best = s
+                best, best_score, ties = keep_smallest(best, best_score, ties, s, sc)
             s = best
             # ---- enqueue the arrival epoch in the FCFS list of server s
             n_free -= 1
@@ -232,13 +214,13 @@ def _attained_kernel(
             peak = max(peak, total)
             if ql == 0:
                 start[s] = t
-                x, n_size = _next_size(sizes, n_size, alpha_cum, rates, jump_cum)
+                x, n_size = next_size(sizes, n_size, alpha_cum, rates, jump_cum)
                 depart[s] = t + x
                 heap[n_b] = s
                 hpos[s] = n_b
                 n_b += 1
                 _sift_up(heap, hpos, depart, n_b - 1)
-            t_arr = t - math.log(1.0 - np.random.random()) / lam_n
+            t_arr = t + exponential(lam_n)
         else:
             # ---- departure from the server at the top of the heap
             s = heap[0]
@@ -255,7 +237,7 @@ def _attained_kernel(
             total -= 1
             if qlen[s] > 0:
                 start[s] = t
-                x, n_size = _next_size(sizes, n_size, alpha_cum, rates, jump_cum)
+                x, n_size = next_size(sizes, n_size, alpha_cum, rates, jump_cum)
                 depart[s] = t + x
                 _sift_down(heap, hpos, depart, 0, n_b)
             else:
@@ -267,13 +249,13 @@ def _attained_kernel(
                     hpos[last] = 0
                     _sift_down(heap, hpos, depart, 0, n_b)
             n_dep += 1
-    fst[_F_T] = t
-    fst[_F_TARR] = t_arr
-    ist[_I_NDEP] = n_dep
-    ist[_I_NBUSY] = n_b
-    ist[_I_TOTAL] = total
-    ist[_I_NFREE] = n_free
-    ist[_I_PEAK] = peak
-    ist[_I_NARR] = n_arr
-    ist[_I_NSIZE] = n_size
+    fst[F_T] = t
+    fst[F_TARR] = t_arr
+    ist[I_NDEP] = n_dep
+    ist[I_NBUSY] = n_b
+    ist[I_TOTAL] = total
+    ist[I_NFREE] = n_free
+    ist[I_PEAK] = peak
+    ist[I_NARR] = n_arr
+    ist[I_NSIZE] = n_size
     return status

@@ -78,48 +78,47 @@ True
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from symq.core.errors import InvalidParameter, StabilityError, SymqError
+from symq.core.errors import InvalidParameter, SymqError
 from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike, as_generator
-from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
-from symq.core.simoutput import (
-    analyse_ratio,
-    analyse_series,
-    mser_truncation,
-    require_probing_run_length,
-)
+from symq.core.simoutput import mser_truncation, require_probing_run_length
 from symq.core.simrun import (
     RUN_SLICES,
     SIM_WORK_LIMIT,
     RunPlan,
     kernel_seed,
-    require_time_range,
     require_work,
-    run_chunked,
-    seed_numba,
 )
 from symq.core.simstats import ConfidenceInterval
 from symq.laws import as_phase_type, as_sampler, describe_law
 
+from ..simulation_core import (
+    departure_interval,
+    probing_arguments,
+    require_buffers,
+    require_idle_time,
+    require_stable,
+    run_seeded,
+    slice_intervals,
+)
 from .kernel import (
-    _F_ELAPSED,
-    _F_SIZE,
-    _F_T,
-    _I_NARR,
-    _I_NDEP,
-    _I_NFREE,
-    _I_PEAK,
-    _I_SIZE,
-    _POOL_FULL,
-    _attained_kernel,
+    F_ELAPSED,
+    F_SIZE,
+    F_T,
+    I_NARR,
+    I_NDEP,
+    I_NFREE,
+    I_PEAK,
+    I_SIZE,
+    POOL_FULL,
+    attained_kernel,
 )
 
 __all__ = ["AttainedEstimate", "simulate_attained"]
@@ -135,23 +134,15 @@ def _guard(N: int, d: int, lam: float, mean_x: float, plan: RunPlan,
     """Refuse up front what cannot fit or finish: memory (``N``, ``n_jobs``), work (``d``
     probes and a heap step per job, :func:`~symq.core.simrun.require_work`) and a load whose
     idle time leaves floating point (:func:`~symq.core.simrun.require_time_range`)."""
-    per_job = 16.0 + (8.0 if n_sizes else 0.0)
-    servers, jobs = _SERVER_BYTES * float(N), per_job * plan.n_jobs
-    if servers >= jobs:
-        require_memory("N", N, servers + jobs, what=f"{N} servers and {plan.n_jobs} jobs",
-                       limit=lambda b: f"at most {max(int((b - jobs) // _SERVER_BYTES), 0)}")
-    else:
-        require_memory("n_jobs", plan.n_jobs, servers + jobs,
-                       what=f"{N} servers and {plan.n_jobs} jobs",
-                       limit=lambda b: f"at most {max(int((b - servers) // per_job), 0)}")
+    require_buffers(N, _SERVER_BYTES, plan.n_jobs, 16.0 + (8.0 if n_sizes else 0.0),
+                    what=f"{N} servers and {plan.n_jobs} jobs")
     per = d + 2.0 * math.log2(N + 1) + 4.0
     require_work(plan.n_jobs * per,
                  [("d", d, SIM_WORK_LIMIT / plan.n_jobs - per + d),
                   ("n_jobs", plan.n_jobs, SIM_WORK_LIMIT / per)],
                  what=f"{plan.n_jobs} jobs x (d={d} probes + {per - d:.3g} steps)")
-    require_time_range("lam", lam, lam * N, plan.n_jobs, answer=(
-        f"ET = E[X] = {mean_x:.6g} and EW = 0, up to terms of order lam*E[X] = "
-        f"{lam * mean_x:.3g} relative to E[X]"))
+    require_idle_time(lam, N, plan.n_jobs, mean_x, "X")
+
 
 #: Smallest initial number of job slots (the pool then grows by doubling).
 _MIN_POOL = 1024
@@ -419,14 +410,7 @@ def simulate_attained(
     >>> est.layers, est.load
     (3, 0.5)
     """
-    N = IntegerAtLeast(1).coerce("N", N)
-    d = IntegerAtLeast(1).coerce("d", d)
-    if not isinstance(replace, (bool, np.bool_)):
-        raise InvalidParameter("replace", replace, "True or False")
-    replace = bool(replace)
-    if not replace and d > N:
-        raise InvalidParameter("d", d, f"an integer <= N={N} when probing without replacement "
-                                       "(replace=False)")
+    N, d, replace = probing_arguments(N, d, replace)
     if not isinstance(progress, (bool, np.bool_)):
         raise InvalidParameter("progress", progress, "True or False")
     lam = real_value("lam", lam, "a finite real number > 0", lambda v: v > 0)
@@ -436,12 +420,8 @@ def simulate_attained(
     max_in_system = IntegerAtLeast(1).coerce("max_in_system", max_in_system)
     law, n_sizes = _size_source(service, n_jobs=plan.n_jobs, N=N)
     mean_x = law.mean()
-    load = lam * mean_x
-    if load >= 1.0:
-        raise StabilityError(
-            f"load lam*E[X]={load:.6g} (lam={lam!r}, E[X]={mean_x:.6g}) must be < 1 for "
-            f"N={N} servers probed d={d} at a time: each server serves at unit speed"
-        )
+    load = require_stable(lam, mean_x, "X", f"for N={N} servers probed d={d} at a time: each "
+                                             "server serves at unit speed")
     _guard(N, d, lam, mean_x, plan, n_sizes)
     generator = as_generator(rng)
     seed = kernel_seed(generator)   # the same seed as kernel_seed(rng): PH runs are unchanged
@@ -473,16 +453,16 @@ def simulate_attained(
     slice_time = np.zeros(RUN_SLICES)
     slice_area = np.zeros(RUN_SLICES)
     slice_busy = np.zeros(RUN_SLICES)
-    ist = np.zeros(_I_SIZE, dtype=np.int64)
-    ist[_I_NFREE] = pool
-    fst = np.zeros(_F_SIZE)
+    ist = np.zeros(I_SIZE, dtype=np.int64)
+    ist[I_NFREE] = pool
+    fst = np.zeros(F_SIZE)
     first = True
 
     def step(stop: int) -> tuple[int, bool]:
         """Run to ``stop`` departures, growing the pool of job slots when it is full."""
         nonlocal pool, pool_arr, pool_next, free, first
         while True:
-            status = _attained_kernel(
+            status = attained_kernel(
                 N, d, lam, replace, table, delta, alpha_cum, rates, jump_cum,
                 stop, per_slice,
                 qlen, qhead, qtail, start, depart, heap, hpos, pool_arr, pool_next, free, perm,
@@ -490,13 +470,13 @@ def simulate_attained(
                 ist, fst, first, sizes,
             )
             first = False
-            if status != _POOL_FULL:
-                return int(ist[_I_NDEP]), False
+            if status != POOL_FULL:
+                return int(ist[I_NDEP]), False
             if pool >= max_in_system:
                 raise InvalidParameter(
                     "max_in_system", max_in_system,
                     "larger than the number of jobs present at once during the run",
-                    f"{pool} jobs were present at time {fst[_F_T]:.6g}; the policy may be "
+                    f"{pool} jobs were present at time {fst[F_T]:.6g}; the policy may be "
                     "unstable at this load, or increase max_in_system",
                 )
             new = min(max_in_system, 2 * pool)
@@ -506,38 +486,32 @@ def simulate_attained(
             # receives the new slots and must hold up to `new` entries later on
             free = np.empty(new, dtype=np.int64)
             free[: new - pool] = np.arange(new - 1, pool - 1, -1, dtype=np.int64)
-            ist[_I_NFREE] = new - pool
+            ist[I_NFREE] = new - pool
             pool = new
 
-    tic = time.perf_counter()
-    seed_numba(seed)
-    run_chunked(step, n_jobs, progress=bool(progress), desc="simulate_attained", unit="job")
-    elapsed = time.perf_counter() - tic
+    elapsed = run_seeded(step, n_jobs, seed, bool(progress), "simulate_attained")
 
-    nb, lv = plan.n_batches, plan.level
-    runs = {"run_length": n_jobs, "unit": "departures"}
-    kept = slice_time > 0   # slices past the last departure of a run shorter than RUN_SLICES
-    s_time = slice_time[kept]
     n_warm = mser_truncation(response).drop
     # the time after the response times' warm-up, to the resolution of a slice
     post = min(float(slice_time[min(n_warm // per_slice, RUN_SLICES - 1):].sum()),
-               float(fst[_F_ELAPSED]))
+               float(fst[F_ELAPSED]))
+    EQ, utilisation = slice_intervals(N, plan, slice_time, slice_area, slice_busy)
     return AttainedEstimate(
-        EW=analyse_series(wait, nb, lv, **runs),
-        ET=analyse_series(response, nb, lv, **runs),
-        EQ=analyse_ratio(slice_area[kept] / N, s_time, nb, lv, **runs),
-        P_wait=analyse_series((wait > 0.0).astype(float), nb, lv, **runs),
-        utilisation=analyse_ratio(slice_busy[kept] / N, s_time, nb, lv, **runs),
+        EW=departure_interval(wait, plan),
+        ET=departure_interval(response, plan),
+        EQ=EQ,
+        P_wait=departure_interval((wait > 0.0).astype(float), plan),
+        utilisation=utilisation,
         N=N,
         d=d,
         lam=lam,
         n_jobs=n_jobs,
-        n_batches=nb,
+        n_batches=plan.n_batches,
         n_warm=n_warm,
-        n_arrivals=int(ist[_I_NARR]),
-        sim_time=float(fst[_F_ELAPSED]),
+        n_arrivals=int(ist[I_NARR]),
+        sim_time=float(fst[F_ELAPSED]),
         post_warmup_time=post,
-        peak_in_system=int(ist[_I_PEAK]),
+        peak_in_system=int(ist[I_PEAK]),
         replace=replace,
         mean_size=mean_x,
         delta=delta,
