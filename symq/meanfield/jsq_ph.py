@@ -43,10 +43,10 @@ from numpy.typing import ArrayLike, NDArray
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
 from symq.core.parameters import integer_value, real_value
 from symq.core.resources import require_memory
-from symq.core.result import Exactness, ResultBase
+from symq.core.result import Exactness, ResultBase, check_probability, check_tail
 from symq.laws import PhaseType, as_phase_type
 
-from .checks import check_means, check_probability, check_tail
+from .results import check_means
 from symq.laws import ph_moments, stationary_phase
 from .probes import probe_polynomial as _hd
 from .supermarket import closed_form_values, truncation_level
@@ -412,7 +412,7 @@ def solve_jsq_ph(d: int, lam: float, service: Any, *, tol: float = 1e-12,
             total_iter += int(it_t)
             if change_t < tol and u_t[-1] < TAIL and np.all(np.isfinite(u_t)):
                 u, x, change = u_t, x_t, change_t
-    check_tail("solve_jsq_ph", u, "u")
+    check_tail("solve_jsq_ph", "u", u)
     check_probability("solve_jsq_ph", "x", x)
     drift = jsq_ph_drift(x, d, lam, law)
     theta = stationary_phase(law)

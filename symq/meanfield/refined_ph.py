@@ -43,14 +43,13 @@ import sympy as sp
 from symq.core.errors import NotConverged, ResourceLimit, TruncationError
 from symq.core.parameters import integer_value
 from symq.core.resources import require_memory
-from symq.core.result import Exactness
+from symq.core.result import Exactness, check_probability, check_tail
 from symq.laws import as_phase_type
 
-from .checks import check_probability, check_tail, refined_validity
 from .jsq_ph import solve_jsq_ph
 from .population import PopulationProcess
 from .probes import probe_polynomial as _hd
-from .results import RefinedJSQ
+from .results import RefinedJSQ, refined_validity
 from .supermarket import LAM, check_parameters
 
 __all__ = ["jsq_ph_process", "refined_jsq_ph"]
@@ -238,7 +237,7 @@ def refined_jsq_ph(d: int, lam: float, service: Any, N: int,  # noqa: N803
     eq_n = eq + float(V.sum()) / N
     if not all(math.isfinite(v) for v in (eq, eq_n)):
         raise NotConverged("refined_jsq_ph (non-finite result)", float("inf"), 0.0, 1)
-    check_tail("refined-jsq-ph", fp.u, "u")
+    check_tail("refined-jsq-ph", "u", fp.u)
     check_probability("refined-jsq-ph", "pi", fp.x)
     valid, why = refined_validity(fp.x, V, int(N))
     method = (f"cavity fixed point + refined mean field (Gast & Van Houdt 2018, Thm 1), "

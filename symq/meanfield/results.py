@@ -7,25 +7,42 @@ return.  Both are frozen dataclasses on :class:`symq.core.result.ResultBase` (``
 short ``str``, a Markdown table in Jupyter) whose fields follow the glossary of
 :mod:`symq.core.glossary` (``ET``, ``EW``, ``EQ``, ``tail``, ``method``, ``exactness``).
 
+Beside them, the two checks of a mean-field result that :mod:`symq.core.result` does not make
+(its :func:`~symq.core.result.check_probability` and :func:`~symq.core.result.check_tail` are
+called directly): :func:`check_means` (a mean that is not a finite number ``>= 0`` is a
+:class:`~symq.core.errors.NumericalFailure`, CLI exit status 3) and :func:`refined_validity`.
+The refined mean-field estimate ``pi + V/N`` of Gast and Van Houdt (SIGMETRICS 2018,
+Theorem 1) is an expansion in ``1/N`` and need not be a probability vector for small ``N`` at
+high load: that is not a solver failure but the edge of the approximation's domain of validity,
+which the solvers report in the result (fields ``refined_valid`` and ``refined_invalid``)
+instead of refusing the whole solve.
+
 Examples
 --------
 >>> from symq.meanfield import solve_supermarket
 >>> r = solve_supermarket(1, 0.5)
 >>> r.ET, r.EQ
 (2.0, 1.0)
+>>> refined_validity([0.5, 0.25], [10.0, 0.0], N=5)
+(False, 'pi + V/N has component 1 = 2.5 > 1 (N = 5 is too small for the 1/N expansion at this load)')
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
+from symq.core.errors import NumericalFailure
 from symq.core.result import Exactness, ResultBase
 
-__all__ = ["SupermarketFixedPoint", "RefinedJSQ"]
+__all__ = ["SupermarketFixedPoint", "RefinedJSQ", "check_means", "refined_validity", "SLACK"]
+
+#: Round-off allowed outside ``[0, 1]``, on monotonicity and below 0 for a mean.
+SLACK = 1e-9
 
 
 @dataclass(frozen=True)
@@ -145,3 +162,53 @@ class RefinedJSQ(ResultBase):
     exactness: Exactness
     pi_rest: float | None = None
     timings: dict[str, float] = field(default_factory=dict)
+
+
+def check_means(solver: str, **means: Any) -> None:
+    """Every given mean is a finite real number ``>= 0`` (up to round-off)."""
+    for name, value in means.items():
+        v = float(value)
+        if not math.isfinite(v) or v < -SLACK * max(1.0, abs(v)):
+            raise NumericalFailure(f"{solver}: the solver returned the mean {name} = {v!r}, "
+                                   "not a finite number >= 0")
+
+
+def refined_validity(pi: ArrayLike, V: ArrayLike, N: int,  # noqa: N803
+                     ) -> tuple[bool, str]:
+    """Whether ``pi + V/N`` is a valid occupancy: entries in ``[0, 1]``, non-increasing in the level.
+
+    Parameters
+    ----------
+    pi, V : array_like
+        Fixed point and ``1/N`` term, shape ``(K,)`` or ``(K, m)`` (level first).
+    N : int
+        Number of servers.
+
+    Returns
+    -------
+    (bool, str)
+        ``(True, "")`` or ``(False, reason)``; ``reason`` names the first violation.
+    """
+    est = np.asarray(pi, dtype=float) + np.asarray(V, dtype=float) / N
+    if est.ndim == 1:
+        est = est[:, None]
+    if not np.all(np.isfinite(est)):
+        return False, "pi + V/N has a non-finite entry"
+    hint = f"N = {N} is too small for the 1/N expansion at this load"
+    flat_lo = np.unravel_index(int(np.argmin(est)), est.shape)
+    if est[flat_lo] < -SLACK:
+        return False, (f"pi + V/N has component {flat_lo[0] + 1} = {est[flat_lo]:.3g} < 0 ({hint})")
+    flat_hi = np.unravel_index(int(np.argmax(est)), est.shape)
+    if est[flat_hi] > 1.0 + SLACK:
+        return False, (f"pi + V/N has component {flat_hi[0] + 1} = {est[flat_hi]:.3g} > 1 ({hint})")
+    total = est.sum(axis=1)
+    if total.size and total.max() > 1.0 + SLACK:
+        k = int(np.argmax(total))
+        return False, f"pi + V/N has level {k + 1} of total mass {total[k]:.3g} > 1 ({hint})"
+    if est.shape[0] > 1:
+        rise = np.diff(est, axis=0)
+        k, j = np.unravel_index(int(np.argmax(rise)), rise.shape)
+        if rise[k, j] > SLACK:
+            return False, (f"pi + V/N is not monotone: level {k + 2} exceeds level {k + 1} by "
+                           f"{rise[k, j]:.3g} ({hint})")
+    return True, ""

@@ -39,11 +39,10 @@ from symq.core.errors import InvalidParameter, NotConverged, StabilityError, Tru
 from symq.core.parameters import integer_value, real_value
 from symq.core.printing import latex
 from symq.core.resources import require_memory
-from symq.core.result import Exactness
+from symq.core.result import Exactness, check_tail
 
-from .checks import check_means, check_tail, refined_validity
 from .population import PopulationProcess
-from .results import RefinedJSQ, SupermarketFixedPoint
+from .results import RefinedJSQ, SupermarketFixedPoint, check_means, refined_validity
 
 __all__ = [
     "LAM", "check_parameters", "truncation_level", "closed_form_tail", "closed_form_values",
@@ -406,7 +405,7 @@ def solve_supermarket(d: int, lam: float, method: str = "closed form", K: int | 
         exactness = Exactness.NUMERIC
     else:
         raise InvalidParameter("method", method, "'closed form' or 'fixed point'")
-    check_tail("supermarket", tail)
+    check_tail("supermarket", "tail", tail)
     check_means("supermarket", EQ=eq)
     listed, levels, first_left_out = _listed_tail(tail, rest)
     return SupermarketFixedPoint(
@@ -524,7 +523,7 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,  # noqa: N803
                               tail_mass / eq_cf, tol, f"K={K}", "raise K")
     end = time.perf_counter()
     pi, V = fp.x, terms.V  # noqa: N806
-    check_tail("refined-jsq", pi, "pi")
+    check_tail("refined-jsq", "pi", pi)
     eq = float(np.sum(pi))
     check_means("refined-jsq", EQ=eq)
     if not math.isfinite(eq_n):

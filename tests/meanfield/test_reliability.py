@@ -24,7 +24,8 @@ from symq.core.errors import (
 from symq.core.resources import memory_budget
 from symq.meanfield.attained.cavity import attained_bytes
 from symq.meanfield.attained.model import solve_attained_model
-from symq.meanfield.checks import check_means, check_probability, check_tail, refined_validity
+from symq.core.result import check_probability, check_tail
+from symq.meanfield.results import check_means, refined_validity
 from symq.meanfield.jsq_ph import solve_jsq_ph
 from symq.laws import hyper_erlang, hyperexponential2
 from symq.meanfield.population import PopulationProcess
@@ -244,9 +245,9 @@ def test_rates_refuse_text() -> None:
 # ---------------------------------------------------------------- case 7: output checks + CLI
 
 def test_output_checks() -> None:
-    check_tail("t", [1.0, 0.5, 0.5])
+    check_tail("t", "tail", [1.0, 0.5, 0.5])
     with pytest.raises(NumericalFailure, match="increases from 0.5 to 0.6"):
-        check_tail("t", [0.5, 0.6])
+        check_tail("t", "tail", [0.5, 0.6])
     with pytest.raises(NumericalFailure, match=r"p\[0\] = 1.5, outside \[0, 1\]"):
         check_probability("t", "p", [1.5])
     with pytest.raises(NumericalFailure, match="not a finite number"):

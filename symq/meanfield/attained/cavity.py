@@ -59,12 +59,12 @@ from symq.core.errors import InvalidParameter, NotConverged, StabilityError, Tru
 from symq.core.resources import largest_fitting, require_memory
 from symq.core.parameters import integer_value as _integer
 from symq.core.parameters import real_value as _real
-from symq.core.result import Exactness, ResultBase
+from symq.core.result import Exactness, ResultBase, check_probability
 from symq.laws import as_phase_type
 
-from ..checks import check_means, check_probability
 from symq.laws import subgenerator_expm
 from ..probes import probe_polynomial as _hd
+from ..results import check_means
 from ..supermarket import closed_form_values
 from .policies import Policy, get_policy
 
