@@ -22,13 +22,20 @@ from symq.core.result import ResultBase
 
 from .._context import iv, mp, to_global
 from ..transform import RationalLST
-from .enclosures import _hi, _lo, _mid
-from .exact import _exact_data, _rule_hurwitz, _rule_initial_sign
+from .base import lower_end, midpoint, upper_end
+from .exact import exact_data, rule_hurwitz, rule_initial_sign
 from .exponential import gaussian_poles
 from .factorisation import decide_by_factorisation, why_not_exact
 from .neighbour import rational_neighbour
-from .search import _decide, _hunt_witness
-from .verdict import Nonnegativity, _NeedPrecision, _OutOfTime, _precision, _Run, _Verdict
+from .search import decide, hunt_witness
+from .verdict import (
+    Decision,
+    NeedPrecision,
+    Nonnegativity,
+    OutOfTime,
+    Run,
+    at_precision,
+)
 
 __all__ = ["Certificate", "certify"]
 
@@ -106,7 +113,7 @@ class Certificate(ResultBase):
     proof: Any = None
     lst: RationalLST | None = None
     partition: tuple[tuple[Any, Any], ...] = ()
-    neighbour: "Certificate | None" = None
+    neighbour: Certificate | None = None
     neighbour_distance: float | None = None
 
     def verify(self) -> bool:
@@ -227,7 +234,7 @@ def _as_lst(obj: Any) -> RationalLST:
         "a pair (numerator, denominator) of ascending coefficient sequences")
 
 
-def _report(run: _Run) -> dict[str, Any]:
+def _report(run: Run) -> dict[str, Any]:
     poles, mults, residues = [], [], []
 
     def disk(x: Any) -> tuple[complex, float]:
@@ -235,9 +242,9 @@ def _report(run: _Run) -> dict[str, Any]:
             re, im = x.real, x.imag
         else:
             re, im = x, iv.mpf(0)
-        cr, ci = float(_mid(re)), float(_mid(im))
-        dr = max(abs(_lo(re) - cr), abs(_hi(re) - cr))
-        di = max(abs(_lo(im) - ci), abs(_hi(im) - ci))
+        cr, ci = float(midpoint(re)), float(midpoint(im))
+        dr = max(abs(lower_end(re) - cr), abs(upper_end(re) - cr))
+        di = max(abs(lower_end(im) - ci), abs(upper_end(im) - ci))
         return complex(cr, ci), _float_up(mp.sqrt(dr * dr + di * di))
 
     for P in run.poles:
@@ -353,51 +360,51 @@ def _certify(lst: RationalLST, dps: int, max_boxes: int, min_width: float,
     ``exact=False`` (the square-free part handed back by the exact factorisation route) skips
     that route, so that it is never re-entered.
     """
-    ex = _exact_data(lst)
-    verdict: _Verdict | None = None
-    run = _Run(ex, dps, deadline, max_boxes, min_width)
+    ex = exact_data(lst)
+    verdict: Decision | None = None
+    run = Run(ex, dps, deadline, max_boxes, min_width)
     if exact:
         # the square-free part has no touching zero in (0, inf) (factorisation module), so its
         # boxes may shrink to the working precision; max_boxes and the deadline still bound it
         fine = min(min_width, max(10.0 ** -(dps - 8), 1e-300))
         run.sub_certify = lambda sub: _certify(sub, dps, max_boxes, fine, deadline,
                                                time.perf_counter(), exact=False)
-    last: _NeedPrecision | None = None
+    last: NeedPrecision | None = None
     neighbour, distance = None, None
     try:
-        with _precision(run.dps):
-            verdict = _rule_hurwitz(run) or _rule_initial_sign(run)
+        with at_precision(run.dps):
+            verdict = rule_hurwitz(run) or rule_initial_sign(run)
         if verdict is None:
             for factor in (1, 2, 4):
                 run.dps = dps * factor
                 run.boxes = 0
                 run.tail = None
                 try:
-                    with _precision(run.dps):
-                        verdict = _decide(run)
+                    with at_precision(run.dps):
+                        verdict = decide(run)
                     break
-                except _NeedPrecision as exc:
+                except NeedPrecision as exc:
                     last = exc
             if verdict is None:
                 assert last is not None
-                verdict = _Verdict(Nonnegativity.INCONCLUSIVE, last.method,
+                verdict = Decision(Nonnegativity.INCONCLUSIVE, last.method,
                                    reason=f"{last.reason} (tried up to dps={run.dps})")
             if verdict.status is Nonnegativity.INCONCLUSIVE and run.sub_certify is not None:
-                with _precision(run.dps):
+                with at_precision(run.dps):
                     verdict = _exact_fallback(run) or verdict
             if (verdict.status is Nonnegativity.INCONCLUSIVE
                     and verdict.method != "branch and bound"):
                 try:
-                    with _precision(run.dps):
-                        verdict = _hunt_witness(run) or verdict
-                except _OutOfTime:  # keep the reason of the INCONCLUSIVE answer
+                    with at_precision(run.dps):
+                        verdict = hunt_witness(run) or verdict
+                except OutOfTime:  # keep the reason of the INCONCLUSIVE answer
                     pass
             if verdict.status is Nonnegativity.INCONCLUSIVE and exact \
                     and (why := why_not_exact(run)) is not None:
                 verdict.reason = f"{verdict.reason}; {why}"
             elif verdict.status is Nonnegativity.INCONCLUSIVE and exact \
                     and gaussian_poles(ex.factors) is None:
-                with _precision(run.dps):
+                with at_precision(run.dps):
                     found = rational_neighbour(run, lambda near: _certify(
                         near, dps, max_boxes, min_width, deadline, time.perf_counter()))
                 if found is not None:
@@ -409,11 +416,11 @@ def _certify(lst: RationalLST, dps: int, max_boxes: int, min_width: float,
                     verdict.reason = (f"{verdict.reason}; the poles are irrational and no "
                                       "rational neighbour (denominators <= 10^4) lies within "
                                       "1e-10")
-    except _OutOfTime:
+    except OutOfTime:
         budget = "" if deadline is None else f" of {deadline - start:.3g} s"
-        verdict = _Verdict(Nonnegativity.INCONCLUSIVE, "time budget",
+        verdict = Decision(Nonnegativity.INCONCLUSIVE, "time budget",
                            reason=f"time budget{budget} exceeded")
-    with _precision(run.dps):
+    with at_precision(run.dps):
         report = _report(run)
     nonneg_bb = (verdict.status is Nonnegativity.NONNEGATIVE
                  and verdict.method.endswith("branch and bound"))
@@ -436,7 +443,7 @@ def _certify(lst: RationalLST, dps: int, max_boxes: int, min_width: float,
     )
 
 
-def _exact_fallback(run: _Run) -> _Verdict | None:
+def _exact_fallback(run: Run) -> Decision | None:
     """After an INCONCLUSIVE numeric answer: the exact route, also for a square-free G in several
     variables (handed to the numeric stages with boxes down to the working precision)."""
     outcome = decide_by_factorisation(run, run.sub_certify, only_if_informative=False)

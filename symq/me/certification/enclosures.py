@@ -17,60 +17,17 @@ stages use.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import mpmath
-import sympy as sp
 
 from .._context import iv, mp, to_mp
 from ..polynomials import hermite_coefficients, horner, newton_roots, polyroots
-from .verdict import _NeedPrecision
+from .base import ExactData, Pole, iv_rational, lower_end, upper_end
+from .verdict import NeedPrecision
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .exact import _Exact
-
-__all__: list[str] = []
-
-
-# ====================================================================== interval helpers
-def _fr(x: sp.Rational) -> Fraction:
-    return Fraction(int(x.p), int(x.q))
-
-
-def _ivq(q: Fraction) -> Any:
-    """An interval enclosing the rational q."""
-    if q.denominator == 1:
-        return iv.mpf(q.numerator)
-    return iv.mpf(q.numerator) / iv.mpf(q.denominator)
-
-
-def _lo(x: Any) -> mpmath.mpf:
-    return mp.make_mpf(x._mpi_[0])
-
-
-def _hi(x: Any) -> mpmath.mpf:
-    return mp.make_mpf(x._mpi_[1])
-
-
-def _mid(x: Any) -> mpmath.mpf:
-    return (_lo(x) + _hi(x)) / 2
-
-
-def _re(box: Any) -> Any:
-    return box.real if isinstance(box, iv.mpc) else box
-
-
-def _sign(x: Any) -> int | None:
-    """Sign of an exact Fraction, or the certain sign of a real interval (None if unknown)."""
-    if isinstance(x, Fraction):
-        return (x > 0) - (x < 0)
-    if _lo(x) > 0:
-        return 1
-    if _hi(x) < 0:
-        return -1
-    return None
+__all__ = ["attach_coefficients", "enclose_poles"]
 
 
 def _hermite(z: Any, m: int, num: Sequence[Any], den: Sequence[Any]) -> list[Any]:
@@ -86,53 +43,28 @@ def _hermite(z: Any, m: int, num: Sequence[Any], den: Sequence[Any]) -> list[Any
 
 
 # ====================================================================== pole enclosures
-@dataclass
-class _Pole:
-    center: Any  # mpf (real) or mpc (upper half plane representative)
-    radius: mpmath.mpf
-    multiplicity: int
-    real: bool
-    box: Any  # iv.mpf or iv.mpc containing the pole
-    exact: Fraction | None = None  # the pole itself when rational
-    coeffs: list[Any] = field(default_factory=list)  # Hermite coefficients (intervals)
-    exact_coeffs: list[Fraction] | None = None
-
-    @property
-    def weight(self) -> int:
-        """2 for an upper-half-plane pole standing for itself and its conjugate, else 1."""
-        return 1 if self.real else 2
-
-    @property
-    def re_lo(self) -> mpmath.mpf:
-        return _lo(_re(self.box))
-
-    @property
-    def re_hi(self) -> mpmath.mpf:
-        return _hi(_re(self.box))
-
-
 def _disk(center: Any, real: bool, p_iv: list[Any], dp_iv: list[Any], d: int
           ) -> mpmath.mpf | None:
     """Radius 2 d |p(c)|/|p'(c)| (upper bound) of a disk about c holding a root of p."""
     Z = iv.mpf(center) if real else iv.mpc(iv.mpf(center.real), iv.mpf(center.imag))
     P, Q = horner(p_iv, Z), horner(dp_iv, Z)
-    q_low = _lo(abs(Q))
+    q_low = lower_end(abs(Q))
     if not q_low > 0:
         return None
-    return _hi(iv.mpf(2 * d) * iv.mpf(_hi(abs(P))) / iv.mpf(q_low))
+    return upper_end(iv.mpf(2 * d) * iv.mpf(upper_end(abs(P))) / iv.mpf(q_low))
 
 
 def _enclose_factor(p: list[Fraction], mult: int, dps: int, use_polyroots: bool
-                    ) -> list[_Pole] | None:
+                    ) -> list[Pole] | None:
     d = len(p) - 1
-    p_iv = [_ivq(c) for c in p]
+    p_iv = [iv_rational(c) for c in p]
     if d == 1:
         root = -p[0]
         c = to_mp(root)
         radius = _disk(c, True, p_iv, [iv.mpf(1)], 1)
         box = iv.mpf(c) + iv.mpf([-radius, radius])
-        return [_Pole(c, radius, mult, True, box, exact=root)]
-    dp_iv = [_ivq(c * k) for k, c in enumerate(p)][1:]
+        return [Pole(c, radius, mult, True, box, exact=root)]
+    dp_iv = [iv_rational(c * k) for k, c in enumerate(p)][1:]
     try:
         approx = None if use_polyroots else newton_roots(p, dps)
         if approx is None:
@@ -150,7 +82,7 @@ def _enclose_factor(p: list[Fraction], mult: int, dps: int, use_polyroots: bool
             if radius is None:
                 return None
             box = iv.mpf(c) + iv.mpf([-radius, radius])
-            poles.append(_Pole(c, radius, mult, True, box))
+            poles.append(Pole(c, radius, mult, True, box))
             n_real += 1
         elif z.imag > 0:
             radius = _disk(z, False, p_iv, dp_iv, d)
@@ -158,14 +90,14 @@ def _enclose_factor(p: list[Fraction], mult: int, dps: int, use_polyroots: bool
                 return None
             R = iv.mpf([-radius, radius])
             box = iv.mpc(iv.mpf(z.real) + R, iv.mpf(z.imag) + R)
-            poles.append(_Pole(z, radius, mult, False, box))
+            poles.append(Pole(z, radius, mult, False, box))
             n_upper += 1
     if n_real + 2 * n_upper != d:
         return None
     return poles
 
 
-def _disjoint(poles: list[_Pole]) -> bool:
+def _disjoint(poles: list[Pole]) -> bool:
     """Pairwise disjointness of all disks, conjugate images included."""
     disks = []
     for P in poles:
@@ -178,12 +110,12 @@ def _disjoint(poles: list[_Pole]) -> bool:
         for j in range(i + 1, len(disks)):
             cj, rj = disks[j]
             diff = iv.mpc(iv.mpf(ci.real) - iv.mpf(cj.real), iv.mpf(ci.imag) - iv.mpf(cj.imag))
-            if not _lo(abs(diff)) > _hi(iv.mpf(ri) + iv.mpf(rj)):
+            if not lower_end(abs(diff)) > upper_end(iv.mpf(ri) + iv.mpf(rj)):
                 return False
     return True
 
 
-def _enclose_poles(ex: _Exact, dps: int) -> list[_Pole]:
+def enclose_poles(ex: ExactData, dps: int) -> list[Pole]:
     r"""Certified disjoint disks, one per distinct pole (step 2 of the procedure).
 
     Each irreducible factor p of D (degree d, simple roots) gets, for every approximate root
@@ -194,11 +126,11 @@ def _enclose_poles(ex: _Exact, dps: int) -> list[_Pole]:
 
     Raises
     ------
-    _NeedPrecision
+    NeedPrecision
         When the disks cannot be separated at this precision.
     """
     for use_polyroots in (False, True):
-        poles: list[_Pole] = []
+        poles: list[Pole] = []
         ok = True
         for p, mult in ex.factors:
             found = _enclose_factor(p, mult, dps, use_polyroots)
@@ -208,20 +140,20 @@ def _enclose_poles(ex: _Exact, dps: int) -> list[_Pole]:
             poles.extend(found)
         if ok and _disjoint(poles):
             return poles
-    raise _NeedPrecision("pole enclosure", "could not separate the poles by disjoint disks")
+    raise NeedPrecision("pole enclosure", "could not separate the poles by disjoint disks")
 
 
-def _attach_coefficients(ex: _Exact, poles: list[_Pole]) -> None:
+def attach_coefficients(ex: ExactData, poles: list[Pole]) -> None:
     """Hermite coefficients: exact for rational poles, interval enclosures for all."""
-    b_iv = [_ivq(c) for c in ex.b]
-    a_iv = [_ivq(c) for c in ex.a]
+    b_iv = [iv_rational(c) for c in ex.b]
+    a_iv = [iv_rational(c) for c in ex.a]
     for P in poles:
         if P.exact is not None:
             P.exact_coeffs = _hermite(P.exact, P.multiplicity, ex.b, ex.a)
-            P.coeffs = [_ivq(c) for c in P.exact_coeffs]
+            P.coeffs = [iv_rational(c) for c in P.exact_coeffs]
         else:
             P.coeffs = _hermite(P.box, P.multiplicity, b_iv, a_iv)
         for c in P.coeffs:
             parts = (c.real, c.imag) if isinstance(c, iv.mpc) else (c,)
-            if not all(mp.isfinite(_lo(x)) and mp.isfinite(_hi(x)) for x in parts):
-                raise _NeedPrecision("residues", "residue enclosures are not finite")
+            if not all(mp.isfinite(lower_end(x)) and mp.isfinite(upper_end(x)) for x in parts):
+                raise NeedPrecision("residues", "residue enclosures are not finite")

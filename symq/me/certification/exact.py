@@ -1,7 +1,7 @@
 r"""Exact preprocessing and the exact rules of the certifier.
 
 Step 1 and the exact rules of the procedure of :mod:`symq.me.certification`, in rational
-arithmetic on :math:`N/D`: the data every later stage uses (:class:`_Exact`: coefficients,
+arithmetic on :math:`N/D`: the data every later stage uses (:class:`ExactData`: coefficients,
 :math:`f^{(j)}(0)`, factorisation of :math:`D` over :math:`\mathbb{Q}`), the Routh-Hurwitz test,
 and the rules that decide without any search: the sign of the first nonzero derivative at zero,
 all-real poles (rules (a) and (c)), order 3 with a constant numerator (rule (b)) and the exact test
@@ -10,7 +10,6 @@ of a complex pair sharing the dominant real part with a rational pole (rule (d))
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
 
@@ -19,41 +18,32 @@ import sympy as sp
 from .._context import mp
 from ..polynomials import horner, taylor_coefficients
 from ..transform import RationalLST
-from .enclosures import _enclose_poles, _fr, _hi, _lo, _Pole, _sign
-from .intervals import _taylor_enclosure, _taylor_guard
-from .verdict import Nonnegativity, _NeedPrecision, _Run, _Verdict
+from .base import ExactData, Pole, certain_sign, fraction_of, lower_end, upper_end
+from .enclosures import enclose_poles
+from .intervals import taylor_enclosure, taylor_guard
+from .verdict import Decision, NeedPrecision, Nonnegativity, Run
 
-__all__: list[str] = []
+__all__ = ["exact_data", "rule_all_real", "rule_hurwitz", "rule_initial_sign", "rule_order3",
+           "shared_pair_exact"]
 
 
 # ====================================================================== exact data
-@dataclass
-class _Exact:
-    """Exact data of N/D (step 1 of the procedure)."""
-
-    b: list[Fraction]  # numerator, ascending, length n
-    a: list[Fraction]  # denominator, ascending, length n + 1, monic
-    n: int
-    deg_num: int
-    d: list[Fraction]  # f(0), f'(0), ..., f^(n-1)(0)
-    jstar: int
-    factors: list[tuple[list[Fraction], int]]  # irreducible monic factors over Q, multiplicity
-
-
-def _exact_data(lst: RationalLST) -> _Exact:
+def exact_data(lst: RationalLST) -> ExactData:
+    """The exact data of ``lst`` (step 1 of the procedure): coefficients as fractions, the
+    derivatives at zero, the first nonzero one and the factorisation of D over Q."""
     n = lst.order
-    b = [_fr(x) for x in lst.numerator] + [Fraction(0)] * (n - len(lst.numerator))
-    a = [_fr(x) for x in lst.denominator]
+    b = [fraction_of(x) for x in lst.numerator] + [Fraction(0)] * (n - len(lst.numerator))
+    a = [fraction_of(x) for x in lst.denominator]
     deg_num = max(k for k, c in enumerate(b) if c != 0)
-    d = [_fr(x) for x in lst.derivatives_at_zero(n)]
+    d = [fraction_of(x) for x in lst.derivatives_at_zero(n)]
     jstar = next(j for j, v in enumerate(d) if v != 0)  # = n - 1 - deg N (b_{n-1-j} = 0 below)
     _, factor_list = lst.D.factor_list()
     factors = []
     for poly, mult in factor_list:
-        coefficients = [_fr(c) for c in reversed(poly.all_coeffs())]
+        coefficients = [fraction_of(c) for c in reversed(poly.all_coeffs())]
         lead = coefficients[-1]
         factors.append(([c / lead for c in coefficients], int(mult)))
-    return _Exact(b, a, n, deg_num, d, jstar, factors)
+    return ExactData(b, a, n, deg_num, d, jstar, factors)
 
 
 def _routh_hurwitz(a: Sequence[Fraction]) -> bool:
@@ -101,25 +91,25 @@ def _imaginary_axis_gcd(a: Sequence[Fraction]) -> sp.Poly:
     return sp.gcd(poly(re_part), poly(im_part))
 
 # ====================================================================== the exact rules
-def _rule_initial_sign(run: _Run) -> _Verdict | None:
+def rule_initial_sign(run: Run) -> Decision | None:
     r"""Step 1: if the first nonzero :math:`f^{(j)}(0)` is negative, f < 0 near 0.
 
-    The witness is the Taylor-guard length h (pole-free, :func:`_taylor_guard`); its enclosure
+    The witness is the Taylor-guard length h (pole-free, :func:`taylor_guard`); its enclosure
     comes from the Taylor polynomial and the remainder bound.
     """
     ex = run.ex
     if ex.d[ex.jstar] > 0:
         return None
-    h, C, alpha = _taylor_guard(ex)
-    enc = _taylor_enclosure(ex, h, C, alpha)
-    if not _hi(enc) < 0:  # cannot happen mathematically; keep the answer honest
-        return _Verdict(Nonnegativity.INCONCLUSIVE, "f^(j*)(0) < 0",
+    h, C, alpha = taylor_guard(ex)
+    enc = taylor_enclosure(ex, h, C, alpha)
+    if not upper_end(enc) < 0:  # cannot happen mathematically; keep the answer honest
+        return Decision(Nonnegativity.INCONCLUSIVE, "f^(j*)(0) < 0",
                         reason=f"f^({ex.jstar})(0) < 0 but no witness was enclosed")
-    return _Verdict(Nonnegativity.NEGATIVE, "f^(j*)(0) < 0", witness=h,
-                    enclosure=(_lo(enc), _hi(enc)))
+    return Decision(Nonnegativity.NEGATIVE, "f^(j*)(0) < 0", witness=h,
+                    enclosure=(lower_end(enc), upper_end(enc)))
 
 
-def _rule_hurwitz(run: _Run) -> _Verdict | None:
+def rule_hurwitz(run: Run) -> Decision | None:
     r"""Exact Routh-Hurwitz test: a pole with Re >= 0 is not a distribution (step 1).
 
     The transform of a density on :math:`[0, \infty)` is analytic in :math:`\operatorname{Re} s > 0`
@@ -133,16 +123,16 @@ def _rule_hurwitz(run: _Run) -> _Verdict | None:
     else:
         reason = "pole in the right half plane: the transform is not that of a distribution"
     try:
-        poles = _enclose_poles(ex, run.dps)
+        poles = enclose_poles(ex, run.dps)
         worst = max(poles, key=lambda P: P.re_lo)
         run.poles = poles
         reason += f" (pole near {mp.nstr(worst.center, 8)})"
-    except _NeedPrecision:
+    except NeedPrecision:
         pass
-    return _Verdict(Nonnegativity.INVALID, "Routh-Hurwitz test", reason=reason)
+    return Decision(Nonnegativity.INVALID, "Routh-Hurwitz test", reason=reason)
 
 
-def _rule_all_real(run: _Run) -> _Verdict | None:
+def rule_all_real(run: Run) -> Decision | None:
     r"""Exact rules (a) and (c): all poles real.
 
     * constant numerator: f is a convolution of exponential densities (hypoexponential);
@@ -157,25 +147,25 @@ def _rule_all_real(run: _Run) -> _Verdict | None:
     if not all(P.real for P in poles):
         return None
     if ex.deg_num == 0:
-        return _Verdict(Nonnegativity.NONNEGATIVE,
+        return Decision(Nonnegativity.NONNEGATIVE,
                         "all poles real, constant numerator (hypoexponential)")
     signs = []
     for P in poles:
         values = P.exact_coeffs if P.exact_coeffs is not None else P.coeffs
-        signs.append([_sign(v) for v in values])
+        signs.append([certain_sign(v) for v in values])
     if all(sg is not None and sg >= 0 for row in signs for sg in row):
-        return _Verdict(Nonnegativity.NONNEGATIVE, "all poles real, residues positive")
+        return Decision(Nonnegativity.NONNEGATIVE, "all poles real, residues positive")
     if all(P.multiplicity == 1 for P in poles):
         ordered = [sg[0] for _, sg in sorted(zip(poles, signs), key=lambda x: -x[0].center)]
         if any(sg is None or sg == 0 for sg in ordered):
-            raise _NeedPrecision("Descartes sign rule", "residue signs not certain")
+            raise NeedPrecision("Descartes sign rule", "residue signs not certain")
         changes = sum(1 for u, v in zip(ordered, ordered[1:]) if u != v)
         if changes == 1 and ordered[0] > 0 and ex.d[0] >= 0:
-            return _Verdict(Nonnegativity.NONNEGATIVE, "Descartes sign rule")
+            return Decision(Nonnegativity.NONNEGATIVE, "Descartes sign rule")
     return None
 
 
-def _rule_order3(run: _Run) -> _Verdict | None:
+def rule_order3(run: Run) -> Decision | None:
     r"""Exact rule (b): an ME(3) with constant numerator is a density iff the dominant pole is real.
 
     The theorem is derived in derivations/me-pade.md, steps 11-12 (with
@@ -196,11 +186,11 @@ def _rule_order3(run: _Run) -> _Verdict | None:
     q = 2 * a2 ** 3 / 27 - a2 * a1 / 3 + a0
     disc = -4 * p ** 3 - 27 * q ** 2
     if disc >= 0 or q <= 0:
-        return _Verdict(Nonnegativity.NONNEGATIVE, "order 3 constant numerator")
-    return _Verdict(Nonnegativity.INVALID, "order 3 constant numerator",
+        return Decision(Nonnegativity.NONNEGATIVE, "order 3 constant numerator")
+    return Decision(Nonnegativity.INVALID, "order 3 constant numerator",
                     reason="complex dominant pole: f changes sign infinitely often")
 
-def _shared_pair_exact(ex: _Exact, R: _Pole) -> tuple[Fraction, Fraction, Fraction] | None:
+def shared_pair_exact(ex: ExactData, R: Pole) -> tuple[Fraction, Fraction, Fraction] | None:
     r"""Exact test that a complex pair shares the real part of the rational simple pole R.
 
     With :math:`P(u) = D(u - \lambda)` and :math:`Q = P/u`, the poles on the line
@@ -218,7 +208,7 @@ def _shared_pair_exact(ex: _Exact, R: _Pole) -> tuple[Fraction, Fraction, Fracti
     if g.degree() != 2:
         return None
     g = g.monic()
-    coeffs = [_fr(c) for c in reversed(g.all_coeffs())]  # y^2 + c1 y + c0
+    coeffs = [fraction_of(c) for c in reversed(g.all_coeffs())]  # y^2 + c1 y + c0
     if coeffs[1] != 0 or not coeffs[0] < 0:
         return None
     w = -coeffs[0]  # omega^2

@@ -37,7 +37,7 @@ from symq.core.errors import InvalidParameter
 
 from .._context import iv
 from ..transform import RationalLST
-from .enclosures import _ivq
+from .base import iv_rational
 
 __all__: list[str] = []
 
@@ -296,16 +296,16 @@ def enclose_density(terms: ExpTerms, t: Any) -> Any:
     ti = iv.mpf(t)
     total = iv.mpf(0)
     for z, coefficients in terms.coefficients.items():
-        a, b = _ivq(_fraction(z.x)), sp.Rational(z.y)
+        a, b = iv_rational(_fraction(z.x)), sp.Rational(z.y)
         poly_re, poly_im = iv.mpf(0), iv.mpf(0)
         for c in reversed(coefficients):  # Horner in t
-            poly_re = poly_re * ti + _ivq(_fraction(c.x))
-            poly_im = poly_im * ti + _ivq(_fraction(c.y))
+            poly_re = poly_re * ti + iv_rational(_fraction(c.x))
+            poly_im = poly_im * ti + iv_rational(_fraction(c.y))
         envelope = iv.exp(a * ti)
         if b == 0:
             total += poly_re * envelope
         else:
-            angle = _ivq(_fraction(b)) * ti
+            angle = iv_rational(_fraction(b)) * ti
             total += 2 * envelope * (poly_re * iv.cos(angle) - poly_im * iv.sin(angle))
     return total
 

@@ -43,10 +43,21 @@ import sympy as sp
 
 from .._context import mp
 from ..transform import RationalLST
-from .enclosures import _hi, _lo
-from .exponential import (T, U, X, ExpTerms, Substitution, enclose_density, gaussian_poles,
-                          hermite_terms, lst_of_polynomial, substitute, substitution_for)
-from .verdict import Nonnegativity, _precision, _Run, _Verdict
+from .base import lower_end, upper_end
+from .exponential import (
+    ExpTerms,
+    Substitution,
+    T,
+    U,
+    X,
+    enclose_density,
+    gaussian_poles,
+    hermite_terms,
+    lst_of_polynomial,
+    substitute,
+    substitution_for,
+)
+from .verdict import Decision, Nonnegativity, Run, at_precision
 
 __all__ = ["ExactProof"]
 
@@ -266,7 +277,7 @@ def substitution_degree(terms: ExpTerms, sub: Substitution) -> int:
     return max(degree_x, harmonic)
 
 
-def why_not_exact(run: _Run) -> str | None:
+def why_not_exact(run: Run) -> str | None:
     """Why the exact route did not decide a transform with (Gaussian-)rational poles, or None."""
     poles = gaussian_poles(run.ex.factors)
     if poles is None:
@@ -279,7 +290,7 @@ def why_not_exact(run: _Run) -> str | None:
     return None
 
 
-def factorise(run: _Run) -> _Factored | None:
+def factorise(run: Run) -> _Factored | None:
     """The exact factorisation of G, or None when a pole is not (Gaussian) rational, a complex
     pole dominates (the standard path says INVALID) or G would have degree > MAX_DEGREE.
 
@@ -289,7 +300,7 @@ def factorise(run: _Run) -> _Factored | None:
     return run.factored
 
 
-def _factorise(run: _Run) -> _Factored | None:
+def _factorise(run: Run) -> _Factored | None:
     ex = run.ex
     poles = gaussian_poles(ex.factors)
     if poles is None:
@@ -397,20 +408,20 @@ def _negative_points(R: sp.Poly, name: str, sign: int) -> list[sp.Rational]:
     return []
 
 
-def _witness_verdict(fac: _Factored, times: list[mpmath.mpf], run: _Run, method: str
-                     ) -> _Verdict | None:
+def _witness_verdict(fac: _Factored, times: list[mpmath.mpf], run: Run, method: str
+                     ) -> Decision | None:
     for t in times:
         for factor in (1, 2, 4):
-            with _precision(run.dps * factor):
+            with at_precision(run.dps * factor):
                 enc = enclose_density(fac.terms, t)
-                if _hi(enc) < 0:
-                    return _Verdict(Nonnegativity.NEGATIVE, method, witness=t,
-                                    enclosure=(_lo(enc), _hi(enc)))
+                if upper_end(enc) < 0:
+                    return Decision(Nonnegativity.NEGATIVE, method, witness=t,
+                                    enclosure=(lower_end(enc), upper_end(enc)))
     return None
 
 
-def decide_by_factorisation(run: _Run, sub_certify: Callable[..., Any],
-                            only_if_informative: bool = True) -> tuple[_Verdict, ExactProof | None
+def decide_by_factorisation(run: Run, sub_certify: Callable[..., Any],
+                            only_if_informative: bool = True) -> tuple[Decision, ExactProof | None
                                                                        ] | None:
     """The exact decision of the module docstring; None when it does not apply.
 
@@ -427,7 +438,7 @@ def decide_by_factorisation(run: _Run, sub_certify: Callable[..., Any],
     base = f"exact factorisation ({fac.sub.describe()})"
     if name == "":
         if sign > 0:
-            return _Verdict(Nonnegativity.NONNEGATIVE, base), fac.proof
+            return Decision(Nonnegativity.NONNEGATIVE, base), fac.proof
         return None  # f <= 0 everywhere cannot have mass 1; leave it to the standard path
     if name is not None:
         points = _negative_points(rest, name, sign)
@@ -445,9 +456,9 @@ def decide_by_factorisation(run: _Run, sub_certify: Callable[..., Any],
     return _decide_rest(fac, rest, sign, run, sub_certify, base)
 
 
-def _decide_rest(fac: _Factored, rest: sp.Poly, sign: int, run: _Run,
+def _decide_rest(fac: _Factored, rest: sp.Poly, sign: int, run: Run,
                  sub_certify: Callable[..., Any], base: str
-                 ) -> tuple[_Verdict, ExactProof | None] | None:
+                 ) -> tuple[Decision, ExactProof | None] | None:
     """R involves several variables: certify h = x^sigma (sign R)/(1 + u^2)^e numerically."""
     signed = rest * sign
     e = (signed.degree(U) + 1) // 2
@@ -459,7 +470,7 @@ def _decide_rest(fac: _Factored, rest: sp.Poly, sign: int, run: _Run,
         if mass > 0:
             break
     else:
-        return _Verdict(Nonnegativity.INCONCLUSIVE, base,
+        return Decision(Nonnegativity.INCONCLUSIVE, base,
                         reason="no decaying form of the square-free part with positive mass"
                         ), None
     lst = RationalLST.from_expr(sp.cancel(h / mass), sp.Symbol("s"))
@@ -469,14 +480,14 @@ def _decide_rest(fac: _Factored, rest: sp.Poly, sign: int, run: _Run,
         if sign < 0:
             return None
         proof = replace(fac.proof, rest_certificate=cert, rest_transform=(sigma, e))
-        return _Verdict(Nonnegativity.NONNEGATIVE, method), proof
+        return Decision(Nonnegativity.NONNEGATIVE, method), proof
     if cert.status is Nonnegativity.NEGATIVE:
         w = mp.mpf(cert.witness)
         verdict = _witness_verdict(fac, [w, w * (1 + mp.mpf(2) ** -40), w * (1 - mp.mpf(2) ** -40)],
                                    run, method)
         if verdict is not None:
             return verdict, None
-    return _Verdict(Nonnegativity.INCONCLUSIVE, method,
+    return Decision(Nonnegativity.INCONCLUSIVE, method,
                     reason=f"square-free part {sp.sstr(rest.as_expr())}: "
                            f"{cert.status.value} ({cert.reason or cert.method})"), None
 

@@ -2,34 +2,31 @@ r"""Interval evaluation of the density, Taylor guard near zero and tail bounds.
 
 Steps 5-7 of the procedure of :mod:`symq.me.certification`:
 
-* :class:`_Evaluator` encloses :math:`g(t) = e^{-\mu t} f(t)` (the sign of f) and :math:`g'` over
+* :class:`Evaluator` encloses :math:`g(t) = e^{-\mu t} f(t)` (the sign of f) and :math:`g'` over
   an interval of t, from the Hermite coefficient enclosures; clusters of close poles are also
   enclosed in Newton (divided-difference) form and the two enclosures intersected;
-* :func:`_taylor_guard` gives an :math:`h > 0` such that f has the sign of its first nonzero
+* :func:`taylor_guard` gives an :math:`h > 0` such that f has the sign of its first nonzero
   derivative at zero on :math:`(0, h]`, without pole enclosures;
-* :func:`_tail_bound` gives a time T beyond which the dominant pole's term outweighs all others.
+* :func:`tail_bound` gives a time T beyond which the dominant pole's term outweighs all others.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import mpmath
 import numpy as np
 
 from .._context import iv, mp
 from ..polynomials import horner, poly_mul, series_div, taylor_coefficients
-from .enclosures import _Pole, _hi, _ivq, _lo, _mid
+from .base import ExactData, Pole, iv_rational, lower_end, midpoint, upper_end
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .exact import _Exact
-
-__all__: list[str] = []
+__all__ = ["Evaluator", "pole_clusters", "tail_bound", "taylor_enclosure", "taylor_guard"]
 
 
 # ====================================================================== Taylor guard at zero
-def _taylor_guard(ex: _Exact) -> tuple[mpmath.mpf, Any, Any]:
+def taylor_guard(ex: ExactData) -> tuple[mpmath.mpf, Any, Any]:
     r"""A pole-free Taylor bound near zero (step 7 of the procedure).
 
     With the companion realisation :math:`f(t) = c e^{At} e_n` (c = numerator coefficients) and
@@ -59,38 +56,38 @@ def _taylor_guard(ex: _Exact) -> tuple[mpmath.mpf, Any, Any]:
     if not (mp.isfinite(rho) and rho > 0):
         rho = mp.mpf(1)
     R = iv.mpf(rho)
-    last_row = sum((abs(_ivq(ex.a[j])) * R ** (j - n + 1) for j in range(n)), iv.mpf(0))
-    alpha = iv.mpf(max(_hi(R), _hi(last_row)))
-    C = sum((abs(_ivq(ex.b[j])) * R ** (j - n + 1) for j in range(n)), iv.mpf(0))
+    last_row = sum((abs(iv_rational(ex.a[j])) * R ** (j - n + 1) for j in range(n)), iv.mpf(0))
+    alpha = iv.mpf(max(upper_end(R), upper_end(last_row)))
+    C = sum((abs(iv_rational(ex.b[j])) * R ** (j - n + 1) for j in range(n)), iv.mpf(0))
     k = ex.jstar
-    dk = abs(_ivq(ex.d[k]))
+    dk = abs(iv_rational(ex.d[k]))
     h = iv.mpf(1) / alpha
     h2 = iv.mpf(k + 1) * dk / (iv.mpf(6) * C * alpha ** (k + 1))
-    h_lo = min(_lo(h), _lo(h2))
+    h_lo = min(lower_end(h), lower_end(h2))
     return mp.mpf(h_lo), C, alpha
 
 
-def _taylor_enclosure(ex: _Exact, t: mpmath.mpf, C: Any, alpha: Any) -> Any:
+def taylor_enclosure(ex: ExactData, t: mpmath.mpf, C: Any, alpha: Any) -> Any:
     """Interval containing f(t) from the first nonzero Taylor term and the remainder bound."""
     k = ex.jstar
     T = iv.mpf(t)
-    main = _ivq(ex.d[k]) * T ** k / math.factorial(k)
+    main = iv_rational(ex.d[k]) * T ** k / math.factorial(k)
     remainder = C * alpha ** (k + 1) * iv.exp(alpha * T) * T ** (k + 1) / math.factorial(k + 1)
     return main + remainder * iv.mpf([-1, 1])
 
 
 # ====================================================================== interval evaluation
-class _Evaluator:
+class Evaluator:
     r"""Enclosures of :math:`g(t) = e^{-\mu t} f(t)`, which has the sign of f (step 6).
 
     Factoring out the dominant exponential keeps the natural interval extension tight for
     large t (the dominant term becomes an almost constant function of t).  Clusters of close
-    poles (see :func:`_clusters`) are enclosed both term by term and in Newton form, and the
+    poles (see :func:`pole_clusters`) are enclosed both term by term and in Newton form, and the
     two enclosures are intersected.
     """
 
-    def __init__(self, poles: list[_Pole], mu: mpmath.mpf,
-                 clusters: Sequence[tuple[list[_Pole], list[_Pole]]] = ()) -> None:
+    def __init__(self, poles: list[Pole], mu: mpmath.mpf,
+                 clusters: Sequence[tuple[list[Pole], list[Pole]]] = ()) -> None:
         self.mu = mu
         self.M = iv.mpf(mu)
         clustered = {id(P) for members, _ in clusters for P in members}
@@ -98,7 +95,7 @@ class _Evaluator:
         self.clusters = [([self._term(P) for P in members], [self._term(P) for P in newton])
                          for members, newton in clusters]
 
-    def _term(self, P: _Pole) -> tuple[bool, int, Any, list[Any], list[Any]]:
+    def _term(self, P: Pole) -> tuple[bool, int, Any, list[Any], list[Any]]:
         c = P.coeffs
         m = len(c)
         w = P.box - self.M if P.real else iv.mpc(P.box.real - self.M, P.box.imag)
@@ -148,11 +145,11 @@ class _Evaluator:
         g, dg = self.natural(I)
         gm = self.point(m)
         mv = gm + dg * (I - iv.mpf(m))
-        return max(_lo(g), _lo(mv)), gm
+        return max(lower_end(g), lower_end(mv)), gm
 
 
 def _intersect(x: Any, y: Any) -> Any:
-    lo, hi = max(_lo(x), _lo(y)), min(_hi(x), _hi(y))
+    lo, hi = max(lower_end(x), lower_end(y)), min(upper_end(x), upper_end(y))
     if lo > hi:  # both contain the true value, so this cannot happen; stay safe
         return x
     return iv.mpf([lo, hi])
@@ -160,13 +157,13 @@ def _intersect(x: Any, y: Any) -> Any:
 
 def _hull(boxes: Sequence[Any], real: bool) -> Any:
     if real:
-        return iv.mpf([min(_lo(b) for b in boxes), max(_hi(b) for b in boxes)])
-    re = iv.mpf([min(_lo(b.real) for b in boxes), max(_hi(b.real) for b in boxes)])
-    im = iv.mpf([min(_lo(b.imag) for b in boxes), max(_hi(b.imag) for b in boxes)])
+        return iv.mpf([min(lower_end(b) for b in boxes), max(upper_end(b) for b in boxes)])
+    re = iv.mpf([min(lower_end(b.real) for b in boxes), max(upper_end(b.real) for b in boxes)])
+    im = iv.mpf([min(lower_end(b.imag) for b in boxes), max(upper_end(b.imag) for b in boxes)])
     return iv.mpc(re, im)
 
 
-def _rest_denominator(members: list[_Pole], poles: list[_Pole]) -> list[Any]:
+def _rest_denominator(members: list[Pole], poles: list[Pole]) -> list[Any]:
     r"""Interval coefficients of :math:`D(s) / \prod_{members} (s - z_i)` (D is monic)."""
     inside = {id(P) for P in members}
     rest: list[Any] = [iv.mpf(1)]
@@ -191,7 +188,7 @@ def _intersect_any(x: Any, y: Any) -> Any:
     return _intersect(x, y)
 
 
-def _newton_form(members: list[_Pole], poles: list[_Pole], b_iv: list[Any]) -> list[_Pole]:
+def _newton_form(members: list[Pole], poles: list[Pole], b_iv: list[Any]) -> list[Pole]:
     r"""Newton (divided-difference) form of a cluster of close simple poles.
 
     :math:`\sum_i c_i e^{z_i t} = \sum_j \beta_j\, e^{\cdot t}[z_1, \dots, z_j]` with
@@ -233,13 +230,13 @@ def _newton_form(members: list[_Pole], poles: list[_Pole], b_iv: list[Any]) -> l
     for j in range(k):
         box = _hull(Z[: j + 1], real)
         coeffs = [zero] * j + [beta[j] / math.factorial(j)]
-        center = _mid(box) if real else mp.mpc(_mid(box.real), _mid(box.imag))
-        pseudo.append(_Pole(center, mp.mpf(0), j + 1, real, box, coeffs=coeffs))
+        center = midpoint(box) if real else mp.mpc(midpoint(box.real), midpoint(box.imag))
+        pseudo.append(Pole(center, mp.mpf(0), j + 1, real, box, coeffs=coeffs))
     return pseudo
 
 
-def _clusters(poles: list[_Pole], scale: mpmath.mpf, b_iv: list[Any]
-              ) -> list[tuple[list[_Pole], list[_Pole]]]:
+def pole_clusters(poles: list[Pole], scale: mpmath.mpf, b_iv: list[Any]
+              ) -> list[tuple[list[Pole], list[Pole]]]:
     """Groups of simple poles (real with real, upper-half-plane with upper) closer than
     ``0.05 * scale`` to each other (single linkage), with their Newton forms."""
     out = []
@@ -258,7 +255,7 @@ def _clusters(poles: list[_Pole], scale: mpmath.mpf, b_iv: list[Any]
             for j in range(i + 1, len(cands)):
                 if abs(mp.mpc(cands[i].center) - mp.mpc(cands[j].center)) <= tau:
                     parent[find(i)] = find(j)
-        groups: dict[int, list[_Pole]] = {}
+        groups: dict[int, list[Pole]] = {}
         for i, P in enumerate(cands):
             groups.setdefault(find(i), []).append(P)
         for members in groups.values():
@@ -269,8 +266,8 @@ def _clusters(poles: list[_Pole], scale: mpmath.mpf, b_iv: list[Any]
 
 
 # ====================================================================== tail bound
-def _tail_bound(margin: mpmath.mpf, dominant: _Pole, others: list[_Pole], m: int,
-                group: Sequence[_Pole] = ()) -> mpmath.mpf | None:
+def tail_bound(margin: mpmath.mpf, dominant: Pole, others: list[Pole], m: int,
+                group: Sequence[Pole] = ()) -> mpmath.mpf | None:
     r"""T such that the dominant term wins for all t >= T (step 5 of the procedure).
 
     With the dominant real pole :math:`z_1` (multiplicity m, leading Hermite coefficient at
@@ -296,12 +293,12 @@ def _tail_bound(margin: mpmath.mpf, dominant: _Pole, others: list[_Pole], m: int
         delta = dominant.re_lo - P.re_hi
         if not delta > 0:
             return None
-        mags = [iv.mpf(_hi(abs(c))) * P.weight for c in P.coeffs]
+        mags = [iv.mpf(upper_end(abs(c))) * P.weight for c in P.coeffs]
         for j in range(len(mags)):
             if j - m + 1 > 0:
                 t_min = max(t_min, mp.mpf(j - m + 1) / delta)
         terms.append((iv.mpf(delta), mags))
-    own = [iv.mpf(_hi(abs(c))) for c in dominant.coeffs[: m - 1]]
+    own = [iv.mpf(upper_end(abs(c))) for c in dominant.coeffs[: m - 1]]
     half = margin / 2
 
     def S(T: mpmath.mpf) -> mpmath.mpf:
@@ -313,11 +310,11 @@ def _tail_bound(margin: mpmath.mpf, dominant: _Pole, others: list[_Pole], m: int
             E = iv.exp(-delta * TT)
             for j, c in enumerate(mags):
                 total += c * TT ** (j - m + 1) * E
-        return _hi(total)
+        return upper_end(total)
 
     if not terms and not own:
         return mp.mpf(0)
-    deltas = [_lo(dl) for dl, _ in terms]
+    deltas = [lower_end(dl) for dl, _ in terms]
     T = max(t_min, 1 / min(deltas) if deltas else mp.mpf(1), mp.mpf(2) ** -20)
     for _ in range(400):
         if S(T) <= half:

@@ -21,10 +21,10 @@ import sympy as sp
 from symq.core.errors import SymqError
 
 from .._context import mp
+from .base import midpoint
 from .exponential import TIME as t
 from .exponential import laplace_of
-from .enclosures import _mid
-from .verdict import _Run
+from .verdict import Run
 
 __all__: list[str] = []
 
@@ -41,7 +41,7 @@ def _simplest(x: Any, max_denominator: int, tolerance: float) -> tuple[Fraction,
     return None
 
 
-def rational_neighbour(run: _Run, certify_exact: Callable[[Any], Any],
+def rational_neighbour(run: Run, certify_exact: Callable[[Any], Any],
                        max_denominator: int = 10 ** 4, tolerance: float = 1e-10
                        ) -> tuple[Any, float] | None:
     """The certificate of the rounded transform and the largest relative rounding, or None.
@@ -57,7 +57,7 @@ def rational_neighbour(run: _Run, certify_exact: Callable[[Any], Any],
         rounded = [_simplest(v, max_denominator, tolerance) for v in values]
         coefficients = []
         for c in P.coeffs:
-            parts = [_mid(c)] if P.real else [_mid(c.real), _mid(c.imag)]
+            parts = [midpoint(c)] if P.real else [midpoint(c.real), midpoint(c.imag)]
             coefficients.append([_simplest(v, max_denominator, tolerance) for v in parts])
         if any(r is None for r in rounded) or any(r is None for row in coefficients for r in row):
             return None

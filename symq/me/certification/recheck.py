@@ -26,12 +26,12 @@ from __future__ import annotations
 from typing import Any
 
 from .._context import mp
-from .enclosures import _hi, _lo
-from .exact import _exact_data, _rule_hurwitz, _rule_initial_sign
+from .base import lower_end, upper_end
+from .enclosures import attach_coefficients, enclose_poles
+from .exact import exact_data, rule_hurwitz, rule_initial_sign
 from .exponential import enclose_density, gaussian_poles, hermite_terms
-from .search import _decide, _evaluation_terms
-from .enclosures import _attach_coefficients, _enclose_poles
-from .verdict import Nonnegativity, _NeedPrecision, _precision, _Run
+from .search import decide, evaluation_terms
+from .verdict import NeedPrecision, Nonnegativity, Run, at_precision
 
 __all__ = ["recheck"]
 
@@ -42,20 +42,20 @@ def recheck(cert: Any) -> bool:
         return False
     if cert.proof is not None:  # an exact proof is a proof of NONNEGATIVE
         return cert.status is Nonnegativity.NONNEGATIVE and bool(cert.proof.verify(cert.lst))
-    ex = _exact_data(cert.lst)
-    run = _Run(ex, cert.dps, None, max(cert.boxes, 1), 1e-300)
+    ex = exact_data(cert.lst)
+    run = Run(ex, cert.dps, None, max(cert.boxes, 1), 1e-300)
     try:
-        with _precision(cert.dps):
+        with at_precision(cert.dps):
             if cert.status is Nonnegativity.NEGATIVE:
                 return _negative_value(run, cert.witness, cert.enclosure)
             run.replay = tuple((mp.mpf(a), mp.mpf(b)) for a, b in cert.partition)
-            verdict = _rule_hurwitz(run) or _rule_initial_sign(run) or _decide(run)
-    except _NeedPrecision:
+            verdict = rule_hurwitz(run) or rule_initial_sign(run) or decide(run)
+    except NeedPrecision:
         return False
     return verdict.status is cert.status and verdict.method == cert.method
 
 
-def _negative_value(run: _Run, witness: Any, enclosure: Any) -> bool:
+def _negative_value(run: Run, witness: Any, enclosure: Any) -> bool:
     """A fresh enclosure of f(witness) is negative and meets the stated one, which is < 0."""
     if witness is None or not witness > 0 or enclosure is None:
         return False
@@ -67,8 +67,8 @@ def _negative_value(run: _Run, witness: Any, enclosure: Any) -> bool:
     if poles is not None:
         fresh = enclose_density(hermite_terms(run.ex.b, run.ex.a, poles), t)
     else:
-        run.poles = _enclose_poles(run.ex, run.dps)
-        _attach_coefficients(run.ex, run.poles)
+        run.poles = enclose_poles(run.ex, run.dps)
+        attach_coefficients(run.ex, run.poles)
         mu = max(P.re_lo for P in run.poles)
-        fresh = _evaluation_terms(run, mp.mpf(mu))[0].f_point(t)
-    return bool(_hi(fresh) < 0 and _lo(fresh) <= hi and lo <= _hi(fresh))
+        fresh = evaluation_terms(run, mp.mpf(mu))[0].f_point(t)
+    return bool(upper_end(fresh) < 0 and lower_end(fresh) <= hi and lo <= upper_end(fresh))

@@ -1,9 +1,9 @@
 """The vocabulary of the certifier: verdicts, control-flow signals and the state of one run.
 
-Shared by the stages of :mod:`symq.me.certification`: each rule returns a :class:`_Verdict` (or
-None when it does not apply), raises :class:`_NeedPrecision` when its numeric step cannot be
+Shared by the stages of :mod:`symq.me.certification`: each rule returns a :class:`Decision` (or
+None when it does not apply), raises :class:`NeedPrecision` when its numeric step cannot be
 decided at the current precision (:func:`~symq.me.certification.certify` then retries at 2x and 4x
-the digits), and checks the wall-time budget through :meth:`_Run.check_time`.
+the digits), and checks the wall-time budget through :meth:`Run.check_time`.
 """
 
 from __future__ import annotations
@@ -12,15 +12,12 @@ import enum
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from .._context import working_dps
+from .base import ExactData, Pole
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .enclosures import _Pole
-    from .exact import _Exact
-
-__all__ = ["Nonnegativity"]
+__all__ = ["Decision", "NeedPrecision", "Nonnegativity", "OutOfTime", "Run", "at_precision"]
 
 
 class Nonnegativity(str, enum.Enum):
@@ -35,7 +32,7 @@ class Nonnegativity(str, enum.Enum):
         return self.value
 
 
-class _NeedPrecision(Exception):
+class NeedPrecision(Exception):
     """A numeric step could not be decided at the current precision."""
 
     def __init__(self, method: str, reason: str) -> None:
@@ -44,12 +41,12 @@ class _NeedPrecision(Exception):
         self.reason = reason
 
 
-class _OutOfTime(Exception):
-    pass
+class OutOfTime(Exception):
+    """The wall-time budget of a certification ran out (raised by :meth:`Run.check_time`)."""
 
 
 @contextmanager
-def _precision(dps: int) -> Iterator[None]:
+def at_precision(dps: int) -> Iterator[None]:
     """Run a block at ``dps`` digits in the calling thread's private real and interval contexts.
 
     ``mp`` and ``iv`` below resolve to those contexts; mpmath's global context is not touched.
@@ -59,15 +56,15 @@ def _precision(dps: int) -> Iterator[None]:
 
 
 @dataclass
-class _Run:
+class Run:
     """Mutable state of one certification (report data, limits)."""
 
-    ex: _Exact
+    ex: ExactData
     dps: int
     deadline: float | None
     max_boxes: int
     min_width: float
-    poles: list["_Pole"] = field(default_factory=list)
+    poles: list[Pole] = field(default_factory=list)
     boxes: int = 0
     tail: float | None = None
     #: certifies another transform under the same limits (for the square-free part of G)
@@ -84,12 +81,17 @@ class _Run:
     replay: tuple[tuple[Any, Any], ...] | None = None
 
     def check_time(self) -> None:
+        """Raise :class:`OutOfTime` past the deadline."""
         if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise _OutOfTime
+            raise OutOfTime
 
 
 @dataclass
-class _Verdict:
+class Decision:
+    """The answer of one stage: the status, the rule or stage that gave it (``method``), why
+    (for INCONCLUSIVE and INVALID), a witness t with an enclosure of f(t) (for NEGATIVE) and the
+    exact route's proof when there is one."""
+
     status: Nonnegativity
     method: str
     reason: str | None = None
