@@ -27,7 +27,8 @@ Examples
 >>> approximate_point_error(a, "==", 2.0000001, Tolerance(relative=1e-9), 1, point_error)
 Traceback (most recent call last):
 ...
-symq.core.errors.Inconclusive: the left side = 2.0 ± 1.0e-6 (a test): its error bar is too wide for the tolerance (the error at the point lies between 0 and 5.5e-07, the bound is 1e-09)
+symq.core.errors.Inconclusive: the left side = 2.0 ± 1.0e-6 (a test): its error bar is too wide
+for the tolerance (the error at the point lies between 0 and 5.5e-07, the bound is 1e-09)
 """
 
 from __future__ import annotations

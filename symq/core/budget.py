@@ -21,7 +21,7 @@ import contextlib
 import signal
 import threading
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 from .errors import DerivationTimeout, InvalidParameter
 

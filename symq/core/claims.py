@@ -192,8 +192,8 @@ class Verdict(MarkdownDisplay):
     def explanation(self) -> str:
         """Several lines a referee reads: what was compared, where, the worst point with both
         values, the tolerance, the evidence, the counterexample and where the claim holds."""
-        flag = (f" (UNEXPECTED: symq expects it to {'fail' if self.expected is Status.FAILS else 'hold'})"
-                if self.unexpected else "")
+        expected = "fail" if self.expected is Status.FAILS else "hold"
+        flag = f" (UNEXPECTED: symq expects it to {expected})" if self.unexpected else ""
         lines = [f"{self.paper}: {self.claim}: {self.status}{flag}"]
         if self.source:
             lines.append(f"  source: {self.source}")

@@ -4,8 +4,9 @@
 vectorised over numpy arrays (``backend="numpy"``), evaluated at arbitrary precision
 (``backend="mpmath"``), or compiled to machine code by numba (``backend="numba"``: the
 expression is lambdified to the ``math`` module and ``numba.njit``-ed, so that simulation and
-value-iteration kernels call the declared formula instead of a hand-typed copy).  The result exposes the generated Python ``source`` and is
-cached per (expressions, arguments, backend), so models may call ``compile`` freely.
+value-iteration kernels call the declared formula instead of a hand-typed copy).  The result
+exposes the generated Python ``source`` and is cached per (expressions, arguments, backend), so
+models may call ``compile`` freely.
 
 A symbol whose name the generated code needs for something else (a parameter or a sum index
 called ``mpf``, ``exp``, ``numpy``, ``math``, ``x0``, a Python keyword ...) is renamed to a
@@ -108,7 +109,8 @@ def _large_power(expr: sp.Expr) -> bool:
 
 def _as_symbol(arg: Any) -> sp.Basic:
     symbol = getattr(arg, "symbol", arg)  # accept a Parameter
-    if not isinstance(symbol, (sp.Symbol, sp.Indexed, sp.IndexedBase, sp.Function, sp.MatrixSymbol)):
+    if not isinstance(symbol, (sp.Symbol, sp.Indexed, sp.IndexedBase, sp.Function,
+                               sp.MatrixSymbol)):
         raise SymqError(f"compile: argument {arg!r} is not a sympy symbol or a Parameter")
     return symbol
 
@@ -187,7 +189,8 @@ class CompiledFunction(MarkdownDisplay):
                 return self._call_mpmath(values)
         if self.backend == "numba":
             return self._call_numba(values)
-        arrays = [np.asarray(v, dtype=float) if not isinstance(v, np.ndarray) else v for v in values]
+        arrays = [np.asarray(v, dtype=float) if not isinstance(v, np.ndarray) else v
+                  for v in values]
         out = self._func(*arrays)
         shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
         if self.single:
@@ -326,7 +329,8 @@ def compile(exprs: sp.Expr | Iterable[sp.Expr], args: Iterable[Any], backend: st
     arg_tuple = tuple(_as_symbol(a) for a in args)
     free = set().union(*(e.free_symbols for e in expr_tuple))
     missing = free - set(arg_tuple)
-    missing = {s for s in missing if not any(s in getattr(a, "free_symbols", set()) for a in arg_tuple)}
+    missing = {s for s in missing
+               if not any(s in getattr(a, "free_symbols", set()) for a in arg_tuple)}
     if missing:
         raise SymqError(
             "compile: expression depends on symbols not given as arguments: "

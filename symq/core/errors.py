@@ -155,7 +155,8 @@ class TruncationError(NotConverged):
 
 
 class UnknownName(SymqError, KeyError):
-    """A model, paper or option name that symq does not know; the message lists the valid choices."""
+    """A model, paper or option name that symq does not know; the message lists the valid
+    choices."""
 
     def __init__(self, kind: str, name: str, choices: list[str] | tuple[str, ...]) -> None:
         self.kind = kind

@@ -19,8 +19,9 @@ brackets): ``atanh(x)`` (-1 < x < 1), ``asinh(x)``, ``acosh(x)`` (x >= 1), ``pol
 branch W_0, z >= -1/e), ``beta(a, b)`` and ``zeta(s)`` (Riemann's, s != 1).  A special function
 of numbers is folded at :data:`FOLD_DIGITS` digits when the formula is parsed and refused, with
 its domain, when it is not a finite real number (``atanh(2)``); of variables, it is evaluated at
-50 digits at each point and the point is undecided outside the domain.  :func:`parse_relation` reads a claim ``lhs == rhs`` (or ``<=``, ``>=``, ``<``,
-``>``, ``->`` for a limit) into its two sides.  The sympy expression is built from the tree by this
+50 digits at each point and the point is undecided outside the domain.  :func:`parse_relation`
+reads a claim ``lhs == rhs`` (or ``<=``, ``>=``, ``<``, ``>``, ``->`` for a limit) into its two
+sides.  The sympy expression is built from the tree by this
 module; the text is never given to ``eval``, ``exec``, ``sympify`` or ``parse_expr``.  The size of
 the text, the number of nodes, the nesting depth and the height of exponent towers are bounded,
 and constant powers are folded only when their result is small, so no formula can hang the parser
@@ -54,21 +55,29 @@ Examples
 >>> parse_formula("a", "().__class__", ("w",))
 Traceback (most recent call last):
 ...
-symq.core.errors.InvalidParameter: parameter a='().__class__' must be an expression in w (attribute access (.__class__) is not allowed)
+symq.core.errors.InvalidParameter: parameter a='().__class__' must be an expression in w
+(attribute access (.__class__) is not allowed)
 """
 
 from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import sympy as sp
 
 from .errors import InvalidParameter
-from .formula_special import (MAX_SPECIAL_PARAMETER, PARAMETER_ARGUMENTS, SPECIAL_FUNCTIONS,
-                              SPECIAL_SYMPY, fold_special, function_domains)
+from .formula_special import (
+    MAX_SPECIAL_PARAMETER,
+    PARAMETER_ARGUMENTS,
+    SPECIAL_FUNCTIONS,
+    SPECIAL_SYMPY,
+    fold_special,
+    function_domains,
+)
 from .precision import working_dps
 
 __all__ = ["parse_formula", "parse_relation", "Relation", "RELATIONS", "FUNCTIONS", "CONSTANTS",
@@ -463,7 +472,8 @@ def parse_formula(name: str, text: str, symbols: tuple[str, ...], *, sums: bool 
     >>> parse_formula("a", "x*w", ("w",))
     Traceback (most recent call last):
     ...
-    symq.core.errors.InvalidParameter: parameter a='x*w' must be an expression in w (unknown name x; names allowed: w, pi, E)
+    symq.core.errors.InvalidParameter: parameter a='x*w' must be an expression in w
+    (unknown name x; names allowed: w, pi, E)
     """
     domain = "an expression in " + ", ".join(symbols) if symbols else "a constant expression"
     if not isinstance(text, str):
@@ -571,7 +581,8 @@ def parse_relation(name: str, text: str, symbols: tuple[str, ...], *, sums: bool
     >>> parse_relation("statement", "x < 1 < y", ("x", "y"))
     Traceback (most recent call last):
     ...
-    symq.core.errors.InvalidParameter: parameter statement='x < 1 < y' must be a relation lhs OP rhs with OP one of ==, <=, >=, <, >, -> (one relation, not 2)
+    symq.core.errors.InvalidParameter: parameter statement='x < 1 < y' must be a relation lhs OP rhs
+    with OP one of ==, <=, >=, <, >, -> (one relation, not 2)
     """
     domain = "a relation lhs OP rhs with OP one of " + ", ".join(RELATIONS)
     if not isinstance(text, str):

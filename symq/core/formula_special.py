@@ -42,9 +42,10 @@ __all__ = [
 _BRANCH_DIGITS = 60
 
 #: The special functions of papers (besides gamma, erf): the real domain of each, as stated in
-#: error messages; a call of numbers is folded by :func:`fold_special` and refused outside it.  ``lambertw`` is the principal branch W_0 (real for z >= -1/e, W_0 >= -1;
-#: DLMF 4.13); ``hyp2f1(a, b, c, z)`` is Gauss's function (DLMF 15.2), ``polylog(s, z)`` Li_s(z)
-#: (DLMF 25.12), ``beta(a, b) = gamma(a) gamma(b)/gamma(a + b)`` (DLMF 5.12), ``zeta(s)``
+#: error messages; a call of numbers is folded by :func:`fold_special` and refused outside it.
+#: ``lambertw`` is the principal branch W_0 (real for z >= -1/e, W_0 >= -1; DLMF 4.13);
+#: ``hyp2f1(a, b, c, z)`` is Gauss's function (DLMF 15.2), ``polylog(s, z)`` Li_s(z) (DLMF 25.12),
+#: ``beta(a, b) = gamma(a) gamma(b)/gamma(a + b)`` (DLMF 5.12), ``zeta(s)``
 #: Riemann's (DLMF 25.2).
 SPECIAL_FUNCTIONS: dict[str, str] = {
     "atanh": "-1 < x < 1", "asinh": "every real x", "acosh": "x >= 1",

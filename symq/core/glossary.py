@@ -12,7 +12,7 @@ domain shares.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 __all__ = ["GLOSSARY", "RETIRED", "retired_names"]
 

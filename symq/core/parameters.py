@@ -22,9 +22,10 @@ from __future__ import annotations
 import math
 import numbers
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -312,7 +313,7 @@ class IntegerAtLeast(Domain):
                 raise InvalidParameter(name, text, self.describe(), "not an integer") from None
             top = self.maximum if self.maximum is not None else _LARGEST_INTEGER
             if exact > top:
-                raise InvalidParameter(name, text, self.describe(), f"at most {top}")
+                raise InvalidParameter(name, text, self.describe(), f"at most {top}") from None
             value = int(exact)
         return self.coerce(name, value)
 
@@ -399,7 +400,8 @@ class RationalVector(Domain):
 
     def describe(self) -> str:
         kind = "positive numbers" if self.positive else "finite numbers"
-        size = "a non-empty vector" if self.min_length <= 1 else f"a vector of at least {self.min_length}"
+        size = ("a non-empty vector" if self.min_length <= 1
+                else f"a vector of at least {self.min_length}")
         return f"{size} of {kind} (decimals or fractions such as 2/3)"
 
     def _entry(self, name: str, value: Any, index: int, whole: Any) -> sp.Rational:

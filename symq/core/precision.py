@@ -19,8 +19,9 @@ Examples
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import mpmath
 from mpmath.ctx_iv import MPIntervalContext

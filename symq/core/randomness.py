@@ -7,7 +7,6 @@ gives the same result; parallel work uses ``SeedSequence.spawn`` (see :mod:`symq
 from __future__ import annotations
 
 import numbers
-from typing import Union
 
 import numpy as np
 
@@ -15,7 +14,7 @@ from .errors import InvalidParameter
 
 __all__ = ["RngLike", "as_generator"]
 
-RngLike = Union[None, int, np.random.SeedSequence, np.random.Generator]
+RngLike = None | int | np.random.SeedSequence | np.random.Generator
 
 
 def as_generator(rng: RngLike) -> np.random.Generator:

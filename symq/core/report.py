@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as _dt
 import platform
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .claims import Status, Verdict
 from .derivation import Derivation
@@ -68,8 +68,8 @@ def verdict_table(verdicts: Sequence[Verdict], markdown: bool = False) -> str:
     lines += [fmt.format(*row) for row in rows]
     counts = {s: sum(v.status is s for v in verdicts) for s in Status}
     lines.append("")
-    lines.append(f"{len(verdicts)} claims: {counts[Status.HOLDS]} hold, {counts[Status.FAILS]} fail, "
-                 f"{counts[Status.INCONCLUSIVE]} inconclusive")
+    lines.append(f"{len(verdicts)} claims: {counts[Status.HOLDS]} hold, "
+                 f"{counts[Status.FAILS]} fail, {counts[Status.INCONCLUSIVE]} inconclusive")
     refuted = [v.claim for v in verdicts if v.status is Status.FAILS and v.expected is Status.FAILS]
     if refuted:
         lines.append(f"refuted as symq expects (a finding, not a bug): {'; '.join(refuted)}")
@@ -105,7 +105,7 @@ def write_report(directory: str | Path, verdicts: Sequence[Verdict],
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     titles = titles or {}
-    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = ["# symq check report", "",
              f"Generated {now} with Python {platform.python_version()}.", "",
              "## Verdicts", "", verdict_table(verdicts, markdown=True), ""]

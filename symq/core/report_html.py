@@ -20,8 +20,8 @@ import datetime as _dt
 import html
 import platform
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from .claims import Status, Verdict, pair_text, points_table
 from .derivation import Derivation
@@ -75,7 +75,7 @@ def math_to_mathml(tex: str, display: bool) -> str:
 
     try:
         return convert(tex.strip(), display="block" if display else "inline")
-    except Exception:  # the converter's own exceptions have no common base class
+    except Exception:  # noqa: BLE001 - the converter's own exceptions have no common base class
         escaped = html.escape(tex.strip())
         return f'<code class="tex">{escaped}</code>' if not display else \
             f'<pre class="tex">{escaped}</pre>'
@@ -254,7 +254,7 @@ def write_html_report(directory: str | Path, verdicts: Sequence[Verdict],
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     titles, citations = titles or {}, citations or {}
-    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     counts = {kind: 0 for kind in _LEGEND}
     for v in verdicts:
         counts[verdict_row_class(v)] += 1

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from .errors import ResourceLimit
 
@@ -135,7 +135,8 @@ def require_memory(name: str, value: object, nbytes: float, *, what: str = "",
     >>> require_memory("n", 10**15, 8e15, what="1e15 floats", limit="at most 1e9")
     Traceback (most recent call last):
     ...
-    symq.core.errors.ResourceLimit: parameter n=1000000000000000 must be at most 1e9 (it needs 1e15 floats (7.11 PiB) of a budget of ...)
+    symq.core.errors.ResourceLimit: parameter n=1000000000000000 must be at most 1e9
+    (it needs 1e15 floats (7.11 PiB) of a budget of ...)
     """
     budget = memory_budget()
     if math.isfinite(nbytes) and nbytes <= budget:

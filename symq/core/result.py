@@ -141,7 +141,8 @@ class Result(MarkdownDisplay):
         return markdown(f"**{self.model}** ({params}): {self.method}, {self.exactness}", rows)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable form: ``{"model", "params", "results", "method", "exactness", "timings"}``."""
+        """JSON-serialisable form: ``{"model", "params", "results", "method", "exactness",
+        "timings"}``."""
         return {
             "model": self.model,
             "params": to_jsonable(self.params),
@@ -265,7 +266,8 @@ class ResultBase(MarkdownDisplay):
                     value, (list, tuple)) else sp.Tuple(*value)))
             elif isinstance(value, Mapping) and any(is_formula(v) for v in value.values()):
                 formulas += [(f"`{name}.{k}`", v) for k, v in value.items()]
-            elif isinstance(getattr(value, "expr", None), sp.Basic) and hasattr(value, "_repr_latex_"):
+            elif (isinstance(getattr(value, "expr", None), sp.Basic)
+                  and hasattr(value, "_repr_latex_")):
                 formulas.append((labels.get(name, f"`{name}`"), value.expr))  # e.g. a RationalLST
             else:
                 rows.append((name, value))

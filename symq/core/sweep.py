@@ -1,9 +1,10 @@
 """Parameter sweeps: grids of parameter points evaluated serially, on local processes or on Dask.
 
 A sweep calls ``func(point, rng)`` once per point.  Task ``i`` receives its own
-:class:`numpy.random.Generator` built from ``numpy.random.SeedSequence(seed).spawn(len(points))[i]``,
-so that a sweep with a given seed returns the same results whatever the backend (serial, process
-pool, Dask cluster) and the number of workers, and that the tasks draw independent streams.
+:class:`numpy.random.Generator` built from
+``numpy.random.SeedSequence(seed).spawn(len(points))[i]``, so that a sweep with a given seed
+returns the same results whatever the backend (serial, process pool, Dask cluster) and the number
+of workers, and that the tasks draw independent streams.
 
 Backends
 --------
@@ -11,7 +12,8 @@ Backends
 * local processes: the default, :class:`concurrent.futures.ProcessPoolExecutor` with
   ``processes`` workers (``os.cpu_count()`` by default);
 * Dask: ``scheduler=`` a scheduler address such as ``"tcp://host:8786"``, a
-  ``dask.distributed.Client`` or a Dask cluster object.  Requires ``pip install "symq[distributed]"``.
+  ``dask.distributed.Client`` or a Dask cluster object.  Requires
+  ``pip install "symq[distributed]"``.
   It never waits forever: see :mod:`symq.core.sweep_dask`.
 
 For the process and Dask backends ``func`` must be picklable: a module-level function or a
@@ -290,7 +292,8 @@ def _spawn(seed: Any, count: int) -> list[np.random.SeedSequence]:
         seed_sequence = seed.bit_generator.seed_seq
         if not isinstance(seed_sequence, np.random.SeedSequence):
             raise InvalidParameter(
-                "seed", seed, "None, an int, a SeedSequence or a Generator built from a SeedSequence"
+                "seed", seed,
+                "None, an int, a SeedSequence or a Generator built from a SeedSequence"
             )
         return seed_sequence.spawn(count)
     if isinstance(seed, np.random.SeedSequence):
@@ -306,7 +309,7 @@ def _spawn(seed: Any, count: int) -> list[np.random.SeedSequence]:
 def _check_picklable(func: Callable[..., Any], backend: str) -> None:
     try:
         pickle.dumps(func)
-    except Exception as exc:  # pickle raises PicklingError, AttributeError or TypeError
+    except Exception as exc:  # noqa: BLE001 - pickle raises PicklingError, AttributeError, TypeError
         raise InvalidParameter(
             "func",
             func,
@@ -449,7 +452,8 @@ def sweep(
         raise InvalidParameter("processes", processes, "None or an integer >= 1")
     if isinstance(connect_timeout, bool) or not isinstance(connect_timeout, numbers.Real) \
             or not 0 < float(connect_timeout) <= 3600:
-        raise InvalidParameter("connect_timeout", connect_timeout, "a number of seconds in (0, 3600]")
+        raise InvalidParameter("connect_timeout", connect_timeout,
+                               "a number of seconds in (0, 3600]")
     seeds = _spawn(seed, len(point_list))
 
     start = time.perf_counter()

@@ -41,8 +41,8 @@ _POLL, _HEALTH = 0.05, 0.5
 class SweepIncomplete(SchedulerUnreachable):
     """A Dask sweep lost its scheduler (or all its workers) after some points had finished.
 
-    ``partial`` is a :class:`~symq.core.sweep_result.SweepResult` holding the finished points only, in
-    the order of the sweep; ``lost`` is the number of points without a result (CLI exit
+    ``partial`` is a :class:`~symq.core.sweep_result.SweepResult` holding the finished points
+    only, in the order of the sweep; ``lost`` is the number of points without a result (CLI exit
     status 3).
     """
 

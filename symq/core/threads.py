@@ -9,10 +9,10 @@ threads and 0.3 s with one, and 1,000 calls of ``scipy.linalg.expm`` on a 4 x 4 
 10 ms (``benchmarks/bench_blas_threads.py``; the same values either way).
 
 :func:`limit_blas_threads` limits the BLAS libraries loaded in the process to one thread (or
-``n``) for the duration of a call, through threadpoolctl's :class:`threadpoolctl.ThreadpoolController`,
-and restores the libraries' own settings afterwards.  It is a context manager and a decorator;
-:meth:`symq.core.registry.ModelSpec.run` (``symq solve``, ``symq sweep``, the models of claims
-files) and ``symq check`` run under it.
+``n``) for the duration of a call, through threadpoolctl's
+:class:`threadpoolctl.ThreadpoolController`, and restores the libraries' own settings
+afterwards.  It is a context manager and a decorator; :meth:`symq.core.registry.ModelSpec.run`
+(``symq solve``, ``symq sweep``, the models of claims files) and ``symq check`` run under it.
 
 - **Nested calls are cheap**: the outermost call sets the limit, the calls inside it only count
   (no library is asked again), and the last one out restores the settings.  The outermost limit
@@ -198,7 +198,7 @@ def limit_blas_threads(threads: int | None = None) -> BlasThreadLimit:
     -----
     Inside another call of :func:`limit_blas_threads` (of any thread of the process) nothing
     is asked of the libraries: the outermost limit holds, until the outermost call of the
-    thread that set it leaves.  The libraries' settings after that call are those before it.  OpenMP runtimes, and so numba's threads, are not
-    touched.
+    thread that set it leaves.  The libraries' settings after that call are those before it.
+    OpenMP runtimes, and so numba's threads, are not touched.
     """
     return BlasThreadLimit(threads)
