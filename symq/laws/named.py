@@ -3,29 +3,36 @@ r"""Named job-size laws with a given mean and squared coefficient of variation (
 Registered models that take a job-size law by name (``sizes=h2 mean=1 scv=4`` on the command line
 or in a claims file) build it here: :func:`size_law` returns, for each name of :data:`SIZE_LAWS`, a
 law with mean ``mean`` and SCV :math:`c^2 = \operatorname{Var}[X]/E[X]^2` equal to ``scv``.  The
-returned objects are symq :class:`~symq.laws.protocol.Distribution` objects or frozen
-``scipy.stats`` distributions, so every domain's one conversion accepts them
-(:func:`symq.laws.phase_type.as_sampler` for simulators, the dispatcher's ``as_size_law``).
-:func:`size_parameters` declares the matching ``sizes``, ``mean`` and ``scv`` parameters once for
-every model.
+returned objects are symq :class:`~symq.laws.protocol.Distribution` objects, one class per name
+(the table), each with its capabilities (``partial_moment``, ``phase_type()`` where one exists,
+``sample``, exact moments); the scipy-backed ones compute through the same frozen ``scipy.stats``
+object as always (``law.dist``).  :func:`symq.laws.conversion.as_law` accepts a name, a law
+object or a scipy distribution.  :func:`size_parameters` declares the matching ``sizes``,
+``mean`` and ``scv`` parameters once for every model.
 
 =============  ============================================================  ====================
 name           law                                                           SCV
 =============  ============================================================  ====================
-``exp``        exponential, ``scipy.stats.expon``                            1
+``exp``        exponential, :class:`~symq.laws.continuous.Exponential`       1
 ``det``        point mass at the mean, :class:`Deterministic`                0
-``erlang``     Erlang-k, ``scipy.stats.erlang``, :math:`k = 1/c^2`           ``1/k``, k integer
+``erlang``     Erlang-k, :class:`~symq.laws.continuous.Erlang`,              ``1/k``, k integer
+               :math:`k = 1/c^2`
 ``h2``         two-phase hyperexponential with balanced means,               :math:`\ge 1`
                :class:`Hyperexponential`
-``gamma``      gamma with shape :math:`1/c^2`                                :math:`> 0`
-``lognormal``  lognormal, :math:`\sigma^2 = \ln(1 + c^2)`                    :math:`> 0`
+``gamma``      gamma with shape :math:`1/c^2`,                               :math:`> 0`
+               :class:`~symq.laws.continuous.Gamma`
+``lognormal``  lognormal, :math:`\sigma^2 = \ln(1 + c^2)`,                   :math:`> 0`
+               :class:`~symq.laws.continuous.Lognormal`
 ``weibull``    Weibull, shape solved from                                    :math:`> 0`
-               :math:`\Gamma(1+2/k)/\Gamma(1+1/k)^2 = 1 + c^2`
+               :math:`\Gamma(1+2/k)/\Gamma(1+1/k)^2 = 1 + c^2`,
+               :class:`~symq.laws.continuous.Weibull`
 ``pareto``     classical Pareto on :math:`[x_m, \infty)`, shape              :math:`> 0`
-               :math:`a = 1 + \sqrt{1 + 1/c^2} > 2`
+               :math:`a = 1 + \sqrt{1 + 1/c^2} > 2`,
+               :class:`~symq.laws.continuous.Pareto`
 ``lomax``      Pareto II on :math:`[0, \infty)`, shape                       :math:`> 1`
-               :math:`a = 2c^2/(c^2-1) > 2`
-``uniform``    uniform on :math:`[m - h, m + h]`, :math:`h = m\sqrt{3c^2}`   :math:`(0, 1/3]`
+               :math:`a = 2c^2/(c^2-1) > 2`, :class:`~symq.laws.continuous.Lomax`
+``uniform``    uniform on :math:`[m - h, m + h]`, :math:`h = m\sqrt{3c^2}`,  :math:`(0, 1/3]`
+               :class:`~symq.laws.continuous.Uniform`
 =============  ============================================================  ====================
 
 Heavy tails and simulation: a Pareto law of shape :math:`a \le 3` (``pareto`` with
@@ -34,14 +41,13 @@ waiting time has an infinite variance and batch-means confidence intervals of a 
 trustworthy; the mean (Pollaczek-Khinchine) is still finite.
 
 This module knows no domain: the phase-type form of the ``h2`` law is
-:meth:`Hyperexponential.phase_type`, a pair ``(alpha, A)`` that :func:`symq.laws.phase_type.as_phase_type`
-accepts.
+:meth:`Hyperexponential.phase_type`, a :class:`~symq.laws.phase_type.PhaseType`.
 
 Examples
 --------
 >>> law = size_law("weibull", mean=2.0, scv=3.0)
->>> round(float(law.mean()), 12), round(float(law.var() / law.mean() ** 2), 9)
-(2.0, 3.0)
+>>> law.name, round(float(law.mean()), 12), round(float(law.variance() / law.mean() ** 2), 9)
+('weibull', 2.0, 3.0)
 >>> size_law("h2", 1.0, 0.5)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
@@ -55,9 +61,10 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import optimize, special, stats
 
-from .protocol import Distribution, probabilities_in_unit_interval
+from .continuous import Erlang, Exponential, Gamma, Lognormal, Lomax, Pareto, Uniform, Weibull
+from .phase_type import PhaseType
+from .protocol import Distribution, _order, probabilities_in_unit_interval
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.parameters import Choice, NonNegativeReal, Parameter, PositiveReal
 from symq.core.randomness import RngLike, as_generator
@@ -93,7 +100,12 @@ class Deterministic(Distribution):
     >>> law = Deterministic(2.5)
     >>> law.mean(), law.variance(), float(law.cdf(2.5))
     (2.5, 0.0, 1.0)
+    >>> law.partial_moment(2, [2.0, 2.5]).tolist()      # E[X^2; X <= x]: the atom counts at x
+    [0.0, 6.25]
     """
+
+    #: The vocabulary key.
+    name = "det"
 
     def __init__(self, value: float) -> None:
         self.value = float(PositiveReal().coerce("mean", value))
@@ -136,6 +148,14 @@ class Deterministic(Distribution):
     def sample(self, shape: int | tuple[int, ...] = (), rng: RngLike = None) -> Any:
         out = np.full(shape, self.value)
         return float(out) if out.ndim == 0 else out
+
+    def partial_moment(self, order: int, x: ArrayLike) -> Any:
+        r""":math:`E[X^k; X \le x] = v^k` for :math:`x \ge v`, 0 below (exact; NaN passed)."""
+        order = _order(order)
+        points = np.asarray(x, dtype=float)
+        out = np.where(np.isnan(points), np.nan,
+                       np.where(points >= self.value, self.value ** order, 0.0))
+        return out[()] if points.ndim == 0 else out
 
 
 class Empirical(Distribution):
@@ -212,6 +232,16 @@ class Empirical(Distribution):
         out = as_generator(rng).choice(self.sizes, size=shape)
         return float(out) if np.ndim(out) == 0 else out
 
+    def partial_moment(self, order: int, x: ArrayLike) -> Any:
+        r""":math:`E[X^k; X \le x] = \frac1n \sum_{x_i \le x} x_i^k`: the exact sum over the
+        sorted trace (cumulative sums; NaN passed through)."""
+        order = _order(order)
+        points = np.asarray(x, dtype=float)
+        sums = np.concatenate([[0.0], np.cumsum(self.sizes ** order)]) / self.sizes.size
+        index = np.searchsorted(self.sizes, np.nan_to_num(points, nan=-1.0), side="right")
+        out = np.where(np.isnan(points), np.nan, sums[index])
+        return out[()] if points.ndim == 0 else out
+
 
 class Hyperexponential(Distribution):
     r"""A mixture of exponentials: phase :math:`i` with probability :math:`p_i` and rate
@@ -221,6 +251,10 @@ class Hyperexponential(Distribution):
     :meth:`balanced` builds the two-phase law with balanced means of a given mean and SCV (the
     ``h2`` of :func:`size_law`).  Sampling draws the phase, then an exponential holding time, from
     one generator (the same stream as :meth:`symq.laws.phase_type.PhaseType.sample` for this law).
+    The partial moments are
+    :math:`E[X^k; X \le x] = k! \sum_i p_i \mu_i^{-k} P(k+1, \mu_i x)` (regularised
+    incomplete gamma function, as :func:`symq.dispatch.sizes.hyperexponential2`): exact in
+    floating point for every SCV, no ``mean - tail`` cancellation.
 
     Parameters
     ----------
@@ -229,16 +263,18 @@ class Hyperexponential(Distribution):
     rates : array_like
         :math:`\mu_i > 0`, same length.
     name : str
-        A label.
+        A label; the vocabulary key ``h2`` by default.
 
     Examples
     --------
     >>> law = Hyperexponential.balanced(2.0, 4.0)
     >>> round(law.mean(), 12), round(law.variance() / law.mean() ** 2, 12)
     (2.0, 4.0)
+    >>> law.phase_type().order, law.name
+    (2, 'h2')
     """
 
-    def __init__(self, probabilities: ArrayLike, rates: ArrayLike, name: str = "H") -> None:
+    def __init__(self, probabilities: ArrayLike, rates: ArrayLike, name: str = "h2") -> None:
         p = np.array(probabilities, dtype=float, ndmin=1)
         mu = np.array(rates, dtype=float, ndmin=1)
         if p.ndim != 1 or mu.shape != p.shape or not np.all(np.isfinite(p)) \
@@ -261,15 +297,45 @@ class Hyperexponential(Distribution):
         if p2 <= 0.0:
             raise InvalidParameter("scv", scv, "a real number >= 1 small enough that both phases "
                                    "have a positive probability in floating point")
-        return cls([p1, p2], [2.0 * p1 / mean, 2.0 * p2 / mean],
-                   name=f"H2(mean={mean:g}, scv={scv:g})")
+        return cls([p1, p2], [2.0 * p1 / mean, 2.0 * p2 / mean])
 
     def __repr__(self) -> str:
         return f"Hyperexponential({self.probabilities.tolist()}, {self.rates.tolist()})"
 
-    def phase_type(self) -> tuple[np.ndarray, np.ndarray]:
-        """The phase-type pair ``(alpha, A)``: ``alpha = p``, ``A = -diag(mu)``."""
-        return self.probabilities.copy(), np.diag(-self.rates)
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Hyperexponential):
+            return NotImplemented
+        return bool(np.array_equal(self.probabilities, other.probabilities)
+                    and np.array_equal(self.rates, other.rates))
+
+    def __hash__(self) -> int:
+        return hash((self.probabilities.tobytes(), self.rates.tobytes()))
+
+    @property
+    def is_exponential(self) -> bool:
+        """True for one phase."""
+        return self.rates.size == 1
+
+    def phase_type(self) -> PhaseType:
+        """The law as a :class:`~symq.laws.phase_type.PhaseType`: ``alpha = p``,
+        ``A = -diag(mu)`` (``alpha, A = law.phase_type()`` unpacks it)."""
+        return PhaseType(self.probabilities.copy(), np.diag(-self.rates), name=self.name)
+
+    def partial_moment(self, order: int, x: ArrayLike) -> Any:
+        r""":math:`E[X^k; X \le x] = k! \sum_i p_i \mu_i^{-k} P(k+1, \mu_i x)`, vectorised
+        (0 for ``x < 0``, NaN passed through)."""
+        from scipy import special
+
+        order = _order(order)
+        points = np.asarray(x, dtype=float)
+        inside = np.maximum(points, 0.0)
+        with np.errstate(over="ignore"):    # mu x = inf: P(k+1, inf) = 1, the right limit
+            y = np.multiply.outer(self.rates, inside.ravel())
+        terms = (self.probabilities * math.factorial(order) / self.rates ** order)[:, None] \
+            * special.gammainc(order + 1, y)
+        out = np.sum(terms, axis=0).reshape(points.shape)
+        out = np.where(np.isnan(points), np.nan, out)
+        return out[()] if points.ndim == 0 else out
 
     def pdf(self, x: ArrayLike) -> Any:
         points = np.asarray(x, dtype=float)
@@ -314,6 +380,8 @@ def weibull_shape(scv: float) -> float:
     InvalidParameter
         Naming ``scv`` when it lies outside what shapes in ``[0.02, 1e5]`` reach.
     """
+    from scipy import optimize, special
+
     def gap(log_k: float) -> float:
         k = math.exp(log_k)
         return (special.gammaln(1 + 2 / k) - 2 * special.gammaln(1 + 1 / k)) - math.log1p(scv)
@@ -376,7 +444,7 @@ def law_scv(name: str, scv: float | None = None) -> float:
     return value
 
 
-def size_law(name: str, mean: float = 1.0, scv: float | None = None) -> Any:
+def size_law(name: str, mean: float = 1.0, scv: float | None = None) -> Distribution:
     r"""The job-size law called ``name`` with mean ``mean`` and SCV ``scv``.
 
     Parameters
@@ -392,11 +460,15 @@ def size_law(name: str, mean: float = 1.0, scv: float | None = None) -> Any:
 
     Returns
     -------
-    Distribution or frozen scipy distribution
-        ``exp``, ``erlang``, ``gamma``, ``lognormal``, ``weibull``, ``pareto``, ``lomax``,
-        ``uniform``: a frozen ``scipy.stats`` distribution; ``det``: :class:`Deterministic`;
-        ``h2``: :class:`Hyperexponential` (balanced means).  Every one is accepted by
-        :func:`symq.laws.phase_type.as_sampler`.
+    Distribution
+        The law's class of the module table, whose ``name`` is the (lower-case) key:
+        :class:`~symq.laws.continuous.Exponential`, :class:`Deterministic`,
+        :class:`~symq.laws.continuous.Erlang`, :class:`Hyperexponential` (balanced means),
+        :class:`~symq.laws.continuous.Gamma`, :class:`~symq.laws.continuous.Lognormal`,
+        :class:`~symq.laws.continuous.Weibull`, :class:`~symq.laws.continuous.Pareto`,
+        :class:`~symq.laws.continuous.Lomax`, :class:`~symq.laws.continuous.Uniform`.  The
+        scipy-backed ones hold the frozen ``scipy.stats`` object ``law.dist`` that this function
+        has always returned (same parameters, numbers and random stream).
 
     Raises
     ------
@@ -407,7 +479,9 @@ def size_law(name: str, mean: float = 1.0, scv: float | None = None) -> Any:
 
     Examples
     --------
-    >>> size_law("erlang", 3.0, 0.25).kwds
+    >>> size_law("erlang", 3.0, 0.25)
+    Erlang(k=4, mean=3.0)
+    >>> size_law("erlang", 3.0, 0.25).dist.kwds
     {'scale': 0.75}
     >>> float(size_law("uniform", 1.0, 1 / 3).support()[0])
     0.0
@@ -416,30 +490,27 @@ def size_law(name: str, mean: float = 1.0, scv: float | None = None) -> Any:
     mean = float(PositiveReal().coerce("mean", mean))
     c2 = law_scv(key, scv)
     if key == "exp":
-        return stats.expon(scale=mean)
+        return Exponential(mean)
     if key == "det":
         return Deterministic(mean)
     if key == "h2":
         return Hyperexponential.balanced(mean, c2)
     if key == "erlang":
-        k = round(1.0 / c2)
-        return stats.erlang(k, scale=mean / k)
-    if key == "gamma":
-        return stats.gamma(1.0 / c2, scale=mean * c2)
+        return Erlang(round(1.0 / c2), mean)
+    from scipy import stats
+
+    if key == "gamma":     # the frozen object as built since the first release (scale m c^2)
+        return Gamma.from_scipy(stats.gamma(1.0 / c2, scale=mean * c2))
     if key == "lognormal":
-        sigma2 = math.log1p(c2)
-        return stats.lognorm(math.sqrt(sigma2), scale=mean * math.exp(-0.5 * sigma2))
+        return Lognormal(mean, c2)
     if key == "weibull":
-        k = weibull_shape(c2)
-        return stats.weibull_min(k, scale=mean / math.exp(special.gammaln(1.0 + 1.0 / k)))
+        return Weibull(weibull_shape(c2), mean)
     if key == "pareto":    # mean a x_m/(a-1), SCV 1/(a(a-2))
-        a = 1.0 + math.sqrt(1.0 + 1.0 / c2)
-        return stats.pareto(a, scale=mean * (a - 1.0) / a)
+        return Pareto(1.0 + math.sqrt(1.0 + 1.0 / c2), mean)
     if key == "lomax":     # mean s/(a-1), SCV a/(a-2)
-        a = 2.0 * c2 / (c2 - 1.0)
-        return stats.lomax(a, scale=mean * (a - 1.0))
+        return Lomax(2.0 * c2 / (c2 - 1.0), mean)
     half = mean * math.sqrt(3.0 * c2)   # uniform on [m - h, m + h]: SCV h^2/(3 m^2)
-    return stats.uniform(loc=max(mean - half, 0.0), scale=2.0 * half)
+    return Uniform.from_scipy(stats.uniform(loc=max(mean - half, 0.0), scale=2.0 * half))
 
 
 def size_parameters(default: str = "exp", typical_scv: float | None = None

@@ -26,7 +26,14 @@ from typing import Any, Iterator
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .protocol import Distribution, distribution_markdown
+from .protocol import (
+    Distribution,
+    InfiniteMoment,
+    NoPhaseType,
+    _order,
+    describe_law,
+    distribution_markdown,
+)
 from symq.core.errors import InvalidParameter, NumericalFailure
 from symq.core.randomness import RngLike, as_generator
 
@@ -157,6 +164,84 @@ class PhaseType(Distribution):
     def phase_type(self) -> "PhaseType":
         """The law itself (a phase-type law is its own phase-type form)."""
         return self
+
+    @property
+    def is_exponential(self) -> bool:
+        """True for one phase (an exponential law)."""
+        return self.order == 1
+
+    def partial_moment(self, order: int, x: ArrayLike) -> Any:
+        r"""The partial moment :math:`E[X^k; X \le x]`, vectorised over ``x``.
+
+        As the full moment less the tail
+        :math:`E[X^k; X > x] = \alpha e^{Ax} \sum_{j=0}^{k} \frac{k!}{(k-j)!} x^{k-j}
+        (-A)^{-j} \mathbf 1` (one ``expm`` per point); where that difference would lose more
+        than six digits (``E[X^k; X <= x] < 1e-6 E[X^k]``, small ``x``) it is computed directly
+        as :math:`k!\,\alpha \big[e^{Mx}\big]_{0,k+1} a`, the corner block of the exponential
+        of the block bidiagonal matrix ``M`` with ``A`` on the first ``k + 1`` diagonal blocks,
+        identities above them and a zero last block (Van Loan 1978), which has no cancellation.
+
+        Examples
+        --------
+        >>> law = PhaseType([1.0], [[-1.0]])
+        >>> round(float(law.partial_moment(1, 1.0)), 12)   # 1 - 2/e
+        0.264241117657
+        """
+        import scipy.linalg
+
+        order = _order(order)
+        if order == 0:
+            return self.cdf(x)
+        points = np.asarray(x, dtype=float)
+        a, T = self.alpha, self.A  # noqa: N806
+        inv = np.linalg.inv(-T)
+        ones = np.ones(a.size)
+        if order == 1:
+            full = float(a @ inv @ ones)
+        elif order == 2:
+            full = float(2 * a @ inv @ inv @ ones)
+        else:
+            row = a.copy()
+            for _ in range(order):
+                row = row @ inv
+            full = math.factorial(order) * float(row.sum())
+
+        def tail_vector(v: float) -> NDArray[np.float64]:
+            if order == 1:
+                return v * ones + inv @ ones
+            if order == 2:
+                return v * v * ones + 2 * v * inv @ ones + 2 * inv @ inv @ ones
+            out, power = np.zeros(a.size), ones
+            for j in range(order + 1):
+                out += math.factorial(order) / math.factorial(order - j) * v ** (order - j) * power
+                power = inv @ power
+            return out
+
+        flat = points.ravel()
+        out = np.empty(flat.shape)
+        for i, v in enumerate(flat):
+            v = float(v)
+            if math.isnan(v) or v <= 0.0 or math.isinf(v):
+                out[i] = math.nan if math.isnan(v) else (full if v > 0 else 0.0)
+                continue
+            value = full - float(a @ scipy.linalg.expm(T * v) @ tail_vector(v))
+            if value < 1e-6 * full:
+                value = self._partial_directly(order, v)
+            out[i] = value
+        out = out.reshape(points.shape)
+        return out[()] if points.ndim == 0 else out
+
+    def _partial_directly(self, order: int, x: float) -> float:
+        """``E[X^k; X <= x] = k! alpha [exp(M x)]_{0,k+1} a`` (Van Loan's block exponential)."""
+        import scipy.linalg
+
+        m, blocks = self.order, order + 2
+        M = np.zeros((blocks * m, blocks * m))  # noqa: N806
+        for j in range(blocks - 1):
+            M[j * m:(j + 1) * m, j * m:(j + 1) * m] = self.A
+            M[j * m:(j + 1) * m, (j + 1) * m:(j + 2) * m] = np.eye(m)
+        corner = scipy.linalg.expm(M * x)[:m, (blocks - 1) * m:]
+        return math.factorial(order) * float(self.alpha @ corner @ self.exit_rates)
 
     def __repr__(self) -> str:
         return f"PhaseType(order={self.order}, mean={self._mean:.6g}, name={self.name!r})"
@@ -293,13 +378,34 @@ class PhaseType(Distribution):
 class ScipyLaw(Distribution):
     """A scipy distribution (frozen ``rv_continuous`` or new-API) seen through symq's verbs.
 
-    Used by simulators that only draw sizes; it has no phase-type form.
+    Every verb computes through the scipy object ``dist`` (``pdf``, ``cdf``, ``sf``/``ccdf``,
+    ``ppf``/``icdf``, moments, and samples from ``rvs``/``sample`` with the given generator, so
+    the random stream is the scipy object's).  It has no phase-type form; its
+    :meth:`partial_moment` is the checked quadrature of
+    :meth:`~symq.laws.protocol.Distribution.partial_moment`.  The named laws of
+    :mod:`symq.laws.continuous` are subclasses with closed forms.
+
+    Parameters
+    ----------
+    dist : frozen scipy distribution or scipy new-API distribution
+        The law.
+    name : str
+        The caller's parameter name, used in messages (a moment that is infinite, ...).
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> law = ScipyLaw(stats.lognorm(0.5))
+    >>> round(float(law.partial_moment(1, 1.0)), 9)   # E[X; X <= 1] = e^{1/8} Phi(-1/2)
+    0.349618835
     """
 
     def __init__(self, dist: Any, name: str = "scipy") -> None:
         self.dist = dist
         self.name = name
+        self._parameter = name
         self._frozen = hasattr(dist, "rvs")
+
 
     def __repr__(self) -> str:
         return f"ScipyLaw({self.dist!r})"
@@ -337,8 +443,8 @@ class ScipyLaw(Distribution):
                                    f"computed reliably: {caught[0].category.__name__}: "
                                    f"{' '.join(str(caught[0].message).split())}")
         if not math.isfinite(value):
-            raise InvalidParameter(self.name, describe_law(self.dist), "a law with a finite moment of order "
-                                   f"{order}", f"E[X^{order}] = {value}")
+            raise InfiniteMoment(self._parameter, describe_law(self.dist), "a law with a finite "
+                                 f"moment of order {order}", f"E[X^{order}] = {value}")
         return value
 
     def sample(self, shape: int | tuple[int, ...] = (), rng: RngLike = None) -> Any:
@@ -346,25 +452,6 @@ class ScipyLaw(Distribution):
         if self._frozen:
             return self.dist.rvs(size=shape if shape != () else None, random_state=generator)
         return self.dist.sample(shape, rng=generator)
-
-
-class _Text(str):
-    """Text shown as is (without quotes) as the value of an error message."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def describe_law(law: Any) -> str:
-    """A short text for a law in messages: ``scipy.stats.lognorm(0.8)`` for a frozen scipy
-    distribution, the law's repr (cut at 80 characters) otherwise."""
-    dist = getattr(law, "dist", None)
-    if hasattr(law, "rvs") and dist is not None and hasattr(dist, "name"):
-        args = [repr(a) for a in getattr(law, "args", ())]
-        args += [f"{k}={v!r}" for k, v in getattr(law, "kwds", {}).items()]
-        return _Text(f"scipy.stats.{dist.name}({', '.join(args)})")
-    text = repr(law)
-    return _Text(text if len(text) <= 80 else text[:77] + "...")
 
 
 def _no_phase_type(law: Any, name: str, why: str) -> InvalidParameter:
@@ -376,10 +463,15 @@ def _no_phase_type(law: Any, name: str, why: str) -> InvalidParameter:
 def as_phase_type(law: Any, name: str = "service") -> PhaseType:
     """The one conversion of a job-size law into a :class:`PhaseType`.
 
+    The law is converted by :func:`symq.laws.conversion.as_law`, then asked for its
+    :meth:`~symq.laws.protocol.Distribution.phase_type`.
+
     Parameters
     ----------
-    law : PhaseType, (alpha, A) pair, or symq.me.ME
-        The job-size law.  An ME law is converted by Cumani's series form (CF1,
+    law : PhaseType, (alpha, A) pair, or any law with a phase-type form
+        The job-size law: a :class:`PhaseType` (returned as is), a pair ``(alpha, A)``, an
+        exponential, Erlang or hyperexponential law (symq's, or a frozen ``scipy.stats.expon``),
+        or an ME law, converted by Cumani's series form (CF1,
         :func:`symq.me.phase_type.to_phase_type`), which exists when its poles are real and its
         entry weights nonnegative.
     name : str
@@ -397,46 +489,50 @@ def as_phase_type(law: Any, name: str = "service") -> PhaseType:
     >>> as_phase_type(ME.erlang(2, 4)).mean()
     0.5
     """
+    from .conversion import convert_law
+
     if isinstance(law, PhaseType):
         return law
-    convert = getattr(law, "phase_type", None)
-    if callable(convert):  # the law's own capability: ME (Cumani's CF1), H2, ...
-        try:
-            converted = convert()
-        except InvalidParameter as exc:
-            raise _no_phase_type(law, name, f"this {type(law).__name__} law has no phase-type form: {exc}"
-                                 ) from None
-        return converted if isinstance(converted, PhaseType) else PhaseType(*converted)
-    if isinstance(law, (tuple, list)) and len(law) == 2:
-        alpha, A = law  # noqa: N806
-        return PhaseType._validated(*validate_ph(alpha, A, name))
-    if hasattr(law, "rvs") or hasattr(law, "sample") or isinstance(law, Distribution):
+    converted = law if not isinstance(law, Distribution) \
+        and callable(getattr(law, "phase_type", None)) else convert_law(law, name)
+    if converted is None:
+        raise _no_phase_type(law, name, "not a job-size law")
+    try:
+        ph = converted.phase_type()
+    except NoPhaseType:
         raise _no_phase_type(law, name, "this model needs a phase-type representation and the "
                              "law has none; fit one (symq.me.fit, or hyper_erlang(k, mean, scv)) "
-                             "or use a simulator, which samples any law")
-    raise _no_phase_type(law, name, "not a job-size law")
+                             "or use a simulator, which samples any law") from None
+    except InvalidParameter as exc:   # the law's own reason: an ME law with complex poles, ...
+        raise _no_phase_type(law, name, f"this {type(law).__name__} law has no phase-type form: "
+                             f"{exc}") from None
+    return ph if isinstance(ph, PhaseType) else PhaseType(*ph)
 
 
 def as_sampler(law: Any, name: str = "service") -> Distribution:
     """A job-size law a simulator can draw from: ``sample(shape, rng=)`` and ``mean()``.
 
-    Accepts everything :func:`as_phase_type` accepts, any symq :class:`Distribution`, frozen
-    scipy distributions (``scipy.stats.lognorm(0.8)``) and scipy's new-API distributions.
+    Accepts everything :func:`as_phase_type` accepts, any symq :class:`Distribution` (returned as
+    is), frozen scipy distributions (``scipy.stats.lognorm(0.8)``) and scipy's new-API
+    distributions, converted by :func:`symq.laws.conversion.as_law` (a frozen
+    ``scipy.stats.expon`` with ``loc = 0`` becomes an :class:`~symq.laws.continuous.Exponential`
+    on the same frozen object, other scipy laws a :class:`ScipyLaw`: the same numbers and random
+    stream as the scipy object).
 
     Raises
     ------
     InvalidParameter
         Naming ``name`` for anything else, or a law without a finite mean.
     """
+    from .conversion import convert_law
+
     if isinstance(law, Distribution):
         return law
     if isinstance(law, (tuple, list)):
         return as_phase_type(law, name)
-    if hasattr(law, "rvs") and hasattr(law, "cdf"):
-        sampler = ScipyLaw(law, name)
-    elif hasattr(law, "sample") and hasattr(law, "icdf"):
-        sampler = ScipyLaw(law, name)
-    else:
+    sampler = convert_law(law, name) if (hasattr(law, "rvs") and hasattr(law, "cdf")) \
+        or (hasattr(law, "sample") and hasattr(law, "icdf")) else None
+    if sampler is None:
         raise InvalidParameter(name, describe_law(law), "a job-size law: a symq distribution (PhaseType, ME), "
                                "a pair (alpha, A) or a scipy distribution")
     sampler._raw_moment(1)

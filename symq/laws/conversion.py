@@ -1,0 +1,148 @@
+"""The one conversion of a job-size law: :func:`as_law`.
+
+Every domain that takes job sizes accepts one argument, ``sizes`` (with ``mean`` and ``scv`` for a
+name), and converts it here, once, at its public boundary, into a
+:class:`~symq.laws.protocol.Distribution`, whose capabilities (``partial_moment``,
+``phase_type()``, ``sample``, ``moment``, ``is_exponential``) the model then asks for.
+:func:`symq.laws.phase_type.as_phase_type` and :func:`symq.laws.phase_type.as_sampler`, the
+conversions of the models that need a phase-type form or only samples, are built on it.
+
+========================================  ===================================================
+argument                                  law
+========================================  ===================================================
+a name of :data:`~symq.laws.named.SIZE_LAWS`   :func:`~symq.laws.named.size_law` with ``mean``
+                                          (default 1) and ``scv``
+a symq :class:`Distribution`              itself (``PhaseType``, ``ME``, the named laws, ...)
+a frozen ``scipy.stats.expon``, ``loc=0``  :class:`~symq.laws.continuous.Exponential` on the
+                                          same frozen object
+another frozen scipy distribution, or a   :class:`~symq.laws.phase_type.ScipyLaw` on it
+scipy new-API distribution
+a pair ``(alpha, A)``                     :class:`~symq.laws.phase_type.PhaseType`
+========================================  ===================================================
+
+A wrapped scipy object is used as is: the same numbers and the same random stream.
+
+Examples
+--------
+>>> as_law("h2", scv=4.0)
+Hyperexponential([0.8872983346207417, 0.1127016653792583], [1.7745966692414834, 0.2254033307585166])
+>>> from scipy import stats
+>>> as_law(stats.expon(scale=2.0)), as_law(stats.expon(scale=2.0), mean=2.0).is_exponential
+(Exponential(mean=2.0), True)
+>>> as_law(([1.0], [[-2.0]])).mean()
+0.5
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .continuous import Exponential
+from .named import SIZE_LAWS, size_law
+from .phase_type import PhaseType, ScipyLaw, validate_ph
+from .protocol import Distribution, describe_law
+from symq.core.errors import InvalidParameter
+from symq.core.parameters import PositiveReal
+
+__all__ = ["as_law", "convert_law", "ACCEPTED_LAWS"]
+
+#: What :func:`as_law` accepts, as its messages say it.
+ACCEPTED_LAWS = ("a job-size law: a name of the vocabulary (" + ", ".join(SIZE_LAWS) + "), a "
+                 "symq Distribution (PhaseType, ME, Exponential, ...), a frozen scipy.stats "
+                 "distribution, a scipy new-API distribution or a pair (alpha, A)")
+
+
+def convert_law(law: Any, name: str = "sizes") -> Distribution | None:
+    """The law object ``law`` as a :class:`Distribution`, or ``None`` if it is not one that
+    :func:`as_law` knows (names aside).
+
+    A :class:`Distribution` is returned as is; a pair ``(alpha, A)`` is checked
+    (:func:`~symq.laws.phase_type.validate_ph`, whose errors name ``alpha``, ``A`` or ``name``)
+    and becomes a :class:`PhaseType`; a frozen ``scipy.stats.expon`` with ``loc = 0`` becomes an
+    :class:`~symq.laws.continuous.Exponential` on the same object, any other frozen scipy
+    distribution (``rvs`` and ``cdf``) or new-API one (``sample`` and ``icdf``) a
+    :class:`ScipyLaw` whose messages name ``name``.
+    """
+    if isinstance(law, Distribution):
+        return law
+    if isinstance(law, (tuple, list)):
+        if len(law) != 2:
+            return None
+        alpha, A = law  # noqa: N806
+        return PhaseType._validated(*validate_ph(alpha, A, name))
+    if hasattr(law, "rvs") and hasattr(law, "cdf"):
+        family = getattr(getattr(law, "dist", None), "name", None)
+        if family == "expon" and float(law.support()[0]) == 0.0:
+            return Exponential.from_scipy(law)
+        return ScipyLaw(law, name)
+    if hasattr(law, "sample") and hasattr(law, "icdf"):
+        return ScipyLaw(law, name)
+    return None
+
+
+def as_law(law: Any, name: str = "sizes", *, mean: float | None = None,
+           scv: float | None = None) -> Distribution:
+    """The one conversion of a job-size law (module table).
+
+    Parameters
+    ----------
+    law : str, Distribution, scipy distribution or (alpha, A)
+        The law: a name of :data:`~symq.laws.named.SIZE_LAWS` (case-insensitive), or a law
+        object, which fixes its own mean and variability.
+    name : str
+        The caller's parameter name, for messages.
+    mean : float, optional
+        The mean of a named law (default 1).  With a law object it must be omitted or equal to
+        the law's mean to 1e-12 relative.
+    scv : float, optional
+        The SCV of a named law (:func:`~symq.laws.named.size_law`: omitted for ``exp`` and
+        ``det``, required otherwise); refused with a law object.
+
+    Returns
+    -------
+    Distribution
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``name`` for an unknown name or object (the message lists what is accepted), an
+        invalid pair ``(alpha, A)`` (naming ``alpha`` or ``A``), or a law object without a
+        finite positive mean when ``mean`` is given; naming ``mean`` for a mean that is not
+        positive or contradicts the law's; naming ``scv`` for an SCV the named law cannot have or
+        given with a law object.
+
+    Examples
+    --------
+    >>> as_law("lognormal", mean=2.0, scv=3.0).name
+    'lognormal'
+    >>> as_law(as_law("exp"), mean=2.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    symq.core.errors.InvalidParameter: parameter mean=2.0 must be omitted or equal to the mean 1 of the law scipy.stats.expon(scale=1.0)
+    """
+    if isinstance(law, str):
+        if law.strip().lower() not in SIZE_LAWS:
+            raise InvalidParameter(name, law, "one of " + ", ".join(SIZE_LAWS))
+        return size_law(law, 1.0 if mean is None else mean, scv)
+    converted = convert_law(law, name)
+    if converted is None:
+        raise InvalidParameter(name, describe_law(law), ACCEPTED_LAWS)
+    if mean is not None:
+        label = str(describe_law(law))
+        try:
+            law_mean = float(converted.moment(1))
+        except (TypeError, ValueError):
+            law_mean = math.nan
+        if not (math.isfinite(law_mean) and law_mean > 0):
+            raise InvalidParameter(name, describe_law(law), "a law of job sizes with a finite "
+                                   "positive mean", f"E[X] = {law_mean}")
+    if scv is not None:
+        raise InvalidParameter("scv", scv, f"omitted when {name} is a law object",
+                               "the law fixes its own variability")
+    if mean is not None:
+        given = float(PositiveReal().coerce("mean", mean))
+        if not math.isclose(given, law_mean, rel_tol=1e-12):
+            raise InvalidParameter("mean", mean, f"omitted or equal to the mean {law_mean:.12g} "
+                                   f"of the law {label}")
+    return converted
