@@ -45,6 +45,7 @@ from symq.core.randomness import RngLike
 
 from ._context import to_global, working_dps
 from .evaluation import NotADistribution, mp_values, numeric
+from .phase_type import to_phase_type
 from .polynomials import hermite_form, pole_data
 from .realisation import MASS_TOL, is_float_like, matrix_of_transform, transform_of_matrix
 from .sampling import inverse, sample, sampling_table
@@ -540,7 +541,5 @@ class ME(Distribution):
         InvalidParameter
             Complex poles or a negative entry weight: the law has no phase-type form of its order.
         """
-        from .phase_type import to_phase_type
-
         alpha, A = to_phase_type(self, dps)  # noqa: N806
         return PhaseType(alpha, A, name=f"PH of {self!r}")

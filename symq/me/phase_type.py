@@ -15,21 +15,35 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+import sympy as sp
 from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter
 
 from ._context import is_mpc, mp, rebind, working_dps
-from .distribution import ME
 from .polynomials import synthetic_division
 
-__all__ = ["to_phase_type"]
+__all__ = ["RationalTransformLaw", "to_phase_type"]
 
 
-def to_phase_type(me: Any, dps: int = 30) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+@runtime_checkable
+class RationalTransformLaw(Protocol):
+    """What the CF1 construction reads of a law with a rational transform ``N(s)/D(s)`` (a
+    :class:`~symq.me.distribution.ME` is one): the numerator's coefficients and the poles."""
+
+    @property
+    def numerator(self) -> Sequence[sp.Rational]:
+        """Coefficients of ``N``, ascending, exact."""
+
+    def poles(self, dps: int = 30) -> list[tuple[Any, int]]:
+        """The poles of the transform with their multiplicities, at ``dps`` digits."""
+
+
+def to_phase_type(me: RationalTransformLaw, dps: int = 30) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """A phase-type representation of a :class:`symq.me.ME` law, where one exists in series form.
 
     If every pole of the transform is real, the law has the bidiagonal representation of
@@ -56,17 +70,18 @@ def to_phase_type(me: Any, dps: int = 30) -> tuple[NDArray[np.float64], NDArray[
     Raises
     ------
     InvalidParameter
-        ``me`` is not an :class:`~symq.me.ME`, has complex poles (no series representation;
-        this converter does not search for a larger cyclic PH), or some ``beta_i < 0`` (the
-        law is not an acyclic PH of its own order).
+        ``me`` is not an :class:`~symq.me.ME` (no rational transform), has complex poles (no
+        series representation; this converter does not search for a larger cyclic PH), or some
+        ``beta_i < 0`` (the law is not an acyclic PH of its own order).
 
     Examples
     --------
+    >>> from symq.me import ME
     >>> alpha, A = to_phase_type(ME.hyperexponential([0.25, 0.75], [1, 4]))  # 1/4 Exp(1) + 3/4 Exp(4)
     >>> alpha.tolist(), A.tolist()
     ([0.1875, 0.8125], [[-1.0, 1.0], [0.0, -4.0]])
     """
-    if not isinstance(me, ME):
+    if not isinstance(me, RationalTransformLaw):
         raise InvalidParameter("me", me, "a symq.me.ME distribution")
     with working_dps(int(dps) + 10):
         rates: list[Any] = []
