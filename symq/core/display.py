@@ -60,7 +60,6 @@ __all__ = [
     "markdown",
     "number_text",
     "parameters_table",
-    "population_markdown",
     "short_text",
     "with_error",
 ]
@@ -264,32 +263,6 @@ def doc_title(obj: Any) -> str:
     first = _ROLE.sub(lambda m: "`" + m.group(1).rsplit(".", 1)[-1] + "`", first)
     first = _MATH.sub(lambda m: "$" + m.group(1) + "$", first)
     return first.replace("``", "`").rstrip(".")
-
-
-#: Transitions shown in the table of a population process (the rest are counted).
-MAX_TRANSITIONS = 12
-
-
-def population_markdown(pp: Any) -> str:  # moving to symq.meanfield.population (its type)
-    r"""A declared population process: its variables, parameters, transitions (jump
-    :math:`\ell`, rate :math:`\beta_\ell(x)`) and drift :math:`F(x) = \sum_\ell \ell
-    \beta_\ell(x)` in LaTeX."""
-    names = ", ".join(f"${latex(v)}$" for v in pp.variables)
-    params = ", ".join(f"${latex(p)}$" for p in pp.parameters) or "none"
-    lines = [(f"**{short_text(pp.name)}**: {pp.dimension} variable(s) {names}; parameters "
-             f"{params}; {len(pp.transitions)} transition(s), "
-             r"$x \to x + \ell/N$ at rate $N \beta_\ell(x)$"), ""]
-    if pp.transitions:
-        lines += ["| jump $\\ell$ | rate $\\beta_\\ell(x)$ |", "|---|---|"]
-        for jump, rate in pp.transitions[:MAX_TRANSITIONS]:
-            lines.append(f"| {tuple(jump)} | ${latex(rate)}$ |")
-        more = len(pp.transitions) - MAX_TRANSITIONS
-        if more > 0:
-            lines.append(f"| ... | {more} more |")
-        drift = r" \\ ".join(f"\\dot{{{latex(v)}}} &= {latex(f)}"
-                              for v, f in zip(pp.variables, pp.drift))
-        lines += ["", f"$$\\begin{{aligned}} {drift} \\end{{aligned}}$$"]
-    return "\n".join(lines)
 
 
 def parameters_table(parameters: Sequence[Any]) -> list[str]:

@@ -43,10 +43,16 @@ from scipy.integrate import solve_ivp
 
 from symq.core.compiler import CompiledFunction, compile as symq_compile
 from symq.core.derivation import Derivation
+from symq.core.display import MarkdownDisplay, short_text
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, SymqError
+from symq.core.printing import latex
 from symq.core.result import ResultBase
 
-__all__ = ["PopulationProcess", "FixedPoint", "PopulationStability", "RefinedTerms", "Trajectory"]
+__all__ = ["PopulationProcess", "FixedPoint", "PopulationStability", "RefinedTerms", "Trajectory",
+           "MAX_TRANSITIONS"]
+
+#: Transitions shown in the Markdown table of a population process (the rest are counted).
+MAX_TRANSITIONS = 12
 
 #: Jacobians with at most this fraction of non-zero entries are handled as sparse matrices.
 _SPARSE_DENSITY = 0.2
@@ -161,7 +167,7 @@ def _scalar_call(func: CompiledFunction, x: ArrayLike, p: ArrayLike) -> NDArray[
     return np.asarray(func.scalar(*args), dtype=float).ravel()
 
 
-class PopulationProcess:
+class PopulationProcess(MarkdownDisplay):
     """A density-dependent population process declared with sympy expressions.
 
     Parameters
@@ -213,10 +219,27 @@ class PopulationProcess:
         """The number of occupancy variables ``n``."""
         return len(self.variables)
 
-    def _repr_markdown_(self) -> str:  # Jupyter
-        from symq.core.display import population_markdown
-
-        return population_markdown(self)
+    def to_markdown(self) -> str:
+        r"""The process as Markdown (Jupyter's display): its variables, parameters, the first
+        :data:`MAX_TRANSITIONS` transitions (jump :math:`\ell`, rate :math:`\beta_\ell(x)`;
+        the rest counted) and the drift :math:`F(x) = \sum_\ell \ell \beta_\ell(x)` in
+        LaTeX."""
+        names = ", ".join(f"${latex(v)}$" for v in self.variables)
+        params = ", ".join(f"${latex(p)}$" for p in self.parameters) or "none"
+        lines = [(f"**{short_text(self.name)}**: {self.dimension} variable(s) {names}; "
+                  f"parameters {params}; {len(self.transitions)} transition(s), "
+                  r"$x \to x + \ell/N$ at rate $N \beta_\ell(x)$"), ""]
+        if self.transitions:
+            lines += ["| jump $\\ell$ | rate $\\beta_\\ell(x)$ |", "|---|---|"]
+            for jump, rate in self.transitions[:MAX_TRANSITIONS]:
+                lines.append(f"| {tuple(jump)} | ${latex(rate)}$ |")
+            more = len(self.transitions) - MAX_TRANSITIONS
+            if more > 0:
+                lines.append(f"| ... | {more} more |")
+            drift = r" \\ ".join(f"\\dot{{{latex(v)}}} &= {latex(f)}"
+                                  for v, f in zip(self.variables, self.drift))
+            lines += ["", f"$$\\begin{{aligned}} {drift} \\end{{aligned}}$$"]
+        return "\n".join(lines)
 
     def add_transition(self, jump: Sequence[int], rate: sp.Expr) -> None:
         """Declare the jump ``x -> x + jump/N`` at rate ``N rate(x)``.
