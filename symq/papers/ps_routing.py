@@ -21,7 +21,7 @@ import sympy as sp
 
 from symq.core.claims import Claim, Evidence, mixed_error, relative_error, symbolic_error
 from symq.core.registry import PaperSpec, register_paper
-from symq.routing import exact, numeric, solve, symbolic
+from symq.routing import derive, exact, numeric, solve, symbolic
 
 __all__ = ["PAPER", "build_claims", "CLAIM_BUILDERS", "claim_group"]
 
@@ -402,7 +402,7 @@ PAPER = register_paper(PaperSpec(
     title="Load balancing in processor sharing systems",
     citation="E. Altman, U. Ayesta, B. J. Prabhu, Telecommunication Systems 47(1-2):35-48, 2011",
     claims=build_claims,
-    derivation=symbolic.derivation,
+    derivation=derive.derivation,
     models=("ps-routing",),
     figures=figures,
 ))

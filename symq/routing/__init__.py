@@ -53,7 +53,8 @@ from .solve import (
     wardrop_equilibrium,
 )
 from .exact import PiecewiseLoads, kkt_holds_exactly, kkt_residuals, piecewise_loads
-from .symbolic import ClosedForms, closed_forms, derivation
+from .derive import derivation
+from .symbolic import ClosedForms, closed_forms
 
 __all__ = [
     "ServerFarm", "MODEL",

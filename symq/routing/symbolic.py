@@ -14,7 +14,8 @@ Everything here is derived with sympy from the model's defining data (the holdin
   unbounded with unequal holding costs).
 
 The exact evaluation of these closed forms on a concrete farm (piecewise loads in
-:math:`\rho`, exact KKT residuals) is in :mod:`symq.routing.exact`.
+:math:`\rho`, exact KKT residuals) is in :mod:`symq.routing.exact`; the recorded derivation with a worked example on a farm
+(``symq derive ps-routing``) in :mod:`symq.routing.derive`.
 
 Closed forms are written with prefix aggregates over the active set :math:`S = \{1..m\}`
 (servers sorted by :math:`r_j = w_j/C_j`): :math:`\Sigma_C = \sum_S C_j`,
@@ -38,9 +39,7 @@ from typing import Any, ClassVar
 
 import sympy as sp
 
-from symq.core.derivation import Derivation
 from symq.core.errors import SymqError
-from symq.core.printing import latex
 from symq.core.result import ResultBase
 
 from .farm import rho as _RHO_PARAMETER
@@ -48,7 +47,8 @@ from .farm import rho as _RHO_PARAMETER
 __all__ = [
     "ClosedForms",
     "closed_forms",
-    "derivation",
+    "equation",
+    "record_closed_forms",
     "SYMBOLS",
 ]
 
@@ -118,7 +118,8 @@ def _check(derived: sp.Expr, expected: sp.Expr, what: str) -> None:
         raise SymqError(f"derivation check failed for {what}: difference {difference}")
 
 
-def _eq(lhs: Any, rhs: Any) -> sp.Eq:
+def equation(lhs: Any, rhs: Any) -> sp.Eq:
+    """``lhs = rhs`` as an unevaluated sympy equation (as a derivation prints it)."""
     return sp.Eq(lhs, rhs, evaluate=False)
 
 
@@ -155,11 +156,11 @@ def _kept_root(roots: list[sp.Expr], upper: sp.Expr, what: str) -> sp.Expr:
 def _derive_model(d: Any) -> dict[str, sp.Expr]:
     d.section("Model: PS servers with holding costs (paper, model section)")
     cost_j = w_j * x_j / (C_j - x_j)
-    d.add("Social cost", _eq(J, sp.Sum(_indexed(cost_j), (_j, 1, _K))),
+    d.add("Social cost", equation(J, sp.Sum(_indexed(cost_j), (_j, 1, _K))),
           "M/G/1-PS insensitivity gives $E[N_j] = x_j/(C_j - x_j)$ whatever the job-size law, so "
           "the holding-cost rate is this sum (paper, model section).")
     selfish_j = w_j / (C_j - x_j)
-    d.add("Selfish cost per unit of work", _eq(sp.Symbol("cost_j"), selfish_j),
+    d.add("Selfish cost per unit of work", equation(sp.Symbol("cost_j"), selfish_j),
           "A job of size $s$ at server $j$ has mean sojourn $s/(C_j - x_j)$; the size factors "
           "out, so every job ranks the servers by this cost (paper, model section).")
     return {"cost_j": cost_j, "selfish_j": selfish_j}
@@ -170,55 +171,55 @@ def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
     cost_j = model["cost_j"]
     marginal = sp.simplify(sp.diff(cost_j, x_j))
     _check(marginal, w_j * C_j / (C_j - x_j) ** 2, "the marginal cost")
-    d.add("Marginal cost", _eq(sp.Derivative(cost_j, x_j), marginal),
+    d.add("Marginal cost", equation(sp.Derivative(cost_j, x_j), marginal),
           "Differentiate the holding-cost rate of server $j$ (paper, centralised-routing "
           "section).")
     curvature = sp.factor(sp.diff(marginal, x_j))
     _check(curvature, 2 * w_j * C_j / (C_j - x_j) ** 3, "the curvature")
-    d.add("Strict convexity", _eq(sp.Derivative(cost_j, (x_j, 2)), curvature),
+    d.add("Strict convexity", equation(sp.Derivative(cost_j, (x_j, 2)), curvature),
           r"Positive for $0 \le x_j < C_j$: $J$ is strictly convex and the optimum is unique.")
     d.add("KKT conditions",
-          [_eq(marginal, mu), sp.GreaterThan(w_j / C_j, mu, evaluate=False)],
+          [equation(marginal, mu), sp.GreaterThan(w_j / C_j, mu, evaluate=False)],
           r"Minimise $J$ subject to $\sum_j x_j = \rho$: equal marginal costs $\mu$ on used "
           r"servers (first line), $r_j = w_j/C_j \ge \mu$ on unused ones (second line), paper, "
           "centralised-routing section.")
     roots = sp.solve(sp.Eq(marginal, mu), x_j)
     x_mu = _kept_root(roots, C_j, "the optimal load")
-    d.add("Solve the stationarity condition", _eq(x_j, x_mu),
+    d.add("Solve the stationarity condition", equation(x_j, x_mu),
           "sympy.solve returns two roots; the one below the capacity $C_j$ is kept.")
     x_t = sp.expand(x_mu.subs(mu, 1 / t ** 2)).subs(sp.sqrt(C_j) * sp.sqrt(w_j), s_j)
     _check(x_t.subs(s_j, sp.sqrt(w_j * C_j)), x_mu.subs(mu, 1 / t ** 2), "the substitution t")
-    d.add("Substitute t = 1/sqrt(mu)", [_eq(t, 1 / sp.sqrt(mu)), _eq(s_j, sp.sqrt(w_j * C_j)),
-                                        _eq(x_j, x_t)],
+    d.add("Substitute t = 1/sqrt(mu)", [equation(t, 1 / sp.sqrt(mu)), equation(s_j, sp.sqrt(w_j * C_j)),
+                                        equation(x_j, x_t)],
           r"With $t$ in place of $\mu$ the loads are linear in $t$ on a fixed active set $S$.")
     total = _prefix_sum(x_t)
     d.add("Prefix aggregates",
-          [_eq(Sigma_C, sp.Sum(_C[_j], (_j, 1, _m))),
-           _eq(Sigma_s, sp.Sum(sp.sqrt(_w[_j] * _C[_j]), (_j, 1, _m))),
-           _eq(Sigma_w, sp.Sum(_w[_j], (_j, 1, _m)))],
+          [equation(Sigma_C, sp.Sum(_C[_j], (_j, 1, _m))),
+           equation(Sigma_s, sp.Sum(sp.sqrt(_w[_j] * _C[_j]), (_j, 1, _m))),
+           equation(Sigma_w, sp.Sum(_w[_j], (_j, 1, _m)))],
           r"The used set is a prefix $S = \{1, \dots, m\}$ of the servers sorted by "
           r"$r_j = w_j/C_j$: by the KKT conditions a server is used iff $r_j < \mu$ (paper, "
           "centralised-routing section).")
-    d.add("Work conservation on S", _eq(sp.Sum(_x[_j], (_j, 1, _m)), total),
+    d.add("Work conservation on S", equation(sp.Sum(_x[_j], (_j, 1, _m)), total),
           r"Sum the loads over $S$ by linearity; this must equal $\rho$.")
     t_star = sp.solve(sp.Eq(total, rho), t)[0]
     mu_star = sp.simplify(1 / t_star ** 2)
     _check(t_star, (Sigma_C - rho) / Sigma_s, "the multiplier t")
-    d.add("Multiplier", [_eq(t, t_star), _eq(mu, mu_star)],
+    d.add("Multiplier", [equation(t, t_star), equation(mu, mu_star)],
           r"Solve the work-conservation equation for $t$; $\mu = 1/t^2$.")
     x_star = x_t.subs(t, t_star)
-    d.add("Optimal loads", _eq(sp.Symbol("x_j^*"), x_star),
+    d.add("Optimal loads", equation(sp.Symbol("x_j^*"), x_star),
           r"Square-root assignment for $j \in S$; $x_j^* = 0$ outside $S$ (paper, "
           "centralised-routing section).")
     per_server = sp.simplify(cost_j.subs(x_j, x_t).subs(s_j, sp.sqrt(w_j * C_j)))
     per_server = sp.expand(per_server).subs(sp.sqrt(C_j) * sp.sqrt(w_j), s_j)
     _check(per_server, s_j / t - w_j, "the cost of one server at the optimum")
-    d.add("Cost of a used server", _eq(cost_j.subs(x_j, sp.Symbol("x_j^*")), per_server),
+    d.add("Cost of a used server", equation(cost_j.subs(x_j, sp.Symbol("x_j^*")), per_server),
           "Substitute the optimal load into $w_j x_j/(C_j - x_j)$ and simplify.")
     cost_star = sp.simplify(_prefix_sum(per_server).subs(t, t_star))
     _check(cost_star, Sigma_s ** 2 / (Sigma_C - rho) - Sigma_w, "the optimal cost")
     cost_star = Sigma_s ** 2 / (Sigma_C - rho) - Sigma_w
-    d.add("Optimal cost", _eq(J_opt, cost_star),
+    d.add("Optimal cost", equation(J_opt, cost_star),
           "Sum over $S$ and substitute $t$; sympy checks the result against "
           r"$J^* = (\sum_j \sqrt{w_j C_j})^2/(\sum_j C_j - \rho) - \sum_j w_j$.")
     threshold = _kept_root(sp.solve(sp.Eq(mu_star, r_next), rho), Sigma_C, "the threshold")
@@ -226,12 +227,12 @@ def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
     contribution = C_j - sp.sqrt(w_j * C_j) / sp.sqrt(r_next)
     _check(contribution, C_j * (1 - sp.sqrt((w_j / C_j) / r_next)), "the threshold terms")
     d.add("Entry threshold",
-          [_eq(theta_opt, threshold),
-           _eq(theta_opt, sp.Sum(_C[_j] * (1 - sp.sqrt(_w[_j] / _C[_j] / r_next)), (_j, 1, _m)))],
+          [equation(theta_opt, threshold),
+           equation(theta_opt, sp.Sum(_C[_j] * (1 - sp.sqrt(_w[_j] / _C[_j] / r_next)), (_j, 1, _m)))],
           r"Server $m+1$ is used once $\mu(S = \{1, \dots, m\})$ reaches $r_{m+1}$: solve "
           r"$\mu = r_{m+1}$ for $\rho$ ($s_j = C_j \sqrt{r_j}$ gives the second form).")
     unit = x_star.subs({s_j: sp.sqrt(C_j), Sigma_s: sp.Sum(sp.sqrt(_C[_j]), (_j, 1, _m))})
-    d.add("Equal holding costs w = 1", _eq(sp.Symbol("x_j^*"), unit),
+    d.add("Equal holding costs w = 1", equation(sp.Symbol("x_j^*"), unit),
           "With $w_j = 1$ this is the square-root assignment of Kleinrock and of Bell & Stidham "
           "(Management Science 29(7), 1983).")
     return {"marginal": marginal, "x_t": x_t, "t": t_star, "mu": mu_star,
@@ -242,7 +243,7 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
     d.section("Wardrop equilibrium via a potential (paper, decentralised-routing section)")
     selfish = model["selfish_j"]
     d.add("Wardrop conditions",
-          [_eq(selfish, c), sp.GreaterThan(w_j / C_j, c, evaluate=False)],
+          [equation(selfish, c), sp.GreaterThan(w_j / C_j, c, evaluate=False)],
           "Every used server offers the same cost $c$ per unit of work, unused ones cost at "
           "least $c$ at zero load (paper, decentralised-routing section).")
     integral = sp.integrate(selfish.subs(x_j, u), (u, 0, C_j - d_j))
@@ -251,8 +252,8 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
         raise SymqError(f"derivation check failed for the potential: {integral}")
     potential = w_j * sp.log(C_j / (C_j - x_j))
     d.add("Beckmann potential",
-          [_eq(sp.Symbol("Phi_j"), sp.Integral(selfish.subs(x_j, u), (u, 0, x_j))),
-           _eq(sp.Symbol("Phi_j"), potential)],
+          [equation(sp.Symbol("Phi_j"), sp.Integral(selfish.subs(x_j, u), (u, 0, x_j))),
+           equation(sp.Symbol("Phi_j"), potential)],
           "Integrate the selfish cost (sympy.integrate with the slack $C_j - x_j > 0$); "
           r"$\Phi = \sum_j \Phi_j$ (paper, decentralised-routing section).")
     gradient = sp.simplify(sp.diff(potential, x_j))
@@ -260,45 +261,45 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
     curvature = sp.simplify(sp.diff(potential, x_j, 2))
     _check(curvature, w_j / (C_j - x_j) ** 2, "the curvature of the potential")
     d.add("Potential gradient and curvature",
-          [_eq(sp.Derivative(potential, x_j), gradient),
-           _eq(sp.Derivative(potential, (x_j, 2)), curvature)],
+          [equation(sp.Derivative(potential, x_j), gradient),
+           equation(sp.Derivative(potential, (x_j, 2)), curvature)],
           r"The gradient is the selfish cost, so the KKT conditions of $\min \Phi$ subject to "
           r"$\sum_j x_j = \rho$ are the Wardrop conditions; $\Phi$ is strictly convex, so the "
           "equilibrium is its unique minimiser (paper, decentralised-routing section).")
     x_c = _kept_root(sp.solve(sp.Eq(gradient, c), x_j), C_j, "the equilibrium load")
-    d.add("Solve the Wardrop condition", _eq(x_j, x_c), "Linear in $1/c$ on a fixed active set.")
+    d.add("Solve the Wardrop condition", equation(x_j, x_c), "Linear in $1/c$ on a fixed active set.")
     total = _prefix_sum(x_c)
-    d.add("Work conservation on S", _eq(sp.Sum(_x[_j], (_j, 1, _m)), total),
+    d.add("Work conservation on S", equation(sp.Sum(_x[_j], (_j, 1, _m)), total),
           r"Sum over the prefix $S = \{1, \dots, m\}$ of the $r$-ordering: by the Wardrop "
           "conditions a server is used iff $r_j < c$.")
     c_star = sp.solve(sp.Eq(total, rho), c)[0]
     _check(c_star, Sigma_w / (Sigma_C - rho), "the equilibrium cost per unit of work")
-    d.add("Cost per unit of work", _eq(c, c_star), "Solve work conservation for $c$.")
+    d.add("Cost per unit of work", equation(c, c_star), "Solve work conservation for $c$.")
     x_ne = x_c.subs(c, c_star)
-    d.add("Equilibrium loads", _eq(sp.Symbol("x_j^NE"), x_ne),
+    d.add("Equilibrium loads", equation(sp.Symbol("x_j^NE"), x_ne),
           r"For $j \in S^{NE}$; $x_j^{NE} = 0$ outside (paper, decentralised-routing section).")
     per_server = sp.simplify(model["cost_j"].subs(x_j, x_c))
     _check(per_server, c * x_c, "the cost of one server at equilibrium")
     cost_ne = sp.simplify(_prefix_sum(sp.expand(per_server)).subs(c, c_star))
     _check(cost_ne, rho * Sigma_w / (Sigma_C - rho), "the equilibrium cost")
     cost_ne = rho * Sigma_w / (Sigma_C - rho)
-    d.add("Equilibrium cost", [_eq(model["cost_j"].subs(x_j, sp.Symbol("x_j^NE")), c * x_j),
-                               _eq(J_ne, cost_ne)],
+    d.add("Equilibrium cost", [equation(model["cost_j"].subs(x_j, sp.Symbol("x_j^NE")), c * x_j),
+                               equation(J_ne, cost_ne)],
           r"$w_j x_j/(C_j - x_j) = c x_j$ on used servers, so $J^{NE} = c \rho$: every job pays "
           "$c$ per unit of work.")
     threshold = sp.solve(sp.Eq(c_star, r_next), rho)[0]
     _check(threshold, Sigma_C - Sigma_w / r_next, "the equilibrium threshold")
     d.add("Entry threshold",
-          [_eq(theta_ne, threshold),
-           _eq(theta_ne, sp.Sum(_C[_j] * (1 - _w[_j] / _C[_j] / r_next), (_j, 1, _m)))],
+          [equation(theta_ne, threshold),
+           equation(theta_ne, sp.Sum(_C[_j] * (1 - _w[_j] / _C[_j] / r_next), (_j, 1, _m)))],
           r"Server $m+1$ is used once $c(S = \{1, \dots, m\})$ reaches $r_{m+1}$: solve "
           r"$c = r_{m+1}$ for $\rho$.")
     gap = sp.sqrt(q) * (1 - sp.sqrt(q))
     _check(sp.sqrt(q) - q, gap, "the threshold gap")
     d.add("Subset property",
-          [_eq(theta_ne - theta_opt,
+          [equation(theta_ne - theta_opt,
                sp.Sum(_C[_j] * (sp.sqrt(q) - q).subs(q, _w[_j] / _C[_j] / r_next), (_j, 1, _m))),
-           _eq(sp.sqrt(q) - q, gap)],
+           equation(sp.sqrt(q) - q, gap)],
           r"With $q = r_j/r_{m+1} \in (0, 1]$, $\sqrt{q} - q \ge 0$: "
           r"$\theta^{OPT}_m \le \theta^{NE}_m$, the optimum opens every server at a lower load, "
           r"so $S^{NE} \subseteq S^{OPT}$ (the paper's subset property, decentralised-routing "
@@ -313,19 +314,19 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     C_n, _, w_n = _tagged_aggregates("NE")
     poa = (ne["cost"].subs({Sigma_C: C_n, Sigma_w: w_n})
            / opt["cost"].subs({Sigma_C: C_o, Sigma_s: s_o, Sigma_w: w_o}))
-    d.add("Price of anarchy", _eq(PoA, poa),
+    d.add("Price of anarchy", equation(PoA, poa),
           r"$\mathrm{PoA} = J^{NE} / J^*$, each with the aggregates of its own active set "
           "(paper, price-of-anarchy section).")
     all_used = sp.simplify(ne["cost"] / opt["cost"])
     limit = sp.limit(all_used, rho, Sigma_C, "-")
     _check(limit, Sigma_C * Sigma_w / Sigma_s ** 2, "the heavy-traffic limit")
     d.add("Heavy-traffic limit",
-          [_eq(PoA, all_used), _eq(sp.Limit(PoA, rho, Sigma_C, "-"), limit)],
+          [equation(PoA, all_used), equation(sp.Limit(PoA, rho, Sigma_C, "-"), limit)],
           r"Near $\rho = \sum_j C_j$ every server is used in both solutions; sympy.limit gives "
           r"the limit, $\ge 1$ by Cauchy-Schwarz with equality iff all $r_j$ are equal.")
     unit = limit.subs({Sigma_w: _K, Sigma_s: sp.Sum(sp.sqrt(_C[_j]), (_j, 1, _K)),
                        Sigma_C: sp.Sum(_C[_j], (_j, 1, _K))})
-    d.add("Equal holding costs w = 1", _eq(sp.Limit(PoA, rho, Sigma_C, "-"), unit),
+    d.add("Equal holding costs w = 1", equation(sp.Limit(PoA, rho, Sigma_C, "-"), unit),
           "Below $K$, and tending to $K$ when one capacity dominates: the tight case of the "
           r"bound $\mathrm{PoA} \le \lvert S^{OPT} \rvert$ (Haviv & Roughgarden, Oper. Res. "
           "Lett. 35(4), 2007, recalled in the paper's price-of-anarchy section).")
@@ -333,8 +334,8 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     # the family C = (1, 1), w = (1, h), rho = 1 - 1/h
     rho_h = 1 - 1 / h
     d.add("Unbounded family: instance",
-          [_eq(sp.Symbol("C"), sp.Matrix([[1, 1]])), _eq(sp.Symbol("w"), sp.Matrix([[1, h]])),
-           _eq(rho, rho_h)],
+          [equation(sp.Symbol("C"), sp.Matrix([[1, 1]])), equation(sp.Symbol("w"), sp.Matrix([[1, h]])),
+           equation(rho, rho_h)],
           "Two servers of equal speed, the second one $h > 1$ times more expensive: an explicit "
           "instance of the paper's unbounded PoA with unequal holding costs.")
     e = sp.Symbol("epsilon", **_pos)   # h = (1 + epsilon)^2 > 1
@@ -345,15 +346,15 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     if not margin.is_positive:
         raise SymqError(f"derivation check failed: the family's optimum uses one server ({margin})")
     d.add("Unbounded family: active sets",
-          [_eq(sp.Symbol("theta^NE_1"), theta_ne_1),
-           _eq(sp.Symbol("theta^OPT_1"), theta_opt_1)],
+          [equation(sp.Symbol("theta^NE_1"), theta_ne_1),
+           equation(sp.Symbol("theta^OPT_1"), theta_opt_1)],
           r"$\rho$ equals $\theta^{NE}_1$ (the boundary case $c = h = w_2/C_2$: only server 1 "
           r"is used at equilibrium) and exceeds $\theta^{OPT}_1$ (both servers are used at the "
           "optimum).")
     c_h = sp.simplify(ne["c"].subs({Sigma_C: 1, Sigma_w: 1, rho: rho_h}))
     j_ne = sp.simplify(ne["cost"].subs({Sigma_C: 1, Sigma_w: 1, rho: rho_h}))
     _check(j_ne, h - 1, "the family's equilibrium cost")
-    d.add("Unbounded family: equilibrium", [_eq(c, c_h), _eq(J_ne, j_ne)],
+    d.add("Unbounded family: equilibrium", [equation(c, c_h), equation(J_ne, j_ne)],
           "All the traffic goes to server 1.")
     aggregates = {Sigma_C: 2, Sigma_s: 1 + sp.sqrt(h), Sigma_w: 1 + h, rho: rho_h}
     t_h = opt["t"].subs(aggregates)
@@ -367,20 +368,20 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     _check(x2, x2_note, "the family's x_2*")
     _check(j_opt, j_note, "the family's J*")
     d.add("Unbounded family: optimum",
-          [_eq(sp.Symbol("x_1^*"), x1_note), _eq(sp.Symbol("x_2^*"), x2_note), _eq(J_opt, j_note)],
+          [equation(sp.Symbol("x_1^*"), x1_note), equation(sp.Symbol("x_2^*"), x2_note), equation(J_opt, j_note)],
           "Substitute the instance into the optimal loads and cost; sympy checks them against the "
           "simplified forms shown.")
     poa_h = sp.simplify(j_ne / j_opt)
     poa_note = (h + 1) * (sp.sqrt(h) + 1) / (2 * h + sp.sqrt(h) + 1)
     _check(poa_h, poa_note, "the family's PoA")
-    d.add("Unbounded family: price of anarchy", [_eq(PoA, j_ne / j_note), _eq(PoA, poa_note)],
+    d.add("Unbounded family: price of anarchy", [equation(PoA, j_ne / j_note), equation(PoA, poa_note)],
           "The ratio simplifies to the second form (checked by sympy).")
     growth = sp.limit(poa_note / sp.sqrt(h), h, sp.oo)
     if growth != sp.Rational(1, 2):
         raise SymqError(f"derivation check failed: PoA/sqrt(h) -> {growth}")
     in_rho = (sp.sqrt(h) / 2).subs(h, 1 / (1 - rho))
     d.add("Unbounded family: asymptotics",
-          [_eq(sp.Limit(PoA / sp.sqrt(h), h, sp.oo), growth), _eq(sp.Symbol("PoA_asympt"), in_rho)],
+          [equation(sp.Limit(PoA / sp.sqrt(h), h, sp.oo), growth), equation(sp.Symbol("PoA_asympt"), in_rho)],
           r"$\mathrm{PoA} \sim \sqrt{h}/2$ grows without bound; with $h = 1/(1 - \rho)$, "
           r"$\mathrm{PoA} \sim 1/(2 \sqrt{1 - \rho})$ as $\rho \to 1$: the PoA is unbounded "
           "(paper, price-of-anarchy section).")
@@ -390,7 +391,7 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     poa_variant = sp.simplify(j_ne / j_variant)
     _check(poa_variant, (sp.sqrt(h) + 1) / 2, "the variant's limit PoA")
     d.add("Variant C = (1, M), w = (1, hM)",
-          [_eq(sp.Limit(J_opt, M, sp.oo), j_variant), _eq(sp.Limit(PoA, M, sp.oo), (sp.sqrt(h) + 1) / 2)],
+          [equation(sp.Limit(J_opt, M, sp.oo), j_variant), equation(sp.Limit(PoA, M, sp.oo), (sp.sqrt(h) + 1) / 2)],
           r"Same $\rho$ and same equilibrium ($r = (1, h)$); a large expensive server.")
     return {"poa": poa, "heavy_traffic": limit, "family": {
         "rho": rho_h, "x1": x1_note, "x2": x2_note, "J_opt": j_note, "J_ne": j_ne,
@@ -449,7 +450,10 @@ class ClosedForms(ResultBase):
     family: dict
 
 
-def _run(d: Any) -> ClosedForms:
+def record_closed_forms(d: Any) -> ClosedForms:
+    """Derive the closed forms (model, social optimum, Wardrop equilibrium, price of anarchy),
+    recording each step in ``d`` (a :class:`~symq.core.derivation.Derivation`, or a stand-in
+    that records nothing); each is checked against its expected form on the way."""
     model = _derive_model(d)
     opt = _derive_optimum(d, model)
     ne = _derive_equilibrium(d, model)
@@ -472,42 +476,4 @@ def closed_forms() -> ClosedForms:
     ClosedForms
         The same expressions as :func:`derivation` records, derived by the same code.
     """
-    return _run(_Silent())
-
-
-def derivation() -> Derivation:
-    """The recorded derivation printed by ``symq derive ps-routing``.
-
-    Returns
-    -------
-    Derivation
-        The model, the social optimum, the Wardrop equilibrium and the price of anarchy
-        (one section each, following the paper's sections) plus a worked example on the typical farm
-        ``C = (4, 2, 1)``, ``w = (1, 2, 4)``.  Deterministic: the same text on every run.
-    """
-    d = Derivation(
-        "Load balancing in processor sharing systems",
-        source=SOURCE,
-        summary=(r"Routing of Poisson traffic (total work rate $\rho$) to $K$ processor-sharing "
-                 "servers with capacities $C_j$ and holding costs $w_j$: the social optimum (a "
-                 "square-root "
-                 "water-filling), the Wardrop equilibrium (minimiser of a Beckmann potential) and "
-                 "the price of anarchy, derived with sympy; each closed form is checked against "
-                 "the expected form during the derivation."),
-    )
-    from .exact import piecewise_loads   # the exact evaluation builds on closed_forms()
-
-    _run(d)
-    d.section("Example: the typical farm C = (4, 2, 1), w = (1, 2, 4)")
-    example = piecewise_loads((4, 2, 1), (1, 2, 4))
-    x = [sp.Symbol(f"x_{k + 1}") for k in range(3)]
-    d.add("Optimal loads as functions of rho",
-          [_eq(x[k], example.optimal[k]) for k in range(3)],
-          r"One piece per active set between the thresholds $\theta^{OPT} = "
-          f"{latex(sp.Tuple(*example.thresholds_optimal))}$: loads are linear in "
-          r"$\rho$ on each piece and adjacent pieces agree at the thresholds.")
-    d.add("Equilibrium loads as functions of rho",
-          [_eq(x[k], example.equilibrium[k]) for k in range(3)],
-          rf"Thresholds $\theta^{{NE}} = {latex(sp.Tuple(*example.thresholds_equilibrium))}$: "
-          "each server opens later than at the optimum.")
-    return d
+    return record_closed_forms(_Silent())

@@ -6,7 +6,7 @@ import pytest
 import sympy as sp
 
 from symq.core import get_paper
-from symq.routing import symbolic
+from symq.routing import derive, symbolic
 from symq.routing import exact
 from symq.routing.exact import exact_zero, kkt_residuals, piecewise_loads
 from symq.routing.symbolic import SYMBOLS, closed_forms
@@ -15,12 +15,12 @@ S = SYMBOLS
 
 
 def test_derivation_is_deterministic_and_complete():
-    first = symbolic.derivation().to_markdown()
-    assert symbolic.derivation().to_markdown() == first
+    first = derive.derivation().to_markdown()
+    assert derive.derivation().to_markdown() == first
     for heading in ("## Model:", "## Social optimum", "## Wardrop equilibrium",
                     "## Price of anarchy", "## Example"):
         assert heading in first
-    d = symbolic.derivation()
+    d = derive.derivation()
     for title in ("Marginal cost", "KKT conditions", "Multiplier", "Optimal cost",
                   "Beckmann potential", "Cost per unit of work", "Equilibrium cost",
                   "Subset property", "Heavy-traffic limit", "Unbounded family: asymptotics"):
