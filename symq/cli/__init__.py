@@ -71,7 +71,7 @@ def _command(module: str, function: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
-def _model_command(sub: Any, name: str, text: str, metavar: str) -> argparse.ArgumentParser:
+def _model_command(sub: Any, name: str, text: str, metavar: str) -> _Parser:
     """A subcommand ``symq NAME MODEL key=value ...`` whose ``--help`` with a MODEL shows that
     model's parameters (``_help_requested`` in :mod:`symq.cli.model_commands`)."""
     p = sub.add_parser(name, help=text, add_help=False)

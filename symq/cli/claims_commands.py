@@ -74,8 +74,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
         if m.outputs:
             print(f"  {'':<16}   results: {', '.join(m.outputs)}")
     print("\nPapers (symq check PAPER, symq derive PAPER):")
-    for p in papers.values():
-        print(f"  {p.key:<16} {p.title} — {p.citation}  [{p.source}]")
+    for paper in papers.values():
+        print(f"  {paper.key:<16} {paper.title} — {paper.citation}  [{paper.source}]")
     if kinds:
         print("\nModel kinds a claims file may declare ([models.NAME] kind = ...):")
         for k in kinds.values():

@@ -28,7 +28,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy as sp
@@ -462,7 +462,7 @@ class Claim(MarkdownDisplay):
             outcomes.append(self.evaluate(point))
         decided = [o for o in outcomes if o.error is not None]
         undecided = [o for o in outcomes if o.error is None]
-        worst = max(decided, key=lambda o: o.error) if decided else None  # type: ignore[arg-type]
+        worst = max(decided, key=lambda o: cast(float, o.error)) if decided else None
         units = self.error_units(outcomes)
         unit = f" {units}" if units else ""
         resolution = _resolution_text(decided)
@@ -480,11 +480,11 @@ class Claim(MarkdownDisplay):
             result = verdict(Status.FAILS, detail, worst.error, worst)
             return self.explain(result, outcomes)
         if undecided:
-            first = undecided[0]
-            where = f"at {_point_text(first.point)}: " if first.point else ""
+            pending = undecided[0]
+            where = f"at {_point_text(pending.point)}: " if pending.point else ""
             more = f" ({len(undecided)} of {len(outcomes)} points undecided)" \
                 if len(outcomes) > 1 else ""
-            return verdict(Status.INCONCLUSIVE, f"{where}{first.reason}{more}", None, first)
+            return verdict(Status.INCONCLUSIVE, f"{where}{pending.reason}{more}", None, pending)
         assert worst is not None
         detail = (f"max error {worst.error:.3g}{unit} <= tolerance {self.tolerance:.3g} over "
                   f"{len(decided)} points")

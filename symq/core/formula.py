@@ -65,7 +65,7 @@ import ast
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import sympy as sp
 
@@ -150,8 +150,9 @@ class _Reject(Exception):
 def _describe_node(node: ast.AST) -> str:
     kind = _FORBIDDEN_NAMES.get(type(node))
     if kind is None:
-        kind = {ast.BitXor: "^", ast.FloorDiv: "//", ast.Mod: "%", ast.MatMult: "@"}.get(
-            type(getattr(node, "op", None)), type(node).__name__)
+        operators: dict[type, str] = {ast.BitXor: "^", ast.FloorDiv: "//", ast.Mod: "%",
+                                      ast.MatMult: "@"}
+        kind = operators.get(type(getattr(node, "op", None)), type(node).__name__)
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
             kind = f"the operator {kind}"
     if isinstance(node, ast.Attribute):
@@ -214,7 +215,7 @@ class _Builder:
         raise _Reject(f"unknown name {name}{hint}; names allowed: {allowed}")
 
     def _power(self, node: ast.BinOp, depth: int) -> sp.Expr:
-        height, probe = 1, node
+        height, probe = 1, cast(ast.AST, node)
         while isinstance(probe, ast.BinOp) and isinstance(probe.op, ast.Pow):
             height += 1
             probe = probe.right
@@ -279,7 +280,7 @@ class _Builder:
             return call
         if function in (sp.Min, sp.Max):
             # sympy flattens max(max(a, b), c) into one call and compares its arguments pairwise
-            symbolic = sum(len(a.args) if isinstance(a, function) else 1
+            symbolic = sum(len(a.args) if isinstance(a, cast(type[sp.Basic], function)) else 1
                            for a in args if not a.is_number)
             if symbolic > MAX_MINMAX_ARGUMENTS:
                 raise _Reject(f"{name}() of {symbolic} non-constant arguments (at most "

@@ -115,7 +115,8 @@ def markdown_to_html(markdown: str, shift: int = 0) -> str:
     """
     parts: list[str] = []
     lines = markdown.splitlines()
-    i, paragraph = 0, []
+    i = 0
+    paragraph: list[str] = []
 
     def flush() -> None:
         if paragraph:

@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy as sp
@@ -215,7 +215,7 @@ def parse_tolerance(where: str, spec: Any) -> Tolerance:
     if unknown:
         raise InvalidParameter(f"{where}.{unknown[0]}", spec[unknown[0]],
                                "one of the keys " + ", ".join(_KEYS), "unknown key")
-    values: dict[str, float] = {}
+    values: dict[str, Any] = {}
     for key in _KEYS:
         if key not in spec:
             continue
@@ -316,7 +316,8 @@ def point_error(lhs: Any, op: str, rhs: Any, tolerance: Tolerance, n_points: int
 
 def _scale_mp(tolerance: Tolerance, magnitude: Any) -> Any:
     if tolerance.units() == "relative":  # both sides 0 (and t = 0): the gap is 0 too
-        floor = _mp(float(tolerance.absolute)) / _mp(float(tolerance.relative)) \
+        floor = _mp(float(cast(float, tolerance.absolute))) \
+            / _mp(float(cast(float, tolerance.relative))) \
             if tolerance._mixed else 0  # t/r at 50 digits: no overflow for a tiny r
         scale = max(magnitude, floor)
         return scale if scale > 0 else 1
