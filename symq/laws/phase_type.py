@@ -408,7 +408,7 @@ class ScipyLaw(Distribution):
 
 
     def __repr__(self) -> str:
-        return f"ScipyLaw({self.dist!r})"
+        return f"ScipyLaw({describe_law(self.dist)})"
 
     def pdf(self, x: ArrayLike) -> Any:
         return self.dist.pdf(x)
