@@ -1,4 +1,5 @@
-r"""The registered ``mg1-sim`` model: an M/G/1 FCFS queue by simulation, with the exact P-K mean.
+r"""The ``mg1-sim`` model: an M/G/1 FCFS queue by simulation, with the exact P-K mean
+(:data:`MG1_SIM`, listed in :mod:`symq.me.registration`).
 
 ``symq solve mg1-sim lam=0.7 sizes=h2 scv=4`` simulates the queue by the Lindley recursion
 (:func:`symq.me.queueing.simulate_mg1_waiting`) with sizes of a named law of
@@ -38,7 +39,7 @@ from typing import Any
 from symq.core.errors import StabilityError
 from symq.core.parameters import Parameter, PositiveReal
 from symq.core.randomness import RngLike
-from symq.core.registry import ModelSpec, register_model
+from symq.core.registry import ModelSpec
 from symq.core.result import Exactness, Result
 from symq.core.simrun import run_parameters
 from symq.core.simstats import ConfidenceInterval
@@ -134,7 +135,7 @@ def _scalar_outputs(result: Result) -> dict[str, Any]:
             "EW_exact": v["EW_exact"], "rho": v["rho"]}
 
 
-MG1_SIM = register_model(ModelSpec(
+MG1_SIM = ModelSpec(
     name=NAME,
     summary=("M/G/1 FCFS queue by simulation (Lindley recursion): EW, ET with confidence "
              "intervals, and the exact Pollaczek-Khinchine EW"),
@@ -148,4 +149,4 @@ MG1_SIM = register_model(ModelSpec(
     solve=solve_mg1_sim,
     scalar_outputs=_scalar_outputs,
     outputs=("EW", "ET", "EW_exact", "ET_exact", "rho"),
-))
+)

@@ -1,7 +1,8 @@
-"""The registered ``me-fit`` model: ``symq solve me-fit moments=M [zero=Z] [order=n]``.
+"""The ``me-fit`` model: ``symq solve me-fit moments=M [zero=Z] [order=n]``.
 
-Importing it also registers ``mg1-sim`` (:mod:`symq.me.mg1`), the M/G/1 FCFS simulation with the
-exact Pollaczek-Khinchine mean beside it.
+:data:`MODEL` is a plain :class:`~symq.core.registry.ModelSpec`; importing this module registers
+nothing (:mod:`symq.me.registration` names it, and ``mg1-sim`` of :mod:`symq.me.mg1`, for the
+registry).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sympy as sp
 
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import IntegerAtLeast, Parameter, RationalVector
-from symq.core.registry import ModelSpec, register_model
+from symq.core.registry import ModelSpec
 from symq.core.result import Result
 
 from ._context import working_dps
@@ -25,7 +26,7 @@ from .distribution import ME
 from .pade import pade_fit
 from .transform import exact_text
 
-__all__ = ["MODEL", "MG1_SIM", "PARAMETERS", "solve", "MAX_ORDER", "MAX_DPS"]
+__all__ = ["MODEL", "PARAMETERS", "solve", "MAX_ORDER", "MAX_DPS"]
 
 #: Largest order accepted from the command line: exact Hankel solves and certification of
 #: higher orders take more than seconds (order 30 takes about a second).
@@ -149,7 +150,7 @@ def _scalar_outputs(result: Result) -> dict[str, float]:
             "nonnegative": 1.0 if word == Nonnegativity.NONNEGATIVE.value else 0.0}
 
 
-MODEL = register_model(ModelSpec(
+MODEL = ModelSpec(
     name="me-fit",
     summary="matrix-exponential distribution by (two-point) Padé moment matching, with a "
             "certified nonnegativity check (Angius, Horváth et al. 2014)",
@@ -160,6 +161,4 @@ MODEL = register_model(ModelSpec(
     outputs=("order", "numerator", "denominator", "numerator_exact", "denominator_exact",
              "poles", "certificate", "certificate_method", "moments_used", "zero_used",
              "fitted_moments", "reason", "witness", "witness_enclosure"),
-))
-
-from .mg1 import MG1_SIM  # noqa: E402 - registers the mg1-sim model
+)

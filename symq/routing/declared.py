@@ -64,7 +64,7 @@ from symq.core.derivation import Derivation
 from symq.core.errors import DerivationTimeout, InvalidParameter, NotConverged
 from symq.core.formula import parse_formula
 from symq.core.parameters import Parameter
-from symq.core.registry import ModelKind, ModelSpec, register_model_kind
+from symq.core.registry import ModelKind, ModelSpec
 from symq.core.result import Exactness, Result
 
 from .farm import C as _C_PARAMETER, ServerFarm, rho as _RHO_PARAMETER, w as _W_PARAMETER
@@ -565,7 +565,8 @@ def _derivation(name: str, model: DeclaredCost) -> Derivation:
     return d
 
 
-ROUTING_COST: ModelKind = register_model_kind(ModelKind(
+#: The model kind ``routing-cost`` (listed in :mod:`symq.routing.registration`).
+ROUTING_COST: ModelKind = ModelKind(
     kind=KIND,
     summary=("routing to servers with a declared cost rate per server: social optimum, Wardrop "
              "equilibrium (potential minimiser), price of anarchy"),
@@ -573,4 +574,4 @@ ROUTING_COST: ModelKind = register_model_kind(ModelKind(
     keys=KEYS,
     outputs=OUTPUTS,
     example=EXAMPLE,
-))
+)

@@ -1,10 +1,10 @@
 """The ``ps-routing`` model (optimum, equilibrium and price of anarchy of a PS server farm) and
 the ``ps-sim`` model (one M/G/1 processor-sharing queue by simulation).
 
-Registered with :func:`symq.core.registry.register_model` on import, so that
-``symq solve ps-routing C=4,2,1 w=1,2,4 rho=5``, ``symq sweep ps-routing rho=1:6:11`` and
-``symq solve ps-sim lam=0.7 sizes=h2 scv=4`` work without any edit of the CLI.  Importing this
-module also registers the ``routing-cost`` model kind (:mod:`symq.routing.declared`).
+:data:`MODEL` and :data:`PS_SIM` are plain :class:`~symq.core.registry.ModelSpec` objects,
+named for the registry in :mod:`symq.routing.registration` (importing this module registers
+nothing), so that ``symq solve ps-routing C=4,2,1 w=1,2,4 rho=5``, ``symq sweep ps-routing
+rho=1:6:11`` and ``symq solve ps-sim lam=0.7 sizes=h2 scv=4`` work without any edit of the CLI.
 
 Examples
 --------
@@ -25,16 +25,15 @@ from numpy.typing import ArrayLike
 from symq.core.parameters import Parameter, PositiveReal
 from symq.core.simrun import run_parameters
 from symq.core.randomness import RngLike
-from symq.core.registry import ModelSpec, register_model
+from symq.core.registry import ModelSpec
 from symq.core.result import Exactness, Result
 from symq.laws import size_law, size_parameters
 
-from .declared import ROUTING_COST  # registers the routing-cost model kind
 from .farm import C, ServerFarm, rho, w
 from .simulation import simulate_ps_queue
 from .solve import Allocation, kernels, poa_of, social_optimum, wardrop_equilibrium
 
-__all__ = ["MODEL", "PS_SIM", "ROUTING_COST", "solve", "scalar_outputs", "solve_ps_sim"]
+__all__ = ["MODEL", "PS_SIM", "solve", "scalar_outputs", "solve_ps_sim"]
 
 NAME = "ps-routing"
 
@@ -101,7 +100,7 @@ def scalar_outputs(result: Result) -> dict[str, float]:
     }
 
 
-MODEL = register_model(ModelSpec(
+MODEL = ModelSpec(
     name=NAME,
     summary=("routing Poisson traffic to heterogeneous processor-sharing servers: social optimum, "
              "Wardrop equilibrium, price of anarchy (Altman, Ayesta, Prabhu 2011)"),
@@ -110,7 +109,7 @@ MODEL = register_model(ModelSpec(
     scalar_outputs=scalar_outputs,
     paper="ps-routing",
     outputs=("optimal", "equilibrium", "poa"),
-))
+)
 
 
 #: Jobs simulated by ``ps-sim`` by default (about 0.1 s).
@@ -160,7 +159,7 @@ def solve_ps_sim(lam: float, C: float = 1.0, sizes: str = "exp",  # noqa: N803
     )
 
 
-PS_SIM = register_model(ModelSpec(
+PS_SIM = ModelSpec(
     name="ps-sim",
     summary=("M/G/1 processor-sharing queue by simulation: ET, EQ with confidence intervals, and "
              "the insensitive exact E[X]/(C - lam E[X]) (Altman, Ayesta, Prabhu 2011)"),
@@ -177,4 +176,4 @@ PS_SIM = register_model(ModelSpec(
                               for k, v in r.values.items()},
     paper="ps-routing",
     outputs=("ET", "EQ", "mean_slowdown", "ET_exact", "EQ_exact", "rho"),
-))
+)

@@ -1,4 +1,5 @@
-"""The registered ``awp`` model: ``symq solve awp protocol=newreno p=1e-4 --json``.
+"""The ``awp`` model: ``symq solve awp protocol=newreno p=1e-4 --json`` (:data:`AWP`, listed in
+:mod:`symq.window.registration`).
 
 A preset (``newreno``, ``scalable``, ``highspeed``, ``highspeed-family`` with ``S=``) with a
 per-packet loss probability ``p`` (``loss_model=time``: ``p`` losses per round-trip time), or a
@@ -32,7 +33,7 @@ from symq.core.parameters import (
     Parameter,
     PositiveReal,
 )
-from symq.core.registry import ModelSpec, register_model
+from symq.core.registry import ModelSpec
 from symq.core.result import Exactness, Result
 
 from .protocol import PRESETS, WindowProtocol, general, highspeed_family
@@ -275,7 +276,7 @@ METHOD_PARAMETER = Parameter("method", Choice(METHODS), required=False, default=
                              description="solver")
 
 
-AWP = register_model(ModelSpec(
+AWP = ModelSpec(
     name="awp",
     summary=("adaptive window protocol (TCP NewReno, Scalable, HighSpeed or a general profile) "
              "under window-dependent Poisson losses: stationary window law, stability "
@@ -286,4 +287,4 @@ AWP = register_model(ModelSpec(
     paper="awp",
     outputs=OUTPUTS,
     allow_infinite=("EW2",),
-))
+)

@@ -1,5 +1,6 @@
-"""The registered ``window-sim`` model and the declared kind ``window-sim``: Monte Carlo of a
-window protocol as a reference a claim can name (``window-sim:EW``).
+"""The ``window-sim`` model and the declared kind ``window-sim`` (listed in
+:mod:`symq.window.registration`): Monte Carlo of a window protocol as a reference a claim can
+name (``window-sim:EW``).
 
 ``window-sim`` takes the protocol as the ``awp`` model does (a preset with ``p``, or the
 formulas ``a``, ``loss``, ``after_loss`` in ``w``; the same parameter declarations), plus the
@@ -31,7 +32,7 @@ from typing import Any, Mapping
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import IntegerAtLeast, Parameter
 from symq.core.randomness import RngLike
-from symq.core.registry import ModelKind, ModelSpec, register_model, register_model_kind
+from symq.core.registry import ModelKind, ModelSpec
 from symq.core.result import Exactness, Result
 from symq.core.simstats import ConfidenceInterval
 
@@ -150,7 +151,7 @@ def _simulate(tcp: WindowProtocol, n_losses: int, name: str, value: Any,
     return est
 
 
-WINDOW_SIM = register_model(ModelSpec(
+WINDOW_SIM = ModelSpec(
     name="window-sim",
     summary=("Monte Carlo of an adaptive window protocol (exact loss cycles): E[W], E[W^2], "
              "throughput and loss rate as confidence intervals (Altman, Avrachenkov, Kherani, "
@@ -160,7 +161,7 @@ WINDOW_SIM = register_model(ModelSpec(
     scalar_outputs=_scalars,
     paper="awp",
     outputs=SIM_OUTPUTS,
-))
+)
 
 
 # ------------------------------------------------------------------ the declared kind
@@ -201,7 +202,7 @@ def declare_window_sim(name: str, table: Mapping[str, Any], parameters: tuple[Pa
 
 
 #: The model kind ``window-sim`` (listed in :mod:`symq.window.registration`).
-WINDOW_SIM_KIND: ModelKind = register_model_kind(ModelKind(
+WINDOW_SIM_KIND: ModelKind = ModelKind(
     kind="window-sim",
     summary=("Monte Carlo (exact loss cycles) of an adaptive window protocol declared by a(w), "
              "lam(w) and d(w): E[W], E[W^2], throughput, loss rate as confidence intervals"),
@@ -216,4 +217,4 @@ increase = "1"
 loss = "p*w"
 after_loss = "c*w"
 ''',
-))
+)

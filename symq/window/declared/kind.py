@@ -52,7 +52,7 @@ from symq.core.derivation import Derivation
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.formula import parse_formula
 from symq.core.parameters import Choice, Interval, Parameter
-from symq.core.registry import ModelKind, ModelSpec, register_model_kind
+from symq.core.registry import ModelKind, ModelSpec
 from symq.core.result import Result
 
 from ..model import OUTPUTS, awp_scalars, protocol_result
@@ -326,7 +326,7 @@ def parse_window(name: str, table: Mapping[str, Any], parameters: tuple[Paramete
 WINDOW_KIND = "window"
 
 #: The model kind ``window`` (listed in :mod:`symq.window.registration`).
-WINDOW_MODEL_KIND: ModelKind = register_model_kind(ModelKind(
+WINDOW_MODEL_KIND: ModelKind = ModelKind(
     kind=WINDOW_KIND,
     summary=("an adaptive window protocol (a TCP variant) from its increase a(w), loss rate "
              "lam(w) and window after a loss d(w): stationary window law, moments and "
@@ -335,4 +335,4 @@ WINDOW_MODEL_KIND: ModelKind = register_model_kind(ModelKind(
     keys=KEYS,
     outputs=OUTPUTS,
     example=_EXAMPLE,
-))
+)
