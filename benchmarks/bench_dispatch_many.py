@@ -1,6 +1,6 @@
 """Optimal dispatching at the accuracy asked for: m = 2..6 (Hyytiä & Righter 2024, Part 1).
 
-The accuracy-matched value iteration of :func:`symq.dispatch.accuracy.solve_accurate` (the
+The accuracy-matched value iteration of :func:`symq.dispatch.vi.accuracy.solve_accurate` (the
 ``symq solve dispatch policy=optimal`` default) with its stated error, against the targets of
 issue 14: m = 2, rho = 0.9 under 30 s with a relative error below 1e-3; m = 2, rho = 0.4 under
 1 s; m = 3, rho = 0.4 under 30 s at an error below 1e-3; m = 4, rho = 0.4 under 5 minutes;
@@ -19,7 +19,7 @@ import argparse
 import time
 
 from symq.dispatch import exponential, richardson, solve_optimal
-from symq.dispatch.accuracy import solve_accurate
+from symq.dispatch.vi.accuracy import solve_accurate
 
 
 def _run(m: int, rho: float, verbose: bool = False, **options: object) -> float:

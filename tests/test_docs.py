@@ -61,7 +61,7 @@ def test_every_derivation_has_its_page(site):
 
 
 def test_the_api_reference_documents_public_functions(site):
-    page = site / "api" / "generated" / "symq.dispatch.accuracy.html"
+    page = site / "api" / "generated" / "symq.dispatch.vi.accuracy.html"
     text = _text(page)
     assert "solve_accurate" in text and "error_estimate" in text
     assert "Hyytiä" in text                         # the docstrings' citations are rendered

@@ -231,7 +231,7 @@ def test_unreachable_rtol_is_refused_up_front():
 
 
 def test_lwl_with_very_many_servers_ends_and_matches_the_recursion():
-    import symq.dispatch.exact as exact
+    import symq.dispatch.policies.exact as exact
 
     # the Poisson form of Erlang B against the m-step recursion (forced), both in floats
     for m, a in ((200_000, 199_000.0), (100_001, 99_900.999)):
@@ -242,7 +242,7 @@ def test_lwl_with_very_many_servers_ends_and_matches_the_recursion():
         slow = b / (1.0 - a / m + a / m * b)
         assert fast == pytest.approx(slow, rel=1e-13)
     # m = 2^53 servers (the largest integer m): before, an O(m) loop that never ended
-    code = ("from symq.dispatch.exact import exact_lwl; from symq.dispatch.sizes import "
+    code = ("from symq.dispatch.policies.exact import exact_lwl; from symq.dispatch.sizes import "
             "exponential; print(exact_lwl(2**53, 0.5, exponential(1.0)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=20)

@@ -180,7 +180,7 @@ def _dispatch() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
                                SizeLaw, VIResult, evaluate_policy, exact_mean_response,
                                exponential, get_policy, response_by_size_data, richardson,
                                score_policy, simulate_dispatch, solve_accurate)
-    from symq.dispatch.by_size import VIResponseBySize, response_by_size_vi
+    from symq.dispatch.vi.by_size import VIResponseBySize, response_by_size_vi
 
     X = exponential(1.0)  # noqa: N806
 

@@ -65,7 +65,7 @@ def _ps(seed: int) -> Any:
 
 def _dispatch(policy: str) -> Callable[[int], Any]:
     def run(seed: int) -> Any:
-        from symq.dispatch.simulation import simulate_dispatch
+        from symq.dispatch.simulation.simulate import simulate_dispatch
 
         return simulate_dispatch(policy, 2, LOAD, "exp", n_jobs=80_000, rng=seed,
                                  level=LEVEL, n_batches=BATCHES).ET

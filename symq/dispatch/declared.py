@@ -1,6 +1,6 @@
 r"""Dispatching models for claims files: the model ``dispatch-sim`` and the kind ``dispatch-score``.
 
-``dispatch-sim`` simulates a named built-in policy (:func:`~symq.dispatch.simulation.simulate_dispatch`)
+``dispatch-sim`` simulates a named built-in policy (:func:`~symq.dispatch.simulation.simulate.simulate_dispatch`)
 and returns its mean response time ``ET`` (and mean waiting time ``EW``) as
 :class:`~symq.core.simstats.ConfidenceInterval` values, so that a claim can check a closed form
 against simulation, or "policy A beats policy B", by simulation::
@@ -20,12 +20,12 @@ arXiv 2402.08142, Section 4: index policies send the job to the server of least 
 and refers to it as ``my-policy:ET`` or ``my-policy:ET_sim``.  The score is formula text in
 ``u`` (backlog of server ``i``), ``n`` (its number of jobs), ``x`` (the job's size), ``i``
 (1-based server index), ``lam`` (total arrival rate), ``rho`` (load per server), ``m`` and the
-declared parameters (:func:`~symq.dispatch.score.score_policy`; in a Python claims file also a
-sympy expression, a :class:`~symq.dispatch.score.ScorePolicy`, or a numba function
+declared parameters (:func:`~symq.dispatch.policies.policy.score_policy`; in a Python claims file also a
+sympy expression, a :class:`~symq.dispatch.policies.policy.ScorePolicy`, or a numba function
 ``s(u, n, x, i, p)``).  Outputs:
 
 * ``ET``: the policy's mean response time by value-iteration policy evaluation on the full
-  two-server lattice (:func:`~symq.dispatch.vi.evaluate_policy`), Richardson-extrapolated over
+  two-server lattice (:func:`~symq.dispatch.vi.solvers.evaluate_policy`), Richardson-extrapolated over
   the steps ``delta`` and ``delta/2`` (numeric, ``m <= 2`` and a score without ``n``), with
   ``error_estimate`` (the Richardson correction plus the Odoni bracket width; the truncation
   ``umax`` is not covered);
@@ -58,15 +58,15 @@ from symq.core.registry import ModelKind, ModelSpec
 from symq.core.simrun import run_parameters
 from symq.core.result import Exactness, Result
 
-from .accuracy import default_truncation
-from .model import (DEFAULT_SCV, DISPATCH, POLICY_CHOICES, _check_given, _check_m_for,
-                    _check_simulation, _check_sita_h, _user_error)
-from .multigrid import richardson
-from .policies import get_policy
-from .score import MODEL_SYMBOLS, STATE_SYMBOLS, ScorePolicy, score_policy
-from .simulation import simulate_dispatch
+from .vi.accuracy import default_truncation
+from .model import (DEFAULT_SCV, DISPATCH, POLICY_CHOICES, check_given, check_m_for,
+                    check_simulation, check_sita_h, user_error)
+from .vi.multigrid import richardson
+from .policies import ScorePolicy, get_policy, score_policy
+from .policies.score import MODEL_SYMBOLS, STATE_SYMBOLS
+from .simulation.simulate import simulate_dispatch
 from .sizes import get_sizes
-from .vi import evaluate_policy
+from .vi.solvers import evaluate_policy
 
 __all__ = ["DISPATCH_SIM", "SIM_POLICIES", "solve_dispatch_sim", "declare_dispatch_score",
            "DISPATCH_SCORE"]
@@ -101,7 +101,7 @@ def _simulate(policy: Any, m: int, rho: float, law: Any, n_jobs: int, n_batches:
               level: float, rng: Any, key: str, sizes: str, scv: float | None,
               speeds: Any = None) -> Any:
     """:func:`simulate_dispatch` after the checks of a reliable, affordable run."""
-    _check_simulation(key, m, rho, law, n_jobs, sizes, scv, n_batches)
+    check_simulation(key, m, rho, law, n_jobs, sizes, scv, n_batches)
     return simulate_dispatch(policy, m, rho, law, n_jobs=n_jobs, n_batches=n_batches,
                              level=level, rng=1 if rng is None else rng, speeds=speeds)
 
@@ -135,7 +135,7 @@ def solve_dispatch_sim(policy: str, m: int, rho: float, sizes: str = "exp",
         Default seed 1 (the same parameters give the same estimate).
     speeds : sequence of m positive reals, optional
         Server speeds (default all 1; what each policy does with them:
-        :mod:`symq.dispatch.policies`).
+        :mod:`symq.dispatch.policies.named`).
 
     Returns
     -------
@@ -153,15 +153,15 @@ def solve_dispatch_sim(policy: str, m: int, rho: float, sizes: str = "exp",
     try:
         if key not in SIM_POLICIES:
             raise InvalidParameter("policy", policy, "one of " + ", ".join(SIM_POLICIES))
-        _check_given(key, sizes, scv, h, None, None)
-        _check_sita_h(key, m, h)
+        check_given(key, sizes, scv, h, None, None)
+        check_sita_h(key, m, h)
         law = _law(sizes, scv)
-        _check_m_for(key, m, law, n_jobs)
+        check_m_for(key, m, law, n_jobs)
         pol = get_policy(key, **({} if h is None else {"h": float(h)}))
         est = _simulate(pol, m, rho, law, n_jobs, n_batches, level, rng, key, str(sizes).lower(),
                         scv, speeds)
     except InvalidParameter as exc:
-        raise _user_error(exc) from None
+        raise user_error(exc) from None
     params = {"policy": key, "m": m, "rho": rho, "sizes": law.name}
     if h is not None:
         params["h"] = h
@@ -262,7 +262,7 @@ class _DeclaredScore:
         chosen = method or ("both" if vi_ok else "simulation")
         out: dict[str, Any] = {}
         try:
-            _check_given("score", sizes, scv, None, None, None)
+            check_given("score", sizes, scv, None, None, None)
             law = _law(sizes, scv)
             if chosen in ("both", "vi"):
                 if not vi_ok:
@@ -283,7 +283,7 @@ class _DeclaredScore:
                 out.update(ET_sim=est.ET, EW_sim=est.EW, n_jobs=est.n_jobs,
                            n_batches=est.n_batches, level=level)
         except InvalidParameter as exc:
-            raise _user_error(exc) from None
+            raise user_error(exc) from None
         out["method"] = {"both": "value-iteration + simulation", "vi": "value-iteration",
                          "simulation": "simulation"}[chosen]
         exactness = Exactness.SIMULATED if chosen == "simulation" else Exactness.NUMERIC

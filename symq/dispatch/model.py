@@ -7,7 +7,7 @@ time ``ET`` comes from
 * an exact formula where one exists (``method: exact``: Pollaczek-Khinchine for RND and SITA,
   E_m/M/1 for round-robin, M/M/m for LWL and the JSQ CTMC with exponential sizes);
 * value iteration for ``optimal`` with 1 to 6 servers (``method: value-iteration``,
-  :func:`~symq.dispatch.accuracy.solve_accurate`): three grids ``delta, 2 delta/3, delta/2``
+  :func:`~symq.dispatch.vi.accuracy.solve_accurate`): three grids ``delta, 2 delta/3, delta/2``
   (default ``delta`` by ``m`` and the load) and a truncation ``umax`` by load, checked by one
   larger ``umax`` and enlarged until its error is below ``rtol/3`` (Hyytiä & Righter,
   arXiv 2402.08142, Part 1), with
@@ -22,9 +22,9 @@ time ``ET`` comes from
 
 ``speeds=2,1`` gives the servers speeds (server ``i`` drains its work at rate ``s_i``; the load
 is then ``rho = lam E[X]/sum(speeds)``): ``policy=optimal`` solves the value iteration with
-speeds on the full time lattice (``m <= 3``, :mod:`symq.dispatch.speeds_vi`) with the same three
+speeds on the full time lattice (``m <= 3``, :mod:`symq.dispatch.vi.speed_solvers`) with the same three
 errors, and every other policy is simulated with the speeds (what each policy does with them:
-:mod:`symq.dispatch.policies`).
+:mod:`symq.dispatch.policies.named`).
 
 Parameters that the chosen policy or size law does not use (``scv`` without ``sizes=h2``,
 ``h`` without ``policy=sita``/``fpi-sita``, ``delta``/``umax``/``rtol`` without
@@ -52,13 +52,14 @@ from symq.core.parameters import Choice, IntegerAtLeast, Parameter, PositiveReal
 from symq.core.registry import ModelSpec
 from symq.core.result import Exactness, Result
 
-from .exact import exact_mean_response
+from .policies.exact import exact_mean_response
 from .simplex import M_MAX
 from .sizes import SIZE_NAMES, get_sizes
-from .speeds import check_speeds
-from .speeds_passes import M_SPEEDS
+from .policies.speeds import check_speeds
+from .vi.speed_passes import M_SPEEDS
 
-__all__ = ["DISPATCH", "solve_dispatch", "POLICY_CHOICES"]
+__all__ = ["DISPATCH", "solve_dispatch", "POLICY_CHOICES", "check_given", "check_m_for",
+           "check_sita_h", "check_simulation", "user_error"]
 
 POLICY_CHOICES = ("rnd", "rr", "jsq", "jiq", "jiq-jsq", "lwl", "sita", "sita-e", "sita-opt",
                   "fpi-rnd", "fpi-sita", "optimal")
@@ -74,7 +75,7 @@ SIM_WORK_LIMIT = 4e9
 SITA_OPT_M_MAX, SITA_M_MAX = 12, 100_000
 
 
-def _user_error(exc: SymqError) -> SymqError:
+def user_error(exc: SymqError) -> SymqError:
     """The same error with internal names (``U``, ``thresholds``) replaced by the typed ones."""
     name = USER_NAMES.get(getattr(exc, "name", None), getattr(exc, "name", None))
     text = str(exc)
@@ -99,8 +100,18 @@ def _unused(name: str, value: Any, applies: str) -> InvalidParameter:
                             "a parameter the model would ignore is refused")
 
 
-def _check_given(key: str, sizes: str, scv: Any, h: Any, delta: Any, umax: Any,
-                 rtol: Any = None) -> None:
+def check_given(key: str, sizes: str, scv: Any, h: Any, delta: Any, umax: Any,
+                rtol: Any = None) -> None:
+    """Refuse a parameter typed for policy ``key`` that the model would ignore.
+
+    ``scv`` applies only to ``sizes=h2``, ``h`` to SITA and FPI-SITA, ``delta``, ``umax`` and
+    ``rtol`` to ``policy=optimal`` (the ``dispatch`` and ``dispatch-sim`` models).
+
+    Raises
+    ------
+    InvalidParameter
+        Naming the first parameter given where it does not apply.
+    """
     if scv is not None and str(sizes).lower() != "h2":
         raise _unused("scv", scv, "with sizes=h2 (exp has SCV 1, uniform 1/3)")
     if h is not None and key not in ("sita", "fpi-sita"):
@@ -113,7 +124,7 @@ def _check_given(key: str, sizes: str, scv: Any, h: Any, delta: Any, umax: Any,
 def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: float | None,
                    rtol: float | None, speeds: Any = None,
                    progress: bool = False) -> dict[str, Any]:
-    from .accuracy import solve_accurate
+    from .vi.accuracy import solve_accurate
 
     names = {"U": "umax"}
     top = M_MAX if speeds is None else M_SPEEDS
@@ -161,7 +172,14 @@ def _exact_value(key: str, m: int, rho: float, law: Any,
         raise
 
 
-def _check_m_for(key: str, m: int, law: Any, n_jobs: int) -> None:
+def check_m_for(key: str, m: int, law: Any, n_jobs: int) -> None:
+    """Refuse a number of servers too large for the SITA threshold searches of policy ``key``.
+
+    Raises
+    ------
+    InvalidParameter
+        ``m > SITA_OPT_M_MAX`` for ``sita-opt``, ``m > SITA_M_MAX`` for ``sita-e``, ``fpi-sita``.
+    """
     if key == "sita-opt" and m > SITA_OPT_M_MAX:
         raise InvalidParameter("m", m, f"<= {SITA_OPT_M_MAX} for policy=sita-opt",
                                "its coordinate search costs ~m^2 evaluations per sweep; use "
@@ -171,7 +189,7 @@ def _check_m_for(key: str, m: int, law: Any, n_jobs: int) -> None:
                                "one threshold per server is solved for")
 
 
-def _check_sita_h(key: str, m: int, h: float | None) -> None:
+def check_sita_h(key: str, m: int, h: float | None) -> None:
     """``h`` is the one threshold of SITA with two servers, required by ``policy=sita``."""
     if key in ("sita", "fpi-sita") and h is not None and m != 2:
         raise InvalidParameter("h", h, "given only with m=2 (one threshold between two "
@@ -189,7 +207,7 @@ def _check_load(m: int, rho: float) -> None:
                              f"regime with m={m} servers")
 
 
-def _check_simulation(key: str, m: int, rho: float, law: Any, n_jobs: int,
+def check_simulation(key: str, m: int, rho: float, law: Any, n_jobs: int,
                       sizes: str, scv_typed: float | None, n_batches: int = 30) -> None:
     """Refuse simulations that would take hours or whose confidence interval is not reliable."""
     _check_load(m, rho)
@@ -272,7 +290,7 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
         return _solve_dispatch(policy, m, rho, sizes, scv, h, delta, umax, rtol, n_jobs,
                                seed if rng is None else rng, speeds, progress)
     except (InvalidParameter, StabilityError) as exc:
-        raise _user_error(exc) from None
+        raise user_error(exc) from None
 
 
 def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | None,
@@ -283,7 +301,7 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
     key = str(policy).lower()
     if key not in POLICY_CHOICES:
         raise InvalidParameter("policy", policy, "one of " + ", ".join(POLICY_CHOICES))
-    _check_given(key, sizes, scv, h, delta, umax, rtol)
+    check_given(key, sizes, scv, h, delta, umax, rtol)
     _check_load(m, rho)
     size_key = str(sizes).lower()
     law = get_sizes(sizes, DEFAULT_SCV if scv is None else scv)
@@ -308,8 +326,8 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
         exactness = Exactness.NUMERIC
     else:
         values = {}
-        _check_sita_h(key, m, h)
-        _check_m_for(key, m, law, n_jobs)
+        check_sita_h(key, m, h)
+        check_m_for(key, m, law, n_jobs)
         thresholds = None if h is None else [float(h)]
         # the exact formulas are for identical servers: with speeds, simulate
         et = None if spd is not None else _exact_value(key, m, rho, law, thresholds)
@@ -318,9 +336,9 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
             exactness = Exactness.EXACT
         else:
             from .policies import get_policy
-            from .simulation import simulate_dispatch
+            from .simulation.simulate import simulate_dispatch
 
-            _check_simulation(key, m, rho, law, n_jobs, size_key, scv)
+            check_simulation(key, m, rho, law, n_jobs, size_key, scv)
             params = {} if h is None else {"h": float(h)}
             est = simulate_dispatch(get_policy(key, **params), m, rho, law, n_jobs=n_jobs,
                                     rng=seed, level=0.99, speeds=spd)

@@ -3,13 +3,13 @@ r"""Optimal size-aware dispatching to two servers: decision regions and value fu
 Hyytiä & Righter, "Optimal size-aware dispatching rules via value iteration and some numerical
 investigations" (arXiv 2402.08142), figures of the optimal policy for two identical FCFS
 servers: a job of size :math:`x` arriving at backlogs :math:`u = (u_1, u_2)` joins
-:math:`\arg\min_i \{u_i + x + v(u + x e_i)\}` (:meth:`~symq.dispatch.iteration.VIResult.decision`),
+:math:`\arg\min_i \{u_i + x + v(u + x e_i)\}` (:meth:`~symq.dispatch.vi.iteration.VIResult.decision`),
 short jobs the shorter queue and long jobs the longer one; the relative value along the
 diagonal grows like :math:`c u^2` with :math:`c \approx 0.56` at :math:`\rho = 0.4`, against
 the value :math:`\lambda u^2 / (2(1 - \rho))` of the equal random split (Hyytiä, Penttinen,
-Aalto, EJOR 2012).  Both need a :class:`~symq.dispatch.iteration.VIResult` from
-:func:`~symq.dispatch.vi.solve_optimal` (or a fixed policy's from
-:func:`~symq.dispatch.vi.evaluate_policy`).  :func:`decision_regions_data` and
+Aalto, EJOR 2012).  Both need a :class:`~symq.dispatch.vi.iteration.VIResult` from
+:func:`~symq.dispatch.vi.solvers.solve_optimal` (or a fixed policy's from
+:func:`~symq.dispatch.vi.solvers.evaluate_policy`).  :func:`decision_regions_data` and
 :func:`value_diagonal_data` are the data twins of :func:`plot_decision_regions` and
 :func:`plot_value_diagonal`; matplotlib is imported only inside the latter, and only to create
 a figure when no ``ax`` is given.
@@ -34,7 +34,7 @@ from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
 from symq.core.plotting import axes_or_new
 
-from .iteration import VIResult
+from .vi.iteration import VIResult
 
 __all__ = ["decision_regions_data", "plot_decision_regions", "value_diagonal_data",
            "plot_value_diagonal"]
@@ -64,7 +64,7 @@ def decision_regions_data(result: VIResult, x: ArrayLike = (0.5, 1.0, 2.0, 4.0),
     Parameters
     ----------
     result : VIResult
-        Value iteration with ``m = 2`` (:func:`~symq.dispatch.vi.solve_optimal`).
+        Value iteration with ``m = 2`` (:func:`~symq.dispatch.vi.solvers.solve_optimal`).
     x : array_like
         Job sizes.
     u_max : float, optional

@@ -15,13 +15,13 @@ a bijection onto :math:`0, \dots, \binom{N+m}{m} - 1` that grows with every comp
 predecessor of the diagonal :math:`E_A` recursion (every positive component minus one) has a
 smaller rank, and one sweep in storage order meets it first.  For a job added to one
 component the other ranks' contributions are fixed, and the new component's position moves at
-most ``m - 1`` times as the size grows: :mod:`symq.dispatch.simplex_passes` reads
+most ``m - 1`` times as the size grows: :mod:`symq.dispatch.vi.simplex_passes` reads
 :math:`v(u + k\delta e_i)` for all size atoms ``k`` with one table look-up and one addition
 each.
 
 This module holds the index arithmetic (numba functions for the kernels, numpy wrappers for
 the rest) and :func:`simplex_value`, the multilinear interpolation of a packed value with the
-fixed analytic tail, which the simulator's look-up policy and :class:`~symq.dispatch.iteration.
+fixed analytic tail, which the simulator's look-up policy and :class:`~symq.dispatch.vi.iteration.
 VIResult` use.
 
 Examples
@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 from symq.core.errors import InvalidParameter
 
 __all__ = ["binomial_table", "colex_states", "predecessors", "rank_of", "n_sorted_states",
-           "simplex_value", "M_MAX"]
+           "simplex_value", "M_MAX", "unrank", "next_colex"]
 
 #: Largest number of servers of the sorted-simplex value iteration.
 M_MAX = 6
@@ -80,7 +80,7 @@ def _rank(c, B):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True)
-def _unrank(rank, B, c):  # pragma: no cover - numba
+def unrank(rank, B, c):  # pragma: no cover - numba
     """Write the sorted tuple of colex rank ``rank`` into ``c`` (greedy, largest first)."""
     m = c.size
     rest = rank
@@ -95,7 +95,7 @@ def _unrank(rank, B, c):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True)
-def _next_colex(c, N):  # pragma: no cover - numba
+def next_colex(c, N):  # pragma: no cover - numba
     """Advance ``c`` to the next sorted tuple in colex order (within ``0..N``)."""
     m = c.size
     for r in range(m):
@@ -121,7 +121,7 @@ def _predecessors(m, N, B, out):  # pragma: no cover - numba
             else:
                 d[r] = 0
         out[s] = _rank(d, B) if pos else -1
-        _next_colex(c, N)
+        next_colex(c, N)
 
 
 def rank_of(c: NDArray[np.int64], B: NDArray[np.int64]) -> int:
@@ -148,7 +148,7 @@ def _fill_states(N, out):  # pragma: no cover - numba
     c = np.zeros(out.shape[1], dtype=np.int64)
     for s in range(out.shape[0]):
         out[s] = c
-        _next_colex(c, N)
+        next_colex(c, N)
 
 
 def predecessors(m: int, N: int, B: NDArray[np.int64]) -> NDArray[np.int64]:

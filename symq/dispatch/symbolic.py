@@ -15,7 +15,7 @@ Hyytiä & Righter (arXiv 2402.08142) and Hyytiä, Penttinen, Aalto (EJOR 2012):
 
 The solvers evaluate these expressions through their compiled forms (:func:`symq.core.compile`,
 numpy backend), never a copy typed by hand: :func:`mean_response_fn` (Pollaczek-Khinchine) and
-:func:`wait_fn` give the exact RND and SITA values (:mod:`symq.dispatch.exact`) and the least
+:func:`wait_fn` give the exact RND and SITA values (:mod:`symq.dispatch.policies.exact`) and the least
 truncation of value iteration, :func:`tail_curvature_fn` the tail of the value-iteration grid and
 of the ``lookup`` policy, :func:`fpi_index_fn` the costs of the FPI policies.
 

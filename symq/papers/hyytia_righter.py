@@ -21,16 +21,16 @@ import numpy as np
 from symq.core.claims import Claim, Evidence, equivalence_error, relative_error
 from symq.core.registry import PaperSpec, register_paper
 from symq.dispatch import symbolic
-from symq.dispatch.exact import exact_mean_response
-from symq.dispatch.by_size import VIResponseBySize, response_by_size_vi
-from symq.dispatch.fairness import ResponseBySize, response_by_size_data
+from symq.dispatch.policies.exact import exact_mean_response
+from symq.dispatch.vi.by_size import VIResponseBySize, response_by_size_vi
+from symq.dispatch.simulation.fairness import ResponseBySize, response_by_size_data
 from symq.dispatch.policies import get_policy
-from symq.dispatch.simulation import simulate_dispatch
+from symq.dispatch.simulation.simulate import simulate_dispatch
 from symq.dispatch.sizebins import size_edges
 from symq.dispatch.sizes import exponential
-from symq.dispatch.multigrid import richardson
-from symq.dispatch.accuracy import solve_accurate
-from symq.dispatch.vi import evaluate_policy, solve_optimal
+from symq.dispatch.vi.multigrid import richardson
+from symq.dispatch.vi.accuracy import solve_accurate
+from symq.dispatch.vi.solvers import evaluate_policy, solve_optimal
 
 __all__ = ["PAPER", "build_claims"]
 
@@ -361,7 +361,7 @@ def _by_size(rho: float, quick: bool) -> ResponseBySize:
 @functools.lru_cache(maxsize=None)
 def _by_size_vi(rho: float, quick: bool) -> VIResponseBySize:
     """E[T | X in bin] of the VI policy from its own model: the stationary backlog law at
-    arrivals on the fine grid's lattice (:mod:`symq.dispatch.by_size`), the bins of
+    arrivals on the fine grid's lattice (:mod:`symq.dispatch.vi.by_size`), the bins of
     :data:`FAIR_EDGES`."""
     return response_by_size_vi(_optimal(rho, quick).results[-1], 2, rho, SIZES,
                                bins=FAIR_EDGES)
@@ -426,7 +426,7 @@ def _fairness_claims(quick: bool) -> list[Claim]:
             SOURCE + " (Part 1: the discretised model of the value iteration)",
             "E[T | X in bin] of the optimal policy computed from the VI model itself (the "
             "stationary backlog law at arrivals on the fine grid's lattice, the adjoint of its "
-            "E_A recursion, the hat weights of each bin: symq.dispatch.by_size) lies in the "
+            "E_A recursion, the hat weights of each bin: symq.dispatch.vi.by_size) lies in the "
             "simulated policy's 99.9% interval (joint over 3 policies x 9 bins) in every "
             "bin, m = 2, rho = 0.4, the nine bins of the fairness claims below",
             model_bins, optimal_bins, [{"rho": 0.4}], tolerance=0.0, error=outside,

@@ -1,6 +1,6 @@
 """The stated error of accuracy-matched value iteration covers independent values.
 
-:func:`symq.dispatch.accuracy.solve_accurate` reports ``ET`` with ``error_estimate = bracket +
+:func:`symq.dispatch.vi.accuracy.solve_accurate` reports ``ET`` with ``error_estimate = bracket +
 extrapolation + truncation``.  Each test compares with a value computed another way: Erlang C
 for LWL (M/M/m), 1/(1 - rho) for the equal random split, a CTMC on the job counts for JIQ, and
 for the optimal policy a reference on finer grids with a larger truncation.
@@ -14,7 +14,7 @@ import pytest
 
 from symq.core.errors import InvalidParameter
 from symq.dispatch import exact_mean_response, exponential, richardson, solve_optimal
-from symq.dispatch.accuracy import solve_accurate
+from symq.dispatch.vi.accuracy import solve_accurate
 
 EXP = exponential(1.0)
 
@@ -127,8 +127,8 @@ def test_an_enlargement_that_does_not_fit_is_not_made(monkeypatch):
     U = 5 and states its (large) truncation error instead of failing after the work."""
     import math
 
-    from symq.dispatch import accuracy
-    from symq.dispatch.planning import plan_optimal
+    from symq.dispatch.vi import accuracy
+    from symq.dispatch.vi.planning import plan_optimal
 
     def five_grids(u: float, step: float) -> float:
         grids = ((0.5, u), (0.5, u + step), (0.5, u + 2 * step), (1 / 3, u), (0.25, u))

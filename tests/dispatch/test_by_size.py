@@ -1,4 +1,4 @@
-"""Response time by size from the stationary backlog law on the VI lattice (symq.dispatch.by_size):
+"""Response time by size from the stationary backlog law on the VI lattice (symq.dispatch.vi.by_size):
 the drain kernel is the adjoint of the E_A recursion of the value iteration; size-blind policies
 give x + E[W] with the exact waits (Erlang C, Pollaczek-Khinchine) after Richardson in delta;
 the chain's mean is the value iteration's g on the same grid; the optimal policy's E[T | bin]
@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter, NotConverged
-from symq.dispatch.by_size import bin_atom_weights, drain_distribution, response_by_size_vi
-from symq.dispatch.exact import exact_lwl
-from symq.dispatch.fairness import response_by_size_data
-from symq.dispatch.grid import hat_atoms
-from symq.dispatch.passes import diagonal_expectation
+from symq.dispatch.vi.by_size import bin_atom_weights, drain_distribution, response_by_size_vi
+from symq.dispatch.policies.exact import exact_lwl
+from symq.dispatch.simulation.fairness import response_by_size_data
+from symq.dispatch.vi.grid import hat_atoms
+from symq.dispatch.vi.passes import diagonal_expectation
 from symq.dispatch.policies import get_policy
 from symq.dispatch.sizebins import bin_means, bin_probabilities, size_edges
 from symq.dispatch.sizes import exponential, get_sizes
-from symq.dispatch.vi import evaluate_policy, solve_optimal
+from symq.dispatch.vi.solvers import evaluate_policy, solve_optimal
 
 X = exponential(1.0)
 

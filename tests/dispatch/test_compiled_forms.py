@@ -19,10 +19,11 @@ from hypothesis import strategies as st
 
 from symq.core.compiler import compile
 from symq.dispatch import symbolic
-from symq.dispatch.exact import exact_rnd, exact_sita, sita_class_stats
-from symq.dispatch.grid import DispatchGrid
-from symq.dispatch.planning import min_truncation
-from symq.dispatch.policies import FPI, _fpi_cost, choose_server, get_policy, lookup_value
+from symq.dispatch.policies.exact import exact_rnd, exact_sita, sita_class_stats
+from symq.dispatch.vi.grid import DispatchGrid
+from symq.dispatch.vi.planning import min_truncation
+from symq.dispatch.policies import choose_server, get_policy, lookup_value
+from symq.dispatch.policies.decisions import FPI, fpi_cost
 from symq.dispatch.sizes import exponential, get_sizes
 
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -40,8 +41,8 @@ def test_numba_fpi_cost_equals_the_compiled_index(u, x, lam_i, rho_i) -> None:
     """The kernels' fast path (cached with the simulator) against the compiled symbolic index,
     numpy and numba backends of symq.core.compile."""
     compiled = float(symbolic.fpi_index_fn()(u, x, lam_i, rho_i))
-    assert _fpi_cost(u, x, lam_i, rho_i) == pytest.approx(compiled, rel=1e-13)
-    assert _fpi_cost(u, x, lam_i, rho_i) == pytest.approx(
+    assert fpi_cost(u, x, lam_i, rho_i) == pytest.approx(compiled, rel=1e-13)
+    assert fpi_cost(u, x, lam_i, rho_i) == pytest.approx(
         NUMBA_FPI.function(u, x, lam_i, rho_i), rel=1e-13)
 
 

@@ -9,8 +9,8 @@ import symq.core.registry as registry
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import Parameter, PositiveReal
 from symq.core.simstats import ConfidenceInterval
-from symq.dispatch.exact import exact_sita
-from symq.dispatch.jsq import exact_jsq
+from symq.dispatch.policies.exact import exact_sita
+from symq.dispatch.policies.jsq import exact_jsq
 from symq.dispatch.sizes import exponential, get_sizes
 
 X = exponential(1.0)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter, MissingDependency
-from symq.dispatch.exact import exact_lwl
-from symq.dispatch.fairness import plot_response_by_size, response_by_size_data
-from symq.dispatch.simulation import simulate_dispatch
+from symq.dispatch.policies.exact import exact_lwl
+from symq.dispatch.simulation.fairness import plot_response_by_size, response_by_size_data
+from symq.dispatch.simulation.simulate import simulate_dispatch
 from symq.dispatch.sizebins import bin_means, bin_probabilities, size_edges
 from symq.dispatch.sizes import exponential, get_sizes
 

@@ -18,10 +18,10 @@ import pytest
 from symq.cli import main
 from symq.core.errors import InvalidParameter, ResourceLimit, TruncationError
 from symq.dispatch import evaluate_policy, exponential, richardson, solve_dispatch, solve_optimal
-from symq.dispatch.exact import exact_sita, sita_e_thresholds, sita_opt_thresholds
-from symq.dispatch.jsq import exact_jsq
+from symq.dispatch.policies.exact import exact_sita, sita_e_thresholds, sita_opt_thresholds
+from symq.dispatch.policies.jsq import exact_jsq
 from symq.dispatch.sizes import from_phase_type, get_sizes, hyperexponential2
-from symq.dispatch.planning import plan_optimal
+from symq.dispatch.vi.planning import plan_optimal
 
 X = exponential(1.0)
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from symq.dispatch.exact import exact_lwl, exact_rnd
-from symq.dispatch.jsq import exact_jsq
+from symq.dispatch.policies.exact import exact_lwl, exact_rnd
+from symq.dispatch.policies.jsq import exact_jsq
 from symq.dispatch.policies import POLICY_NAMES, get_policy
-from symq.dispatch.simulation import simulate_dispatch
+from symq.dispatch.simulation.simulate import simulate_dispatch
 from symq.dispatch.sizes import exponential
 
 X = exponential(1.0)
@@ -69,7 +69,7 @@ def test_jiq_two_servers_against_its_ctmc(rho, two_server_ctmc):
 
 def test_jiq_jsq_is_jsq_in_law():
     """An idle server is one with the fewest (zero) jobs, so JIQ-JSQ is JSQ: the exact JSQ
-    value (its CTMC, symq.dispatch.jsq) must lie in the simulated interval."""
+    value (its CTMC, symq.dispatch.policies.jsq) must lie in the simulated interval."""
     est = simulate_dispatch("jiq-jsq", 2, 0.8, X, n_jobs=2_000_000, rng=4, level=LEVEL)
     assert est.ET.contains(exact_jsq(2, 0.8, X)), est.ET
 

@@ -18,9 +18,9 @@ from scipy.integrate import quad
 
 from symq.core.errors import InvalidParameter
 from symq.dispatch import as_size_law, get_sizes, hyperexponential2, simulate_dispatch
-from symq.dispatch.exact import exact_lwl, exact_rnd, exact_sita, sita_e_thresholds
-from symq.dispatch.multigrid import richardson
-from symq.dispatch.vi import solve_optimal
+from symq.dispatch.policies.exact import exact_lwl, exact_rnd, exact_sita, sita_e_thresholds
+from symq.dispatch.vi.multigrid import richardson
+from symq.dispatch.vi.solvers import solve_optimal
 from symq.me import ME
 from symq.laws import PhaseType
 

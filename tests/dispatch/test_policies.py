@@ -8,7 +8,7 @@ from scipy import integrate
 
 from symq.core.errors import InvalidParameter, StabilityError, UnknownName
 from symq.dispatch.policies import (POLICY_NAMES, DispatchPolicy, get_policy, lookup_value,
-                                    rnd_value_table)
+                                     rnd_value_table)
 from symq.dispatch.sizes import exponential, get_sizes
 
 X = exponential(1.0)
@@ -159,7 +159,7 @@ def test_lookup_with_rnd_value_chooses_like_lwl(rho):
 def test_lookup_from_result_object():
     v, c = rnd_value_table(2, 0.6, X, 50, 0.2)
 
-    class Result:  # stands for symq.dispatch.iteration.VIResult (m = 2)
+    class Result:  # stands for symq.dispatch.vi.iteration.VIResult (m = 2)
         def export_table(self):
             return v, 0.2, c
 

@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter, StabilityError
-from symq.dispatch.policies import bind_policy, get_policy, rnd_value_table
-from symq.dispatch.score import score_policy
+from symq.dispatch.policies import bind_policy, get_policy, rnd_value_table, score_policy
 from symq.dispatch.simplex import colex_states
-from symq.dispatch.simulation import simulate_dispatch
+from symq.dispatch.simulation.simulate import simulate_dispatch
 from symq.dispatch.sizes import exponential, get_sizes
 from symq.dispatch.symbolic import fpi_index_fn
 

@@ -1,7 +1,7 @@
-"""Value iteration with per-server speeds (symq.dispatch.speeds_vi and speeds_passes).
+"""Value iteration with per-server speeds (symq.dispatch.vi.speed_solvers and speeds_passes).
 
 Each check is against an independent computation: the symmetric unit-speed solver of
-symq.dispatch.vi (another implementation of the same MDP), the exact time-scaling identity of
+symq.dispatch.vi.solvers (another implementation of the same MDP), the exact time-scaling identity of
 equal speeds, Pollaczek-Khinchine per server for the split in proportion to speeds, M/M/1 of
 rate s, the simulator's LWL with speeds (99.9% interval), a numpy evaluation of the operator
 through VIResult.value, quadrature of the E_A expectation, and orderings that hold exactly in
@@ -16,14 +16,14 @@ import pytest
 import scipy.integrate
 
 from symq.core.errors import InvalidParameter, NotConverged, ResourceLimit, StabilityError
-from symq.dispatch import vi
-from symq.dispatch.iteration import VIResult
-from symq.dispatch.multigrid import richardson
-from symq.dispatch.simulation import simulate_dispatch
+from symq.dispatch.vi import solvers as vi
+from symq.dispatch.vi.iteration import VIResult
+from symq.dispatch.vi.multigrid import richardson
+from symq.dispatch.simulation.simulate import simulate_dispatch
 from symq.dispatch.sizes import exponential
-from symq.dispatch.speeds_passes import MODE_LWL, MODE_OPT, MODE_RND, SpeedGrid, \
+from symq.dispatch.vi.speed_passes import MODE_LWL, MODE_OPT, MODE_RND, SpeedGrid, \
     _ea_pass, _SpeedOperator
-from symq.dispatch.speeds_vi import costs_speeds, decisions_speeds, evaluate_policy_speeds, \
+from symq.dispatch.vi.speed_solvers import costs_speeds, decisions_speeds, evaluate_policy_speeds, \
     solve_optimal_speeds
 
 X = exponential(1.0)
@@ -246,7 +246,7 @@ def test_the_shared_loop_solves_a_small_average_cost_chain_exactly():
     """The loop speeds_vi shares with the unit-speed solvers (iteration._relative_iteration),
     on an operator T v = c + P v of a 6-state chain: g = pi c and the relative value solve
     (I - P) v = c - g with v(0) = 0, computed here by numpy linear algebra."""
-    from symq.dispatch.iteration import _FlatLayout, _relative_iteration
+    from symq.dispatch.vi.iteration import _FlatLayout, _relative_iteration
 
     rng = np.random.default_rng(5)
     P = rng.random((2, 3, 2, 3)).reshape(6, 6)

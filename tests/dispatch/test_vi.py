@@ -1,4 +1,4 @@
-"""Relative value iteration for size-aware dispatching (symq.dispatch.vi and its grid, passes,
+"""Relative value iteration for size-aware dispatching (symq.dispatch.vi.solvers and its grid, passes,
 iteration and multigrid modules).
 
 Every check is against an independent computation: closed forms (Pollaczek-Khinchine, the
@@ -16,10 +16,10 @@ import scipy.integrate
 import scipy.stats
 
 from symq.core.errors import InvalidParameter, NotConverged, ResourceLimit, StabilityError
-from symq.dispatch import vi
-from symq.dispatch.grid import DispatchGrid, hat_atoms
-from symq.dispatch.multigrid import richardson
-from symq.dispatch.passes import MODE_OPT, MODE_RND, _Operator, diagonal_expectation
+from symq.dispatch.vi import solvers as vi
+from symq.dispatch.vi.grid import DispatchGrid, hat_atoms
+from symq.dispatch.vi.multigrid import richardson
+from symq.dispatch.vi.passes import MODE_OPT, MODE_RND, _Operator, diagonal_expectation
 from symq.dispatch.sizes import exponential, from_scipy
 
 EXP = exponential(1.0)

@@ -10,7 +10,7 @@ backlogs.  This module builds that lattice once per grid:
   :math:`v(u) = v(\mathrm{sort}(u))`), in the order of :func:`sorted_states`; for ``m >= 3``
   the packed simplex in colex order of :mod:`symq.dispatch.simplex`;
 * :class:`DispatchGrid` holds the grid, the size atoms, the exact exponential weights of the
-  diagonal :math:`E_A` recursion (:mod:`symq.dispatch.passes`) and the curvature of the fixed
+  diagonal :math:`E_A` recursion (:mod:`symq.dispatch.vi.passes`) and the curvature of the fixed
   analytic tail beyond ``U``.
 
 Examples
@@ -32,10 +32,10 @@ from numpy.typing import NDArray
 from symq.core.errors import InvalidParameter
 from symq.core.resources import require_memory
 
-from .simplex import M_MAX, colex_states
+from ..simplex import M_MAX, colex_states
 from .planning import _names, grid_bytes, size_tail_point, validate_grid
-from .sizes import as_size_law
-from .symbolic import tail_curvature_fn
+from ..sizes import as_size_law
+from ..symbolic import tail_curvature_fn
 
 __all__ = ["DispatchGrid", "diagonal_weights", "hat_atoms", "sorted_states"]
 
@@ -108,7 +108,7 @@ def diagonal_weights(lam: float, delta: float) -> tuple[float, float, float]:
     :math:`f(u) = a h(u) + b h(u - \delta\mathbf 1) + q f(u - \delta\mathbf 1)` with
     :math:`q = e^{-x}`, :math:`b = (1 - q(1 + x))/x`, :math:`a = 1 - q - b`, :math:`x =
     \lambda\delta` (the exponential kernel integrated against the linear interpolant; the
-    derivation is in :mod:`symq.dispatch.vi`); a series for ``b`` when ``x`` is tiny.
+    derivation is in :mod:`symq.dispatch.vi.solvers`); a series for ``b`` when ``x`` is tiny.
 
     Examples
     --------
@@ -126,7 +126,7 @@ def sorted_states(m: int, N: int) -> NDArray[np.int64]:
     """Lattice coordinates of the stored (sorted) states, in storage order.
 
     ``m = 1``: ``0..N``; ``m = 2``: pairs ``i <= j`` row by row; ``m >= 3``: sorted tuples
-    in colex order (the packed simplex of :attr:`~symq.dispatch.iteration.VIResult.v`, ranked
+    in colex order (the packed simplex of :attr:`~symq.dispatch.vi.iteration.VIResult.v`, ranked
     by :mod:`symq.dispatch.simplex`).
 
     Examples
@@ -188,7 +188,7 @@ class DispatchGrid:
     def build(cls, m: int, rho: float, sizes: Any, delta: float, U: float,
               tail_tol: float = 1e-10, *, names: Mapping[str, str] | None = None
               ) -> DispatchGrid:
-        """Validate the parameters and discretise (rules: :func:`~symq.dispatch.vi.solve_optimal`).
+        """Validate the parameters and discretise (rules: :func:`~symq.dispatch.vi.solvers.solve_optimal`).
 
         ``names`` maps ``"delta"``, ``"U"``, ``"m"``, ``"rho"`` to the names the caller's user
         typed (the ``dispatch`` model passes ``{"U": "umax"}``), so errors name those.  The

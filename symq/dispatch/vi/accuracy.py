@@ -54,11 +54,11 @@ from symq.core.result import Exactness, ResultBase
 from .iteration import VIResult
 from .planning import (VI_RATE, _time_limit, format_seconds, min_truncation, plan_optimal,
                        validate_grid, vi_iterations)
-from .sizes import as_size_law
-from .speeds_passes import (atoms_estimate, check_speed_vector, min_truncation_speeds,
+from ..sizes import as_size_law
+from .speed_passes import (atoms_estimate, check_speed_vector, min_truncation_speeds,
                             speed_grid_bytes)
-from .speeds_vi import evaluate_policy_speeds, solve_optimal_speeds
-from .vi import evaluate_policy, solve_optimal
+from .speed_solvers import evaluate_policy_speeds, solve_optimal_speeds
+from .solvers import evaluate_policy, solve_optimal
 
 __all__ = ["DispatchVIEstimate", "solve_accurate", "default_steps", "default_truncation"]
 
@@ -189,8 +189,8 @@ class DispatchVIEstimate(ResultBase):
 @dataclass(frozen=True)
 class _Lattice:
     """What :func:`solve_accurate` needs of a family of grids: identical servers (the sorted
-    grids of :mod:`symq.dispatch.vi`) or servers of different speeds (the full time lattice of
-    :mod:`symq.dispatch.speeds_vi`).
+    grids of :mod:`symq.dispatch.vi.solvers`) or servers of different speeds (the full time lattice of
+    :mod:`symq.dispatch.vi.speed_solvers`).
 
     ``unit`` scales the default steps and truncation (``E[X]``, or ``E[X]/min(speeds)``, the
     mean service time on the slowest server), ``u_min`` is the least truncation accepted.
@@ -306,11 +306,11 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     rho : float
         Per-server load in (0, 1); with ``speeds``, :math:`\lambda E[X]/\sum_i s_i`.
     sizes : job-size law
-        As in :func:`~symq.dispatch.vi.solve_optimal`.
+        As in :func:`~symq.dispatch.vi.solvers.solve_optimal`.
     policy : {"optimal", "lwl", "rnd", "jiq"}
         The optimal policy, or a fixed one evaluated on the same grids (calibration); with
         ``speeds``, ``"lwl"`` is least finishing time and ``"rnd"`` the split in proportion
-        to speeds (:func:`~symq.dispatch.speeds_vi.evaluate_policy_speeds`), and ``"jiq"`` is
+        to speeds (:func:`~symq.dispatch.vi.speed_solvers.evaluate_policy_speeds`), and ``"jiq"`` is
         not available.
     rtol : float
         Relative accuracy asked for: the span of each grid is stopped at ``rtol/100`` of ``g``
@@ -322,8 +322,8 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         ``E[X]`` (times ``E[X]/min(speeds)``, in time units, with ``speeds``).
     U : float, optional
         Truncation; default :func:`default_truncation` times the same unit (at least the
-        minimum of :func:`~symq.dispatch.planning.min_truncation`, or of
-        :func:`~symq.dispatch.speeds_passes.min_truncation_speeds`).  A given ``U`` is checked
+        minimum of :func:`~symq.dispatch.vi.planning.min_truncation`, or of
+        :func:`~symq.dispatch.vi.speed_passes.min_truncation_speeds`).  A given ``U`` is checked
         but not enlarged.
     method : {"vi", "pi"}
         Value or policy iteration for the optimal policy (``"vi"`` only with ``speeds``).
@@ -334,7 +334,7 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     names : dict, optional
         Names the user typed (``{"U": "umax", "delta": "delta"}``) for the error messages.
     speeds : sequence of m positive reals, optional
-        Server speeds (:mod:`symq.dispatch.speeds_vi`: the full time lattice, ``m <= 3``);
+        Server speeds (:mod:`symq.dispatch.vi.speed_solvers`: the full time lattice, ``m <= 3``);
         default identical unit-speed servers (the sorted grids).
 
     Returns

@@ -3,17 +3,17 @@ r"""Value iteration for size-aware dispatching to servers of different speeds (`
 :func:`solve_optimal_speeds` computes the optimal policy and :func:`evaluate_policy_speeds` the
 value of the split in proportion to speeds (``"rnd"``) or of least finishing time (``"lwl"``);
 :func:`decisions_speeds` and :func:`costs_speeds` read the decision off a result.  The lattice
-and the numba passes are in :mod:`symq.dispatch.speeds_passes`.
+and the numba passes are in :mod:`symq.dispatch.vi.speed_passes`.
 
 Model
 -----
 The model of Hyytiä & Righter (arXiv 2402.08142, Part 1: Poisson arrivals of rate
 :math:`\lambda`, i.i.d. sizes known at dispatch, FCFS servers, cost = response time per job),
 with server :math:`i` of speed :math:`s_i > 0` as in the simulator
-(:mod:`symq.dispatch.speeds`): a backlog of work :math:`b_i` drains at rate :math:`s_i`, a job
+(:mod:`symq.dispatch.policies.speeds`): a backlog of work :math:`b_i` drains at rate :math:`s_i`, a job
 of size :math:`x` sent to server :math:`i` leaves after :math:`(b_i + x)/s_i`, and the load is
 :math:`\rho = \lambda E[X]/\sum_i s_i`, i.e. :math:`\lambda = \rho \sum_i s_i / E[X]`
-(:func:`~symq.dispatch.speeds.arrival_rate`).
+(:func:`~symq.dispatch.policies.speeds.arrival_rate`).
 
 Every backlog is measured in TIME: :math:`u_i = b_i/s_i`, the time until server :math:`i` is
 empty.  Between arrivals :math:`b_i` falls at rate :math:`s_i`, so :math:`u_i` falls at rate 1
@@ -51,7 +51,7 @@ Discretisation
 --------------
 * Time lattice :math:`u \in \{0, \delta, \dots, N\delta\}^m`, :math:`U = N\delta`, the full
   lattice in server order (no symmetry: servers of different speeds are not exchangeable).
-* :math:`E_A` is exactly the diagonal recursion of :mod:`symq.dispatch.passes`: for
+* :math:`E_A` is exactly the diagonal recursion of :mod:`symq.dispatch.vi.passes`: for
   :math:`A < \delta` the point :math:`(u - A\mathbf 1)^+` runs on the segment from :math:`u` to
   :math:`u^- = (u - \delta\mathbf 1)^+` (only the positive components decrease), along which
   :math:`h` is interpolated linearly, and for :math:`A \ge \delta` memorylessness gives
@@ -64,7 +64,7 @@ Discretisation
 
   with :math:`f(0) = h(0)`.  For ``m = 3`` each face (some :math:`u_i = 0`) recurses along its
   positive components, which is the componentwise :math:`(\cdot)^+` of the predecessor.
-* Sizes: the mean-preserving hat atoms :math:`p_k` (:func:`~symq.dispatch.grid.hat_atoms`) on
+* Sizes: the mean-preserving hat atoms :math:`p_k` (:func:`~symq.dispatch.vi.grid.hat_atoms`) on
   the size lattice :math:`k\eta`, :math:`\eta = \delta s_{\min}`.  On server :math:`i` the atom
   takes the time :math:`k\eta/s_i = r_{ik}\delta`, :math:`r_{ik} = k s_{\min}/s_i`: the size law
   is resolved in time units by :math:`\eta/s_i \le \delta` on every server (never coarser than
@@ -77,7 +77,7 @@ Discretisation
   :math:`\eta^2/6` the hat kernel adds to the size variance); beyond ``U`` the tail is exact at
   the fractional target.  The fractions :math:`w_{ik}` depend on :math:`k` and the speed
   ratios only, so the error is :math:`O(\delta^2)` with a fixed coefficient and Richardson
-  extrapolation in :math:`\delta` (:func:`~symq.dispatch.multigrid.richardson`) applies.
+  extrapolation in :math:`\delta` (:func:`~symq.dispatch.vi.multigrid.richardson`) applies.
 * Least finishing time switches server at the size :math:`x^*` where finishing times tie,
   and its cost jumps there.  With :math:`\eta = \delta s_{\min}` that size often falls on an
   atom (:math:`x^* = 2(u_1 - u_2)` for speeds ``(2, 1)``); resolving the whole atom to one
@@ -87,7 +87,7 @@ Discretisation
   :math:`O(\delta^2)` (successive differences in :math:`\delta` shrink by 4).
 * Relative VI :math:`v \leftarrow Tv - (Tv)(0)` with the Odoni bounds
   :math:`\min(Tv - v) \le g \le \max(Tv - v)` (valid for any iterate) and Anderson mixing
-  (memory 3) of the relative steps, as in :mod:`symq.dispatch.iteration`; stop when the span
+  (memory 3) of the relative steps, as in :mod:`symq.dispatch.vi.iteration`; stop when the span
   is below ``tol``.  Coarse grids ``2 delta, 4 delta, ...`` (at least 30 steps) warm-start the
   fine one.
 
@@ -140,8 +140,8 @@ from symq.core.parameters import integer_value, real_value
 
 from .iteration import VIResult, _FlatLayout, _relative_iteration
 from .multigrid import _coarse_levels
-from .sizes import as_size_law
-from .speeds_passes import MODE_LWL, MODE_OPT, MODE_RND, SpeedGrid, _SpeedOperator, \
+from ..sizes import as_size_law
+from .speed_passes import MODE_LWL, MODE_OPT, MODE_RND, SpeedGrid, _SpeedOperator, \
     check_speed_vector
 
 __all__ = ["solve_optimal_speeds", "evaluate_policy_speeds", "decisions_speeds",
@@ -153,7 +153,7 @@ _POLICIES = {"rnd": MODE_RND, "lwl": MODE_LWL}
 def _run(grid: SpeedGrid, mode: int, v0: NDArray[np.float64] | None, tol: float,
          max_iter: int, label: str, progress: bool
          ) -> tuple[NDArray[np.float64], float, float, float, int, float]:
-    """Relative VI (:func:`symq.dispatch.iteration._relative_iteration`: Odoni bounds,
+    """Relative VI (:func:`symq.dispatch.vi.iteration._relative_iteration`: Odoni bounds,
     Anderson mixing) of the full-lattice operator of ``grid`` on its padded 3-d arrays;
     returns ``(v, g, g_low, g_high, iterations, span)``."""
     return _relative_iteration(_SpeedOperator(grid, mode), _FlatLayout(grid.shape3()), v0, tol,
@@ -264,7 +264,7 @@ def solve_optimal_speeds(speeds: ArrayLike, rho: float, sizes: Any, delta: float
                          coarse_tol: float = 1e-5, progress: bool = False) -> VIResult:
     r"""Optimal size-aware dispatching to servers of speeds ``speeds`` by relative VI.
 
-    Solves the Bellman equations of :mod:`symq.dispatch.speeds_vi` (Hyytiä & Righter, arXiv
+    Solves the Bellman equations of :mod:`symq.dispatch.vi.speed_solvers` (Hyytiä & Righter, arXiv
     2402.08142, Part 1, with backlogs in time units) on the full time lattice.
 
     Parameters

@@ -13,7 +13,7 @@ diagonal constant of :math:`v(u, u) \approx c u^2`, and the table a simulator ne
 Examples
 --------
 >>> from symq.dispatch.sizes import exponential
->>> from symq.dispatch.vi import evaluate_policy
+>>> from symq.dispatch.vi.solvers import evaluate_policy
 >>> r = evaluate_policy("rnd", 1, 0.5, exponential(1.0), delta=0.25, U=20.0)
 >>> r.ET_low <= r.ET <= r.ET_high
 True
@@ -38,7 +38,7 @@ from symq.core.result import Exactness, ResultBase
 from .grid import DispatchGrid
 from .passes import MODE_FULL, _Operator
 from .planning import _time_limit
-from .simplex import binomial_table
+from ..simplex import binomial_table
 
 __all__ = ["VIResult"]
 
@@ -139,7 +139,7 @@ class _FlatLayout:
     ``step(v, tv, f, r)`` (the fused relative step and Odoni bounds, returning
     ``(g, g_low, g_high)``) and ``unpack(x, v)`` (a stored vector back into the iterate).
     Used as is for the full time lattice of servers of different speeds
-    (:mod:`symq.dispatch.speeds_vi`).
+    (:mod:`symq.dispatch.vi.speed_solvers`).
     """
 
     triangle = False
@@ -209,7 +209,7 @@ def _iterate(grid: DispatchGrid, mode: int, table: NDArray[np.int8] | None,
              ) -> tuple[NDArray[np.float64], float, float, float, int, float]:
     """Relative VI on one :class:`DispatchGrid`; returns (v, g, g_low, g_high, iterations, span).
 
-    :func:`_relative_iteration` with the operator :class:`~symq.dispatch.passes._Operator`
+    :func:`_relative_iteration` with the operator :class:`~symq.dispatch.vi.passes._Operator`
     of ``mode`` (and decision ``table``) and the layout :class:`_Layout` of the grid.
     """
     return _relative_iteration(_Operator(grid, mode, table), _Layout(grid, mode), v0, tol,
@@ -330,10 +330,10 @@ class VIResult(ResultBase):
     ET_low, ET_high : float
         Odoni bounds :math:`\min(Tv - v) \le g \le \max(Tv - v)` for the discretised,
         truncated MDP (not for the continuous model: see
-        :func:`~symq.dispatch.multigrid.richardson`).
+        :func:`~symq.dispatch.vi.multigrid.richardson`).
     v : numpy.ndarray
         Relative values on the stored grid (:math:`v(0) = 0`; layout in the docstring of
-        :mod:`symq.dispatch.vi`).
+        :mod:`symq.dispatch.vi.solvers`).
     delta, U : float
     m : int
     lam, rho : float

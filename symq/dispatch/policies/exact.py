@@ -19,7 +19,7 @@ Hyytiä & Righter, arXiv 2402.08142).
   is known (M/G/m), so none is offered.
 * ``jsq`` (join the shortest queue), exponential sizes: the CTMC on the job counts, truncated at
   ``n_max`` jobs per server and enlarged until the answer stops changing
-  (:func:`symq.dispatch.jsq.exact_jsq`).
+  (:func:`symq.dispatch.policies.jsq.exact_jsq`).
 
 :func:`exact_mean_response` dispatches by name and returns an :class:`ExactResult`; the
 functions per policy return the float.  RND and SITA evaluate the compiled Pollaczek-Khinchine
@@ -47,11 +47,10 @@ from numpy.typing import ArrayLike
 from scipy import optimize
 
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, UnknownName
-from symq.core.parameters import integer_value, real_value
 from symq.core.result import Exactness, ResultBase
 
-from .sizes import SizeLaw, as_size_law
-from .symbolic import mean_response_fn, wait_fn
+from .checks import check_model, check_thresholds, require_exponential
+from ..symbolic import mean_response_fn, wait_fn
 
 __all__ = [
     "exact_rnd",
@@ -71,58 +70,6 @@ EXACT_POLICIES = ("rnd", "rr", "jsq", "lwl", "sita", "sita-e", "sita-opt")
 
 
 # --------------------------------------------------------------------------------------------
-# validation
-# --------------------------------------------------------------------------------------------
-
-
-def _check_m(m: Any) -> int:
-    return integer_value("m", m, 1, "number of servers")
-
-
-def _check_rho(rho: Any) -> float:
-    rho = real_value("rho", rho, "a real number in (0, 1) (load per server)", lambda r: r > 0)
-    if rho >= 1.0:
-        raise StabilityError(
-            f"load per server rho={rho!r} must be < 1: the arrival rate lam = rho*m/E[X] exceeds "
-            f"the total service capacity of the m servers")
-    return rho
-
-
-def _check_common(m: Any, rho: Any, sizes: Any) -> tuple[int, float, SizeLaw, float]:
-    """``m``, ``rho``, the job-size law converted by :func:`~symq.dispatch.sizes.as_size_law`,
-    and the arrival rate ``lam = rho m / E[X]``."""
-    m = _check_m(m)
-    rho = _check_rho(rho)
-    sizes = as_size_law(sizes)
-    lam = rho * m / float(sizes.mean)
-    return m, rho, sizes, lam
-
-
-def _require_exponential(policy: str, sizes: Any) -> None:
-    if not getattr(sizes, "is_exponential", False):
-        extra = (" (M/G/m: no closed form is known for general sizes; use simulate_dispatch)"
-                 if policy == "lwl" else "; use simulate_dispatch for other size laws")
-        raise InvalidParameter("sizes", getattr(sizes, "name", sizes),
-                               "an exponential size law", f"the exact {policy} value needs "
-                               f"exponential sizes{extra}")
-
-
-def _check_thresholds(m: int, thresholds: Any) -> np.ndarray:
-    try:
-        h = np.atleast_1d(np.asarray(thresholds, dtype=float))
-    except (TypeError, ValueError):
-        raise InvalidParameter("thresholds", thresholds,
-                               f"{m - 1} increasing positive real numbers") from None
-    if h.ndim != 1 or h.size != m - 1:
-        raise InvalidParameter("thresholds", thresholds,
-                               f"{m - 1} increasing positive real numbers (one fewer than m={m})")
-    if not np.all(np.isfinite(h)) or np.any(h <= 0) or np.any(np.diff(h) <= 0):
-        raise InvalidParameter("thresholds", thresholds,
-                               f"{m - 1} strictly increasing finite positive real numbers")
-    return h
-
-
-# --------------------------------------------------------------------------------------------
 # RND, SITA
 # --------------------------------------------------------------------------------------------
 
@@ -138,7 +85,7 @@ def exact_rnd(m: int, rho: float, sizes: Any) -> float:
     >>> exact_rnd(3, 0.75, exponential(1.0))
     4.0
     """
-    m, rho, sizes, lam = _check_common(m, rho, sizes)
+    m, rho, sizes, lam = check_model(m, rho, sizes)
     # every server is M/G/1 with rate lam/m and load rho: the compiled Pollaczek-Khinchine form
     return float(mean_response_fn().scalar(float(sizes.mean), lam / m,
                                            float(sizes.second_moment), rho))
@@ -159,8 +106,8 @@ def sita_class_stats(m: int, rho: float, sizes: Any, thresholds: ArrayLike
     second : array (m,)
         Partial second moments ``E[X^2; class j]``.
     """
-    m, rho, sizes, lam = _check_common(m, rho, sizes)
-    h = _check_thresholds(m, thresholds) if m > 1 else np.empty(0)
+    m, rho, sizes, lam = check_model(m, rho, sizes)
+    h = check_thresholds(m, thresholds) if m > 1 else np.empty(0)
     return _sita_stats(lam, sizes, h)
 
 
@@ -209,10 +156,10 @@ def exact_sita(m: int, rho: float, sizes: Any, thresholds: ArrayLike, *,
     >>> round(exact_sita(2, 0.5, exponential(1.0), 1.0), 6)
     2.349405
     """
-    m, rho, sizes, lam = _check_common(m, rho, sizes)
+    m, rho, sizes, lam = check_model(m, rho, sizes)
     if unstable not in ("raise", "inf"):
         raise InvalidParameter("unstable", unstable, "'raise' or 'inf'")
-    h = _check_thresholds(m, thresholds) if m > 1 else np.empty(0)
+    h = check_thresholds(m, thresholds) if m > 1 else np.empty(0)
     value = _sita_value(lam, sizes, h)
     if math.isinf(value) and unstable == "raise":
         loads = _sita_stats(lam, sizes, h)[2]
@@ -246,7 +193,7 @@ def sita_e_thresholds(m: int, rho: float, sizes: Any) -> np.ndarray:
     >>> h.shape
     (2,)
     """
-    m, rho, sizes, lam = _check_common(m, rho, sizes)
+    m, rho, sizes, lam = check_model(m, rho, sizes)
     h = np.empty(m - 1)
     lo = 0.0
     for j in range(1, m):
@@ -279,7 +226,7 @@ def sita_opt_thresholds(m: int, rho: float, sizes: Any, *, grid: int = 400) -> n
     >>> exact_sita(2, 0.9, X, h_opt) <= exact_sita(2, 0.9, X, sita_e_thresholds(2, 0.9, X))
     True
     """
-    m, rho, sizes, lam = _check_common(m, rho, sizes)
+    m, rho, sizes, lam = check_model(m, rho, sizes)
     if m == 1:
         return np.empty(0)
     h = sita_e_thresholds(m, rho, sizes)
@@ -370,8 +317,8 @@ def exact_rr(m: int, rho: float, sizes: Any) -> float:
     >>> round(exact_rr(1, 0.5, exponential(1.0)), 12)   # M/M/1
     2.0
     """
-    m, rho, sizes, lam = _check_common(m, rho, sizes)
-    _require_exponential("rr", sizes)
+    m, rho, sizes, lam = check_model(m, rho, sizes)
+    require_exponential("rr", sizes)
     mu = 1.0 / float(sizes.mean)
 
     def f(s: float) -> float:
@@ -431,8 +378,8 @@ def exact_lwl(m: int, rho: float, sizes: Any) -> float:
     >>> abs(exact_lwl(2, rho, exponential(1.0)) - 1 / (1 - rho**2)) < 1e-12
     True
     """
-    m, rho, sizes, lam = _check_common(m, rho, sizes)
-    _require_exponential("lwl", sizes)
+    m, rho, sizes, lam = check_model(m, rho, sizes)
+    require_exponential("lwl", sizes)
     mu = 1.0 / float(sizes.mean)
     return float(sizes.mean + _erlang_c(m, lam / mu) / (m * mu - lam))
 
@@ -504,7 +451,7 @@ def exact_mean_response(policy: str, m: int, rho: float, sizes: Any,
     if key not in EXACT_POLICIES:
         raise UnknownName("policy with an exact mean response time", str(policy),
                           EXACT_POLICIES)
-    m, rho, sizes, _ = _check_common(m, rho, sizes)
+    m, rho, sizes, _ = check_model(m, rho, sizes)
     h: tuple[float, ...] = ()
     if key == "rnd":
         value = exact_rnd(m, rho, sizes)
@@ -520,7 +467,7 @@ def exact_mean_response(policy: str, m: int, rho: float, sizes: Any,
         if key == "sita":
             if thresholds is None:
                 raise InvalidParameter("thresholds", None, f"the {m - 1} SITA thresholds")
-            chosen = _check_thresholds(m, thresholds) if m > 1 else np.empty(0)
+            chosen = check_thresholds(m, thresholds) if m > 1 else np.empty(0)
         elif key == "sita-e":
             chosen = sita_e_thresholds(m, rho, sizes)
         else:

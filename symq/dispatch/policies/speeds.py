@@ -10,7 +10,7 @@ leaves after :math:`T = (u_i + x)/s_i`.  The load is the work brought per unit o
 
 which is :math:`\lambda E[X]/m` for unit speeds, the identical servers of Hyytiä & Righter
 (arXiv 2402.08142).  What each policy does with speeds is stated in
-:mod:`symq.dispatch.policies`; this module holds the shared arithmetic:
+:mod:`symq.dispatch.policies.named`; this module holds the shared arithmetic:
 :func:`check_speeds`, :func:`arrival_rate`, :func:`static_loads` (the per-server loads of the
 static policies, whose stability is then known) and the score decision in time units.
 

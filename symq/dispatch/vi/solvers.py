@@ -1,10 +1,10 @@
 r"""Relative value iteration for size-aware dispatching: solvers of the optimal and fixed policies.
 
 :func:`solve_optimal` and :func:`evaluate_policy` are assembled from
-:mod:`~symq.dispatch.planning` (grid checks, memory and time estimates),
-:mod:`~symq.dispatch.grid` (lattice, size atoms, sorted states), :mod:`~symq.dispatch.passes`
-(the numba operator), :mod:`~symq.dispatch.iteration` (relative VI, :class:`VIResult`) and
-:mod:`~symq.dispatch.multigrid` (warm starts, Richardson extrapolation).
+:mod:`~symq.dispatch.vi.planning` (grid checks, memory and time estimates),
+:mod:`~symq.dispatch.vi.grid` (lattice, size atoms, sorted states), :mod:`~symq.dispatch.vi.passes`
+(the numba operator), :mod:`~symq.dispatch.vi.iteration` (relative VI, :class:`VIResult`) and
+:mod:`~symq.dispatch.vi.multigrid` (warm starts, Richardson extrapolation).
 
 Model (Hyytiä & Righter, arXiv:2402.08142): ``m``
 identical unit-speed FCFS servers, Poisson arrivals of rate :math:`\lambda = \rho m / E[X]`,
@@ -23,7 +23,7 @@ Numerical scheme:
 * grid :math:`u \in \{0, \delta, \dots, N\delta\}^m`, :math:`U = N\delta`; sizes on the same
   lattice by the mean-preserving hat kernel
   :math:`p_k = \int f(x)\max(0, 1 - |x - k\delta|/\delta)\,dx`
-  (:func:`~symq.dispatch.grid.hat_atoms`);
+  (:func:`~symq.dispatch.vi.grid.hat_atoms`);
 * operator :math:`T = E_A \circ \min E_X` in two passes: a numba pass over (state, size atom),
   and the :math:`O(1)`-per-state recursion along diagonals with exact exponential weights
   :math:`f(u) = a h(u) + b h(u - \delta\mathbf 1) + q f(u - \delta\mathbf 1)`,
@@ -36,7 +36,7 @@ Numerical scheme:
   (``m = 1..6``; ``m >= 3`` on the packed colex simplex of :mod:`~symq.dispatch.simplex`);
 * relative VI with Odoni bounds :math:`\min(Tv - v) \le g \le \max(Tv - v)` at every step,
   multigrid warm starts (coarse :math:`\delta` first) and Richardson extrapolation in
-  :math:`\delta` (:func:`~symq.dispatch.multigrid.richardson`).
+  :math:`\delta` (:func:`~symq.dispatch.vi.multigrid.richardson`).
 
 Performance.  The E_X pass is exact brute force over (sorted state, atom) pairs, with no
 threshold or prefix-sum shortcut; for ``m = 2`` both candidate values are read from
@@ -50,25 +50,25 @@ iterate, so the stopping rule stays certified.  Measured on two (shared) cores:
   0.8 s on an idle machine, 2-3 s when the cores are shared (65 iterations on the finest
   grid after 52 + 40 + 39 on ``delta = 0.4, 0.2, 0.1``; 115 921 sorted states x 462 atoms);
 * ``m = 3, 4``, :math:`\rho = 0.4`: the accuracy-matched defaults of
-  :func:`~symq.dispatch.accuracy.solve_accurate` run in a few seconds (benchmarks/
+  :func:`~symq.dispatch.vi.accuracy.solve_accurate` run in a few seconds (benchmarks/
   bench_dispatch_many.py);
 * :math:`\rho = 0.9` needs 1 000-2 000 iterations per grid and a much larger ``U``.
 
 The same machinery evaluates a fixed policy (:func:`evaluate_policy`): ``"rnd"`` (equal random
 split), ``"lwl"`` (least work left), any decision table / vectorised callable on the sorted
 states, or a policy object (a user-defined score policy of
-:func:`~symq.dispatch.score.score_policy`, SITA, FPI, a lookup table) whose decisions are
+:func:`~symq.dispatch.policies.policy.score_policy`, SITA, FPI, a lookup table) whose decisions are
 tabulated on the full two-server lattice (:func:`full_table`, mode ``MODE_FULL`` of
-:mod:`~symq.dispatch.passes`), since such a policy need not be symmetric in the servers.
+:mod:`~symq.dispatch.vi.passes`), since such a policy need not be symmetric in the servers.
 Decisions are taken at the lattice sizes :math:`k\delta`: a decision that jumps at a size on
 the lattice (a SITA threshold ``h = k delta``) is resolved to one side of the jump, an
 :math:`O(\delta)` error; a threshold between two lattice sizes keeps the :math:`O(\delta^2)`
 error.
 
-Storage of :attr:`~symq.dispatch.iteration.VIResult.v`: ``m = 1``: shape ``(N+1,)``;
+Storage of :attr:`~symq.dispatch.vi.iteration.VIResult.v`: ``m = 1``: shape ``(N+1,)``;
 ``m = 2``: the full symmetric ``(N+1, N+1)`` array (only the triangle :math:`i \le j` is
 computed, the rest is mirrored);
-``m >= 3``: the packed sorted simplex in colex order (:func:`~symq.dispatch.grid.sorted_states`
+``m >= 3``: the packed sorted simplex in colex order (:func:`~symq.dispatch.vi.grid.sorted_states`
 gives its coordinates, :mod:`~symq.dispatch.simplex` its ranks).
 
 Examples
@@ -102,9 +102,10 @@ from .iteration import VIResult, _iterate
 from .multigrid import _coarse_levels, _interpolate_to
 from .passes import MODE_FULL, MODE_JIQ, MODE_OPT, MODE_RND, MODE_TABLE
 from .planning import plan_optimal
-from .policies import JIQ, JSQ, RND, RR, BoundPolicy, DispatchPolicy
+from ..policies import BoundPolicy, DispatchPolicy
+from ..policies.decisions import JIQ, JSQ, RND, RR
 from .policy_iteration import policy_iteration
-from .sizes import as_size_law
+from ..sizes import as_size_law
 
 __all__ = ["evaluate_policy", "lwl_table", "full_table", "solve_optimal"]
 
@@ -222,10 +223,10 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
     coarse_tol : float
     span_rtol : float, optional
         Also stop when the span is below ``span_rtol * g`` (every grid): the accuracy-matched
-        rule of :func:`~symq.dispatch.accuracy.solve_accurate`.
+        rule of :func:`~symq.dispatch.vi.accuracy.solve_accurate`.
     method : {"vi", "pi"}
         Value iteration (default) or policy iteration with GMRES policy evaluation
-        (:mod:`~symq.dispatch.policy_iteration`) on this grid; the coarse warm-start grids use
+        (:mod:`~symq.dispatch.vi.policy_iteration`) on this grid; the coarse warm-start grids use
         VI.  Both stop on the same certified Odoni span.
 
     Returns
@@ -306,7 +307,7 @@ def _evaluate_object(policy: DispatchPolicy | BoundPolicy, m: int, rho: float, s
     if bound.speeds is not None and not np.all(bound.speeds == bound.speeds[0]):
         raise InvalidParameter("policy", bound.name, "a policy bound to identical servers",
                                "servers of different speeds have their own value iteration "
-                               "(symq.dispatch.speeds_vi) or simulate_dispatch(speeds=...)")
+                               "(symq.dispatch.vi.speed_solvers) or simulate_dispatch(speeds=...)")
     if bound.code == JIQ:                  # backlog-only: the JIQ mode of the passes
         return _solve(m, rho, sizes, delta, U, MODE_JIQ if m > 1 else MODE_RND,
                       lambda g: None, bound.name, stop, progress, warm_start, multigrid)
@@ -353,7 +354,7 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPo
         ``"jiq"``: join-idle-queue, an idle server (backlog 0) if there is one, else the equal
         random split (a backlog-only policy, so its value on the grid is exact up to the
         discretisation);
-        a policy object (a score policy of :func:`~symq.dispatch.score.score_policy`, or a
+        a policy object (a score policy of :func:`~symq.dispatch.policies.policy.score_policy`, or a
         built-in one such as ``get_policy("sita", h=1.5)``, bound or not) that decides from the
         backlogs and the size: its decision table (:func:`full_table`) is evaluated on the full
         lattice (``m = 2``; ``m = 1`` is the M/G/1 queue), since it need not be symmetric in
@@ -362,7 +363,7 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPo
         a callable ``choose(u, x)`` with ``u`` of shape ``(S, 1, m)`` (sorted backlogs) and
         ``x`` of shape ``(1, K+1)`` returning server indices ``(S, K+1)`` into the sorted
         ``u`` (evaluated once on the grid); or a ready table of shape ``(n_states, K+1)``
-        in :func:`~symq.dispatch.grid.sorted_states` order (only without multigrid).
+        in :func:`~symq.dispatch.vi.grid.sorted_states` order (only without multigrid).
     m, rho, sizes, delta, U, tol, max_iter, progress, warm_start, multigrid, coarse_tol, span_rtol
         As in :func:`solve_optimal`.
 

@@ -27,7 +27,7 @@ from scipy.sparse import linalg as sparse_linalg
 from symq.core.errors import InvalidParameter, TruncationError
 from symq.core.resources import require_memory
 
-from .exact import _check_common, _require_exponential
+from .checks import check_model, require_exponential
 
 __all__ = ["exact_jsq", "jsq_bytes", "jsq_state_cap"]
 
@@ -128,8 +128,8 @@ def exact_jsq(m: int, rho: float, sizes: Any, *, tol: float = 1e-12, n_start: in
     >>> round(exact_jsq(1, 0.5, exponential(1.0)), 10)   # one server: M/M/1
     2.0
     """
-    m, rho, sizes, lam = _check_common(m, rho, sizes)
-    _require_exponential("jsq", sizes)
+    m, rho, sizes, lam = check_model(m, rho, sizes)
+    require_exponential("jsq", sizes)
     mu = 1.0 / float(sizes.mean)
     n_max = int(n_start)
     cap = min(int(max_states), jsq_state_cap(m))

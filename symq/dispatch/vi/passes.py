@@ -1,7 +1,7 @@
 r"""The numba passes of the value-iteration operator :math:`T = E_A \circ \min E_X`.
 
 One application of the relative value-iteration operator of Hyytiä & Righter (arXiv 2402.08142,
-Part 1) on a :class:`~symq.dispatch.grid.DispatchGrid` is two passes:
+Part 1) on a :class:`~symq.dispatch.vi.grid.DispatchGrid` is two passes:
 
 * the :math:`E_X` pass over (sorted state, size atom): :math:`h(u) = \sum_k p_k
   \min_i\{u_i + k\delta + v(u + k\delta e_i)\}` (or the expectation over an equal random
@@ -13,13 +13,13 @@ Part 1) on a :class:`~symq.dispatch.grid.DispatchGrid` is two passes:
   \mathrm{Exp}(\lambda)`, by the :math:`O(1)`-per-state recursion along diagonals
   :math:`f(u) = a h(u) + b h(u - \delta\mathbf 1) + q f(u - \delta\mathbf 1)` with the exact
   exponential weights of the grid (the derivation is in the docstring of
-  :mod:`symq.dispatch.vi`); on a face it runs along the positive components and
+  :mod:`symq.dispatch.vi.solvers`); on a face it runs along the positive components and
   :math:`f(0) = h(0)`.
 
 :class:`_Operator` chains them; :func:`diagonal_expectation` exposes the :math:`E_A` pass alone.
 This module holds the kernels of ``m = 1`` and ``m = 2`` (the symmetric full array, whose rows
 are contiguous so that the inner loop vectorises); ``m >= 3`` runs the packed sorted simplex of
-:mod:`symq.dispatch.simplex_passes`.  Small grids run the serial builds of the :math:`E_X`
+:mod:`symq.dispatch.vi.simplex_passes`.  Small grids run the serial builds of the :math:`E_X`
 kernels; on large ones :class:`_Operator` times the parallel and the serial build on the first
 sweeps and keeps the faster (a parallel region costs a thread rendezvous per sweep, which on
 shared cores can cost more than it saves).
@@ -46,7 +46,7 @@ from numpy.typing import NDArray
 from symq.core.errors import InvalidParameter
 
 from .grid import DispatchGrid, diagonal_weights
-from .simplex import binomial_table, predecessors
+from ..simplex import binomial_table, predecessors
 from .simplex_passes import MODE_JIQ, _renamed, chunk_starts, ea_pass, ex_pass
 
 __all__ = ["diagonal_expectation", "MODE_OPT", "MODE_RND", "MODE_TABLE", "MODE_FULL",

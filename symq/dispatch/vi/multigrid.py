@@ -132,7 +132,7 @@ def richardson(solver: Callable[..., VIResult], *args: Any, delta: float = 0.1,
     Parameters
     ----------
     solver : callable
-        :func:`~symq.dispatch.vi.solve_optimal` or
+        :func:`~symq.dispatch.vi.solvers.solve_optimal` or
         ``functools.partial(evaluate_policy, "lwl")``, etc.
     delta : float
         Coarsest step.
@@ -143,7 +143,7 @@ def richardson(solver: Callable[..., VIResult], *args: Any, delta: float = 0.1,
     --------
     >>> import functools
     >>> from symq.dispatch.sizes import exponential
-    >>> from symq.dispatch.vi import evaluate_policy
+    >>> from symq.dispatch.vi.solvers import evaluate_policy
     >>> rr = richardson(functools.partial(evaluate_policy, "rnd"), 2, 0.5, exponential(1.0),
     ...                 delta=0.2, U=20.0, tol=1e-9)
     >>> abs(rr.ET - 2.0) < 1e-3                        # 1/(1 - rho)

@@ -1,6 +1,6 @@
 r"""The lattice and the numba passes of value iteration with per-server speeds (``m <= 3``).
 
-The model, the scheme and its derivation are stated in :mod:`symq.dispatch.speeds_vi`
+The model, the scheme and its derivation are stated in :mod:`symq.dispatch.vi.speed_solvers`
 (Hyytiä & Righter, arXiv 2402.08142, Part 1, extended to servers of different speeds).  This
 module holds what one application of :math:`T = E_A \circ E_X` needs on the full time lattice
 :math:`u \in \{0, \delta, \dots, N\delta\}^m` in server order:
@@ -49,9 +49,9 @@ from symq.core.resources import require_memory
 from .grid import diagonal_weights, hat_atoms
 from .passes import _PARALLEL_WORK, _KernelChoice, _renamed
 from .planning import size_tail_point
-from .sizes import as_size_law
-from .speeds import SPEEDS_DOMAIN, arrival_rate, check_speeds
-from .symbolic import tail_curvature_fn, wait_fn
+from ..sizes import as_size_law
+from ..policies.speeds import SPEEDS_DOMAIN, arrival_rate, check_speeds
+from ..symbolic import tail_curvature_fn, wait_fn
 
 __all__ = ["SpeedGrid", "MODE_OPT", "MODE_RND", "MODE_LWL", "M_SPEEDS", "check_speed_vector",
            "min_truncation_speeds", "speed_grid_bytes", "atoms_estimate"]
@@ -98,7 +98,7 @@ def min_truncation_speeds(speeds: NDArray[np.float64], rho: float, sizes: Any) -
 
 def atoms_estimate(sizes: Any, delta: float, s_min: float, tail_tol: float = 1e-10) -> int:
     """Size atoms of the lattice of step ``delta * s_min`` before they are computed (from
-    :func:`~symq.dispatch.planning.size_tail_point`), for the memory and time estimates."""
+    :func:`~symq.dispatch.vi.planning.size_tail_point`), for the memory and time estimates."""
     return int(math.ceil(size_tail_point(sizes, tail_tol) / (delta * s_min))) + 1
 
 
@@ -130,7 +130,7 @@ class SpeedGrid:
     eta : float
         Size-lattice step :math:`\delta s_{\min}`.
     p : numpy.ndarray
-        Hat-kernel atoms (:func:`~symq.dispatch.grid.hat_atoms` of step ``eta``).
+        Hat-kernel atoms (:func:`~symq.dispatch.vi.grid.hat_atoms` of step ``eta``).
     r, w : numpy.ndarray, shape (3, K + 1)
         :math:`r_{ik} = k s_{\min}/s_i` (time increment in lattice steps) and its fraction;
         rows ``i >= m`` are padding.
@@ -178,7 +178,7 @@ class SpeedGrid:
               tail_tol: float = 1e-10) -> SpeedGrid:
         r"""Validate the parameters and discretise the model.
 
-        The rules are those of :func:`~symq.dispatch.speeds_vi.solve_optimal_speeds`.  The
+        The rules are those of :func:`~symq.dispatch.vi.speed_solvers.solve_optimal_speeds`.  The
         memory of the iteration on this grid is checked
         (:func:`symq.core.resources.require_memory`) before the atoms or any state array is
         allocated.

@@ -1,7 +1,7 @@
 r"""The value-iteration passes on the packed sorted simplex, for any number of servers.
 
 One application of :math:`T = E_A \circ \min E_X` (Hyytiä & Righter, arXiv 2402.08142, Part 1;
-the derivation is in the docstring of :mod:`symq.dispatch.vi`) on the colex-ranked sorted
+the derivation is in the docstring of :mod:`symq.dispatch.vi.solvers`) on the colex-ranked sorted
 states of :mod:`symq.dispatch.simplex`:
 
 * :func:`ex_pass`: :math:`h(c) = \sum_k p_k \,\mathrm{choice}_i \{c_i\delta + v(c + k e_i)\}`
@@ -19,7 +19,7 @@ states of :mod:`symq.dispatch.simplex`:
   always done first.
 
 The :math:`E_X` kernel exists in a parallel and a serial build (the caller picks by size and
-measured speed: :class:`symq.dispatch.passes._Operator`).
+measured speed: :class:`symq.dispatch.vi.passes._Operator`).
 
 Examples
 --------
@@ -41,12 +41,12 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from .simplex import _next_colex, _unrank
+from ..simplex import next_colex, unrank
 
 __all__ = ["ex_pass", "ea_pass", "chunk_starts", "MODE_JIQ"]
 
 #: Join-idle-queue mode of the E_X pass (an idle server if any, else the equal random split);
-#: the other modes are those of :mod:`symq.dispatch.passes`.
+#: the other modes are those of :mod:`symq.dispatch.vi.passes`.
 MODE_JIQ = 4
 
 
@@ -81,7 +81,7 @@ def _ex_pass_py(V, BT, N, p, tail, delta, mode, table, record, starts, out):  # 
     B = BT.T
     for ch in numba.prange(starts.size - 1):
         c = np.empty(m, dtype=np.int64)
-        _unrank(starts[ch], B, c)
+        unrank(starts[ch], B, c)
         o = np.zeros(max(m - 1, 1), dtype=np.int64)
         base = np.empty(m, dtype=np.int64)
         best = np.empty(K + 1)
@@ -143,7 +143,7 @@ def _ex_pass_py(V, BT, N, p, tail, delta, mode, table, record, starts, out):  # 
             for k in range(K + 1):
                 acc_s += p[k] * best[k]
             out[s] = acc_s / m if random else acc_s
-            _next_colex(c, N)
+            next_colex(c, N)
 
 
 def _renamed(func: Callable[..., Any], name: str) -> Callable[..., Any]:

@@ -2,7 +2,7 @@ r"""Policy iteration for optimal dispatching: Krylov policy evaluation on the re
 
 The average-cost policy iteration of Howard, on the discretised model of Hyytiä & Righter
 (arXiv 2402.08142, Part 1) and on the same operator as value iteration
-(:mod:`symq.dispatch.passes`):
+(:mod:`symq.dispatch.vi.passes`):
 
 1. *Improvement*: one sweep of the optimality operator :math:`T` at the current value
    :math:`v` gives the greedy decision table :math:`\pi(u, k) = \arg\min_i \{u_i + k\delta +
@@ -29,7 +29,7 @@ comes from the last optimality sweep.
 
 Examples
 --------
->>> from symq.dispatch.grid import DispatchGrid
+>>> from symq.dispatch.vi.grid import DispatchGrid
 >>> from symq.dispatch.sizes import exponential
 >>> grid = DispatchGrid.build(2, 0.4, exponential(1.0), 0.25, 16.0)
 >>> v, g, lo, hi, sweeps, span = policy_iteration(grid, None, 1e-9)

@@ -2,9 +2,9 @@ r"""The numba decision functions of the built-in dispatching policies (codes and
 
 :func:`choose_server` picks the server of one arriving job from the backlogs ``u`` (work), the
 job counts ``n``, the size ``x`` and the arrays of a
-:class:`~symq.dispatch.policies.BoundPolicy`; the simulator's kernel and
-:meth:`~symq.dispatch.policies.BoundPolicy.decide` call it.  The meaning of every policy, with and
-without per-server speeds, is stated in :mod:`symq.dispatch.policies`.  An empty ``spd`` array
+:class:`~symq.dispatch.policies.policy.BoundPolicy`; the simulator's kernel and
+:meth:`~symq.dispatch.policies.policy.BoundPolicy.decide` call it.  The meaning of every policy, with and
+without per-server speeds, is stated in :mod:`symq.dispatch.policies.named`.  An empty ``spd`` array
 means unit speeds: that path compares exactly what it compared before speeds existed (the same
 decisions and random draws, bit for bit).
 """
@@ -14,14 +14,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .simplex import simplex_value
+from ..simplex import simplex_value
 
 __all__ = ["RND", "RR", "JSQ", "LWL", "SITA", "FPI", "LOOKUP", "SCORE", "JIQ", "JIQ_JSQ",
            "LOOKUP_SIMPLEX", "choose_server", "choose_unit", "choose_general", "lookup_value",
-           "decide_many"]
+           "decide_many", "fpi_cost"]
 
 # integer codes understood by choose_server (SCORE: the argmin of a compiled score, run by the
-# callers through symq.dispatch.score and symq.dispatch.speeds)
+# callers through symq.dispatch.policies.score and symq.dispatch.policies.speeds)
 RND, RR, JSQ, LWL, SITA, FPI, LOOKUP, SCORE, JIQ, JIQ_JSQ, LOOKUP_SIMPLEX = range(11)
 
 # defaults of the trailing arrays: no packed value, unit speeds
@@ -61,7 +61,7 @@ def lookup_value(v: np.ndarray, delta: float, c_M: float, a: float, b: float) ->
 
 
 @numba.njit(cache=True)
-def _fpi_cost(u: float, x: float, lam_i: float, rho_i: float) -> float:
+def fpi_cost(u: float, x: float, lam_i: float, rho_i: float) -> float:
     """The FPI index :func:`symq.dispatch.symbolic.fpi_index` typed for numba kernels.
 
     A fast path of the compiled symbolic form :func:`symq.dispatch.symbolic.fpi_index_fn`:
@@ -90,9 +90,9 @@ def _fpi_best(u, x, lam_i, rho_i, spd):  # pragma: no cover - numba
     best_cost = np.inf
     for i in range(u.shape[0]):
         if het:
-            c = _fpi_cost(u[i] / spd[i], x / spd[i], lam_i[i], rho_i[i])
+            c = fpi_cost(u[i] / spd[i], x / spd[i], lam_i[i], rho_i[i])
         else:
-            c = _fpi_cost(u[i], x, lam_i[i], rho_i[i])
+            c = fpi_cost(u[i], x, lam_i[i], rho_i[i])
         if c < best_cost:
             best_cost = c
             best = i

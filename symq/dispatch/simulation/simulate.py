@@ -3,13 +3,13 @@ r"""Discrete-event simulation of size-aware dispatching to m parallel FCFS serve
 Backlog recursion: Poisson arrivals of rate :math:`\lambda = \rho \sum_i s_i / E[X]`
 (:math:`\rho m / E[X]` for unit speeds); at each arrival every backlog (work) drains by its
 speed times the interarrival time (clipped at 0), the policy
-(:func:`~symq.dispatch.decisions.choose_server`) picks server ``i``, the response time is
+(:func:`~symq.dispatch.policies.decisions.choose_server`) picks server ``i``, the response time is
 :math:`T = (u_i + x)/s_i` (waiting time :math:`W = u_i/s_i`) and :math:`u_i \mathrel{+}= x`.
 JSQ, JIQ-JSQ and a score policy that reads ``n`` also need the job counts: each server keeps
 the completion times of its jobs in a ring buffer (FCFS, so they are increasing) and drops
 those completed before the arrival.  With ``size_bins`` the kernel also sums T and counts the
 jobs per size bin and batch, so that :math:`E[T \mid X \in \text{bin}]` gets a batch-means
-interval per bin (:mod:`symq.dispatch.fairness`).
+interval per bin (:mod:`symq.dispatch.simulation.fairness`).
 
 Exponential sizes are drawn inside the kernel; other laws are pre-sampled with
 ``sizes.sample`` in blocks of ``2**20`` jobs.  The run length, the seeding of the kernel from
@@ -55,13 +55,13 @@ from symq.core.simoutput import (
 from symq.core.simrun import RUN_SLICES, RunPlan, kernel_seed, run_chunked, seed_numba
 from symq.core.simstats import ConfidenceInterval, ratio_batch_means, replication_ci
 
-from . import exact as _exact
-from .decisions import LOOKUP_SIMPLEX, choose_general, choose_unit
-from .policies import RR, SCORE, BoundPolicy, DispatchPolicy, bind_policy, get_policy
-from .score import SCORE_TYPE, ScorePolicy, nan_score, null_score, score_argmin
-from .sizebins import size_edges
-from .sizes import SizeLaw
-from .speeds import check_speeds, score_argmin_speeds
+from ..policies import BoundPolicy, DispatchPolicy, ScorePolicy, bind_policy, get_policy
+from ..policies.checks import check_model
+from ..policies.decisions import LOOKUP_SIMPLEX, RR, SCORE, choose_general, choose_unit
+from ..policies.score import SCORE_TYPE, nan_score, null_score, score_argmin
+from ..sizebins import size_edges
+from ..sizes import SizeLaw
+from ..policies.speeds import check_speeds, score_argmin_speeds
 
 __all__ = ["DispatchEstimate", "simulate_dispatch"]
 
@@ -78,7 +78,7 @@ def _kernel_py(code, lam, xs, exp_mean, n_do, n_warm, batch_size, n_batches, thr
     ``state_i = [jobs done, rr pointer]``, ``state_f = [t, t at the first post-warm-up
     arrival, t at the last arrival]``.  Sizes come from ``xs`` unless ``exp_mean > 0``.
     ``track``: keep the job counts (JSQ, JIQ-JSQ, a score reading ``n``).  ``score`` (a
-    first-class function of :data:`~symq.dispatch.score.SCORE_TYPE`) decides for
+    first-class function of :data:`~symq.dispatch.policies.score.SCORE_TYPE`) decides for
     ``code == SCORE``.  ``spd``: server speeds (empty: unit speeds, the unit-speed arithmetic
     exactly as without speeds).  ``bin_T``, ``bin_n`` (batches x bins, zero bins: off): the
     sums of T and the job counts per size bin ``edges[q] <= x < edges[q + 1]``.
@@ -417,9 +417,9 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
     Parameters
     ----------
     policy : str, DispatchPolicy or BoundPolicy
-        A name of :data:`~symq.dispatch.policies.POLICY_NAMES` (with ``policy_params``), a
-        :class:`~symq.dispatch.policies.DispatchPolicy`, a score policy
-        (:func:`~symq.dispatch.score.score_policy`; ``policy_params`` are then values of its
+        A name of :data:`~symq.dispatch.policies.named.POLICY_NAMES` (with ``policy_params``), a
+        :class:`~symq.dispatch.policies.policy.DispatchPolicy`, a score policy
+        (:func:`~symq.dispatch.policies.policy.score_policy`; ``policy_params`` are then values of its
         declared parameters) or a policy already bound to ``m, rho, sizes`` (and speeds).  A
         score runs inside the numba kernel as a first-class function (no Python call per job).
     m : int
@@ -455,7 +455,7 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
         tqdm progress bar.
     speeds : array_like of m positive reals, optional
         Server speeds (default all 1): server ``i`` drains its backlog at rate ``speeds[i]``;
-        what each policy does with speeds is stated in :mod:`symq.dispatch.policies`.  Unit
+        what each policy does with speeds is stated in :mod:`symq.dispatch.policies.named`.  Unit
         speeds run the same arithmetic as no speeds (the same result bit for bit).
     size_bins : int or array_like, optional
         Also estimate :math:`E[T \\mid X \\in \\text{bin}]`: ``k`` equiprobable bins of the size
@@ -478,7 +478,7 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
         Bad input, ``rho >= 1``, a static policy that overloads a server, unknown policy name,
         a size bin without jobs in some batch.
     """
-    m, rho, sizes, _ = _exact._check_common(m, rho, sizes)
+    m, rho, sizes, _ = check_model(m, rho, sizes)
     typed_speeds, shift = speeds, 0
     if speeds is not None and not isinstance(policy, (BoundPolicy, ScorePolicy)):
         spd = check_speeds(speeds, m)

@@ -3,7 +3,7 @@ r"""Fairness of dispatching: mean response time conditioned on the job size, dat
 The optimal size-aware policies of Hyytiä & Righter (arXiv 2402.08142) unbalance the
 backlogs on purpose, which suggests that short jobs gain and long jobs may lose; this module
 measures it.  :func:`response_by_size_data` simulates each policy
-once with size bins (:func:`~symq.dispatch.simulation.simulate_dispatch` with ``size_bins``)
+once with size bins (:func:`~symq.dispatch.simulation.simulate.simulate_dispatch` with ``size_bins``)
 and returns, per bin, :math:`E[T \mid X \in \text{bin}]` with a batch-means interval (a ratio
 estimator per batch: sum of T over the number of jobs of the bin), and the slowdown
 :math:`E[T \mid X \in \text{bin}] / E[X \mid X \in \text{bin}]`.  The bins are given as edges
@@ -44,10 +44,10 @@ from symq.core.randomness import RngLike, as_generator
 from symq.core.result import Exactness, ResultBase
 from symq.core.simstats import ConfidenceInterval
 
-from . import exact as _exact
-from .policies import BoundPolicy, DispatchPolicy
-from .sizebins import DEFAULT_BINS, bin_means, bin_probabilities, size_edges
-from .simulation import simulate_dispatch
+from ..policies import BoundPolicy, DispatchPolicy
+from ..policies.checks import check_model
+from ..sizebins import DEFAULT_BINS, bin_means, bin_probabilities, size_edges
+from .simulate import simulate_dispatch
 
 __all__ = ["ResponseBySize", "response_by_size_data", "plot_response_by_size"]
 
@@ -135,11 +135,11 @@ def response_by_size_data(policies: str | DispatchPolicy | BoundPolicy
     Parameters
     ----------
     policies : policy or sequence of policies
-        Names of :data:`~symq.dispatch.policies.POLICY_NAMES`, policy objects (a score
+        Names of :data:`~symq.dispatch.policies.named.POLICY_NAMES`, policy objects (a score
         policy, ``get_policy("lookup", result=...)`` for a value-iteration policy) or bound
-        policies, as :func:`~symq.dispatch.simulation.simulate_dispatch` takes them.
+        policies, as :func:`~symq.dispatch.simulation.simulate.simulate_dispatch` takes them.
     m, rho, sizes, speeds
-        As in :func:`~symq.dispatch.simulation.simulate_dispatch`.
+        As in :func:`~symq.dispatch.simulation.simulate.simulate_dispatch`.
     bins : int or array_like
         Number of equiprobable bins of the size law, or the bin edges
         (:func:`~symq.dispatch.sizebins.size_edges`).
@@ -158,14 +158,14 @@ def response_by_size_data(policies: str | DispatchPolicy | BoundPolicy
     Raises
     ------
     InvalidParameter, StabilityError, UnknownName
-        As :func:`~symq.dispatch.simulation.simulate_dispatch`; no policy; a bin without jobs
+        As :func:`~symq.dispatch.simulation.simulate.simulate_dispatch`; no policy; a bin without jobs
         in some batch (named ``size_bins``).
     """
     items = [policies] if isinstance(policies, (str, DispatchPolicy, BoundPolicy)) \
         else list(policies)
     if not items:
         raise InvalidParameter("policies", policies, "at least one dispatching policy")
-    m, rho, law, _ = _exact._check_common(m, rho, sizes)
+    m, rho, law, _ = check_model(m, rho, sizes)
     edges = size_edges(law, bins)
     k = edges.size - 1
     level = float(level)

@@ -10,10 +10,10 @@ backlogs :math:`u` has the response time :math:`u_{a(u, x)} + x` (FCFS), and by 
 with :math:`\pi` the stationary law of the backlogs seen by arrivals.  Hyytiä & Righter
 (arXiv 2402.08142, Part 1) discretise the model for the value iteration: backlogs on the
 lattice :math:`\{0, \delta, \dots, U\}^2`, sizes on the same lattice by the mean-preserving hat
-kernel (:func:`~symq.dispatch.grid.hat_atoms`), and between arrivals the drain
+kernel (:func:`~symq.dispatch.vi.grid.hat_atoms`), and between arrivals the drain
 :math:`u \mapsto (u - A\mathbf 1)^+`, :math:`A \sim \mathrm{Exp}(\lambda)`, by the recursion
 along diagonals with the exact exponential weights :math:`(a, b, q)` of
-:func:`~symq.dispatch.grid.diagonal_weights`.  The value iteration uses the transposed kernel
+:func:`~symq.dispatch.vi.grid.diagonal_weights`.  The value iteration uses the transposed kernel
 (expectations of functions); this module iterates the kernel itself on distributions: the
 embedded chain at arrival instants on the lattice of sorted backlogs
 
@@ -67,11 +67,11 @@ from symq.core.errors import InvalidParameter, NotConverged
 from symq.core.parameters import integer_value, real_value
 from symq.core.result import Exactness, ResultBase
 
-from .decisions import lookup_value
+from ..policies.decisions import lookup_value
 from .grid import DispatchGrid, diagonal_weights
 from .iteration import VIResult
-from .sizebins import DEFAULT_BINS, bin_means, bin_probabilities, size_edges
-from .sizes import as_size_law
+from ..sizebins import DEFAULT_BINS, bin_means, bin_probabilities, size_edges
+from ..sizes import as_size_law
 
 __all__ = ["VIResponseBySize", "response_by_size_vi", "bin_atom_weights", "drain_distribution"]
 
@@ -129,7 +129,7 @@ def _arrive(pi, p, table, mode, out):  # pragma: no cover - numba
 @numba.njit(cache=True)
 def _drain(mu, a, b, q, M, out):  # pragma: no cover - numba
     """``out = mu P_A``: the adjoint of the diagonal E_A recursion on sorted states
-    (the forward pass is ``_ea_pass_2`` of :mod:`symq.dispatch.passes`)."""
+    (the forward pass is ``_ea_pass_2`` of :mod:`symq.dispatch.vi.passes`)."""
     N = mu.shape[0] - 1
     for j in range(N, -1, -1):
         for i in range(j, -1, -1):
@@ -165,7 +165,7 @@ def drain_distribution(mu: NDArray[np.float64], lam: float, delta: float
                        ) -> NDArray[np.float64]:
     r"""The law of :math:`(u - A\mathbf 1)^+` on the lattice, :math:`A \sim \mathrm{Exp}(\lambda)`,
     for ``u ~ mu`` on sorted states (upper triangle of an ``(N+1, N+1)`` array): the adjoint
-    of :func:`~symq.dispatch.passes.diagonal_expectation`."""
+    of :func:`~symq.dispatch.vi.passes.diagonal_expectation`."""
     mu = np.ascontiguousarray(np.triu(mu), dtype=float)
     a, b, q = diagonal_weights(lam, delta)
     out = np.zeros_like(mu)
@@ -179,7 +179,7 @@ def bin_atom_weights(sizes: Any, edges: ArrayLike, delta: float, K: int) -> NDAr
 
     Row ``j`` is :math:`\int_B f(x)\max(0, 1 - |x - k\delta|/\delta)dx / P(X \in B)`,
     normalised over ``k = 0..K`` (the atoms beyond ``K delta`` carry the truncated tail of
-    :func:`~symq.dispatch.grid.hat_atoms`).
+    :func:`~symq.dispatch.vi.grid.hat_atoms`).
     """
     law = as_size_law(sizes)
     e = np.asarray(edges, dtype=float)
@@ -216,7 +216,7 @@ class VIResponseBySize(ResultBase):
     Attributes
     ----------
     policy : str
-        ``"optimal"`` (a :class:`~symq.dispatch.iteration.VIResult`), ``"rnd"`` or ``"lwl"``.
+        ``"optimal"`` (a :class:`~symq.dispatch.vi.iteration.VIResult`), ``"rnd"`` or ``"lwl"``.
     m : int
     rho, lam, delta, U : float
     sizes : str
@@ -225,7 +225,7 @@ class VIResponseBySize(ResultBase):
     wait : numpy.ndarray (K+1,)
         :math:`c_k = E_\pi[u_{a(u, k\delta)}]`, the mean wait of a job of size ``k delta``.
     edges, centres, probabilities : numpy.ndarray
-        Bins, :math:`E[X \mid B]` and :math:`P(X \in B)` (as :class:`~symq.dispatch.fairness.
+        Bins, :math:`E[X \mid B]` and :math:`P(X \in B)` (as :class:`~symq.dispatch.simulation.fairness.
         ResponseBySize`).
     means, slowdown : numpy.ndarray (k,)
         :math:`E[T \mid X \in B]` and ``means / centres``.
@@ -285,7 +285,7 @@ class VIResponseBySize(ResultBase):
 def _lookup_table(v, delta, c_M, K, table):  # pragma: no cover - numba
     """``table[t, k]``: the server (0 shorter, 1 longer) of the VI policy at sorted lattice
     backlogs ``(i, j) delta`` (packed index ``t``) and size ``k delta``: the comparison of the
-    simulated ``lookup`` policy (:func:`~symq.dispatch.decisions.lookup_value`, ties to the
+    simulated ``lookup`` policy (:func:`~symq.dispatch.policies.decisions.lookup_value`, ties to the
     shorter queue)."""
     N = v.shape[0] - 1
     for i in range(N + 1):
@@ -309,8 +309,8 @@ def response_by_size_vi(policy: str | VIResult, m: int, rho: float, sizes: Any,
     Parameters
     ----------
     policy : VIResult, "rnd" or "lwl"
-        A value-iteration result of the optimal policy (:func:`~symq.dispatch.vi.
-        solve_optimal`, or the ``fine`` grid of :func:`~symq.dispatch.accuracy.solve_accurate`):
+        A value-iteration result of the optimal policy (:func:`~symq.dispatch.vi.solvers.
+        solve_optimal`, or the ``fine`` grid of :func:`~symq.dispatch.vi.accuracy.solve_accurate`):
         its decisions :math:`\arg\min_i\{u_i + x + v(u + x e_i)\}` at the lattice sizes, ties
         to the shorter queue; or the equal random split or least work left.
     m : int
@@ -338,7 +338,7 @@ def response_by_size_vi(policy: str | VIResult, m: int, rho: float, sizes: Any,
     InvalidParameter
         ``m`` other than 2, an unknown policy, a result that is not the optimal policy of
         ``rho`` and ``sizes`` with unit speeds, a ``delta`` or ``U`` other than the result's,
-        bad ``tol``, ``max_iter``, bins or grid (as :func:`~symq.dispatch.vi.solve_optimal`).
+        bad ``tol``, ``max_iter``, bins or grid (as :func:`~symq.dispatch.vi.solvers.solve_optimal`).
     NotConverged
         ``max_iter`` iterations without the change falling below ``tol``.
     """

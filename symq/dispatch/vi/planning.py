@@ -5,7 +5,7 @@ typed them (``names``: e.g. ``{"U": "umax"}`` for the ``dispatch`` model); :func
 estimates the memory and the time of value iteration on the grids ``delta, delta/2, ...`` and
 refuses, with :class:`~symq.core.errors.ResourceLimit`, a request that does not fit (the message
 gives the smallest ``delta`` or the largest ``U`` that does).  The solvers of
-:mod:`symq.dispatch.vi` call these first.
+:mod:`symq.dispatch.vi.solvers` call these first.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from symq.core.errors import InvalidParameter, ResourceLimit, StabilityError
 from symq.core.parameters import integer_value, real_value
 from symq.core.resources import format_bytes, largest_fitting, memory_budget
 
-from .simplex import M_MAX
-from .sizes import as_size_law
-from .symbolic import wait_fn
+from ..simplex import M_MAX
+from ..sizes import as_size_law
+from ..symbolic import wait_fn
 
 __all__ = ["validate_grid", "plan_optimal", "min_truncation", "grid_bytes", "grid_work",
            "vi_iterations", "size_tail_point", "VI_TIME_LIMIT", "VI_RATE"]
