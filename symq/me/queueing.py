@@ -172,8 +172,10 @@ class WaitingTimeEstimate(ResultBase):
     method: str = "Lindley recursion, batch means"
     exactness: Exactness = Exactness.SIMULATED
 
-    def _repr_markdown_(self) -> str:
-        lines = [line for line in super()._repr_markdown_().split("\n")
+    def to_markdown(self) -> str:
+        """The estimate as Markdown (Jupyter's display): the fields' table, with the tail
+        probabilities listed threshold by threshold."""
+        lines = [line for line in super().to_markdown().split("\n")
                  if not line.startswith("| `ccdf` |")]  # listed threshold by threshold
         lines += [f"| `P(W > {t:g})` | {ci} |" for t, ci in zip(self.thresholds, self.ccdf)]
         return "\n".join(lines)

@@ -189,8 +189,10 @@ class Certificate(ResultBase):
             "neighbour_distance": self.neighbour_distance,
         }
 
-    def _repr_markdown_(self) -> str:
-        table = super()._repr_markdown_()
+    def to_markdown(self) -> str:
+        """The certificate as Markdown (Jupyter's display): the fields' table, and for a
+        NEGATIVE verdict the witness with its enclosure of f."""
+        table = super().to_markdown()
         if self.status is not Nonnegativity.NEGATIVE:
             return table
         return (f"{table}\n\nwitness: $f({mpmath.nstr(self.witness, 8)}) \\in "
