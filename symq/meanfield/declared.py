@@ -34,7 +34,7 @@ from symq.core.claimsfile.declarations import check_keys
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.formula import CONSTANTS, FUNCTIONS, parse_formula
 from symq.core.parameters import IntegerAtLeast, Parameter
-from symq.core.registry import ModelKind, ModelSpec, register_model_kind
+from symq.core.registry import ModelKind, ModelSpec
 
 from .declared_solve import Declaration, Solver, derivation
 from .population import PopulationProcess
@@ -396,7 +396,7 @@ def declare_population(name: str, table: Mapping[str, Any], parameters: tuple[Pa
     )
 
 
-POPULATION = register_model_kind(ModelKind(
+POPULATION = ModelKind(
     kind="population",
     summary=("a density-dependent population process (Kurtz): jumps and rate formulas; "
              "mean-field fixed point, stability, refined 1/N term (Gast & Van Houdt 2018)"),
@@ -404,4 +404,4 @@ POPULATION = register_model_kind(ModelKind(
     keys=KEYS,
     outputs=OUTPUTS,
     example=EXAMPLE,
-))
+)

@@ -1,9 +1,10 @@
-"""The registered mean-field models: ``supermarket``, ``refined-jsq``, ``jsq-ph``, ``refined-jsq-ph``,
-the simulation model ``jsq-sim``, and (from :mod:`symq.meanfield.declared`) the model kind ``population``.
+"""The mean-field models of ``symq solve``: ``supermarket``, ``refined-jsq``, ``jsq-ph``,
+``refined-jsq-ph`` and the simulation model ``jsq-sim``.
 
-Registered with :func:`symq.core.registry.register_model` on import, so that
-``symq solve supermarket d=2 lam=0.9`` and ``symq solve refined-jsq d=2 lam=0.9 N=100`` work
-without any edit of the CLI.  These adapters are the only place where the solvers' result types
+Plain :class:`~symq.core.registry.ModelSpec` objects: importing this module registers nothing.
+:mod:`symq.meanfield.registration` lists them, and :func:`symq.core.registry.load_domains`
+registers them, so that ``symq solve supermarket d=2 lam=0.9`` and
+``symq solve refined-jsq d=2 lam=0.9 N=100`` work without any edit of the CLI.  These adapters are the only place where the solvers' result types
 (:class:`~symq.meanfield.results.SupermarketFixedPoint`, :class:`~symq.meanfield.results.RefinedJSQ`,
 :class:`~symq.meanfield.jsq_ph.JSQPHFixedPoint`) become the CLI's JSON (a generic
 :class:`~symq.core.result.Result`, whose keys are the command line's contract).  ``lam`` is declared positive only: ``lam >= 1`` is an unstable
@@ -24,10 +25,9 @@ from symq.core.errors import MISSING, InvalidParameter
 from symq.core.parameters import Choice, IntegerAtLeast, Interval, Parameter, PositiveReal
 from symq.core.simrun import run_parameters
 from symq.core.randomness import RngLike
-from symq.core.registry import ModelSpec, register_model
+from symq.core.registry import ModelSpec
 from symq.core.result import Exactness, Result
 
-from .declared import POPULATION  # registers the model kind ``population``
 from .jsq_ph import product_form_ET, product_form_residual, solve_jsq_ph
 from symq.laws import hyperexponential2
 from .refined_ph import refined_jsq_ph
@@ -35,7 +35,7 @@ from .results import RefinedJSQ
 from .simulation import simulate_jsq
 from .supermarket import refined_jsq, solve_supermarket
 
-__all__ = ["SUPERMARKET", "REFINED_JSQ", "JSQ_PH", "REFINED_JSQ_PH", "JSQ_SIM", "POPULATION",
+__all__ = ["SUPERMARKET", "REFINED_JSQ", "JSQ_PH", "REFINED_JSQ_PH", "JSQ_SIM",
            "D", "LAM", "N", "jsq_ph_model", "jsq_sim_model"]
 
 D = Parameter("d", IntegerAtLeast(1), typical=2, description="queues sampled per arrival")
@@ -87,7 +87,7 @@ def _refined_scalars(result: Result) -> dict[str, float]:
             "ET_N": float(v["ET_N"])}
 
 
-SUPERMARKET = register_model(ModelSpec(
+SUPERMARKET = ModelSpec(
     name="supermarket",
     summary=("JSQ(d) supermarket model, exponential service, mean-field fixed point "
              "(Vvedenskaya-Dobrushin-Karpelevich 1996; Mitzenmacher 2001)"),
@@ -97,9 +97,9 @@ SUPERMARKET = register_model(ModelSpec(
     paper="li-supermarket",
     outputs=("ET", "EQ", "EW", "P_wait", "tail", "tail_levels", "tail_rest", "ET_heavy_traffic",
              "truncation_bound", "K"),
-))
+)
 
-REFINED_JSQ = register_model(ModelSpec(
+REFINED_JSQ = ModelSpec(
     name="refined-jsq",
     summary=("JSQ(d) with N servers: refined mean field E[X^N] ~ pi + V/N "
              "(Gast & Van Houdt, SIGMETRICS 2018, Theorem 1)"),
@@ -109,7 +109,7 @@ REFINED_JSQ = register_model(ModelSpec(
     paper="li-supermarket",
     outputs=("pi", "V", "EQ", "EQ_N", "ET", "ET_N", "K", "truncation_bound",
              "max_real_eigenvalue", "pi_rest", "refined_valid", "refined_invalid"),
-))
+)
 
 SCV = Parameter("scv", PositiveReal(), typical=10,
                 description="squared coefficient of variation of the H2 job size (>= 1)")
@@ -165,7 +165,7 @@ def jsq_ph_model(d: int, lam: float, scv: float, f: float = 0.5) -> Result:
                   timings={"solve": mid - start, "product_form": time.perf_counter() - mid})
 
 
-REFINED_JSQ_PH = register_model(ModelSpec(
+REFINED_JSQ_PH = ModelSpec(
     name="refined-jsq-ph",
     summary=("JSQ(d) with N servers and H2(mean 1, scv, f) service, FCFS: refined mean field "
              "E[x^N] ~ pi + V/N (Gast & Van Houdt 2018, Theorem 1)"),
@@ -176,9 +176,9 @@ REFINED_JSQ_PH = register_model(ModelSpec(
     paper="li-supermarket",
     outputs=("pi", "V", "u", "EQ", "EQ_N", "ET", "ET_N", "EW", "EW_N", "K", "truncation_bound",
              "drift_residual", "max_real_eigenvalue", "refined_valid", "refined_invalid"),
-))
+)
 
-JSQ_PH = register_model(ModelSpec(
+JSQ_PH = ModelSpec(
     name="jsq-ph",
     summary=("JSQ(d) with H2(mean 1, scv, f) service, FCFS: true mean-field fixed point by the "
              "cavity QBD iteration, and the residual of Li's (2010) product-form candidate"),
@@ -189,7 +189,7 @@ JSQ_PH = register_model(ModelSpec(
     paper="li-supermarket",
     outputs=("ET", "EQ", "EW", "tail", "iterations", "residual", "invariants", "K",
              "product_form_ET", "product_form_residual", "alpha", "A"),
-))
+)
 
 SERVICE = Parameter("service", Choice(("exp", "H2")), typical="exp", required=False,
                     default="exp", description="job-size law, mean 1: exp, or H2(1, scv, f)")
@@ -256,7 +256,7 @@ def jsq_sim_model(N: int, d: int, lam: float, service: str = "exp",  # noqa: N80
                   timings={"simulate": est.n_jobs / est.jobs_per_second})
 
 
-JSQ_SIM = register_model(ModelSpec(
+JSQ_SIM = ModelSpec(
     name="jsq-sim",
     summary=("finite-N JSQ(d) simulation (exponential or H2(1, scv, f) job sizes): ET, EW, EQ "
              "with confidence intervals (Mitzenmacher 2001's supermarket model at finite N)"),
@@ -268,4 +268,4 @@ JSQ_SIM = register_model(ModelSpec(
     scalar_outputs=lambda r: {k: float(r.values[k].mean) for k in ("ET", "EW", "EQ")},
     paper="li-supermarket",
     outputs=("ET", "EW", "EQ", "utilisation", "tail", "n_jobs", "n_batches", "jobs_per_second"),
-))
+)

@@ -32,7 +32,7 @@ from symq.core.parameters import (
 )
 from symq.core.randomness import RngLike
 from symq.core.resources import largest_fitting, memory_budget, require_memory
-from symq.core.registry import ModelSpec, register_model
+from symq.core.registry import ModelSpec
 from symq.core.result import Result
 
 from symq.laws import as_phase_type
@@ -153,7 +153,7 @@ def solve_attained_model(policy: str, d: int, lam: float, scv: float, f: float =
                   method=fp.method, exactness=fp.exactness, timings={"solve": time.perf_counter() - start})
 
 
-ATTAINED = register_model(ModelSpec(
+ATTAINED = ModelSpec(
     name="attained",
     summary=("load balancing with attained-service reporting: mean-field E[W], E[R] of a "
              "policy ranking (age layer, queue length) (Hellemans & Van Houdt, ToN 2021)"),
@@ -187,4 +187,4 @@ ATTAINED = register_model(ModelSpec(
     paper="attained-service",
     outputs=("EW", "ET", "ER", "P_wait", "queue_tail", "iterations", "change", "layers",
              "truncation_mass"),
-))
+)
