@@ -5,27 +5,25 @@ name), and converts it here, once, at its public boundary, into a
 :class:`~symq.laws.protocol.Distribution`, whose capabilities (``partial_moment``,
 ``phase_type()``, ``sample``, ``moment``, ``is_exponential``) the model then asks for.
 :func:`symq.laws.phase_type.as_phase_type` and :func:`symq.laws.phase_type.as_sampler`, the
-conversions of the models that need a phase-type form or only samples, are built on it.
+conversions of the models that need a phase-type form or only samples, are built on it.  It
+accepts:
 
-========================================  ===================================================
-argument                                  law
-========================================  ===================================================
-a name of :data:`~symq.laws.named.SIZE_LAWS`   :func:`~symq.laws.named.size_law` with ``mean``
-                                          (default 1) and ``scv``
-a symq :class:`Distribution`              itself (``PhaseType``, ``ME``, the named laws, ...)
-a frozen ``scipy.stats.expon``, ``loc=0``  :class:`~symq.laws.continuous.Exponential` on the
-                                          same frozen object
-another frozen scipy distribution, or a   :class:`~symq.laws.phase_type.ScipyLaw` on it
-scipy new-API distribution
-a pair ``(alpha, A)``                     :class:`~symq.laws.phase_type.PhaseType`
-========================================  ===================================================
+* a name of :data:`~symq.laws.named.SIZE_LAWS`: :func:`~symq.laws.named.size_law` with ``mean``
+  (default 1) and ``scv``;
+* a symq :class:`~symq.laws.protocol.Distribution` (``PhaseType``, ``ME``, the named laws, ...):
+  itself;
+* a frozen ``scipy.stats.expon`` with ``loc = 0``: an :class:`~symq.laws.continuous.Exponential`
+  on the same frozen object;
+* another frozen scipy distribution, or a scipy new-API distribution: a
+  :class:`~symq.laws.phase_type.ScipyLaw` on it;
+* a pair ``(alpha, A)``: a :class:`~symq.laws.phase_type.PhaseType`.
 
 A wrapped scipy object is used as is: the same numbers and the same random stream.
 
 Examples
 --------
 >>> as_law("h2", scv=4.0)
-Hyperexponential([0.8872983346207417, 0.1127016653792583], [1.7745966692414834, 0.2254033307585166])
+Hyperexponential([0.887298..., 0.112701...], [1.774596..., 0.225403...])
 >>> from scipy import stats
 >>> as_law(stats.expon(scale=2.0)), as_law(stats.expon(scale=2.0), mean=2.0).is_exponential
 (Exponential(mean=2.0), True)
@@ -83,7 +81,7 @@ def convert_law(law: Any, name: str = "sizes") -> Distribution | None:
 
 def as_law(law: Any, name: str = "sizes", *, mean: float | None = None,
            scv: float | None = None) -> Distribution:
-    """The one conversion of a job-size law (module table).
+    """The one conversion of a job-size law (the module docstring lists what it accepts).
 
     Parameters
     ----------
@@ -119,7 +117,7 @@ def as_law(law: Any, name: str = "sizes", *, mean: float | None = None,
     >>> as_law(as_law("exp"), mean=2.0)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    symq.core.errors.InvalidParameter: parameter mean=2.0 must be omitted or equal to the mean 1 of the law scipy.stats.expon(scale=1.0)
+    symq.core.errors.InvalidParameter: parameter mean=2.0 must be omitted or equal to the mean 1 ...
     """
     if isinstance(law, str):
         if law.strip().lower() not in SIZE_LAWS:

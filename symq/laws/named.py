@@ -13,15 +13,16 @@ object or a scipy distribution.  :func:`size_parameters` declares the matching `
 =============  ============================================================  ====================
 name           law                                                           SCV
 =============  ============================================================  ====================
-``exp``        exponential, :class:`~symq.laws.continuous.Exponential`       1
+``exp``        exponential                                                   1
+               :class:`~symq.laws.continuous.Exponential`
 ``det``        point mass at the mean, :class:`Deterministic`                0
-``erlang``     Erlang-k, :class:`~symq.laws.continuous.Erlang`,              ``1/k``, k integer
-               :math:`k = 1/c^2`
+``erlang``     Erlang-k, :math:`k = 1/c^2`                                   ``1/k``, k integer
+               :class:`~symq.laws.continuous.Erlang`
 ``h2``         two-phase hyperexponential with balanced means,               :math:`\ge 1`
                :class:`Hyperexponential`
-``gamma``      gamma with shape :math:`1/c^2`,                               :math:`> 0`
+``gamma``      gamma with shape :math:`1/c^2`                                :math:`> 0`
                :class:`~symq.laws.continuous.Gamma`
-``lognormal``  lognormal, :math:`\sigma^2 = \ln(1 + c^2)`,                   :math:`> 0`
+``lognormal``  lognormal, :math:`\sigma^2 = \ln(1 + c^2)`                    :math:`> 0`
                :class:`~symq.laws.continuous.Lognormal`
 ``weibull``    Weibull, shape solved from                                    :math:`> 0`
                :math:`\Gamma(1+2/k)/\Gamma(1+1/k)^2 = 1 + c^2`,
@@ -30,8 +31,10 @@ name           law                                                           SCV
                :math:`a = 1 + \sqrt{1 + 1/c^2} > 2`,
                :class:`~symq.laws.continuous.Pareto`
 ``lomax``      Pareto II on :math:`[0, \infty)`, shape                       :math:`> 1`
-               :math:`a = 2c^2/(c^2-1) > 2`, :class:`~symq.laws.continuous.Lomax`
-``uniform``    uniform on :math:`[m - h, m + h]`, :math:`h = m\sqrt{3c^2}`,  :math:`(0, 1/3]`
+               :math:`a = 2c^2/(c^2-1) > 2`,
+               :class:`~symq.laws.continuous.Lomax`
+``uniform``    uniform on :math:`[m - h, m + h]`,                            :math:`(0, 1/3]`
+               :math:`h = m\sqrt{3c^2}`,
                :class:`~symq.laws.continuous.Uniform`
 =============  ============================================================  ====================
 
