@@ -53,7 +53,7 @@ from symq.core.parameters import integer_value, real_value
 from symq.core.result import Exactness, ResultBase
 from symq.laws import PhaseType, as_phase_type
 
-from .jsq_ph import _drift, solve_jsq_ph
+from .jsq_ph import batched_drift, solve_jsq_ph
 from .probes import probe_polynomial
 
 __all__ = ["ConvergenceRate", "MG1Comparison", "convergence_rate", "mg1_comparison",
@@ -82,7 +82,7 @@ def drift(X: Any, d: int, lam: float, law: PhaseType) -> Any:  # noqa: N803
     :func:`symq.meanfield.jsq_ph.jsq_ph_drift` (its batched core, so that the complex-step
     Jacobian is one call).  No parameter checks.
     """
-    return _drift(X, d, lam, law.alpha, law.A)
+    return batched_drift(X, d, lam, law.alpha, law.A)
 
 
 def deviation_drift(Y: NDArray[np.float64], P: NDArray[np.float64],  # noqa: N803

@@ -26,7 +26,7 @@ from symq.core.derivation import Derivation
 from symq.core.errors import DerivationTimeout, InvalidParameter, NotConverged, StabilityError
 from symq.core.result import Exactness, Result
 
-from .population import PopulationProcess, _scalar_call
+from .population import PopulationProcess, scalar_call
 
 __all__ = ["Declaration", "Solver", "derivation", "SYMBOLIC_SOLVE_BUDGET"]
 
@@ -78,7 +78,7 @@ class Solver:
         if "rates" not in self._compiled:
             rates = sp.ImmutableMatrix([rate for _, rate in self.decl.process.transitions])
             self._compiled["rates"] = symq_compile(rates, self._args())
-        return _scalar_call(self._compiled["rates"], x, p)
+        return scalar_call(self._compiled["rates"], x, p)
 
     def _functionals(self) -> tuple[list[tuple[str, tuple[int, ...]]], Any]:
         """Compiled [h, dh/dx_j, d2h/dx_j dx_k] of every output (non-zero entries only)."""
@@ -154,7 +154,7 @@ class Solver:
             "fixed_points_stable": [s for _, s in found], "n_fixed_points": len(found),
         })
         positions, func = self._functionals()
-        entries = _scalar_call(func, x, p) if func is not None else np.zeros(0)
+        entries = scalar_call(func, x, p) if func is not None else np.zeros(0)
         for (out_name, index), value in zip(positions, entries):
             if index == ():
                 out[out_name] = float(value)

@@ -52,7 +52,7 @@ from .probes import probe_polynomial as _hd
 from .supermarket import closed_form_values, truncation_level
 
 __all__ = [
-    "JSQPHFixedPoint", "solve_jsq_ph", "jsq_ph_drift", "product_form_candidate",
+    "JSQPHFixedPoint", "solve_jsq_ph", "jsq_ph_drift", "batched_drift", "product_form_candidate",
     "product_form_residual", "product_form_ET",
 ]
 
@@ -130,10 +130,10 @@ def jsq_ph_drift(x: ArrayLike, d: int, lam: float, service: Any,
     if X.ndim != 2 or X.shape[1] != a_vec.size or X.shape[0] < 1:
         raise InvalidParameter("x", X, f"an array of shape (K, {a_vec.size}) with K >= 1")
     nxt = None if x_next is None else np.asarray(x_next, dtype=float)
-    return _drift(X, d, lam, a_vec, T, nxt)
+    return batched_drift(X, d, lam, a_vec, T, nxt)
 
 
-def _drift(X: Any, d: int, lam: float, alpha: NDArray[np.float64],  # noqa: N803
+def batched_drift(X: Any, d: int, lam: float, alpha: NDArray[np.float64],  # noqa: N803
            A: NDArray[np.float64], x_next: Any = None) -> Any:  # noqa: N803
     """The drift of :func:`jsq_ph_drift` without checks, for ``X`` of shape ``(..., K, m)``.
 

@@ -49,7 +49,7 @@ from symq.core.printing import latex
 from symq.core.result import ResultBase
 
 __all__ = ["PopulationProcess", "FixedPoint", "PopulationStability", "RefinedTerms", "Trajectory",
-           "MAX_TRANSITIONS"]
+           "MAX_TRANSITIONS", "scalar_call"]
 
 #: Transitions shown in the Markdown table of a population process (the rest are counted).
 MAX_TRANSITIONS = 12
@@ -157,7 +157,7 @@ def _rate_expression(rate: Any) -> sp.Expr:
     return sp.Integer(int(rate)) if isinstance(rate, (int, np.integer)) else sp.Float(value)
 
 
-def _scalar_call(func: CompiledFunction, x: ArrayLike, p: ArrayLike) -> NDArray[np.float64]:
+def scalar_call(func: CompiledFunction, x: ArrayLike, p: ArrayLike) -> NDArray[np.float64]:
     """Evaluate a compiled column matrix at one point, as a flat float array.
 
     Uses :meth:`~symq.core.compiler.CompiledFunction.scalar`: with thousands of scalar
@@ -410,7 +410,7 @@ class PopulationProcess(MarkdownDisplay):
 
     def F(self, x: ArrayLike, p: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: N802
         """The drift ``F(x)`` (``p``: parameter values from :meth:`parameter_values`)."""
-        return _scalar_call(self._f_drift(), x, p)
+        return scalar_call(self._f_drift(), x, p)
 
     def _sparse(self, key: str, entries: dict, x: ArrayLike, p: NDArray[np.float64]
                 ) -> scipy.sparse.csr_matrix:
@@ -418,7 +418,7 @@ class PopulationProcess(MarkdownDisplay):
         n = self.dimension
         if func is None:
             return scipy.sparse.csr_matrix((n, n))
-        vals = _scalar_call(func, x, p)
+        vals = scalar_call(func, x, p)
         rows, cols = zip(*positions)
         return scipy.sparse.csr_matrix((vals, (rows, cols)), shape=(n, n))
 
@@ -438,7 +438,7 @@ class PopulationProcess(MarkdownDisplay):
         out = np.zeros(self.dimension)
         if func is None:
             return out
-        vals = _scalar_call(func, x, p)
+        vals = scalar_call(func, x, p)
         idx = np.array(positions, dtype=int)
         np.add.at(out, idx[:, 0], 0.5 * vals * W[idx[:, 1], idx[:, 2]])
         return out

@@ -72,8 +72,8 @@ from .policies import Policy, get_policy
 #: linear in ``d``: a few seconds a solve at this limit); a larger ``d`` is refused naming ``d``.
 PROBE_TERMS_LIMIT = 5e7
 
-__all__ = ["AttainedFixedPoint", "solve_attained", "attained_bytes", "TruncationWarning",
-           "TRUNCATION_RTOL"]
+__all__ = ["AttainedFixedPoint", "solve_attained", "attained_bytes", "age_layer_count",
+           "TruncationWarning", "TRUNCATION_RTOL"]
 
 #: layers processed at once in the forward pass (bounds the memory to O(_CHUNK n B m)).
 _CHUNK = 256
@@ -91,8 +91,11 @@ class TruncationWarning(UserWarning):
 # --------------------------------------------------------------------------------------------
 
 
-def _layers(delta: float, rep_max: float) -> int:
-    """``r = ceil(rep_max / delta)``, robust to rounding (``1.1 / 0.1 = 11.000000000000002``)."""
+def age_layer_count(delta: float, rep_max: float) -> int:
+    """The number ``r = ceil(rep_max / delta)`` of age layers of width ``delta`` below
+    ``rep_max`` (the last layer, ages above ``rep_max``, is the ``r + 1``-th), robust to rounding
+    (``1.1 / 0.1 = 11.000000000000002`` gives 11); ``10**15`` for a ratio beyond any memory
+    budget, which the memory guard then refuses by name."""
     ratio = rep_max / delta
     if not math.isfinite(ratio) or ratio > 1e15:
         return 10 ** 15  # far beyond any memory budget; the guard refuses it by name
@@ -542,13 +545,13 @@ def solve_attained(policy: str | Policy, d: int, lam: float, service: Any,
     max_iter = _integer("max_iter", max_iter, 1)
     if truncation not in ("warn", "raise", "ignore"):
         raise InvalidParameter("truncation", truncation, "one of 'warn', 'raise', 'ignore'")
-    r = _layers(delta, rep_max)
+    r = age_layer_count(delta, rep_max)
     K = r + 1  # noqa: N806
     m = vec.size
     require_memory("delta", delta, attained_bytes(K, B, m),
                    what=f"{K:.3g} age layers x B={B} queue lengths x {m} phases",
                    limit=lambda budget: "at least {:.3g} (with rep_max={:g}, B={})".format(
-                       largest_fitting(lambda v: attained_bytes(_layers(v, rep_max) + 1, B, m),
+                       largest_fitting(lambda v: attained_bytes(age_layer_count(v, rep_max) + 1, B, m),
                                        delta, rep_max, budget, decreasing=True), rep_max, B))
     terms = float(d) * K * B
     if terms > PROBE_TERMS_LIMIT:

@@ -38,7 +38,7 @@ from symq.core.result import Result
 from symq.laws import as_phase_type
 
 from symq.laws import hyper_erlang
-from .cavity import _layers, attained_bytes, solve_attained
+from .cavity import age_layer_count, attained_bytes, solve_attained
 from .policies import POLICY_NAMES, Policy, get_policy
 from .simulation import AttainedEstimate, simulate_attained
 
@@ -82,7 +82,8 @@ _DEFAULTS = {"delta": 0.1, "rep_max": 40.0, "B": 30, "k": 1}
 
 
 def _size(delta: float, rep_max: float, B: float, k: float) -> float:  # noqa: N803
-    return attained_bytes(_layers(float(delta), float(rep_max)) + 1, float(B), 2.0 * float(k))
+    return attained_bytes(age_layer_count(float(delta), float(rep_max)) + 1, float(B),
+                          2.0 * float(k))
 
 
 def _guard(**given: Any) -> None:
@@ -120,7 +121,7 @@ def _guard(**given: Any) -> None:
         best = largest_fitting(bytes_for, low, value, budget, integer=True)
         limit = f"at most {int(best)}"
     require_memory(culprit, given[culprit], _size(**vals),
-                   what=(f"{_layers(vals['delta'], vals['rep_max']) + 1:.3g} age layers x "
+                   what=(f"{age_layer_count(vals['delta'], vals['rep_max']) + 1:.3g} age layers x "
                          f"B={vals['B']} x {2 * vals['k']} phases"), limit=limit)
 
 
