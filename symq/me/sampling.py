@@ -18,6 +18,7 @@ import numpy as np
 
 from symq.core.errors import InvalidParameter, NotConverged
 from symq.core.randomness import RngLike, as_generator
+from symq.laws import probabilities_in_unit_interval
 
 from ._context import mp
 from .evaluation import (EPS, FLOAT_DPS, NotADistribution, finite_array, float_form,
@@ -175,8 +176,10 @@ def inverse(lst: RationalLST, cache: dict[Any, Any], y: Any, name: str, upper: b
     """The quantile :math:`F^{-1}(y)` (``upper=False``) or :math:`\\bar F^{-1}(y)` (``upper=True``)
     for probabilities ``y`` in [0, 1], each half solved where its probability is <= 1/2."""
     arr, scalar = finite_array(y, name)
-    if ((arr < 0) | (arr > 1)).any():
-        raise InvalidParameter(name, y, "probabilities in [0, 1]")
+    try:
+        probabilities_in_unit_interval(y)
+    except InvalidParameter as exc:  # the shared check names p; this argument may be q
+        raise InvalidParameter(name, y, exc.domain, exc.reason) from None
     flat = arr.ravel()
     sampling_table(lst, cache)
     out = np.empty_like(flat)

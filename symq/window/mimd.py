@@ -252,6 +252,9 @@ class MIMDFloor(Distribution):
         ``central``/``standardized`` moments of an integer order as in
         :meth:`symq.laws.Distribution.moment`.
 
+        A finite moment beyond the floating-point range (``w_min^s`` overflows, e.g.
+        ``w_min = 0.1``, ``s = -400``) is returned as ``inf``, as numpy's power overflows.
+
         Raises
         ------
         InvalidParameter
@@ -263,6 +266,8 @@ class MIMDFloor(Distribution):
         >>> m = MIMDFloor(1.0, 5.0, 0.5, 1.0)
         >>> bool(abs(m.moment(0.0) - 1.0) < 1e-15)
         True
+        >>> MIMDFloor(1.0, 400.0, 0.5, 0.1).moment(-400.0)   # 0.1^-400 theta/(theta + 400)
+        inf
         """
         if kind != "raw":
             return Distribution.moment(self, order, kind)
@@ -273,7 +278,11 @@ class MIMDFloor(Distribution):
                 f"E[W^s] is infinite: the stationary window has a Pareto tail "
                 f"P(W > w) = (w/w_min)^-theta; the process is stable but this moment does not "
                 f"exist (a={self.a!r}, lam={self.lam!r}, beta={self.beta!r})")
-        return self.w_min ** s * self.theta / (self.theta - s)
+        try:
+            power = self.w_min ** s
+        except OverflowError:  # the moment is finite but beyond the floating-point range
+            return math.inf
+        return power * self.theta / (self.theta - s)
 
     def _raw_moment(self, order: int) -> float:
         return self.mean() if order == 1 else self.moment(float(order))

@@ -8,9 +8,12 @@ code (root finding and the Pareto law in :mod:`symq.window.mimd`) or checked sym
 from __future__ import annotations
 
 import math
+import sys
 
+import mpmath
+import numpy as np
 import sympy as sp
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from symq.core.compiler import compile as symq_compile
@@ -52,13 +55,32 @@ def test_theta_equation_holds_at_the_numeric_root(a: float, excess: float, beta:
 @settings(max_examples=40, deadline=None)
 @given(excess=st.floats(1.05, 20.0), beta=st.floats(0.1, 0.95), w_min=st.floats(0.1, 10.0),
        share=st.floats(-2.0, 0.95))
+@example(excess=20.0, beta=0.95, w_min=0.1, share=-2.0)  # w_min^s overflows: both sides inf
+@example(excess=20.0, beta=0.95, w_min=0.1, share=0.95)  # w_min^s underflows: both sides 0
 def test_pareto_moments_equal_the_mimd_law(excess: float, beta: float, w_min: float,
                                            share: float) -> None:
     law = MIMDFloor(1.0, excess / -math.log(beta), beta, w_min)
     s = share * law.theta
     moment = MIMD_FLOOR["moment"].rhs
     f = symq_compile(moment, _symbols(moment, "w_min", "s", "theta"))
-    assert math.isclose(float(f(w_min, s, law.theta)), law.moment(s), rel_tol=1e-13)
+    with np.errstate(over="ignore"):  # the compiled form overflows to inf, as it should
+        compiled = float(f(w_min, s, law.theta))
+    assert math.isclose(compiled, law.moment(s), rel_tol=1e-13)
+
+
+def test_a_moment_beyond_the_float_range_is_inf_and_one_inside_it_is_exact() -> None:
+    """E[W^s] = w_min^s theta/(theta - s), in 50-digit mpmath: above the largest float it is
+    returned as inf (never an OverflowError); just below, to the last digits."""
+    law = MIMDFloor(1.0, 20.0 / -math.log(0.95), 0.95, 0.1)
+    with mpmath.workdps(50):
+        def exact(s: float) -> mpmath.mpf:
+            theta = mpmath.mpf(law.theta)
+            return mpmath.mpf(0.1) ** s * theta / (theta - s)
+
+        assert exact(-400.0) > mpmath.mpf(sys.float_info.max)
+        assert law.moment(-400.0) == math.inf
+        assert exact(-300.0) < mpmath.mpf(sys.float_info.max)
+        assert math.isclose(law.moment(-300.0), float(exact(-300.0)), rel_tol=1e-13)
 
 
 def test_log_drift_of_the_power_law_class() -> None:
