@@ -2,7 +2,8 @@
 
 * :mod:`~symq.dispatch.simulation.simulate`: the numba discrete-event simulator of every policy
   of :mod:`symq.dispatch.policies` (with server speeds, size bins), :func:`simulate_dispatch`
-  and its :class:`DispatchEstimate` (batch means or replications, Law 2015, Section 9.5);
+  and its :class:`DispatchEstimate` (batch means or replications, Law 2015, Section 9.5), on
+  :mod:`~symq.dispatch.simulation.kernel` (the numba kernel and one run of it);
 * :mod:`~symq.dispatch.simulation.fairness`: mean response time conditioned on the job size,
   data and plot (:func:`response_by_size_data`), for the unbalancing optimal policies of
   Hyytiä & Righter (arXiv 2402.08142).

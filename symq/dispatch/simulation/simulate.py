@@ -30,15 +30,12 @@ True
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-import numba
 import numpy as np
-from numba import types
 from numpy.typing import ArrayLike
 
 from symq.core.errors import InvalidParameter, NumericalFailure
@@ -52,131 +49,17 @@ from symq.core.simoutput import (
     relaxation_jobs,
     required_run_length,
 )
-from symq.core.simrun import RUN_SLICES, RunPlan, kernel_seed, run_chunked, seed_numba
+from symq.core.simrun import RUN_SLICES, RunPlan
 from symq.core.simstats import ConfidenceInterval, ratio_batch_means, replication_ci
 
 from ..policies import BoundPolicy, DispatchPolicy, ScorePolicy, bind_policy, get_policy
 from ..policies.checks import check_model
-from ..policies.decisions import LOOKUP_SIMPLEX, RR, SCORE, choose_general, choose_unit
-from ..policies.score import SCORE_TYPE, nan_score, null_score, score_argmin
+from ..policies.speeds import check_speeds
 from ..sizebins import size_edges
 from ..sizes import SizeLaw
-from ..policies.speeds import check_speeds, score_argmin_speeds
+from .kernel import RunSums, run_policy
 
 __all__ = ["DispatchEstimate", "simulate_dispatch"]
-
-_CHUNK = 1 << 20
-_OK, _OVERFLOW, _NAN_SCORE = 0, 1, 2
-
-
-def _kernel_py(code, lam, xs, exp_mean, n_do, n_warm, batch_size, n_batches, thr, lam_i,
-               rho_i, v, delta, c_M, vp, B, spd, cum, u, cnt, head, comp, state_i, state_f,
-               sum_T, sum_W, work, track, score, score_params, edges, bin_T,
-               bin_n):  # pragma: no cover - numba
-    """Simulate ``n_do`` more jobs; the state lives in the arrays (runs continue across chunks).
-
-    ``state_i = [jobs done, rr pointer]``, ``state_f = [t, t at the first post-warm-up
-    arrival, t at the last arrival]``.  Sizes come from ``xs`` unless ``exp_mean > 0``.
-    ``track``: keep the job counts (JSQ, JIQ-JSQ, a score reading ``n``).  ``score`` (a
-    first-class function of :data:`~symq.dispatch.policies.score.SCORE_TYPE`) decides for
-    ``code == SCORE``.  ``spd``: server speeds (empty: unit speeds, the unit-speed arithmetic
-    exactly as without speeds).  ``bin_T``, ``bin_n`` (batches x bins, zero bins: off): the
-    sums of T and the job counts per size bin ``edges[q] <= x < edges[q + 1]``.
-    """
-    m = u.shape[0]
-    cap = comp.shape[1]
-    het = spd.shape[0] > 0
-    nbins = bin_T.shape[1]
-    k = state_i[0]
-    rr = state_i[1]
-    t = state_f[0]
-    status = _OK
-    for j in range(n_do):
-        a = -math.log(1.0 - np.random.random()) / lam
-        t += a
-        if het:
-            for i in range(m):
-                w = u[i] - a * spd[i]
-                u[i] = w if w > 0.0 else 0.0
-        else:
-            for i in range(m):
-                w = u[i] - a
-                u[i] = w if w > 0.0 else 0.0
-        if track:
-            for i in range(m):
-                while cnt[i] > 0 and comp[i, head[i]] <= t:
-                    head[i] = (head[i] + 1) % cap
-                    cnt[i] -= 1
-        if exp_mean > 0.0:
-            x = -math.log(1.0 - np.random.random()) * exp_mean
-        else:
-            x = xs[j]
-        if code == SCORE:
-            if het:
-                s = score_argmin_speeds(score, score_params, u, cnt, spd, x)
-            else:
-                s = score_argmin(score, score_params, u, cnt, x)
-            if s < 0:
-                status = _NAN_SCORE
-                break
-        elif het or code == LOOKUP_SIMPLEX:
-            s = choose_general(code, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M, vp, B,
-                               spd, cum)
-        else:   # the unit-speed decision, inlined by LLVM (a call with all arrays is slower)
-            s = choose_unit(code, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M)
-        if code == RR:
-            rr = (rr + 1) % m
-        wait = u[s]
-        if het:
-            resp = (wait + x) / spd[s]
-            queued = wait / spd[s]
-        else:
-            resp = wait + x
-            queued = wait
-        if track:
-            if cnt[s] >= cap:
-                status = _OVERFLOW
-                break
-            comp[s, (head[s] + cnt[s]) % cap] = t + resp if het else t + wait + x
-            cnt[s] += 1
-        u[s] = wait + x
-        if k >= n_warm:
-            if k == n_warm:
-                state_f[1] = t
-            b = (k - n_warm) // batch_size
-            if b < n_batches:
-                sum_T[b] += resp
-                sum_W[b] += queued
-                work[s] += x
-                state_f[2] = t
-                if nbins > 0 and x >= edges[0] and x < edges[nbins]:
-                    lo = 0
-                    hi = nbins
-                    while hi - lo > 1:      # edges[lo] <= x < edges[hi]
-                        mid = (lo + hi) // 2
-                        if x >= edges[mid]:
-                            lo = mid
-                        else:
-                            hi = mid
-                    bin_T[b, lo] += resp
-                    bin_n[b, lo] += 1.0
-        k += 1
-    state_i[0] = k
-    state_i[1] = rr
-    state_f[0] = t
-    return status
-
-
-@functools.cache
-def _kernel() -> Any:
-    """The simulation kernel, typed for a first-class score (compiled once, cached on disk)."""
-    f8, i8 = types.float64, types.int64
-    a1, a2, i1 = f8[::1], f8[:, ::1], i8[::1]
-    r1, r2 = (types.Array(f8, d, "C", readonly=True) for d in (1, 2))   # inputs: any array
-    rb = types.Array(i8, 2, "C", readonly=True)
-    sig = i8(i8, f8, r1, f8, i8, i8, i8, i8, r1, r1, r1, r2, f8, f8, r1, rb, r1, r1, a1, i1, i1,
-             a2, i1, a1, a1, a1, a1, types.boolean, SCORE_TYPE, a1, r1, a2, a2)
-    return numba.njit(sig, cache=True)(_kernel_py)
 
 
 @dataclass(frozen=True)
@@ -238,85 +121,6 @@ class DispatchEstimate(ResultBase):
     size_level: float | None = None
 
 
-@dataclass
-class _Sums:
-    """Per-batch outputs of one run."""
-
-    T: np.ndarray
-    W: np.ndarray
-    loads: np.ndarray
-    bin_T: np.ndarray
-    bin_n: np.ndarray
-
-
-def _run(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_batches: int,
-         gen: np.random.Generator, progress: bool, desc: str, max_queue: int,
-         edges: np.ndarray) -> _Sums:
-    """One run of ``n_jobs`` jobs: batch means of T and W, per-server loads, bin sums.
-
-    The kernel keeps its state between calls of :func:`symq.core.simrun.run_chunked`; sizes
-    other than exponential are drawn in blocks of ``2**20`` whatever the chunks, so the run is
-    the same with and without a progress bar.
-    """
-    m = pol.m
-    batch_size = (n_jobs - n_warm) // n_batches
-    n_warm = n_jobs - batch_size * n_batches  # leftover jobs are extra warm-up
-    u = np.zeros(m)
-    track = pol.tracks_counts
-    score = pol.score if pol.code == SCORE else null_score()
-    score_params = np.ascontiguousarray(pol.score_params, dtype=float)
-    kernel = _kernel()
-    cnt = np.zeros(m, dtype=np.int64)
-    head = np.zeros(m, dtype=np.int64)
-    comp = np.zeros((m, max_queue if track else 1))
-    state_i = np.zeros(2, dtype=np.int64)
-    state_f = np.zeros(3)
-    sum_T = np.zeros(n_batches)
-    sum_W = np.zeros(n_batches)
-    work = np.zeros(m)
-    nbins = max(edges.size - 1, 0)
-    bin_T = np.zeros((n_batches, nbins))
-    bin_n = np.zeros((n_batches, nbins))
-    exp_mean = float(sizes.mean) if sizes.is_exponential else 0.0
-    arrays = pol.arrays()
-    seed_numba(kernel_seed(gen))
-    block = {"xs": np.empty(0), "pos": 0, "drawn": 0}
-    done = 0
-
-    def step(stop: int) -> tuple[int, bool]:
-        nonlocal done
-        while done < stop:
-            if exp_mean > 0:
-                xs, n_do = block["xs"], stop - done
-            else:
-                if block["pos"] == block["xs"].size:       # next block of pre-drawn sizes
-                    n_new = min(_CHUNK, n_jobs - block["drawn"])
-                    block.update(xs=np.ascontiguousarray(sizes.sample(n_new, gen), dtype=float),
-                                 pos=0, drawn=block["drawn"] + n_new)
-                n_do = min(stop - done, block["xs"].size - block["pos"])
-                xs = block["xs"][block["pos"]:block["pos"] + n_do]
-                block["pos"] += n_do
-            status = kernel(pol.code, pol.lam, xs, exp_mean, n_do, n_warm, batch_size,
-                            n_batches, *arrays, u, cnt, head, comp, state_i, state_f,
-                            sum_T, sum_W, work, track, score, score_params, edges, bin_T, bin_n)
-            if status == _NAN_SCORE:
-                raise nan_score(pol.name, f"backlogs u={u.tolist()}, job {int(state_i[0])}")
-            if status != _OK:
-                raise InvalidParameter("max_queue", max_queue, "larger than the longest queue "
-                                       "whose jobs are counted", "a server held max_queue jobs; increase "
-                                       "max_queue")
-            done += n_do
-        return done, False
-
-    run_chunked(step, n_jobs, progress=progress, desc=desc, unit="job")
-    with np.errstate(invalid="ignore"):
-        span = state_f[2] - state_f[1]  # inf - inf at a load below 1e-300: the loads are 0
-    loads = work / span if span > 0 else np.zeros(m) if math.isnan(span) else np.full(m, np.nan)
-    if pol.speeds is not None:
-        loads = loads / pol.speeds
-    return _Sums(sum_T / batch_size, sum_W / batch_size, loads, bin_T, bin_n)
-
-
 def _slices(jobs: int, n_batches: int) -> int:
     """Slices of a batch-means run: about :data:`~symq.core.simrun.RUN_SLICES`, a multiple of
     ``n_batches`` (the size bins merge them into batches), at least 8 jobs each
@@ -326,7 +130,7 @@ def _slices(jobs: int, n_batches: int) -> int:
     return max(min(per * n_batches, most - most % n_batches), n_batches)
 
 
-def _short_run(plan: RunPlan, pol: BoundPolicy, sizes: SizeLaw) -> str:
+def _shortrun_policy(plan: RunPlan, pol: BoundPolicy, sizes: SizeLaw) -> str:
     """A doubt when the run is shorter than the relaxation rule of every symq simulator
     (:func:`~symq.core.simoutput.required_run_length`: each batch spans
     :data:`~symq.core.simoutput.RELAXATION_RUNS` relaxation times of a server's queue, which
@@ -377,7 +181,7 @@ def _bound(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: float, sizes
     return get_policy(policy, **policy_params).bind(m, rho, sizes, speeds=speeds)
 
 
-def _bin_intervals(sums: list[_Sums], edges: np.ndarray, level: float, replications: bool,
+def _bin_intervals(sums: list[RunSums], edges: np.ndarray, level: float, replications: bool,
                    n_batches: int) -> tuple[tuple[ConfidenceInterval, ...], np.ndarray]:
     """Per-bin intervals of :math:`E[T \\mid \\text{bin}]`: batch-means ratios (sum of T over
     the count per batch, :func:`~symq.core.simstats.ratio_batch_means`), or a Student-t interval
@@ -504,9 +308,9 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
         # the whole run in fine slices of equal job counts: the output analysis drops the
         # transient (MSER) and merges the slices into uncorrelated batches
         slices = _slices(plan.n_jobs, plan.n_batches)
-        sums = [_run(pol, sizes, plan.n_jobs, 0, slices, gen, progress, desc, max_queue, edges)]
+        sums = [run_policy(pol, sizes, plan.n_jobs, 0, slices, gen, progress, desc, max_queue, edges)]
         ones = np.ones(slices)
-        short = _short_run(plan, pol, sizes)
+        short = _shortrun_policy(plan, pol, sizes)
         ET, EW = (_with_doubt(analyse_ratio(x, ones, plan.n_batches, plan.level,
                                             run_length=plan.n_jobs), short)
                   for x in (sums[0].T, sums[0].W))
@@ -514,7 +318,7 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
         n_done = plan.n_jobs
     else:
         per = plan.n_jobs // reps
-        sums = [_run(pol, sizes, per, int(math.floor(plan.warmup * per)), 1,
+        sums = [run_policy(pol, sizes, per, int(math.floor(plan.warmup * per)), 1,
                      np.random.default_rng(seq), progress, f"{desc} ({i + 1}/{reps})",
                      max_queue, edges)
                 for i, seq in enumerate(np.random.SeedSequence(int(gen.integers(0, 2**63 - 1)))
