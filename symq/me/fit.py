@@ -42,7 +42,7 @@ from symq.core.result import ResultBase
 from ._context import mp, to_global, working_dps
 from .certification import Nonnegativity, certify
 from .distribution import ME
-from .moments import _mismatches, _parse, stieltjes_check
+from .moments import mismatches, parse_data, stieltjes_check
 from .pade import pade_fit
 
 __all__ = ["Target", "Candidate", "FitReport", "fit", "NoCertifiedFit", "MATCH_RTOL"]
@@ -427,8 +427,8 @@ def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto"
         raise InvalidParameter("moments", [], "at least one moment")
     # the data first: values (finite, positive moments), Stieltjes conditions, and for a target
     # without a density the order its data imply (as ME.from_moments)
-    mom = _parse(target.moments, "moments", dps)
-    zer = _parse(target.zero, "zero", dps)
+    mom = parse_data(target.moments, "moments", dps)
+    zer = parse_data(target.zero, "zero", dps)
     stieltjes_check(target.moments, dps=dps)
     if target.pdf is None and (n_moments + n_zero) % 2 == 1:
         pade_fit(target.moments, zero=target.zero, dps=dps)   # raises InvalidMoments if none
@@ -472,7 +472,7 @@ def _candidate(target: Target, n: int, J: int, K: int, dps: int, mom: Any, zer: 
     except SymqError as exc:
         return Candidate(n, J, "FAILED", f"{type(exc).__name__}: {exc}",
                          seconds=time.perf_counter() - start)
-    unmatched, _ = _mismatches(me.lst, mom.values, zer.values, exact_data, 1, MATCH_RTOL)
+    unmatched, _ = mismatches(me.lst, mom.values, zer.values, exact_data, 1, MATCH_RTOL)
     reason = f"reduced to order {me.order}; " if me.order < n else ""
     distance = None
     if certificate.status is Nonnegativity.NONNEGATIVE:

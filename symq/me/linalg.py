@@ -2,10 +2,10 @@ r"""Dense linear algebra in exact rationals or mpmath, for the Padé and moment 
 
 LU factorisation with partial pivoting, solves, inverses and determinants on lists of lists of
 :class:`fractions.Fraction` (exact) or mpmath numbers (at the calling thread's working
-precision); :func:`_solve` equilibrates a floating system first and reports the relative rank
-measure :math:`1/\operatorname{cond}_F` that :mod:`symq.me.moments` and :mod:`symq.me.pade` use as
-a scale-invariant singularity test; :func:`_psd` tests positive semidefiniteness by a pivoted
-:math:`LDL^T`.
+precision); :func:`solve_equilibrated` equilibrates a floating system first and reports the
+relative rank measure :math:`1/\operatorname{cond}_F` that :mod:`symq.me.moments` and
+:mod:`symq.me.pade` use as a scale-invariant singularity test; :func:`is_positive_semidefinite`
+tests positive semidefiniteness by a pivoted :math:`LDL^T`.
 """
 
 from __future__ import annotations
@@ -77,7 +77,9 @@ def _frobenius(matrix: list[list[Any]]) -> mpmath.mpf:
     return mp.sqrt(mp.fsum(x * x for row in matrix for x in row))
 
 
-def _determinant(matrix: list[list[Any]]) -> Any:
+def determinant(matrix: list[list[Any]]) -> Any:
+    """The determinant by LU with partial pivoting (exact for Fractions; 0 when a pivot column
+    is exactly zero)."""
     lu = _lu(matrix)
     if lu is None:
         return 0
@@ -98,7 +100,7 @@ def _determinant(matrix: list[list[Any]]) -> Any:
 
 # ====================================================================== equilibrated solves
 @dataclass
-class _Solve:
+class SolvedSystem:
     """A solved system, or the reason it is singular."""
 
     x: list[Any] | None
@@ -123,8 +125,8 @@ def _scalings(matrix: list[list[Any]], hankel: bool) -> tuple[list[Any], list[An
     return rows, cols
 
 
-def _solve(matrix: list[list[Any]], rhs: list[Any], exact: bool, hankel: bool,
-           stats: bool = True) -> _Solve:
+def solve_equilibrated(matrix: list[list[Any]], rhs: list[Any], exact: bool, hankel: bool,
+           stats: bool = True) -> SolvedSystem:
     r"""Solve ``A x = y``: exactly, or in mpmath after equilibration (``(R A C)(C^-1 x) = R y``).
 
     Floating mode also returns ``rho = 1/cond_F(R A C)`` (the relative rank measure:
@@ -134,30 +136,30 @@ def _solve(matrix: list[list[Any]], rhs: list[Any], exact: bool, hankel: bool,
     if exact:
         lu = _lu(matrix)
         if lu is None:
-            return _Solve(None, None, None)
-        return _Solve(_lu_solve(lu, rhs), None, None)
+            return SolvedSystem(None, None, None)
+        return SolvedSystem(_lu_solve(lu, rhs), None, None)
     size = len(matrix)
     if any(all(x == 0 for x in row) for row in matrix) or \
             any(all(row[j] == 0 for row in matrix) for j in range(size)):
-        return _Solve(None, 0.0, math.inf)          # a zero row or column: singular
+        return SolvedSystem(None, 0.0, math.inf)          # a zero row or column: singular
     R, C = _scalings(matrix, hankel)
     scaled = [[matrix[i][j] * R[i] * C[j] for j in range(size)] for i in range(size)]
     lu = _lu(scaled)
     if lu is None:
-        return _Solve(None, 0.0, math.inf)
+        return SolvedSystem(None, 0.0, math.inf)
     y = _lu_solve(lu, [rhs[i] * R[i] for i in range(size)])
     x = [y[j] * C[j] for j in range(size)]
     if not stats:
-        return _Solve(x, None, None)
+        return SolvedSystem(x, None, None)
     scaled_inv = _inverse(lu, mp.mpf(0), mp.mpf(1))
     inverse = [[scaled_inv[i][j] * C[i] * R[j] for j in range(size)] for i in range(size)]
     rho = float(1 / (_frobenius(scaled) * _frobenius(scaled_inv)))
     condition = float(_frobenius(matrix) * _frobenius(inverse))
-    return _Solve(x, rho, condition)
+    return SolvedSystem(x, rho, condition)
 
 
 # ====================================================================== semidefiniteness
-def _psd(matrix: list[list[Any]], tol: float | None) -> bool:
+def is_positive_semidefinite(matrix: list[list[Any]], tol: float | None) -> bool:
     """Positive semidefinite? Exact (tol None) or within a relative tolerance (Jacobi-scaled)."""
     size = len(matrix)
     if tol is None:

@@ -2,15 +2,15 @@ r"""Moment sequences: parsing, the Stieltjes conditions and the moment order.
 
 The input side of Padé moment matching (:mod:`symq.me.pade`):
 
-* :func:`_parse` converts moments and values at zero to exact fractions and records the precision
-  they carry (exact, binary floats, mpmath numbers);
+* :func:`parse_data` converts moments and values at zero to exact fractions and records the
+  precision they carry (exact, binary floats, mpmath numbers);
 * :func:`stieltjes_check` rejects moment sequences that no distribution on :math:`[0, \infty)`
   has (the Hankel matrices :math:`[m_{i+j}]` and :math:`[m_{i+j+1}]` must be positive
   semidefinite);
 * :func:`moment_order` finds the largest :math:`p` whose Hankel matrix :math:`H_p = [r_{i+j}]` of
   reduced moments :math:`r_k = m_k/k!` is nonsingular (derivations/me-pade.md, step 6), exactly
   for exact data and by a relative, time-scale-invariant rank test for floats;
-* :func:`_mismatches` lists the given moments and values at zero that a fitted transform does not
+* :func:`mismatches` lists the given moments and values at zero that a fitted transform does not
   reproduce (exactly, or to a relative tolerance).
 
 Floating data are normalised to :math:`m_1 = 1` first: scaling time by :math:`c` multiplies
@@ -30,7 +30,7 @@ import sympy as sp
 from symq.core.errors import InvalidMoments, InvalidParameter
 
 from ._context import is_mpf, mp, to_mp, working_dps
-from .linalg import _determinant, _psd, _solve
+from .linalg import determinant, is_positive_semidefinite, solve_equilibrated
 from .transform import RationalLST, to_rational
 
 __all__ = ["moment_order", "stieltjes_check", "MAX_DPS"]
@@ -43,7 +43,7 @@ MAX_DPS = 2000
 
 
 @dataclass
-class _Data:
+class MomentData:
     """Parsed numeric input: exact values and the relative precision they carry."""
 
     values: list[Fraction]
@@ -51,7 +51,7 @@ class _Data:
     exact: bool           # every value is exact (int, Fraction, Rational, decimal string)
 
 
-def _rational(value: Any, name: str) -> Fraction:
+def exact_fraction(value: Any, name: str) -> Fraction:
     """Exact rational value of a number (binary floats exactly), as a Fraction."""
     q = to_rational(value, name)
     return Fraction(int(q.p), int(q.q))
@@ -61,7 +61,7 @@ def _label(kind: str, i: int) -> str:
     return f"moments[{i}] (m{i + 1})" if kind == "moments" else f"zero[{i}] (f^({i})(0))"
 
 
-def _parse(values: Any, kind: str, dps: int) -> _Data:
+def parse_data(values: Any, kind: str, dps: int) -> MomentData:
     """Convert inputs to exact Fractions; classify exactness; check finite (and positive for moments)."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise InvalidParameter(kind, values, "a sequence of numbers")
@@ -92,7 +92,7 @@ def _parse(values: Any, kind: str, dps: int) -> _Data:
             except (TypeError, ValueError):  # pragma: no cover - exotic real types
                 eps = max(eps, 2.0**-53)
         try:
-            q = _rational(v, name)
+            q = exact_fraction(v, name)
         except InvalidParameter:
             raise InvalidParameter(name, v, domain) from None
         if kind == "moments" and q <= 0:
@@ -100,10 +100,10 @@ def _parse(values: Any, kind: str, dps: int) -> _Data:
                                    "moments of a distribution on [0, inf) without an atom at 0 "
                                    "are positive")
         out.append(q)
-    return _Data(out, eps, exact)
+    return MomentData(out, eps, exact)
 
 
-def _check_zero_signs(zero: _Data, raw: Sequence[Any]) -> None:
+def check_zero_signs(zero: MomentData, raw: Sequence[Any]) -> None:
     """A density is >= 0 near 0+, so its first nonzero derivative at 0 must be positive."""
     for j, d in enumerate(zero.values):
         if d != 0:
@@ -115,13 +115,15 @@ def _check_zero_signs(zero: _Data, raw: Sequence[Any]) -> None:
             return
 
 
-def _check_dps(dps: Any) -> int:
+def check_dps(dps: Any) -> int:
+    """``dps`` as an int in 10..:data:`MAX_DPS` (working decimal digits), else
+    :class:`~symq.core.errors.InvalidParameter` naming ``dps``."""
     if isinstance(dps, bool) or not isinstance(dps, numbers.Integral) or not 10 <= dps <= MAX_DPS:
         raise InvalidParameter("dps", dps, f"an integer in 10..{MAX_DPS} (working decimal digits)")
     return int(dps)
 
 
-def _default_tol(size: int, data_eps: float, dps: int) -> float:
+def default_tolerance(size: int, data_eps: float, dps: int) -> float:
     """Relative rank / semidefiniteness tolerance: safety factor x size x input precision."""
     return _TOL_FACTOR * size * max(data_eps, 10.0 ** (-dps))
 
@@ -138,7 +140,7 @@ def _fmt(x: Any) -> str:
     return f"{x:.3g}" if isinstance(x, float) else str(x)
 
 
-def _hankel_entries(r: Sequence[Any], n: int) -> tuple[list[list[Any]], list[Any]]:
+def hankel_entries(r: Sequence[Any], n: int) -> tuple[list[list[Any]], list[Any]]:
     """H_n = [r_{i+j}]_{i,j<n} and rhs -(r_n..r_{2n-1}); unknowns (Q_n, ..., Q_1).
 
     The denominator system of the classical Padé approximant (:func:`symq.me.pade.hankel_system`).
@@ -149,27 +151,28 @@ def _hankel_entries(r: Sequence[Any], n: int) -> tuple[list[list[Any]], list[Any
 
 
 def _hankel_nonsingular(r: Sequence[Any], p: int, exact: bool, tol: float) -> tuple[bool, float | None]:
-    matrix, _ = _hankel_entries(list(r) + [0] * (2 * p - len(r)), p)
+    matrix, _ = hankel_entries(list(r) + [0] * (2 * p - len(r)), p)
     if exact:
-        return _determinant(matrix) != 0, None
-    sol = _solve(matrix, [mp.mpf(0)] * p, False, hankel=True)
+        return determinant(matrix) != 0, None
+    sol = solve_equilibrated(matrix, [mp.mpf(0)] * p, False, hankel=True)
     return sol.rho >= tol, sol.rho
 
 
 # ====================================================================== Stieltjes conditions
-def _stieltjes(m: Sequence[Any], exact: bool, tol: float | None, dps: int, eps: float) -> None:
+def require_stieltjes(m: Sequence[Any], exact: bool, tol: float | None, dps: int,
+                      eps: float) -> None:
     """Raise InvalidMoments if [m_{i+j}] or [m_{i+j+1}] (m_0 = 1) is not positive semidefinite."""
     k = len(m) - 1
     for shift, largest in ((0, k // 2 + 1), (1, (k + 1) // 2)):
         full = [[m[i + j + shift] for j in range(largest)] for i in range(largest)]
-        t = None if exact else (tol if tol is not None else _default_tol(largest, eps, dps))
-        if largest < 2 or _psd(full, t):
+        t = None if exact else (tol if tol is not None else default_tolerance(largest, eps, dps))
+        if largest < 2 or is_positive_semidefinite(full, t):
             continue
         for size in range(2, largest + 1):
             sub = [row[:size] for row in full[:size]]
-            if not _psd(sub, t):
+            if not is_positive_semidefinite(sub, t):
                 break
-        det = _determinant([row[:size] for row in full[:size]])
+        det = determinant([row[:size] for row in full[:size]])
         if shift == 0 and size == 2:
             what = f"m2 - m1^2 = {_fmt(det)} < 0 (a negative variance)"
         elif shift == 1 and size == 2:
@@ -209,14 +212,14 @@ def stieltjes_check(moments: Sequence[Any], *, tol: float | None = None, dps: in
     ...
     symq.core.errors.InvalidMoments: no distribution on [0, inf) has these moments: Stieltjes condition fails: m2 - m1^2 = -1/2 < 0 (a negative variance)
     """
-    dps = _check_dps(dps)
-    data = _parse(moments, "moments", dps)
+    dps = check_dps(dps)
+    data = parse_data(moments, "moments", dps)
     is_exact = data.exact if exact is None else bool(exact)
     with working_dps(dps):
         m: list[Any] = [Fraction(1)] + data.values
         if not is_exact:
             m = [to_mp(x) for x in m]
-        _stieltjes(m, is_exact, tol, dps, data.eps)
+        require_stieltjes(m, is_exact, tol, dps, data.eps)
 
 
 # ====================================================================== moment order
@@ -255,22 +258,22 @@ def moment_order(moments: Sequence[Any], *, tol: float | None = None, dps: int =
     >>> moment_order([0.01, 2e-4, 6e-6, 2.4e-7, 1.2e-8])   # the same, time scaled by 1/100
     1
     """
-    dps = _check_dps(dps)
-    data = _parse(moments, "moments", dps)
+    dps = check_dps(dps)
+    data = parse_data(moments, "moments", dps)
     k = len(data.values)
     if k == 0:
         raise InvalidParameter("moments", [], "at least one moment")
     is_exact = data.exact if exact is None else bool(exact)
     with working_dps(dps):
-        r, _ = _reduced(data.values, is_exact)
+        r, _ = reduce_moments(data.values, is_exact)
         for p in range((k + 1) // 2, 1, -1):
-            t = tol if tol is not None else _default_tol(p, data.eps, dps)
+            t = tol if tol is not None else default_tolerance(p, data.eps, dps)
             if _hankel_nonsingular(r, p, is_exact, t)[0]:
                 return p
     return 1
 
 
-def _reduced(m: Sequence[Fraction], exact: bool) -> tuple[list[Any], Any]:
+def reduce_moments(m: Sequence[Fraction], exact: bool) -> tuple[list[Any], Any]:
     """Reduced moments r_0..r_k (normalised to m1 = 1 in floating mode) and the time scale."""
     if exact:
         r = [Fraction(1)]
@@ -290,7 +293,7 @@ def _reduced(m: Sequence[Fraction], exact: bool) -> tuple[list[Any], Any]:
     return r, scale
 
 
-def _mismatches(lst: RationalLST, m: Sequence[Fraction], d: Sequence[Fraction], exact: bool,
+def mismatches(lst: RationalLST, m: Sequence[Fraction], d: Sequence[Fraction], exact: bool,
                 scale: Any, vtol: float) -> tuple[list[str], float]:
     """Data the transform does not reproduce (exactly, or to vtol relative) and the max error."""
     fitted_m = lst.moments(len(m)) if m else []

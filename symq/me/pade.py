@@ -59,10 +59,10 @@ from symq.core.errors import InvalidMoments, InvalidParameter
 from symq.core.result import Exactness, ResultBase
 
 from ._context import is_mpf, mp, to_mp, working_dps
-from .linalg import _solve, _Solve
-from .moments import (_check_dps, _check_zero_signs, _Data, _default_tol, _hankel_entries,
-                      _mismatches, _parse, _rational, _reduced, _stieltjes, moment_order,
-                      stieltjes_check)
+from .linalg import SolvedSystem, solve_equilibrated
+from .moments import (MomentData, check_dps, check_zero_signs, default_tolerance, exact_fraction,
+                      hankel_entries, mismatches, moment_order, parse_data, reduce_moments,
+                      require_stieltjes, stieltjes_check)
 from .transform import RationalLST
 
 __all__ = [
@@ -265,7 +265,7 @@ def hankel_system(reduced_moments: Sequence[Any], n: int) -> tuple[sp.Matrix, sp
     """
     n = _check_order_arg(n)
     r = _sympify_reduced(reduced_moments, 2 * n, n)
-    matrix, rhs = _hankel_entries(r, n)
+    matrix, rhs = hankel_entries(r, n)
     return sp.Matrix(matrix), sp.Matrix(rhs)
 
 
@@ -354,10 +354,10 @@ class _Problem:
     tol: float | None
 
 
-def _problem(mom: _Data, zer: _Data, exact: bool, eps: float, dps: int, tol: float | None
+def _problem(mom: MomentData, zer: MomentData, exact: bool, eps: float, dps: int, tol: float | None
              ) -> _Problem:
     """Working data at the current mpmath precision (normalised to m1 = 1 in floating mode)."""
-    r, scale = _reduced(mom.values, exact)
+    r, scale = reduce_moments(mom.values, exact)
     if exact:
         return _Problem(r, list(zer.values), scale, True, eps, dps, tol)
     if not mom.values:      # no mean: take the time unit from the first nonzero value at zero
@@ -370,30 +370,31 @@ def _problem(mom: _Data, zer: _Data, exact: bool, eps: float, dps: int, tol: flo
 
 def _system(prob: _Problem, n: int, K: int, J: int) -> tuple[list[list[Any]], list[Any]]:
     if J == 0:
-        return _hankel_entries(prob.r, n)
+        return hankel_entries(prob.r, n)
     return _two_point_entries(prob.r[:K + 1], prob.d[:J], n)
 
 
-def _solve_only(prob: _Problem, n: int, K: int, J: int) -> _Solve | None:
+def _solve_only(prob: _Problem, n: int, K: int, J: int) -> SolvedSystem | None:
     matrix, rhs = _system(prob, n, K, J)
-    sol = _solve(matrix, rhs, prob.exact, hankel=(J == 0), stats=False)
+    sol = solve_equilibrated(matrix, rhs, prob.exact, hankel=(J == 0), stats=False)
     return sol if sol.x is not None else None
 
 
-def _attempt(prob: _Problem, n: int, K: int, J: int) -> tuple[_Solve, bool]:
+def _attempt(prob: _Problem, n: int, K: int, J: int) -> tuple[SolvedSystem, bool]:
     """Solve the order-n system with K moments and J values at zero; (solution, singular?)."""
     matrix, rhs = _system(prob, n, K, J)
-    sol = _solve(matrix, rhs, prob.exact, hankel=(J == 0))
+    sol = solve_equilibrated(matrix, rhs, prob.exact, hankel=(J == 0))
     if sol.x is None:
         return sol, True
     if not prob.exact:
-        tol = prob.tol if prob.tol is not None else _default_tol(len(matrix), prob.eps, prob.dps)
+        tol = prob.tol if prob.tol is not None else default_tolerance(len(matrix), prob.eps,
+                                                                       prob.dps)
         if sol.rho < tol:
             return sol, True
     return sol, False
 
 
-def _coefficients(prob: _Problem, sol: _Solve, n: int, J: int) -> tuple[list[Any], list[Any]]:
+def _coefficients(prob: _Problem, sol: SolvedSystem, n: int, J: int) -> tuple[list[Any], list[Any]]:
     """(a_0..a_n, b_0..b_{n-1}) of the normalised-time transform from the solution vector."""
     x = sol.x
     if J == 0:
@@ -423,9 +424,9 @@ def _to_lst(prob: _Problem, a: list[Any], b: list[Any], d_exact: list[Fraction],
     else:
         c = prob.scale
         inv = 1 / c
-        A = [_sympy_rational(_rational(a[k] * inv ** (n - k), "a")) for k in range(n)]
+        A = [_sympy_rational(exact_fraction(a[k] * inv ** (n - k), "a")) for k in range(n)]
         A.append(sp.Integer(1))
-        B = [_sympy_rational(_rational(b[k] * inv ** (n - k), "b")) for k in range(n)]
+        B = [_sympy_rational(exact_fraction(b[k] * inv ** (n - k), "b")) for k in range(n)]
         # Restore exactly what the equations impose exactly: mass 1 (b_0 = a_0) and the prescribed
         # values at zero, b_{n-1-j} = sum_{i=0..j} a_{n-i} d_{j-i}, for n-1-j >= 1
         # (derivations/me-pade.md, steps 8-9).
@@ -459,12 +460,13 @@ def _detect_below(prob: _Problem, n: int, k: int, J: int) -> int:
     return 0
 
 
-def _singular_text(prob: _Problem, sol: _Solve, n: int, J: int) -> str:
+def _singular_text(prob: _Problem, sol: SolvedSystem, n: int, J: int) -> str:
     what = f"the Hankel matrix H_{n} of reduced moments" if J == 0 else \
         f"the order-{n} two-point system (J = {J})"
     if prob.exact or sol.x is None:
         return f"{what} is singular"
-    tol = prob.tol if prob.tol is not None else _default_tol(2 * n if J else n, prob.eps, prob.dps)
+    tol = prob.tol if prob.tol is not None else default_tolerance(2 * n if J else n, prob.eps,
+                                                                   prob.dps)
     return (f"{what} is singular to the precision of the data (relative rank measure "
             f"{sol.rho:.2g} < tol {tol:.2g}; give the data with more digits or pass tol=)")
 
@@ -537,10 +539,10 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
     4/(s**2 + 4*s + 4)
     """
     start = time.perf_counter()
-    dps = _check_dps(dps)
-    mom = _parse(moments, "moments", dps)
-    zer = _parse(zero, "zero", dps)
-    _check_zero_signs(zer, list(zero))
+    dps = check_dps(dps)
+    mom = parse_data(moments, "moments", dps)
+    zer = parse_data(zero, "zero", dps)
+    check_zero_signs(zer, list(zero))
     k, J = len(mom.values), len(zer.values)
     n, K = _resolve_order(k, J, order)
     is_exact = (mom.exact and zer.exact) if exact is None else bool(exact)
@@ -549,7 +551,7 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
     with working_dps(dps):
         if k:
             m0 = [Fraction(1)] + mom.values
-            _stieltjes(m0 if is_exact else [to_mp(x) for x in m0], is_exact, tol, dps, eps)
+            require_stieltjes(m0 if is_exact else [to_mp(x) for x in m0], is_exact, tol, dps, eps)
         prob = _problem(mom, zer, is_exact, eps, dps, tol)
         sol, singular = _attempt(prob, n, K, J)
         first_sol = sol
@@ -569,9 +571,9 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
         lst = _to_lst(prob, a, b, zer.values[:used_J], used_n)
 
     vtol = 0.0 if is_exact else math.sqrt(
-        tol if tol is not None else _default_tol(2 * n, eps, dps))
+        tol if tol is not None else default_tolerance(2 * n, eps, dps))
     if reduced_from is not None:
-        bad, _ = _mismatches(lst, mom.values, zer.values, is_exact, prob.scale, vtol)
+        bad, _ = mismatches(lst, mom.values, zer.values, is_exact, prob.scale, vtol)
         if bad:
             raise InvalidMoments(
                 f"{_singular_text(prob, first_sol, reduced_from, J)}"
@@ -582,7 +584,7 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
                      f"singular); the order-{used_n} fit from {used_K} moments and {used_J} values "
                      f"at zero reproduces all {k} moments and {J} values at zero")
     used_m, used_d = mom.values[:used_K], zer.values[:used_J]
-    _, residual = _mismatches(lst, used_m, used_d, is_exact, prob.scale, vtol)
+    _, residual = mismatches(lst, used_m, used_d, is_exact, prob.scale, vtol)
     working = dps
     if not is_exact:
         # The moments of the rounded rational transform can be far more sensitive than its
@@ -599,7 +601,7 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
                     break
                 a, b = _coefficients(retry, retry_sol, used_n, used_J)
                 retry_lst = _to_lst(retry, a, b, used_d, used_n)
-            _, retry_residual = _mismatches(retry_lst, used_m, used_d, False, prob.scale, vtol)
+            _, retry_residual = mismatches(retry_lst, used_m, used_d, False, prob.scale, vtol)
             if retry_residual >= residual:
                 break
             lst, residual = retry_lst, retry_residual
