@@ -81,7 +81,8 @@ from .vi import (
 __all__ = [
     "SizeLaw", "as_size_law", "exponential", "from_scipy", "from_phase_type", "from_me",
     "get_sizes", "hyperexponential2", "SIZE_NAMES",
-    "exact_mean_response", "ExactResult", "EXACT_POLICIES", "sita_e_thresholds", "sita_opt_thresholds",
+    "exact_mean_response", "ExactResult", "EXACT_POLICIES", "sita_e_thresholds",
+    "sita_opt_thresholds",
     "get_policy", "DispatchPolicy", "POLICY_NAMES", "simulate_dispatch",
     "DispatchEstimate",
     "solve_optimal", "evaluate_policy", "richardson", "plan_optimal", "VIResult",

@@ -1,7 +1,8 @@
 r"""Dispatching models for claims files: the model ``dispatch-sim`` and the kind ``dispatch-score``.
 
-``dispatch-sim`` simulates a named built-in policy (:func:`~symq.dispatch.simulation.simulate.simulate_dispatch`)
-and returns its mean response time ``ET`` (and mean waiting time ``EW``) as
+``dispatch-sim`` simulates a named built-in policy
+(:func:`~symq.dispatch.simulation.simulate.simulate_dispatch`) and returns its mean response time
+``ET`` (and mean waiting time ``EW``) as
 :class:`~symq.core.simstats.ConfidenceInterval` values, so that a claim can check a closed form
 against simulation, or "policy A beats policy B", by simulation::
 
@@ -20,13 +21,13 @@ arXiv 2402.08142, Section 4: index policies send the job to the server of least 
 and refers to it as ``my-policy:ET`` or ``my-policy:ET_sim``.  The score is formula text in
 ``u`` (backlog of server ``i``), ``n`` (its number of jobs), ``x`` (the job's size), ``i``
 (1-based server index), ``lam`` (total arrival rate), ``rho`` (load per server), ``m`` and the
-declared parameters (:func:`~symq.dispatch.policies.policy.score_policy`; in a Python claims file also a
-sympy expression, a :class:`~symq.dispatch.policies.policy.ScorePolicy`, or a numba function
+declared parameters (:func:`~symq.dispatch.policies.policy.score_policy`; in a Python claims file
+also a sympy expression, a :class:`~symq.dispatch.policies.policy.ScorePolicy`, or a numba function
 ``s(u, n, x, i, p)``).  Outputs:
 
 * ``ET``: the policy's mean response time by value-iteration policy evaluation on the full
-  two-server lattice (:func:`~symq.dispatch.vi.solvers.evaluate_policy`), Richardson-extrapolated over
-  the steps ``delta`` and ``delta/2`` (numeric, ``m <= 2`` and a score without ``n``), with
+  two-server lattice (:func:`~symq.dispatch.vi.solvers.evaluate_policy`), Richardson-extrapolated
+  over the steps ``delta`` and ``delta/2`` (numeric, ``m <= 2`` and a score without ``n``), with
   ``error_estimate`` (the Richardson correction plus the Odoni bracket width; the truncation
   ``umax`` is not covered);
 * ``ET_sim``, ``EW_sim``: simulation estimates (confidence intervals at ``level``, any ``m``).
@@ -46,26 +47,35 @@ from __future__ import annotations
 import functools
 import math
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import sympy as sp
 
+from symq.core.claimsfile.declarations import check_keys
 from symq.core.derivation import Derivation
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.parameters import Choice, Parameter, PositiveReal, PositiveVector
-from symq.core.claimsfile.declarations import check_keys
 from symq.core.registry import ModelKind, ModelSpec
-from symq.core.simrun import run_parameters
 from symq.core.result import Exactness, Result
+from symq.core.simrun import run_parameters
 
-from .vi.accuracy import default_truncation
-from .model import (DEFAULT_SCV, DISPATCH, POLICY_CHOICES, check_given, check_m_for,
-                    check_simulation, check_sita_h, user_error)
-from .vi.multigrid import richardson
+from .model import (
+    DEFAULT_SCV,
+    DISPATCH,
+    POLICY_CHOICES,
+    check_given,
+    check_m_for,
+    check_simulation,
+    check_sita_h,
+    user_error,
+)
 from .policies import ScorePolicy, get_policy, score_policy
 from .policies.score import MODEL_SYMBOLS, STATE_SYMBOLS
 from .simulation.simulate import simulate_dispatch
 from .sizes import get_sizes
+from .vi.accuracy import default_truncation
+from .vi.multigrid import richardson
 from .vi.solvers import evaluate_policy
 
 __all__ = ["DISPATCH_SIM", "SIM_POLICIES", "solve_dispatch_sim", "declare_dispatch_score",

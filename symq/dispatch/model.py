@@ -22,8 +22,8 @@ time ``ET`` comes from
 
 ``speeds=2,1`` gives the servers speeds (server ``i`` drains its work at rate ``s_i``; the load
 is then ``rho = lam E[X]/sum(speeds)``): ``policy=optimal`` solves the value iteration with
-speeds on the full time lattice (``m <= 3``, :mod:`symq.dispatch.vi.speed_solvers`) with the same three
-errors, and every other policy is simulated with the speeds (what each policy does with them:
+speeds on the full time lattice (``m <= 3``, :mod:`symq.dispatch.vi.speed_solvers`) with the same
+three errors, and every other policy is simulated with the speeds (what each policy does with them:
 :mod:`symq.dispatch.policies.named`).
 
 Parameters that the chosen policy or size law does not use (``scv`` without ``sizes=h2``,
@@ -46,16 +46,23 @@ import re
 import time
 from typing import Any
 
-from symq.core.errors import (MISSING, InvalidParameter, ResourceLimit, StabilityError,
-                               SymqError, TruncationError, UnknownName)
+from symq.core.errors import (
+    MISSING,
+    InvalidParameter,
+    ResourceLimit,
+    StabilityError,
+    SymqError,
+    TruncationError,
+    UnknownName,
+)
 from symq.core.parameters import Choice, IntegerAtLeast, Parameter, PositiveReal, PositiveVector
 from symq.core.registry import ModelSpec
 from symq.core.result import Exactness, Result
 
 from .policies.exact import exact_mean_response
+from .policies.speeds import check_speeds
 from .simplex import M_MAX
 from .sizes import SIZE_NAMES, get_sizes
-from .policies.speeds import check_speeds
 from .vi.speed_passes import M_SPEEDS
 
 __all__ = ["DISPATCH", "solve_dispatch", "POLICY_CHOICES", "check_given", "check_m_for",

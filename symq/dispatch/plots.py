@@ -3,11 +3,12 @@ r"""Optimal size-aware dispatching to two servers: decision regions and value fu
 Hyytiä & Righter, "Optimal size-aware dispatching rules via value iteration and some numerical
 investigations" (arXiv 2402.08142), figures of the optimal policy for two identical FCFS
 servers: a job of size :math:`x` arriving at backlogs :math:`u = (u_1, u_2)` joins
-:math:`\arg\min_i \{u_i + x + v(u + x e_i)\}` (:meth:`~symq.dispatch.vi.iteration.VIResult.decision`),
-short jobs the shorter queue and long jobs the longer one; the relative value along the
-diagonal grows like :math:`c u^2` with :math:`c \approx 0.56` at :math:`\rho = 0.4`, against
-the value :math:`\lambda u^2 / (2(1 - \rho))` of the equal random split (Hyytiä, Penttinen,
-Aalto, EJOR 2012).  Both need a :class:`~symq.dispatch.vi.iteration.VIResult` from
+:math:`\arg\min_i \{u_i + x + v(u + x e_i)\}`
+(:meth:`~symq.dispatch.vi.iteration.VIResult.decision`), short jobs the shorter queue and long jobs
+the longer one; the relative value along the diagonal grows like :math:`c u^2` with :math:`c \approx
+0.56` at :math:`\rho = 0.4`, against the value :math:`\lambda u^2 / (2(1 - \rho))` of the equal
+random split (Hyytiä, Penttinen, Aalto, EJOR 2012).  Both need a
+:class:`~symq.dispatch.vi.iteration.VIResult` from
 :func:`~symq.dispatch.vi.solvers.solve_optimal` (or a fixed policy's from
 :func:`~symq.dispatch.vi.solvers.evaluate_policy`).  :func:`decision_regions_data` and
 :func:`value_diagonal_data` are the data twins of :func:`plot_decision_regions` and

@@ -2,8 +2,8 @@ r"""Job-size bins: edges (given, or quantiles of the size law) and the exact mea
 
 The response time conditioned on the job size, :math:`E[T \mid X \in [a, b))`, is estimated
 per bin by the simulator (:func:`~symq.dispatch.simulation.simulate.simulate_dispatch` with
-``size_bins=``) and shown by :mod:`symq.dispatch.simulation.fairness`.  A bin's natural abscissa is the
-exact conditional mean size
+``size_bins=``) and shown by :mod:`symq.dispatch.simulation.fairness`.  A bin's natural abscissa is
+the exact conditional mean size
 
 .. math::
 

@@ -15,9 +15,9 @@ Hyytiä & Righter (arXiv 2402.08142) and Hyytiä, Penttinen, Aalto (EJOR 2012):
 
 The solvers evaluate these expressions through their compiled forms (:func:`symq.core.compile`,
 numpy backend), never a copy typed by hand: :func:`mean_response_fn` (Pollaczek-Khinchine) and
-:func:`wait_fn` give the exact RND and SITA values (:mod:`symq.dispatch.policies.exact`) and the least
-truncation of value iteration, :func:`tail_curvature_fn` the tail of the value-iteration grid and
-of the ``lookup`` policy, :func:`fpi_index_fn` the costs of the FPI policies.
+:func:`wait_fn` give the exact RND and SITA values (:mod:`symq.dispatch.policies.exact`) and the
+least truncation of value iteration, :func:`tail_curvature_fn` the tail of the value-iteration grid
+and of the ``lookup`` policy, :func:`fpi_index_fn` the costs of the FPI policies.
 
 Examples
 --------
@@ -78,8 +78,8 @@ def pollaczek_khinchine(lam: sp.Expr = LAM, m1: sp.Expr = M1, m2: sp.Expr = M2,
 def verify_mg1_value() -> dict[str, Any]:
     """Check ``v(u) + g = E_A[(u - A)^+ + E X + v((u - A)^+ + X)]`` for one server.
 
-    ``A ~ Exp(lam)``, ``X`` with moments ``m_1 = rho/lam`` and ``m_2``, ``0 < rho < 1``.  The expectation
-    over ``A`` is ``int_0^u lam e^{-lam t} h(u - t) dt + e^{-lam u} h(0)`` with
+    ``A ~ Exp(lam)``, ``X`` with moments ``m_1 = rho/lam`` and ``m_2``, ``0 < rho < 1``.  The
+    expectation over ``A`` is ``int_0^u lam e^{-lam t} h(u - t) dt + e^{-lam u} h(0)`` with
     ``h(y) = y + m_1 + c (y^2 + 2 y m_1 + m_2)``.
 
     Returns
@@ -140,25 +140,25 @@ def fpi_from_rnd_is_lwl() -> bool:
     return bool(sp.simplify(derivative).is_positive)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def mean_response_fn() -> CompiledFunction:
     """Compiled :func:`pollaczek_khinchine`: ``(m_1, lambda, m_2, rho) -> E[T]``."""
     return compile(pollaczek_khinchine(), (M1, LAM, M2, RHO))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def wait_fn() -> CompiledFunction:
     """Compiled :func:`mg1_wait`: ``(lambda, m_2, rho) -> E[W]`` (vectorised over classes)."""
     return compile(mg1_wait(), (LAM, M2, RHO))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fpi_index_fn() -> CompiledFunction:
     """Compiled :func:`fpi_index`: ``(u, x, lambda_i, rho_i) -> a_i(u, x)``."""
     return compile(fpi_index(LAM_I, RHO_I), (U, X, LAM_I, RHO_I))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tail_curvature_fn() -> CompiledFunction:
     """Compiled :func:`tail_curvature`: ``(lambda_i, rho_i) -> c_M``."""
     return compile(tail_curvature(), (LAM_I, RHO_I))

@@ -52,7 +52,7 @@ def test_jiq_error_estimate_covers_the_ctmc(two_server_ctmc):
     assert abs(est.ET - exact) <= est.error_estimate < 3e-3
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _reference(rho: float, U: float) -> float:
     return richardson(solve_optimal, 2, rho, EXP, delta=0.1, U=U, tol=1e-10).ET
 

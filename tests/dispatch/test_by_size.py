@@ -10,20 +10,20 @@ import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter, NotConverged
-from symq.dispatch.vi.by_size import bin_atom_weights, drain_distribution, response_by_size_vi
+from symq.dispatch.policies import get_policy
 from symq.dispatch.policies.exact import exact_lwl
 from symq.dispatch.simulation.fairness import response_by_size_data
-from symq.dispatch.vi.grid import hat_atoms
-from symq.dispatch.vi.passes import diagonal_expectation
-from symq.dispatch.policies import get_policy
 from symq.dispatch.sizebins import bin_means, bin_probabilities, size_edges
 from symq.dispatch.sizes import exponential, get_sizes
+from symq.dispatch.vi.by_size import bin_atom_weights, drain_distribution, response_by_size_vi
+from symq.dispatch.vi.grid import hat_atoms
+from symq.dispatch.vi.passes import diagonal_expectation
 from symq.dispatch.vi.solvers import evaluate_policy, solve_optimal
 
 X = exponential(1.0)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _optimal(delta):
     return solve_optimal(2, 0.4, X, delta=delta, U=16.0)
 

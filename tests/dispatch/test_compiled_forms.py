@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 
 from symq.core.compiler import compile
 from symq.dispatch import symbolic
-from symq.dispatch.policies.exact import exact_rnd, exact_sita, sita_class_stats
-from symq.dispatch.vi.grid import DispatchGrid
-from symq.dispatch.vi.planning import min_truncation
 from symq.dispatch.policies import choose_server, get_policy, lookup_value
 from symq.dispatch.policies.decisions import FPI, fpi_cost
+from symq.dispatch.policies.exact import exact_rnd, exact_sita, sita_class_stats
 from symq.dispatch.sizes import exponential, get_sizes
+from symq.dispatch.vi.grid import DispatchGrid
+from symq.dispatch.vi.planning import min_truncation
 
 SETTINGS = settings(max_examples=60, deadline=None)
 NUMBA_FPI = compile(symbolic.fpi_index(symbolic.LAM_I, symbolic.RHO_I),

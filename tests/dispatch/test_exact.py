@@ -7,8 +7,15 @@ import pytest
 from scipy import integrate
 
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, UnknownName
-from symq.dispatch.policies.exact import (exact_lwl, exact_mean_response, exact_rnd, exact_rr, exact_sita,
-                                 sita_e_thresholds, sita_opt_thresholds)
+from symq.dispatch.policies.exact import (
+    exact_lwl,
+    exact_mean_response,
+    exact_rnd,
+    exact_rr,
+    exact_sita,
+    sita_e_thresholds,
+    sita_opt_thresholds,
+)
 from symq.dispatch.policies.jsq import exact_jsq
 from symq.dispatch.sizes import exponential, get_sizes
 

@@ -50,7 +50,7 @@ def test_error_estimate_covers_the_exact_value(policy, exact, rho) -> None:
     assert rr.bracket_discrete == (rr.ET_low, rr.ET_high)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _reference_optimal(rho: float) -> float:
     """The optimal g extrapolated from the grids 0.4, 0.2 at U = 24: RND and LWL on the same
     grids are within 3e-6 of their exact values, a hundredth of the estimates tested."""

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
+from symq.dispatch.policies import POLICY_NAMES, get_policy
 from symq.dispatch.policies.exact import exact_lwl, exact_rnd
 from symq.dispatch.policies.jsq import exact_jsq
-from symq.dispatch.policies import POLICY_NAMES, get_policy
 from symq.dispatch.simulation.simulate import simulate_dispatch
 from symq.dispatch.sizes import exponential
 

@@ -21,8 +21,8 @@ from symq.dispatch import as_size_law, get_sizes, hyperexponential2, simulate_di
 from symq.dispatch.policies.exact import exact_lwl, exact_rnd, exact_sita, sita_e_thresholds
 from symq.dispatch.vi.multigrid import richardson
 from symq.dispatch.vi.solvers import solve_optimal
-from symq.me import ME
 from symq.laws import PhaseType
+from symq.me import ME
 
 SCV = 4.0
 P = 0.5 * (1 + math.sqrt((SCV - 1) / (SCV + 1)))     # balanced-means H2, mean 1

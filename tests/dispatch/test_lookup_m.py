@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter
-from symq.dispatch.policies.exact import exact_lwl
 from symq.dispatch.policies import get_policy, rnd_value_table
+from symq.dispatch.policies.exact import exact_lwl
 from symq.dispatch.simplex import colex_states, n_sorted_states
 from symq.dispatch.simulation.simulate import simulate_dispatch
 from symq.dispatch.sizes import exponential

@@ -7,8 +7,13 @@ import pytest
 from scipy import integrate
 
 from symq.core.errors import InvalidParameter, StabilityError, UnknownName
-from symq.dispatch.policies import (POLICY_NAMES, DispatchPolicy, get_policy, lookup_value,
-                                     rnd_value_table)
+from symq.dispatch.policies import (
+    POLICY_NAMES,
+    DispatchPolicy,
+    get_policy,
+    lookup_value,
+    rnd_value_table,
+)
 from symq.dispatch.sizes import exponential, get_sizes
 
 X = exponential(1.0)

@@ -8,12 +8,12 @@ import pytest
 
 from symq.core.errors import InvalidParameter
 from symq.dispatch import DispatchPolicy, ScorePolicy, score_policy
+from symq.dispatch.policies import get_policy
 from symq.dispatch.policies.exact import exact_lwl, exact_sita
 from symq.dispatch.policies.jsq import exact_jsq
-from symq.dispatch.vi.multigrid import richardson
-from symq.dispatch.policies import get_policy
 from symq.dispatch.simulation.simulate import simulate_dispatch
 from symq.dispatch.sizes import exponential
+from symq.dispatch.vi.multigrid import richardson
 from symq.dispatch.vi.solvers import evaluate_policy
 
 X = exponential(1.0)

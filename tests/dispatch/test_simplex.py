@@ -17,12 +17,11 @@ import pytest
 
 from symq.core.errors import InvalidParameter, ResourceLimit
 from symq.dispatch import exact_mean_response, exponential, get_sizes
+from symq.dispatch.simplex import binomial_table, colex_states, predecessors, rank_of, simplex_value
 from symq.dispatch.vi import solvers as vi
 from symq.dispatch.vi.grid import DispatchGrid
 from symq.dispatch.vi.multigrid import richardson
 from symq.dispatch.vi.passes import MODE_OPT, MODE_RND, MODE_TABLE, _KernelChoice
-from symq.dispatch.simplex import (binomial_table, colex_states, predecessors, rank_of,
-                                   simplex_value)
 from symq.dispatch.vi.simplex_passes import MODE_JIQ, ea_pass, ex_pass
 
 EXP = exponential(1.0)

@@ -4,10 +4,16 @@ import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter, StabilityError, UnknownName
-from symq.dispatch.policies.exact import (exact_lwl, exact_rnd, exact_rr, exact_sita, sita_e_thresholds,
-                                 sita_opt_thresholds)
-from symq.dispatch.policies.jsq import exact_jsq
 from symq.dispatch.policies import get_policy, rnd_value_table
+from symq.dispatch.policies.exact import (
+    exact_lwl,
+    exact_rnd,
+    exact_rr,
+    exact_sita,
+    sita_e_thresholds,
+    sita_opt_thresholds,
+)
+from symq.dispatch.policies.jsq import exact_jsq
 from symq.dispatch.simulation.simulate import DispatchEstimate, simulate_dispatch
 from symq.dispatch.sizes import exponential, get_sizes
 

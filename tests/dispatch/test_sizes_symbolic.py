@@ -45,8 +45,8 @@ def test_samples_have_the_right_mean() -> None:
 
 
 def test_me_law_through_its_phase_type_form() -> None:
-    from symq.me import ME
     from symq.dispatch.sizes import from_me
+    from symq.me import ME
 
     law = ME.hyperexponential([sp.Rational(1, 4), sp.Rational(3, 4)], [1, 4])
     sizes = from_me(law)

@@ -16,15 +16,25 @@ import pytest
 import scipy.integrate
 
 from symq.core.errors import InvalidParameter, NotConverged, ResourceLimit, StabilityError
+from symq.dispatch.simulation.simulate import simulate_dispatch
+from symq.dispatch.sizes import exponential
 from symq.dispatch.vi import solvers as vi
 from symq.dispatch.vi.iteration import VIResult
 from symq.dispatch.vi.multigrid import richardson
-from symq.dispatch.simulation.simulate import simulate_dispatch
-from symq.dispatch.sizes import exponential
-from symq.dispatch.vi.speed_passes import MODE_LWL, MODE_OPT, MODE_RND, SpeedGrid, \
-    _ea_pass, _SpeedOperator
-from symq.dispatch.vi.speed_solvers import costs_speeds, decisions_speeds, evaluate_policy_speeds, \
-    solve_optimal_speeds
+from symq.dispatch.vi.speed_passes import (
+    MODE_LWL,
+    MODE_OPT,
+    MODE_RND,
+    SpeedGrid,
+    _ea_pass,
+    _SpeedOperator,
+)
+from symq.dispatch.vi.speed_solvers import (
+    costs_speeds,
+    decisions_speeds,
+    evaluate_policy_speeds,
+    solve_optimal_speeds,
+)
 
 X = exponential(1.0)
 

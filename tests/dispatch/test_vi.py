@@ -16,11 +16,11 @@ import scipy.integrate
 import scipy.stats
 
 from symq.core.errors import InvalidParameter, NotConverged, ResourceLimit, StabilityError
+from symq.dispatch.sizes import exponential, from_scipy
 from symq.dispatch.vi import solvers as vi
 from symq.dispatch.vi.grid import DispatchGrid, hat_atoms
 from symq.dispatch.vi.multigrid import richardson
 from symq.dispatch.vi.passes import MODE_OPT, MODE_RND, _Operator, diagonal_expectation
-from symq.dispatch.sizes import exponential, from_scipy
 
 EXP = exponential(1.0)
 

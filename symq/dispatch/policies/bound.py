@@ -121,7 +121,8 @@ class BoundPolicy:
         if U.shape != (X.size, self.m):
             raise InvalidParameter("u", f"<array of shape {U.shape}>",
                                    f"an array of shape ({X.size}, {self.m}) matching x")
-        if np.any(U < 0) or np.any(X < 0) or not (np.all(np.isfinite(U)) and np.all(np.isfinite(X))):
+        if np.any(U < 0) or np.any(X < 0) or not (np.all(np.isfinite(U))
+                                                  and np.all(np.isfinite(X))):
             raise InvalidParameter("u", "<array>", "finite nonnegative backlogs and sizes")
         N = (np.zeros(U.shape, dtype=np.int64) if n is None
              else np.ascontiguousarray(np.asarray(n, dtype=np.int64).reshape(U.shape)))

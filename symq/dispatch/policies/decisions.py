@@ -3,10 +3,10 @@ r"""The numba decision functions of the built-in dispatching policies (codes and
 :func:`choose_server` picks the server of one arriving job from the backlogs ``u`` (work), the
 job counts ``n``, the size ``x`` and the arrays of a
 :class:`~symq.dispatch.policies.policy.BoundPolicy`; the simulator's kernel and
-:meth:`~symq.dispatch.policies.policy.BoundPolicy.decide` call it.  The meaning of every policy, with and
-without per-server speeds, is stated in :mod:`symq.dispatch.policies.named`.  An empty ``spd`` array
-means unit speeds: that path compares exactly what it compared before speeds existed (the same
-decisions and random draws, bit for bit).
+:meth:`~symq.dispatch.policies.policy.BoundPolicy.decide` call it.  The meaning of every policy,
+with and without per-server speeds, is stated in :mod:`symq.dispatch.policies.named`.  An empty
+``spd`` array means unit speeds: that path compares exactly what it compared before speeds existed
+(the same decisions and random draws, bit for bit).
 """
 
 from __future__ import annotations

@@ -39,8 +39,9 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -49,8 +50,8 @@ from scipy import optimize
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, UnknownName
 from symq.core.result import Exactness, ResultBase
 
-from .checks import check_model, check_thresholds, require_exponential
 from ..symbolic import mean_response_fn, wait_fn
+from .checks import check_model, check_thresholds, require_exponential
 
 __all__ = [
     "exact_rnd",

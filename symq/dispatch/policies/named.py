@@ -27,7 +27,8 @@ job counts ``n``; a policy picks the server.  Policies (Hyytiä & Righter, arXiv
               default SITA-E).
 ``score``     a user-defined index policy: the job goes to :math:`\arg\min_i s(u_i, n_i, x, i)`
               for a score ``s`` given as a formula or a numba function
-              (:func:`~symq.dispatch.policies.policy.score_policy`, :meth:`DispatchPolicy.from_score`).
+              (:func:`~symq.dispatch.policies.policy.score_policy`,
+              :meth:`~symq.dispatch.policies.policy.DispatchPolicy.from_score`).
 ``lookup``    a policy given by a post-assignment relative value ``v`` on the backlog grid of
               step ``delta``, tail curvature ``c_M`` beyond ``U = N delta``:
               :math:`v(\dots, U+s, \dots) = v(\dots, U, \dots) + c_M((U+s)^2 - U^2)`; decision
@@ -68,11 +69,12 @@ speeds the policies mean:
 * score policies see time units: ``u`` is :math:`u_i/s_i` (the time to drain server ``i``) and
   ``x`` is :math:`x/s_i` (the job's service time there), so the score ``u + x`` is LWL.
 
-:func:`get_policy` returns a :class:`DispatchPolicy` (name and parameters);
-:meth:`DispatchPolicy.bind` fixes ``m``, ``rho``, the size law and the speeds and returns a
-:class:`BoundPolicy`: an integer code plus the parameter arrays that
-:func:`~symq.dispatch.policies.decisions.choose_server` (a numba function, also used by the simulator)
-needs.  Ties in ``lwl``, ``fpi-*``, ``lookup`` and score policies go to the lowest index.
+:func:`get_policy` returns a :class:`~symq.dispatch.policies.policy.DispatchPolicy` (name and
+parameters); :meth:`~symq.dispatch.policies.policy.DispatchPolicy.bind` fixes ``m``, ``rho``, the
+size law and the speeds and returns a :class:`~symq.dispatch.policies.bound.BoundPolicy`: an
+integer code plus the parameter arrays that
+:func:`~symq.dispatch.policies.decisions.choose_server` (a numba function, also used by the
+simulator) needs.  Ties in ``lwl``, ``fpi-*``, ``lookup`` and score policies go to the lowest index.
 
 Examples
 --------

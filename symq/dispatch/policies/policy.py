@@ -41,8 +41,14 @@ from . import speeds as _speeds
 from .bound import BoundPolicy
 from .checks import check_model, check_thresholds
 from .decisions import FPI, JIQ, JIQ_JSQ, JSQ, LOOKUP, LOOKUP_SIMPLEX, LWL, RND, RR, SCORE, SITA
-from .score import (MODEL_SYMBOLS, SIGNATURE_TEXT, STATE_SYMBOLS, compile_formula,
-                    compile_function, parameter_names)
+from .score import (
+    MODEL_SYMBOLS,
+    SIGNATURE_TEXT,
+    STATE_SYMBOLS,
+    compile_formula,
+    compile_function,
+    parameter_names,
+)
 
 __all__ = ["DispatchPolicy", "ScorePolicy", "score_policy", "bind_policy"]
 

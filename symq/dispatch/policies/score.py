@@ -32,8 +32,10 @@ Python call per job, and those kernels are compiled once and cached on disk what
 Examples
 --------
 >>> import numpy as np
+>>> from symq.core.formula import parse_formula
 >>> lwl = compile_formula(parse_formula("score", "u + x", STATE_SYMBOLS), ())
->>> int(score_argmin(lwl, np.array([1.0, 0.5, 2.0]), np.array([3.0, 1.0]), np.zeros(2, np.int64), 1.0))
+>>> p, u, n = np.array([1.0, 0.5, 2.0]), np.array([3.0, 1.0]), np.zeros(2, np.int64)
+>>> int(score_argmin(lwl, p, u, n, 1.0))     # lam, rho, m = 1, 0.5, 2; backlogs 3 and 1
 1
 """
 
@@ -52,7 +54,6 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from symq.core.compiler import compile as compile_expr
 from symq.core.errors import InvalidParameter
-from symq.core.formula import parse_formula
 from symq.core.parameters import Parameter, real_value
 
 if TYPE_CHECKING:

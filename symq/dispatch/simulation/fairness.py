@@ -3,9 +3,9 @@ r"""Fairness of dispatching: mean response time conditioned on the job size, dat
 The optimal size-aware policies of Hyytiä & Righter (arXiv 2402.08142) unbalance the
 backlogs on purpose, which suggests that short jobs gain and long jobs may lose; this module
 measures it.  :func:`response_by_size_data` simulates each policy
-once with size bins (:func:`~symq.dispatch.simulation.simulate.simulate_dispatch` with ``size_bins``)
-and returns, per bin, :math:`E[T \mid X \in \text{bin}]` with a batch-means interval (a ratio
-estimator per batch: sum of T over the number of jobs of the bin), and the slowdown
+once with size bins (:func:`~symq.dispatch.simulation.simulate.simulate_dispatch` with
+``size_bins``) and returns, per bin, :math:`E[T \mid X \in \text{bin}]` with a batch-means interval
+(a ratio estimator per batch: sum of T over the number of jobs of the bin), and the slowdown
 :math:`E[T \mid X \in \text{bin}] / E[X \mid X \in \text{bin}]`.  The bins are given as edges
 or are equiprobable bins of the size law; their abscissa is the exact conditional mean size
 (:func:`~symq.dispatch.sizebins.bin_means`).
@@ -33,8 +33,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -158,8 +159,8 @@ def response_by_size_data(policies: str | DispatchPolicy | BoundPolicy
     Raises
     ------
     InvalidParameter, StabilityError, UnknownName
-        As :func:`~symq.dispatch.simulation.simulate.simulate_dispatch`; no policy; a bin without jobs
-        in some batch (named ``size_bins``).
+        As :func:`~symq.dispatch.simulation.simulate.simulate_dispatch`; no policy; a bin without
+        jobs in some batch (named ``size_bins``).
     """
     items = [policies] if isinstance(policies, (str, DispatchPolicy, BoundPolicy)) \
         else list(policies)

@@ -224,8 +224,8 @@ def run_policy(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_bat
                 raise nan_score(pol.name, f"backlogs u={u.tolist()}, job {int(state_i[0])}")
             if status != _OK:
                 raise InvalidParameter("max_queue", max_queue, "larger than the longest queue "
-                                       "whose jobs are counted", "a server held max_queue jobs; increase "
-                                       "max_queue")
+                                       "whose jobs are counted", "a server held max_queue jobs; "
+                                       "increase max_queue")
             done += n_do
         return done, False
 

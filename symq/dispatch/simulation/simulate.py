@@ -223,8 +223,8 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
     policy : str, DispatchPolicy or BoundPolicy
         A name of :data:`~symq.dispatch.policies.named.POLICY_NAMES` (with ``policy_params``), a
         :class:`~symq.dispatch.policies.policy.DispatchPolicy`, a score policy
-        (:func:`~symq.dispatch.policies.policy.score_policy`; ``policy_params`` are then values of its
-        declared parameters) or a policy already bound to ``m, rho, sizes`` (and speeds).  A
+        (:func:`~symq.dispatch.policies.policy.score_policy`; ``policy_params`` are then values of
+        its declared parameters) or a policy already bound to ``m, rho, sizes`` (and speeds).  A
         score runs inside the numba kernel as a first-class function (no Python call per job).
     m : int
         Number of servers, ``>= 1``.
@@ -244,7 +244,8 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
     warmup : float
         Fraction of each replication discarded, in ``[0, 1)``.  One long run (batch means)
         chooses its warm-up from the data (MSER-5, :func:`~symq.core.simoutput.analyse_ratio`);
-        ``warmup`` then only enters the check of the run length (:class:`~symq.core.simrun.RunPlan`).
+        ``warmup`` then only enters the check of the run length
+        (:class:`~symq.core.simrun.RunPlan`).
     level : float
         Confidence level of the intervals.
     replications : int or None

@@ -40,9 +40,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from collections.abc import Callable
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -51,14 +51,25 @@ from symq.core.parameters import real_value
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
 
-from .iteration import VIResult
-from .planning import (VI_RATE, _time_limit, format_seconds, min_truncation, plan_optimal,
-                       validate_grid, vi_iterations)
 from ..sizes import as_size_law
-from .speed_passes import (atoms_estimate, check_speed_vector, min_truncation_speeds,
-                            speed_grid_bytes)
-from .speed_solvers import evaluate_policy_speeds, solve_optimal_speeds
+from .iteration import VIResult
+from .planning import (
+    VI_RATE,
+    _time_limit,
+    format_seconds,
+    min_truncation,
+    plan_optimal,
+    validate_grid,
+    vi_iterations,
+)
 from .solvers import evaluate_policy, solve_optimal
+from .speed_passes import (
+    atoms_estimate,
+    check_speed_vector,
+    min_truncation_speeds,
+    speed_grid_bytes,
+)
+from .speed_solvers import evaluate_policy_speeds, solve_optimal_speeds
 
 __all__ = ["DispatchVIEstimate", "solve_accurate", "default_steps", "default_truncation"]
 
@@ -189,7 +200,8 @@ class DispatchVIEstimate(ResultBase):
 @dataclass(frozen=True)
 class _Lattice:
     """What :func:`solve_accurate` needs of a family of grids: identical servers (the sorted
-    grids of :mod:`symq.dispatch.vi.solvers`) or servers of different speeds (the full time lattice of
+    grids of :mod:`symq.dispatch.vi.solvers`) or servers of different speeds (the full time lattice
+    of
     :mod:`symq.dispatch.vi.speed_solvers`).
 
     ``unit`` scales the default steps and truncation (``E[X]``, or ``E[X]/min(speeds)``, the
@@ -199,7 +211,7 @@ class _Lattice:
     unit: float
     u_min: float
     #: ``solve(delta, U, warm, span_rtol)``: one grid
-    solve: Callable[[float, float, "VIResult | None", float], VIResult]
+    solve: Callable[[float, float, VIResult | None, float], VIResult]
     #: ``check(d1, U, U_big)``: refuse grids that do not fit in memory (the finest at ``U``,
     #: the coarse one at the largest truncation check)
     check: Callable[[float, float, float], None]

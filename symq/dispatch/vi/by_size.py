@@ -68,10 +68,10 @@ from symq.core.parameters import integer_value, real_value
 from symq.core.result import Exactness, ResultBase
 
 from ..policies.decisions import lookup_value
-from .grid import DispatchGrid, diagonal_weights
-from .iteration import VIResult
 from ..sizebins import DEFAULT_BINS, bin_means, bin_probabilities, size_edges
 from ..sizes import as_size_law
+from .grid import DispatchGrid, diagonal_weights
+from .iteration import VIResult
 
 __all__ = ["VIResponseBySize", "response_by_size_vi", "bin_atom_weights", "drain_distribution"]
 
@@ -225,8 +225,8 @@ class VIResponseBySize(ResultBase):
     wait : numpy.ndarray (K+1,)
         :math:`c_k = E_\pi[u_{a(u, k\delta)}]`, the mean wait of a job of size ``k delta``.
     edges, centres, probabilities : numpy.ndarray
-        Bins, :math:`E[X \mid B]` and :math:`P(X \in B)` (as :class:`~symq.dispatch.simulation.fairness.
-        ResponseBySize`).
+        Bins, :math:`E[X \mid B]` and :math:`P(X \in B)` (as
+        :class:`~symq.dispatch.simulation.fairness. ResponseBySize`).
     means, slowdown : numpy.ndarray (k,)
         :math:`E[T \mid X \in B]` and ``means / centres``.
     ET, EW : float
@@ -338,7 +338,8 @@ def response_by_size_vi(policy: str | VIResult, m: int, rho: float, sizes: Any,
     InvalidParameter
         ``m`` other than 2, an unknown policy, a result that is not the optimal policy of
         ``rho`` and ``sizes`` with unit speeds, a ``delta`` or ``U`` other than the result's,
-        bad ``tol``, ``max_iter``, bins or grid (as :func:`~symq.dispatch.vi.solvers.solve_optimal`).
+        bad ``tol``, ``max_iter``, bins or grid (as
+        :func:`~symq.dispatch.vi.solvers.solve_optimal`).
     NotConverged
         ``max_iter`` iterations without the change falling below ``tol``.
     """

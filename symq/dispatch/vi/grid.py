@@ -33,9 +33,9 @@ from symq.core.errors import InvalidParameter
 from symq.core.resources import require_memory
 
 from ..simplex import M_MAX, colex_states
-from .planning import _names, grid_bytes, size_tail_point, validate_grid
 from ..sizes import as_size_law
 from ..symbolic import tail_curvature_fn
+from .planning import _names, grid_bytes, size_tail_point, validate_grid
 
 __all__ = ["DispatchGrid", "diagonal_weights", "hat_atoms", "sorted_states"]
 

@@ -24,9 +24,9 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Mapping
+from typing import ClassVar
 
 import numba
 import numpy as np
@@ -35,10 +35,10 @@ from numpy.typing import ArrayLike, NDArray
 from symq.core.errors import InvalidParameter, NotConverged
 from symq.core.result import Exactness, ResultBase
 
+from ..simplex import binomial_table
 from .grid import DispatchGrid
 from .passes import MODE_FULL, _Operator
 from .planning import _time_limit
-from ..simplex import binomial_table
 
 __all__ = ["VIResult"]
 

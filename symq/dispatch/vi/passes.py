@@ -45,8 +45,8 @@ from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter
 
-from .grid import DispatchGrid, diagonal_weights
 from ..simplex import binomial_table, predecessors
+from .grid import DispatchGrid, diagonal_weights
 from .simplex_passes import MODE_JIQ, _renamed, chunk_starts, ea_pass, ex_pass
 
 __all__ = ["diagonal_expectation", "MODE_OPT", "MODE_RND", "MODE_TABLE", "MODE_FULL",

@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 from symq.core.errors import NotConverged
 
 from .grid import DispatchGrid
-from .iteration import _Layout, _iterate
+from .iteration import _iterate, _Layout
 from .passes import MODE_OPT, MODE_TABLE, _Operator
 
 __all__ = ["policy_iteration"]

@@ -97,15 +97,15 @@ from numpy.typing import NDArray
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
 
+from ..policies import BoundPolicy, DispatchPolicy
+from ..policies.decisions import JIQ, JSQ, RND, RR
+from ..sizes import as_size_law
 from .grid import DispatchGrid, sorted_states
 from .iteration import VIResult, _iterate
 from .multigrid import _coarse_levels, _interpolate_to
 from .passes import MODE_FULL, MODE_JIQ, MODE_OPT, MODE_RND, MODE_TABLE
 from .planning import plan_optimal
-from ..policies import BoundPolicy, DispatchPolicy
-from ..policies.decisions import JIQ, JSQ, RND, RR
 from .policy_iteration import policy_iteration
-from ..sizes import as_size_law
 
 __all__ = ["evaluate_policy", "lwl_table", "full_table", "solve_optimal"]
 

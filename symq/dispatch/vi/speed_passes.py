@@ -46,12 +46,12 @@ from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import real_value
 from symq.core.resources import require_memory
 
+from ..policies.speeds import SPEEDS_DOMAIN, arrival_rate, check_speeds
+from ..sizes import as_size_law
+from ..symbolic import tail_curvature_fn, wait_fn
 from .grid import diagonal_weights, hat_atoms
 from .passes import _PARALLEL_WORK, _KernelChoice, _renamed
 from .planning import size_tail_point
-from ..sizes import as_size_law
-from ..policies.speeds import SPEEDS_DOMAIN, arrival_rate, check_speeds
-from ..symbolic import tail_curvature_fn, wait_fn
 
 __all__ = ["SpeedGrid", "MODE_OPT", "MODE_RND", "MODE_LWL", "M_SPEEDS", "check_speed_vector",
            "min_truncation_speeds", "speed_grid_bytes", "atoms_estimate"]

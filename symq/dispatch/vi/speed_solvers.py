@@ -10,8 +10,8 @@ Model
 The model of Hyytiä & Righter (arXiv 2402.08142, Part 1: Poisson arrivals of rate
 :math:`\lambda`, i.i.d. sizes known at dispatch, FCFS servers, cost = response time per job),
 with server :math:`i` of speed :math:`s_i > 0` as in the simulator
-(:mod:`symq.dispatch.policies.speeds`): a backlog of work :math:`b_i` drains at rate :math:`s_i`, a job
-of size :math:`x` sent to server :math:`i` leaves after :math:`(b_i + x)/s_i`, and the load is
+(:mod:`symq.dispatch.policies.speeds`): a backlog of work :math:`b_i` drains at rate :math:`s_i`, a
+job of size :math:`x` sent to server :math:`i` leaves after :math:`(b_i + x)/s_i`, and the load is
 :math:`\rho = \lambda E[X]/\sum_i s_i`, i.e. :math:`\lambda = \rho \sum_i s_i / E[X]`
 (:func:`~symq.dispatch.policies.speeds.arrival_rate`).
 
@@ -138,11 +138,17 @@ from numpy.typing import ArrayLike, NDArray
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
 
+from ..sizes import as_size_law
 from .iteration import VIResult, _FlatLayout, _relative_iteration
 from .multigrid import _coarse_levels
-from ..sizes import as_size_law
-from .speed_passes import MODE_LWL, MODE_OPT, MODE_RND, SpeedGrid, _SpeedOperator, \
-    check_speed_vector
+from .speed_passes import (
+    MODE_LWL,
+    MODE_OPT,
+    MODE_RND,
+    SpeedGrid,
+    _SpeedOperator,
+    check_speed_vector,
+)
 
 __all__ = ["solve_optimal_speeds", "evaluate_policy_speeds", "decisions_speeds",
            "costs_speeds"]
