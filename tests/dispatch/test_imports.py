@@ -80,3 +80,18 @@ def test_no_private_name_is_imported_across_dispatch_sub_packages():
                         and module.count(".") > 2):
                     found.append(f"{module} imports {target}.{name}")
     assert found == []
+
+
+def test_importing_the_models_registers_nothing():
+    """Registration is declared, not an import side effect: ``symq.dispatch.registration`` lists
+    the models and the kind, and only :func:`symq.core.registry.load_domains` registers them."""
+    import subprocess
+    import sys
+
+    code = ("import symq.core.registry as r; import symq.dispatch, symq.dispatch.model, "
+            "symq.dispatch.declared; print(sorted(r._MODELS), sorted(r._KINDS)); "
+            "from symq.dispatch import registration as g; "
+            "print([s.name for s in g.MODELS], [k.kind for k in g.MODEL_KINDS])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={"PYTHONPATH": str(ROOT), "PATH": ""}, check=True).stdout
+    assert out.splitlines() == ["[] []", "['dispatch', 'dispatch-sim'] ['dispatch-score']"]
