@@ -44,6 +44,7 @@ from .claim_measures import (
 from .display import MarkdownDisplay, short_text
 from .errors import Inconclusive, SymqError
 from .result import to_jsonable
+from .threads import limit_blas_threads
 
 __all__ = [
     "Claim",
@@ -432,8 +433,10 @@ class Claim(MarkdownDisplay):
             return list(self.sample(np.random.default_rng(self.seed)))
         return list(self.sample)
 
+    @limit_blas_threads()
     def check(self) -> Verdict:
-        """Evaluate the claim over its sample and return a :class:`Verdict`."""
+        """Evaluate the claim over its sample and return a :class:`Verdict` (one BLAS thread
+        for the small matrices of the solvers: :func:`symq.core.threads.limit_blas_threads`)."""
         start = time.perf_counter()
         outcomes: list[PointOutcome] = []
 

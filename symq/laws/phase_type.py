@@ -36,6 +36,7 @@ from .protocol import (
 )
 from symq.core.errors import InvalidParameter, NumericalFailure
 from symq.core.randomness import RngLike, as_generator
+from symq.core.threads import limit_blas_threads
 
 __all__ = ["PhaseType", "ScipyLaw", "as_phase_type", "as_sampler", "describe_law", "validate_ph"]
 
@@ -170,6 +171,7 @@ class PhaseType(Distribution):
         """True for one phase (an exponential law)."""
         return self.order == 1
 
+    @limit_blas_threads()   # one expm per point: small matrices (x56 with one BLAS thread)
     def partial_moment(self, order: int, x: ArrayLike) -> Any:
         r"""The partial moment :math:`E[X^k; X \le x]`, vectorised over ``x``.
 
