@@ -36,7 +36,7 @@ from .continuous import (
     Uniform,
     Weibull,
 )
-from .conversion import as_law
+from .conversion import as_law, as_phase_type, as_sampler
 from .named import (
     FIXED_SCV,
     SIZE_LAWS,
@@ -58,7 +58,7 @@ from .ph_families import (
     stationary_phase,
     subgenerator_expm,
 )
-from .phase_type import PhaseType, ScipyLaw, as_phase_type, as_sampler, validate_ph
+from .phase_type import PhaseType, ScipyLaw, validate_ph
 from .protocol import (
     MOMENT_KINDS,
     Distribution,

@@ -4,7 +4,7 @@ Every domain that takes job sizes accepts one argument, ``sizes`` (with ``mean``
 name), and converts it here, once, at its public boundary, into a
 :class:`~symq.laws.protocol.Distribution`, whose capabilities (``partial_moment``,
 ``phase_type()``, ``sample``, ``moment``, ``is_exponential``) the model then asks for.
-:func:`symq.laws.phase_type.as_phase_type` and :func:`symq.laws.phase_type.as_sampler`, the
+:func:`symq.laws.conversion.as_phase_type` and :func:`symq.laws.conversion.as_sampler`, the
 conversions of the models that need a phase-type form or only samples, are built on it.  It
 accepts:
 
@@ -39,11 +39,11 @@ from typing import Any
 from .continuous import Exponential
 from .named import SIZE_LAWS, size_law
 from .phase_type import PhaseType, ScipyLaw, validate_ph
-from .protocol import Distribution, describe_law
+from .protocol import Distribution, NoPhaseType, describe_law
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import PositiveReal
 
-__all__ = ["as_law", "convert_law", "ACCEPTED_LAWS"]
+__all__ = ["as_law", "convert_law", "as_phase_type", "as_sampler", "ACCEPTED_LAWS"]
 
 #: What :func:`as_law` accepts, as its messages say it.
 ACCEPTED_LAWS = ("a job-size law: a name of the vocabulary (" + ", ".join(SIZE_LAWS) + "), a "
@@ -144,3 +144,84 @@ def as_law(law: Any, name: str = "sizes", *, mean: float | None = None,
             raise InvalidParameter("mean", mean, f"omitted or equal to the mean {law_mean:.12g} "
                                    f"of the law {label}")
     return converted
+
+
+def _no_phase_type(law: Any, name: str, why: str) -> InvalidParameter:
+    return InvalidParameter(
+        name, describe_law(law), "a phase-type law: a symq.laws.phase_type.PhaseType, a pair (alpha, A), a "
+        "hyper-Erlang/Erlang/H2 from the constructors, or an ME law with a phase-type form", why)
+
+
+def as_phase_type(law: Any, name: str = "service") -> PhaseType:
+    """The one conversion of a job-size law into a :class:`PhaseType`.
+
+    The law is converted by :func:`symq.laws.conversion.as_law`, then asked for its
+    :meth:`~symq.laws.protocol.Distribution.phase_type`.
+
+    Parameters
+    ----------
+    law : PhaseType, (alpha, A) pair, or any law with a phase-type form
+        The job-size law: a :class:`PhaseType` (returned as is), a pair ``(alpha, A)``, an
+        exponential, Erlang or hyperexponential law (symq's, or a frozen ``scipy.stats.expon``),
+        or an ME law, converted by Cumani's series form (CF1,
+        :func:`symq.me.phase_type.to_phase_type`), which exists when its poles are real and its
+        entry weights nonnegative.
+    name : str
+        The caller's parameter name, for messages.
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``name`` when the law has no phase-type form (a scipy distribution, an ME law with
+        complex poles or a negative weight) or the representation is invalid.
+
+    Examples
+    --------
+    >>> from symq.me import ME
+    >>> as_phase_type(ME.erlang(2, 4)).mean()
+    0.5
+    """
+    if isinstance(law, PhaseType):
+        return law
+    converted = law if not isinstance(law, Distribution) \
+        and callable(getattr(law, "phase_type", None)) else convert_law(law, name)
+    if converted is None:
+        raise _no_phase_type(law, name, "not a job-size law")
+    try:
+        ph = converted.phase_type()
+    except NoPhaseType:
+        raise _no_phase_type(law, name, "this model needs a phase-type representation and the "
+                             "law has none; fit one (symq.me.fit, or hyper_erlang(k, mean, scv)) "
+                             "or use a simulator, which samples any law") from None
+    except InvalidParameter as exc:   # the law's own reason: an ME law with complex poles, ...
+        raise _no_phase_type(law, name, f"this {type(law).__name__} law has no phase-type form: "
+                             f"{exc}") from None
+    return ph if isinstance(ph, PhaseType) else PhaseType(*ph)
+
+
+def as_sampler(law: Any, name: str = "service") -> Distribution:
+    """A job-size law a simulator can draw from: ``sample(shape, rng=)`` and ``mean()``.
+
+    Accepts everything :func:`as_phase_type` accepts, any symq :class:`Distribution` (returned as
+    is), frozen scipy distributions (``scipy.stats.lognorm(0.8)``) and scipy's new-API
+    distributions, converted by :func:`symq.laws.conversion.as_law` (a frozen
+    ``scipy.stats.expon`` with ``loc = 0`` becomes an :class:`~symq.laws.continuous.Exponential`
+    on the same frozen object, other scipy laws a :class:`ScipyLaw`: the same numbers and random
+    stream as the scipy object).
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``name`` for anything else, or a law without a finite mean.
+    """
+    if isinstance(law, Distribution):
+        return law
+    if isinstance(law, (tuple, list)):
+        return as_phase_type(law, name)
+    sampler = convert_law(law, name) if (hasattr(law, "rvs") and hasattr(law, "cdf")) \
+        or (hasattr(law, "sample") and hasattr(law, "icdf")) else None
+    if sampler is None:
+        raise InvalidParameter(name, describe_law(law), "a job-size law: a symq distribution (PhaseType, ME), "
+                               "a pair (alpha, A) or a scipy distribution")
+    sampler._raw_moment(1)
+    return sampler

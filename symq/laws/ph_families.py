@@ -30,7 +30,8 @@ from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
 from symq.core.resources import require_memory
 
-from .phase_type import PhaseType, as_phase_type
+from .conversion import as_phase_type
+from .phase_type import PhaseType
 
 __all__ = ["hyperexponential2", "hyper_erlang", "erlang", "ph_from_me", "ph_moments", "subgenerator_expm",
            "ph_stationary_phase", "stationary_phase"]
@@ -252,7 +253,7 @@ def ph_from_me(me: Any, dps: int = 30) -> PhaseType:
 
     :func:`symq.me.phase_type.to_phase_type` (see there for when it exists), as a
     :class:`~symq.laws.phase_type.PhaseType`.  The solvers also accept the ME law itself (they convert
-    it with :func:`symq.laws.phase_type.as_phase_type`); ``dps`` sets the working digits here.
+    it with :func:`symq.laws.conversion.as_phase_type`); ``dps`` sets the working digits here.
 
     Raises
     ------
@@ -278,7 +279,7 @@ def ph_moments(law: Any, K: int) -> NDArray[np.float64]:  # noqa: N803
     Parameters
     ----------
     law : PhaseType, (alpha, A) or ME with a phase-type form
-        The job-size law (converted by :func:`symq.laws.phase_type.as_phase_type`).
+        The job-size law (converted by :func:`symq.laws.conversion.as_phase_type`).
     K : int
         Number of moments, ``>= 1``.
 
