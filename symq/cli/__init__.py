@@ -31,13 +31,14 @@ line ``symq: error: ...`` on stderr; ``SYMQ_DEBUG=1`` adds the traceback of inte
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TextIO
 
 from .. import __version__
 from ..core.errors import EXIT_RUNTIME, EXIT_USAGE, SymqError
@@ -163,7 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         _load_plugins()
-        return int(args.func(args))
+        with _renamed_as_warning_lines():
+            return int(args.func(args))
     except SymqError as exc:
         print(f"symq: error: {one_line(exc)}", file=sys.stderr)
         return int(getattr(exc, "exit_status", EXIT_USAGE))
@@ -182,6 +184,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"symq: internal error: {type(exc).__name__}: {one_line(exc)} (a bug in symq; "
               "SYMQ_DEBUG=1 shows the traceback)", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+@contextlib.contextmanager
+def _renamed_as_warning_lines() -> Iterator[None]:
+    """Within the block, a :class:`~symq.core.renamed.RenamedKeywordWarning` (a parameter or key
+    typed under its former name) is one line ``symq: warning: ...`` on stderr; other warnings
+    are shown as Python shows them."""
+    from ..core.renamed import RenamedKeywordWarning
+
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: TextIO | None = None, line: str | None = None) -> None:
+            if issubclass(category, RenamedKeywordWarning):
+                print(f"symq: warning: {message}", file=sys.stderr)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
 
 
 def _load_plugins() -> None:

@@ -107,7 +107,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     if _help_requested(args, "solve"):
         return EXIT_OK
     model = registry.get_model(args.model)
-    typed = split_assignments(args.assignments)
+    typed = model.current_names(split_assignments(args.assignments))  # old names: a warning
     try:
         params = model.parse(typed)
         result = model.run(params, rng=_seed(args.seed), progress=_show_progress(args))
@@ -188,7 +188,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if args.max_points < 1:
         raise InvalidParameter("--max-points", args.max_points, "an integer >= 1")
     model = registry.get_model(args.model)
-    texts = split_assignments(args.assignments)
+    texts = model.current_names(split_assignments(args.assignments))  # old names: a warning
     counts: dict[str, int] = {}  # the point budget, counted from the text before any array
     for name, text in texts.items():
         if ":" in text:

@@ -90,6 +90,7 @@ from .budget import time_budget
 from .display import MarkdownDisplay, cell, parameters_table
 from .errors import InvalidParameter, SymqError, UnknownName
 from .parameters import Parameter, validate_parameters
+from .renamed import RenamedKeywordWarning
 from .result import Result, check_values
 from .threads import limit_blas_threads
 
@@ -118,6 +119,7 @@ __all__ = [
     "register_model_kind",
     "register_paper",
     "registration_modules",
+    "renamed_keys",
 ]
 
 #: ``source`` of everything symq itself registers.
@@ -157,6 +159,67 @@ class PluginFailure:
                 f"{self.error}")
 
 
+V = TypeVar("V")
+
+
+def renamed_keys(values: Mapping[str, V], renamed: Mapping[str, str], owner: str,
+                 where: str = "") -> dict[str, V]:
+    """``values`` with each key renamed (``renamed``: old name -> new name) under its new name.
+
+    A model parameter or a declaration key renamed in the public API (issue 31: ``sizes=``, the
+    job-size law, was ``service=`` or ``law=``) keeps its old name for one release: a value given
+    under the old name is moved to the new one with a
+    :class:`~symq.core.renamed.RenamedKeywordWarning` naming both.
+
+    Parameters
+    ----------
+    values : mapping of str
+        Values by name as given (command-line text, a claims-file table, parsed values).
+    renamed : mapping of str to str
+        Old name -> new name.
+    owner : str
+        What the names belong to, for the warning (``model mm1-ps``).
+    where : str
+        Key path of ``values`` as typed (``models.q``), prefixed to the name an error gives.
+
+    Returns
+    -------
+    dict
+        The values under the current names, in the order given.
+
+    Raises
+    ------
+    InvalidParameter
+        Naming the old name, when both the old and the new name are given.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     renamed_keys({"service": "exp", "m": 2}, {"service": "sizes"}, "model toy")
+    {'sizes': 'exp', 'm': 2}
+    >>> print(caught[0].message)
+    service= is renamed sizes= (model toy); service= will be removed in the next release
+    """
+    if not any(old in values for old in renamed):
+        return dict(values)
+    out: dict[str, V] = {}
+    for name, value in values.items():
+        new = renamed.get(name)
+        if new is None:
+            out[name] = value
+            continue
+        key = f"{where}.{name}" if where else name
+        if new in values:
+            raise InvalidParameter(key, value, f"omitted when {new} is given",
+                                   f"{name} is the former name of {new} in {owner}")
+        warnings.warn(f"{name}= is renamed {new}= ({owner}); {name}= will be removed in the "
+                      "next release", RenamedKeywordWarning, stacklevel=3)
+        out[new] = value
+    return out
+
+
 @dataclass(frozen=True)
 class ModelSpec(MarkdownDisplay):
     """A solvable model exposed to ``symq solve`` and ``symq sweep``.
@@ -187,6 +250,11 @@ class ModelSpec(MarkdownDisplay):
     outputs : tuple of str
         The result keys a claim may refer to as ``MODEL:KEY`` (documentation; empty means
         "whatever the solve returns").
+    renamed : mapping of str to str
+        Parameters renamed in the public API, old name -> new name: ``symq solve``, ``symq
+        sweep``, claims files and :meth:`run` accept the old name for one release, as the new
+        one, with a :class:`~symq.core.renamed.RenamedKeywordWarning`
+        (:func:`renamed_keys`).
     """
 
     name: str
@@ -199,6 +267,14 @@ class ModelSpec(MarkdownDisplay):
     derivation: Callable[[], Derivation] | None = None
     source: str = BUILT_IN
     outputs: tuple[str, ...] = ()
+    renamed: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def current_names(self, values: Mapping[str, V], where: str = "") -> dict[str, V]:
+        """``values`` under the current parameter names: an old name of :attr:`renamed` is
+        moved to its new name with a :class:`~symq.core.renamed.RenamedKeywordWarning`
+        (:func:`renamed_keys`); both names together are refused, naming the old one
+        (``f"{where}.{old}"`` where ``where`` is given)."""
+        return renamed_keys(values, self.renamed, f"model {self.name}", where)
 
     def parameter(self, name: str, value: Any = None) -> Parameter:
         """The declared parameter ``name``; ``value`` (as typed) is shown if there is none."""
@@ -212,7 +288,9 @@ class ModelSpec(MarkdownDisplay):
                                f"model {self.name} has no parameter {name}{hint}")
 
     def parse(self, texts: Mapping[str, str]) -> dict[str, Any]:
-        """Parse and validate ``key=value`` strings from the command line."""
+        """Parse and validate ``key=value`` strings from the command line (an old name of
+        :attr:`renamed` is read as the new one, with a warning)."""
+        texts = self.current_names(texts)
         values = {name: self.parameter(name, text).parse(text) for name, text in texts.items()}
         return validate_parameters(self.parameters, values)
 
@@ -240,7 +318,7 @@ class ModelSpec(MarkdownDisplay):
         the BLAS libraries limited to one thread (:func:`symq.core.threads.limit_blas_threads`;
         ``SYMQ_BLAS_THREADS`` sets another number or ``0``, no limit): small matrices are
         faster without threads."""
-        values = validate_parameters(self.parameters, params)
+        values = validate_parameters(self.parameters, self.current_names(params))
         if self.accepts_rng:
             options["rng"] = rng
         if progress and self.accepts_progress:
@@ -264,6 +342,9 @@ class ModelSpec(MarkdownDisplay):
             lines += parameters_table(self.parameters)
         if self.outputs:
             lines += ["", "results: " + ", ".join(f"`{o}`" for o in self.outputs)]
+        if self.renamed:
+            lines += ["", "renamed: " + ", ".join(f"`{old}` is now `{new}`"
+                                                 for old, new in self.renamed.items())]
         lines += ["", f"`symq solve {self.name} key=value ...`; source: {self.source}"]
         return "\n".join(lines)
 
@@ -371,6 +452,10 @@ class ModelKind(MarkdownDisplay):
         The result keys the declared model provides.
     example : str
         A TOML snippet declaring such a model.
+    renamed : mapping of str to str
+        Declaration keys renamed in the public API, old name -> new name: a claims file may
+        write the old key for one release; it is read as the new one, with a
+        :class:`~symq.core.renamed.RenamedKeywordWarning` (:func:`renamed_keys`).
     """
 
     kind: str
@@ -379,6 +464,13 @@ class ModelKind(MarkdownDisplay):
     keys: Mapping[str, str] = field(default_factory=dict)
     outputs: tuple[str, ...] = ()
     example: str = ""
+    renamed: Mapping[str, str] = field(default_factory=dict)
+
+    def current_keys(self, table: Mapping[str, V], where: str = "") -> dict[str, V]:
+        """A declaration's ``table`` under the current key names (:attr:`renamed`; an old key
+        is read as the new one with a warning, both together are refused naming
+        ``f"{where}.{old}"``)."""
+        return renamed_keys(table, self.renamed, f"model kind {self.kind}", where)
 
     def to_markdown(self) -> str:
         """The kind as Markdown: summary, the keys a declaration may hold, results."""

@@ -362,6 +362,7 @@ def _reference(key: str, name: str, text: str, overrides: dict[str, Any],
         raise InvalidParameter(f"{key}", text, f"a result of model {model.name}: "
                                + ", ".join(model.outputs), f"no result {result_key!r}"
                                + (f"; did you mean {close[0]}?" if close else ""))
+    overrides = model.current_names(overrides, key)  # an old parameter name: a warning
     sequential = _sequential_keys(key, model, overrides, index)
     parsed = {}
     for param, value in overrides.items():

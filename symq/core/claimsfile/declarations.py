@@ -146,6 +146,7 @@ def declare_model(path: str, name: str, table: Any) -> ModelSpec:
                                + ", ".join(exc.choices), "unknown kind" + (
                                    f"; did you mean {close[0]}?" if close else "")) from None
     parameters = declared_parameters(f"{where}.parameters", table.get("parameters"))
-    rest = {k: v for k, v in table.items() if k not in ("kind", "parameters")}
+    rest = kind.current_keys({k: v for k, v in table.items() if k not in ("kind", "parameters")},
+                             where)
     spec = kind.declare(str(name), rest, parameters, where)
     return dataclasses.replace(spec, source=f"file {path}")
