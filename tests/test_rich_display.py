@@ -432,9 +432,48 @@ def _window() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     }
 
 
+def _laws() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
+    """The named laws of :mod:`symq.laws.continuous`: the title (class and vocabulary name),
+    mean, variance, SCV and support of :func:`symq.laws.protocol.distribution_markdown`, from the
+    textbook moments of each family."""
+    from symq.laws.continuous import (Erlang, Exponential, Gamma, Lognormal, Lomax, Pareto,
+                                      Uniform, Weibull)
+
+    def row(key: str, value: float) -> str:
+        return f"| `{key}` | {g(value)} |"
+
+    return {
+        # Exp(mean 2): variance mean^2
+        Exponential: lambda: (Exponential(2.0), ["**Exponential** exp", row("mean", 2.0),
+                                                 row("variance", 4.0), row("scv", 1.0),
+                                                 "| `support` | [0, inf) |"]),
+        # Erlang(3, mean 3): rate k/m = 1, variance k/rate^2 = 3, SCV 1/k
+        Erlang: lambda: (Erlang(3, 3.0), ["**Erlang** erlang", row("mean", 3.0),
+                                          row("variance", 3.0), row("scv", 1 / 3)]),
+        # Gamma(shape 2, mean 4): variance m^2/a = 8, SCV 1/a
+        Gamma: lambda: (Gamma(2.0, 4.0), ["**Gamma** gamma", row("variance", 8.0),
+                                          row("scv", 0.5)]),
+        # lognormal of mean 1, SCV 1/2: variance c^2 m^2
+        Lognormal: lambda: (Lognormal(1.0, 0.5), ["**Lognormal** lognormal", row("mean", 1.0),
+                                                  row("variance", 0.5)]),
+        # Weibull(shape 2, mean 1): variance m^2 (Gamma(2)/Gamma(3/2)^2 - 1) = 4/pi - 1
+        Weibull: lambda: (Weibull(2.0, 1.0), ["**Weibull** weibull", row("mean", 1.0),
+                                              row("variance", 4 / math.pi - 1)]),
+        # Pareto(shape 3, mean 3/2): x_m = m (a - 1)/a = 1, variance x_m^2 a/((a-1)^2 (a-2))
+        Pareto: lambda: (Pareto(3.0, 1.5), ["**Pareto** pareto", row("variance", 0.75),
+                                            "| `support` | [1, inf) |"]),
+        # Lomax(shape 3, mean 1): s = m (a - 1) = 2, variance s^2 a/((a-1)^2 (a-2)) = 3
+        Lomax: lambda: (Lomax(3.0, 1.0), ["**Lomax** lomax", row("mean", 1.0),
+                                          row("variance", 3.0)]),
+        # uniform on [1, 3]: mean 2, variance (b - l)^2/12 = 1/3
+        Uniform: lambda: (Uniform(1.0, 3.0), ["**Uniform** uniform", row("mean", 2.0),
+                                              row("variance", 1 / 3), "| `support` | [1, 3] |"]),
+    }
+
+
 def builders() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     out: dict[type, Callable[[], tuple[Any, list[str]]]] = {}
-    for part in (_core, _me, _dispatch, _meanfield, _routing, _window):
+    for part in (_core, _me, _laws, _dispatch, _meanfield, _routing, _window):
         out.update(part())
     return out
 
@@ -445,6 +484,7 @@ BUILDERS = builders()
 EXEMPT = {
     "ResultBase": "the base of the results (every subclass is built here)",
     "Distribution": "the abstract base of the laws (its subclasses are built here)",
+    "NamedScipyLaw": "the abstract base of the named scipy laws (its subclasses are built here)",
     "FileClaim": "a Claim read from a claims file: Claim's display (built here)",
     "MarkdownDisplay": "the display mixin (every type using it is built here)",
 }
