@@ -61,7 +61,6 @@ from symq.core.result import Exactness, Result
 from symq.core.simrun import run_parameters
 
 from .model import (
-    DEFAULT_SCV,
     DISPATCH,
     POLICY_CHOICES,
     check_given,
@@ -117,7 +116,7 @@ def _simulate(policy: Any, m: int, rho: float, law: Any, n_jobs: int, n_batches:
 
 
 def _law(sizes: str, scv: float | None) -> Any:
-    return get_sizes(sizes, DEFAULT_SCV if scv is None else scv)
+    return get_sizes(sizes, scv)
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ speeds on the full time lattice (``m <= 3``, :mod:`symq.dispatch.vi.speed_solver
 three errors, and every other policy is simulated with the speeds (what each policy does with them:
 :mod:`symq.dispatch.policies.named`).
 
-Parameters that the chosen policy or size law does not use (``scv`` without ``sizes=h2``,
+Parameters that the chosen policy or size law does not use (``scv`` with ``sizes=exp`` or ``det``,
 ``h`` without ``policy=sita``/``fpi-sita``, ``delta``/``umax``/``rtol`` without
 ``policy=optimal``) are
 refused, and so are grids or CTMCs that would not fit in memory or would run for hours.
@@ -62,7 +62,9 @@ from symq.core.result import Exactness, Result
 from .policies.exact import exact_mean_response
 from .policies.speeds import check_speeds
 from .simplex import M_MAX
-from .sizes import SIZE_NAMES, get_sizes
+from symq.laws import FIXED_SCV, SIZE_LAWS
+
+from .sizes import get_sizes
 from .vi.speed_passes import M_SPEEDS
 
 __all__ = ["DISPATCH", "solve_dispatch", "POLICY_CHOICES", "check_given", "check_m_for",
@@ -111,7 +113,7 @@ def check_given(key: str, sizes: str, scv: Any, h: Any, delta: Any, umax: Any,
                 rtol: Any = None) -> None:
     """Refuse a parameter typed for policy ``key`` that the model would ignore.
 
-    ``scv`` applies only to ``sizes=h2``, ``h`` to SITA and FPI-SITA, ``delta``, ``umax`` and
+    ``scv`` applies only to a size law of free SCV (not ``exp`` or ``det``), ``h`` to SITA and FPI-SITA, ``delta``, ``umax`` and
     ``rtol`` to ``policy=optimal`` (the ``dispatch`` and ``dispatch-sim`` models).
 
     Raises
@@ -119,8 +121,8 @@ def check_given(key: str, sizes: str, scv: Any, h: Any, delta: Any, umax: Any,
     InvalidParameter
         Naming the first parameter given where it does not apply.
     """
-    if scv is not None and str(sizes).lower() != "h2":
-        raise _unused("scv", scv, "with sizes=h2 (exp has SCV 1, uniform 1/3)")
+    if scv is not None and str(sizes).strip().lower() in FIXED_SCV:
+        raise _unused("scv", scv, "with a size law of free SCV (exp has SCV 1, det 0)")
     if h is not None and key not in ("sita", "fpi-sita"):
         raise _unused("h", h, "with policy=sita or policy=fpi-sita (the SITA threshold)")
     for name, value in (("delta", delta), ("umax", umax), ("rtol", rtol)):
@@ -311,7 +313,7 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
     check_given(key, sizes, scv, h, delta, umax, rtol)
     _check_load(m, rho)
     size_key = str(sizes).lower()
-    law = get_sizes(sizes, DEFAULT_SCV if scv is None else scv)
+    law = get_sizes(sizes, scv)
     spd = None if speeds is None else check_speeds(speeds, m)
     values: dict[str, Any]
     if key == "optimal":
@@ -376,10 +378,14 @@ DISPATCH = ModelSpec(
         Parameter("m", IntegerAtLeast(1), typical=2, description="number of servers"),
         Parameter("rho", PositiveReal(), typical=0.4,
                   description="load per server, lam E[X]/m; must be < 1"),
-        Parameter("sizes", Choice(SIZE_NAMES), required=False, default="exp",
-                  description="job-size law with mean 1: " + ", ".join(SIZE_NAMES)),
+        Parameter("sizes", Choice(SIZE_LAWS), required=False, default="exp",
+                  description="job-size law with mean 1 (the model works in units of the mean "
+                              "size; no mean parameter): " + ", ".join(SIZE_LAWS)),
         Parameter("scv", PositiveReal(), required=False,
-                  description="SCV of the h2 size law (sizes=h2 only; default 4)"),
+                  description="SCV of the size law (omit for exp and det; required for the "
+                              "others, except h2: default 4, the paper's, and uniform: default "
+                              "uniform(0, 2), SCV 1/3; 1/k for erlang, > 1 for h2, <= 1/3 for "
+                              "uniform)"),
         Parameter("h", PositiveReal(), required=False,
                   description="SITA threshold (policy=sita or fpi-sita, m = 2)"),
         Parameter("delta", PositiveReal(), required=False,

@@ -43,7 +43,7 @@ from symq.core.randomness import RngLike, as_generator
 from symq.laws import PhaseType, as_phase_type, describe_law
 
 __all__ = ["SizeLaw", "as_size_law", "exponential", "from_scipy", "from_phase_type", "from_me",
-           "from_distribution", "get_sizes", "hyperexponential2", "SIZE_NAMES", "H2_SCV_MAX"]
+           "from_distribution", "from_law", "get_sizes", "hyperexponential2", "SIZE_NAMES", "H2_SCV_MAX"]
 
 
 @dataclass(frozen=True)
@@ -202,6 +202,50 @@ def from_distribution(law: Distribution, name: str | None = None, *,
                    _sample=lambda n, g: np.asarray(law.sample(n, rng=g), dtype=float))
 
 
+def _has_closed_partial(law: Distribution) -> bool:
+    """True where ``law.partial_moment`` is a vectorised closed form (it overrides the checked
+    quadrature of :meth:`symq.laws.Distribution.partial_moment`, one ``quad`` per point)."""
+    return type(law).partial_moment is not Distribution.partial_moment
+
+
+def from_law(law: Distribution, name: str | None = None, *, param: str = "sizes") -> SizeLaw:
+    """Sizes from a :class:`symq.laws.Distribution` with a closed-form ``partial_moment`` (the
+    named laws of :data:`symq.laws.SIZE_LAWS`: lognormal, Weibull, Erlang, gamma, uniform, ...):
+    its cdf, ccdf, partial moments of orders 1 and 2 and samples, used directly.  A law whose
+    partial moments would come from the per-point quadrature is tabulated once
+    (:func:`from_distribution`) so that value iteration on large grids stays cheap.
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``param`` for a law off ``[0, inf)`` or without finite mean and variance.
+
+    Examples
+    --------
+    >>> from symq.laws import as_law
+    >>> X = from_law(as_law("lognormal", scv=4.0))
+    >>> round(X.mean, 12), round(X.scv, 10)
+    (1.0, 4.0)
+    """
+    if not _has_closed_partial(law):
+        return from_distribution(law, name, param=param)
+    domain = "a job-size law on [0, inf) with finite mean and variance"
+    try:
+        low = float(law.support()[0])
+        mean, second = float(law.mean()), float(law.moment(2))
+    except (TypeError, ValueError, InvalidParameter) as exc:
+        raise InvalidParameter(param, describe_law(law), domain, str(exc)) from None
+    if low < 0 or not (math.isfinite(mean) and mean > 0 and math.isfinite(second)):
+        raise InvalidParameter(param, describe_law(law), domain)
+    return SizeLaw(name=name or repr(law), mean=mean, second_moment=second,
+                   _cdf=lambda x: np.asarray(law.cdf(x), dtype=float),
+                   _ccdf=lambda x: np.asarray(law.ccdf(x), dtype=float),
+                   _partial=lambda x: np.asarray(law.partial_moment(1, x), dtype=float),
+                   _partial2=lambda x: np.asarray(law.partial_moment(2, x), dtype=float),
+                   _sample=lambda n, g: np.asarray(law.sample(n, rng=g), dtype=float),
+                   is_exponential=bool(law.is_exponential))
+
+
 def from_phase_type(alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> SizeLaw:  # noqa: N803
     """Sizes from a phase-type representation ``(alpha, A)`` (exact partial moments by expm)."""
     import scipy.linalg
@@ -303,7 +347,8 @@ def as_size_law(law: Any, name: str = "sizes") -> SizeLaw:
                            f"symq Distribution or one of {', '.join(SIZE_NAMES)}")
 
 
-#: Names accepted by :func:`get_sizes` (the ``sizes=`` option of the ``dispatch`` model).
+#: The names of the job-size laws built as before the laws' vocabulary (:func:`get_sizes` accepts
+#: every name of :data:`symq.laws.SIZE_LAWS`).
 SIZE_NAMES = ("exp", "uniform", "h2")
 
 
@@ -368,17 +413,46 @@ def hyperexponential2(scv: float) -> SizeLaw:
     return SizeLaw(f"H2(scv={scv:g})", 1.0, second, cdf, ccdf, partial(1), partial(2), sample)
 
 
-def get_sizes(name: str = "exp", scv: float = 4.0) -> SizeLaw:
-    """A size law with mean 1 by name: ``exp``, ``uniform`` on (0, 2), ``h2`` (balanced means)
-    with the given SCV."""
+def get_sizes(name: str = "exp", scv: float | None = None) -> SizeLaw:
+    """A size law with mean 1 by a name of the laws' vocabulary :data:`symq.laws.SIZE_LAWS`
+    (``exp``, ``det``, ``erlang``, ``h2``, ``gamma``, ``lognormal``, ``weibull``, ``pareto``,
+    ``lomax``, ``uniform``) and its SCV (:func:`symq.laws.size_law`).
+
+    Two defaults keep the dispatching model's earlier meaning: ``h2`` without ``scv`` has SCV 4
+    (the paper's), ``uniform`` without ``scv`` is uniform on (0, 2) (SCV 1/3, tabulated partial
+    moments as before).  ``exp``, ``uniform`` and ``h2`` are built as before (:func:`exponential`,
+    :func:`hyperexponential2`), so their values do not change; every other name goes through
+    :func:`symq.laws.as_law` and :func:`from_law`.
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``sizes`` for an unknown name, ``scv`` for an SCV the law cannot have (or one
+        missing where the law needs it).
+
+    Examples
+    --------
+    >>> get_sizes("weibull", 2.0).scv    # doctest: +ELLIPSIS
+    2.0...
+    """
     import scipy.stats
 
-    key = str(name).lower()
-    if key == "exp":
+    from symq.laws import SIZE_LAWS, as_law
+
+    key = str(name).strip().lower()
+    if key not in SIZE_LAWS:
+        raise InvalidParameter("sizes", name, "one of " + ", ".join(SIZE_LAWS))
+    if key == "exp" and scv is None:
         return exponential(1.0)
-    if key == "uniform":
+    if key == "uniform" and scv is None:
         return from_scipy(scipy.stats.uniform(0.0, 2.0), name="uniform(0, 2)")
     if key == "h2":
-        return hyperexponential2(real_value("scv", scv, f"a real number in (1, {H2_SCV_MAX:g}] "
+        c2 = 4.0 if scv is None else scv
+        return hyperexponential2(real_value("scv", c2, f"a real number in (1, {H2_SCV_MAX:g}] "
                                             "for h2 sizes", lambda c: 1 < c <= H2_SCV_MAX))
-    raise InvalidParameter("sizes", name, "one of exp, uniform, h2")
+    return from_law(as_law(key, "sizes", mean=1.0, scv=scv), name=_law_label(key, scv))
+
+
+def _law_label(key: str, scv: float | None) -> str:
+    """The readable name of a law of the vocabulary with mean 1, ``lognormal(scv=4)``."""
+    return key if scv is None else f"{key}(scv={float(scv):g})"

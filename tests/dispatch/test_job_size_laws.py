@@ -115,3 +115,36 @@ def test_the_simulator_takes_the_law_object() -> None:
 def test_bad_laws_are_refused_with_their_name(law, match) -> None:
     with pytest.raises(InvalidParameter, match=match):
         exact_rnd(2, 0.5, law)
+
+
+# ------------------------------------------------------------------ the laws' vocabulary by name
+
+@pytest.mark.parametrize("name, scv, frozen", [
+    ("lognormal", 4.0, scipy.stats.lognorm(math.sqrt(math.log(5.0)),
+                                           scale=math.exp(-0.5 * math.log(5.0)))),
+    ("erlang", 0.5, scipy.stats.gamma(2, scale=0.5)),
+    ("gamma", 2.0, scipy.stats.gamma(0.5, scale=2.0)),
+])
+def test_every_name_of_the_vocabulary_is_a_law_with_mean_one(name, scv, frozen) -> None:
+    law = get_sizes(name, scv)
+    assert law.mean == pytest.approx(1.0, rel=1e-12) and law.scv == pytest.approx(scv, rel=1e-9)
+    for x in (0.3, 1.0, 6.0):     # E[X^k; X <= x] by quadrature of scipy's own density
+        for k, verb in ((1, law.partial_mean), (2, law.partial_second_moment)):
+            want = quad(lambda t: t ** k * frozen.pdf(t), 0.0, x, epsabs=0, epsrel=1e-12,
+                        limit=200)[0]
+            assert float(verb(x)) == pytest.approx(want, rel=1e-9)
+    assert not law.is_exponential
+
+
+def test_the_paper_defaults_without_scv() -> None:
+    assert get_sizes("h2").name == "H2(scv=4)" and get_sizes("h2").scv == pytest.approx(4.0)
+    uniform = get_sizes("uniform")
+    assert uniform.name == "uniform(0, 2)" and uniform.second_moment == pytest.approx(4 / 3)
+
+
+def test_a_lognormal_law_is_simulated_and_refused_by_the_exact_formulas() -> None:
+    law = get_sizes("lognormal", 4.0)
+    est = simulate_dispatch("jsq", 2, 0.5, law, n_jobs=200_000, rng=3)
+    assert 1.0 < est.ET.mean < 4.0
+    with pytest.raises(InvalidParameter, match="sizes"):
+        exact_lwl(2, 0.5, law)
