@@ -432,8 +432,8 @@ def get_sizes(name: str = "exp", scv: float | None = None) -> SizeLaw:
 
     Examples
     --------
-    >>> get_sizes("weibull", 2.0).scv    # doctest: +ELLIPSIS
-    2.0...
+    >>> round(get_sizes("weibull", 2.0).scv, 10), get_sizes("weibull", 2.0).name
+    (2.0, 'weibull(scv=2)')
     """
     import scipy.stats
 
