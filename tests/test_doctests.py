@@ -8,12 +8,14 @@ import pytest
 
 import symq.core
 import symq.dispatch
+import symq.laws
 import symq.me
 import symq.meanfield
 import symq.routing
 import symq.window
 
-PACKAGES = (symq.core, symq.dispatch, symq.me, symq.meanfield, symq.routing, symq.window)
+PACKAGES = (symq.core, symq.dispatch, symq.laws, symq.me, symq.meanfield, symq.routing,
+            symq.window)
 
 
 def _modules_with_examples():
@@ -33,7 +35,7 @@ MODULES = _modules_with_examples()
 
 def test_packages_have_docstring_examples():
     assert {"symq.core.compiler", "symq.core.parameters", "symq.core.sweep",
-            "symq.me"} <= set(MODULES)
+            "symq.me", "symq.laws.continuous"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)
