@@ -60,7 +60,7 @@ def main() -> None:
 
     print(f"python {platform.python_version()}, numba {numba.__version__}, numpy {np.__version__}")
     simulate_jsq(N=10, d=2, lam=0.5, n_jobs=10_000, rng=0)  # compile / load the cache
-    simulate_jsq(N=10, d=2, lam=0.5, n_jobs=10_000, rng=0, service=h2())
+    simulate_jsq(N=10, d=2, lam=0.5, n_jobs=10_000, rng=0, sizes=h2())
 
     lam = 0.9
     mf = sum(lam ** (2.0**k - 1.0) for k in range(1, 60)) / lam
@@ -72,7 +72,7 @@ def main() -> None:
     ]
     rates = {}
     for name, kw, service, ref in cases:
-        est = simulate_jsq(lam=lam, n_jobs=args.jobs, service=service, rng=1, **kw)
+        est = simulate_jsq(lam=lam, n_jobs=args.jobs, sizes=service, rng=1, **kw)
         rates[name] = est.jobs_per_second
         print(f"{name:42s} {args.jobs:10d} {est.jobs_per_second:12.3e}  {est.ET}  ({ref})")
 

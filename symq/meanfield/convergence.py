@@ -48,6 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.integrate import solve_ivp
 
+from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
 from symq.core.parameters import integer_value, real_value
 from symq.core.result import Exactness, ResultBase
@@ -72,7 +73,8 @@ STARTS = ("empty", "heavy", "random")
 # --------------------------------------------------------------------------------------------
 
 
-def drift(X: Any, d: int, lam: float, law: PhaseType) -> Any:  # noqa: N803
+@renamed_keywords(law="sizes")
+def drift(X: Any, d: int, lam: float, sizes: PhaseType) -> Any:  # noqa: N803
     """Right-hand side of the SQ(d) mean-field ODE with PH service, truncated at ``K`` levels.
 
     ``X`` has shape ``(..., K, m)`` (leading batch axes allowed, complex entries allowed):
@@ -82,11 +84,12 @@ def drift(X: Any, d: int, lam: float, law: PhaseType) -> Any:  # noqa: N803
     :func:`symq.meanfield.jsq_ph.jsq_ph_drift` (its batched core, so that the complex-step
     Jacobian is one call).  No parameter checks.
     """
-    return batched_drift(X, d, lam, law.alpha, law.A)
+    return batched_drift(X, d, lam, sizes.alpha, sizes.A)
 
 
+@renamed_keywords(law="sizes")
 def deviation_drift(Y: NDArray[np.float64], P: NDArray[np.float64],  # noqa: N803
-                    d: int, lam: float, law: PhaseType) -> NDArray[np.float64]:
+                    d: int, lam: float, sizes: PhaseType) -> NDArray[np.float64]:
     """``F(P + Y) - F(P)`` of :func:`drift` computed without cancellation (shape ``(K, m)``).
 
     The drift is linear except for the arrival terms ``lam h_d(u_{k-1}, u_k)(x_{k-1} - x_k)``
@@ -95,18 +98,18 @@ def deviation_drift(Y: NDArray[np.float64], P: NDArray[np.float64],  # noqa: N80
     fixed point can be followed far below ``eps |P|`` (the floor of integrating ``x`` itself).
     """
     P = np.asarray(P, dtype=float)  # noqa: N806
-    increment = _deviation_rhs(P, d, lam, law, with_residual=False)
+    increment = _deviation_rhs(P, d, lam, sizes, with_residual=False)
     return increment(0.0, np.asarray(Y, dtype=float).ravel()).reshape(P.shape)
 
 
-def _deviation_rhs(P: NDArray[np.float64], d: int, lam: float, law: PhaseType,  # noqa: N803
+def _deviation_rhs(P: NDArray[np.float64], d: int, lam: float, sizes: PhaseType,  # noqa: N803
                    with_residual: bool = True) -> Any:
     """:func:`deviation_drift` at ``P`` (plus ``F(P)`` if ``with_residual``) as a flat
     ``rhs(t, y)``, with the coefficients that depend on ``P`` alone computed once."""
     shape, m = P.shape, P.shape[1]
-    alpha, A = law.alpha, law.A  # noqa: N806
+    alpha, A = sizes.alpha, sizes.A  # noqa: N806
     exit_ = -A.sum(axis=1)
-    f0 = drift(P, d, lam, law) if with_residual else 0.0  # the Newton residual, ~1e-16
+    f0 = drift(P, d, lam, sizes) if with_residual else 0.0  # the Newton residual, ~1e-16
     pu = P.sum(axis=1)
     pu_prev = np.concatenate([[1.0], pu[:-1]])
     dp = np.vstack([np.zeros((1, m)), P[:-1]]) - P
@@ -141,7 +144,8 @@ def _deviation_rhs(P: NDArray[np.float64], d: int, lam: float, law: PhaseType,  
     return rhs
 
 
-def jacobian(X: Any, d: int, lam: float, law: PhaseType) -> NDArray[np.float64]:  # noqa: N803
+@renamed_keywords(law="sizes")
+def jacobian(X: Any, d: int, lam: float, sizes: PhaseType) -> NDArray[np.float64]:  # noqa: N803
     """The Jacobian of :func:`drift` at ``X`` (shape ``(K, m)``), flattened row-major.
 
     Complex-step differentiation (Squire & Trapp, SIAM Review 40, 1998): the drift is a
@@ -151,29 +155,30 @@ def jacobian(X: Any, d: int, lam: float, law: PhaseType) -> NDArray[np.float64]:
     n = X.size
     step = 1e-30
     probe = X[None, :, :] + 1j * step * np.eye(n).reshape((n,) + X.shape)
-    return np.ascontiguousarray(drift(probe, d, lam, law).reshape(n, n).imag.T / step)
+    return np.ascontiguousarray(drift(probe, d, lam, sizes).reshape(n, n).imag.T / step)
 
 
-def spectral_abscissa(X: Any, d: int, lam: float, law: PhaseType  # noqa: N803
+@renamed_keywords(law="sizes")
+def spectral_abscissa(X: Any, d: int, lam: float, sizes: PhaseType  # noqa: N803
                       ) -> tuple[float, NDArray[np.complex128]]:
     """Largest real part of the eigenvalues of the Jacobian at ``X``, and the eigenvalues
     sorted by decreasing real part."""
-    ev = np.linalg.eigvals(jacobian(X, d, lam, law))
+    ev = np.linalg.eigvals(jacobian(X, d, lam, sizes))
     ev = ev[np.argsort(-ev.real)]
     return float(ev[0].real), ev
 
 
-def _newton(X0: NDArray[np.float64], d: int, lam: float, law: PhaseType  # noqa: N803
+def _newton(X0: NDArray[np.float64], d: int, lam: float, sizes: PhaseType  # noqa: N803
             ) -> tuple[NDArray[np.float64], float]:
     """Zero of the truncated drift near ``X0`` (Newton with the exact Jacobian)."""
     X = X0.copy()  # noqa: N806
     for _ in range(30):
-        F = drift(X, d, lam, law)  # noqa: N806
+        F = drift(X, d, lam, sizes)  # noqa: N806
         if np.max(np.abs(F)) < 1e-15:
             break
-        step = np.linalg.solve(jacobian(X, d, lam, law), -F.ravel())
+        step = np.linalg.solve(jacobian(X, d, lam, sizes), -F.ravel())
         X = X + step.reshape(X.shape)  # noqa: N806
-    residual = float(np.max(np.abs(drift(X, d, lam, law))))
+    residual = float(np.max(np.abs(drift(X, d, lam, sizes))))
     if not residual < 1e-12:
         raise NotConverged("convergence_rate: Newton on the truncated drift", residual, 1e-12, 30)
     return X, residual
@@ -257,14 +262,14 @@ class ConvergenceRate(ResultBase):
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def _law(service: Any) -> PhaseType:
-    return as_phase_type(([1.0], [[-1.0]]) if service is None else service, "service")
+def _law(sizes: Any) -> PhaseType:
+    return as_phase_type(([1.0], [[-1.0]]) if sizes is None else sizes, "sizes")
 
 
-def _fixed_point(d: int, lam: float, law: PhaseType, K: int | None,  # noqa: N803
+def _fixed_point(d: int, lam: float, sizes: PhaseType, K: int | None,  # noqa: N803
                  tail_tol: float) -> tuple[NDArray[np.float64], int]:
     """Fixed point (shape ``(K, m)``) of the infinite system, cut or zero-padded to ``K``."""
-    fp = solve_jsq_ph(d, lam, law)
+    fp = solve_jsq_ph(d, lam, sizes)
     x = np.asarray(fp.x, dtype=float)
     if K is None:
         below = np.nonzero(x.sum(axis=1) < tail_tol)[0]
@@ -277,14 +282,14 @@ def _fixed_point(d: int, lam: float, law: PhaseType, K: int | None,  # noqa: N80
     return x, int(K)
 
 
-def _start(kind: str, K: int, law: PhaseType, heavy: int,  # noqa: N803
+def _start(kind: str, K: int, sizes: PhaseType, heavy: int,  # noqa: N803
            rng: np.random.Generator) -> NDArray[np.float64]:
-    m = law.alpha.size
+    m = sizes.alpha.size
     if kind == "empty":
         return np.zeros((K, m))
     if kind == "heavy":  # every server holds `heavy` jobs, the one in service in phase alpha
         X = np.zeros((K, m))  # noqa: N806
-        X[:heavy] = law.alpha
+        X[:heavy] = sizes.alpha
         return X
     # a random monotone occupancy vector: u_1 uniform, then ratios uniform in (0.05, 0.7)
     u = rng.uniform(0.0, 1.0) * np.cumprod(np.concatenate([[1.0], rng.uniform(0.05, 0.7, K - 1)]))
@@ -309,7 +314,8 @@ def _fit(t: NDArray[np.float64], dist: NDArray[np.float64], window: tuple[float,
     return float(-slope), resid, (float(ts[0]), float(ts[-1]), n), float(abs(s1 - s2) / abs(slope))
 
 
-def convergence_rate(d: int, lam: float, service: Any = None, *, starts: Any = STARTS,
+@renamed_keywords(service="sizes")
+def convergence_rate(d: int, lam: float, sizes: Any = None, *, starts: Any = STARTS,
                      n_random: int = 2, K: int | None = None, extra: int = 10,  # noqa: N803
                      heavy: int = 5, window: tuple[float, float] = WINDOW,
                      tail_tol: float = TAIL_TOL, method: str = "LSODA", rtol: float = 1e-10,
@@ -332,7 +338,7 @@ def convergence_rate(d: int, lam: float, service: Any = None, *, starts: Any = S
         Number of queues sampled per arrival (``>= 1``).
     lam : float
         Per-server arrival rate, ``lam E[X] < 1``.
-    service : PhaseType, (alpha, A), optional
+    sizes : PhaseType, (alpha, A), optional
         Job-size law (default: unit-mean exponential).
     starts : sequence of {"empty", "heavy", "random"}
         Initial states: the empty system, every server holding ``heavy`` jobs (the job in
@@ -365,7 +371,7 @@ def convergence_rate(d: int, lam: float, service: Any = None, *, starts: Any = S
     Raises
     ------
     InvalidParameter
-        Naming ``d``, ``lam``, ``service``, ``starts``, ``n_random``, ``K``, ``extra``, ``heavy``,
+        Naming ``d``, ``lam``, ``sizes``, ``starts``, ``n_random``, ``K``, ``extra``, ``heavy``,
         ``window`` or ``tail_tol``.
     StabilityError
         ``lam E[X] >= 1``.
@@ -378,7 +384,7 @@ def convergence_rate(d: int, lam: float, service: Any = None, *, starts: Any = S
     d = integer_value("d", d, 1, "the number of sampled queues")
     lam = real_value("lam", lam, "a finite real number > 0 (the per-server arrival rate)",
                      lambda v: v > 0)
-    law = _law(service)
+    law = _law(sizes)
     if lam * law.mean() >= 1:
         raise StabilityError(f"per-server load lam*E[X]={lam * law.mean():.6g} must be < 1")
     starts = tuple(starts) if not isinstance(starts, str) else (starts,)
@@ -473,7 +479,8 @@ def convergence_rate(d: int, lam: float, service: Any = None, *, starts: Any = S
 # --------------------------------------------------------------------------------------------
 
 
-def mph1_tail(lam: float, service: Any, levels: int) -> NDArray[np.float64]:
+@renamed_keywords(service="sizes")
+def mph1_tail(lam: float, sizes: Any, levels: int) -> NDArray[np.float64]:
     """``P(Q >= k)``, ``k = 1..levels``, of the M/PH/1 FCFS queue (matrix-geometric, explicit R).
 
     Neuts (1981, Chapter 3, the M/PH/1 queue): with ``rho = lam E[X] < 1``, the stationary
@@ -483,7 +490,7 @@ def mph1_tail(lam: float, service: Any, levels: int) -> NDArray[np.float64]:
     ``P(Q >= k) = (1 - rho) alpha R^k (I - R)^{-1} 1``.
     The residual of the QBD equation ``lam I + R (A - lam I) + R^2 a alpha = 0`` is checked.
     """
-    law = _law(service)
+    law = _law(sizes)
     lam = real_value("lam", lam, "a finite real number > 0", lambda v: v > 0)
     levels = integer_value("levels", levels, 1)
     alpha, A = law.alpha, law.A  # noqa: N806
@@ -540,7 +547,8 @@ class MG1Comparison(ResultBase):
     exactness: Exactness = Exactness.NUMERIC
 
 
-def mg1_comparison(d: int, lam: float, service: Any = None, levels: int = 8) -> MG1Comparison:
+@renamed_keywords(service="sizes")
+def mg1_comparison(d: int, lam: float, sizes: Any = None, levels: int = 8) -> MG1Comparison:
     """Compare the JSQ(d) mean-field fixed point with the M/G/1 queue-length tail (same law).
 
     ``d = 1`` is exactly M/PH/1 (each server an independent M/PH/1 queue with rate ``lam``);
@@ -553,7 +561,7 @@ def mg1_comparison(d: int, lam: float, service: Any = None, levels: int = 8) -> 
         Probes per arrival, ``>= 1``.
     lam : float
         Arrival rate, ``lam E[X] < 1``.
-    service : PhaseType or (alpha, A), optional
+    sizes : PhaseType or (alpha, A), optional
         Job-size law (default: unit-mean exponential).
     levels : int, default 8
         Levels ``k = 1..levels`` listed.
@@ -565,7 +573,7 @@ def mg1_comparison(d: int, lam: float, service: Any = None, levels: int = 8) -> 
     d = integer_value("d", d, 1, "the number of sampled queues")
     lam = real_value("lam", lam, "a finite real number > 0", lambda v: v > 0)
     levels = integer_value("levels", levels, 1)
-    law = _law(service)
+    law = _law(sizes)
     if lam * law.mean() >= 1:
         raise StabilityError(f"per-server load lam*E[X]={lam * law.mean():.6g} must be < 1")
     fp = solve_jsq_ph(d, lam, law)

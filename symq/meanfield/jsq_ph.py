@@ -40,6 +40,7 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
 from symq.core.parameters import integer_value, real_value
 from symq.core.resources import require_memory
@@ -102,7 +103,8 @@ def _exponential_levels(d: int, rho: float, tail: float = TAIL) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def jsq_ph_drift(x: ArrayLike, d: int, lam: float, service: Any,
+@renamed_keywords(service="sizes")
+def jsq_ph_drift(x: ArrayLike, d: int, lam: float, sizes: Any,
                  x_next: ArrayLike | None = None) -> NDArray[np.float64]:
     """Right-hand side of the mean-field ODE of SQ(d) with PH service (module docstring).
 
@@ -113,7 +115,7 @@ def jsq_ph_drift(x: ArrayLike, d: int, lam: float, service: Any,
         phase ``j``.
     d, lam : int, float
         Number of probes and per-server arrival rate.
-    service : PhaseType, (alpha, A) or ME with a phase-type form
+    sizes : PhaseType, (alpha, A) or ME with a phase-type form
         The job-size law (converted by :func:`symq.laws.as_phase_type`).
     x_next : array_like, shape (m,), optional
         ``x_{K+1}`` (default 0: the ODE truncated at ``K`` levels).
@@ -124,7 +126,7 @@ def jsq_ph_drift(x: ArrayLike, d: int, lam: float, service: Any,
         ``dx_k/dt`` for ``k = 1..K``.
     """
     d, lam = _check_d_lam(d, lam)
-    law = as_phase_type(service, "service")
+    law = as_phase_type(sizes, "sizes")
     a_vec, T = law.alpha, law.A  # noqa: N806
     X = np.asarray(x, dtype=float)  # noqa: N806
     if X.ndim != 2 or X.shape[1] != a_vec.size or X.shape[0] < 1:
@@ -309,7 +311,8 @@ class JSQPHFixedPoint(ResultBase):
         return out
 
 
-def solve_jsq_ph(d: int, lam: float, service: Any, *, tol: float = 1e-12,
+@renamed_keywords(service="sizes")
+def solve_jsq_ph(d: int, lam: float, sizes: Any, *, tol: float = 1e-12,
                  K: int | None = None, max_iter: int = 100_000,  # noqa: N803
                  max_levels: int = MAX_LEVELS) -> JSQPHFixedPoint:
     """Mean-field fixed point of JSQ(d) with phase-type service, FCFS (cavity QBD iteration).
@@ -329,7 +332,7 @@ def solve_jsq_ph(d: int, lam: float, service: Any, *, tol: float = 1e-12,
         Number of queues probed per arrival, ``>= 1`` (``d = 1``: M/PH/1, Pollaczek-Khinchine).
     lam : float
         Per-server arrival rate, ``lam E[X] < 1``.
-    service : PhaseType, (alpha, A) or ME with a phase-type form
+    sizes : PhaseType, (alpha, A) or ME with a phase-type form
         The job-size law (converted by :func:`symq.laws.as_phase_type`; a law without a
         phase-type form is refused with a message that says so).
     tol : float, default 1e-12
@@ -348,7 +351,7 @@ def solve_jsq_ph(d: int, lam: float, service: Any, *, tol: float = 1e-12,
     Raises
     ------
     InvalidParameter
-        Bad ``d``, ``lam``, ``service``, ``tol``, ``K``, ``max_iter`` or ``max_levels``.
+        Bad ``d``, ``lam``, ``sizes``, ``tol``, ``K``, ``max_iter`` or ``max_levels``.
     StabilityError
         ``lam E[X] >= 1``.
     NotConverged
@@ -363,7 +366,7 @@ def solve_jsq_ph(d: int, lam: float, service: Any, *, tol: float = 1e-12,
     2.614057
     """
     d, lam = _check_d_lam(d, lam)
-    law = as_phase_type(service, "service")
+    law = as_phase_type(sizes, "sizes")
     a_vec, T, mean = law.alpha.copy(), law.A.copy(), law.mean()  # noqa: N806
     _check_stable(d, lam, mean)
     tol = real_value("tol", tol, "a finite real number > 0", lambda v: v > 0)
@@ -428,7 +431,7 @@ def solve_jsq_ph(d: int, lam: float, service: Any, *, tol: float = 1e-12,
                                    f"Houdt's SQ_PH.m), K={u.size} levels, {total_iter} iterations"))
 
 
-def _light_traffic(d: int, lam: float, law: PhaseType, a_vec: NDArray[np.float64],
+def _light_traffic(d: int, lam: float, sizes: PhaseType, a_vec: NDArray[np.float64],
                    T: NDArray[np.float64], mean: float,  # noqa: N803
                    levels: int) -> JSQPHFixedPoint:
     """The fixed point at a load ``rho = lam E[X] < 1e-200``, to double precision.
@@ -443,14 +446,14 @@ def _light_traffic(d: int, lam: float, law: PhaseType, a_vec: NDArray[np.float64
     ``u_k = O(rho^2) < 1e-400``: 0 in double precision (``levels`` of them are returned).
     """
     rho = lam * mean
-    theta = stationary_phase(law)
-    second = float(ph_moments(law, 2)[1])
+    theta = stationary_phase(sizes)
+    second = float(ph_moments(sizes, 2)[1])
     wait = rho ** d * second / (2.0 * mean)
     u = np.zeros(levels)
     x = np.zeros((levels, theta.size))
     u[0], x[0] = rho, rho * theta
     with np.errstate(under="ignore"):
-        drift = jsq_ph_drift(x, d, lam, law)
+        drift = jsq_ph_drift(x, d, lam, sizes)
     et = mean + wait
     return JSQPHFixedPoint(d=d, lam=lam, alpha=a_vec, A=T, mean=mean, u=u, x=x, EQ=lam * et,
                            ET=et, EW=wait, iterations=0,
@@ -460,7 +463,8 @@ def _light_traffic(d: int, lam: float, law: PhaseType, a_vec: NDArray[np.float64
                                   "u_1 = lam E[X], E[W] = (lam E[X])^d E[X^2]/(2 E[X])")
 
 
-def product_form_candidate(d: int, lam: float, service: Any,
+@renamed_keywords(service="sizes")
+def product_form_candidate(d: int, lam: float, sizes: Any,
                            K: int | None = None) -> NDArray[np.float64]:  # noqa: N803
     """Li's product-form candidate ``x_k = u_k theta``, ``u_k = rho^((d^k-1)/(d-1))``, ``k = 1..K``.
 
@@ -469,20 +473,21 @@ def product_form_candidate(d: int, lam: float, service: Any,
     first level with ``u_K < 1e-16``.  Returns an array of shape ``(K, m)``.
     """
     d, lam = _check_d_lam(d, lam)
-    law = as_phase_type(service, "service")
+    law = as_phase_type(sizes, "sizes")
     _check_stable(d, lam, law.mean())
     return _candidate(d, lam, law, K)
 
 
-def _candidate(d: int, lam: float, law: PhaseType, K: int | None) -> NDArray[np.float64]:  # noqa: N803
-    rho = lam * law.mean()
+def _candidate(d: int, lam: float, sizes: PhaseType, K: int | None) -> NDArray[np.float64]:  # noqa: N803
+    rho = lam * sizes.mean()
     if K is None:
         K = _exponential_levels(d, rho)  # noqa: N806
     K = integer_value("K", K, 1)  # noqa: N806
-    return _exponential_tail(d, rho, int(K))[:, None] * stationary_phase(law)[None, :]
+    return _exponential_tail(d, rho, int(K))[:, None] * stationary_phase(sizes)[None, :]
 
 
-def product_form_residual(d: int, lam: float, service: Any,
+@renamed_keywords(service="sizes")
+def product_form_residual(d: int, lam: float, sizes: Any,
                           K: int | None = None) -> NDArray[np.float64]:  # noqa: N803
     """Max abs drift per level of Li's product-form candidate plugged into the mean-field ODE.
 
@@ -503,7 +508,7 @@ def product_form_residual(d: int, lam: float, service: Any,
     True
     """
     d, lam = _check_d_lam(d, lam)
-    law = as_phase_type(service, "service")
+    law = as_phase_type(sizes, "sizes")
     _check_stable(d, lam, law.mean())
     if K is None:
         K = _exponential_levels(d, lam * law.mean())  # noqa: N806
@@ -512,7 +517,8 @@ def product_form_residual(d: int, lam: float, service: Any,
     return np.max(np.abs(drift), axis=1)
 
 
-def product_form_ET(d: int, lam: float, service: Any) -> float:  # noqa: N802
+@renamed_keywords(service="sizes")
+def product_form_ET(d: int, lam: float, sizes: Any) -> float:  # noqa: N802
     """``E[T]`` of Li's product form: ``sum_k rho^((d^k-1)/(d-1)) / lam`` (the exponential value).
 
     Examples
@@ -521,7 +527,7 @@ def product_form_ET(d: int, lam: float, service: Any) -> float:  # noqa: N802
     2.614057
     """
     d, lam = _check_d_lam(d, lam)
-    mean = as_phase_type(service, "service").mean()
+    mean = as_phase_type(sizes, "sizes").mean()
     _check_stable(d, lam, mean)
     rho = lam * mean
     levels = _exponential_levels(d, rho, 1e-18)

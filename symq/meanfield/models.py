@@ -29,7 +29,7 @@ from symq.core.registry import ModelSpec
 from symq.core.result import Exactness, Result
 
 from .jsq_ph import product_form_ET, product_form_residual, solve_jsq_ph
-from symq.laws import hyperexponential2
+from symq.laws import as_phase_type, hyperexponential2, size_law
 from .refined_ph import refined_jsq_ph
 from .results import RefinedJSQ
 from .simulation import simulate_jsq
@@ -191,25 +191,35 @@ JSQ_PH = ModelSpec(
              "product_form_ET", "product_form_residual", "alpha", "A"),
 )
 
-SERVICE = Parameter("service", Choice(("exp", "H2")), typical="exp", required=False,
-                    default="exp", description="job-size law, mean 1: exp, or H2(1, scv, f)")
-#: ``scv`` and ``f`` of ``jsq-ph``, optional here (used by ``service=H2`` only).
+#: The job-size laws of ``jsq-sim``: the names of :data:`symq.laws.SIZE_LAWS` whose law has a
+#: phase-type form the JSQ kernel can walk (``det``, ``gamma``, ``lognormal``, ... have none).
+JSQ_SIM_LAWS = ("exp", "h2", "erlang")
+SIZES = Parameter("sizes", Choice(JSQ_SIM_LAWS), typical="exp", required=False,
+                  default="exp",
+                  description="job-size law, mean 1: exp, h2 (H2(1, scv, f)) or erlang (scv = 1/k)")
+#: ``scv`` and ``f`` of ``jsq-ph``, optional here (``scv`` for ``sizes=h2`` or ``erlang``, ``f``
+#: for ``sizes=h2`` only).
 SCV_H2 = dataclasses.replace(SCV, required=False, default=None,
-                             description=SCV.description + "; service=H2 only")
+                             description="squared coefficient of variation of the job size "
+                                         "(>= 1 for sizes=h2, 1/k for sizes=erlang)")
 F_H2 = dataclasses.replace(F_BRANCH, required=False, default=None,
-                           description=F_BRANCH.description + "; service=H2 only (default 0.5)")
+                           description=F_BRANCH.description + "; sizes=h2 only (default 0.5)")
 #: Departures simulated by default: about 0.3 s at N = 100 (10^6 jobs at 3-4 million a second).
 SIM_JOBS = 10**6
 
 
-def jsq_sim_model(N: int, d: int, lam: float, service: str = "exp",  # noqa: N803
+def jsq_sim_model(N: int, d: int, lam: float, sizes: str = "exp",  # noqa: N803
                   scv: float | None = None, f: float | None = None, n_jobs: int = SIM_JOBS,
                   n_batches: int = 30, level: float = 0.95, rng: RngLike = None,
                   progress: bool = False) -> Result:
     """The registered ``jsq-sim`` model: :func:`~symq.meanfield.simulation.simulate_jsq` with
-    ``N`` servers, JSQ(``d``), per-server arrival rate ``lam``, exponential or H2(1, scv, f)
-    job sizes (mean 1, as ``jsq-ph``), FCFS, probes with replacement, started empty, the warm-up
-    chosen from the data (MSER-5, :func:`symq.core.simoutput.analyse_series`).
+    ``N`` servers, JSQ(``d``), per-server arrival rate ``lam``, exponential, H2(1, scv, f) or
+    Erlang(k = 1/scv, mean 1) job sizes (mean 1, as ``jsq-ph``), FCFS, probes with replacement,
+    started empty, the warm-up chosen from the data (MSER-5,
+    :func:`symq.core.simoutput.analyse_series`).
+
+    ``sizes`` is a name of :data:`JSQ_SIM_LAWS` (case-insensitive: the former ``service=H2``
+    is read as ``sizes=h2``, with a warning, by :attr:`~symq.core.registry.ModelSpec.renamed`).
 
     Returns
     -------
@@ -222,31 +232,41 @@ def jsq_sim_model(N: int, d: int, lam: float, service: str = "exp",  # noqa: N80
     Raises
     ------
     InvalidParameter
-        ``scv`` or ``f`` with ``service=exp``, ``scv`` missing with ``service=H2``, values out
-        of their domains.
+        ``scv`` or ``f`` with ``sizes=exp``, ``f`` with ``sizes=erlang``, ``scv`` missing with
+        ``sizes=h2`` or ``erlang``, an ``scv`` the law cannot have, values out of their domains.
     StabilityError
         ``lam >= 1``.
     """
-    if service == "exp":
+    sizes = str(sizes).lower()
+    if sizes == "exp":
         for name, value in (("scv", scv), ("f", f)):
             if value is not None and not (name == "scv" and value == 1):
-                raise InvalidParameter(name, value, "absent with service=exp",
-                                       "set service=H2 for a hyperexponential job size")
+                raise InvalidParameter(name, value, "absent with sizes=exp",
+                                       "set sizes=h2 for a hyperexponential job size")
         law = None
+        law_text = "exp(1)"
+    elif sizes == "erlang":
+        if f is not None:
+            raise InvalidParameter("f", f, "absent with sizes=erlang",
+                                   "f is the branch probability of sizes=h2")
+        if scv is None:
+            raise InvalidParameter("scv", MISSING, "1/k for an integer k >= 1 (sizes=erlang)")
+        law = as_phase_type(size_law("erlang", 1.0, scv), "sizes")
+        law_text = f"Erlang(k={law.order}, mean 1)"
     else:
         if scv is None:
-            raise InvalidParameter("scv", MISSING, SCV.domain.describe() + " (service=H2)")
+            raise InvalidParameter("scv", MISSING, SCV.domain.describe() + " (sizes=h2)")
         f = 0.5 if f is None else f
         law = hyperexponential2(1.0, scv, f)
+        law_text = f"H2(1, scv={scv:g}, f={f:g})"
     est = simulate_jsq(N, d, lam, law, n_jobs=n_jobs, n_batches=n_batches, level=level, rng=rng,
                        progress=progress)
     ew = est.EW
     values = {"ET": est.ET, "EW": ew, "EQ": est.EQ, "utilisation": est.utilisation,
               "tail": est.tail.tolist(), "n_jobs": est.n_jobs, "n_batches": est.n_batches,
               "jobs_per_second": est.jobs_per_second}
-    law_text = "exp(1)" if law is None else f"H2(1, scv={scv:g}, f={f:g})"
     return Result(model="jsq-sim",
-                  params={"N": N, "d": d, "lam": lam, "service": service, "scv": scv, "f": f,
+                  params={"N": N, "d": d, "lam": lam, "sizes": sizes, "scv": scv, "f": f,
                           "n_jobs": est.n_jobs, "n_batches": est.n_batches, "level": level},
                   values=values,
                   method=(f"simulation of JSQ({d}) with N={N} servers and {law_text} job sizes "
@@ -261,11 +281,12 @@ JSQ_SIM = ModelSpec(
     summary=("finite-N JSQ(d) simulation (exponential or H2(1, scv, f) job sizes): ET, EW, EQ "
              "with confidence intervals (Mitzenmacher 2001's supermarket model at finite N)"),
     parameters=(
-        N, D, LAM, SERVICE, SCV_H2, F_H2,
+        N, D, LAM, SIZES, SCV_H2, F_H2,
         *run_parameters(SIM_JOBS, minimum_jobs=1000, jobs="departures simulated (warm-up included, chosen by MSER-5)"),
     ),
     solve=jsq_sim_model,
     scalar_outputs=lambda r: {k: float(r.values[k].mean) for k in ("ET", "EW", "EQ")},
     paper="li-supermarket",
     outputs=("ET", "EW", "EQ", "utilisation", "tail", "n_jobs", "n_batches", "jobs_per_second"),
+    renamed={"service": "sizes"},
 )

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, NotConverged, TruncationError
 from symq.core.parameters import integer_value, real_value
 from symq.core.resources import require_memory
@@ -432,10 +433,11 @@ def jsq_exponential_qbd(d: int, lam: float) -> NonlinearQBD:
     return NonlinearQBD(blocks)
 
 
-def jsq_ph_qbd(d: int, lam: float, service: Any) -> NonlinearQBD:
+@renamed_keywords(service="sizes")
+def jsq_ph_qbd(d: int, lam: float, sizes: Any) -> NonlinearQBD:
     """JSQ(d) with phase-type service ``PH(alpha, A)`` (FCFS) as a nonlinear level-dependent QBD.
 
-    ``service`` is a job-size law with a phase-type form (:func:`symq.laws.as_phase_type`).
+    ``sizes`` is a job-size law with a phase-type form (:func:`symq.laws.as_phase_type`).
 
     Level 0 (empty, ``m0 = 1``), levels ``k >= 1`` with ``m`` service phases:
     ``A_0^{(0)} = lam_0 alpha``, ``A_0^{(k)} = lam_k I``, ``A_1^{(k)} = A - lam_k I``,
@@ -444,7 +446,7 @@ def jsq_ph_qbd(d: int, lam: float, service: Any) -> NonlinearQBD:
     """
     d, _ = _check_jsq(d, 0.5)
     lam = real_value("lam", lam, "a finite real number > 0", lambda v: v > 0)
-    law = as_phase_type(service, "service")
+    law = as_phase_type(sizes, "sizes")
     alpha, A, m = law.alpha, law.A, law.order  # noqa: N806
     exit_rates = law.exit_rates
 

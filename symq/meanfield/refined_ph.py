@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from symq.core.renamed import renamed_keywords
 from symq.core.errors import NotConverged, ResourceLimit, TruncationError
 from symq.core.parameters import integer_value
 from symq.core.resources import require_memory
@@ -121,11 +122,12 @@ def _process(d: int, K: int, alpha: tuple[float, ...], A: tuple[tuple[float, ...
     return process
 
 
-def jsq_ph_process(d: int, K: int, service: Any) -> PopulationProcess:  # noqa: N803
+@renamed_keywords(service="sizes")
+def jsq_ph_process(d: int, K: int, sizes: Any) -> PopulationProcess:  # noqa: N803
     """The finite-N JSQ(d) system with PH service as a population process (module docstring).
 
     Variables ``x_{k,j}`` ordered level by level (``k = 1..K``, then phase), parameter
-    :data:`~symq.meanfield.supermarket.LAM`; ``service`` is a job-size law with a phase-type
+    :data:`~symq.meanfield.supermarket.LAM`; ``sizes`` is a job-size law with a phase-type
     form (:func:`symq.laws.as_phase_type`).  Cached per ``(d, K, alpha, A)``.
 
     Raises
@@ -135,11 +137,12 @@ def jsq_ph_process(d: int, K: int, service: Any) -> PopulationProcess:  # noqa: 
     """
     d = integer_value("d", d, 1)
     K = integer_value("K", K, 2)  # noqa: N806
-    law = as_phase_type(service, "service")
+    law = as_phase_type(sizes, "sizes")
     return _process(int(d), int(K), tuple(law.alpha.tolist()), tuple(map(tuple, law.A.tolist())))
 
 
-def refined_jsq_ph(d: int, lam: float, service: Any, N: int,  # noqa: N803
+@renamed_keywords(service="sizes")
+def refined_jsq_ph(d: int, lam: float, sizes: Any, N: int,  # noqa: N803
                    K: int | None = None) -> RefinedJSQ:
     """Refined mean field of JSQ(d) with PH service: ``E[x^N] ~ pi + V/N`` (Gast & Van Houdt 2018).
 
@@ -149,7 +152,7 @@ def refined_jsq_ph(d: int, lam: float, service: Any, N: int,  # noqa: N803
         Probes per arrival, ``>= 1``.
     lam : float
         Per-server arrival rate, ``lam E[X] < 1``.
-    service : PhaseType, (alpha, A) or ME with a phase-type form
+    sizes : PhaseType, (alpha, A) or ME with a phase-type form
         The job-size law (converted by :func:`symq.laws.as_phase_type`).
     N : int
         Number of servers, ``>= 1``.
@@ -177,7 +180,7 @@ def refined_jsq_ph(d: int, lam: float, service: Any, N: int,  # noqa: N803
     StabilityError
         ``lam E[X] >= 1``, or an unstable fixed point.
     InvalidParameter
-        Bad ``d``, ``lam``, ``N``, ``K`` or ``service``.
+        Bad ``d``, ``lam``, ``N``, ``K`` or ``sizes``.
     NotConverged
         If the cavity fixed point does not annihilate this process's drift (``> 1e-9``).
     TruncationError
@@ -185,7 +188,7 @@ def refined_jsq_ph(d: int, lam: float, service: Any, N: int,  # noqa: N803
         ``K`` leaves out more than ``1e-9 EQ``.
     """
     d, lam = check_parameters(d, lam, N)
-    law = as_phase_type(service, "service")
+    law = as_phase_type(sizes, "sizes")
     mean, m = law.mean(), law.order
     begin = time.perf_counter()
     full = solve_jsq_ph(d, lam, law)  # adaptive: u_K < 1e-16

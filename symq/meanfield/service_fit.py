@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.integrate import solve_ivp
 
+from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, NotConverged, SymqError
 from symq.core.result import ResultBase
 from symq.laws import Empirical
@@ -141,21 +142,21 @@ def kolmogorov_distance(ph: PhaseType, target: Any) -> tuple[float, str]:
                  f"(the supremum is at most {1.0 / _GRID:g} larger)")
 
 
-def _target(law: Any, order_max: int, name: str) -> tuple[Any, Any, str]:
+def _target(sizes: Any, order_max: int, name: str) -> tuple[Any, Any, str]:
     """(what symq.me.fit accepts, the law for distances, its description)."""
     from symq.me.distribution import ME
     from symq.me.fit import Target
 
-    label = describe_law(law)
-    if isinstance(law, Empirical):
-        moments = tuple(float(law.moment(k)) for k in range(1, 2 * order_max))
-        return Target(moments, name=label), law, label
-    if isinstance(law, ME):
-        moments = tuple(law.moments(2 * order_max - 1))
-        return Target(moments, pdf=lambda t: np.asarray(law.pdf(t), dtype=float),
-                      name=label), law, label
-    if hasattr(law, "pdf") and hasattr(law, "moment") and hasattr(law, "ppf"):
-        return law, law, label
+    label = describe_law(sizes)
+    if isinstance(sizes, Empirical):
+        moments = tuple(float(sizes.moment(k)) for k in range(1, 2 * order_max))
+        return Target(moments, name=label), sizes, label
+    if isinstance(sizes, ME):
+        moments = tuple(sizes.moments(2 * order_max - 1))
+        return Target(moments, pdf=lambda t: np.asarray(sizes.pdf(t), dtype=float),
+                      name=label), sizes, label
+    if hasattr(sizes, "pdf") and hasattr(sizes, "moment") and hasattr(sizes, "ppf"):
+        return sizes, sizes, label
     raise InvalidParameter(name, label, "a scipy distribution, a trace "
                            "(symq.laws.Empirical), a symq ME law or a phase-type law")
 
@@ -176,14 +177,15 @@ def _two_moment_ph(mean: float, scv: float) -> tuple[PhaseType, str]:
     return hyper_erlang(k, mean, scv), f"hyper-Erlang with {k} phases per branch"
 
 
-def fit_phase_type(law: Any, order_max: int = 3, method: str = "auto", *,
-                   zero: tuple[Any, ...] | None = None, name: str = "service"
+@renamed_keywords(law="sizes")
+def fit_phase_type(sizes: Any, order_max: int = 3, method: str = "auto", *,
+                   zero: tuple[Any, ...] | None = None, name: str = "sizes"
                    ) -> PHApproximation:
     """A phase-type law for any job-size law, with its provenance (see the module docstring).
 
     Parameters
     ----------
-    law : scipy distribution, Empirical, ME or phase-type law
+    sizes : scipy distribution, Empirical, ME or phase-type law
         The job sizes.  A phase-type law (or an ME law with a PH form) is returned exactly.
     order_max : int
         Largest Padé order tried (a fit of order n uses 2n-1-J moments).
@@ -220,20 +222,20 @@ def fit_phase_type(law: Any, order_max: int = 3, method: str = "auto", *,
 
     start = time.perf_counter()
     try:
-        exact = as_phase_type(law, name)
+        exact = as_phase_type(sizes, name)
     except InvalidParameter:
         exact = None
     if exact is not None:
         distance, metric = (0.0, "exact (the law is phase-type)")
-        return PHApproximation(exact, describe_law(law), "exact", "the law is phase-type",
+        return PHApproximation(exact, describe_law(sizes), "exact", "the law is phase-type",
                                exact.order, ("all",), "not needed (a phase-type law)",
                                distance, metric, time.perf_counter() - start)
-    target, reference, label = _target(law, order_max, name)
+    target, reference, label = _target(sizes, order_max, name)
     if zero is None:
         zero = ()
-        if hasattr(law, "pdf") and not isinstance(law, Empirical) and order_max > 1:
+        if hasattr(sizes, "pdf") and not isinstance(sizes, Empirical) and order_max > 1:
             with np.errstate(all="ignore"):
-                at_zero = float(np.asarray(law.pdf(0.0)))
+                at_zero = float(np.asarray(sizes.pdf(0.0)))
             if at_zero == 0.0:
                 zero = (0,) * (order_max - 1)
     _, report = fit(target, order_max=order_max, method=method, zero=zero,

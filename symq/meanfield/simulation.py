@@ -59,6 +59,7 @@ from typing import Any, ClassVar
 import numba
 import numpy as np
 
+from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike
@@ -280,14 +281,14 @@ def _jsq_kernel(
     return status
 
 
-def _run(N: int, d: int, lam: float, replace: bool, law: PhaseType, plan: RunPlan, K: int,
+def _run(N: int, d: int, lam: float, replace: bool, sizes: PhaseType, plan: RunPlan, K: int,
          max_queue: int, seed: int, progress: bool
          ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                     float, float]:
     """Run :func:`_jsq_kernel` through :func:`~symq.meanfield.simulation_core.run_seeded`
     (chunks and a tqdm bar when ``progress``; the same result either way); the last entry is
     the wall-clock seconds of the run."""
-    alpha_cum, trans_cum, q = law.uniformised_tables()
+    alpha_cum, trans_cum, q = sizes.uniformised_tables()
     n_jobs, n_warm, n_slices = plan.n_jobs, plan.n_warm, RUN_SLICES
     counters = np.array([0, 0, 0, 1 if n_warm == 0 else 0], dtype=np.int64)
     clock = np.zeros(2)
@@ -335,9 +336,10 @@ def _guard_memory(N: int, max_queue: int, n_jobs: int) -> None:
                     what=f"{N} servers x {max_queue + 9} slots and {n_jobs} x 2 job times")
 
 
-def q_steps(law: PhaseType) -> float:
+@renamed_keywords(law="sizes")
+def q_steps(sizes: PhaseType) -> float:
     """Kernel events per job spent in service: ``q E[S]`` (uniformisation rate times mean)."""
-    return float(law.uniformised_tables()[2]) * float(law.mean())
+    return float(sizes.uniformised_tables()[2]) * float(sizes.mean())
 
 
 # --------------------------------------------------------------------------------------------
@@ -403,11 +405,12 @@ class JSQEstimate(ResultBase):
         return self.lam * self.mean_service
 
 
+@renamed_keywords(service="sizes")
 def simulate_jsq(
     N: int,
     d: int,
     lam: float,
-    service: Any = None,
+    sizes: Any = None,
     *,
     n_jobs: int = 10**6,
     replace: bool = True,
@@ -433,7 +436,7 @@ def simulate_jsq(
         Number of probes per arrival, ``>= 1`` (``<= N`` when ``replace=False``).
     lam : float
         Arrival rate per server; the load ``lam * E[S]`` must be ``< 1``.
-    service : PhaseType, (alpha, A), ME with a phase-type form, or None
+    sizes : PhaseType, (alpha, A), ME with a phase-type form, or None
         The job-size law (converted by :func:`symq.laws.as_phase_type`: the kernel runs the
         phases of the law); ``None`` means exponential of rate 1.
     n_jobs : int, default 10**6
@@ -483,13 +486,13 @@ def simulate_jsq(
     max_queue = IntegerAtLeast(2).coerce("max_queue", max_queue)
     plan = RunPlan.make(n_jobs=n_jobs, n_batches=n_batches, warmup=warmup, level=level)
     lam = real_value("lam", lam, "a finite real number > 0", lambda v: v > 0)
-    if service is None:
+    if sizes is None:
         law = _EXPONENTIAL
-    elif isinstance(service, numbers.Integral) and not isinstance(service, bool):
-        raise InvalidParameter("service", service, "None or a job-size law",
+    elif isinstance(sizes, numbers.Integral) and not isinstance(sizes, bool):
+        raise InvalidParameter("sizes", sizes, "None or a job-size law",
                                "n_jobs is keyword-only: simulate_jsq(N, d, lam, n_jobs=...)")
     else:
-        law = as_phase_type(service, "service")
+        law = as_phase_type(sizes, "sizes")
     mean_s = law.mean()
     load = require_stable(lam, mean_s, "S", f"for JSQ(d={d}) with N={N} servers: every server "
                                              "needs lam*E[S] < 1")

@@ -62,7 +62,7 @@ def test_one_job_size_law_everywhere() -> None:
     assert abs(est.ET.mean - same.ET.mean) < 1e-9  # the same tables up to rounding
     simulate_policy("LEW", 20, 2, 0.7, me, delta=0.5, rep_max=5.0, n_jobs=40_000, rng=1)
     # a law without a phase-type form is refused by name, and the message says why
-    with pytest.raises(InvalidParameter, match="parameter service=.*phase-type"):
+    with pytest.raises(InvalidParameter, match="parameter sizes=.*phase-type"):
         solve_jsq_ph(2, 0.7, scipy.stats.lognorm(0.8))
-    with pytest.raises(InvalidParameter, match="parameter service="):
+    with pytest.raises(InvalidParameter, match="parameter sizes="):
         solve_attained("LEW", 2, 0.7, 2.5)  # a number is no job-size law

@@ -148,7 +148,7 @@ def test_ph_rate_matches_eigenvalue_of_library_drift():
 
 
 def test_drift_and_jacobian_agree_with_library_drift():
-    law = as_phase_type(erlang(2, 1.0), "service")
+    law = as_phase_type(erlang(2, 1.0), "sizes")
     rng = np.random.default_rng(3)
     X = rng.uniform(0, 0.3, (6, 2))
     np.testing.assert_allclose(drift(X, 2, 0.8, law), jsq_ph_drift(X, 2, 0.8, law), atol=1e-15)
@@ -164,7 +164,7 @@ def test_drift_and_jacobian_agree_with_library_drift():
 
 @pytest.mark.parametrize("d", [1, 2, 3])
 def test_deviation_drift_is_the_increment_without_cancellation(d):
-    law = as_phase_type(hyperexponential2(1.0, 4.0), "service")
+    law = as_phase_type(hyperexponential2(1.0, 4.0), "sizes")
     rng = np.random.default_rng(5)
     P = rng.uniform(0, 0.4, (6, 2))
     Y = rng.uniform(-0.1, 0.1, P.shape)
@@ -193,7 +193,7 @@ def test_d2_fixed_point_falls_faster_than_mg1(law):
     ({"d": 0}, "d"), ({"lam": -1.0}, "lam"), ({"starts": ("bogus",)}, "starts"),
     ({"window": (1e-9, 1e-3)}, "window"), ({"heavy": 50, "K": 8}, "heavy"),
     ({"method": "RK45"}, "method"), ({"rtol": 1e-3}, "rtol"), ({"tail_tol": 2.0}, "tail_tol"),
-    ({"n_random": -1}, "n_random"), ({"service": "nonsense"}, "service"),
+    ({"n_random": -1}, "n_random"), ({"sizes": "nonsense"}, "sizes"),
 ])
 def test_bad_inputs_name_the_parameter(kwargs, name):
     args = {"d": 2, "lam": 0.5, **kwargs}

@@ -14,6 +14,7 @@ import math
 import pytest
 
 from symq.core.errors import InvalidParameter, ResourceLimit, StabilityError
+from symq.core.renamed import RenamedKeywordWarning
 from symq.core.registry import get_model
 from symq.core.simstats import ConfidenceInterval
 
@@ -38,7 +39,7 @@ def test_jsq_sim_exponential_lies_within_the_ci_of_the_refined_mean_field():
 
 def test_jsq_sim_h2_lies_within_the_ci_of_refined_jsq_ph():
     params = {"d": 2, "lam": 0.7, "scv": 4.0, "f": 0.5}
-    r = get_model("jsq-sim").run({"N": 100, **params, "service": "H2"}, rng=2)
+    r = get_model("jsq-sim").run({"N": 100, **params, "sizes": "h2"}, rng=2)
     ref = get_model("refined-jsq-ph").run({**params, "N": 100})
     assert abs(r["ET"].mean - ref["ET_N"]) <= 3 * r["ET"].half_width
     # and far from the exponential-service value: the job-size law reaches the kernel
@@ -53,16 +54,21 @@ def test_jsq_sim_same_seed_same_result_and_its_options():
     a, b = spec.run(args, rng=7), spec.run(args, rng=7)
     assert a["ET"] == b["ET"] and a["ET"].n == 10 and a["ET"].level == 0.9
     assert spec.run(args, rng=8)["ET"] != a["ET"]
-    assert spec.parse({"N": "20", "d": "2", "lam": "0.5", "service": "h2", "scv": "4"}
-                      )["service"] == "H2"
+    assert spec.parse({"N": "20", "d": "2", "lam": "0.5", "sizes": "H2", "scv": "4"}
+                      )["sizes"] == "h2"
 
 
 @pytest.mark.parametrize("args,error,message", [
-    ({"service": "exp", "scv": 4.0}, InvalidParameter, r"scv=4\.0 must be absent with service=exp"),
-    ({"service": "exp", "f": 0.3}, InvalidParameter, r"f=0\.3 must be absent with service=exp"),
-    ({"service": "H2"}, InvalidParameter, r"scv=<missing> must be given"),
-    ({"service": "H2", "scv": 0.5}, InvalidParameter, r"scv"),
-    ({"service": "Erlang"}, InvalidParameter, r"service='Erlang' must be one of exp, H2"),
+    ({"sizes": "exp", "scv": 4.0}, InvalidParameter, r"scv=4\.0 must be absent with sizes=exp"),
+    ({"sizes": "exp", "f": 0.3}, InvalidParameter, r"f=0\.3 must be absent with sizes=exp"),
+    ({"sizes": "h2"}, InvalidParameter, r"scv=<missing> must be given"),
+    ({"sizes": "h2", "scv": 0.5}, InvalidParameter, r"scv"),
+    ({"sizes": "erlang"}, InvalidParameter, r"scv=<missing> must be given"),
+    ({"sizes": "erlang", "scv": 0.3}, InvalidParameter, r"scv=0\.3"),
+    ({"sizes": "erlang", "scv": 0.5, "f": 0.3}, InvalidParameter,
+     r"f=0\.3 must be absent with sizes=erlang"),
+    ({"sizes": "lognormal"}, InvalidParameter,
+     r"sizes='lognormal' must be one of exp, h2, erlang"),
     ({"lam": 1.0}, StabilityError, r"must be < 1"),
     ({"n_jobs": 10}, InvalidParameter, r"n_jobs=10"),
     ({"N": 10**9}, ResourceLimit, r"N=1000000000 must be at most \d+ \(it needs 1000000000 "
@@ -100,3 +106,29 @@ def test_attained_gives_et_as_well_as_er():
     r = get_model("attained").run({"policy": "SQ", "d": 2, "lam": 0.7, "scv": 4.0,
                                    "delta": 1.0, "rep_max": 10.0})
     assert r["ET"] == r["ER"] == pytest.approx(r["EW"] + 1.0, rel=1e-12)
+
+
+def test_jsq_sim_former_service_keyword_still_works_with_a_warning():
+    """``service=H2`` (before issue 31) is read as ``sizes=h2`` for one release, with a warning,
+    from the command line (``parse``) and from a run's parameters; same seed, same numbers."""
+    spec = get_model("jsq-sim")
+    with pytest.warns(RenamedKeywordWarning, match=r"service= is renamed sizes="):
+        parsed = spec.parse({"N": "20", "d": "2", "lam": "0.5", "service": "H2", "scv": "4"})
+    assert parsed["sizes"] == "h2" and "service" not in parsed
+    args = {"N": 20, "d": 2, "lam": 0.5, "scv": 4.0, "n_jobs": 20_000, "n_batches": 10}
+    with pytest.warns(RenamedKeywordWarning):
+        old = spec.run({**args, "service": "H2"}, rng=3)
+    new = spec.run({**args, "sizes": "h2"}, rng=3)
+    assert old["ET"] == new["ET"] and old.params["sizes"] == "h2"
+
+
+def test_jsq_sim_erlang_with_d1_is_the_pollaczek_khinchine_mean():
+    """d = 1: every arrival joins one uniformly chosen server, so each server is an M/E_k/1
+    queue with arrival rate lam; Pollaczek-Khinchine: E[T] = 1 + lam (1 + scv) / (2 (1 - lam))
+    (mean size 1), here 2.75 for lam = 0.7 and Erlang(2)."""
+    lam, scv = 0.7, 0.5
+    r = get_model("jsq-sim").run({"N": 10, "d": 1, "lam": lam, "sizes": "erlang", "scv": scv,
+                                  "n_jobs": 400_000}, rng=5)
+    expected = 1.0 + lam * (1.0 + scv) / (2.0 * (1.0 - lam))
+    assert abs(r["ET"].mean - expected) <= 3 * r["ET"].half_width
+    assert "Erlang(k=2, mean 1)" in r.method and r.params["sizes"] == "erlang"

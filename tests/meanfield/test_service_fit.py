@@ -79,7 +79,7 @@ def test_one_probe_mean_field_with_the_fitted_ph_is_pollaczek_khinchine_of_the_t
 
 
 def test_bad_inputs_raise_one_clear_error():
-    with pytest.raises(InvalidParameter, match="service"):
+    with pytest.raises(InvalidParameter, match="sizes"):
         fit_phase_type("lognormal")
     with pytest.raises(InvalidParameter, match="order_max"):
         fit_phase_type(LOGNORMAL, order_max=0)

@@ -56,7 +56,7 @@ def test_d1_is_independent_mm1_queues(lam):
 
 def test_d1_h2_matches_pollaczek_khinchine():
     lam = 0.5
-    est = simulate_jsq(N=50, d=1, lam=lam, n_jobs=3_000_000, service=h2(), rng=13, level=0.99)
+    est = simulate_jsq(N=50, d=1, lam=lam, n_jobs=3_000_000, sizes=h2(), rng=13, level=0.99)
     es, es2 = 1.0, 5.0  # E[S] = 1, E[S^2] = (1 + SCV) E[S]^2
     pk = es + lam * es2 / (2.0 * (1.0 - lam))
     assert est.ET.contains(pk)
@@ -95,7 +95,7 @@ def test_without_replacement_is_faster_at_small_n():
 
 
 def test_same_seed_same_result():
-    kw = dict(N=20, d=3, lam=0.7, n_jobs=30_000, service=h2(), n_batches=5)
+    kw = dict(N=20, d=3, lam=0.7, n_jobs=30_000, sizes=h2(), n_batches=5)
     a = simulate_jsq(rng=5, **kw)
     b = simulate_jsq(rng=5, **kw)
     c = simulate_jsq(rng=6, **kw)
@@ -126,12 +126,12 @@ def test_without_replacement_d_equals_n_is_jsq():
         (dict(warmup=1.0), "warmup"),
         (dict(level=1.5), "level"),
         (dict(rng=-1), "rng"),
-        (dict(service=([0.5, 0.6], np.diag([-1.0, -2.0]))), "alpha"),
-        (dict(service=([1.0], [[1.0]])), "A"),
-        (dict(service=([0.5, 0.5], [[-1.0, -0.5], [0.0, -1.0]])), "A"),
-        (dict(service=([0.5, 0.5], [[-1.0, 2.0], [0.0, -1.0]])), "A"),
-        (dict(service=([0.5, 0.5], [[-1.0, 1.0], [1.0, -1.0]])), "A"),
-        (dict(service=([1.0], [[-1.0, 0.0]])), "A"),
+        (dict(sizes=([0.5, 0.6], np.diag([-1.0, -2.0]))), "alpha"),
+        (dict(sizes=([1.0], [[1.0]])), "A"),
+        (dict(sizes=([0.5, 0.5], [[-1.0, -0.5], [0.0, -1.0]])), "A"),
+        (dict(sizes=([0.5, 0.5], [[-1.0, 2.0], [0.0, -1.0]])), "A"),
+        (dict(sizes=([0.5, 0.5], [[-1.0, 1.0], [1.0, -1.0]])), "A"),
+        (dict(sizes=([1.0], [[-1.0, 0.0]])), "A"),
     ],
 )
 def test_invalid_parameters(kwargs, name):
@@ -148,7 +148,7 @@ def test_unstable_load_raises():
         simulate_jsq(N=10, d=2, lam=1.0, n_jobs=10_000)
     # load depends on E[S]: lam = 0.6 with E[S] = 2 is unstable
     with pytest.raises(StabilityError, match="E\\[S\\]=2"):
-        simulate_jsq(N=10, d=2, lam=0.6, n_jobs=10_000, service=h2(mean=2.0))
+        simulate_jsq(N=10, d=2, lam=0.6, n_jobs=10_000, sizes=h2(mean=2.0))
 
 
 def test_buffer_overflow_is_reported():

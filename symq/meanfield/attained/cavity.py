@@ -55,6 +55,7 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
+from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
 from symq.core.resources import largest_fitting, require_memory
 from symq.core.parameters import integer_value as _integer
@@ -456,7 +457,8 @@ def _iterate(cav: _Cavity, ranking: _Ranking, rates: NDArray[np.float64], tol: f
     return x, rates, it, change
 
 
-def solve_attained(policy: str | Policy, d: int, lam: float, service: Any,
+@renamed_keywords(service="sizes")
+def solve_attained(policy: str | Policy, d: int, lam: float, sizes: Any,
                    *, delta: float = 0.1, rep_max: float = 40.0,
                    B: int = 30, tol: float = 1e-10, max_iter: int = 500,  # noqa: N803
                    truncation: str = "warn", progress: bool = False) -> AttainedFixedPoint:
@@ -474,7 +476,7 @@ def solve_attained(policy: str | Policy, d: int, lam: float, service: Any,
         Servers probed per arrival (with replacement), ``>= 1``.
     lam : float
         Per-server arrival rate, ``> 0`` with ``lam E[X] < 1``.
-    service : PhaseType, (alpha, A) or ME with a phase-type form
+    sizes : PhaseType, (alpha, A) or ME with a phase-type form
         The job-size law (converted by :func:`symq.laws.as_phase_type`; a law without a
         phase-type form is refused with a message that says so).
     delta : float, default 0.1
@@ -500,7 +502,7 @@ def solve_attained(policy: str | Policy, d: int, lam: float, service: Any,
     Raises
     ------
     InvalidParameter
-        Bad ``d``, ``lam``, ``service``, ``delta``, ``rep_max``, ``B``, ``tol``,
+        Bad ``d``, ``lam``, ``sizes``, ``delta``, ``rep_max``, ``B``, ``tol``,
         ``max_iter`` or ``truncation``.
     ResourceLimit
         The age layers (``rep_max / delta``), ``B`` and the phases need more memory than the
@@ -531,7 +533,7 @@ def solve_attained(policy: str | Policy, d: int, lam: float, service: Any,
     pol = get_policy(policy) if not isinstance(policy, Policy) else policy
     d = _integer("d", d, 1, "the number of servers probed")
     lam = _real("lam", lam, "a finite real number > 0 with lam*E[X] < 1", lambda v: v > 0)
-    law = as_phase_type(service, "service")
+    law = as_phase_type(sizes, "sizes")
     vec, T, mean = law.alpha, law.A, law.mean()  # noqa: N806
     if lam * mean >= 1.0:
         raise StabilityError(

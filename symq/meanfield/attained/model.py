@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from symq.core.renamed import renamed_keywords
 from symq.core.parameters import (
     Choice,
     IntegerAtLeast,
@@ -48,7 +49,8 @@ __all__ = ["ATTAINED", "simulate_policy", "solve_attained_model", "SIMULATION_QU
 SIMULATION_QUEUE_CAP = 200
 
 
-def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, service: Any,  # noqa: N803
+@renamed_keywords(service="sizes")
+def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, sizes: Any,  # noqa: N803
                     *, delta: float = 0.1, rep_max: float = 40.0,
                     T: float = 2.0, n_jobs: int = 10**6, rng: RngLike = None,  # noqa: N803
                     **options: Any) -> AttainedEstimate:
@@ -59,7 +61,7 @@ def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, service: A
     :func:`~symq.meanfield.attained.cavity.solve_attained`) and queue lengths up to
     :data:`SIMULATION_QUEUE_CAP`, then handed to
     :func:`~symq.meanfield.attained.simulation.simulate_attained` (``options`` are passed on:
-    ``warmup``, ``replace``, ``progress``, ``n_batches``, ``level``, ...).  ``service`` is the
+    ``warmup``, ``replace``, ``progress``, ``n_batches``, ``level``, ...).  ``sizes`` is the
     job-size law (:func:`symq.laws.as_phase_type`), converted once here.
 
     Examples
@@ -70,7 +72,7 @@ def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, service: A
     True
     """
     pol = get_policy(policy, T=T) if not isinstance(policy, Policy) else policy
-    law = as_phase_type(service, "service")
+    law = as_phase_type(sizes, "sizes")
     r = int(np.ceil(rep_max / delta - 1e-12)) if delta > 0 else 0
     lower = delta * np.arange(r + 1, dtype=float)
     table = pol.score_table(lower, SIMULATION_QUEUE_CAP, law)

@@ -23,11 +23,12 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, TruncationError
 from symq.core.parameters import integer_value
 from symq.core.plotting import axes_or_new
 
-from symq.laws import hyperexponential2
+from symq.laws import PhaseType, as_phase_type, hyperexponential2
 from .cavity import solve_attained
 from .policies import POLICY_NAMES, Policy
 
@@ -35,13 +36,13 @@ __all__ = ["attained_policies_data", "plot_attained_policies"]
 
 
 
-def _solve(policy: str | Policy, d: int, lam: float, service: Any, delta: float,
+def _solve(policy: str | Policy, d: int, lam: float, sizes: PhaseType, delta: float,
            rep_max: float, B: int) -> Any:  # noqa: N803
     """:func:`solve_attained`, the queue truncation doubled from ``B`` (up to ``4 B``) until the
     mass at the truncation level is negligible."""
     for levels in (B, 2 * B, 4 * B):
         try:
-            return solve_attained(policy, d, lam, service, delta=delta, rep_max=rep_max,
+            return solve_attained(policy, d, lam, sizes, delta=delta, rep_max=rep_max,
                                   B=levels, truncation="raise")
         except TruncationError:
             if levels == 4 * B:
@@ -49,8 +50,9 @@ def _solve(policy: str | Policy, d: int, lam: float, service: Any, delta: float,
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+@renamed_keywords(service="sizes")
 def attained_policies_data(policies: Sequence[str | Policy] = POLICY_NAMES, d: int = 5,
-                           loads: ArrayLike = (0.3, 0.5, 0.7, 0.8, 0.9), service: Any = None,
+                           loads: ArrayLike = (0.3, 0.5, 0.7, 0.8, 0.9), sizes: Any = None,
                            *, delta: float = 0.25, rep_max: float = 20.0, B: int = 40  # noqa: N803
                            ) -> dict[str, Any]:
     r"""Mean-field :math:`E[W]` and :math:`E[T]` of each policy at each load.
@@ -63,7 +65,7 @@ def attained_policies_data(policies: Sequence[str | Policy] = POLICY_NAMES, d: i
         Servers probed per arrival.
     loads : array_like
         Per-server arrival rates ``lam`` (the load is ``lam E[X]``, below 1).
-    service : job-size law, optional
+    sizes : job-size law, optional
         Default: H2 with mean 1, SCV 10 and balanced means, the paper's Fig. 2
         (:func:`~symq.laws.hyperexponential2`).
     delta, rep_max : float
@@ -94,7 +96,7 @@ def attained_policies_data(policies: Sequence[str | Policy] = POLICY_NAMES, d: i
     if lam.ndim != 1 or lam.size == 0:
         raise InvalidParameter("loads", loads, "a non-empty sequence of arrival rates")
     B = integer_value("B", B, 2)  # noqa: N806
-    law = hyperexponential2(1.0, 10.0, 0.5) if service is None else service
+    law = hyperexponential2(1.0, 10.0, 0.5) if sizes is None else as_phase_type(sizes, "sizes")
     results = [[_solve(p, d, x, law, delta, rep_max, B) for x in lam] for p in policies]
     names = [row[0].policy for row in results]
     ew = np.array([[r.EW for r in row] for row in results])
@@ -105,8 +107,9 @@ def attained_policies_data(policies: Sequence[str | Policy] = POLICY_NAMES, d: i
             "reduction": reduction, "d": int(results[0][0].d), "mean": float(results[0][0].mean)}
 
 
+@renamed_keywords(service="sizes")
 def plot_attained_policies(policies: Sequence[str | Policy] = POLICY_NAMES, d: int = 5,
-                           loads: ArrayLike = (0.3, 0.5, 0.7, 0.8, 0.9), service: Any = None,
+                           loads: ArrayLike = (0.3, 0.5, 0.7, 0.8, 0.9), sizes: Any = None,
                            *, delta: float = 0.25, rep_max: float = 20.0, B: int = 40,  # noqa: N803
                            relative: bool = False, data: dict[str, Any] | None = None,
                            ax: Any = None, **kwargs: Any) -> Any:
@@ -118,7 +121,7 @@ def plot_attained_policies(policies: Sequence[str | Policy] = POLICY_NAMES, d: i
     both views of one computation cost one solve.  ``kwargs`` go to ``ax.plot``.
     """
     if data is None:
-        data = attained_policies_data(policies, d, loads, service, delta=delta,
+        data = attained_policies_data(policies, d, loads, sizes, delta=delta,
                                       rep_max=rep_max, B=B)
     ax = axes_or_new(ax, "plot_attained_policies")
     kwargs.setdefault("marker", "o")

@@ -51,6 +51,7 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
+from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, UnknownName
 from symq.core.parameters import integer_value, real_value
 
@@ -80,7 +81,8 @@ AGE_RTOL = 1e-12
 # --------------------------------------------------------------------------------------------
 
 
-def mean_residual_life(service: Any, a: ArrayLike) -> NDArray[np.float64]:
+@renamed_keywords(service="sizes")
+def mean_residual_life(sizes: Any, a: ArrayLike) -> NDArray[np.float64]:
     """Mean residual life ``E[X - a | X > a]`` of a phase-type law ``PH(alpha, A)``.
 
     ``E[X - a | X > a] = alpha e^{A a} (-A)^{-1} 1 / (alpha e^{A a} 1)`` (Hellemans and
@@ -93,7 +95,7 @@ def mean_residual_life(service: Any, a: ArrayLike) -> NDArray[np.float64]:
 
     Parameters
     ----------
-    service : PhaseType, (alpha, A) or ME with a phase-type form
+    sizes : PhaseType, (alpha, A) or ME with a phase-type form
         The job-size law (converted by :func:`symq.laws.as_phase_type`).
     a : array_like
         Ages, finite and ``>= 0``; any shape.
@@ -106,7 +108,7 @@ def mean_residual_life(service: Any, a: ArrayLike) -> NDArray[np.float64]:
     Raises
     ------
     InvalidParameter
-        No phase-type form of ``service``, or ``a`` negative or not finite.
+        No phase-type form of ``sizes``, or ``a`` negative or not finite.
 
     Examples
     --------
@@ -118,7 +120,7 @@ def mean_residual_life(service: Any, a: ArrayLike) -> NDArray[np.float64]:
     >>> bool(abs(m[0] - 1) < 1e-12), bool(m[1] > 1), bool(abs(m[2] - 1 / -law.A[1, 1]) < 1e-9)
     (True, True, True)
     """
-    ph = as_phase_type(service, "service")
+    ph = as_phase_type(sizes, "sizes")
     vec, T = ph.alpha, ph.A  # noqa: N806
     try:
         ages = np.asarray(a, dtype=float)
@@ -275,8 +277,9 @@ class Policy:
         """True if the score uses the job-size law (``mrl`` or ``mean``)."""
         return "mrl" in self.variables or "mean" in self.variables
 
+    @renamed_keywords(service="sizes")
     def score_table(self, lower: ArrayLike, B: int,  # noqa: N803
-                    service: Any = None) -> NDArray[np.float64]:
+                    sizes: Any = None) -> NDArray[np.float64]:
         """Scores ``xi(k, l)`` of every busy state: the table shared with the simulator.
 
         Parameters
@@ -287,7 +290,7 @@ class Policy:
         B : int
             Largest queue length, ``>= 1``.  A simulator with longer queues clamps ``l`` to
             ``B``.
-        service : PhaseType, (alpha, A) or ME with a phase-type form, optional
+        sizes : PhaseType, (alpha, A) or ME with a phase-type form, optional
             The job-size law; required if the score uses ``mrl`` or ``mean``.
 
         Returns
@@ -320,10 +323,10 @@ class Policy:
             "B": B,
         }
         if self.needs_sizes:
-            if service is None:
-                raise InvalidParameter("service", service, "a phase-type job-size law",
+            if sizes is None:
+                raise InvalidParameter("sizes", sizes, "a phase-type job-size law",
                                        f"policy {self.name!r} uses the job-size law")
-            ph = as_phase_type(service, "service")
+            ph = as_phase_type(sizes, "sizes")
             env["mean"] = ph.mean()
             if "mrl" in self.variables:
                 env["mrl"] = mean_residual_life(ph, b)[:, None]

@@ -84,6 +84,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, SymqError
 from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike, as_generator
@@ -97,7 +98,7 @@ from symq.core.simrun import (
     require_work,
 )
 from symq.core.simstats import ConfidenceInterval
-from symq.laws import as_phase_type, as_sampler, describe_law
+from symq.laws import Distribution, as_phase_type, as_sampler, describe_law
 
 from ..simulation_core import (
     departure_interval,
@@ -158,7 +159,7 @@ _MIN_POOL = 1024
 _NO_PH = (np.ones(1), np.ones(1), np.zeros((1, 1)))
 
 
-def _size_source(service: Any, *, n_jobs: int, N: int) -> tuple[Any, int]:
+def _size_source(sizes: Any, *, n_jobs: int, N: int) -> tuple[Distribution, int]:
     """The job-size law and how many sizes to draw for it beforehand (0: walk its phases).
 
     A phase-type law (or an ``ME`` with a phase-type form) is walked by the kernel; any other
@@ -168,27 +169,28 @@ def _size_source(service: Any, *, n_jobs: int, N: int) -> tuple[Any, int]:
     the end).
     """
     try:
-        return as_phase_type(service, "service"), 0
+        return as_phase_type(sizes, "sizes"), 0
     except InvalidParameter:
-        return as_sampler(service, "service"), n_jobs + N
+        return as_sampler(sizes, "sizes"), n_jobs + N
 
 
-def _draw_sizes(law: Any, count: int, rng: np.random.Generator) -> np.ndarray:
-    """``count`` sizes of ``law``, checked: finite and nonnegative (else InvalidParameter)."""
-    sizes = np.ascontiguousarray(np.asarray(law.sample(count, rng=rng), dtype=np.float64))
-    bad = ~np.isfinite(sizes) | (sizes < 0)
+def _draw_sizes(sizes: Distribution, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` draws of the law ``sizes``, checked: finite and nonnegative (else
+    InvalidParameter)."""
+    drawn = np.ascontiguousarray(np.asarray(sizes.sample(count, rng=rng), dtype=np.float64))
+    bad = ~np.isfinite(drawn) | (drawn < 0)
     if bad.any():
-        raise InvalidParameter("service", describe_law(law), "a law of nonnegative job sizes",
-                               f"it drew the size {sizes[np.argmax(bad)]!r}")
-    return sizes
+        raise InvalidParameter("sizes", describe_law(sizes), "a law of nonnegative job sizes",
+                               f"it drew the size {drawn[np.argmax(bad)]!r}")
+    return drawn
 
 
-def _law_scv(law: Any) -> float | None:
+def _law_scv(sizes: Distribution) -> float | None:
     """The squared coefficient of variation :math:`E[X^2]/E[X]^2 - 1` of the size law, or
     ``None`` when the law has no finite second moment symq can compute (then that of the drawn
     sizes is used, as :func:`symq.me.queueing.simulate_mg1_waiting` does)."""
     try:
-        m1, m2 = float(law._raw_moment(1)), float(law._raw_moment(2))
+        m1, m2 = float(sizes._raw_moment(1)), float(sizes._raw_moment(2))
     except (SymqError, TypeError, ValueError, OverflowError, ArithmeticError):
         return None
     if not (m1 > 0 and math.isfinite(m2)):
@@ -312,11 +314,12 @@ class AttainedEstimate(ResultBase):
         return self.lam * self.mean_size
 
 
+@renamed_keywords(service="sizes")
 def simulate_attained(
     N: int,
     d: int,
     lam: float,
-    service: Any,
+    sizes: Any,
     scores: ArrayLike,
     delta: float,
     *,
@@ -350,7 +353,7 @@ def simulate_attained(
         Number of probes per arrival, ``>= 1`` (``<= N`` when ``replace=False``).
     lam : float
         Arrival rate per server, ``> 0``, with ``lam * E[X] < 1``.
-    service : PhaseType, (alpha, A), ME, scipy distribution or symq Distribution
+    sizes : PhaseType, (alpha, A), ME, scipy distribution or symq Distribution
         The job-size law.  A law with a phase-type form (:func:`symq.laws.as_phase_type`)
         is sampled by walking its phases; any other law (:func:`symq.laws.as_sampler`: a
         lognormal, a Weibull, a Pareto...) is sampled itself, ``n_jobs + N`` sizes drawn before
@@ -418,7 +421,7 @@ def simulate_attained(
     table = _score_table(scores)
     plan = RunPlan.make(n_jobs=n_jobs, n_batches=n_batches, warmup=warmup, level=level)
     max_in_system = IntegerAtLeast(1).coerce("max_in_system", max_in_system)
-    law, n_sizes = _size_source(service, n_jobs=plan.n_jobs, N=N)
+    law, n_sizes = _size_source(sizes, n_jobs=plan.n_jobs, N=N)
     mean_x = law.mean()
     load = require_stable(lam, mean_x, "X", f"for N={N} servers probed d={d} at a time: each "
                                              "server serves at unit speed")
@@ -426,12 +429,12 @@ def simulate_attained(
     generator = as_generator(rng)
     seed = kernel_seed(generator)   # the same seed as kernel_seed(rng): PH runs are unchanged
     # a general law: its sizes drawn now from the same stream, after the kernel's seed
-    sizes = _draw_sizes(law, n_sizes, generator) if n_sizes else np.empty(0)
+    drawn = _draw_sizes(law, n_sizes, generator) if n_sizes else np.empty(0)
     scv = _law_scv(law)
     # the run-length rule, before the run (after the sizes, so that a law that draws negative
     # sizes is named first); a law without a computable second moment: the drawn sizes' scv
     require_probing_run_length(plan.n_jobs, N, d, load,
-                               _sample_scv(sizes) if scv is None else scv, plan.n_batches)
+                               _sample_scv(drawn) if scv is None else scv, plan.n_batches)
     alpha_cum, rates, jump_cum = _NO_PH if n_sizes else law.jump_tables()
 
     n_jobs = plan.n_jobs
@@ -467,7 +470,7 @@ def simulate_attained(
                 stop, per_slice,
                 qlen, qhead, qtail, start, depart, heap, hpos, pool_arr, pool_next, free, perm,
                 response, wait, slice_time, slice_area, slice_busy,
-                ist, fst, first, sizes,
+                ist, fst, first, drawn,
             )
             first = False
             if status != POOL_FULL:

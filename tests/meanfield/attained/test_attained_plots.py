@@ -24,7 +24,7 @@ def test_one_probe_is_the_mg1_queue_for_every_policy():
 
 
 def test_sq_with_exponential_sizes_is_the_supermarket_fixed_point():
-    data = attained_policies_data(("SQ", "LEW"), d=2, loads=(0.5,), service=EXPONENTIAL,
+    data = attained_policies_data(("SQ", "LEW"), d=2, loads=(0.5,), sizes=EXPONENTIAL,
                                   delta=0.5, rep_max=2.0, B=30)
     k = np.arange(1, 40)
     exact = np.sum(0.5 ** (2.0 ** k - 1.0)) / 0.5         # E[T] = sum_k u_k / lam

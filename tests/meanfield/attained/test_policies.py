@@ -126,7 +126,7 @@ def test_policy_errors_name_the_parameter():
         Policy("bad", lambda *args: 0)
     with pytest.raises(InvalidParameter, match="score"):
         Policy("bad", 3.0)
-    with pytest.raises(InvalidParameter, match="service"):
+    with pytest.raises(InvalidParameter, match="sizes"):
         get_policy("LEW").score_table(LOWER, B)  # needs the size law
     with pytest.raises(InvalidParameter, match="lower"):
         get_policy("SQ").score_table([0.0, 2.0, 1.0], B)

@@ -220,7 +220,7 @@ def test_job_pool_grows_without_changing_the_run(monkeypatch):
 # bad input
 # --------------------------------------------------------------------------------------------
 
-GOOD = dict(N=10, d=2, lam=0.5, service=([1.0], [[-1.0]]), scores=[[1.0, 2.0]], delta=1.0,
+GOOD = dict(N=10, d=2, lam=0.5, sizes=([1.0], [[-1.0]]), scores=[[1.0, 2.0]], delta=1.0,
             n_jobs=20_000)                     # the run-length rule asks 15360 at load 0.5
 
 
@@ -240,9 +240,9 @@ GOOD = dict(N=10, d=2, lam=0.5, service=([1.0], [[-1.0]]), scores=[[1.0, 2.0]], 
 def test_bad_input_names_the_parameter(name, value):
     kwargs = dict(GOOD, **{name: value}) if name not in ("alpha", "A") else dict(GOOD)
     if name == "alpha":
-        kwargs["service"] = (value, [[-1.0, 0.0], [0.0, -2.0]])
+        kwargs["sizes"] = (value, [[-1.0, 0.0], [0.0, -2.0]])
     if name == "A":
-        kwargs["service"] = ([1.0], value)
+        kwargs["sizes"] = ([1.0], value)
     with pytest.raises(InvalidParameter) as info:
         simulate_attained(**kwargs)
     assert info.value.name == name
@@ -293,7 +293,7 @@ def test_the_intervals_carry_the_run_length_and_the_doubt():
 @pytest.mark.parametrize("lam, A", [(1.0, [[-1.0]]), (0.6, [[-0.5]])])
 def test_unstable_load_raises(lam, A):
     with pytest.raises(StabilityError, match="lam"):
-        simulate_attained(**dict(GOOD, lam=lam, service=([1.0], A)))
+        simulate_attained(**dict(GOOD, lam=lam, sizes=([1.0], A)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -332,7 +332,7 @@ def test_general_law_same_seed_same_run_and_agrees_with_the_phases_walked():
 
 
 def test_a_law_with_negative_sizes_is_refused():
-    with pytest.raises(InvalidParameter, match="parameter service=.* must be a law of "
+    with pytest.raises(InvalidParameter, match="parameter sizes=.* must be a law of "
                                                "nonnegative job sizes"):
         simulate_attained(5, 1, 0.5, stats.norm(1.0, 1.0), table("sq", 0), 1.0,
                           n_jobs=10_000, rng=1)
