@@ -49,6 +49,7 @@ from scipy import optimize
 
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, UnknownName
 from symq.core.result import Exactness, ResultBase
+from symq.core.threads import limit_blas_threads
 
 from ..symbolic import mean_response_fn, wait_fn
 from .checks import check_model, check_thresholds, require_exponential
@@ -75,6 +76,7 @@ EXACT_POLICIES = ("rnd", "rr", "jsq", "lwl", "sita", "sita-e", "sita-opt")
 # --------------------------------------------------------------------------------------------
 
 
+@limit_blas_threads()    # small matrices (phase-type partial moments): one BLAS thread
 def exact_rnd(m: int, rho: float, sizes: Any) -> float:
     """Mean response time under the uniform random split (Pollaczek-Khinchine per server).
 
@@ -92,6 +94,7 @@ def exact_rnd(m: int, rho: float, sizes: Any) -> float:
                                            float(sizes.second_moment), rho))
 
 
+@limit_blas_threads()    # small matrices (phase-type partial moments): one BLAS thread
 def sita_class_stats(m: int, rho: float, sizes: Any, thresholds: ArrayLike
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per-server statistics of SITA with the given thresholds.
@@ -133,6 +136,7 @@ def _sita_value(lam: float, sizes: Any, h: np.ndarray) -> float:
     return float(sizes.mean + np.sum(wait_fn()(lam_j, second, rho_j)))
 
 
+@limit_blas_threads()    # small matrices (phase-type partial moments): one BLAS thread
 def exact_sita(m: int, rho: float, sizes: Any, thresholds: ArrayLike, *,
                unstable: str = "raise") -> float:
     """Mean response time of SITA with thresholds :math:`h_1 < \\dots < h_{m-1}`.
@@ -181,6 +185,7 @@ def _load_root(sizes: Any, target: float, lo: float = 0.0) -> float:
                                  xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500))
 
 
+@limit_blas_threads()    # small matrices (phase-type partial moments): one BLAS thread
 def sita_e_thresholds(m: int, rho: float, sizes: Any) -> np.ndarray:
     """Thresholds of SITA-E: every server receives the same load ``rho``.
 
@@ -211,6 +216,7 @@ def _scale_top(sizes: Any) -> float:
     return top
 
 
+@limit_blas_threads()    # small matrices (phase-type partial moments): one BLAS thread
 def sita_opt_thresholds(m: int, rho: float, sizes: Any, *, grid: int = 400) -> np.ndarray:
     """Thresholds of SITA minimising the exact mean response time :func:`exact_sita`.
 
@@ -299,6 +305,7 @@ def _minimise_1d(f: Any, lo: float, hi: float, grid: int) -> tuple[float, float]
 # --------------------------------------------------------------------------------------------
 
 
+@limit_blas_threads()    # small matrices (phase-type partial moments): one BLAS thread
 def exact_rr(m: int, rho: float, sizes: Any) -> float:
     """Mean response time under round-robin with exponential sizes (E_m/M/1 per server).
 
@@ -361,6 +368,7 @@ def _erlang_c(m: int, a: float) -> float:
     return b / (1.0 - rho + rho * b)
 
 
+@limit_blas_threads()    # small matrices (phase-type partial moments): one BLAS thread
 def exact_lwl(m: int, rho: float, sizes: Any) -> float:
     """Mean response time under least-work-left with exponential sizes (M/M/m, Erlang C).
 
@@ -433,6 +441,7 @@ _METHODS = {
 }
 
 
+@limit_blas_threads()    # small matrices (phase-type partial moments): one BLAS thread
 def exact_mean_response(policy: str, m: int, rho: float, sizes: Any,
                         thresholds: Sequence[float] | float | None = None, **options: Any
                         ) -> ExactResult:

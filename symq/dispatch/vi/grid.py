@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter
 from symq.core.resources import require_memory
+from symq.core.threads import limit_blas_threads
 
 from ..simplex import M_MAX, colex_states
 from ..sizes import as_size_law
@@ -39,6 +40,7 @@ from .planning import _names, grid_bytes, size_tail_point, validate_grid
 
 __all__ = ["DispatchGrid", "diagonal_weights", "hat_atoms", "sorted_states"]
 
+@limit_blas_threads()    # phase-type partial moments: one expm per grid point
 def hat_atoms(sizes: Any, delta: float, tail_tol: float = 1e-10) -> NDArray[np.float64]:
     r"""Mean-preserving hat-kernel atoms of a size law on the lattice :math:`k\delta`.
 
