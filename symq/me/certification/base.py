@@ -3,8 +3,10 @@ r"""The base of the certifier: interval primitives and the data every stage shar
 The bottom layer of :mod:`symq.me.certification` (no import of any other stage): the end points,
 midpoint and certain sign of ``mpmath.iv`` intervals, exact rationals as intervals, the exact data
 of a transform :math:`N/D` (:class:`ExactData`, step 1 of the procedure) and a certified pole
-enclosure (:class:`Pole`, steps 2 and 4).  Layers above it: :mod:`.verdict` (the vocabulary of a
-run), :mod:`.enclosures`, :mod:`.intervals`, :mod:`.exact`, then the searches and the certificate.
+enclosure (:class:`Pole`, steps 2 and 4).  Layers above it:
+:mod:`~symq.me.certification.verdict` (the vocabulary of a run),
+:mod:`~symq.me.certification.enclosures`, :mod:`~symq.me.certification.intervals`,
+:mod:`~symq.me.certification.exact`, then the searches and the certificate.
 """
 
 from __future__ import annotations

@@ -218,7 +218,7 @@ def _check_partition(run: Run, ev: Evaluator, h: mpmath.mpf, T: mpmath.mpf) -> D
 
 
 def hunt_witness(run: Run) -> Decision | None:
-    """Search [h, 60/|Re z_1|] for a certified negative value when no rule could decide.
+    """Search ``[h, 60/|Re z_1|]`` for a certified negative value when no rule could decide.
 
     Used only to turn an INCONCLUSIVE answer into NEGATIVE; it never proves nonnegativity.
     """
