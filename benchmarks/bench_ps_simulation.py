@@ -77,7 +77,8 @@ def _best_of(repeats: int, func, *args) -> tuple[float, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rho", type=float, default=0.8, help="utilisation lam*mean/C")
-    parser.add_argument("--law", default="hyperexponential")
+    parser.add_argument("--sizes", default="h2", help="a name of symq.laws.SIZE_LAWS")
+    parser.add_argument("--scv", type=float, default=4.0, help="SCV of the named law (h2: 4)")
     parser.add_argument("--jobs", type=int, default=2_000_000, help="jobs for the numba kernel")
     parser.add_argument("--py-jobs", type=int, default=100_000, help="jobs for the Python versions")
     parser.add_argument("--repeats", type=int, default=3)
@@ -87,7 +88,8 @@ def main() -> None:
     capacity, mean = 1.0, 1.0
     lam = args.rho * capacity / mean
     rng = np.random.default_rng(args.seed)
-    sizes = draw_sizes(args.law, mean, args.jobs, rng)
+    scv = None if args.sizes in ("exp", "det") else args.scv
+    sizes = draw_sizes(args.sizes, mean, args.jobs, rng, scv=scv)
     arrivals = np.cumsum(rng.exponential(1.0 / lam, args.jobs))
     n_py = min(args.py_jobs, args.jobs)
 
@@ -110,7 +112,7 @@ def main() -> None:
     rate_numba = args.jobs / t_numba
     rate_array = n_py / t_array
     rate_heapq = n_py / t_heapq
-    print(f"M/G/1-PS virtual-time simulation, law={args.law}, rho={args.rho}, best of {args.repeats}")
+    print(f"M/G/1-PS virtual-time simulation, sizes={args.sizes}, rho={args.rho}, best of {args.repeats}")
     print(f"python {platform.python_version()}, numba {numba.__version__}, numpy {np.__version__}")
     print(f"numba first call (compile or cache load): {first_call:.2f} s")
     print(f"{'version':<16}{'jobs':>11}{'seconds':>10}{'jobs/s':>14}{'numba speed-up':>16}")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numba
 import numpy as np
@@ -35,14 +35,21 @@ from numpy.typing import NDArray
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import real_value
 from symq.core.randomness import RngLike, as_generator
+from symq.core.renamed import renamed_keywords
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
 from symq.core.simoutput import analyse_series, require_run_length
 from symq.core.simrun import SIM_WORK_LIMIT, RunPlan, require_work, run_chunked
 from symq.core.simstats import ConfidenceInterval
 
-from symq.laws import as_sampler
+from symq.laws import Distribution, as_sampler
 from .transform import RationalLST, s, to_rational
+
+if TYPE_CHECKING:
+    from .distribution import ME
+
+#: A function ``(n, generator) -> n service times`` (what :func:`simulate_mg1_waiting` also takes).
+ServiceDraw = Callable[[int, np.random.Generator], Any]
 
 __all__ = ["WaitingTime", "WaitingTimeEstimate", "mg1_waiting_time", "simulate_mg1_waiting"]
 
@@ -83,13 +90,16 @@ class WaitingTime(ResultBase):
 
 
 
-def mg1_waiting_time(service: RationalLST | Any, lam: Any) -> WaitingTime:
+@renamed_keywords(service="sizes")
+def mg1_waiting_time(sizes: RationalLST | ME, lam: Any) -> WaitingTime:
     r"""The Pollaczek-Khinchine waiting time of the M/ME/1 queue, exactly.
 
     Parameters
     ----------
-    service : RationalLST or object with ``.lst``
-        Service-time transform :math:`N/D`.
+    sizes : RationalLST or ME
+        The service-time (job-size) law: its transform :math:`N/D`, or an
+        :class:`~symq.me.ME` law (its ``.lst``).  Formerly ``service=`` (accepted for one
+        release, with a warning).
     lam : number
         Arrival rate (converted exactly to a rational).
 
@@ -100,6 +110,9 @@ def mg1_waiting_time(service: RationalLST | Any, lam: Any) -> WaitingTime:
 
     Raises
     ------
+    InvalidParameter
+        Naming ``sizes`` for anything but a transform or an ME law, ``lam`` for a rate that is not
+        positive.
     StabilityError
         If :math:`\rho = \lambda m_1 \ge 1`.
 
@@ -110,9 +123,9 @@ def mg1_waiting_time(service: RationalLST | Any, lam: Any) -> WaitingTime:
     >>> waiting.rho, waiting.EW
     (1/2, 3/4)
     """
-    lst = getattr(service, "lst", service)
+    lst = getattr(sizes, "lst", sizes)
     if not isinstance(lst, RationalLST):
-        raise InvalidParameter("service", service, "a RationalLST or an ME distribution")
+        raise InvalidParameter("sizes", sizes, "a RationalLST or an ME distribution")
     lam_q = to_rational(lam, "lam")
     if not lam_q > 0:
         raise InvalidParameter("lam", lam, "a positive arrival rate")
@@ -200,14 +213,21 @@ _SERVICE_DOMAIN = ("a job-size law (an ME, a PhaseType, a pair (alpha, A), a sci
                    "or a function (n, rng) -> n service times")
 
 
-def _service_draw(service: Any) -> tuple[Callable[[int, np.random.Generator], Any], Any]:
-    """A function ``(n, generator) -> n service times`` and the law's mean (None if unknown)."""
-    if callable(service) and not (hasattr(service, "sample") or hasattr(service, "rvs")):
-        return service, None
+def _as_service(sizes: object) -> Distribution | ServiceDraw:
+    """The one conversion of :func:`simulate_mg1_waiting`'s ``sizes``: a function drawing service
+    times is kept, anything else converted by :func:`symq.laws.as_sampler`."""
+    if callable(sizes) and not (hasattr(sizes, "sample") or hasattr(sizes, "rvs")):
+        return sizes
     try:
-        law = as_sampler(service, "service")
+        return as_sampler(sizes, "sizes")
     except InvalidParameter:
-        raise InvalidParameter("service", type(service).__name__, _SERVICE_DOMAIN) from None
+        raise InvalidParameter("sizes", type(sizes).__name__, _SERVICE_DOMAIN) from None
+
+
+def _service_draw(law: Distribution | ServiceDraw) -> tuple[ServiceDraw, float | None]:
+    """A function ``(n, generator) -> n service times`` and the law's mean (None if unknown)."""
+    if not isinstance(law, Distribution):
+        return law, None
     return (lambda n, generator: law.sample(n, rng=generator)), float(law.mean())
 
 
@@ -218,11 +238,12 @@ _ARRAYS_PER_JOB = 4
 _STEPS_PER_JOB = 3
 
 
-def _scv(service: Any, services: np.ndarray) -> float:
+def _scv(law: Distribution | ServiceDraw, services: np.ndarray) -> float:
     """The size law's squared coefficient of variation: exact for a law with moments, else that
     of the drawn times."""
     try:
-        law = as_sampler(service)
+        if not isinstance(law, Distribution):
+            raise TypeError("a function drawing service times has no moments")
         m1, m2 = float(law._raw_moment(1)), float(law._raw_moment(2))
         if m1 > 0 and np.isfinite(m2):
             return max(m2 / (m1 * m1) - 1.0, 0.0)
@@ -232,7 +253,8 @@ def _scv(service: Any, services: np.ndarray) -> float:
     return float(services.var() / (m * m)) if m > 0 else 0.0
 
 
-def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] = (), *,
+@renamed_keywords(service="sizes")
+def simulate_mg1_waiting(sizes: object, lam: float, thresholds: Sequence[float] = (), *,
                          n_jobs: int = 1_000_000, rng: RngLike = None, n_batches: int = 40,
                          warmup: float = 0.05, level: float = 0.99,
                          progress: bool = False) -> WaitingTimeEstimate:
@@ -248,10 +270,11 @@ def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] =
 
     Parameters
     ----------
-    service : job-size law or callable(n, rng) -> array
-        The service-time law: an :class:`~symq.me.ME`, a phase-type law, a scipy distribution
-        (converted by :func:`symq.laws.as_sampler`), or a function drawing ``n`` service
-        times from a numpy Generator.
+    sizes : job-size law or callable(n, rng) -> array
+        The service-time (job-size) law: an :class:`~symq.me.ME`, a phase-type law, a scipy
+        distribution (converted by :func:`symq.laws.as_sampler`), or a function drawing ``n``
+        service times from a numpy Generator.  Formerly ``service=`` (accepted for one release,
+        with a warning).
     lam : float
         Arrival rate.
     thresholds : sequence of float
@@ -310,16 +333,17 @@ def simulate_mg1_waiting(service: Any, lam: float, thresholds: Sequence[float] =
                    limit=lambda budget: f"at most {int(budget // per_job)}")
     require_work(_STEPS_PER_JOB * n, [("n_jobs", n, SIM_WORK_LIMIT / _STEPS_PER_JOB)],
                  what=f"{n} customers x {_STEPS_PER_JOB} steps")
-    draw, mean = _service_draw(service)
+    law = _as_service(sizes)
+    draw, mean = _service_draw(law)
     generator = as_generator(rng)
     services = np.asarray(draw(n, generator), dtype=float)
     if services.shape != (n,) or not np.all(np.isfinite(services)) or np.any(services < 0):
-        raise InvalidParameter("service", "its samples", f"{n} finite nonnegative times")
+        raise InvalidParameter("sizes", "its samples", f"{n} finite nonnegative times")
     load = lam * (float(services.mean()) if mean is None else mean)
     if load >= 1.0:
         raise StabilityError(f"load rho = lam*E[S] = {load:g} must be < 1 for a stationary M/G/1 "
                              f"queue (lam={lam:g})")
-    scv = _scv(service, services)
+    scv = _scv(law, services)
     require_run_length(n, load, scv, plan.n_batches,
                        what=f"the M/G/1 queue (size scv {scv:.3g})")
     interarrivals = generator.exponential(1.0 / lam, n)

@@ -322,6 +322,9 @@ def _unbounded_claims() -> list[Claim]:
 _SIM_FARMS = (((4.0, 2.0, 1.0), (1.0, 2.0, 4.0), 3.5), ((1.0, 1.0), (1.0, 3.0), 1.2))
 _SIM_LAWS = ("exponential", "deterministic", "hyperexponential")
 _SIM_SCV = {"exponential": 1.0, "deterministic": 0.0, "hyperexponential": 4.0}
+#: The point label of each law -> ``sizes=`` and ``scv=`` of the simulator (:data:`symq.laws.SIZE_LAWS`).
+_SIM_SIZES = {"exponential": ("exp", None), "deterministic": ("det", None),
+              "hyperexponential": ("h2", _SIM_SCV["hyperexponential"])}
 #: Relative tolerance of the insensitivity claim: the runs (2e6 jobs per server) resolve about
 #: 3% at the 95% family level over the 12 points; the FCFS value of the H2 cases lies 87% to
 #: 110% above.
@@ -351,8 +354,8 @@ def _simulation_claims() -> list[Claim]:
 
     def simulated(point: Mapping[str, Any]) -> Any:
         C, w, x = np.asarray(point["C"]), np.asarray(point["w"]), point_loads(point)
-        scv = _SIM_SCV["hyperexponential"] if point["law"] == "hyperexponential" else None
-        estimate = simulate_farm(C, w, x, law=point["law"], n_jobs_per_server=2_000_000,
+        sizes, scv = _SIM_SIZES[point["law"]]
+        estimate = simulate_farm(C, w, x, sizes=sizes, n_jobs_per_server=2_000_000,
                                  rng=point["seed"], scv=scv, level=0.999)
         ci = estimate.social_cost
         if point["law"] == "hyperexponential" and ci.contains(

@@ -10,8 +10,8 @@ work rate is ``rho``; the social cost is ``J = sum_j w_j x_j / (C_j - x_j)``.
 * :mod:`~symq.routing.solve`: fast O(K log K) solvers on the compiled closed forms;
 * :mod:`~symq.routing.numeric`: an independent scipy.optimize cross-check;
 * :mod:`~symq.routing.simulation`: event-by-event simulation of M/G/1-PS servers and farms
-  (:mod:`~symq.routing.kernel`: its numba kernel; :mod:`~symq.routing.sizes`: its job-size
-  laws), evidence of PS insensitivity with confidence intervals;
+  (:mod:`~symq.routing.kernel`: its numba kernel; job-size laws: :mod:`symq.laws`), evidence
+  of PS insensitivity with confidence intervals;
 * :mod:`~symq.routing.model`: the registered ``ps-routing`` and ``ps-sim`` models;
   :mod:`~symq.routing.declared`: the ``routing-cost`` model kind, a farm whose per-server cost a
   claims file declares as a formula (solved by :func:`~symq.routing.numeric.minimize_separable`).
@@ -24,7 +24,7 @@ Examples
 >>> wardrop_equilibrium([4, 2, 1], [1, 2, 4], 5).active
 [0, 1]
 >>> est = simulate_farm([4, 2, 1], [1, 2, 4], social_optimum([4, 2, 1], [1, 2, 4], 5).loads,
-...                     law="hyperexponential", n_jobs_per_server=400_000, rng=1)
+...                     sizes="h2", scv=4, n_jobs_per_server=400_000, rng=1)
 >>> est.social_cost.distance(11.0) < 3          # J* = 11, insensitive to the size law
 True
 """
@@ -40,7 +40,6 @@ from .numeric import (
     social_cost,
 )
 from .simulation import FarmEstimate, PSQueueEstimate, simulate_farm, simulate_ps_queue
-from .sizes import SIZE_LAWS, size_law
 from .solve import (
     Allocation,
     heavy_traffic_poa,
@@ -64,6 +63,5 @@ __all__ = [
     "social_cost", "potential",
     "ClosedForms", "PiecewiseLoads", "closed_forms", "derivation", "piecewise_loads",
     "kkt_residuals", "kkt_holds_exactly",
-    "simulate_ps_queue", "simulate_farm", "PSQueueEstimate", "FarmEstimate", "SIZE_LAWS",
-    "size_law",
+    "simulate_ps_queue", "simulate_farm", "PSQueueEstimate", "FarmEstimate",
 ]

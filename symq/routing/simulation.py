@@ -19,9 +19,12 @@ loads :math:`x_j` and holding costs :math:`w_j` is therefore
 
 This module gives independent evidence of those formulas by exact discrete-event simulation
 (the virtual-time kernel of :mod:`symq.routing.kernel`).  Job sizes come from one job-size law
-(a name, a :class:`~symq.laws.PhaseType`, an :class:`~symq.me.ME`, a frozen scipy
-distribution, ...), converted once by :func:`symq.routing.sizes.as_size_law` and drawn in
-Python.  Run length, warm-up and batches follow the rule of :class:`symq.core.simrun.RunPlan`;
+``sizes`` (a name of :data:`symq.laws.SIZE_LAWS`, a :class:`~symq.laws.PhaseType`, an
+:class:`~symq.me.ME`, a frozen scipy distribution, ...), converted once at the public boundary by
+:func:`symq.laws.as_law` and :func:`symq.laws.as_sampler` and drawn in Python.  The names of
+the laws before issue 31 (``"exponential"``, ``"deterministic"``, ``"hyperexponential"``, the
+last with SCV 4 by default) are accepted for one release with a
+:class:`~symq.core.renamed.RenamedKeywordWarning` that names the new name.  Run length, warm-up and batches follow the rule of :class:`symq.core.simrun.RunPlan`;
 with ``progress=True`` the kernel runs in chunks under a tqdm bar
 (:func:`symq.core.simrun.run_chunked`), with the same result.  The kernel itself draws no random
 numbers (arrivals and sizes come from ``rng`` through numpy before it runs), so it needs no
@@ -37,7 +40,7 @@ L. Kleinrock, *Queueing Systems, Vol. II: Computer Applications*, Wiley, 1976, C
 
 Examples
 --------
->>> est = simulate_ps_queue(lam=0.5, C=1.0, law="deterministic", n_jobs=50_000, rng=1)
+>>> est = simulate_ps_queue(lam=0.5, C=1.0, sizes="det", n_jobs=50_000, rng=1)
 >>> exact = 1.0 / (1.0 - 0.5)          # E[T] = E[X]/(C - x)
 >>> abs(est.ET.mean - exact) < 0.1
 True
@@ -46,6 +49,7 @@ True
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
@@ -56,6 +60,7 @@ from numpy.typing import ArrayLike
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import IntegerAtLeast, NonNegativeReal, PositiveReal
 from symq.core.randomness import RngLike, as_generator
+from symq.core.renamed import RenamedKeywordWarning, renamed_keywords
 from symq.core.resources import require_memory
 from symq.core.result import ResultBase
 from symq.core.simoutput import analyse_ratio, analyse_series, require_run_length
@@ -67,11 +72,11 @@ from symq.core.simrun import (
 )
 from symq.core.simstats import ConfidenceInterval
 
+from symq.laws import Distribution, as_law, as_sampler, describe_law
+
 from .kernel import PSState
-from .sizes import SIZE_LAWS, SizeSampler, as_size_law
 
 __all__ = [
-    "SIZE_LAWS",
     "PSQueueEstimate",
     "FarmEstimate",
     "draw_sizes",
@@ -109,14 +114,98 @@ def _plan(n_jobs: Any, n_batches: Any, warmup: Any, level: Any, name: str) -> Ru
     return plan
 
 
-def draw_sizes(law: Any, mean: float | None, n: int, rng: RngLike = None,
+#: The job-size law names of the simulators before issue 31 -> their names in
+#: :data:`symq.laws.SIZE_LAWS`; accepted for one release with a
+#: :class:`~symq.core.renamed.RenamedKeywordWarning`.
+RENAMED_LAWS: dict[str, str] = {"exponential": "exp", "deterministic": "det",
+                                "hyperexponential": "h2"}
+
+#: SCV of the former name ``"hyperexponential"`` when none is given (its default before issue 31).
+FORMER_H2_SCV = 4.0
+
+
+@dataclass(frozen=True)
+class _JobSizes:
+    """A converted job-size law: what the simulator draws from.
+
+    Attributes
+    ----------
+    law : Distribution
+        The law, as returned by :func:`symq.laws.as_sampler`.
+    mean : float
+        Its mean :math:`E[X] > 0` (for a name, the ``mean`` as given).
+    label : str
+        The name given (``"h2"``) or a short description of the law object.
+    """
+
+    law: Distribution
+    mean: float
+    label: str
+
+    def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` sizes from ``rng``: a float64 array, every entry ``> 0``.
+
+        Raises
+        ------
+        InvalidParameter
+            Naming ``sizes`` if the law produced a negative or non-finite size.
+        """
+        sizes = np.asarray(self.law.sample(n, rng=rng), dtype=float).reshape(n)
+        if not np.all(np.isfinite(sizes)) or np.any(sizes < 0):
+            raise InvalidParameter("sizes", self.label, "a law of nonnegative finite job sizes",
+                                   "a sampled size is negative or not finite")
+        # a size of exactly 0 (probability ~0 for a continuous law) would give T/s = 0/0
+        return np.maximum(sizes, np.finfo(float).tiny)
+
+
+def _job_sizes(sizes: object, mean: float | None, scv: float | None,
+               caller: str) -> _JobSizes:
+    """The one conversion of the simulators' ``sizes`` argument (:func:`symq.laws.as_law`).
+
+    A name (with ``mean``, default 1, and ``scv``) keeps its ``mean`` exactly as given; a former
+    name of :data:`RENAMED_LAWS` is mapped to its new name with a warning (``"hyperexponential"``
+    without ``scv``: SCV :data:`FORMER_H2_SCV`).  A law object fixes its own mean (``mean``
+    omitted or equal to it) and variability (``scv`` refused).
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``sizes`` (an unknown name or object, a law without a finite positive mean),
+        ``mean`` or ``scv``.
+    """
+    if isinstance(sizes, str):
+        key = sizes.strip().lower()
+        if key in RENAMED_LAWS:
+            warnings.warn(f"{caller}(sizes={sizes!r}) is renamed {caller}(sizes="
+                          f"{RENAMED_LAWS[key]!r}); {sizes!r} will be removed in the next release",
+                          RenamedKeywordWarning, stacklevel=4)
+            if key == "hyperexponential" and scv is None:
+                scv = FORMER_H2_SCV
+            key = RENAMED_LAWS[key]
+        given = 1.0 if mean is None else float(PositiveReal().coerce("mean", mean))
+        law = as_sampler(as_law(key, "sizes", mean=given, scv=scv), "sizes")
+        return _JobSizes(law, given, sizes.strip().lower())   # the mean as given, exactly
+    law = as_sampler(as_law(sizes, "sizes", mean=mean, scv=scv), "sizes")
+    try:
+        law_mean = float(law.moment(1))
+    except (TypeError, ValueError):
+        law_mean = math.nan
+    if not (math.isfinite(law_mean) and law_mean > 0):
+        raise InvalidParameter("sizes", describe_law(sizes), "a law of job sizes with a finite "
+                               "positive mean", f"E[X] = {law_mean}")
+    return _JobSizes(law, law_mean, str(describe_law(sizes)))
+
+
+@renamed_keywords(law="sizes")
+def draw_sizes(sizes: object, mean: float | None, n: int, rng: RngLike = None,
                scv: float | None = None) -> np.ndarray:
     r"""Draw ``n`` i.i.d. job sizes from a job-size law.
 
     Parameters
     ----------
-    law : str or job-size law
-        A name of :data:`SIZE_LAWS` or a law object (see :func:`symq.routing.sizes.as_size_law`).
+    sizes : str or job-size law
+        A name of :data:`symq.laws.SIZE_LAWS` or a law object (what :func:`symq.laws.as_law`
+        accepts).  Formerly ``law=`` (accepted for one release, with a warning).
     mean : float or None
         Mean size of a named law (``None``: 1); omitted (``None``) or equal to the law's mean for
         a law object.
@@ -125,7 +214,7 @@ def draw_sizes(law: Any, mean: float | None, n: int, rng: RngLike = None,
     rng : int, SeedSequence, numpy.random.Generator or None
         Source of randomness; the same seed gives the same sizes.
     scv : float, optional
-        Squared coefficient of variation of the named hyperexponential law (default 4).
+        Squared coefficient of variation of a named law (:func:`symq.laws.size_law`).
 
     Returns
     -------
@@ -134,18 +223,18 @@ def draw_sizes(law: Any, mean: float | None, n: int, rng: RngLike = None,
 
     Raises
     ------
-    UnknownName
-        If ``law`` is an unknown name (the message lists :data:`SIZE_LAWS`).
     InvalidParameter
-        If ``mean <= 0``, ``n < 1``, ``scv < 1``, or ``law`` is not a job-size law.
+        Naming ``sizes`` for an unknown name (the message lists :data:`symq.laws.SIZE_LAWS`) or
+        object, ``mean`` for ``mean <= 0``, ``n`` for ``n < 1``, ``scv`` for an SCV the law
+        cannot have.
 
     Examples
     --------
-    >>> x = draw_sizes("hyperexponential", mean=2.0, n=200_000, rng=0, scv=4.0)
+    >>> x = draw_sizes("h2", mean=2.0, n=200_000, rng=0, scv=4.0)
     >>> round(float(x.mean()), 1)
     2.0
     """
-    sampler = as_size_law(law, mean, scv)
+    sampler = _job_sizes(sizes, mean, scv, "draw_sizes")
     n = IntegerAtLeast(1).coerce("n", n)
     return sampler.draw(n, as_generator(rng))
 
@@ -235,7 +324,7 @@ def _scaled(ci: ConfidenceInterval, factor: float) -> ConfidenceInterval:
                               run_length=ci.run_length, doubt=ci.doubt)
 
 
-def _run_queue(lam: float, C: float, sizes_law: SizeSampler, plan: RunPlan,
+def _run_queue(lam: float, C: float, sizes_law: _JobSizes, plan: RunPlan,
                gen: np.random.Generator, progress: bool, desc: str) -> PSQueueEstimate:
     """Simulate one validated queue: draw the jobs, run the kernel, form the intervals.
 
@@ -282,7 +371,7 @@ def _run_queue(lam: float, C: float, sizes_law: SizeSampler, plan: RunPlan,
                            n_warmup=skip)
 
 
-def _guard_scale(lam: float, C: float, sizes_law: SizeSampler, plan: RunPlan,
+def _guard_scale(lam: float, C: float, sizes_law: _JobSizes, plan: RunPlan,
                  name: str = "lam", value: float | None = None,
                  jobs_name: str = "n_jobs") -> None:
     """Refuse loads and scales beyond floating point, and loads the run cannot resolve."""
@@ -302,7 +391,7 @@ def _guard_scale(lam: float, C: float, sizes_law: SizeSampler, plan: RunPlan,
                        what=f"the PS queue at {name}={value:.10g}" if name != "lam" else "")
 
 
-def _scv(sizes_law: SizeSampler) -> float:
+def _scv(sizes_law: _JobSizes) -> float:
     """The law's squared coefficient of variation (0 when its second moment is not known)."""
     try:
         m2 = float(sizes_law.law.moment(2))
@@ -314,10 +403,11 @@ def _scv(sizes_law: SizeSampler) -> float:
     return value if math.isfinite(value) and value > 0 else 0.0
 
 
+@renamed_keywords(law="sizes")
 def simulate_ps_queue(
     lam: float,
     C: float,
-    law: Any = "exponential",
+    sizes: object = "exp",
     mean: float | None = None,
     n_jobs: int = 200_000,
     rng: RngLike = None,
@@ -330,7 +420,7 @@ def simulate_ps_queue(
 ) -> PSQueueEstimate:
     r"""Simulate an M/G/1 processor-sharing queue and estimate :math:`E[T]`, :math:`E[N]`, :math:`E[T/X]`.
 
-    Poisson(``lam``) arrivals, i.i.d. sizes from ``law``, capacity ``C`` shared equally among
+    Poisson(``lam``) arrivals, i.i.d. sizes from ``sizes``, capacity ``C`` shared equally among
     the jobs present.  The simulation is exact (event by event, see :mod:`symq.routing.kernel`),
     starts empty, and the first ``warmup`` fraction of the jobs is discarded.  Insensitivity
     (Altman, Ayesta, Prabhu 2011, model section; Kleinrock 1976, Chapter 4) predicts, with
@@ -349,10 +439,13 @@ def simulate_ps_queue(
         Arrival rate :math:`\lambda > 0`.
     C : float
         Capacity :math:`C > 0`.
-    law : str or job-size law, default "exponential"
-        A name of :data:`SIZE_LAWS` (see :func:`symq.routing.sizes.size_law`) or a law object:
+    sizes : str or job-size law, default "exp"
+        A name of :data:`symq.laws.SIZE_LAWS` (see :func:`symq.laws.size_law`) or a law object:
         a :class:`~symq.laws.PhaseType`, a pair ``(alpha, A)``, an :class:`~symq.me.ME`, a
-        frozen scipy distribution (``scipy.stats.lognorm(0.8)``) or any symq distribution.
+        frozen scipy distribution (``scipy.stats.lognorm(0.8)``) or any symq distribution,
+        converted by :func:`symq.laws.as_law`.  Formerly ``law=``, and the names
+        ``"exponential"``, ``"deterministic"``, ``"hyperexponential"`` (SCV 4 by default): both
+        accepted for one release, with a warning.
     mean : float, optional
         Mean job size :math:`E[X] > 0` of a named law (default 1).  A law object has its own
         mean: omit ``mean`` (or give the same value).
@@ -365,7 +458,8 @@ def simulate_ps_queue(
         Fraction in ``[0, 1)`` of the jobs (in arrival order) discarded before estimating;
         the time average of :math:`N` starts at the arrival of the first retained job.
     scv : float, optional
-        SCV of the named hyperexponential law (default 4); refused for the other laws.
+        SCV of a named law (:func:`symq.laws.size_law`: omitted for ``exp`` and ``det``,
+        required for the others); refused with a law object.
     level : float, default 0.95
         Confidence level of the intervals.
     n_batches : int, default 30
@@ -386,10 +480,9 @@ def simulate_ps_queue(
     ------
     InvalidParameter
         If ``lam``, ``C`` or ``mean`` is not a positive finite number, ``warmup`` is not in
-        ``[0, 1)``, ``level`` not in ``(0, 1)``, ``scv < 1`` (hyperexponential), ``law`` is not a
-        job-size law, or there are fewer than 100 retained jobs per batch.
-    UnknownName
-        If ``law`` is an unknown name.
+        ``[0, 1)``, ``level`` not in ``(0, 1)``, ``scv`` is not an SCV of the named law,
+        ``sizes`` is an unknown name or not a job-size law, or there are fewer than 100
+        retained jobs per batch.
     StabilityError
         If ``lam * E[X] >= C``.
     ResourceLimit
@@ -397,14 +490,14 @@ def simulate_ps_queue(
 
     Examples
     --------
-    >>> est = simulate_ps_queue(lam=0.8, C=2.0, law="hyperexponential", n_jobs=100_000, rng=7)
+    >>> est = simulate_ps_queue(lam=0.8, C=2.0, sizes="h2", scv=4, n_jobs=100_000, rng=7)
     >>> exact = 1.0 / (2.0 - 0.8)
     >>> est.ET.distance(exact) < 3
     True
     """
     lam = _positive("lam", lam)
     C = _positive("C", C)
-    sizes_law = as_size_law(law, mean, scv)
+    sizes_law = _job_sizes(sizes, mean, scv, "simulate_ps_queue")
     _check_stable(lam * sizes_law.mean, C, f"lam*mean = {lam:g}*{sizes_law.mean:g}")
     plan = _plan(n_jobs, n_batches, warmup, level, "n_jobs")
     _guard_scale(lam, C, sizes_law, plan)
@@ -455,11 +548,12 @@ def _vector(name: str, values: ArrayLike, domain: PositiveReal | NonNegativeReal
     return tuple(float(domain.coerce(f"{name}[{j}]", v)) for j, v in enumerate(array.tolist()))
 
 
+@renamed_keywords(law="sizes")
 def simulate_farm(
     C: Sequence[float] | ArrayLike,
     w: Sequence[float] | ArrayLike,
     loads: Sequence[float] | ArrayLike,
-    law: Any = "exponential",
+    sizes: object = "exp",
     n_jobs_per_server: int = 200_000,
     rng: RngLike = None,
     mean: float | None = None,
@@ -495,8 +589,8 @@ def simulate_farm(
     loads : sequence of float
         Work rates :math:`x_j \ge 0` sent to each server, with :math:`x_j < C_j`;
         servers with :math:`x_j = 0` are not simulated (:math:`E[N_j] = 0` exactly).
-    law : str or job-size law, default "exponential"
-        Job-size law shared by all servers, as in :func:`simulate_ps_queue`.
+    sizes : str or job-size law, default "exp"
+        Job-size law shared by all servers, as in :func:`simulate_ps_queue` (formerly ``law=``).
     n_jobs_per_server : int, default 200_000
         Jobs simulated at each used server.
     rng : int, SeedSequence, numpy.random.Generator or None
@@ -527,8 +621,6 @@ def simulate_farm(
         cost is not positive, a load is negative, or a scalar argument is invalid.
     StabilityError
         If some ``loads[j] >= C[j]`` (the message names the server).
-    UnknownName
-        If ``law`` is an unknown name.
     ResourceLimit
         If ``n_jobs_per_server`` jobs do not fit in memory.
 
@@ -549,7 +641,7 @@ def simulate_farm(
             f"a sequence of the same length as C ({len(caps)}) and w ({len(costs)})",
             f"got {len(xs)} loads",
         )
-    sizes_law = as_size_law(law, mean, scv)
+    sizes_law = _job_sizes(sizes, mean, scv, "simulate_farm")
     for j, (x, c) in enumerate(zip(xs, caps)):
         _check_stable(x, c, f"loads[{j}]")
     plan = _plan(n_jobs_per_server, n_batches, warmup, level, "n_jobs_per_server")

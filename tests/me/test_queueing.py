@@ -46,8 +46,10 @@ def test_errors():
         mg1_waiting_time(RationalLST.from_expr(1 / (s + 1)), 1)
     with pytest.raises(InvalidParameter, match="lam"):
         mg1_waiting_time(RationalLST.from_expr(1 / (s + 1)), -1)
-    with pytest.raises(InvalidParameter, match="service"):
+    with pytest.raises(InvalidParameter, match="parameter sizes='exp'"):
         mg1_waiting_time("exp", sp.Rational(1, 2))
+    with pytest.raises(InvalidParameter, match="parameter sizes="):
+        simulate_mg1_waiting(2.0, 0.5, n_jobs=30_000)
 
 
 def test_exact_result_follows_the_protocol():
@@ -105,9 +107,23 @@ def test_simulator_errors():
         simulate_mg1_waiting(draw, 0.0, [1.0], n_jobs=10_000)
     with pytest.raises(InvalidParameter, match="thresholds"):
         simulate_mg1_waiting(draw, 0.5, [1.0, float("nan")], n_jobs=10_000)
-    with pytest.raises(InvalidParameter, match="service"):
+    with pytest.raises(InvalidParameter, match="parameter sizes='str'"):
         simulate_mg1_waiting("exponential", 0.5, [1.0], n_jobs=10_000)
-    with pytest.raises(InvalidParameter, match="service"):
+    with pytest.raises(InvalidParameter, match="parameter sizes='its samples'"):
         simulate_mg1_waiting(lambda n, g: -g.exponential(1.0, n), 0.5, n_jobs=10_000)
     with pytest.raises(StabilityError, match="rho"):
         simulate_mg1_waiting(ME.erlang(2, 2), 1.0, n_jobs=10_000)
+
+
+@pytest.mark.parametrize("function, kwargs", [
+    (mg1_waiting_time, {"lam": sp.Rational(1, 2)}),
+    (simulate_mg1_waiting, {"lam": 0.5, "thresholds": [1.0], "n_jobs": 30_000, "rng": 3}),
+])
+def test_former_keyword_service_still_works_and_warns(function, kwargs):
+    # service= was renamed sizes= (issue 31): the same result, with a RenamedKeywordWarning
+    from symq.core.renamed import RenamedKeywordWarning
+
+    law = ME.erlang(2, 2)
+    with pytest.warns(RenamedKeywordWarning, match=r"\(service=\.\.\.\) is renamed .*\(sizes="):
+        before = function(service=law, **kwargs)
+    assert before.to_dict() == function(sizes=law, **kwargs).to_dict()

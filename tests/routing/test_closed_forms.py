@@ -22,7 +22,6 @@ from symq.routing import (
     poa_bound_equal_costs,
     price_of_anarchy,
     simulation,
-    sizes,
     social_optimum,
     solve,
     symbolic,
@@ -230,7 +229,7 @@ def test_parameters_are_declared():
     assert "capacities" in farm.C.description and farm.w.typical == (1.0, 2.0, 4.0)
 
 
-@pytest.mark.parametrize("module", [farm, solve, symbolic, exact, numeric, model, sizes,
+@pytest.mark.parametrize("module", [farm, solve, symbolic, exact, numeric, model,
                                     simulation, symq.routing])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from symq.core.errors import InvalidParameter, StabilityError, SymqError, UnknownName
+from symq.core.errors import InvalidParameter, StabilityError, SymqError
+from symq.laws import SIZE_LAWS
 from symq.routing.kernel import ps_kernel
 from symq.routing.simulation import (
-    SIZE_LAWS,
     FarmEstimate,
     PSQueueEstimate,
     draw_sizes,
@@ -34,7 +34,7 @@ SEED = 2011
 C = 2.0
 N_JOBS = 1_000_000
 LEVEL = 0.99
-LAWS = ("exponential", "deterministic", "hyperexponential")
+LAWS = ("exp", "det", "h2")   # h2: SCV 4
 RHOS = (0.5, 0.8)
 
 
@@ -71,7 +71,8 @@ def _estimate(law: str, rho: float) -> PSQueueEstimate:
     key = (law, rho)
     if key not in _CACHE:
         _CACHE[key] = simulate_ps_queue(
-            lam=rho * C, C=C, law=law, mean=1.0, n_jobs=N_JOBS, rng=SEED, level=LEVEL
+            lam=rho * C, C=C, sizes=law, mean=1.0, scv=4.0 if law == "h2" else None,
+            n_jobs=N_JOBS, rng=SEED, level=LEVEL
         )
     return _CACHE[key]
 
@@ -149,7 +150,7 @@ def test_mean_number_and_little(law: str) -> None:
 
 def test_scaling_mean_and_capacity() -> None:
     # sizes of mean 3 at capacity 6: E[T] = 3 / (6 - x) with x = lam * 3
-    est = simulate_ps_queue(lam=1.0, C=6.0, law="hyperexponential", mean=3.0, scv=9.0,
+    est = simulate_ps_queue(lam=1.0, C=6.0, sizes="h2", mean=3.0, scv=9.0,
                             n_jobs=N_JOBS, rng=SEED, level=LEVEL)
     assert est.ET.contains(3.0 / (6.0 - 3.0)), str(est.ET)
     assert est.load == pytest.approx(3.0)
@@ -159,11 +160,11 @@ def test_scaling_mean_and_capacity() -> None:
 
 
 def test_draw_sizes_laws() -> None:
-    det = draw_sizes("deterministic", 2.5, 10, rng=0)
+    det = draw_sizes("det", 2.5, 10, rng=0)
     np.testing.assert_array_equal(det, np.full(10, 2.5))
 
     mean, scv = 2.0, 4.0
-    h2 = draw_sizes("hyperexponential", mean, 20_000, rng=SEED, scv=scv)
+    h2 = draw_sizes("h2", mean, 20_000, rng=SEED, scv=scv)
     # balanced-means H2, written out: p = (1 +- sqrt((c2-1)/(c2+1)))/2, mu_i = 2 p_i / mean
     p1 = (1 + math.sqrt((scv - 1) / (scv + 1))) / 2
     p2 = 1 - p1
@@ -176,7 +177,7 @@ def test_draw_sizes_laws() -> None:
         return 1 - p1 * np.exp(-mu1 * x) - p2 * np.exp(-mu2 * x)
 
     assert stats.kstest(h2, h2_cdf).pvalue > 1e-3
-    expo = draw_sizes("exponential", mean, 20_000, rng=SEED)
+    expo = draw_sizes("exp", mean, 20_000, rng=SEED)
     assert stats.kstest(expo, stats.expon(scale=mean).cdf).pvalue > 1e-3
 
 
@@ -185,7 +186,7 @@ def test_draw_sizes_laws() -> None:
 
 def test_farm_social_cost() -> None:
     caps, w, loads = [1.0, 2.0, 4.0], [3.0, 1.0, 1.0], [0.5, 1.2, 0.0]
-    est = simulate_farm(caps, w, loads, law="hyperexponential", n_jobs_per_server=400_000,
+    est = simulate_farm(caps, w, loads, sizes="h2", scv=4.0, n_jobs_per_server=400_000,
                         rng=SEED, level=LEVEL)
     assert isinstance(est, FarmEstimate)
     exact = sum(wj * x / (c - x) for c, wj, x in zip(caps, w, loads))
@@ -205,7 +206,7 @@ def test_farm_social_cost() -> None:
 
 
 def test_same_seed_same_result() -> None:
-    kwargs = dict(lam=0.7, C=1.0, law="hyperexponential", n_jobs=20_000, n_batches=5)
+    kwargs = dict(lam=0.7, C=1.0, sizes="h2", scv=4.0, n_jobs=20_000, n_batches=5)
     a = simulate_ps_queue(**kwargs, rng=42)
     b = simulate_ps_queue(**kwargs, rng=42)
     c = simulate_ps_queue(**kwargs, rng=43)
@@ -222,15 +223,15 @@ def test_same_seed_same_result() -> None:
 
 
 def test_unknown_law_lists_choices() -> None:
-    with pytest.raises(UnknownName) as info:
-        simulate_ps_queue(0.5, 1.0, law="pareto")
-    assert isinstance(info.value, SymqError)
+    with pytest.raises(InvalidParameter) as info:
+        simulate_ps_queue(0.5, 1.0, sizes="zipf")
+    assert isinstance(info.value, SymqError) and info.value.name == "sizes"
     message = str(info.value)
-    assert "'pareto'" in message
+    assert "'zipf'" in message
     for law in SIZE_LAWS:
         assert law in message
-    with pytest.raises(UnknownName):
-        draw_sizes("lognormal", 1.0, 10)
+    with pytest.raises(InvalidParameter, match="parameter sizes='zipf'"):
+        draw_sizes("zipf", 1.0, 10)
 
 
 def test_unstable_queue_names_values() -> None:
@@ -250,7 +251,7 @@ def test_unstable_queue_names_values() -> None:
         (dict(lam=0.5, C=0.0), "C"),
         (dict(lam=0.5, C=float("nan")), "C"),
         (dict(lam=0.5, C=1.0, mean=-1.0), "mean"),
-        (dict(lam=0.5, C=1.0, law="hyperexponential", scv=0.5), "scv"),
+        (dict(lam=0.5, C=1.0, sizes="h2", scv=0.5), "scv"),
         (dict(lam=0.5, C=1.0, warmup=1.0), "warmup"),
         (dict(lam=0.5, C=1.0, n_jobs=10), "n_jobs"),
         (dict(lam=0.5, C=1.0, rng="seed"), "rng"),

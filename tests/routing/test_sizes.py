@@ -3,6 +3,7 @@
 * law objects (a scipy lognormal, an ME Erlang, a PhaseType) against the insensitive PS
   formulas E[T] = E[X]/(C - x), E[N] = rho/(1 - rho), with E[X] written out here;
 * a named law and the same law given as an object give the same run (one conversion);
+* the former keyword ``law=`` and the former names still work for one release, with a warning;
 * the resumable kernel: any chunking gives the events of one call, bit for bit;
 * bad laws and contradicting arguments name the parameter.
 
@@ -18,14 +19,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from symq.core.errors import InvalidParameter, RunTooShort, UnknownName
+from symq.core.errors import InvalidParameter, RunTooShort
+from symq.core.renamed import RenamedKeywordWarning
 from symq.core.result import ResultBase
+from symq.laws import Deterministic, size_law
 from symq.me import ME
-from symq.laws import PhaseType
 from symq.routing import UnboundedFamily, social_optimum, unbounded_family
 from symq.routing.kernel import PSState, ps_kernel
 from symq.routing.simulation import draw_sizes, simulate_farm, simulate_ps_queue
-from symq.routing.sizes import Deterministic, as_size_law, size_law
 
 SEED = 1983
 LEVEL = 0.99
@@ -44,15 +45,15 @@ def test_deterministic_law() -> None:
 def test_named_laws_have_the_stated_moments() -> None:
     # balanced-means H2 with SCV c2: mean and second moment written out
     mean, scv = 3.0, 9.0
-    h2 = size_law("hyperexponential", mean, scv)
-    assert isinstance(h2, PhaseType)
+    h2 = size_law("h2", mean, scv)
     assert h2.mean() == pytest.approx(mean, rel=1e-13)
     assert h2.moment(2) == pytest.approx((1 + scv) * mean ** 2, rel=1e-12)
-    p1, p2 = h2.alpha
-    rates = -np.diag(h2.A)
+    ph = h2.phase_type()
+    p1, p2 = ph.alpha
+    rates = -np.diag(ph.A)
     assert p1 / rates[0] == pytest.approx(p2 / rates[1], rel=1e-13)   # balanced means
-    assert size_law("exponential", 2.0).mean() == 2.0
-    assert size_law("deterministic", 2.0).variance() == 0.0
+    assert size_law("exp", 2.0).mean() == 2.0
+    assert size_law("det", 2.0).variance() == 0.0
 
 
 def test_h2_sizes_are_drawn_as_written_out() -> None:
@@ -65,18 +66,20 @@ def test_h2_sizes_are_drawn_as_written_out() -> None:
     phase = (by_hand.random(n) >= p1).astype(int)
     expected = by_hand.exponential(1.0, n) / mu[phase]
     gen = np.random.default_rng(SEED)
-    drawn = draw_sizes("hyperexponential", mean, n, rng=gen, scv=scv)
+    drawn = draw_sizes("h2", mean, n, rng=gen, scv=scv)
     np.testing.assert_allclose(drawn, expected, rtol=1e-15)
     assert gen.random() == by_hand.random()          # the same draws were consumed
 
 
 def test_a_named_law_and_its_object_give_the_same_run() -> None:
-    by_name = simulate_ps_queue(0.6, 1.0, "hyperexponential", mean=1.0, scv=4.0, n_jobs=60_000,
+    by_name = simulate_ps_queue(0.6, 1.0, "h2", mean=1.0, scv=4.0, n_jobs=60_000, rng=SEED)
+    by_object = simulate_ps_queue(0.6, 1.0, size_law("h2", 1.0, 4.0), n_jobs=60_000, rng=SEED)
+    # the same law as a PhaseType (alpha, A): the same stream, hence the same run
+    by_pair = simulate_ps_queue(0.6, 1.0, size_law("h2", 1.0, 4.0).phase_type(), n_jobs=60_000,
                                 rng=SEED)
-    by_object = simulate_ps_queue(0.6, 1.0, size_law("hyperexponential", 1.0, 4.0),
-                                  n_jobs=60_000, rng=SEED)
     assert by_object.ET == by_name.ET and by_object.EQ == by_name.EQ
-    assert by_name.law == "hyperexponential" and "H2" in by_object.law
+    assert by_pair.ET == by_name.ET and by_pair.EQ == by_name.EQ
+    assert by_name.law == "h2" and "Hyperexponential" in by_object.law
 
 
 @pytest.mark.parametrize("case", ["lognormal", "erlang", "pairs"])
@@ -101,7 +104,7 @@ def test_farm_takes_a_law_object() -> None:
     C, w = [4.0, 2.0, 1.0], [1.0, 2.0, 4.0]
     optimum = social_optimum(C, w, 3.5)
     law = stats.gamma(0.5, scale=2.0)                       # mean 1, SCV 2
-    est = simulate_farm(C, w, optimum.loads, law=law, n_jobs_per_server=200_000, rng=SEED,
+    est = simulate_farm(C, w, optimum.loads, sizes=law, n_jobs_per_server=200_000, rng=SEED,
                         level=LEVEL)
     assert est.social_cost.contains(optimum.cost), (str(est.social_cost), optimum.cost)
     assert "gamma" in est.law
@@ -128,9 +131,8 @@ def test_chunked_kernel_equals_one_call(stops: list[int]) -> None:
 
 
 def test_progress_gives_the_same_result() -> None:
-    quiet = simulate_ps_queue(0.7, 1.0, "hyperexponential", n_jobs=110_000, rng=SEED)
-    shown = simulate_ps_queue(0.7, 1.0, "hyperexponential", n_jobs=110_000, rng=SEED,
-                              progress=True)
+    quiet = simulate_ps_queue(0.7, 1.0, "h2", scv=4.0, n_jobs=110_000, rng=SEED)
+    shown = simulate_ps_queue(0.7, 1.0, "h2", scv=4.0, n_jobs=110_000, rng=SEED, progress=True)
     assert quiet == shown
 
 
@@ -151,12 +153,13 @@ def test_run_length_rule_names_the_smallest_run() -> None:
 
 
 @pytest.mark.parametrize("kwargs, name, needle", [
-    (dict(law=stats.expon(scale=2.0), mean=1.0), "mean", "equal to the mean 2"),
-    (dict(law=stats.expon(scale=2.0), scv=3.0), "scv", "omitted when law is a law object"),
-    (dict(law="exponential", scv=3.0), "scv", "omitted for the law 'exponential'"),
-    (dict(law=2.0), "law", "a job-size law"),
-    (dict(law=stats.norm(1.0, 1.0)), "law", "nonnegative"),
-    (dict(law=stats.pareto(0.5)), "law", "finite"),
+    (dict(sizes=stats.expon(scale=2.0), mean=1.0), "mean", "equal to the mean 2"),
+    (dict(sizes=stats.expon(scale=2.0), scv=3.0), "scv", "omitted when sizes is a law object"),
+    (dict(sizes="exp", scv=3.0), "scv", "omitted or 1 for sizes=exp"),
+    (dict(sizes="zipf"), "sizes", "one of exp, det, erlang, h2"),
+    (dict(sizes=2.0), "sizes", "a job-size law"),
+    (dict(sizes=stats.norm(1.0, 1.0)), "sizes", "nonnegative"),
+    (dict(sizes=stats.pareto(0.5)), "sizes", "finite"),
 ])
 def test_bad_laws_name_the_parameter(kwargs: dict, name: str, needle: str) -> None:
     with pytest.raises(InvalidParameter) as info:
@@ -164,11 +167,64 @@ def test_bad_laws_name_the_parameter(kwargs: dict, name: str, needle: str) -> No
     assert info.value.name == name and needle in str(info.value), str(info.value)
 
 
-def test_unknown_name_and_draw_sizes_of_an_object() -> None:
-    with pytest.raises(UnknownName, match="'pareto'"):
-        as_size_law("pareto")
+def test_draw_sizes_of_an_object() -> None:
     x = draw_sizes(Deterministic(1.5), None, 3, rng=0)
     assert x.tolist() == [1.5, 1.5, 1.5]
+
+
+# ----------------------------------------------------------------------------- former names
+
+
+def _farm(**kwargs):
+    return simulate_farm([1.0, 2.0], [1.0, 1.0], [0.2, 0.4], n_jobs_per_server=40_000, rng=4,
+                         **kwargs)
+
+
+def _queue(**kwargs):
+    return simulate_ps_queue(0.2, 1.0, n_jobs=40_000, rng=4, **kwargs)
+
+
+def _draw(**kwargs):
+    return draw_sizes(mean=2.0, n=50, rng=4, **kwargs)
+
+
+@pytest.mark.parametrize("run", [_queue, _farm, _draw])
+@pytest.mark.parametrize("old, new", [
+    (dict(law="h2", scv=9.0), dict(sizes="h2", scv=9.0)),                # the former keyword
+    (dict(sizes="hyperexponential"), dict(sizes="h2", scv=4.0)),         # its former default SCV
+    (dict(sizes="hyperexponential", scv=9.0), dict(sizes="h2", scv=9.0)),
+    (dict(sizes="Exponential"), dict(sizes="exp")),
+    (dict(sizes="deterministic"), dict(sizes="det")),
+    (dict(law="exponential"), dict(sizes="exp")),                        # both at once
+])
+def test_former_keyword_and_names_still_work_and_warn(run, old: dict, new: dict) -> None:
+    with pytest.warns(RenamedKeywordWarning) as caught:
+        before = run(**old)
+    after = run(**new)
+    messages = " ".join(str(w.message) for w in caught)
+    assert ("law=" in messages) == ("law" in old)
+    if isinstance(old.get("sizes", old.get("law")), str) and old.get("sizes", old.get("law")) \
+            .lower() in ("hyperexponential", "exponential", "deterministic"):
+        assert f"sizes={new['sizes']!r}" in messages
+    if run is _draw:
+        np.testing.assert_array_equal(before, after)
+    else:   # the same run; the label is the name as given
+        assert _same_numbers(before, after)
+
+
+def _same_numbers(a, b) -> bool:
+    da, db = a.to_dict(), b.to_dict()
+    da.pop("law"), db.pop("law")
+    for d in (da, db):
+        for server in d.get("servers") or ():
+            if server is not None:
+                server.pop("law")
+    return da == db
+
+
+def test_former_keyword_with_the_new_one_is_refused() -> None:
+    with pytest.raises(InvalidParameter, match="parameter law='exp' must be omitted when sizes="):
+        simulate_ps_queue(0.5, 1.0, law="exp", sizes="exp")
 
 
 # ----------------------------------------------------------------------------- results
