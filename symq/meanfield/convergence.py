@@ -54,6 +54,7 @@ from symq.core.parameters import integer_value, real_value
 from symq.core.result import Exactness, ResultBase
 from symq.laws import PhaseType, as_phase_type
 
+from .sizes import PhaseTypeLaw
 from .jsq_ph import batched_drift, solve_jsq_ph
 from .probes import probe_polynomial
 
@@ -262,7 +263,7 @@ class ConvergenceRate(ResultBase):
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def _law(sizes: Any) -> PhaseType:
+def _law(sizes: PhaseTypeLaw | None) -> PhaseType:
     return as_phase_type(([1.0], [[-1.0]]) if sizes is None else sizes, "sizes")
 
 
@@ -315,7 +316,7 @@ def _fit(t: NDArray[np.float64], dist: NDArray[np.float64], window: tuple[float,
 
 
 @renamed_keywords(service="sizes")
-def convergence_rate(d: int, lam: float, sizes: Any = None, *, starts: Any = STARTS,
+def convergence_rate(d: int, lam: float, sizes: PhaseTypeLaw | None = None, *, starts: Any = STARTS,
                      n_random: int = 2, K: int | None = None, extra: int = 10,  # noqa: N803
                      heavy: int = 5, window: tuple[float, float] = WINDOW,
                      tail_tol: float = TAIL_TOL, method: str = "LSODA", rtol: float = 1e-10,
@@ -480,7 +481,7 @@ def convergence_rate(d: int, lam: float, sizes: Any = None, *, starts: Any = STA
 
 
 @renamed_keywords(service="sizes")
-def mph1_tail(lam: float, sizes: Any, levels: int) -> NDArray[np.float64]:
+def mph1_tail(lam: float, sizes: PhaseTypeLaw, levels: int) -> NDArray[np.float64]:
     """``P(Q >= k)``, ``k = 1..levels``, of the M/PH/1 FCFS queue (matrix-geometric, explicit R).
 
     Neuts (1981, Chapter 3, the M/PH/1 queue): with ``rho = lam E[X] < 1``, the stationary
@@ -548,7 +549,7 @@ class MG1Comparison(ResultBase):
 
 
 @renamed_keywords(service="sizes")
-def mg1_comparison(d: int, lam: float, sizes: Any = None, levels: int = 8) -> MG1Comparison:
+def mg1_comparison(d: int, lam: float, sizes: PhaseTypeLaw | None = None, levels: int = 8) -> MG1Comparison:
     """Compare the JSQ(d) mean-field fixed point with the M/G/1 queue-length tail (same law).
 
     ``d = 1`` is exactly M/PH/1 (each server an independent M/PH/1 queue with rate ``lam``);

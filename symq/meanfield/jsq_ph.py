@@ -47,6 +47,7 @@ from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase, check_probability, check_tail
 from symq.laws import PhaseType, as_phase_type
 
+from .sizes import PhaseTypeLaw
 from .results import check_means
 from symq.laws import ph_moments, stationary_phase
 from .probes import probe_polynomial as _hd
@@ -104,7 +105,7 @@ def _exponential_levels(d: int, rho: float, tail: float = TAIL) -> int:
 
 
 @renamed_keywords(service="sizes")
-def jsq_ph_drift(x: ArrayLike, d: int, lam: float, sizes: Any,
+def jsq_ph_drift(x: ArrayLike, d: int, lam: float, sizes: PhaseTypeLaw,
                  x_next: ArrayLike | None = None) -> NDArray[np.float64]:
     """Right-hand side of the mean-field ODE of SQ(d) with PH service (module docstring).
 
@@ -312,7 +313,7 @@ class JSQPHFixedPoint(ResultBase):
 
 
 @renamed_keywords(service="sizes")
-def solve_jsq_ph(d: int, lam: float, sizes: Any, *, tol: float = 1e-12,
+def solve_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, *, tol: float = 1e-12,
                  K: int | None = None, max_iter: int = 100_000,  # noqa: N803
                  max_levels: int = MAX_LEVELS) -> JSQPHFixedPoint:
     """Mean-field fixed point of JSQ(d) with phase-type service, FCFS (cavity QBD iteration).
@@ -464,7 +465,7 @@ def _light_traffic(d: int, lam: float, sizes: PhaseType, a_vec: NDArray[np.float
 
 
 @renamed_keywords(service="sizes")
-def product_form_candidate(d: int, lam: float, sizes: Any,
+def product_form_candidate(d: int, lam: float, sizes: PhaseTypeLaw,
                            K: int | None = None) -> NDArray[np.float64]:  # noqa: N803
     """Li's product-form candidate ``x_k = u_k theta``, ``u_k = rho^((d^k-1)/(d-1))``, ``k = 1..K``.
 
@@ -487,7 +488,7 @@ def _candidate(d: int, lam: float, sizes: PhaseType, K: int | None) -> NDArray[n
 
 
 @renamed_keywords(service="sizes")
-def product_form_residual(d: int, lam: float, sizes: Any,
+def product_form_residual(d: int, lam: float, sizes: PhaseTypeLaw,
                           K: int | None = None) -> NDArray[np.float64]:  # noqa: N803
     """Max abs drift per level of Li's product-form candidate plugged into the mean-field ODE.
 
@@ -518,7 +519,7 @@ def product_form_residual(d: int, lam: float, sizes: Any,
 
 
 @renamed_keywords(service="sizes")
-def product_form_ET(d: int, lam: float, sizes: Any) -> float:  # noqa: N802
+def product_form_ET(d: int, lam: float, sizes: PhaseTypeLaw) -> float:  # noqa: N802
     """``E[T]`` of Li's product form: ``sum_k rho^((d^k-1)/(d-1)) / lam`` (the exponential value).
 
     Examples

@@ -45,6 +45,7 @@ from symq.core.resources import require_memory
 from symq.core.result import ResultBase
 from symq.laws import as_phase_type
 
+from .sizes import PhaseTypeLaw
 from .probes import probe_polynomial as _hd
 
 __all__ = [
@@ -434,7 +435,7 @@ def jsq_exponential_qbd(d: int, lam: float) -> NonlinearQBD:
 
 
 @renamed_keywords(service="sizes")
-def jsq_ph_qbd(d: int, lam: float, sizes: Any) -> NonlinearQBD:
+def jsq_ph_qbd(d: int, lam: float, sizes: PhaseTypeLaw) -> NonlinearQBD:
     """JSQ(d) with phase-type service ``PH(alpha, A)`` (FCFS) as a nonlinear level-dependent QBD.
 
     ``sizes`` is a job-size law with a phase-type form (:func:`symq.laws.as_phase_type`).

@@ -35,7 +35,6 @@ from __future__ import annotations
 import functools
 import math
 import time
-from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -47,6 +46,7 @@ from symq.core.resources import require_memory
 from symq.core.result import Exactness, check_probability, check_tail
 from symq.laws import as_phase_type
 
+from .sizes import PhaseTypeLaw
 from .jsq_ph import solve_jsq_ph
 from .population import PopulationProcess
 from .probes import probe_polynomial as _hd
@@ -123,7 +123,7 @@ def _process(d: int, K: int, alpha: tuple[float, ...], A: tuple[tuple[float, ...
 
 
 @renamed_keywords(service="sizes")
-def jsq_ph_process(d: int, K: int, sizes: Any) -> PopulationProcess:  # noqa: N803
+def jsq_ph_process(d: int, K: int, sizes: PhaseTypeLaw) -> PopulationProcess:  # noqa: N803
     """The finite-N JSQ(d) system with PH service as a population process (module docstring).
 
     Variables ``x_{k,j}`` ordered level by level (``k = 1..K``, then phase), parameter
@@ -142,7 +142,7 @@ def jsq_ph_process(d: int, K: int, sizes: Any) -> PopulationProcess:  # noqa: N8
 
 
 @renamed_keywords(service="sizes")
-def refined_jsq_ph(d: int, lam: float, sizes: Any, N: int,  # noqa: N803
+def refined_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, N: int,  # noqa: N803
                    K: int | None = None) -> RefinedJSQ:
     """Refined mean field of JSQ(d) with PH service: ``E[x^N] ~ pi + V/N`` (Gast & Van Houdt 2018).
 

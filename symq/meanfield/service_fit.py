@@ -42,6 +42,8 @@ from symq.core.result import ResultBase
 from symq.laws import Empirical
 from symq.laws import PhaseType, as_phase_type, describe_law
 
+from .sizes import SampledLaw
+
 __all__ = ["PHApproximation", "fit_phase_type", "kolmogorov_distance"]
 
 #: quantile grid of :func:`kolmogorov_distance` for a continuous target.
@@ -142,7 +144,7 @@ def kolmogorov_distance(ph: PhaseType, target: Any) -> tuple[float, str]:
                  f"(the supremum is at most {1.0 / _GRID:g} larger)")
 
 
-def _target(sizes: Any, order_max: int, name: str) -> tuple[Any, Any, str]:
+def _target(sizes: SampledLaw, order_max: int, name: str) -> tuple[Any, Any, str]:
     """(what symq.me.fit accepts, the law for distances, its description)."""
     from symq.me.distribution import ME
     from symq.me.fit import Target
@@ -178,7 +180,7 @@ def _two_moment_ph(mean: float, scv: float) -> tuple[PhaseType, str]:
 
 
 @renamed_keywords(law="sizes")
-def fit_phase_type(sizes: Any, order_max: int = 3, method: str = "auto", *,
+def fit_phase_type(sizes: SampledLaw, order_max: int = 3, method: str = "auto", *,
                    zero: tuple[Any, ...] | None = None, name: str = "sizes"
                    ) -> PHApproximation:
     """A phase-type law for any job-size law, with its provenance (see the module docstring).

@@ -54,7 +54,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numba
 import numpy as np
@@ -76,6 +76,7 @@ from symq.core.simstats import ConfidenceInterval
 from symq.laws import PhaseType, as_phase_type, validate_ph
 from symq.laws.kernels import exponential, first_phase, next_phase
 
+from .sizes import PhaseTypeLaw
 from .simulation_core import (
     departure_interval,
     keep_smallest,
@@ -410,7 +411,7 @@ def simulate_jsq(
     N: int,
     d: int,
     lam: float,
-    sizes: Any = None,
+    sizes: PhaseTypeLaw | None = None,
     *,
     n_jobs: int = 10**6,
     replace: bool = True,

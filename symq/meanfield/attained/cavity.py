@@ -64,6 +64,7 @@ from symq.core.result import Exactness, ResultBase, check_probability
 from symq.laws import as_phase_type
 
 from symq.laws import subgenerator_expm
+from ..sizes import PhaseTypeLaw
 from ..probes import probe_polynomial as _hd
 from ..results import check_means
 from ..supermarket import closed_form_values
@@ -458,7 +459,7 @@ def _iterate(cav: _Cavity, ranking: _Ranking, rates: NDArray[np.float64], tol: f
 
 
 @renamed_keywords(service="sizes")
-def solve_attained(policy: str | Policy, d: int, lam: float, sizes: Any,
+def solve_attained(policy: str | Policy, d: int, lam: float, sizes: PhaseTypeLaw,
                    *, delta: float = 0.1, rep_max: float = 40.0,
                    B: int = 30, tol: float = 1e-10, max_iter: int = 500,  # noqa: N803
                    truncation: str = "warn", progress: bool = False) -> AttainedFixedPoint:

@@ -39,6 +39,7 @@ from symq.core.result import Result
 from symq.laws import as_phase_type
 
 from symq.laws import hyper_erlang
+from ..sizes import PhaseTypeLaw
 from .cavity import age_layer_count, attained_bytes, solve_attained
 from .policies import POLICY_NAMES, Policy, get_policy
 from .simulation import AttainedEstimate, simulate_attained
@@ -50,7 +51,7 @@ SIMULATION_QUEUE_CAP = 200
 
 
 @renamed_keywords(service="sizes")
-def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, sizes: Any,  # noqa: N803
+def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, sizes: PhaseTypeLaw,  # noqa: N803
                     *, delta: float = 0.1, rep_max: float = 40.0,
                     T: float = 2.0, n_jobs: int = 10**6, rng: RngLike = None,  # noqa: N803
                     **options: Any) -> AttainedEstimate:

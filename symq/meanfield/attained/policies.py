@@ -57,6 +57,8 @@ from symq.core.parameters import integer_value, real_value
 
 from symq.laws import as_phase_type
 
+from ..sizes import PhaseTypeLaw
+
 __all__ = [
     "Policy", "get_policy", "POLICY_NAMES", "SCORE_VARIABLES", "TIE_RTOL", "mean_residual_life",
 ]
@@ -82,7 +84,7 @@ AGE_RTOL = 1e-12
 
 
 @renamed_keywords(service="sizes")
-def mean_residual_life(sizes: Any, a: ArrayLike) -> NDArray[np.float64]:
+def mean_residual_life(sizes: PhaseTypeLaw, a: ArrayLike) -> NDArray[np.float64]:
     """Mean residual life ``E[X - a | X > a]`` of a phase-type law ``PH(alpha, A)``.
 
     ``E[X - a | X > a] = alpha e^{A a} (-A)^{-1} 1 / (alpha e^{A a} 1)`` (Hellemans and
@@ -279,7 +281,7 @@ class Policy:
 
     @renamed_keywords(service="sizes")
     def score_table(self, lower: ArrayLike, B: int,  # noqa: N803
-                    sizes: Any = None) -> NDArray[np.float64]:
+                    sizes: PhaseTypeLaw | None = None) -> NDArray[np.float64]:
         """Scores ``xi(k, l)`` of every busy state: the table shared with the simulator.
 
         Parameters

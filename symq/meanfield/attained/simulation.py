@@ -79,7 +79,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -100,6 +100,7 @@ from symq.core.simrun import (
 from symq.core.simstats import ConfidenceInterval
 from symq.laws import Distribution, as_phase_type, as_sampler, describe_law
 
+from ..sizes import SampledLaw
 from ..simulation_core import (
     departure_interval,
     probing_arguments,
@@ -159,7 +160,7 @@ _MIN_POOL = 1024
 _NO_PH = (np.ones(1), np.ones(1), np.zeros((1, 1)))
 
 
-def _size_source(sizes: Any, *, n_jobs: int, N: int) -> tuple[Distribution, int]:
+def _size_source(sizes: SampledLaw, *, n_jobs: int, N: int) -> tuple[Distribution, int]:
     """The job-size law and how many sizes to draw for it beforehand (0: walk its phases).
 
     A phase-type law (or an ``ME`` with a phase-type form) is walked by the kernel; any other
@@ -319,7 +320,7 @@ def simulate_attained(
     N: int,
     d: int,
     lam: float,
-    sizes: Any,
+    sizes: SampledLaw,
     scores: ArrayLike,
     delta: float,
     *,
