@@ -59,7 +59,7 @@ def _mg1(seed: int) -> Any:
 def _ps(seed: int) -> Any:
     from symq.routing.simulation import simulate_ps_queue
 
-    return simulate_ps_queue(LOAD, 1.0, "exponential", n_jobs=40_000, rng=seed, level=LEVEL,
+    return simulate_ps_queue(LOAD, 1.0, "exp", n_jobs=40_000, rng=seed, level=LEVEL,
                              n_batches=BATCHES).ET
 
 

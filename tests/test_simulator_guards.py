@@ -85,7 +85,7 @@ def test_attained_simulator_tiny_load_is_the_mm1_value() -> None:
                                           (1e-300, 1e-299, 1.0)])
 def test_ps_queue_tiny_loads_and_scales(lam: float, C: float, mean: float) -> None:
     # M/G/1-PS: E[T] = mean/(C - lam mean) (insensitive); before: ET = 0 for the first two
-    est = simulate_ps_queue(lam, C, "exponential", mean=mean, n_jobs=20_000, rng=3, level=0.99)
+    est = simulate_ps_queue(lam, C, "exp", mean=mean, n_jobs=20_000, rng=3, level=0.99)
     exact = mean / (C - lam * mean)
     assert est.ET.contains(exact) or est.ET.distance(exact) < 4
     assert est.ET.mean > 0 and np.isfinite(est.ET.half_width)
