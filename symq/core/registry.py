@@ -90,7 +90,7 @@ from .budget import time_budget
 from .display import MarkdownDisplay, cell, parameters_table
 from .errors import InvalidParameter, SymqError, UnknownName
 from .parameters import Parameter, validate_parameters
-from .renamed import RenamedKeywordWarning
+from .renamed import renamed_keys
 from .result import Result, check_values
 from .threads import limit_blas_threads
 
@@ -119,7 +119,6 @@ __all__ = [
     "register_model_kind",
     "register_paper",
     "registration_modules",
-    "renamed_keys",
 ]
 
 #: ``source`` of everything symq itself registers.
@@ -159,65 +158,6 @@ class PluginFailure:
                 f"{self.error}")
 
 
-V = TypeVar("V")
-
-
-def renamed_keys(values: Mapping[str, V], renamed: Mapping[str, str], owner: str,
-                 where: str = "") -> dict[str, V]:
-    """``values`` with each key renamed (``renamed``: old name -> new name) under its new name.
-
-    A model parameter or a declaration key renamed in the public API (issue 31: ``sizes=``, the
-    job-size law, was ``service=`` or ``law=``) keeps its old name for one release: a value given
-    under the old name is moved to the new one with a
-    :class:`~symq.core.renamed.RenamedKeywordWarning` naming both.
-
-    Parameters
-    ----------
-    values : mapping of str
-        Values by name as given (command-line text, a claims-file table, parsed values).
-    renamed : mapping of str to str
-        Old name -> new name.
-    owner : str
-        What the names belong to, for the warning (``model mm1-ps``).
-    where : str
-        Key path of ``values`` as typed (``models.q``), prefixed to the name an error gives.
-
-    Returns
-    -------
-    dict
-        The values under the current names, in the order given.
-
-    Raises
-    ------
-    InvalidParameter
-        Naming the old name, when both the old and the new name are given.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     renamed_keys({"service": "exp", "m": 2}, {"service": "sizes"}, "model toy")
-    {'sizes': 'exp', 'm': 2}
-    >>> print(caught[0].message)
-    service= is renamed sizes= (model toy); service= will be removed in the next release
-    """
-    if not any(old in values for old in renamed):
-        return dict(values)
-    out: dict[str, V] = {}
-    for name, value in values.items():
-        new = renamed.get(name)
-        if new is None:
-            out[name] = value
-            continue
-        key = f"{where}.{name}" if where else name
-        if new in values:
-            raise InvalidParameter(key, value, f"omitted when {new} is given",
-                                   f"{name} is the former name of {new} in {owner}")
-        warnings.warn(f"{name}= is renamed {new}= ({owner}); {name}= will be removed in the "
-                      "next release", RenamedKeywordWarning, stacklevel=3)
-        out[new] = value
-    return out
 
 
 @dataclass(frozen=True)
@@ -254,7 +194,7 @@ class ModelSpec(MarkdownDisplay):
         Parameters renamed in the public API, old name -> new name: ``symq solve``, ``symq
         sweep``, claims files and :meth:`run` accept the old name for one release, as the new
         one, with a :class:`~symq.core.renamed.RenamedKeywordWarning`
-        (:func:`renamed_keys`).
+        (:func:`~symq.core.renamed.renamed_keys`).
     """
 
     name: str
@@ -269,10 +209,11 @@ class ModelSpec(MarkdownDisplay):
     outputs: tuple[str, ...] = ()
     renamed: Mapping[str, str] = field(default_factory=dict, hash=False)
 
-    def current_names(self, values: Mapping[str, V], where: str = "") -> dict[str, V]:
+    def current_names(self, values: Mapping[str, Any], where: str = "") -> dict[str, Any]:
         """``values`` under the current parameter names: an old name of :attr:`renamed` is
         moved to its new name with a :class:`~symq.core.renamed.RenamedKeywordWarning`
-        (:func:`renamed_keys`); both names together are refused, naming the old one
+        (:func:`~symq.core.renamed.renamed_keys`); both names together are refused, naming the
+        old one
         (``f"{where}.{old}"`` where ``where`` is given)."""
         return renamed_keys(values, self.renamed, f"model {self.name}", where)
 
@@ -455,7 +396,7 @@ class ModelKind(MarkdownDisplay):
     renamed : mapping of str to str
         Declaration keys renamed in the public API, old name -> new name: a claims file may
         write the old key for one release; it is read as the new one, with a
-        :class:`~symq.core.renamed.RenamedKeywordWarning` (:func:`renamed_keys`).
+        :class:`~symq.core.renamed.RenamedKeywordWarning` (:func:`~symq.core.renamed.renamed_keys`).
     """
 
     kind: str
@@ -466,7 +407,7 @@ class ModelKind(MarkdownDisplay):
     example: str = ""
     renamed: Mapping[str, str] = field(default_factory=dict)
 
-    def current_keys(self, table: Mapping[str, V], where: str = "") -> dict[str, V]:
+    def current_keys(self, table: Mapping[str, Any], where: str = "") -> dict[str, Any]:
         """A declaration's ``table`` under the current key names (:attr:`renamed`; an old key
         is read as the new one with a warning, both together are refused naming
         ``f"{where}.{old}"``)."""

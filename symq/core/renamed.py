@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from .errors import InvalidParameter
 
-__all__ = ["RenamedKeywordWarning", "renamed_keywords"]
+__all__ = ["RenamedKeywordWarning", "renamed_keys", "renamed_keywords"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+V = TypeVar("V")
 
 
 class RenamedKeywordWarning(FutureWarning):
@@ -82,3 +83,61 @@ def renamed_keywords(**renames: str) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def renamed_keys(values: Mapping[str, V], renamed: Mapping[str, str], owner: str,
+                 where: str = "") -> dict[str, V]:
+    """``values`` with each key renamed (``renamed``: old name -> new name) under its new name.
+
+    A model parameter or a declaration key renamed in the public API (issue 31: ``sizes=``, the
+    job-size law, was ``service=`` or ``law=``) keeps its old name for one release: a value given
+    under the old name is moved to the new one with a
+    :class:`~symq.core.renamed.RenamedKeywordWarning` naming both.
+
+    Parameters
+    ----------
+    values : mapping of str
+        Values by name as given (command-line text, a claims-file table, parsed values).
+    renamed : mapping of str to str
+        Old name -> new name.
+    owner : str
+        What the names belong to, for the warning (``model mm1-ps``).
+    where : str
+        Key path of ``values`` as typed (``models.q``), prefixed to the name an error gives.
+
+    Returns
+    -------
+    dict
+        The values under the current names, in the order given.
+
+    Raises
+    ------
+    InvalidParameter
+        Naming the old name, when both the old and the new name are given.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     renamed_keys({"service": "exp", "m": 2}, {"service": "sizes"}, "model toy")
+    {'sizes': 'exp', 'm': 2}
+    >>> print(caught[0].message)
+    service= is renamed sizes= (model toy); service= will be removed in the next release
+    """
+    if not any(old in values for old in renamed):
+        return dict(values)
+    out: dict[str, V] = {}
+    for name, value in values.items():
+        new = renamed.get(name)
+        if new is None:
+            out[name] = value
+            continue
+        key = f"{where}.{name}" if where else name
+        if new in values:
+            raise InvalidParameter(key, value, f"omitted when {new} is given",
+                                   f"{name} is the former name of {new} in {owner}")
+        warnings.warn(f"{name}= is renamed {new}= ({owner}); {name}= will be removed in the "
+                      "next release", RenamedKeywordWarning, stacklevel=3)
+        out[new] = value
+    return out

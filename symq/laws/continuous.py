@@ -48,6 +48,7 @@ Gamma(shape=2.0, mean=3.0)
 
 from __future__ import annotations
 
+import abc
 import math
 from typing import Any, ClassVar
 
@@ -123,9 +124,9 @@ class NamedScipyLaw(ScipyLaw):
         law._shown = law._parameters()
         return law
 
+    @abc.abstractmethod
     def _parameters(self) -> dict[str, float]:
         """The constructor's parameters, computed from the frozen object (for the repr)."""
-        raise NotImplementedError
 
     def __repr__(self) -> str:
         shown = self._shown or self._parameters()
@@ -152,8 +153,9 @@ class NamedScipyLaw(ScipyLaw):
                                  f"moment of order {order}", f"E[X^{order}] = {value}")
         return value
 
+    @abc.abstractmethod
     def _moment_closed_form(self, order: int) -> float:
-        raise NotImplementedError
+        """``E[X^order]`` of the family in closed form (``inf`` where it diverges)."""
 
     def partial_moment(self, order: int, x: ArrayLike) -> Any:
         r"""The partial moment :math:`E[X^k; X \le x]` in closed form (module docstring),
@@ -168,8 +170,9 @@ class NamedScipyLaw(ScipyLaw):
         out = np.where(np.isnan(points), np.nan, np.where(points < self.loc, 0.0, out))
         return _shaped(out, points)
 
+    @abc.abstractmethod
     def _partial(self, order: int, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        raise NotImplementedError
+        """``E[X^order; X <= x]`` of the family in closed form, for ``x >= 0``."""
 
     def _full(self, order: int) -> float:
         try:

@@ -17,7 +17,7 @@ from symq.core.claimsfile.declarations import declare_model
 from symq.core.claimsfile.quantities import FileContext
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import Interval, Parameter, PositiveReal
-from symq.core.renamed import RenamedKeywordWarning
+from symq.core.renamed import RenamedKeywordWarning, renamed_keys
 from symq.core.result import Result
 
 
@@ -52,14 +52,14 @@ def run(capsys, *argv):
 
 def test_renamed_keys_moves_old_names_and_refuses_both():
     with pytest.warns(RenamedKeywordWarning, match=r"^service= is renamed sizes= \(model m\)"):
-        out = registry.renamed_keys({"m": 2, "service": "exp"}, {"service": "sizes"}, "model m")
+        out = renamed_keys({"m": 2, "service": "exp"}, {"service": "sizes"}, "model m")
     assert out == {"m": 2, "sizes": "exp"}
     with pytest.raises(InvalidParameter, match=r"parameter q\.service=.*omitted when sizes"):
-        registry.renamed_keys({"service": "exp", "sizes": "det"}, {"service": "sizes"},
+        renamed_keys({"service": "exp", "sizes": "det"}, {"service": "sizes"},
                               "model m", "q")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert registry.renamed_keys({"sizes": 1}, {"service": "sizes"}, "m") == {"sizes": 1}
+        assert renamed_keys({"sizes": 1}, {"service": "sizes"}, "m") == {"sizes": 1}
 
 
 def test_parse_and_run_accept_the_old_name(toys):
