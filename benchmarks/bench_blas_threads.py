@@ -103,8 +103,8 @@ def cases(quick: bool) -> list[tuple[str, str, Callable[[], Any]]]:
         return run
 
     def jsq_ph() -> Callable[[], Any]:
-        from symq.meanfield import solve_jsq_ph
         from symq.me import ME
+        from symq.meanfield import solve_jsq_ph
 
         law = ME.erlang(2, 2)
         return lambda: solve_jsq_ph(2, 0.9, law).ET

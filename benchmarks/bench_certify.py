@@ -1,4 +1,4 @@
-"""Certified nonnegativity (symq.me.certification) vs a float64 grid check, side by side.
+r"""Certified nonnegativity (symq.me.certification) vs a float64 grid check, side by side.
 
 Run: ``python benchmarks/bench_certify.py``.
 
@@ -29,9 +29,9 @@ import numpy as np
 import scipy.linalg
 import sympy as sp
 
+import symq.me.certification as certify_module
 from symq.me.transform import RationalLST
 
-import symq.me.certification as certify_module  # noqa: E402
 certify = certify_module.certify
 Nonnegativity = certify_module.Nonnegativity
 

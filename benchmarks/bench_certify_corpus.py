@@ -42,11 +42,11 @@ from collections import Counter, defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_butools import butools_configured, run_butools_checks  # noqa: E402
+from bench_butools import butools_configured, run_butools_checks
 
-from symq.me import ME  # noqa: E402
-from symq.me.certification import certify  # noqa: E402
-from symq.me.certification.corpus import corpus  # noqa: E402
+from symq.me import ME
+from symq.me.certification import certify
+from symq.me.certification.corpus import corpus
 
 ORDERS = range(2, 11)
 

@@ -20,9 +20,9 @@ import time
 import numpy as np
 import scipy.stats as st
 
+from symq.laws import hyperexponential2
 from symq.meanfield.attained.simulation import simulate_attained
 from symq.meanfield.jsq_ph import solve_jsq_ph
-from symq.laws import hyperexponential2
 from symq.meanfield.service_fit import fit_phase_type
 
 D, LAMBDA, SIGMA, SERVERS = 2, 0.9, 1.0, 1000

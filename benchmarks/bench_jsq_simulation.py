@@ -34,7 +34,7 @@ def h2(mean: float = 1.0, scv: float = 4.0):
 
 def run_ciw(lam: float, mu: float, n_jobs: int, seed: int = 1) -> tuple[float, int, float]:
     """Simulate an M/M/1 queue with Ciw for about ``n_jobs`` jobs; return (rate, jobs, mean T)."""
-    import ciw  # noqa: PLC0415  (optional dependency)
+    import ciw
 
     network = ciw.create_network(
         arrival_distributions=[ciw.dists.Exponential(rate=lam)],
@@ -81,7 +81,7 @@ def main() -> None:
     except ImportError:
         print("\nCiw is not installed (pip install ciw): comparison skipped")
         return
-    import ciw  # noqa: PLC0415
+    import ciw
 
     name = f"ciw {ciw.__version__} M/M/1 lam=0.9"
     print(f"{name:42s} {ciw_jobs:10d} {ciw_rate:12.3e}  {ciw_mean:.3f} (point estimate)  "

@@ -54,7 +54,7 @@ def symq_times() -> dict[str, float]:
 
 def rmftool_compare(levels: int) -> None:
     try:
-        import rmftool  # noqa: PLC0415 - optional peer, never a dependency
+        import rmftool
     except ImportError:
         print("rmftool: not installed (pip install rmftool), comparison skipped")
         return
@@ -74,7 +74,7 @@ def rmftool_compare(levels: int) -> None:
             model.add_transition(jump, lambda x, k=k: x[k] - x[k + 1])
     model.set_initial_state(np.zeros(levels))
     start = time.perf_counter()
-    pi, V, _ = model.meanFieldExpansionSteadyState(order=1)  # noqa: N806
+    pi, V, _ = model.meanFieldExpansionSteadyState(order=1)
     elapsed = time.perf_counter() - start
     ours_start = time.perf_counter()
     ours = refined_jsq(D, LAMBDA, N, K=levels)

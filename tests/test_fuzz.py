@@ -36,7 +36,6 @@ from hypothesis import strategies as st
 
 from symq.core import registry
 from symq.core.errors import SymqError
-from symq.core.result import PROBABILITY_NAMES, TAIL_NAMES  # the glossary of probability names
 from symq.core.parameters import (
     Choice,
     Expression,
@@ -47,6 +46,7 @@ from symq.core.parameters import (
     PositiveVector,
     RationalVector,
 )
+from symq.core.result import PROBABILITY_NAMES, TAIL_NAMES  # the glossary of probability names
 
 LONG = os.environ.get("SYMQ_FUZZ_LONG", "") not in ("", "0")
 EXAMPLES = int(os.environ.get("SYMQ_FUZZ_EXAMPLES", "200")) if LONG else 6

@@ -40,9 +40,10 @@ import signal
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import mpmath
 import pytest

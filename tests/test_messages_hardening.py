@@ -177,8 +177,8 @@ def test_extreme_capacities_and_costs_are_refused_without_warnings(C, w, name):
 
 # --------------------------------------------------------------------- jsq-ph
 def test_jsq_ph_tiny_load_is_solved():
-    from symq.meanfield.jsq_ph import solve_jsq_ph
     from symq.laws import hyperexponential2
+    from symq.meanfield.jsq_ph import solve_jsq_ph
 
     law = hyperexponential2(1.0, 4.0, 0.5)      # E[X] = 1, E[X^2] = (1 + scv) E[X]^2 = 5
     fp = solve_jsq_ph(2, 5e-324, law)

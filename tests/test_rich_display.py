@@ -18,7 +18,8 @@ import inspect
 import math
 import pkgutil
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,7 +37,7 @@ def g(x: float) -> str:
     return f"{x:.6g}"
 
 
-def supermarket_ET(d: int, lam: float) -> float:  # noqa: N802
+def supermarket_ET(d: int, lam: float) -> float:
     """E[T] = sum_k lam^((d^k - 1)/(d - 1) - 1) (Vvedenskaya, Dobrushin, Karpelevich 1996)."""
     return sum(lam ** ((d ** k - 1) / (d - 1)) for k in range(1, 40)) / lam
 
@@ -61,8 +62,8 @@ def _core() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     from symq.core.derivation import Derivation, Step
     from symq.core.parameters import Parameter, PositiveReal
     from symq.core.result import Result
-    from symq.laws import Deterministic, Empirical, Hyperexponential
     from symq.core.sweep import SweepResult, grid, sweep
+    from symq.laws import Deterministic, Empirical, Hyperexponential
     from symq.meanfield.supermarket import derivation as built
 
     derivation = functools.lru_cache(maxsize=None)(built)
@@ -122,11 +123,24 @@ def _core() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
 
 
 def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
-    from symq.me import (ME, Candidate, Certificate, FitReport, PadeResult, RationalLST, Target,
-                         WaitingTime, WaitingTimeEstimate, certify, fit, mg1_waiting_time,
-                         pade_fit, simulate_mg1_waiting)
-    from symq.me.certification.factorisation import ExactProof
     from symq.laws import PhaseType, ScipyLaw
+    from symq.me import (
+        ME,
+        Candidate,
+        Certificate,
+        FitReport,
+        PadeResult,
+        RationalLST,
+        Target,
+        WaitingTime,
+        WaitingTimeEstimate,
+        certify,
+        fit,
+        mg1_waiting_time,
+        pade_fit,
+        simulate_mg1_waiting,
+    )
+    from symq.me.certification.factorisation import ExactProof
 
     s = sp.Symbol("s")
 
@@ -175,14 +189,29 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
 
 
 def _dispatch() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
-    from symq.dispatch import (DispatchEstimate, DispatchPolicy, DispatchVIEstimate,
-                               ExactResult, ResponseBySize, RichardsonResult, ScorePolicy,
-                               SizeLaw, VIResult, evaluate_policy, exact_mean_response,
-                               exponential, get_policy, response_by_size_data, richardson,
-                               score_policy, simulate_dispatch, solve_accurate)
+    from symq.dispatch import (
+        DispatchEstimate,
+        DispatchPolicy,
+        DispatchVIEstimate,
+        ExactResult,
+        ResponseBySize,
+        RichardsonResult,
+        ScorePolicy,
+        SizeLaw,
+        VIResult,
+        evaluate_policy,
+        exact_mean_response,
+        exponential,
+        get_policy,
+        response_by_size_data,
+        richardson,
+        score_policy,
+        simulate_dispatch,
+        solve_accurate,
+    )
     from symq.dispatch.vi.by_size import VIResponseBySize, response_by_size_vi
 
-    X = exponential(1.0)  # noqa: N806
+    X = exponential(1.0)
 
     def vi():
         r = evaluate_policy("rnd", 2, 0.5, X, delta=0.4, U=12.0, tol=1e-8)
@@ -227,22 +256,53 @@ def _dispatch() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
 
 
 def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
-    from symq.meanfield import (FixedPoint, JSQEstimate, JSQPHFixedPoint, PopulationProcess,
-                                PopulationStability, RefinedJSQ, RefinedTerms,
-                                SupermarketFixedPoint, TailScan, Trajectory, jsq_exponential_qbd,
-                                jsq_process, refined_jsq, relative_entropy_trajectory,
-                                simulate_jsq, solve_jsq_ph, solve_supermarket, tail_regime_scan)
-    from symq.meanfield.attained import (AttainedEstimate, AttainedFixedPoint, Policy,
-                                         get_policy, simulate_policy, solve_attained)
+    from symq.meanfield import (
+        FixedPoint,
+        JSQEstimate,
+        JSQPHFixedPoint,
+        PopulationProcess,
+        PopulationStability,
+        RefinedJSQ,
+        RefinedTerms,
+        SupermarketFixedPoint,
+        TailScan,
+        Trajectory,
+        bistable,
+        jsq_exponential_qbd,
+        jsq_process,
+        refined_jsq,
+        relative_entropy_trajectory,
+        simulate_jsq,
+        solve_jsq_ph,
+        solve_supermarket,
+        tail_regime_scan,
+    )
+    from symq.meanfield.attained import (
+        AttainedEstimate,
+        AttainedFixedPoint,
+        Policy,
+        get_policy,
+        simulate_policy,
+        solve_attained,
+    )
+    from symq.meanfield.convergence import (
+        ConvergenceRate,
+        MG1Comparison,
+        convergence_rate,
+        mg1_comparison,
+    )
     from symq.meanfield.declared import _parse
     from symq.meanfield.declared_solve import Declaration
+    from symq.meanfield.equilibria import (
+        Equilibrium,
+        EquilibriumSet,
+        LimitCycle,
+        LimitSetSurvey,
+        equilibria,
+        limit_sets,
+    )
     from symq.meanfield.nonlinear import LyapunovCheck, NonlinearFixedPoint, QBDSolution
     from symq.meanfield.service_fit import PHApproximation, fit_phase_type
-    from symq.meanfield import bistable
-    from symq.meanfield.convergence import (ConvergenceRate, MG1Comparison, convergence_rate,
-                                            mg1_comparison)
-    from symq.meanfield.equilibria import (Equilibrium, EquilibriumSet, LimitCycle,
-                                           LimitSetSurvey, equilibria, limit_sets)
 
     def schlogl_set():
         return equilibria(bistable.schlogl_process(), bistable.schlogl_parameters())
@@ -258,11 +318,11 @@ def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         survey = limit_sets(process, grid=2, t_max=60.0)
         assert survey.cycles, survey.counts
         return survey.cycles[0], [g(survey.cycles[0].period)]
+    from symq.core.parameters import Parameter, PositiveReal
     from symq.laws import Empirical
     from symq.meanfield.supermarket import LAM as LAM_SYMBOL
-    from symq.core.parameters import Parameter, PositiveReal
 
-    ET = supermarket_ET(2, LAM)  # noqa: N806
+    ET = supermarket_ET(2, LAM)
     pp = jsq_process(2, 8)
     point = {LAM_SYMBOL: LAM}
 
@@ -349,10 +409,23 @@ def _qbd_solution() -> tuple[Any, list[str]]:
 
 
 def _routing() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
-    from symq.routing import (Allocation, ClosedForms, FarmEstimate, NumericSolution,
-                              PiecewiseLoads, PSQueueEstimate, ServerFarm, UnboundedFamily,
-                              closed_forms, minimize_social_cost, piecewise_loads,
-                              simulate_farm, simulate_ps_queue, social_optimum, unbounded_family)
+    from symq.routing import (
+        Allocation,
+        ClosedForms,
+        FarmEstimate,
+        NumericSolution,
+        PiecewiseLoads,
+        PSQueueEstimate,
+        ServerFarm,
+        UnboundedFamily,
+        closed_forms,
+        minimize_social_cost,
+        piecewise_loads,
+        simulate_farm,
+        simulate_ps_queue,
+        social_optimum,
+        unbounded_family,
+    )
     from symq.routing.declared import DeclaredCost, _analyse, _formula
 
     # C = (4, 2, 1), w = (1, 2, 4), rho = 5 > 4: every server used, sqrt(w_j C_j) = 2, so
@@ -388,10 +461,25 @@ def _routing() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
 
 def _window() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     from symq.core.parameters import Parameter, PositiveReal
-    from symq.window import (DeclaredWindow, MIMDFloor, Ordering, PowerLawParameters,
-                             PowerLawWindow, WindowEstimate, WindowLaw, WindowProtocol,
-                             WindowSolution, WindowStability, compare, newreno, scalable,
-                             simulate_protocol, solve_protocol, solve_window, stability)
+    from symq.window import (
+        DeclaredWindow,
+        MIMDFloor,
+        Ordering,
+        PowerLawParameters,
+        PowerLawWindow,
+        WindowEstimate,
+        WindowLaw,
+        WindowProtocol,
+        WindowSolution,
+        WindowStability,
+        compare,
+        newreno,
+        scalable,
+        simulate_protocol,
+        solve_protocol,
+        solve_window,
+        stability,
+    )
     from symq.window.declared import parse_window
 
     p = 1e-2
@@ -436,8 +524,16 @@ def _laws() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     """The named laws of :mod:`symq.laws.continuous`: the title (class and vocabulary name),
     mean, variance, SCV and support of :func:`symq.laws.protocol.distribution_markdown`, from the
     textbook moments of each family."""
-    from symq.laws.continuous import (Erlang, Exponential, Gamma, Lognormal, Lomax, Pareto,
-                                      Uniform, Weibull)
+    from symq.laws.continuous import (
+        Erlang,
+        Exponential,
+        Gamma,
+        Lognormal,
+        Lomax,
+        Pareto,
+        Uniform,
+        Weibull,
+    )
 
     def row(key: str, value: float) -> str:
         return f"| `{key}` | {g(value)} |"
@@ -553,7 +649,7 @@ def test_each_instance_shows_its_main_values_rounded(cls):
 def test_a_fit_from_decimal_moments_prints_short_and_keeps_its_exact_coefficients():
     from symq.me import ME, from_moments, pade_fit
 
-    X = from_moments((0.7, 1.13, 2.9))  # noqa: N806
+    X = from_moments((0.7, 1.13, 2.9))
     exact = X.lst.numerator + X.lst.denominator
     assert max(len(str(c)) for c in exact) > 40        # the fit's rationals are long
     for text in (repr(X), X._repr_latex_(), X._repr_markdown_(), X.lst._repr_latex_(),

@@ -61,7 +61,7 @@ class SymqLatexPrinter(LatexPrinter):
         base, supers, subs = super()._split_super_sub(name)
         return SYMBOL_NAMES.get(base, base), supers, subs
 
-    def _print_Function(self, expr: Any, exp: str | None = None) -> str:  # noqa: N802
+    def _print_Function(self, expr: Any, exp: str | None = None) -> str:
         if isinstance(expr, AppliedUndef) and len(expr.args) == 1 and expr.args[0].is_integer:
             name = expr.func.__name__
             if "_" not in name:

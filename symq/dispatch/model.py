@@ -58,12 +58,11 @@ from symq.core.errors import (
 from symq.core.parameters import Choice, IntegerAtLeast, Parameter, PositiveReal, PositiveVector
 from symq.core.registry import ModelSpec
 from symq.core.result import Exactness, Result
+from symq.laws import FIXED_SCV, SIZE_LAWS
 
 from .policies.exact import exact_mean_response
 from .policies.speeds import check_speeds
 from .simplex import M_MAX
-from symq.laws import FIXED_SCV, SIZE_LAWS
-
 from .sizes import get_sizes
 from .vi.speed_passes import M_SPEEDS
 

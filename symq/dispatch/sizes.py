@@ -30,17 +30,17 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from symq.laws import Distribution
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
 from symq.core.randomness import RngLike, as_generator
-from symq.laws import PhaseType, as_phase_type, describe_law
+from symq.laws import Distribution, PhaseType, as_phase_type, describe_law
 
 __all__ = ["SizeLaw", "as_size_law", "exponential", "from_scipy", "from_phase_type", "from_me",
            "from_distribution", "from_law", "get_sizes", "hyperexponential2", "SIZE_NAMES", "H2_SCV_MAX"]
@@ -246,12 +246,12 @@ def from_law(law: Distribution, name: str | None = None, *, param: str = "sizes"
                    is_exponential=bool(law.is_exponential))
 
 
-def from_phase_type(alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> SizeLaw:  # noqa: N803
+def from_phase_type(alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> SizeLaw:
     """Sizes from a phase-type representation ``(alpha, A)`` (exact partial moments by expm)."""
     import scipy.linalg
 
     a = np.asarray(alpha, dtype=float)
-    T = np.asarray(A, dtype=float)  # noqa: N806
+    T = np.asarray(A, dtype=float)
     if a.ndim != 1 or T.shape != (a.size, a.size) or np.any(a < 0) \
             or abs(a.sum() - 1) > 1e-10 or np.any(np.diag(T) >= 0):
         raise InvalidParameter("A", (alpha, A), "a phase-type pair (alpha, A): alpha a "

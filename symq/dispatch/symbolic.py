@@ -168,8 +168,8 @@ def bellman_equations(m: int = 2) -> tuple[sp.Eq, sp.Eq]:
     """Pre- and post-assignment average-cost Bellman equations per arrival."""
     u = sp.symbols(f"u_1:{m + 1}", nonnegative=True)
     w, v = sp.Function("w"), sp.Function("v")
-    A = sp.Symbol("A", positive=True)  # noqa: N806
-    E_X, E_A = sp.Function("E_X"), sp.Function("E_A")  # noqa: N806
+    A = sp.Symbol("A", positive=True)
+    E_X, E_A = sp.Function("E_X"), sp.Function("E_A")
     choices = []
     for i in range(m):
         after = [u[j] + X if j == i else u[j] for j in range(m)]

@@ -55,10 +55,11 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .phase_type import PhaseType, ScipyLaw
-from .protocol import InfiniteMoment, _order, describe_law
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import PositiveReal
+
+from .phase_type import PhaseType, ScipyLaw
+from .protocol import InfiniteMoment, _order, describe_law
 
 __all__ = ["NamedScipyLaw", "Exponential", "Erlang", "Gamma", "Lognormal", "Weibull", "Pareto",
            "Lomax", "Uniform", "NAMED_SCIPY_LAWS"]
@@ -102,7 +103,7 @@ class NamedScipyLaw(ScipyLaw):
         self._shown = shown
 
     @classmethod
-    def from_scipy(cls, dist: Any) -> "NamedScipyLaw":
+    def from_scipy(cls, dist: Any) -> NamedScipyLaw:
         """The law on the given frozen scipy object of this class's family (used as is: the
         same numbers and random stream).
 
@@ -326,7 +327,7 @@ class Erlang(Gamma):
             return super().phase_type()
         rate = 1.0 / self.scale
         m = int(k)
-        A = -rate * np.eye(m) + rate * np.eye(m, k=1)  # noqa: N806
+        A = -rate * np.eye(m) + rate * np.eye(m, k=1)
         return PhaseType(np.eye(1, m)[0], A, name=repr(self))
 
 

@@ -36,12 +36,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from symq.core.errors import InvalidParameter
+from symq.core.parameters import PositiveReal
+
 from .continuous import Exponential
 from .named import SIZE_LAWS, size_law
 from .phase_type import PhaseType, ScipyLaw, validate_ph
 from .protocol import Distribution, NoPhaseType, describe_law
-from symq.core.errors import InvalidParameter
-from symq.core.parameters import PositiveReal
 
 __all__ = ["as_law", "convert_law", "as_phase_type", "as_sampler", "ACCEPTED_LAWS"]
 
@@ -67,7 +68,7 @@ def convert_law(law: Any, name: str = "sizes") -> Distribution | None:
     if isinstance(law, (tuple, list)):
         if len(law) != 2:
             return None
-        alpha, A = law  # noqa: N806
+        alpha, A = law
         return PhaseType._validated(*validate_ph(alpha, A, name))
     if hasattr(law, "rvs") and hasattr(law, "cdf"):
         family = getattr(getattr(law, "dist", None), "name", None)

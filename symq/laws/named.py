@@ -65,12 +65,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .continuous import Erlang, Exponential, Gamma, Lognormal, Lomax, Pareto, Uniform, Weibull
-from .phase_type import PhaseType
-from .protocol import Distribution, _order, probabilities_in_unit_interval
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.parameters import Choice, NonNegativeReal, Parameter, PositiveReal
 from symq.core.randomness import RngLike, as_generator
+
+from .continuous import Erlang, Exponential, Gamma, Lognormal, Lomax, Pareto, Uniform, Weibull
+from .phase_type import PhaseType
+from .protocol import Distribution, _order, probabilities_in_unit_interval
 
 __all__ = ["SIZE_LAWS", "FIXED_SCV", "Deterministic", "Empirical", "Hyperexponential", "size_law",
            "law_scv",
@@ -291,7 +292,7 @@ class Hyperexponential(Distribution):
         self.probabilities, self.rates, self.name = p, mu, name
 
     @classmethod
-    def balanced(cls, mean: float, scv: float) -> "Hyperexponential":
+    def balanced(cls, mean: float, scv: float) -> Hyperexponential:
         r"""Two phases with balanced means, :math:`p_1/\mu_1 = p_2/\mu_2 = m/2`:
         :math:`p_{1,2} = \tfrac12\big(1 \pm \sqrt{(c^2-1)/(c^2+1)}\big)`, :math:`\mu_i = 2p_i/m`
         (Whitt, "Approximating a point process by a renewal process", 1982, Section 3)."""

@@ -157,7 +157,7 @@ def hyperexponential2(mean: float, scv: float, f: float = 0.5) -> PhaseType:
     mu1 = p / (f * mean)
     mu2 = q / ((1.0 - f) * mean)
     alpha = np.array([p, q])
-    A = np.array([[-mu1, 0.0], [0.0, -mu2]])  # noqa: N806
+    A = np.array([[-mu1, 0.0], [0.0, -mu2]])
     return PhaseType(alpha, A, name=f"H2(mean={mean:g}, scv={scv:g}, f={f:g})")
 
 
@@ -182,7 +182,7 @@ def erlang(k: int, mean: float) -> PhaseType:
     rate = k / mean
     alpha = np.zeros(k)
     alpha[0] = 1.0
-    A = -rate * np.eye(k) + rate * np.eye(k, k=1)  # noqa: N806
+    A = -rate * np.eye(k) + rate * np.eye(k, k=1)
     return PhaseType(alpha, A, name=f"Erlang-{k}(mean={mean:g})")
 
 
@@ -238,7 +238,7 @@ def hyper_erlang(k: int, mean: float, scv: float, f: float = 0.5) -> PhaseType:
         raise InvalidParameter("scv", scv, f"a finite real number in [1/k = {1.0 / k:g}, {top:.6g}] "
                                f"for k={k}, f={float(f):g}", getattr(exc, "why", "")) from None
     alpha = np.zeros(2 * k)
-    A = np.zeros((2 * k, 2 * k))  # noqa: N806
+    A = np.zeros((2 * k, 2 * k))
     for branch in range(2):
         rate = k * -rates[branch, branch]  # Erlang-k with the branch mean 1/mu
         start = branch * k
@@ -273,7 +273,7 @@ def ph_from_me(me: Any, dps: int = 30) -> PhaseType:
     return convert(dps)
 
 
-def ph_moments(law: Any, K: int) -> NDArray[np.float64]:  # noqa: N803
+def ph_moments(law: Any, K: int) -> NDArray[np.float64]:
     """Moments ``m_1..m_K`` of a phase-type law: ``m_k = k! alpha (-A)^{-k} 1``.
 
     Parameters
@@ -293,7 +293,7 @@ def ph_moments(law: Any, K: int) -> NDArray[np.float64]:  # noqa: N803
     >>> ph_moments(([1.0], [[-2.0]]), 3).tolist()  # exponential of rate 2: k!/2^k
     [0.5, 0.5, 0.75]
     """
-    K = integer_value("K", K, 1, "the number of moments")  # noqa: N806
+    K = integer_value("K", K, 1, "the number of moments")
     ph = as_phase_type(law, "law")
     inv = np.linalg.inv(-ph.A)
     row = ph.alpha.copy()
@@ -324,7 +324,7 @@ def stationary_phase(ph: PhaseType) -> NDArray[np.float64]:
     return np.linalg.solve(-ph.A.T, ph.alpha) / ph.mean()
 
 
-def subgenerator_expm(A: Any, t: float) -> NDArray[np.float64]:  # noqa: N803
+def subgenerator_expm(A: Any, t: float) -> NDArray[np.float64]:
     r"""``exp(A t)`` of a phase-type sub-generator ``A`` (off-diagonal entries >= 0, row sums
     <= 0), by uniformisation with scaling and squaring: no cancellation.
 
@@ -349,7 +349,7 @@ def subgenerator_expm(A: Any, t: float) -> NDArray[np.float64]:  # noqa: N803
     >>> bool(abs(E[0, 1] - 2.5 * np.exp(-5.0)) < 1e-16)  # scipy.linalg.expm: 2e-4 off
     True
     """
-    A = np.asarray(A, dtype=float)  # noqa: N806
+    A = np.asarray(A, dtype=float)
     t = float(t)
     if A.ndim != 2 or A.shape[0] != A.shape[1] or not np.all(np.isfinite(A)):
         raise InvalidParameter("A", A, "a finite square sub-generator matrix")
@@ -364,7 +364,7 @@ def subgenerator_expm(A: Any, t: float) -> NDArray[np.float64]:  # noqa: N803
         return np.eye(m)
     squarings = max(0, math.ceil(math.log2(q * t / 32.0))) if q * t > 32.0 else 0
     step = q * t / 2.0**squarings
-    P = np.eye(m) + A / q  # noqa: N806
+    P = np.eye(m) + A / q
     weight = math.exp(-step)
     term = np.eye(m)
     out = weight * term

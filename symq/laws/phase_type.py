@@ -21,27 +21,28 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .protocol import (
-    Distribution,
-    InfiniteMoment,
-    NoPhaseType,
-    _order,
-    describe_law,
-    distribution_markdown,
-)
 from symq.core.errors import InvalidParameter, NumericalFailure
 from symq.core.randomness import RngLike, as_generator
 from symq.core.threads import limit_blas_threads
 
+from .protocol import (
+    Distribution,
+    InfiniteMoment,
+    _order,
+    describe_law,
+    distribution_markdown,
+)
+
 __all__ = ["PhaseType", "ScipyLaw", "describe_law", "validate_ph"]
 
 
-def validate_ph(alpha: ArrayLike, A: ArrayLike, name: str = "service"  # noqa: N803
+def validate_ph(alpha: ArrayLike, A: ArrayLike, name: str = "service"
                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
     """Check a phase-type representation ``(alpha, A)`` and return it with its mean.
 
@@ -73,7 +74,7 @@ def validate_ph(alpha: ArrayLike, A: ArrayLike, name: str = "service"  # noqa: N
     """
     try:
         a = np.asarray(alpha, dtype=float)
-        T = np.asarray(A, dtype=float)  # noqa: N806
+        T = np.asarray(A, dtype=float)
     except (TypeError, ValueError):
         raise InvalidParameter(name, (alpha, A), "a pair (alpha, A) of real arrays") from None
     if a.ndim != 1 or a.size < 1:
@@ -128,18 +129,18 @@ class PhaseType(Distribution):
     (0.5, 0.25)
     """
 
-    def __init__(self, alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> None:  # noqa: N803
+    def __init__(self, alpha: ArrayLike, A: ArrayLike, name: str = "PH") -> None:
         self._set(*validate_ph(alpha, A), name)
 
     @classmethod
-    def _validated(cls, alpha: NDArray[np.float64], A: NDArray[np.float64],  # noqa: N803
-                   mean: float, name: str = "PH") -> "PhaseType":
+    def _validated(cls, alpha: NDArray[np.float64], A: NDArray[np.float64],
+                   mean: float, name: str = "PH") -> PhaseType:
         """A law from a representation :func:`validate_ph` has already checked."""
         law = cls.__new__(cls)
         law._set(alpha, A, mean, name)
         return law
 
-    def _set(self, a: NDArray[np.float64], T: NDArray[np.float64], mean: float,  # noqa: N803
+    def _set(self, a: NDArray[np.float64], T: NDArray[np.float64], mean: float,
              name: str) -> None:
         a.setflags(write=False)
         T.setflags(write=False)
@@ -162,7 +163,7 @@ class PhaseType(Distribution):
     def __iter__(self) -> Iterator[NDArray[np.float64]]:
         return iter((self.alpha, self.A))
 
-    def phase_type(self) -> "PhaseType":
+    def phase_type(self) -> PhaseType:
         """The law itself (a phase-type law is its own phase-type form)."""
         return self
 
@@ -195,7 +196,7 @@ class PhaseType(Distribution):
         if order == 0:
             return self.cdf(x)
         points = np.asarray(x, dtype=float)
-        a, T = self.alpha, self.A  # noqa: N806
+        a, T = self.alpha, self.A
         inv = np.linalg.inv(-T)
         ones = np.ones(a.size)
         if order == 1:
@@ -238,7 +239,7 @@ class PhaseType(Distribution):
         import scipy.linalg
 
         m, blocks = self.order, order + 2
-        M = np.zeros((blocks * m, blocks * m))  # noqa: N806
+        M = np.zeros((blocks * m, blocks * m))
         for j in range(blocks - 1):
             M[j * m:(j + 1) * m, j * m:(j + 1) * m] = self.A
             M[j * m:(j + 1) * m, (j + 1) * m:(j + 2) * m] = np.eye(m)
@@ -342,7 +343,7 @@ class PhaseType(Distribution):
         """
         m = self.order
         rates = -np.diag(self.A).copy()
-        P = self.A / rates[:, None]  # noqa: N806
+        P = self.A / rates[:, None]
         np.fill_diagonal(P, 0.0)
         P[P < 1e-15] = 0.0
         exit_ = np.clip(self.exit_rates / rates, 0.0, None)
@@ -365,7 +366,7 @@ class PhaseType(Distribution):
         """
         m = self.order
         q = float(np.max(-np.diag(self.A)))
-        P = np.eye(m) + self.A / q  # noqa: N806
+        P = np.eye(m) + self.A / q
         P[np.abs(P) < 1e-15] = 0.0
         exit_ = np.clip(self.exit_rates / q, 0.0, None)
         table = np.hstack([P, exit_[:, None]])

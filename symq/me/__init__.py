@@ -31,7 +31,8 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .certification import Certificate, Nonnegativity, certify
 from .distribution import ME, NotADistribution

@@ -32,16 +32,17 @@ included (the Padé fits of the paper may be invalid); ``icdf``, ``iccdf``, ``sa
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import mpmath
 import numpy as np
 import sympy as sp
 
 from symq.core import printing
-from symq.laws import Distribution, PhaseType, distribution_markdown
 from symq.core.errors import InvalidParameter
 from symq.core.randomness import RngLike
+from symq.laws import Distribution, PhaseType, distribution_markdown
 
 from ._context import to_global, working_dps
 from .evaluation import NotADistribution, mp_values, numeric
@@ -102,7 +103,7 @@ class ME(Distribution):
 
     # ================================================================== constructors
     @classmethod
-    def from_transform(cls, numerator: Iterable[Any], denominator: Iterable[Any]) -> "ME":
+    def from_transform(cls, numerator: Iterable[Any], denominator: Iterable[Any]) -> ME:
         """From ascending coefficient lists of :math:`N` and :math:`D` (exact or float).
 
         Floats are converted exactly (:func:`~symq.me.transform.to_rational`); the fraction is
@@ -116,12 +117,12 @@ class ME(Distribution):
         return cls(RationalLST.from_coefficients(numerator, denominator))
 
     @classmethod
-    def from_expr(cls, expr: Any) -> "ME":
+    def from_expr(cls, expr: Any) -> ME:
         """From a sympy rational function of ``s`` such as ``2/((s + 1)*(s + 2))``."""
         return cls(RationalLST.from_expr(expr))
 
     @classmethod
-    def from_matrix(cls, alpha: Any, A: Any) -> "ME":
+    def from_matrix(cls, alpha: Any, A: Any) -> ME:
         r"""From a representation :math:`(\alpha, A)`, :math:`f(t) = \alpha e^{At}(-A)\mathbf 1`.
 
         Computed exactly: :math:`D(s) = \det(sI - A)` and
@@ -148,7 +149,7 @@ class ME(Distribution):
 
     @classmethod
     def from_moments(cls, moments: Iterable[Any], order: int | None = None,
-                     zero: Iterable[Any] = (), *, dps: int = 50) -> "ME":
+                     zero: Iterable[Any] = (), *, dps: int = 50) -> ME:
         """Classical or two-point Padé fit to moments (and values at zero).
 
         Delegates to :func:`symq.me.pade.pade_fit`; the result is not certified, so call
@@ -159,13 +160,13 @@ class ME(Distribution):
         return cls(pade_fit(list(moments), order=order, zero=list(zero), dps=dps).lst)
 
     @classmethod
-    def exponential(cls, rate: Any) -> "ME":
+    def exponential(cls, rate: Any) -> ME:
         r"""Exponential distribution, :math:`f^*(s) = \lambda/(s + \lambda)`."""
         lam = cls._positive(rate, "rate")
         return cls(RationalLST.from_coefficients([lam], [lam, 1]))
 
     @classmethod
-    def erlang(cls, k: int, rate: Any) -> "ME":
+    def erlang(cls, k: int, rate: Any) -> ME:
         r"""Erlang distribution with ``k`` phases, :math:`f^*(s) = (\lambda/(s + \lambda))^k`."""
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise InvalidParameter("k", k, "an integer >= 1")
@@ -174,7 +175,7 @@ class ME(Distribution):
         return cls(RationalLST.from_coefficients([lam ** int(k)], reversed(den.all_coeffs())))
 
     @classmethod
-    def hyperexponential(cls, probs: Sequence[Any], rates: Sequence[Any]) -> "ME":
+    def hyperexponential(cls, probs: Sequence[Any], rates: Sequence[Any]) -> ME:
         r"""Mixture of exponentials, :math:`f^*(s) = \sum_i p_i \lambda_i/(s + \lambda_i)`.
 
         ``probs`` must be nonnegative and sum to 1 (exactly, or within 1e-12 for float input,
@@ -541,5 +542,5 @@ class ME(Distribution):
         InvalidParameter
             Complex poles or a negative entry weight: the law has no phase-type form of its order.
         """
-        alpha, A = to_phase_type(self, dps)  # noqa: N806
+        alpha, A = to_phase_type(self, dps)
         return PhaseType(alpha, A, name=f"PH of {self!r}")

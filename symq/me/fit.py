@@ -29,8 +29,9 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import sympy as sp
@@ -131,7 +132,7 @@ def _finite_moments(values: Sequence[Any], source: str, n_needed: int, why: str 
 class NoCertifiedFit(SymqError):
     """No candidate of :func:`fit` was certified nonnegative; the report lists them all."""
 
-    def __init__(self, report: "FitReport") -> None:
+    def __init__(self, report: FitReport) -> None:
         self.report = report
         super().__init__("no certified nonnegative ME fit was found:\n" + report.table())
 
@@ -166,7 +167,7 @@ class Target:
 
     @classmethod
     def from_scipy(cls, dist: Any, n_moments: int, zero: Sequence[Any] = (),
-                   name: str | None = None) -> "Target":
+                   name: str | None = None) -> Target:
         """From a scipy distribution (frozen ``rv_continuous`` or the new infrastructure).
 
         Moments come from their closed forms in mpmath for the lognormal, Weibull, gamma and
@@ -203,7 +204,7 @@ class Target:
 
     @classmethod
     def from_sympy(cls, variable: Any, n_moments: int, n_zero: int = 0,
-                   name: str | None = None) -> "Target":
+                   name: str | None = None) -> Target:
         """From a sympy.stats continuous random variable: exact moments and values at zero."""
         from sympy import stats
 

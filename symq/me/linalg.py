@@ -11,8 +11,9 @@ tests positive semidefiniteness by a pivoted :math:`LDL^T`.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import mpmath
 

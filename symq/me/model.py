@@ -7,10 +7,9 @@ registry).
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
-
-import math
 
 import mpmath
 import sympy as sp

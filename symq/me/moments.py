@@ -21,9 +21,10 @@ Floating data are normalised to :math:`m_1 = 1` first: scaling time by :math:`c`
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 import sympy as sp
 

@@ -49,9 +49,10 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 import sympy as sp
 
@@ -60,9 +61,20 @@ from symq.core.result import Exactness, ResultBase
 
 from ._context import is_mpf, mp, to_mp, working_dps
 from .linalg import SolvedSystem, solve_equilibrated
-from .moments import (MomentData, check_dps, check_zero_signs, default_tolerance, exact_fraction,
-                      hankel_entries, mismatches, moment_order, parse_data, reduce_moments,
-                      require_stieltjes, stieltjes_check)
+from .moments import (
+    MomentData,
+    check_dps,
+    check_zero_signs,
+    default_tolerance,
+    exact_fraction,
+    hankel_entries,
+    mismatches,
+    moment_order,
+    parse_data,
+    reduce_moments,
+    require_stieltjes,
+    stieltjes_check,
+)
 from .transform import RationalLST
 
 __all__ = [

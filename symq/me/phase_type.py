@@ -112,5 +112,5 @@ def to_phase_type(me: RationalTransformLaw, dps: int = 30) -> tuple[NDArray[np.f
         alpha = np.array([max(float(b), 0.0) for b in beta])
         mu = np.array([float(r) for r in rates])
     alpha /= alpha.sum()
-    A = -np.diag(mu) + np.diag(mu[:-1], k=1)  # noqa: N806
+    A = -np.diag(mu) + np.diag(mu[:-1], k=1)
     return alpha, A

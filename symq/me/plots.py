@@ -5,7 +5,8 @@ matplotlib is imported lazily; :func:`density_comparison_data` is the plot's dat
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -41,8 +41,8 @@ from symq.core.result import Exactness, ResultBase
 from symq.core.simoutput import analyse_series, require_run_length
 from symq.core.simrun import SIM_WORK_LIMIT, RunPlan, require_work, run_chunked
 from symq.core.simstats import ConfidenceInterval
-
 from symq.laws import Distribution, as_sampler
+
 from .transform import RationalLST, s, to_rational
 
 if TYPE_CHECKING:
@@ -247,7 +247,7 @@ def _scv(law: Distribution | ServiceDraw, services: np.ndarray) -> float:
         m1, m2 = float(law._raw_moment(1)), float(law._raw_moment(2))
         if m1 > 0 and np.isfinite(m2):
             return max(m2 / (m1 * m1) - 1.0, 0.0)
-    except Exception:  # noqa: BLE001, S110 - a law without moments: use the samples
+    except Exception:  # noqa: BLE001 - a law without moments: use the samples
         pass
     m = float(services.mean())
     return float(services.var() / (m * m)) if m > 0 else 0.0

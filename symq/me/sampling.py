@@ -21,8 +21,15 @@ from symq.core.randomness import RngLike, as_generator
 from symq.laws import probabilities_in_unit_interval
 
 from ._context import mp
-from .evaluation import (EPS, FLOAT_DPS, NotADistribution, finite_array, float_form,
-                         float_values, pole_problem)
+from .evaluation import (
+    EPS,
+    FLOAT_DPS,
+    NotADistribution,
+    finite_array,
+    float_form,
+    float_values,
+    pole_problem,
+)
 from .polynomials import hermite_form
 from .transform import RationalLST
 

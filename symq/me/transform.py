@@ -26,9 +26,10 @@ Two expansions carry the information used by moment matching:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Iterable
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -143,7 +144,7 @@ class RationalLST:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_coefficients(cls, numerator: Iterable[Any], denominator: Iterable[Any]
-                          ) -> "RationalLST":
+                          ) -> RationalLST:
         """Build from ascending coefficient lists (any exact or float numbers).
 
         The fraction is reduced (common factors cancelled exactly) and ``D`` made monic.
@@ -182,7 +183,7 @@ class RationalLST:
         return cls(tuple(sp.Rational(x) for x in b), tuple(sp.Rational(x) for x in a))
 
     @classmethod
-    def from_expr(cls, expr: Any, variable: sp.Symbol | None = None) -> "RationalLST":
+    def from_expr(cls, expr: Any, variable: sp.Symbol | None = None) -> RationalLST:
         """Build from a sympy rational function of ``s`` (or of ``variable``).
 
         Text (e.g. ``"1/(s + 1)"``) is parsed by :func:`symq.core.parameters.parse_formula`
@@ -275,7 +276,7 @@ class RationalLST:
         return d
 
     # ------------------------------------------------------------------ transformations
-    def scaled(self, c: Any) -> "RationalLST":
+    def scaled(self, c: Any) -> RationalLST:
         r"""The transform of :math:`cX`: :math:`f^*_{cX}(s) = f^*(cs)` (time scaled by c > 0)."""
         c = to_rational(c, "scale")
         if not c > 0:

@@ -40,7 +40,18 @@ Examples
 2.0
 """
 
+from symq.laws import (
+    erlang,
+    hyper_erlang,
+    hyperexponential2,
+    ph_from_me,
+    ph_moments,
+    ph_stationary_phase,
+)
+
 from . import attained
+from .declared import POPULATION, declare_population
+from .equilibria import EquilibriumSet, LimitSetSurvey, limit_sets
 from .jsq_ph import (
     JSQPHFixedPoint,
     jsq_ph_drift,
@@ -49,8 +60,6 @@ from .jsq_ph import (
     product_form_residual,
     solve_jsq_ph,
 )
-from .declared import POPULATION, declare_population
-from .equilibria import EquilibriumSet, LimitSetSurvey, limit_sets
 from .models import JSQ_PH, JSQ_SIM, REFINED_JSQ, REFINED_JSQ_PH, SUPERMARKET
 from .nonlinear import (
     LevelDependentQBD,
@@ -66,14 +75,6 @@ from .plots import (
     plot_jsq_response,
     plot_jsq_tail,
     plot_lyapunov,
-)
-from symq.laws import (
-    erlang,
-    hyper_erlang,
-    hyperexponential2,
-    ph_from_me,
-    ph_moments,
-    ph_stationary_phase,
 )
 from .population import (
     FixedPoint,

@@ -78,31 +78,31 @@ def quasi_potential(params: dict[sp.Symbol, Any], start: float, end: float) -> f
     return float(value)
 
 
-def _log_rates(N: int, params: dict[sp.Symbol, Any], n_max: int  # noqa: N803
+def _log_rates(N: int, params: dict[sp.Symbol, Any], n_max: int
                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     k1, k2, k3, k4 = _rates(params)
     x = np.arange(n_max + 1) / N
     return np.log(N * (k4 + k1 * x * x)), np.log(np.maximum(N * (k3 * x + k2 * x**3), 1e-300))
 
 
-def _log_measure(N: int, params: dict[sp.Symbol, Any], n_max: int  # noqa: N803
+def _log_measure(N: int, params: dict[sp.Symbol, Any], n_max: int
                  ) -> NDArray[np.float64]:
     """``log pi_n`` (unnormalised), ``pi_n = prod_{m<n} lambda_m / mu_{m+1}``."""
     log_up, log_down = _log_rates(N, params, n_max)
     return np.concatenate([[0.0], np.cumsum(log_up[:-1] - log_down[1:])])
 
 
-def _levels(N: int, value: float) -> int:  # noqa: N803
+def _levels(N: int, value: float) -> int:
     return int(round(N * value))
 
 
-def switching_time(N: int, params: dict[sp.Symbol, Any], start: float, target: float  # noqa: N803
+def switching_time(N: int, params: dict[sp.Symbol, Any], start: float, target: float
                    ) -> float:
     """``log`` of the exact mean first-passage time from ``n = round(N start)`` up to
     ``round(N target)`` of the birth-death chain:
     ``T = sum_{k=i}^{j-1} (lambda_k pi_k)^{-1} sum_{l<=k} pi_l`` (Karlin and Taylor 1975,
     Ch. 4), summed in the log domain (the times reach ``e^{N Delta V}``)."""
-    N = integer_value("N", N, 1)  # noqa: N806
+    N = integer_value("N", N, 1)
     i, j = _levels(N, start), _levels(N, target)
     if not 0 <= i < j:
         raise InvalidParameter("target", target, f"a level above start = {start}")
@@ -112,12 +112,12 @@ def switching_time(N: int, params: dict[sp.Symbol, Any], start: float, target: f
     return float(logsumexp(cumulative[i:j] - log_up[i:j] - log_pi[i:j]))
 
 
-def stationary_law(N: int, params: dict[sp.Symbol, Any], tail: float = 1e-15  # noqa: N803
+def stationary_law(N: int, params: dict[sp.Symbol, Any], tail: float = 1e-15
                    ) -> NDArray[np.float64]:
     """The stationary law of ``n`` on ``0..n_max``, ``n_max`` grown until the mass beyond it
     is below ``tail`` (the measure decays faster than geometrically there: ``mu_n / lambda_n``
     grows like n)."""
-    N = integer_value("N", N, 1)  # noqa: N806
+    N = integer_value("N", N, 1)
     n_max = 8 * N
     for _ in range(12):
         log_pi = _log_measure(N, params, n_max)
@@ -131,7 +131,7 @@ def stationary_law(N: int, params: dict[sp.Symbol, Any], tail: float = 1e-15  # 
 
 
 @numba.njit(cache=True)
-def _switch_kernel(N, k1, k2, k3, k4, i, j, n_switches, seed, max_events):  # noqa: N803
+def _switch_kernel(N, k1, k2, k3, k4, i, j, n_switches, seed, max_events):
     np.random.seed(seed)
     out = np.empty(n_switches)
     events = 0
@@ -151,7 +151,7 @@ def _switch_kernel(N, k1, k2, k3, k4, i, j, n_switches, seed, max_events):  # no
     return out
 
 
-def simulate_switching(N: int, params: dict[sp.Symbol, Any], start: float, target: float,  # noqa: N803
+def simulate_switching(N: int, params: dict[sp.Symbol, Any], start: float, target: float,
                        n_switches: int = 400, rng: RngLike = None, level: float = 0.99,
                        max_events: int = 10**9) -> ConfidenceInterval:
     """Mean first-passage time from ``round(N start)`` to ``round(N target)`` by Gillespie's
@@ -163,7 +163,7 @@ def simulate_switching(N: int, params: dict[sp.Symbol, Any], start: float, targe
         When the passages need more than ``max_events`` jumps in all (the mean switching time
         grows like ``e^{N Delta V}``: use :func:`switching_time` for large N).
     """
-    N = integer_value("N", N, 1)  # noqa: N806
+    N = integer_value("N", N, 1)
     n_switches = integer_value("n_switches", n_switches, 2)
     i, j = _levels(N, start), _levels(N, target)
     if not 0 <= i < j:

@@ -48,15 +48,15 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.integrate import solve_ivp
 
-from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
 from symq.core.parameters import integer_value, real_value
+from symq.core.renamed import renamed_keywords
 from symq.core.result import Exactness, ResultBase
 from symq.laws import PhaseType, as_phase_type
 
-from .sizes import PhaseTypeLaw
 from .jsq_ph import batched_drift, solve_jsq_ph
 from .probes import probe_polynomial
+from .sizes import PhaseTypeLaw
 
 __all__ = ["ConvergenceRate", "MG1Comparison", "convergence_rate", "mg1_comparison",
            "drift", "deviation_drift", "jacobian", "spectral_abscissa", "mph1_tail"]
@@ -75,7 +75,7 @@ STARTS = ("empty", "heavy", "random")
 
 
 @renamed_keywords(law="sizes")
-def drift(X: Any, d: int, lam: float, sizes: PhaseType) -> Any:  # noqa: N803
+def drift(X: Any, d: int, lam: float, sizes: PhaseType) -> Any:
     """Right-hand side of the SQ(d) mean-field ODE with PH service, truncated at ``K`` levels.
 
     ``X`` has shape ``(..., K, m)`` (leading batch axes allowed, complex entries allowed):
@@ -89,7 +89,7 @@ def drift(X: Any, d: int, lam: float, sizes: PhaseType) -> Any:  # noqa: N803
 
 
 @renamed_keywords(law="sizes")
-def deviation_drift(Y: NDArray[np.float64], P: NDArray[np.float64],  # noqa: N803
+def deviation_drift(Y: NDArray[np.float64], P: NDArray[np.float64],
                     d: int, lam: float, sizes: PhaseType) -> NDArray[np.float64]:
     """``F(P + Y) - F(P)`` of :func:`drift` computed without cancellation (shape ``(K, m)``).
 
@@ -98,17 +98,17 @@ def deviation_drift(Y: NDArray[np.float64], P: NDArray[np.float64],  # noqa: N80
     increment keeps its relative accuracy however small ``Y`` is, and the distance to the
     fixed point can be followed far below ``eps |P|`` (the floor of integrating ``x`` itself).
     """
-    P = np.asarray(P, dtype=float)  # noqa: N806
+    P = np.asarray(P, dtype=float)
     increment = _deviation_rhs(P, d, lam, sizes, with_residual=False)
     return increment(0.0, np.asarray(Y, dtype=float).ravel()).reshape(P.shape)
 
 
-def _deviation_rhs(P: NDArray[np.float64], d: int, lam: float, sizes: PhaseType,  # noqa: N803
+def _deviation_rhs(P: NDArray[np.float64], d: int, lam: float, sizes: PhaseType,
                    with_residual: bool = True) -> Any:
     """:func:`deviation_drift` at ``P`` (plus ``F(P)`` if ``with_residual``) as a flat
     ``rhs(t, y)``, with the coefficients that depend on ``P`` alone computed once."""
     shape, m = P.shape, P.shape[1]
-    alpha, A = sizes.alpha, sizes.A  # noqa: N806
+    alpha, A = sizes.alpha, sizes.A
     exit_ = -A.sum(axis=1)
     f0 = drift(P, d, lam, sizes) if with_residual else 0.0  # the Newton residual, ~1e-16
     pu = P.sum(axis=1)
@@ -122,7 +122,7 @@ def _deviation_rhs(P: NDArray[np.float64], d: int, lam: float, sizes: PhaseType,
     first = [math.comb(d, ell) * pu[0] ** (d - ell) for ell in range(d + 1)]
 
     def rhs(_t: float, y: NDArray[np.float64]) -> NDArray[np.float64]:
-        Y = y.reshape(shape)  # noqa: N806
+        Y = y.reshape(shape)
         yu = Y.sum(axis=1)
         yu_prev = np.concatenate([[0.0], yu[:-1]])
         pow_prev = [np.ones_like(yu)] + [yu_prev ** ell for ell in range(1, d + 1)]
@@ -146,13 +146,13 @@ def _deviation_rhs(P: NDArray[np.float64], d: int, lam: float, sizes: PhaseType,
 
 
 @renamed_keywords(law="sizes")
-def jacobian(X: Any, d: int, lam: float, sizes: PhaseType) -> NDArray[np.float64]:  # noqa: N803
+def jacobian(X: Any, d: int, lam: float, sizes: PhaseType) -> NDArray[np.float64]:
     """The Jacobian of :func:`drift` at ``X`` (shape ``(K, m)``), flattened row-major.
 
     Complex-step differentiation (Squire & Trapp, SIAM Review 40, 1998): the drift is a
     polynomial, so ``Im F(x + i h e_j)/h`` with ``h = 1e-30`` is exact to rounding.
     """
-    X = np.asarray(X, dtype=float)  # noqa: N806
+    X = np.asarray(X, dtype=float)
     n = X.size
     step = 1e-30
     probe = X[None, :, :] + 1j * step * np.eye(n).reshape((n,) + X.shape)
@@ -160,7 +160,7 @@ def jacobian(X: Any, d: int, lam: float, sizes: PhaseType) -> NDArray[np.float64
 
 
 @renamed_keywords(law="sizes")
-def spectral_abscissa(X: Any, d: int, lam: float, sizes: PhaseType  # noqa: N803
+def spectral_abscissa(X: Any, d: int, lam: float, sizes: PhaseType
                       ) -> tuple[float, NDArray[np.complex128]]:
     """Largest real part of the eigenvalues of the Jacobian at ``X``, and the eigenvalues
     sorted by decreasing real part."""
@@ -169,16 +169,16 @@ def spectral_abscissa(X: Any, d: int, lam: float, sizes: PhaseType  # noqa: N803
     return float(ev[0].real), ev
 
 
-def _newton(X0: NDArray[np.float64], d: int, lam: float, sizes: PhaseType  # noqa: N803
+def _newton(X0: NDArray[np.float64], d: int, lam: float, sizes: PhaseType
             ) -> tuple[NDArray[np.float64], float]:
     """Zero of the truncated drift near ``X0`` (Newton with the exact Jacobian)."""
-    X = X0.copy()  # noqa: N806
+    X = X0.copy()
     for _ in range(30):
-        F = drift(X, d, lam, sizes)  # noqa: N806
+        F = drift(X, d, lam, sizes)
         if np.max(np.abs(F)) < 1e-15:
             break
         step = np.linalg.solve(jacobian(X, d, lam, sizes), -F.ravel())
-        X = X + step.reshape(X.shape)  # noqa: N806
+        X = X + step.reshape(X.shape)
     residual = float(np.max(np.abs(drift(X, d, lam, sizes))))
     if not residual < 1e-12:
         raise NotConverged("convergence_rate: Newton on the truncated drift", residual, 1e-12, 30)
@@ -267,15 +267,15 @@ def _law(sizes: PhaseTypeLaw | None) -> PhaseType:
     return as_phase_type(([1.0], [[-1.0]]) if sizes is None else sizes, "sizes")
 
 
-def _fixed_point(d: int, lam: float, sizes: PhaseType, K: int | None,  # noqa: N803
+def _fixed_point(d: int, lam: float, sizes: PhaseType, K: int | None,
                  tail_tol: float) -> tuple[NDArray[np.float64], int]:
     """Fixed point (shape ``(K, m)``) of the infinite system, cut or zero-padded to ``K``."""
     fp = solve_jsq_ph(d, lam, sizes)
     x = np.asarray(fp.x, dtype=float)
     if K is None:
         below = np.nonzero(x.sum(axis=1) < tail_tol)[0]
-        K = int(below[0]) + 1 if below.size else x.shape[0]  # noqa: N806
-        K = max(K, 4)  # noqa: N806
+        K = int(below[0]) + 1 if below.size else x.shape[0]
+        K = max(K, 4)
     if K <= x.shape[0]:
         x = x[:K]
     else:
@@ -283,13 +283,13 @@ def _fixed_point(d: int, lam: float, sizes: PhaseType, K: int | None,  # noqa: N
     return x, int(K)
 
 
-def _start(kind: str, K: int, sizes: PhaseType, heavy: int,  # noqa: N803
+def _start(kind: str, K: int, sizes: PhaseType, heavy: int,
            rng: np.random.Generator) -> NDArray[np.float64]:
     m = sizes.alpha.size
     if kind == "empty":
         return np.zeros((K, m))
     if kind == "heavy":  # every server holds `heavy` jobs, the one in service in phase alpha
-        X = np.zeros((K, m))  # noqa: N806
+        X = np.zeros((K, m))
         X[:heavy] = sizes.alpha
         return X
     # a random monotone occupancy vector: u_1 uniform, then ratios uniform in (0.05, 0.7)
@@ -317,7 +317,7 @@ def _fit(t: NDArray[np.float64], dist: NDArray[np.float64], window: tuple[float,
 
 @renamed_keywords(service="sizes")
 def convergence_rate(d: int, lam: float, sizes: PhaseTypeLaw | None = None, *, starts: Any = STARTS,
-                     n_random: int = 2, K: int | None = None, extra: int = 10,  # noqa: N803
+                     n_random: int = 2, K: int | None = None, extra: int = 10,
                      heavy: int = 5, window: tuple[float, float] = WINDOW,
                      tail_tol: float = TAIL_TOL, method: str = "LSODA", rtol: float = 1e-10,
                      rng: Any = 0) -> ConvergenceRate:
@@ -405,12 +405,12 @@ def convergence_rate(d: int, lam: float, sizes: PhaseTypeLaw | None = None, *, s
         raise InvalidParameter("method", method, "'LSODA', 'Radau' or 'BDF'")
     rtol = real_value("rtol", rtol, "a real number in [1e-13, 1e-8]", lambda v: 1e-13 <= v <= 1e-8)
     if K is not None:
-        K = integer_value("K", K, 2, "or None for the automatic truncation")  # noqa: N806
+        K = integer_value("K", K, 2, "or None for the automatic truncation")
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    x_inf, K_auto = _fixed_point(d, lam, law, K, tail_tol)  # noqa: N806
+    x_inf, K_auto = _fixed_point(d, lam, law, K, tail_tol)
     if K is None:  # room above the fixed point's support for the transients of the starts
-        x_inf, K_auto = _fixed_point(d, lam, law, K_auto + heavy + 5, tail_tol)  # noqa: N806
-    K = K_auto  # noqa: N806
+        x_inf, K_auto = _fixed_point(d, lam, law, K_auto + heavy + 5, tail_tol)
+    K = K_auto
     if heavy >= K:
         raise InvalidParameter("heavy", heavy, f"an integer < K = {K}")
     pi, fp_res = _newton(x_inf, d, lam, law)
@@ -494,13 +494,13 @@ def mph1_tail(lam: float, sizes: PhaseTypeLaw, levels: int) -> NDArray[np.float6
     law = _law(sizes)
     lam = real_value("lam", lam, "a finite real number > 0", lambda v: v > 0)
     levels = integer_value("levels", levels, 1)
-    alpha, A = law.alpha, law.A  # noqa: N806
+    alpha, A = law.alpha, law.A
     m = alpha.size
     rho = lam * law.mean()
     if rho >= 1:
         raise StabilityError(f"M/PH/1 load rho = lam E[X] = {rho:.6g} must be < 1")
     eye = np.eye(m)
-    R = lam * np.linalg.inv(lam * eye - lam * np.outer(np.ones(m), alpha) - A)  # noqa: N806
+    R = lam * np.linalg.inv(lam * eye - lam * np.outer(np.ones(m), alpha) - A)
     exit_ = -A.sum(axis=1)
     residual = np.max(np.abs(lam * eye + R @ (A - lam * eye) + R @ R @ np.outer(exit_, alpha)))
     if not residual < 1e-10:

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import keyword
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp

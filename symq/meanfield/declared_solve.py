@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -122,7 +123,7 @@ class Solver:
     def __call__(self, **values: Any) -> Result:
         decl, process = self.decl, self.decl.process
         start = time.perf_counter()
-        N = values.pop("N", None)  # noqa: N806
+        N = values.pop("N", None)
         params = {k: values[k] for k in decl.parameters}
         p = process.parameter_values(params)
         try:
@@ -184,7 +185,7 @@ class Solver:
             timings={"fixed_point": mid - start, "outputs": time.perf_counter() - mid})
 
     def _refined(self, out: dict[str, Any], positions: list, entries: np.ndarray,
-                 V: np.ndarray, W: np.ndarray, N: int) -> None:  # noqa: N803
+                 V: np.ndarray, W: np.ndarray, N: int) -> None:
         """``E[h(X^N)] = h(pi) + (Dh V + (1/2) sum_jk D2h_jk W_jk)/N`` (Gast & Van Houdt 2018,
         Theorem 1) for every variable and declared output."""
         x = np.asarray(out["x"])

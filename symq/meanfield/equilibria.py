@@ -50,13 +50,14 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import mpmath
-from mpmath.ctx_iv import MPIntervalContext
 import numpy as np
 import sympy as sp
+from mpmath.ctx_iv import MPIntervalContext
 from numpy.typing import NDArray
 from scipy.integrate import solve_ivp
 from scipy.optimize import minimize_scalar

@@ -40,17 +40,16 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
 from symq.core.parameters import integer_value, real_value
+from symq.core.renamed import renamed_keywords
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase, check_probability, check_tail
-from symq.laws import PhaseType, as_phase_type
+from symq.laws import PhaseType, as_phase_type, ph_moments, stationary_phase
 
-from .sizes import PhaseTypeLaw
-from .results import check_means
-from symq.laws import ph_moments, stationary_phase
 from .probes import probe_polynomial as _hd
+from .results import check_means
+from .sizes import PhaseTypeLaw
 from .supermarket import closed_form_values, truncation_level
 
 __all__ = [
@@ -85,7 +84,7 @@ def _check_stable(d: int, lam: float, mean: float) -> None:
             f"for JSQ(d={d}) with phase-type service: every server needs lam*E[X] < 1")
 
 
-def _exponential_tail(d: int, rho: float, K: int) -> NDArray[np.float64]:  # noqa: N803
+def _exponential_tail(d: int, rho: float, K: int) -> NDArray[np.float64]:
     """``rho^((d^k-1)/(d-1))`` for ``k = 1..K`` (``rho^k`` for ``d = 1``).
 
     The compiled closed form of the exponential supermarket model
@@ -128,22 +127,22 @@ def jsq_ph_drift(x: ArrayLike, d: int, lam: float, sizes: PhaseTypeLaw,
     """
     d, lam = _check_d_lam(d, lam)
     law = as_phase_type(sizes, "sizes")
-    a_vec, T = law.alpha, law.A  # noqa: N806
-    X = np.asarray(x, dtype=float)  # noqa: N806
+    a_vec, T = law.alpha, law.A
+    X = np.asarray(x, dtype=float)
     if X.ndim != 2 or X.shape[1] != a_vec.size or X.shape[0] < 1:
         raise InvalidParameter("x", X, f"an array of shape (K, {a_vec.size}) with K >= 1")
     nxt = None if x_next is None else np.asarray(x_next, dtype=float)
     return batched_drift(X, d, lam, a_vec, T, nxt)
 
 
-def batched_drift(X: Any, d: int, lam: float, alpha: NDArray[np.float64],  # noqa: N803
-           A: NDArray[np.float64], x_next: Any = None) -> Any:  # noqa: N803
+def batched_drift(X: Any, d: int, lam: float, alpha: NDArray[np.float64],
+           A: NDArray[np.float64], x_next: Any = None) -> Any:
     """The drift of :func:`jsq_ph_drift` without checks, for ``X`` of shape ``(..., K, m)``.
 
     Leading batch axes and complex entries are allowed (the complex-step Jacobian of
     :mod:`symq.meanfield.convergence` evaluates all probes in one call).
     """
-    X = np.asarray(X)  # noqa: N806
+    X = np.asarray(X)
     exit_ = -A.sum(axis=1)
     u = X.sum(axis=-1)
     one = np.ones(u.shape[:-1] + (1,), dtype=u.dtype)
@@ -166,7 +165,7 @@ def batched_drift(X: Any, d: int, lam: float, alpha: NDArray[np.float64],  # noq
 
 
 @numba.njit(cache=True)
-def _qbd_iteration(u: np.ndarray, d: int, lam: float, alpha: np.ndarray, A: np.ndarray,  # noqa: N803
+def _qbd_iteration(u: np.ndarray, d: int, lam: float, alpha: np.ndarray, A: np.ndarray,
                    tol: float, max_iter: int) -> tuple[np.ndarray, np.ndarray, int, float]:
     """Iterate u -> tail of the M/PH/1 queue with arrival rates lam h_d(u_k, u_{k+1}).
 
@@ -298,7 +297,7 @@ class JSQPHFixedPoint(ResultBase):
     exactness: Exactness = Exactness.NUMERIC
 
     @property
-    def K(self) -> int:  # noqa: N802
+    def K(self) -> int:
         """Truncation level (number of levels)."""
         return int(self.u.size)
 
@@ -314,7 +313,7 @@ class JSQPHFixedPoint(ResultBase):
 
 @renamed_keywords(service="sizes")
 def solve_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, *, tol: float = 1e-12,
-                 K: int | None = None, max_iter: int = 100_000,  # noqa: N803
+                 K: int | None = None, max_iter: int = 100_000,
                  max_levels: int = MAX_LEVELS) -> JSQPHFixedPoint:
     """Mean-field fixed point of JSQ(d) with phase-type service, FCFS (cavity QBD iteration).
 
@@ -368,13 +367,13 @@ def solve_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, *, tol: float = 1e-12,
     """
     d, lam = _check_d_lam(d, lam)
     law = as_phase_type(sizes, "sizes")
-    a_vec, T, mean = law.alpha.copy(), law.A.copy(), law.mean()  # noqa: N806
+    a_vec, T, mean = law.alpha.copy(), law.A.copy(), law.mean()
     _check_stable(d, lam, mean)
     tol = real_value("tol", tol, "a finite real number > 0", lambda v: v > 0)
     max_iter = integer_value("max_iter", max_iter, 1)
     max_levels = integer_value("max_levels", max_levels, 2)
     if K is not None:
-        K = integer_value("K", K, 2, "or None for adaptive truncation")  # noqa: N806
+        K = integer_value("K", K, 2, "or None for adaptive truncation")
     rho = lam * mean
     if rho < LIGHT_TRAFFIC:
         return _light_traffic(d, lam, law, a_vec, T, mean, 2 if K is None else int(K))
@@ -433,7 +432,7 @@ def solve_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, *, tol: float = 1e-12,
 
 
 def _light_traffic(d: int, lam: float, sizes: PhaseType, a_vec: NDArray[np.float64],
-                   T: NDArray[np.float64], mean: float,  # noqa: N803
+                   T: NDArray[np.float64], mean: float,
                    levels: int) -> JSQPHFixedPoint:
     """The fixed point at a load ``rho = lam E[X] < 1e-200``, to double precision.
 
@@ -466,7 +465,7 @@ def _light_traffic(d: int, lam: float, sizes: PhaseType, a_vec: NDArray[np.float
 
 @renamed_keywords(service="sizes")
 def product_form_candidate(d: int, lam: float, sizes: PhaseTypeLaw,
-                           K: int | None = None) -> NDArray[np.float64]:  # noqa: N803
+                           K: int | None = None) -> NDArray[np.float64]:
     """Li's product-form candidate ``x_k = u_k theta``, ``u_k = rho^((d^k-1)/(d-1))``, ``k = 1..K``.
 
     ``rho = lam E[X]`` and ``theta = alpha (-A)^{-1}/E[X]`` (Li 2010, arXiv 1008.3788: "arrival
@@ -479,17 +478,17 @@ def product_form_candidate(d: int, lam: float, sizes: PhaseTypeLaw,
     return _candidate(d, lam, law, K)
 
 
-def _candidate(d: int, lam: float, sizes: PhaseType, K: int | None) -> NDArray[np.float64]:  # noqa: N803
+def _candidate(d: int, lam: float, sizes: PhaseType, K: int | None) -> NDArray[np.float64]:
     rho = lam * sizes.mean()
     if K is None:
-        K = _exponential_levels(d, rho)  # noqa: N806
-    K = integer_value("K", K, 1)  # noqa: N806
+        K = _exponential_levels(d, rho)
+    K = integer_value("K", K, 1)
     return _exponential_tail(d, rho, int(K))[:, None] * stationary_phase(sizes)[None, :]
 
 
 @renamed_keywords(service="sizes")
 def product_form_residual(d: int, lam: float, sizes: PhaseTypeLaw,
-                          K: int | None = None) -> NDArray[np.float64]:  # noqa: N803
+                          K: int | None = None) -> NDArray[np.float64]:
     """Max abs drift per level of Li's product-form candidate plugged into the mean-field ODE.
 
     The candidate (:func:`product_form_candidate`) is extended by one level (``x_{K+1}``), so
@@ -512,14 +511,14 @@ def product_form_residual(d: int, lam: float, sizes: PhaseTypeLaw,
     law = as_phase_type(sizes, "sizes")
     _check_stable(d, lam, law.mean())
     if K is None:
-        K = _exponential_levels(d, lam * law.mean())  # noqa: N806
+        K = _exponential_levels(d, lam * law.mean())
     ext = _candidate(d, lam, law, int(K) + 1)
     drift = jsq_ph_drift(ext[:-1], d, lam, law, x_next=ext[-1])
     return np.max(np.abs(drift), axis=1)
 
 
 @renamed_keywords(service="sizes")
-def product_form_ET(d: int, lam: float, sizes: PhaseTypeLaw) -> float:  # noqa: N802
+def product_form_ET(d: int, lam: float, sizes: PhaseTypeLaw) -> float:
     """``E[T]`` of Li's product form: ``sum_k rho^((d^k-1)/(d-1)) / lam`` (the exponential value).
 
     Examples

@@ -23,13 +23,13 @@ import numpy as np
 
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.parameters import Choice, IntegerAtLeast, Interval, Parameter, PositiveReal
-from symq.core.simrun import run_parameters
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec
 from symq.core.result import Exactness, Result
+from symq.core.simrun import run_parameters
+from symq.laws import as_phase_type, hyperexponential2, size_law
 
 from .jsq_ph import product_form_ET, product_form_residual, solve_jsq_ph
-from symq.laws import as_phase_type, hyperexponential2, size_law
 from .refined_ph import refined_jsq_ph
 from .results import RefinedJSQ
 from .simulation import simulate_jsq
@@ -65,7 +65,7 @@ def _refined_values(r: RefinedJSQ, keys: tuple[str, ...]) -> dict[str, Any]:
     return values
 
 
-def _refined(d: int, lam: float, N: int) -> Result:  # noqa: N803
+def _refined(d: int, lam: float, N: int) -> Result:
     r = refined_jsq(d, lam, N)
     keys = ("pi", "V", "EQ", "EQ_N", "ET", "ET_N", "K", "truncation_bound",
             "max_real_eigenvalue") + (("pi_rest",) if r.pi_rest is not None else ()) + (
@@ -117,7 +117,7 @@ F_BRANCH = Parameter("f", Interval(0, 1, left_open=True, right_open=True), typic
                      description="fraction of the mean job size carried by H2 branch 1")
 
 
-def _refined_ph(d: int, lam: float, scv: float, f: float, N: int) -> Result:  # noqa: N803
+def _refined_ph(d: int, lam: float, scv: float, f: float, N: int) -> Result:
     r = refined_jsq_ph(d, lam, hyperexponential2(1.0, scv, f), N)
     keys = ("pi", "V", "u", "EQ", "EQ_N", "ET", "ET_N", "EW", "EW_N", "K", "truncation_bound",
             "drift_residual", "max_real_eigenvalue", "refined_valid", "refined_invalid")
@@ -208,7 +208,7 @@ F_H2 = dataclasses.replace(F_BRANCH, required=False, default=None,
 SIM_JOBS = 10**6
 
 
-def jsq_sim_model(N: int, d: int, lam: float, sizes: str = "exp",  # noqa: N803
+def jsq_sim_model(N: int, d: int, lam: float, sizes: str = "exp",
                   scv: float | None = None, f: float | None = None, n_jobs: int = SIM_JOBS,
                   n_batches: int = 30, level: float = 0.95, rng: RngLike = None,
                   progress: bool = False) -> Result:

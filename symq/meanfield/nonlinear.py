@@ -38,15 +38,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, NotConverged, TruncationError
 from symq.core.parameters import integer_value, real_value
+from symq.core.renamed import renamed_keywords
 from symq.core.resources import require_memory
 from symq.core.result import ResultBase
 from symq.laws import as_phase_type
 
-from .sizes import PhaseTypeLaw
 from .probes import probe_polynomial as _hd
+from .sizes import PhaseTypeLaw
 
 __all__ = [
     "LevelDependentQBD",
@@ -191,7 +191,7 @@ class LevelDependentQBD:
 
     def solve_truncated(self, K: int) -> QBDSolution:
         """Stationary vector of the chain truncated at level ``K`` (backward R-recursion)."""
-        K = integer_value("K", K, 1)  # noqa: N806
+        K = integer_value("K", K, 1)
         m = max(self.m, self.m0)
         require_memory("K", K, 8.0 * (K + 1) * (4 * m * m + 6 * m),
                        what=f"{K + 1} levels of {m} phases",
@@ -448,7 +448,7 @@ def jsq_ph_qbd(d: int, lam: float, sizes: PhaseTypeLaw) -> NonlinearQBD:
     d, _ = _check_jsq(d, 0.5)
     lam = real_value("lam", lam, "a finite real number > 0", lambda v: v > 0)
     law = as_phase_type(sizes, "sizes")
-    alpha, A, m = law.alpha, law.A, law.order  # noqa: N806
+    alpha, A, m = law.alpha, law.A, law.order
     exit_rates = law.exit_rates
 
     def blocks(pi: list[NDArray[np.float64]]) -> LevelDependentQBD:

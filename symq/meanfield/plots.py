@@ -23,15 +23,16 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
-from symq.core.randomness import RngLike, as_generator
 from symq.core.plotting import axes_or_new
+from symq.core.randomness import RngLike, as_generator
 
 from .nonlinear import relative_entropy_trajectory
 from .simulation import simulate_jsq
@@ -59,7 +60,7 @@ def _loads(name: str, values: ArrayLike) -> np.ndarray:
     return out
 
 
-def jsq_tail_data(ds: Sequence[int] = (1, 2, 3), lam: float = 0.9, K: int = 20  # noqa: N803
+def jsq_tail_data(ds: Sequence[int] = (1, 2, 3), lam: float = 0.9, K: int = 20
                   ) -> dict[str, Any]:
     r"""Tail :math:`u_1, \dots, u_K` of the JSQ(d) mean-field fixed point for several ``d``.
 
@@ -84,7 +85,7 @@ def jsq_tail_data(ds: Sequence[int] = (1, 2, 3), lam: float = 0.9, K: int = 20  
         listing, :math:`u_k < 10^{-16}`, are 0), ``d`` and ``lam``.
     """
     ds = _integers("ds", ds, 1)
-    K = integer_value("K", K, 1)  # noqa: N806
+    K = integer_value("K", K, 1)
     u = np.zeros((len(ds), K))
     for row, d in enumerate(ds):
         tail = solve_supermarket(d, lam).tail[:K]
@@ -92,7 +93,7 @@ def jsq_tail_data(ds: Sequence[int] = (1, 2, 3), lam: float = 0.9, K: int = 20  
     return {"k": np.arange(1, K + 1), "u": u, "d": np.array(ds), "lam": float(lam)}
 
 
-def plot_jsq_tail(ds: Sequence[int] = (1, 2, 3), lam: float = 0.9, K: int = 20,  # noqa: N803
+def plot_jsq_tail(ds: Sequence[int] = (1, 2, 3), lam: float = 0.9, K: int = 20,
                   ax: Any = None, **kwargs: Any) -> Any:
     """Plot :func:`jsq_tail_data` on a log scale, one line per ``d``; returns the axes.
 
@@ -114,7 +115,7 @@ def plot_jsq_tail(ds: Sequence[int] = (1, 2, 3), lam: float = 0.9, K: int = 20, 
     return ax
 
 
-def jsq_response_data(d: int = 2, N: int = 100, loads: ArrayLike | None = None,  # noqa: N803
+def jsq_response_data(d: int = 2, N: int = 100, loads: ArrayLike | None = None,
                       sim_loads: ArrayLike = (0.5, 0.7, 0.9), *, n_jobs: int | None = 400_000,
                       rng: RngLike = None, level: float = 0.95) -> dict[str, Any]:
     r"""Mean response time of JSQ(d) against the load: mean field, refined, simulation.
@@ -159,7 +160,7 @@ def jsq_response_data(d: int = 2, N: int = 100, loads: ArrayLike | None = None, 
         A load outside ``(0, 1)``, bad ``d``, ``N``, ``n_jobs`` or ``level``.
     """
     d = integer_value("d", d, 1)
-    N = integer_value("N", N, 1)  # noqa: N806
+    N = integer_value("N", N, 1)
     level = real_value("level", level, "a number in (0, 1)", lambda v: 0 < v < 1)
     lam = _loads("loads", np.linspace(0.05, 0.95, 19) if loads is None else loads)
     sim_lam = _loads("sim_loads", sim_loads) if n_jobs is not None else np.empty(0)
@@ -174,7 +175,7 @@ def jsq_response_data(d: int = 2, N: int = 100, loads: ArrayLike | None = None, 
             "d": d, "N": N, "n_jobs": 0 if n_jobs is None else int(n_jobs), "level": level}
 
 
-def _approximations(d: int, N: int, lam: np.ndarray  # noqa: N803
+def _approximations(d: int, N: int, lam: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean-field and refined ``E[T]`` at the loads ``lam`` (refined: ``NaN`` where invalid)."""
     et = np.array([solve_supermarket(d, x).ET for x in lam])
@@ -183,7 +184,7 @@ def _approximations(d: int, N: int, lam: np.ndarray  # noqa: N803
     return et, np.where(valid, [r.ET_N for r in refined], np.nan), valid
 
 
-def plot_jsq_response(d: int = 2, N: int = 100, loads: ArrayLike | None = None,  # noqa: N803
+def plot_jsq_response(d: int = 2, N: int = 100, loads: ArrayLike | None = None,
                       sim_loads: ArrayLike = (0.5, 0.7, 0.9), *, n_jobs: int | None = 400_000,
                       rng: RngLike = None, level: float = 0.95, data: dict[str, Any] | None = None,
                       ax: Any = None, **kwargs: Any) -> Any:
@@ -197,7 +198,7 @@ def plot_jsq_response(d: int = 2, N: int = 100, loads: ArrayLike | None = None, 
     if data is None:
         data = jsq_response_data(d, N, loads, sim_loads, n_jobs=n_jobs, rng=rng, level=level)
     ax = axes_or_new(ax, "plot_jsq_response")
-    d, N = data["d"], data["N"]  # noqa: N806
+    d, N = data["d"], data["N"]
     (line,) = ax.plot(data["lam"], data["ET"], label=f"mean field, d = {d}", **kwargs)
     ax.plot(data["lam"], data["ET_N"], "--", color=line.get_color(),
             label=f"refined mean field, d = {d}, N = {N}")
@@ -211,7 +212,7 @@ def plot_jsq_response(d: int = 2, N: int = 100, loads: ArrayLike | None = None, 
     return ax
 
 
-def lyapunov_data(d: int = 2, lam: float = 0.9, *, K: int = 20, t_final: float = 30.0,  # noqa: N803
+def lyapunov_data(d: int = 2, lam: float = 0.9, *, K: int = 20, t_final: float = 30.0,
                   n_times: int = 200, initial_states: Sequence[ArrayLike] | None = None
                   ) -> dict[str, Any]:
     r"""Distance to the fixed point along trajectories of the JSQ(d) mean-field ODE.
@@ -249,7 +250,7 @@ def lyapunov_data(d: int = 2, lam: float = 0.9, *, K: int = 20, t_final: float =
             "max_increase": check.max_increase, "d": int(d), "lam": float(lam)}
 
 
-def plot_lyapunov(d: int = 2, lam: float = 0.9, *, K: int = 20, t_final: float = 30.0,  # noqa: N803
+def plot_lyapunov(d: int = 2, lam: float = 0.9, *, K: int = 20, t_final: float = 30.0,
                   n_times: int = 200, initial_states: Sequence[ArrayLike] | None = None,
                   ax: Any = None, **kwargs: Any) -> Any:
     """Plot ``V(t)`` of :func:`lyapunov_data` on a log scale, one line per initial state;

@@ -30,8 +30,9 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -41,7 +42,8 @@ import sympy as sp
 from numpy.typing import ArrayLike, NDArray
 from scipy.integrate import solve_ivp
 
-from symq.core.compiler import CompiledFunction, compile as symq_compile
+from symq.core.compiler import CompiledFunction
+from symq.core.compiler import compile as symq_compile
 from symq.core.derivation import Derivation
 from symq.core.display import MarkdownDisplay, short_text
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, SymqError
@@ -408,7 +410,7 @@ class PopulationProcess(MarkdownDisplay):
             raise InvalidParameter(name, x, f"a finite vector of length {self.dimension}")
         return x
 
-    def F(self, x: ArrayLike, p: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: N802
+    def F(self, x: ArrayLike, p: NDArray[np.float64]) -> NDArray[np.float64]:
         """The drift ``F(x)`` (``p``: parameter values from :meth:`parameter_values`)."""
         return scalar_call(self._f_drift(), x, p)
 
@@ -422,16 +424,16 @@ class PopulationProcess(MarkdownDisplay):
         rows, cols = zip(*positions)
         return scipy.sparse.csr_matrix((vals, (rows, cols)), shape=(n, n))
 
-    def DF(self, x: ArrayLike, p: NDArray[np.float64], sparse: bool = False) -> Any:  # noqa: N802
+    def DF(self, x: ArrayLike, p: NDArray[np.float64], sparse: bool = False) -> Any:
         """The Jacobian ``DF(x)``: a dense array, or CSR when ``sparse``."""
         mat = self._sparse("J", self._entries_jacobian(), x, p)
         return mat if sparse else mat.toarray()
 
-    def Q(self, x: ArrayLike, p: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: N802
+    def Q(self, x: ArrayLike, p: NDArray[np.float64]) -> NDArray[np.float64]:
         """The diffusion matrix ``Q(x)`` (dense)."""
         return self._sparse("Q", self._entries_diffusion(), x, p).toarray()
 
-    def hessian_contraction(self, x: ArrayLike, p: NDArray[np.float64], W: NDArray[np.float64]  # noqa: N803
+    def hessian_contraction(self, x: ArrayLike, p: NDArray[np.float64], W: NDArray[np.float64]
                             ) -> NDArray[np.float64]:
         """``(1/2) sum_{jk} B_{i,jk} W_{jk}`` with ``B = D2F(x)``, from the sparse Hessian."""
         positions, func = self._compiled_entries("H", self._entries_hessian())
@@ -607,17 +609,17 @@ class PopulationProcess(MarkdownDisplay):
         """
         pi = self._state(pi, "pi")
         p = self.parameter_values(params)
-        A = self.DF(pi, p)  # noqa: N806
+        A = self.DF(pi, p)
         max_real = float(np.max(np.linalg.eigvals(A).real))
         if not max_real < 0:
             raise StabilityError(f"the fixed point of the {self.name} is not exponentially stable "
                                  f"(max real part of the eigenvalues of DF(pi) = {max_real:.3g} >= 0); "
                                  "the refined mean field needs a stable fixed point")
-        Q = self.Q(pi, p)  # noqa: N806
-        W = scipy.linalg.solve_continuous_lyapunov(A, -Q)  # noqa: N806
-        W = 0.5 * (W + W.T)  # noqa: N806
-        BW = self.hessian_contraction(pi, p, W)  # noqa: N806
-        V = -np.linalg.solve(A, BW)  # noqa: N806
+        Q = self.Q(pi, p)
+        W = scipy.linalg.solve_continuous_lyapunov(A, -Q)
+        W = 0.5 * (W + W.T)
+        BW = self.hessian_contraction(pi, p, W)
+        V = -np.linalg.solve(A, BW)
         if not (np.all(np.isfinite(V)) and np.all(np.isfinite(W))):
             raise NotConverged(f"refined mean field of the {self.name} (non-finite V or W)",
                                float("inf"), 0.0, 1)

@@ -39,18 +39,18 @@ import time
 import numpy as np
 import sympy as sp
 
-from symq.core.renamed import renamed_keywords
 from symq.core.errors import NotConverged, ResourceLimit, TruncationError
 from symq.core.parameters import integer_value
+from symq.core.renamed import renamed_keywords
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, check_probability, check_tail
 from symq.laws import as_phase_type
 
-from .sizes import PhaseTypeLaw
 from .jsq_ph import solve_jsq_ph
 from .population import PopulationProcess
 from .probes import probe_polynomial as _hd
 from .results import RefinedJSQ, refined_validity
+from .sizes import PhaseTypeLaw
 from .supermarket import LAM, check_parameters
 
 __all__ = ["jsq_ph_process", "refined_jsq_ph"]
@@ -68,10 +68,10 @@ def _number(value: float) -> sp.Expr:
 
 
 @functools.lru_cache(maxsize=16)
-def _process(d: int, K: int, alpha: tuple[float, ...], A: tuple[tuple[float, ...], ...]  # noqa: N803
+def _process(d: int, K: int, alpha: tuple[float, ...], A: tuple[tuple[float, ...], ...]
              ) -> PopulationProcess:
     m = len(alpha)
-    T = np.array(A)  # noqa: N806
+    T = np.array(A)
     exit_rates = -T.sum(axis=1)
     names = [f"x_{k}_{j}" for k in range(1, K + 1) for j in range(1, m + 1)]
     xs = sp.symbols(names, real=True)
@@ -123,7 +123,7 @@ def _process(d: int, K: int, alpha: tuple[float, ...], A: tuple[tuple[float, ...
 
 
 @renamed_keywords(service="sizes")
-def jsq_ph_process(d: int, K: int, sizes: PhaseTypeLaw) -> PopulationProcess:  # noqa: N803
+def jsq_ph_process(d: int, K: int, sizes: PhaseTypeLaw) -> PopulationProcess:
     """The finite-N JSQ(d) system with PH service as a population process (module docstring).
 
     Variables ``x_{k,j}`` ordered level by level (``k = 1..K``, then phase), parameter
@@ -136,13 +136,13 @@ def jsq_ph_process(d: int, K: int, sizes: PhaseTypeLaw) -> PopulationProcess:  #
         ``d`` or ``K`` not an integer ``>= 1`` / ``>= 2``, or an invalid PH law.
     """
     d = integer_value("d", d, 1)
-    K = integer_value("K", K, 2)  # noqa: N806
+    K = integer_value("K", K, 2)
     law = as_phase_type(sizes, "sizes")
     return _process(int(d), int(K), tuple(law.alpha.tolist()), tuple(map(tuple, law.A.tolist())))
 
 
 @renamed_keywords(service="sizes")
-def refined_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, N: int,  # noqa: N803
+def refined_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, N: int,
                    K: int | None = None) -> RefinedJSQ:
     """Refined mean field of JSQ(d) with PH service: ``E[x^N] ~ pi + V/N`` (Gast & Van Houdt 2018).
 
@@ -195,8 +195,8 @@ def refined_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, N: int,  # noqa: N80
     given = K is not None
     if not given:
         below = np.flatnonzero(full.u < TAIL_REFINED)
-        K = max(int(below[0]) + 1 if below.size else full.K, 4)  # noqa: N806
-    K = integer_value("K", K, 2)  # noqa: N806
+        K = max(int(below[0]) + 1 if below.size else full.K, 4)
+    K = integer_value("K", K, 2)
     # mass of EQ beyond K in the (adaptively truncated) fixed point, and its last level
     left_out = float(full.u[int(K):].sum()) + (float(full.u[-1]) if int(K) >= full.K else 0.0)
     if K * m > MAX_DIMENSION and given:
@@ -220,7 +220,7 @@ def refined_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, N: int,  # noqa: N80
         # symbolic process also avoids its cost, which grows fast with K*m.
         residual: float | None = None
         mid = time.perf_counter()
-        V = np.zeros((int(K), m))  # noqa: N806
+        V = np.zeros((int(K), m))
         max_real: float | None = None
         end = time.perf_counter()
     else:
@@ -234,7 +234,7 @@ def refined_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, N: int,  # noqa: N80
         mid = time.perf_counter()
         terms = process.refined_terms(pi, params)
         end = time.perf_counter()
-        V = terms.V.reshape(int(K), m)  # noqa: N806
+        V = terms.V.reshape(int(K), m)
         max_real = terms.max_real
     eq = float(fp.u.sum())
     eq_n = eq + float(V.sum()) / N

@@ -173,7 +173,7 @@ def check_means(solver: str, **means: Any) -> None:
                                    "not a finite number >= 0")
 
 
-def refined_validity(pi: ArrayLike, V: ArrayLike, N: int,  # noqa: N803
+def refined_validity(pi: ArrayLike, V: ArrayLike, N: int,
                      ) -> tuple[bool, str]:
     """Whether ``pi + V/N`` is a valid occupancy: entries in ``[0, 1]``, non-increasing in the level.
 

@@ -36,11 +36,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.integrate import solve_ivp
 
-from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, NotConverged, SymqError
+from symq.core.renamed import renamed_keywords
 from symq.core.result import ResultBase
-from symq.laws import Empirical
-from symq.laws import PhaseType, as_phase_type, describe_law
+from symq.laws import Empirical, PhaseType, as_phase_type, describe_law
 
 from .sizes import SampledLaw
 
@@ -96,7 +95,7 @@ class PHApproximation(ResultBase):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the provenance and the PH as lists."""
-        alpha, A = self.ph  # noqa: N806
+        alpha, A = self.ph
         return {"target": self.target, "method": self.method, "why": self.why,
                 "order": self.order, "matched": list(self.matched),
                 "certificate": self.certificate, "distance": self.distance,
@@ -107,8 +106,8 @@ class PHApproximation(ResultBase):
 def _ph_cdf(ph: PhaseType, t: NDArray[np.float64]) -> NDArray[np.float64]:
     """``1 - alpha e^{A t} 1`` at many sorted points: one integration of ``v' = v A`` (Radau,
     tolerances 1e-12 absolute and 1e-10 relative) instead of one matrix exponential per point."""
-    alpha, A = ph  # noqa: N806
-    alpha, A = np.asarray(alpha, dtype=float), np.asarray(A, dtype=float)  # noqa: N806
+    alpha, A = ph
+    alpha, A = np.asarray(alpha, dtype=float), np.asarray(A, dtype=float)
     order = np.argsort(t)
     times = t[order]
     sol = solve_ivp(lambda _s, v: v @ A, (0.0, float(times[-1])), alpha, method="Radau",
@@ -132,7 +131,7 @@ def kolmogorov_distance(ph: PhaseType, target: Any) -> tuple[float, str]:
     if isinstance(target, Empirical):
         x = target.sizes
         n = x.size
-        F = _ph_cdf(ph, x)  # noqa: N806
+        F = _ph_cdf(ph, x)
         upper = np.arange(1, n + 1) / n
         gap = max(float(np.max(np.abs(F - upper))), float(np.max(np.abs(F - upper + 1.0 / n))))
         return gap, f"Kolmogorov distance to the empirical cdf of {n} sizes (exact)"
@@ -164,7 +163,7 @@ def _target(sizes: SampledLaw, order_max: int, name: str) -> tuple[Any, Any, str
 
 
 def _matched(candidate: Any, n_moments: int, n_zero: int) -> tuple[str, ...]:
-    K = 2 * candidate.order - 1 - candidate.zero_used  # noqa: N806
+    K = 2 * candidate.order - 1 - candidate.zero_used
     names = [f"m{k}" for k in range(1, min(K, n_moments) + 1)]
     names += [f"f^({j})(0)" for j in range(min(candidate.zero_used, n_zero))]
     return tuple(names)

@@ -59,10 +59,10 @@ from typing import ClassVar
 import numba
 import numpy as np
 
-from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike
+from symq.core.renamed import renamed_keywords
 from symq.core.result import Exactness, ResultBase
 from symq.core.simoutput import require_probing_run_length
 from symq.core.simrun import (
@@ -76,7 +76,6 @@ from symq.core.simstats import ConfidenceInterval
 from symq.laws import PhaseType, as_phase_type, validate_ph
 from symq.laws.kernels import exponential, first_phase, next_phase
 
-from .sizes import PhaseTypeLaw
 from .simulation_core import (
     departure_interval,
     keep_smallest,
@@ -89,6 +88,7 @@ from .simulation_core import (
     run_seeded,
     slice_intervals,
 )
+from .sizes import PhaseTypeLaw
 
 __all__ = ["JSQEstimate", "simulate_jsq", "validate_ph"]
 

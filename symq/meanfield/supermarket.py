@@ -61,7 +61,7 @@ CAP = 5000
 CAP_REFINED = 400
 
 
-def check_parameters(d: Any, lam: Any, N: Any = None) -> tuple[int, float]:  # noqa: N803
+def check_parameters(d: Any, lam: Any, N: Any = None) -> tuple[int, float]:
     """Validate ``d``, ``lam`` (and ``N``); return ``(d, lam)`` in canonical form.
 
     Raises
@@ -99,14 +99,14 @@ def truncation_level(d: int, lam: float, tail: float = TAIL, cap: int = CAP) -> 
     return int(min(max(level, 1), cap))
 
 
-def closed_form_tail(d: int, lam: float, K: int | None = None) -> NDArray[np.float64]:  # noqa: N803
+def closed_form_tail(d: int, lam: float, K: int | None = None) -> NDArray[np.float64]:
     """``u_1, ..., u_K`` of the closed-form fixed point (``K`` from :func:`truncation_level`).
 
     ``u_k = lam^((d^k - 1)/(d - 1))`` (Vvedenskaya et al. 1996; Mitzenmacher 2001, Thm 3.x),
     ``u_k = lam^k`` for ``d = 1``; evaluated as ``exp(log(lam) * exponent)``.
     """
     d, lam = check_parameters(d, lam)
-    K = truncation_level(d, lam) if K is None else int(K)  # noqa: N806
+    K = truncation_level(d, lam) if K is None else int(K)
     if K < 1:
         raise InvalidParameter("K", K, "an integer >= 1")
     return closed_form_values(d, lam, np.arange(1, K + 1))
@@ -143,7 +143,7 @@ def closed_form_values(d: int, lam: float, k: Any) -> NDArray[np.float64]:
 
 
 @functools.lru_cache(maxsize=64)
-def jsq_process(d: int, K: int) -> PopulationProcess:  # noqa: N803
+def jsq_process(d: int, K: int) -> PopulationProcess:
     """The JSQ(d) population process truncated at ``K`` levels (``u_{K+1} = 0``).
 
     Variables ``u_1..u_K``, parameter :data:`LAM`; transitions ``+e_k`` at rate
@@ -244,7 +244,7 @@ def derivation() -> Derivation:
     return der
 
 
-def heavy_traffic_ET(d: int, lam: float) -> float:  # noqa: N802
+def heavy_traffic_ET(d: int, lam: float) -> float:
     """Heavy-traffic asymptote ``E[T] ~ log(1/(1 - lam)) / log d`` (``d >= 2``; Mitzenmacher 2001)."""
     d, lam = check_parameters(d, lam)
     if d < 2:
@@ -260,7 +260,7 @@ TOL = 1e-12
 TOL_REFINED = 1e-9
 
 
-def _tail_remainder(d: int, lam: float, K: int) -> float:  # noqa: N803
+def _tail_remainder(d: int, lam: float, K: int) -> float:
     """Bound on ``sum_{k > K} u_k`` of the closed form.
 
     For ``d = 1`` it is exact: ``lam^(K+1)/(1 - lam)``.  For ``d >= 2`` the ratios
@@ -311,7 +311,7 @@ def _levels_for(d: int, lam: float, tol: float, cap: int, solver: str, eq: float
     return level
 
 
-def _closed_form_mean(d: int, lam: float, tol: float, K: int | None  # noqa: N803
+def _closed_form_mean(d: int, lam: float, tol: float, K: int | None
                       ) -> tuple[float, NDArray[np.float64], int, float]:
     """``EQ``, the listed part of the tail, the levels summed and the bound on what is left out."""
     if d == 1:
@@ -321,10 +321,10 @@ def _closed_form_mean(d: int, lam: float, tol: float, K: int | None  # noqa: N80
         tail = closed_form_tail(d, lam, levels)
         return eq, tail, levels, 0.0
     if K is None:
-        K = 1  # noqa: N806
+        K = 1
         while _tail_remainder(d, lam, K) > tol * float(np.sum(closed_form_tail(d, lam, K))):
-            K += 1  # noqa: N806
-        K = max(K, truncation_level(d, lam))  # noqa: N806
+            K += 1
+        K = max(K, truncation_level(d, lam))
     tail = closed_form_tail(d, lam, int(K))
     eq = float(np.sum(tail))
     bound = _tail_remainder(d, lam, int(K))
@@ -334,7 +334,7 @@ def _closed_form_mean(d: int, lam: float, tol: float, K: int | None  # noqa: N80
     return eq, tail, int(K), bound
 
 
-def solve_supermarket(d: int, lam: float, method: str = "closed form", K: int | None = None,  # noqa: N803
+def solve_supermarket(d: int, lam: float, method: str = "closed form", K: int | None = None,
                       tol: float = TOL) -> SupermarketFixedPoint:
     """Mean-field JSQ(d) with exponential service: ``ET``, ``EQ``, ``EW`` and the tail ``u_k``.
 
@@ -378,7 +378,7 @@ def solve_supermarket(d: int, lam: float, method: str = "closed form", K: int | 
     tol = _check_tol(tol)
     start = time.perf_counter()
     if method == "closed form":
-        eq, tail, K, bound = _closed_form_mean(d, lam, tol, K)  # noqa: N806
+        eq, tail, K, bound = _closed_form_mean(d, lam, tol, K)
         rest = float(closed_form_tail(d, lam, K + 1)[-1]) if tail.size == K else 0.0
         how, exactness = "closed form (Vvedenskaya-Dobrushin-Karpelevich 1996)", Exactness.EXACT
         if d == 1:
@@ -388,8 +388,8 @@ def solve_supermarket(d: int, lam: float, method: str = "closed form", K: int | 
     elif method == "fixed point":
         eq_exact = _closed_form_mean(d, lam, TOL, None)[0]
         if K is None:
-            K = _levels_for(d, lam, tol, CAP, "supermarket fixed point", eq_exact)  # noqa: N806
-        K = int(K)  # noqa: N806
+            K = _levels_for(d, lam, tol, CAP, "supermarket fixed point", eq_exact)
+        K = int(K)
         require_memory("lam", lam, 200.0 * 8 * K, what=f"{K} levels of the ODE",
                        limit="smaller (fewer levels)")
         bound = _tail_remainder(d, lam, K)
@@ -425,7 +425,7 @@ def _check_tol(tol: Any) -> float:
     return value
 
 
-def _refined_at(d: int, lam: float, N: int, K: int) -> tuple[Any, Any, float]:  # noqa: N803
+def _refined_at(d: int, lam: float, N: int, K: int) -> tuple[Any, Any, float]:
     """Fixed point and refined terms of the process truncated at ``K`` levels."""
     require_memory("lam", lam, 12.0 * 8 * K * K, what=f"dense {K} x {K} Lyapunov solve",
                    limit="smaller (fewer levels)")
@@ -437,7 +437,7 @@ def _refined_at(d: int, lam: float, N: int, K: int) -> tuple[Any, Any, float]:  
     return fp, terms, float(np.sum(fp.x + terms.V / N))
 
 
-def refined_jsq(d: int, lam: float, N: int, K: int | None = None,  # noqa: N803
+def refined_jsq(d: int, lam: float, N: int, K: int | None = None,
                 tol: float = TOL_REFINED) -> RefinedJSQ:
     """Refined mean field of JSQ(d): ``E[X^N] ~ pi + V/N`` (Gast & Van Houdt 2018, Theorem 1).
 
@@ -497,15 +497,15 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,  # noqa: N803
     eq_cf = _closed_form_mean(d, lam, TOL, None)[0]
     fixed = K is not None
     if fixed:
-        K = int(K)  # noqa: N806
+        K = int(K)
         if K < 1:
             raise InvalidParameter("K", K, "an integer >= 1")
     else:
-        K = max(_levels_for(d, lam, tol, CAP_REFINED, "refined-jsq", eq_cf), 4)  # noqa: N806
+        K = max(_levels_for(d, lam, tol, CAP_REFINED, "refined-jsq", eq_cf), 4)
     fp, terms, eq_n = _refined_at(d, lam, N, K)
     change = math.inf
     while not fixed:
-        K2 = K + max(2, K // 4)  # noqa: N806
+        K2 = K + max(2, K // 4)
         if K2 > CAP_REFINED:
             raise TruncationError("refined-jsq", "queue-length levels (change of EQ_N)",
                                   change / abs(eq_n), tol, f"K={K}",
@@ -513,7 +513,7 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,  # noqa: N803
                                   "lower lam")
         fp2, terms2, eq_n2 = _refined_at(d, lam, N, K2)
         change = abs(eq_n2 - eq_n)
-        K, fp, terms, eq_n = K2, fp2, terms2, eq_n2  # noqa: N806
+        K, fp, terms, eq_n = K2, fp2, terms2, eq_n2
         if change <= tol * abs(eq_n):
             break
     tail_mass = _tail_remainder(d, lam, K)
@@ -522,7 +522,7 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,  # noqa: N803
         raise TruncationError("refined-jsq", "queue-length levels (mass of EQ left out)",
                               tail_mass / eq_cf, tol, f"K={K}", "raise K")
     end = time.perf_counter()
-    pi, V = fp.x, terms.V  # noqa: N806
+    pi, V = fp.x, terms.V
     check_tail("refined-jsq", "pi", pi)
     eq = float(np.sum(pi))
     check_means("refined-jsq", EQ=eq)

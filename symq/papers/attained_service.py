@@ -26,11 +26,10 @@ import numpy as np
 
 from symq.core.claims import Claim, Evidence, Inconclusive, Status, ci_error, relative_error
 from symq.core.registry import PaperSpec, register_paper
-from symq.laws import PhaseType
+from symq.laws import PhaseType, hyperexponential2
 from symq.meanfield.attained import TruncationWarning, simulate_policy, solve_attained
 from symq.meanfield.attained.derivation import derivation
 from symq.meanfield.jsq_ph import solve_jsq_ph
-from symq.laws import hyperexponential2
 
 __all__ = ["PAPER", "build_claims", "PUBLISHED_EW"]
 
@@ -71,14 +70,14 @@ def _grid_lambda(index: int) -> float:
     return float(np.linspace(0.1, 0.995, 100)[index])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _h2(scv: float) -> PhaseType:
     return hyperexponential2(1.0, scv, 0.5)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ew(policy: str, d: int, lam: float, scv: float, delta: float = 0.25, rep_max: float = 20.0,
-        B: int = 60) -> float:  # noqa: N803
+        B: int = 60) -> float:
     """Mean-field E[W] with the queue truncation doubled from ``B`` until it holds (<= 4B)."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", TruncationWarning)
@@ -156,8 +155,8 @@ _SIM_JOBS = 4_000_000
 _SIM_JOBS_QUICK = 1_000_000
 
 
-@functools.lru_cache(maxsize=None)
-def _simulated(policy: str, N: int, n_jobs: int) -> Any:  # noqa: N803
+@functools.cache
+def _simulated(policy: str, N: int, n_jobs: int) -> Any:
     return simulate_policy(policy, N, _SIM["d"], _SIM["lam"], _h2(_SIM["scv"]),
                            delta=_SIM["delta"], rep_max=_SIM["rep_max"], n_jobs=n_jobs,
                            rng=2021 + N, level=0.99).EW

@@ -21,10 +21,10 @@ from typing import Any
 from symq.core.claims import Claim, Evidence, Inconclusive, equivalence_error, relative_error
 from symq.core.registry import PaperSpec, register_paper
 from symq.window import protocol as presets
-from symq.window.simulation import simulate_protocol
-from symq.window.ordering import compare
-from symq.window.solve import solve_protocol
 from symq.window.derivation import derivation
+from symq.window.ordering import compare
+from symq.window.simulation import simulate_protocol
+from symq.window.solve import solve_protocol
 from symq.window.symbolic import stability
 
 __all__ = ["PAPER", "build_claims"]
@@ -51,12 +51,12 @@ def _key(point: Mapping[str, Any]) -> tuple:
     return tuple(sorted(point.items()))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _law(key: tuple, method: str) -> Any:
     return solve_protocol(_protocol(dict(key)), method=method)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _simulated(key: tuple, n_losses: int = 1_000_000) -> Any:
     est = simulate_protocol(_protocol(dict(key)), n_losses=n_losses, rng=2005, level=0.99)
     if est.escaped:

@@ -21,15 +21,15 @@ import numpy as np
 from symq.core.claims import Claim, Evidence, equivalence_error, relative_error
 from symq.core.registry import PaperSpec, register_paper
 from symq.dispatch import symbolic
-from symq.dispatch.policies.exact import exact_mean_response
-from symq.dispatch.vi.by_size import VIResponseBySize, response_by_size_vi
-from symq.dispatch.simulation.fairness import ResponseBySize, response_by_size_data
 from symq.dispatch.policies import get_policy
+from symq.dispatch.policies.exact import exact_mean_response
+from symq.dispatch.simulation.fairness import ResponseBySize, response_by_size_data
 from symq.dispatch.simulation.simulate import simulate_dispatch
 from symq.dispatch.sizebins import size_edges
 from symq.dispatch.sizes import exponential
-from symq.dispatch.vi.multigrid import richardson
 from symq.dispatch.vi.accuracy import solve_accurate
+from symq.dispatch.vi.by_size import VIResponseBySize, response_by_size_vi
+from symq.dispatch.vi.multigrid import richardson
 from symq.dispatch.vi.solvers import evaluate_policy, solve_optimal
 
 __all__ = ["PAPER", "build_claims"]
@@ -68,25 +68,25 @@ def _grid(rho: float, quick: bool) -> tuple[float, float, dict[str, float]]:
     return (QUICK_GRIDS if quick else GRIDS)[rho]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _optimal(rho: float, quick: bool = False) -> Any:
     step, top, stop = _grid(rho, quick)
     return richardson(solve_optimal, 2, rho, SIZES, delta=step, U=top, **stop)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _optimal_simulated(rho: float, quick: bool = False) -> Any:
     fine = _optimal(rho, quick).results[-1]
     policy = get_policy("lookup", result=fine)
     return simulate_dispatch(policy, 2, rho, SIZES, n_jobs=N_JOBS, rng=2024, level=0.999).ET
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fpi_sita(rho: float) -> Any:
     return simulate_dispatch("fpi-sita", 2, rho, SIZES, n_jobs=N_JOBS, rng=7, level=0.999).ET
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fixed_policy(policy: str, rho: float, quick: bool = False) -> Any:
     step, top, _ = _grid(rho, quick)
     return richardson(functools.partial(evaluate_policy, policy), 2, rho, SIZES, delta=step,
@@ -236,12 +236,12 @@ MANY, MANY_QUICK = (3, 4), (3,)
 MANY_JOBS, MANY_JOBS_QUICK = 4_000_000, 1_000_000
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _accurate(m: int, policy: str, quick: bool) -> Any:
     return solve_accurate(m, 0.4, SIZES, policy=policy)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _simulated(m: int, policy: str, quick: bool) -> Any:
     pol = get_policy("lookup", result=_accurate(m, "optimal", quick).fine) \
         if policy == "optimal" else policy
@@ -349,7 +349,7 @@ FAIR_JOBS, FAIR_JOBS_QUICK = 4_000_000, 2_000_000
 SHORT_BINS, LONG_BINS = (0, 1, 2, 3), (8,)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _by_size(rho: float, quick: bool) -> ResponseBySize:
     """E[T | X in bin] of the VI policy (its fine grid), LWL and JSQ: 99.9% joint intervals."""
     policy = get_policy("lookup", result=_optimal(rho, quick).results[-1])
@@ -358,7 +358,7 @@ def _by_size(rho: float, quick: bool) -> ResponseBySize:
                                  level=0.999)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _by_size_vi(rho: float, quick: bool) -> VIResponseBySize:
     """E[T | X in bin] of the VI policy from its own model: the stationary backlog law at
     arrivals on the fine grid's lattice (:mod:`symq.dispatch.vi.by_size`), the bins of

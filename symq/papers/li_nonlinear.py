@@ -85,8 +85,8 @@ def _fixed_point_claims() -> list[Claim]:
         return fp.mean_level / point["lam"]
 
     def h2_cavity(point: Mapping[str, Any]) -> float:
-        from symq.meanfield.jsq_ph import solve_jsq_ph
         from symq.laws import hyperexponential2
+        from symq.meanfield.jsq_ph import solve_jsq_ph
         alpha, A = hyperexponential2(1.0, point["scv"], 0.5)
         return solve_jsq_ph(point["d"], point["lam"], (alpha, A)).ET
 

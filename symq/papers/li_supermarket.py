@@ -22,7 +22,8 @@ claim kept); ``symq check`` runs the full form.
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -123,7 +124,7 @@ def _stability_claim() -> Claim:
         evidence=Evidence.NUMERIC)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _simulated_response(N: int, d: int, lam: float, n_jobs: int) -> Any:
     return simulate_jsq(N, d, lam, n_jobs=n_jobs, rng=1000 + N, level=0.99).ET
 
@@ -184,8 +185,8 @@ _H2_CASES = [{"d": d, "lam": lam, "scv": scv} for d in (2, 3) for lam in (0.5, 0
 
 
 def _ph_claims(quick: bool) -> list[Claim]:
-    from symq.meanfield.jsq_ph import product_form_ET, solve_jsq_ph
     from symq.laws import hyperexponential2
+    from symq.meanfield.jsq_ph import product_form_ET, solve_jsq_ph
 
     refined_sizes = (20, 100) if quick else (20, 50, 100)
 
@@ -202,13 +203,13 @@ def _ph_claims(quick: bool) -> list[Claim]:
         lam, scv = point["lam"], point["scv"]
         return 1.0 + lam * (1.0 + scv) / (2.0 * (1.0 - lam))     # E[T] of M/G/1, E[X] = 1
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def simulated(scv: float) -> Any:
         return simulate_jsq(1000, 2, 0.8, hyperexponential2(1.0, scv, 0.5), n_jobs=_jobs(1000),
                             rng=2010, level=0.99).ET
 
-    @functools.lru_cache(maxsize=None)
-    def simulated_n(N: int) -> Any:  # noqa: N803
+    @functools.cache
+    def simulated_n(N: int) -> Any:
         return simulate_jsq(N, 2, 0.8, hyperexponential2(1.0, 4.0, 0.5), n_jobs=_jobs(N),
                             rng=3000 + N, level=0.99).ET
 
@@ -259,7 +260,7 @@ def _ph_claims(quick: bool) -> list[Claim]:
 BLP = "Bramson, Lu, Prabhakar, Ann. Appl. Probab. 23(5) (2013)"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tail_scan(d: int, lam: float, beta: float, phases: tuple[int, ...]) -> Any:
     from symq.meanfield.tails import tail_regime_scan
     return tail_regime_scan(d, lam, beta, phases=phases)

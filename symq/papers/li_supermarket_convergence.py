@@ -21,13 +21,14 @@ the full form from four starts (two random) at eight points.
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from symq.core.claims import Claim, Evidence, Inconclusive, relative_error
-from symq.meanfield.convergence import convergence_rate, mg1_comparison
 from symq.laws import erlang, hyperexponential2
+from symq.meanfield.convergence import convergence_rate, mg1_comparison
 
 __all__ = ["convergence_claims"]
 
@@ -48,7 +49,7 @@ def _service(name: str) -> Any:
     raise Inconclusive(f"unknown service {name!r}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rate(d: int, lam: float, service: str, quick: bool) -> Any:
     starts = ("empty", "heavy") if quick else ("empty", "heavy", "random")
     return convergence_rate(d, lam, _service(service), starts=starts, n_random=2, rtol=1e-9)

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import scipy.stats as st
@@ -63,7 +64,7 @@ def _law(key: str) -> Any:
 _GAMMA_ZERO = (0, 4)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fitted(key: str, order_max: int, method: str = "auto") -> Any:
     from symq.meanfield.service_fit import fit_phase_type
 
@@ -71,8 +72,8 @@ def _fitted(key: str, order_max: int, method: str = "auto") -> Any:
     return fit_phase_type(_law(key), order_max=order_max, method=method, zero=zero)
 
 
-@functools.lru_cache(maxsize=None)
-def _fixed_point_ET(key: str, d: int, lam: float, order_max: int, method: str = "auto"  # noqa: N802
+@functools.cache
+def _fixed_point_ET(key: str, d: int, lam: float, order_max: int, method: str = "auto"
                     ) -> float:
     from symq.meanfield.jsq_ph import solve_jsq_ph
 
@@ -82,7 +83,7 @@ def _fixed_point_ET(key: str, d: int, lam: float, order_max: int, method: str = 
     return fp.ET
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _simulated(key: str, d: int, lam: float, n_jobs: int) -> Any:
     from symq.meanfield.attained.simulation import simulate_attained
 

@@ -16,7 +16,8 @@ Target used throughout: the lognormal distribution with mean 1 (moments
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -26,12 +27,12 @@ from scipy import integrate, stats
 from symq.core.claims import Claim, Evidence, Inconclusive
 from symq.core.registry import PaperSpec, register_paper
 from symq.me import symbolic
+from symq.me._context import rebind, to_global, working_dps
 from symq.me.certification import Nonnegativity, certify
 from symq.me.distribution import ME
 from symq.me.fit import Target, fit
 from symq.me.pade import pade_fit
 from symq.me.queueing import mg1_waiting_time, simulate_mg1_waiting
-from symq.me._context import rebind, to_global, working_dps
 from symq.me.transform import to_mpf
 from symq.papers.me_pade_exact import exact_certification_claims
 
@@ -58,18 +59,18 @@ def _lognormal(sigma: float) -> Any:
     return stats.lognorm(sigma, scale=np.exp(-sigma**2 / 2))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _classical(sigma: float, order: int) -> ME:
     return ME(pade_fit(_lognormal_moments(sigma, 2 * order - 1), order=order).lst)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _extended(sigma: float, order: int, J: int) -> ME:
     moments = _lognormal_moments(sigma, 2 * order - 1 - J)
     return ME(pade_fit(moments, order=order, zero=[0] * J).lst)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _best(sigma: float, method: str) -> ME:
     """Best certified fit (smallest L1 distance to the lognormal) up to order _ORDER_MAX."""
     target = Target(tuple(_lognormal_moments(sigma, 2 * _ORDER_MAX - 1)), (0,) * _ORDER_MAX,
@@ -204,7 +205,7 @@ def _closer_in_shape() -> Claim:
 def _queue_accuracy() -> Claim:
     thresholds = np.array([0.25, 0.5, 1.0, 2.0, 4.0, 8.0])
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def simulated(sigma: float) -> tuple[np.ndarray, np.ndarray]:
         mu = -sigma**2 / 2
         result = simulate_mg1_waiting(lambda n, g: g.lognormal(mu, sigma, n), float(_LAMBDA),

@@ -16,7 +16,8 @@ stages apply and a touching zero can still end INCONCLUSIVE: the refutation is n
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import mpmath
 import sympy as sp
@@ -30,12 +31,12 @@ __all__ = ["exact_certification_claims"]
 INTRO = "Angius, Horváth et al. 2014, Sec. 1"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cases() -> dict[str, CorpusCase]:
     return {case.name: case for case in corpus()}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _certificate(name: str) -> Certificate:
     return certify(_cases()[name].lst)
 

@@ -13,8 +13,9 @@ The claim list is assembled from the builders in :data:`CLAIM_BUILDERS`; a new g
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -159,7 +160,7 @@ _RATIONAL_POINTS: tuple[dict[str, Any], ...] = tuple(
 )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _piecewise(C: tuple, w: tuple) -> exact.PiecewiseLoads:
     return exact.piecewise_loads(C, w)
 

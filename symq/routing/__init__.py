@@ -29,6 +29,8 @@ Examples
 True
 """
 
+from .derive import derivation
+from .exact import PiecewiseLoads, kkt_holds_exactly, kkt_residuals, piecewise_loads
 from .farm import ServerFarm
 from .model import MODEL
 from .numeric import (
@@ -42,17 +44,15 @@ from .numeric import (
 from .simulation import FarmEstimate, PSQueueEstimate, simulate_farm, simulate_ps_queue
 from .solve import (
     Allocation,
+    UnboundedFamily,
     heavy_traffic_poa,
     poa_bound_equal_costs,
     price_of_anarchy,
     social_optimum,
     thresholds,
     unbounded_family,
-    UnboundedFamily,
     wardrop_equilibrium,
 )
-from .exact import PiecewiseLoads, kkt_holds_exactly, kkt_residuals, piecewise_loads
-from .derive import derivation
 from .symbolic import ClosedForms, closed_forms
 
 __all__ = [

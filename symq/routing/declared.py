@@ -51,8 +51,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -67,7 +68,10 @@ from symq.core.parameters import Parameter
 from symq.core.registry import ModelKind, ModelSpec
 from symq.core.result import Exactness, Result
 
-from .farm import C as _C_PARAMETER, ServerFarm, rho as _RHO_PARAMETER, w as _W_PARAMETER
+from .farm import C as _C_PARAMETER
+from .farm import ServerFarm
+from .farm import rho as _RHO_PARAMETER
+from .farm import w as _W_PARAMETER
 from .numeric import minimize_separable
 
 __all__ = ["KIND", "ROUTING_COST", "DeclaredCost", "declare", "DEFAULT_COST"]
@@ -347,7 +351,7 @@ class _Farm:
                                f"server {j} (capacity {self.cap[j]:.6g})")
 
 
-def _vector(name: str, value: Any, K: int) -> np.ndarray:  # noqa: N803
+def _vector(name: str, value: Any, K: int) -> np.ndarray:
     array = np.asarray(value, dtype=float)
     if array.ndim == 0:
         return np.full(K, float(array))
@@ -442,10 +446,10 @@ def declare(name: str, table: Mapping[str, Any], parameters: tuple[Parameter, ..
 def _solve(name: str, model: DeclaredCost, values: Mapping[str, Any], where: str,
            text: str) -> Result:
     start = time.perf_counter()
-    C = np.asarray(values["C"], dtype=float)  # noqa: N806
+    C = np.asarray(values["C"], dtype=float)
     if "w" in model.names:
-        C = ServerFarm(C, values["w"]).C  # noqa: N806 - checks the lengths of C and w
-    K = C.size  # noqa: N806
+        C = ServerFarm(C, values["w"]).C
+    K = C.size
     args = [C] + [_vector(n, values[n], K) for n in model.names[1:]]
     capfun = compile(model.capacity, tuple(_symbol(n) for n in model.names))
     with np.errstate(all="ignore"):

@@ -23,10 +23,10 @@ from typing import Any
 from numpy.typing import ArrayLike
 
 from symq.core.parameters import Parameter, PositiveReal
-from symq.core.simrun import run_parameters
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec
 from symq.core.result import Exactness, Result
+from symq.core.simrun import run_parameters
 from symq.laws import size_law, size_parameters
 
 from .farm import C, ServerFarm, rho, w
@@ -38,7 +38,7 @@ __all__ = ["MODEL", "PS_SIM", "solve", "scalar_outputs", "solve_ps_sim"]
 NAME = "ps-routing"
 
 
-def solve(C: ArrayLike, w: ArrayLike, rho: float) -> Result:  # noqa: N803 - paper notation
+def solve(C: ArrayLike, w: ArrayLike, rho: float) -> Result:
     """Social optimum, Wardrop equilibrium and price of anarchy of a farm (Altman, Ayesta, Prabhu
     2011, centralised-routing, decentralised-routing and price-of-anarchy sections).
 
@@ -116,7 +116,7 @@ MODEL = ModelSpec(
 PS_SIM_JOBS = 500_000
 
 
-def solve_ps_sim(lam: float, C: float = 1.0, sizes: str = "exp",  # noqa: N803
+def solve_ps_sim(lam: float, C: float = 1.0, sizes: str = "exp",
                  mean: float = 1.0, scv: float | None = None, n_jobs: int = PS_SIM_JOBS,
                  n_batches: int = 30, level: float = 0.95, rng: RngLike = None,
                  progress: bool = False) -> Result:

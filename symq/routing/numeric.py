@@ -27,8 +27,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -159,7 +160,7 @@ def _minimize(C: np.ndarray, rho: float, value: Callable[[np.ndarray], np.ndarra
     """Minimise ``sum(value(u))`` over utilisations ``u = x/C`` in ``[0, 1)`` with
     ``C @ u = rho``; ``slope`` and ``curvature`` are the first two derivatives in ``u``, ``cost``
     the social cost of the loads ``x`` (reported as :attr:`NumericSolution.cost`)."""
-    K = C.size  # noqa: N806
+    K = C.size
     u = np.full(K, rho / float(np.sum(C)))
     constraint = {"type": "eq", "fun": lambda v: (C @ v - rho) / rho, "jac": lambda v: C / rho}
     best = float(np.sum(value(u)))
@@ -314,7 +315,7 @@ def minimize_separable(capacity: ArrayLike, rho: float, value: Callable[[np.ndar
     >>> np.round(res.loads, 12).tolist()
     [0.75, 0.75]
     """
-    C = np.asarray(capacity, dtype=float)  # noqa: N806
+    C = np.asarray(capacity, dtype=float)
     if cost is None:
         def cost(x: np.ndarray) -> float:
             return float(np.sum(value(x)))

@@ -6,7 +6,8 @@ total work rate rho grows from 0 to the capacity sum(C).  matplotlib is imported
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -50,8 +50,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import numba
 import numpy as np
@@ -71,7 +72,6 @@ from symq.core.simrun import (
     run_chunked,
 )
 from symq.core.simstats import ConfidenceInterval
-
 from symq.laws import Distribution, as_law, as_sampler, describe_law
 
 from .kernel import PSState

@@ -52,7 +52,7 @@ LABELS = {"increase": "a", "loss": "loss", "after_loss": "after_loss"}
 
 def protocol_from_options(protocol: str | None = None, p: float | None = None,
                           a: Any = None, loss: Any = None, after_loss: Any = None,
-                          S: float | None = None, loss_model: str | None = None,  # noqa: N803
+                          S: float | None = None, loss_model: str | None = None,
                           w_min: float | None = None, w_max: float | None = None,
                           rtt: float = 1.0) -> WindowProtocol:
     """A :class:`~symq.window.protocol.WindowProtocol` from the ``awp`` model's options.
@@ -119,7 +119,7 @@ def protocol_from_options(protocol: str | None = None, p: float | None = None,
 
 
 def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None,
-              loss: Any = None, after_loss: Any = None, S: float | None = None,  # noqa: N803
+              loss: Any = None, after_loss: Any = None, S: float | None = None,
               loss_model: str | None = None, w_min: float | None = None,
               w_max: float | None = None, rtt: float = 1.0, method: str = "auto") -> Result:
     """Solve one protocol; unstable ones give ``stable = False`` and no moments."""

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -71,7 +72,7 @@ class PowerLawParameters:
     alpha: float
     k: float
     gamma: float
-    l: float  # noqa: E741
+    l: float
     beta: float
 
     def _repr_markdown_(self) -> str:  # Jupyter
@@ -451,7 +452,7 @@ def highspeed(p: float, loss_model: str = "packet", **bounds: float) -> WindowPr
                           name="HighSpeed TCP", **bounds)
 
 
-def highspeed_family(S: float, p: float, b: float = 0.5, C: float = math.sqrt(1.5),  # noqa: N803
+def highspeed_family(S: float, p: float, b: float = 0.5, C: float = math.sqrt(1.5),
                      loss_model: str = "packet", **bounds: float) -> WindowProtocol:
     """One-parameter HighSpeed family: response ``w = C p^-S``.
 
@@ -470,7 +471,7 @@ def highspeed_family(S: float, p: float, b: float = 0.5, C: float = math.sqrt(1.
         raise InvalidParameter("S", S, "a finite real number > 0", "the response exponent")
     if not 0 < b < 1:
         raise InvalidParameter("b", b, "a decrease fraction in (0, 1)")
-    S = float(S)  # noqa: N806
+    S = float(S)
     log_coefficient = math.log(2 * b / (2 - b)) + math.log(C) / S
     if not log_coefficient < 700.0:   # exp(700) ~ 1e304: a(w) would overflow at w = 1
         raise InvalidParameter("S", S, f"a real number >= {math.log(C) / (700.0 - math.log(2 * b / (2 - b))):.3g}",

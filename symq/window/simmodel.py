@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import IntegerAtLeast, Parameter

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from symq.core.claims import Status
 from symq.core.approximate import Approximate
+from symq.core.claims import Status
 from symq.core.claimsfile.claim import build_claim
 from symq.core.claimsfile.quantities import FileContext, evaluate_expression
 from symq.core.errors import InvalidParameter

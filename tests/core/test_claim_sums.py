@@ -8,18 +8,18 @@ import mpmath
 import pytest
 import sympy as sp
 
-from symq.core.claims import Inconclusive, Status
 from symq.core.approximate import (
     Approximate,
     approximate_point_error,
     settle,
 )
+from symq.core.claims import Inconclusive, Status
 from symq.core.claimsfile.claim import build_claim
-from symq.core.tolerance import Tolerance, point_error
 from symq.core.claimsfile.quantities import FileContext, evaluate_expression
 from symq.core.claimsfile.sums import closed_form
 from symq.core.formula import parse_formula
 from symq.core.precision import working_dps
+from symq.core.tolerance import Tolerance, point_error
 
 
 def claim(table):

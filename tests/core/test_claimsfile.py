@@ -17,9 +17,9 @@ from scipy import stats
 
 from symq.core.claims import Evidence, Inconclusive, Status
 from symq.core.claimsfile import build_claim, load_claims_file, parse_region
-from symq.core.tolerance import Tolerance, point_error, widen
 from symq.core.claimsfile.quantities import FileContext
 from symq.core.simstats import ConfidenceInterval
+from symq.core.tolerance import Tolerance, point_error, widen
 
 
 def claim(table, context=None):

@@ -1,9 +1,14 @@
 """compile(): numpy and mpmath callables agree with independent evaluations."""
 
+import math as _math
+
 import mpmath
+import numba as _numba
 import numpy as np
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as _st
 
 from symq.core import compiler
 from symq.core.compiler import compile as symq_compile
@@ -105,11 +110,6 @@ def test_scalar_fast_path_agrees_with_the_front_door():
 # --------------------------------------------------------------------------------------------
 # numba backend
 # --------------------------------------------------------------------------------------------
-import math as _math  # noqa: E402
-
-import numba as _numba  # noqa: E402
-from hypothesis import given, settings, strategies as _st  # noqa: E402
-
 
 _X, _Y = sp.symbols("x y", positive=True)
 _EXPR = sp.exp(-_X) * sp.sqrt(_Y) + sp.log(1 + _X * _Y) / (1 + _Y ** 2) + sp.Max(_X, _Y) ** 3

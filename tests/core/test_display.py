@@ -92,8 +92,7 @@ def test_a_population_process_shows_its_transitions_and_drift():
 
 
 def test_many_transitions_are_counted_not_listed():
-    from symq.meanfield.population import MAX_TRANSITIONS
-    from symq.meanfield.population import PopulationProcess
+    from symq.meanfield.population import MAX_TRANSITIONS, PopulationProcess
 
     pp = PopulationProcess(1)
     (x,) = pp.variables

@@ -20,10 +20,16 @@ from scipy import stats
 
 from symq.core.claims import Inconclusive, Status
 from symq.core.claimsfile import build_claim
-from symq.core.tolerance import (RUN_MARGIN, Tolerance, ToleranceRequired,
-                                          parse_tolerance, point_error, widen)
 from symq.core.claimsfile.quantities import FileContext
 from symq.core.simstats import ConfidenceInterval
+from symq.core.tolerance import (
+    RUN_MARGIN,
+    Tolerance,
+    ToleranceRequired,
+    parse_tolerance,
+    point_error,
+    widen,
+)
 
 # ----------------------------------------------------------------------------- symmetric rule
 

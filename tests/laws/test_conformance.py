@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import math
 import pickle
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest

@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter
-from symq.laws import Empirical
-from symq.laws import as_sampler
+from symq.laws import Empirical, as_sampler
 
 TRACE = [0.5, 2.0, 0.25, 4.0, 0.25, 1.0]
 

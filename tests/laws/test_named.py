@@ -22,12 +22,14 @@ from symq.laws import (
     SIZE_LAWS,
     Deterministic,
     Hyperexponential,
+    PhaseType,
+    as_phase_type,
+    as_sampler,
     law_scv,
     size_law,
     size_parameters,
     weibull_shape,
 )
-from symq.laws import PhaseType, as_phase_type, as_sampler
 
 CASES = [("exp", None), ("det", None), ("erlang", 0.25), ("h2", 4.0), ("h2", 1.0),
          ("gamma", 0.3), ("gamma", 5.0), ("lognormal", 2.0), ("weibull", 0.2),

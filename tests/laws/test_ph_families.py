@@ -8,13 +8,13 @@ import scipy.linalg
 import sympy as sp
 
 from symq.core.errors import InvalidParameter
-from symq.me import ME
 from symq.laws import (
     hyper_erlang,
     hyperexponential2,
     ph_from_me,
     ph_moments,
 )
+from symq.me import ME
 
 
 @pytest.mark.parametrize("k, scv, f", [(1, 4.0, 0.5), (2, 10.0, 0.5), (3, 2.0, 0.2), (4, 0.5, 0.7)])

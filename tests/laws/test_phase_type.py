@@ -9,8 +9,8 @@ import scipy.stats as st
 import sympy as sp
 
 from symq.core.errors import InvalidParameter
-from symq.me import ME
 from symq.laws import PhaseType, as_phase_type, as_sampler
+from symq.me import ME
 
 P, MU = np.array([0.3, 0.7]), np.array([0.5, 3.0])
 H2 = PhaseType(P, np.diag(-MU))

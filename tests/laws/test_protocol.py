@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import scipy.stats as st
 
-from symq.laws import Distribution
 from symq.core.errors import InvalidParameter
+from symq.laws import Distribution
 
 
 class Weibull(Distribution):

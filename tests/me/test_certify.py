@@ -18,12 +18,11 @@ import pytest
 import sympy as sp
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
-from symq.core.errors import InvalidParameter, SymqError
-import symq.me.certification as certify_module
-from symq.me.transform import RationalLST
-
 from me_references import classical_pade, density_by_residues
+
+import symq.me.certification as certify_module
+from symq.core.errors import InvalidParameter, SymqError
+from symq.me.transform import RationalLST
 
 certify = certify_module.certify
 Certificate = certify_module.Certificate

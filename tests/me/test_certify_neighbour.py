@@ -8,12 +8,11 @@ the certifier reconstructs from pole and residue enclosures must be that exact t
 from __future__ import annotations
 
 import sympy as sp
+from me_references import irrational_touching
 
 from symq.me.certification import Nonnegativity, certify
 from symq.me.certification.corpus import laplace_of, t
 from symq.me.transform import RationalLST
-
-from me_references import irrational_touching
 
 
 def _floats(lst: RationalLST) -> RationalLST:

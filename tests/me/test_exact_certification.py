@@ -14,24 +14,31 @@ import dataclasses
 import json
 import math
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import mpmath
 import pytest
 import sympy as sp
+from me_references import classical_pade, density_by_residues, irrational_touching
 
 from symq.core.precision import working_dps
 from symq.me.certification import Certificate, Nonnegativity, certify
 from symq.me.certification.corpus import corpus
 from symq.me.certification.corpus import t as T_SYM
-from symq.me.certification.exponential import (T, U, X, Substitution, enclose_density,
-                                                 gaussian_poles, hermite_terms,
-                                                 lst_of_polynomial, substitute,
-                                                 substitution_for)
+from symq.me.certification.exponential import (
+    Substitution,
+    T,
+    U,
+    X,
+    enclose_density,
+    gaussian_poles,
+    hermite_terms,
+    lst_of_polynomial,
+    substitute,
+    substitution_for,
+)
 from symq.me.certification.factorisation import ExactProof
 from symq.me.transform import RationalLST
-
-from me_references import classical_pade, density_by_residues, irrational_touching
 
 NONNEG, NEG, INCONCL = (Nonnegativity.NONNEGATIVE, Nonnegativity.NEGATIVE,
                         Nonnegativity.INCONCLUSIVE)
@@ -49,13 +56,13 @@ def mpq(q) -> mpmath.mpf:
     return mpmath.mpf(int(q.p)) / int(q.q)
 
 
-@lru_cache(maxsize=None)
+@cache
 def density(name: str):
     """The unnormalised density of a corpus case, from its time-domain expression (mpmath)."""
     return sp.lambdify(T_SYM, CASES[name].density, modules="mpmath")
 
 
-@lru_cache(maxsize=None)
+@cache
 def mass(name: str, dps: int = 60) -> mpmath.mpf:
     """Total mass of the time-domain expression by mpmath quadrature."""
     f = density(name)
@@ -64,7 +71,7 @@ def mass(name: str, dps: int = 60) -> mpmath.mpf:
         return +mpmath.quad(f, points)
 
 
-@lru_cache(maxsize=None)
+@cache
 def certificate(name: str) -> Certificate:
     return certify(CASES[name].lst)
 

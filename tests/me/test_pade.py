@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import random
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import mpmath
 import numpy as np
@@ -43,7 +43,7 @@ KNOWN = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def reference(name: str, K: int, J: int) -> tuple[tuple, tuple]:
     """Exact m_1..m_K (series at 0) and f(0)..f^(J-1)(0) (series at infinity) of a known LST."""
     L = KNOWN[name][0]

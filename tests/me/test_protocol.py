@@ -15,8 +15,8 @@ import pytest
 import sympy as sp
 from scipy import integrate
 
-from symq.laws import Distribution, ScipyAdapter
 from symq.core.errors import InvalidParameter
+from symq.laws import Distribution, ScipyAdapter
 from symq.me import ME
 from symq.me.scipy_adapter import MEScipyAdapter
 

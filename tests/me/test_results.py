@@ -10,9 +10,19 @@ import sympy as sp
 
 from symq.core.glossary import RETIRED
 from symq.core.result import Exactness, ResultBase
-from symq.me import (Candidate, Certificate, FitReport, PadeResult, WaitingTime,
-                     WaitingTimeEstimate, certify, fit, mg1_waiting_time, pade_fit,
-                     simulate_mg1_waiting)
+from symq.me import (
+    Candidate,
+    Certificate,
+    FitReport,
+    PadeResult,
+    WaitingTime,
+    WaitingTimeEstimate,
+    certify,
+    fit,
+    mg1_waiting_time,
+    pade_fit,
+    simulate_mg1_waiting,
+)
 from symq.me.distribution import ME
 
 s = sp.Symbol("s")

@@ -13,11 +13,16 @@ import pytest
 
 from symq.core.claims import Status
 from symq.core.errors import InvalidParameter, StabilityError, TruncationError
-from symq.meanfield.convergence import (convergence_rate, deviation_drift, drift, jacobian,
-                                        mg1_comparison, mph1_tail)
+from symq.laws import as_phase_type, erlang, hyperexponential2
+from symq.meanfield.convergence import (
+    convergence_rate,
+    deviation_drift,
+    drift,
+    jacobian,
+    mg1_comparison,
+    mph1_tail,
+)
 from symq.meanfield.jsq_ph import jsq_ph_drift, solve_jsq_ph
-from symq.laws import as_phase_type
-from symq.laws import erlang, hyperexponential2
 from symq.papers.li_supermarket_convergence import convergence_claims
 
 
@@ -39,7 +44,7 @@ def _fd_abscissa(f, x, h=1e-7):
     return float(np.max(np.linalg.eigvals(J).real))
 
 
-def _mph1_ctmc_tail(lam, law, levels, N=400):  # noqa: N803
+def _mph1_ctmc_tail(lam, law, levels, N=400):
     """P(Q >= k) of M/PH/1 from its CTMC truncated at N jobs (arrivals lost at N)."""
     alpha, A = law.alpha, law.A
     m = alpha.size

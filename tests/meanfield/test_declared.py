@@ -34,7 +34,7 @@ def sis(**extra):
     return declare_population("sis", {**SIS, **extra}, positive("beta", "gamma"), "models.sis")
 
 
-def supermarket_table(K: int) -> dict:  # noqa: N803
+def supermarket_table(K: int) -> dict:
     """JSQ(2) truncated at K levels: +e_k at lam (s_{k-1}^2 - s_k^2), -e_k at s_k - s_{k+1}."""
     transitions = []
     for k in range(1, K + 1):
@@ -47,7 +47,7 @@ def supermarket_table(K: int) -> dict:  # noqa: N803
             "monotone": True, "outputs": {"EQ": total, "ET": f"({total})/lam"}}
 
 
-def sis_exact_moments(N: int, beta: float, gamma: float, eps: float) -> tuple[float, float]:  # noqa: N803
+def sis_exact_moments(N: int, beta: float, gamma: float, eps: float) -> tuple[float, float]:
     """E[X], E[X^2] under the stationary law of the SIS chain on {0, ..., N}/N with births
     N (eps + beta x)(1 - x) and deaths N gamma x (detailed balance)."""
     k = np.arange(1, N + 1)
@@ -97,7 +97,7 @@ def test_refined_values_are_second_order_accurate_against_the_exact_chain():
             {"jump": [1], "rate": "(eps + beta*i)*(1 - i)"}, {"jump": [-1], "rate": "gamma*i"}]},
         positive("beta", "gamma", "eps"), "models.sis-eps")
     params = {"beta": 2.0, "gamma": 1.0, "eps": 0.1}
-    for N in (100, 200):  # noqa: N806
+    for N in (100, 200):
         r = spec.run({**params, "N": N})
         mean, second = sis_exact_moments(N, **params)
         assert abs(r["i"] - mean) > 0.5 / N               # mean field: O(1/N) off
@@ -109,7 +109,7 @@ def test_refined_values_are_second_order_accurate_against_the_exact_chain():
 
 @pytest.mark.parametrize("lam", [0.5, 0.8])
 def test_declared_supermarket_is_the_closed_form_and_the_built_in_model(lam):
-    K = 8  # noqa: N806 -- truncation error s_9 = lam^511 is below 1e-49
+    K = 8
     spec = declare_population("jsq2", supermarket_table(K), positive("lam"), "models.jsq2")
     r = spec.run({"lam": lam, "N": 100})
     closed = lam ** (2.0 ** np.arange(1, K + 1) - 1)

@@ -18,8 +18,7 @@ import sympy as sp
 from scipy.optimize import root
 
 from symq.meanfield import PopulationProcess, limit_sets
-from symq.meanfield.equilibria import equilibria
-from symq.meanfield.equilibria import ContinuumOfEquilibria, NonPolynomialDrift
+from symq.meanfield.equilibria import ContinuumOfEquilibria, NonPolynomialDrift, equilibria
 
 X, Y, Z = sp.symbols("x y z")
 

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from symq.core.errors import TruncationError, InvalidParameter, NotConverged, StabilityError
+from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
 from symq.core.registry import get_model
 from symq.meanfield import (
     erlang,
@@ -27,7 +27,6 @@ from symq.meanfield import (
     solve_jsq_ph,
 )
 from symq.meanfield.simulation import simulate_jsq
-
 
 # ------------------------------------------------------------------ phase-type helpers
 

@@ -14,8 +14,8 @@ import math
 import pytest
 
 from symq.core.errors import InvalidParameter, ResourceLimit, StabilityError
-from symq.core.renamed import RenamedKeywordWarning
 from symq.core.registry import get_model
+from symq.core.renamed import RenamedKeywordWarning
 from symq.core.simstats import ConfidenceInterval
 
 

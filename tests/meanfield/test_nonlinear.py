@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter, NotConverged, TruncationError
+from symq.laws import hyperexponential2
 from symq.meanfield.jsq_ph import solve_jsq_ph
 from symq.meanfield.nonlinear import (
     LevelDependentQBD,
@@ -20,7 +21,6 @@ from symq.meanfield.nonlinear import (
     relative_entropy_trajectory,
     tails,
 )
-from symq.laws import hyperexponential2
 from symq.meanfield.supermarket import LAM, jsq_process
 
 

@@ -36,7 +36,7 @@ def sis_pi(beta: float, gamma: float, eps: float) -> float:
     return (-b - math.sqrt(b * b - 4 * a * c)) / (2 * a)
 
 
-def exact_mean(N: int, beta: float, gamma: float, eps: float) -> float:  # noqa: N803
+def exact_mean(N: int, beta: float, gamma: float, eps: float) -> float:
     """E[X^N] under the exact stationary law of the birth-death chain on {0, ..., N}."""
     k = np.arange(1, N + 1)
     birth = N * (eps + beta * (k - 1) / N) * (1 - (k - 1) / N)  # rate from k-1 to k
@@ -48,7 +48,7 @@ def exact_mean(N: int, beta: float, gamma: float, eps: float) -> float:  # noqa:
 
 def test_symbolic_drift_and_derivatives():
     process = sis()
-    F = (EPS + BETA * X) * (1 - X) - GAMMA * X  # noqa: N806
+    F = (EPS + BETA * X) * (1 - X) - GAMMA * X
     assert sp.simplify(process.drift[0] - F) == 0
     assert sp.simplify(process.jacobian[0, 0] - sp.diff(F, X)) == 0
     assert sp.simplify(process.hessian[(0, 0, 0)] - sp.diff(F, X, 2)) == 0
@@ -84,14 +84,14 @@ def test_refined_term_against_exact_finite_n_chain():
     process = sis()
     beta, gamma, eps = SIS_PARAMS["beta"], SIS_PARAMS["gamma"], SIS_PARAMS["epsilon"]
     pi = process.fixed_point([0.0], SIS_PARAMS).x
-    V = process.refined(pi, SIS_PARAMS)[0]  # noqa: N806
+    V = process.refined(pi, SIS_PARAMS)[0]
     errors = {}
-    for N in (25, 50, 100, 200, 400):  # noqa: N806
+    for N in (25, 50, 100, 200, 400):
         exact = exact_mean(N, beta, gamma, eps)
         errors[N] = abs(exact - pi[0] - V / N)
         # N (E[X^N] - pi) -> V with an O(1/N) gap
         assert N * abs(N * (exact - pi[0]) - V) < 3.0
-    for N in (50, 100, 200):  # noqa: N806
+    for N in (50, 100, 200):
         ratio = errors[N] / errors[2 * N]
         assert 3.7 < ratio < 4.4, (N, ratio)  # the remainder is O(1/N^2)
     assert errors[400] < errors[25] / 200
@@ -102,9 +102,9 @@ def test_lyapunov_equation_and_refined_formula():
     pi = process.fixed_point([0.0], SIS_PARAMS).x
     terms = process.refined_terms(pi, SIS_PARAMS)
     assert terms.lyapunov_residual < 1e-12
-    A, Q = terms.A[0, 0], terms.Q[0, 0]  # noqa: N806
-    W = -Q / (2 * A)  # noqa: N806  (scalar Lyapunov equation)
-    B = -2 * SIS_PARAMS["beta"]  # noqa: N806  F'' = -2 beta
+    A, Q = terms.A[0, 0], terms.Q[0, 0]
+    W = -Q / (2 * A)
+    B = -2 * SIS_PARAMS["beta"]
     assert abs(terms.W[0, 0] - W) < 1e-14
     assert abs(terms.V[0] - (-(0.5 * B * W) / A)) < 1e-13
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter, StabilityError
-from symq.meanfield.jsq_ph import jsq_ph_drift
 from symq.laws import erlang, hyperexponential2
+from symq.meanfield.jsq_ph import jsq_ph_drift
 from symq.meanfield.refined_ph import jsq_ph_process, refined_jsq_ph
 from symq.meanfield.simulation import simulate_jsq
 from symq.meanfield.supermarket import refined_jsq
@@ -25,7 +25,7 @@ def test_population_drift_is_the_mean_field_ode(law, d: int) -> None:
     rng = np.random.default_rng(d)
     for _ in range(3):
         x = np.sort(rng.uniform(0, 0.3, size=(K, m)), axis=0)[::-1]
-        F = process.F(x.ravel(), process.parameter_values({"lam": 0.7}))  # noqa: N806
+        F = process.F(x.ravel(), process.parameter_values({"lam": 0.7}))
         np.testing.assert_allclose(F.reshape(K, m), jsq_ph_drift(x, d, 0.7, (alpha, A)),
                                    atol=1e-13)
 

@@ -22,14 +22,14 @@ from symq.core.errors import (
     TruncationError,
 )
 from symq.core.resources import memory_budget
+from symq.core.result import check_probability, check_tail
+from symq.laws import hyper_erlang, hyperexponential2
 from symq.meanfield.attained.cavity import attained_bytes
 from symq.meanfield.attained.model import solve_attained_model
-from symq.core.result import check_probability, check_tail
-from symq.meanfield.results import check_means, refined_validity
 from symq.meanfield.jsq_ph import solve_jsq_ph
-from symq.laws import hyper_erlang, hyperexponential2
 from symq.meanfield.population import PopulationProcess
 from symq.meanfield.refined_ph import refined_jsq_ph
+from symq.meanfield.results import check_means, refined_validity
 from symq.meanfield.supermarket import MAX_TAIL, refined_jsq, solve_supermarket
 
 GIB = 2 ** 30

@@ -8,9 +8,8 @@ import pytest
 import scipy.stats as st
 
 from symq.core.errors import InvalidMoments, InvalidParameter
-from symq.laws import Empirical
+from symq.laws import Empirical, hyperexponential2
 from symq.meanfield.jsq_ph import solve_jsq_ph
-from symq.laws import hyperexponential2
 from symq.meanfield.service_fit import fit_phase_type, kolmogorov_distance
 
 SIGMA = 1.0

@@ -38,7 +38,7 @@ from symq.meanfield.supermarket import LAM, closed_form_values
 CASES = [(d, lam) for d in (1, 2, 3) for lam in (0.5, 0.9, 0.95 if d == 1 else 0.99)]
 
 
-def closed_form_mp(d: int, lam: float, K: int) -> list[float]:  # noqa: N803
+def closed_form_mp(d: int, lam: float, K: int) -> list[float]:
     """u_1..u_K at 40 digits, straight from the formula."""
     with mpmath.workdps(40):
         lam_mp = mpmath.mpf(lam)
@@ -49,7 +49,7 @@ def closed_form_mp(d: int, lam: float, K: int) -> list[float]:  # noqa: N803
 
 @pytest.mark.parametrize(("d", "lam"), CASES)
 def test_numeric_fixed_point_equals_closed_form(d, lam):
-    K = truncation_level(d, lam)  # noqa: N806
+    K = truncation_level(d, lam)
     fp = jsq_process(d, K).fixed_point(np.zeros(K), {LAM: lam}, tol=1e-12)
     assert fp.residual <= 1e-12
     np.testing.assert_allclose(fp.x, closed_form_mp(d, lam, K), rtol=0, atol=1e-12)
@@ -108,7 +108,7 @@ def test_symbolic_proof_of_closed_form():
 
 @pytest.mark.parametrize(("d", "lam"), [(2, 0.5), (2, 0.9), (2, 0.99), (3, 0.9), (3, 0.99)])
 def test_fixed_point_is_locally_stable(d, lam):
-    K = truncation_level(d, lam)  # noqa: N806
+    K = truncation_level(d, lam)
     process = jsq_process(d, K)
     fp = process.fixed_point(np.zeros(K), {LAM: lam})
     stability = process.stability(fp.x, {LAM: lam})
@@ -117,7 +117,7 @@ def test_fixed_point_is_locally_stable(d, lam):
 
 def test_refined_jsq():
     result = refined_jsq(2, 0.9, 100)
-    pi, V = np.array(result.pi), np.array(result.V)  # noqa: N806
+    pi, V = np.array(result.pi), np.array(result.V)
     np.testing.assert_allclose(pi, closed_form_mp(2, 0.9, len(pi)), atol=1e-12)
     # u_1 = busy fraction = lam exactly at every N (work conservation): no 1/N term
     assert abs(V[0]) < 1e-12
@@ -130,13 +130,13 @@ def test_refined_jsq():
 
 
 def test_lyapunov_residual_jsq():
-    K = truncation_level(2, 0.9)  # noqa: N806
+    K = truncation_level(2, 0.9)
     process = jsq_process(2, K)
     fp = process.fixed_point(np.zeros(K), {LAM: 0.9})
     terms = process.refined_terms(fp.x, {LAM: 0.9})
     assert terms.lyapunov_residual < 1e-12
     # d = 1: a linear drift, so no refined term
-    K1 = truncation_level(1, 0.5)  # noqa: N806
+    K1 = truncation_level(1, 0.5)
     process1 = jsq_process(1, K1)
     fp1 = process1.fixed_point(np.zeros(K1), {LAM: 0.5})
     assert np.max(np.abs(process1.refined(fp1.x, {LAM: 0.5}))) == 0.0

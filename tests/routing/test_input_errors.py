@@ -8,8 +8,8 @@ import sympy as sp
 
 from symq.cli import main
 from symq.core.errors import InvalidParameter, ResourceLimit
-from symq.routing.simulation import simulate_farm, simulate_ps_queue
 from symq.routing.exact import exact_zero
+from symq.routing.simulation import simulate_farm, simulate_ps_queue
 
 
 @pytest.mark.parametrize("args, needle, status", [

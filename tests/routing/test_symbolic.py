@@ -6,8 +6,7 @@ import pytest
 import sympy as sp
 
 from symq.core import get_paper
-from symq.routing import derive, symbolic
-from symq.routing import exact
+from symq.routing import derive, exact
 from symq.routing.exact import exact_zero, kkt_residuals, piecewise_loads
 from symq.routing.symbolic import SYMBOLS, closed_forms
 

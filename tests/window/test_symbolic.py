@@ -32,7 +32,6 @@ from symq.window.symbolic import (
     stability,
 )
 
-
 MIMD_FLOOR = mimd_floor_law()
 
 

@@ -10,8 +10,8 @@ of a complex pair sharing the dominant real part with a rational pole (rule (d))
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Sequence
 
 import sympy as sp
 

@@ -35,8 +35,9 @@ sub-certificate of R (if any) re-verifies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 import mpmath
 import sympy as sp

@@ -13,7 +13,8 @@ Steps 5-7 of the procedure of :mod:`symq.me.certification`:
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import mpmath
 import numpy as np

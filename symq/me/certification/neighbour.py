@@ -13,8 +13,9 @@ reported beside it, so that the user can decide whether the neighbour is the fun
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import sympy as sp
 

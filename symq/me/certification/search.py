@@ -10,8 +10,8 @@ the branch-and-bound proof of :math:`g = e^{-\mu t} f > 0` on :math:`[h, T]`
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
-from typing import Iterator, Sequence
 
 import mpmath
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import enum
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from .._context import working_dps
 from .base import ExactData, Pole

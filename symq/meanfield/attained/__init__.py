@@ -20,7 +20,6 @@ from .cavity import (
     solve_attained,
 )
 from .model import ATTAINED, SIMULATION_QUEUE_CAP, simulate_policy, solve_attained_model
-from .simulation import AttainedEstimate, simulate_attained
 from .plots import attained_policies_data, plot_attained_policies
 from .policies import (
     POLICY_NAMES,
@@ -30,6 +29,7 @@ from .policies import (
     get_policy,
     mean_residual_life,
 )
+from .simulation import AttainedEstimate, simulate_attained
 
 __all__ = [
     "Policy", "get_policy", "POLICY_NAMES", "SCORE_VARIABLES", "TIE_RTOL", "mean_residual_life",

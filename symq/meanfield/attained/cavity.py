@@ -55,18 +55,17 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
-from symq.core.resources import largest_fitting, require_memory
 from symq.core.parameters import integer_value as _integer
 from symq.core.parameters import real_value as _real
+from symq.core.renamed import renamed_keywords
+from symq.core.resources import largest_fitting, require_memory
 from symq.core.result import Exactness, ResultBase, check_probability
-from symq.laws import as_phase_type
+from symq.laws import as_phase_type, subgenerator_expm
 
-from symq.laws import subgenerator_expm
-from ..sizes import PhaseTypeLaw
 from ..probes import probe_polynomial as _hd
 from ..results import check_means
+from ..sizes import PhaseTypeLaw
 from ..supermarket import closed_form_values
 from .policies import Policy, get_policy
 
@@ -104,12 +103,12 @@ def age_layer_count(delta: float, rep_max: float) -> int:
     return max(1, math.ceil(ratio - 1e-9))
 
 
-def attained_bytes(layers: float, B: float, m: float) -> float:  # noqa: N803
+def attained_bytes(layers: float, B: float, m: float) -> float:
     """Estimated peak memory (bytes) of :func:`solve_attained` with ``layers = r + 1`` age layers,
     queue truncation ``B`` and ``m`` phases: the chunked forward pass (two arrays of
     ``(256 + 1) B (B - 1) m``), the inverses ``(r + 1) B m^2``, the birth-process exponentials
     ``(r + 1) B^2`` (with their uniformisation buffers) and the occupation arrays."""
-    K, B, m = float(layers), float(B), float(m)  # noqa: N806
+    K, B, m = float(layers), float(B), float(m)
     chunk = min(K, float(_CHUNK)) + 1.0
     kept = 2.0 * K * B * m * m + 12.0 * K * B * m + 2.0 * B * B * m + 4.0 * m * m
     # peak: the uniformisation buffers of _birth_expm (about 7 (r+1) B^2, freed on return), or
@@ -143,9 +142,9 @@ class _Ranking:
         return out
 
 
-def _gth(P: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: N803
+def _gth(P: NDArray[np.float64]) -> NDArray[np.float64]:
     """Stationary vector of a stochastic matrix by Grassmann-Taksar-Heyman elimination."""
-    P = P.copy()  # noqa: N806
+    P = P.copy()
     n = P.shape[0]
     for k in range(n - 1, 0, -1):
         s = P[k, :k].sum()
@@ -166,7 +165,7 @@ def _birth_expm(rows: NDArray[np.float64], t: float) -> NDArray[np.float64]:
     (``P`` is bidiagonal), so it does not depend on BLAS threading.  ``q t > 500`` (where
     ``e^{-qt}`` would underflow) falls back to :func:`scipy.linalg.expm`.
     """
-    U, B = rows.shape  # noqa: N806
+    U, B = rows.shape
     q = float(rows.max()) if rows.size else 0.0
     out = np.zeros((U, B, B))
     idx = np.arange(B)
@@ -175,7 +174,7 @@ def _birth_expm(rows: NDArray[np.float64], t: float) -> NDArray[np.float64]:
         return out
     qt = q * t
     if qt > 500.0:
-        L = np.zeros((U, B, B))  # noqa: N806
+        L = np.zeros((U, B, B))
         L[:, idx, idx] = -rows
         L[:, idx[:-1], idx[1:]] = rows[:, :-1]
         return scipy.linalg.expm(L * t)
@@ -212,8 +211,8 @@ def _birth_expm(rows: NDArray[np.float64], t: float) -> NDArray[np.float64]:
 class _Cavity:
     """Steps 2-4 for given rates ``lam_{k,l}``: the occupation ``x(k, l, j)``."""
 
-    def __init__(self, K: int, B: int, delta: float, alpha: NDArray[np.float64],  # noqa: N803
-                 A: NDArray[np.float64], mean: float, lam: float) -> None:  # noqa: N803
+    def __init__(self, K: int, B: int, delta: float, alpha: NDArray[np.float64],
+                 A: NDArray[np.float64], mean: float, lam: float) -> None:
         self.K, self.B, self.delta = K, B, delta
         self.m = alpha.size
         self.alpha, self.A = alpha, A
@@ -222,21 +221,21 @@ class _Cavity:
         self.E = subgenerator_expm(A, delta)  # no cancellation at nearly equal rates
         exit_ = -A.sum(axis=1)
         # completions: (l, j) -> start state max(l - 1, 1), at rate a_j
-        C = np.zeros((B * m, n))  # noqa: N806
+        C = np.zeros((B * m, n))
         for l_ in range(B):
             C[l_ * m:(l_ + 1) * m, max(l_ - 1, 0)] = exit_
         self.C = C
 
     @staticmethod
-    def _sylvester(D: NDArray[np.float64], rates: NDArray[np.float64],  # noqa: N803
-                   Minv: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: N803
+    def _sylvester(D: NDArray[np.float64], rates: NDArray[np.float64],
+                   Minv: NDArray[np.float64]) -> NDArray[np.float64]:
         """``Z = D (-F_k)^{-1}`` layer by layer, ``D`` of shape (layers, B, rows, m).
 
         ``Z (-F_k) = D`` is the Sylvester equation ``L_k^T Z + Z A = -D``; ``L_k^T`` is lower
         bidiagonal, so it is solved level by level:
         ``Z_l (lam_l I - A) = D_l + lam_{l-1} Z_{l-1}``.
         """
-        Z = np.empty_like(D)  # noqa: N806
+        Z = np.empty_like(D)
         Z[:, 0] = np.matmul(D[:, 0], Minv[:, 0])
         for p in range(1, D.shape[1]):
             rhs = D[:, p] + rates[:, p - 1, None, None] * Z[:, p - 1]
@@ -245,31 +244,31 @@ class _Cavity:
 
     def occupation(self, rates: NDArray[np.float64]) -> NDArray[np.float64]:
         """``x(k, l, j)`` for the rates ``lam_{k,l}`` (steps 2-4), total mass ``lam E[X]``."""
-        K, B, m = self.K, self.B, self.m  # noqa: N806
+        K, B, m = self.K, self.B, self.m
         n = B - 1
-        Minv = np.linalg.inv(rates[:, :, None, None] * np.eye(m) - self.A)  # noqa: N806
-        E = self.E  # noqa: N806
+        Minv = np.linalg.inv(rates[:, :, None, None] * np.eye(m) - self.A)
+        E = self.E
         if K > 1:
             rows, inv = np.unique(rates[:-1], axis=0, return_inverse=True)
             inv = np.asarray(inv).ravel()
-            eLT = np.swapaxes(_birth_expm(rows, self.delta), 1, 2).copy()  # noqa: N806
+            eLT = np.swapaxes(_birth_expm(rows, self.delta), 1, 2).copy()
         # pass 1, by chunks of layers: R_{k+1} = R_k (exp(L_k delta) (x) exp(A delta)) for the
         # n start states at once, stored as (l, start, j) arrays, and sum_k Y_k with
         # Y_k = (R_k - R_{k+1}) (-F_k)^{-1}  (R_{K+1} = 0: Lambda of the last layer is 0)
         cur = np.zeros((B, n, m))
         cur[np.arange(n), np.arange(n), :] = self.alpha
-        Ysum = np.zeros((B, n, m))  # noqa: N806
+        Ysum = np.zeros((B, n, m))
         for c0 in range(0, K, _CHUNK):
             c1 = min(K, c0 + _CHUNK)
-            R = np.zeros((c1 - c0 + 1, B, n, m))  # noqa: N806
+            R = np.zeros((c1 - c0 + 1, B, n, m))
             R[0] = cur
             for k in range(c0, min(c1, K - 1)):
                 R[k - c0 + 1] = (eLT[inv[k]] @ (R[k - c0].reshape(B * n, m) @ E).reshape(B, n * m)
                                  ).reshape(B, n, m)
             cur = R[-1]
-            Z = self._sylvester(R[:-1] - R[1:], rates[c0:c1], Minv[c0:c1])  # noqa: N806
+            Z = self._sylvester(R[:-1] - R[1:], rates[c0:c1], Minv[c0:c1])
             Ysum += Z.sum(axis=0)
-        P = Ysum.transpose(1, 0, 2).reshape(n, B * m) @ self.C  # noqa: N806
+        P = Ysum.transpose(1, 0, 2).reshape(n, B * m) @ self.C
         pi = _gth(P)
         # pass 2: the same recursion for the single row pi R_k gives x(k) = pi Y_k
         r = np.zeros((K + 1, B, 1, m))
@@ -370,7 +369,7 @@ class AttainedFixedPoint(ResultBase):
         return np.einsum("kl,klj->lj", self.rates, self.x) / self.lam
 
     @property
-    def P_wait(self) -> float:  # noqa: N802
+    def P_wait(self) -> float:
         """P(W > 0) = P(an arrival joins a busy server) (``= (lam E[X])^d`` up to truncation)."""
         return float(self.join_busy.sum())
 
@@ -384,7 +383,7 @@ class AttainedFixedPoint(ResultBase):
         n = self.B - 1
         q = self.join_busy[:n]  # l = 1..B-1 (no arrivals at l = B)
         exit_ = -self.A.sum(axis=1)
-        Q = (np.kron(np.eye(n), self.A)  # noqa: N806
+        Q = (np.kron(np.eye(n), self.A)
              + np.kron(np.eye(n, k=1), np.outer(exit_, self.alpha)))
         beta = q[::-1].ravel()  # l jobs present -> block n - l
         return beta, Q
@@ -414,7 +413,7 @@ class AttainedFixedPoint(ResultBase):
         ww = np.asarray(w, dtype=float)
         if not np.all(np.isfinite(ww)) or np.any(ww < 0):
             raise InvalidParameter("w", ww, "finite real times >= 0")
-        beta, Q = self._waiting_rep()  # noqa: N806
+        beta, Q = self._waiting_rep()
         flat = ww.ravel()
         out = np.empty(flat.size)
         ones = np.ones(Q.shape[0])
@@ -427,7 +426,7 @@ class AttainedFixedPoint(ResultBase):
 
     def waiting_mean(self) -> float:
         """``E[W] = beta (-Q)^{-1} 1`` from the waiting-time law (equals ``EW`` by Little)."""
-        beta, Q = self._waiting_rep()  # noqa: N806
+        beta, Q = self._waiting_rep()
         return float(beta @ np.linalg.solve(-Q, np.ones(Q.shape[0])))
 
 
@@ -461,7 +460,7 @@ def _iterate(cav: _Cavity, ranking: _Ranking, rates: NDArray[np.float64], tol: f
 @renamed_keywords(service="sizes")
 def solve_attained(policy: str | Policy, d: int, lam: float, sizes: PhaseTypeLaw,
                    *, delta: float = 0.1, rep_max: float = 40.0,
-                   B: int = 30, tol: float = 1e-10, max_iter: int = 500,  # noqa: N803
+                   B: int = 30, tol: float = 1e-10, max_iter: int = 500,
                    truncation: str = "warn", progress: bool = False) -> AttainedFixedPoint:
     """Mean-field fixed point of an attained-service dispatching policy (Hellemans, Van Houdt).
 
@@ -535,7 +534,7 @@ def solve_attained(policy: str | Policy, d: int, lam: float, sizes: PhaseTypeLaw
     d = _integer("d", d, 1, "the number of servers probed")
     lam = _real("lam", lam, "a finite real number > 0 with lam*E[X] < 1", lambda v: v > 0)
     law = as_phase_type(sizes, "sizes")
-    vec, T, mean = law.alpha, law.A, law.mean()  # noqa: N806
+    vec, T, mean = law.alpha, law.A, law.mean()
     if lam * mean >= 1.0:
         raise StabilityError(
             f"per-server load lam*E[X]={lam * mean:.6g} (lam={lam:g}, E[X]={mean:.6g}) must be "
@@ -543,13 +542,13 @@ def solve_attained(policy: str | Policy, d: int, lam: float, sizes: PhaseTypeLaw
     delta = _real("delta", delta, "a finite real number > 0", lambda v: v > 0)
     rep_max = _real("rep_max", rep_max, f"a finite real number >= delta={delta:g}",
                     lambda v: v >= delta)
-    B = _integer("B", B, 2, "the queue-length truncation")  # noqa: N806
+    B = _integer("B", B, 2, "the queue-length truncation")
     tol = _real("tol", tol, "a finite real number > 0", lambda v: v > 0)
     max_iter = _integer("max_iter", max_iter, 1)
     if truncation not in ("warn", "raise", "ignore"):
         raise InvalidParameter("truncation", truncation, "one of 'warn', 'raise', 'ignore'")
     r = age_layer_count(delta, rep_max)
-    K = r + 1  # noqa: N806
+    K = r + 1
     m = vec.size
     require_memory("delta", delta, attained_bytes(K, B, m),
                    what=f"{K:.3g} age layers x B={B} queue lengths x {m} phases",
@@ -608,8 +607,8 @@ def solve_attained(policy: str | Policy, d: int, lam: float, sizes: PhaseTypeLaw
                                   TRUNCATION_RTOL, f"B={B}", "raise B")
         warnings.warn(msg, TruncationWarning, stacklevel=2)
     # E[W] = E[T] - E[X] = sum (l - 1) x / lam exactly (sum x = lam E[X]): no cancellation
-    EW = float(np.einsum("klj,l->", x, np.arange(B, dtype=float)) / lam)  # noqa: N806
-    ET = EW + mean  # noqa: N806
+    EW = float(np.einsum("klj,l->", x, np.arange(B, dtype=float)) / lam)
+    ET = EW + mean
     check_means(f"solve_attained ({pol.name})", EW=EW, ET=ET)
     return AttainedFixedPoint(
         policy=pol.name, d=d, lam=lam, delta=delta, r=r, B=B, alpha=vec, A=T, mean=mean, x=x,

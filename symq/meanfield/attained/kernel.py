@@ -189,7 +189,7 @@ def attained_kernel(
                     if x > n_rows - 1:
                         k = n_rows - 1
                     else:
-                        k = int(math.ceil(x)) - 1  # noqa: RUF046 - an int under numba
+                        k = int(math.ceil(x)) - 1
                         k = max(k, 0)
                     col = ql - 1
                     if col >= n_cols:

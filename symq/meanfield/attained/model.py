@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from symq.core.renamed import renamed_keywords
 from symq.core.parameters import (
     Choice,
     IntegerAtLeast,
@@ -32,13 +31,12 @@ from symq.core.parameters import (
     PositiveReal,
 )
 from symq.core.randomness import RngLike
-from symq.core.resources import largest_fitting, memory_budget, require_memory
 from symq.core.registry import ModelSpec
+from symq.core.renamed import renamed_keywords
+from symq.core.resources import largest_fitting, memory_budget, require_memory
 from symq.core.result import Result
+from symq.laws import as_phase_type, hyper_erlang
 
-from symq.laws import as_phase_type
-
-from symq.laws import hyper_erlang
 from ..sizes import PhaseTypeLaw
 from .cavity import age_layer_count, attained_bytes, solve_attained
 from .policies import POLICY_NAMES, Policy, get_policy
@@ -51,9 +49,9 @@ SIMULATION_QUEUE_CAP = 200
 
 
 @renamed_keywords(service="sizes")
-def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, sizes: PhaseTypeLaw,  # noqa: N803
+def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, sizes: PhaseTypeLaw,
                     *, delta: float = 0.1, rep_max: float = 40.0,
-                    T: float = 2.0, n_jobs: int = 10**6, rng: RngLike = None,  # noqa: N803
+                    T: float = 2.0, n_jobs: int = 10**6, rng: RngLike = None,
                     **options: Any) -> AttainedEstimate:
     """Simulate ``N`` servers under ``policy`` with the same age layers as the analysis.
 
@@ -84,7 +82,7 @@ def simulate_policy(policy: str | Policy, N: int, d: int, lam: float, sizes: Pha
 _DEFAULTS = {"delta": 0.1, "rep_max": 40.0, "B": 30, "k": 1}
 
 
-def _size(delta: float, rep_max: float, B: float, k: float) -> float:  # noqa: N803
+def _size(delta: float, rep_max: float, B: float, k: float) -> float:
     return attained_bytes(age_layer_count(float(delta), float(rep_max)) + 1, float(B),
                           2.0 * float(k))
 
@@ -129,7 +127,7 @@ def _guard(**given: Any) -> None:
 
 
 def solve_attained_model(policy: str, d: int, lam: float, scv: float, f: float = 0.5,
-                         T: float = 2.0, delta: float = 0.1, k: int = 1, B: int = 30,  # noqa: N803
+                         T: float = 2.0, delta: float = 0.1, k: int = 1, B: int = 30,
                          rep_max: float = 40.0) -> Result:
     """``attained`` model: one policy, hyper-Erlang sizes of mean 1 (``k = 1``: H2).
 

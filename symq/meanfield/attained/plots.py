@@ -18,17 +18,18 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, TruncationError
 from symq.core.parameters import integer_value
 from symq.core.plotting import axes_or_new
-
+from symq.core.renamed import renamed_keywords
 from symq.laws import PhaseType, as_phase_type, hyperexponential2
+
 from ..sizes import PhaseTypeLaw
 from .cavity import solve_attained
 from .policies import POLICY_NAMES, Policy
@@ -38,7 +39,7 @@ __all__ = ["attained_policies_data", "plot_attained_policies"]
 
 
 def _solve(policy: str | Policy, d: int, lam: float, sizes: PhaseType, delta: float,
-           rep_max: float, B: int) -> Any:  # noqa: N803
+           rep_max: float, B: int) -> Any:
     """:func:`solve_attained`, the queue truncation doubled from ``B`` (up to ``4 B``) until the
     mass at the truncation level is negligible."""
     for levels in (B, 2 * B, 4 * B):
@@ -54,7 +55,7 @@ def _solve(policy: str | Policy, d: int, lam: float, sizes: PhaseType, delta: fl
 @renamed_keywords(service="sizes")
 def attained_policies_data(policies: Sequence[str | Policy] = POLICY_NAMES, d: int = 5,
                            loads: ArrayLike = (0.3, 0.5, 0.7, 0.8, 0.9), sizes: PhaseTypeLaw | None = None,
-                           *, delta: float = 0.25, rep_max: float = 20.0, B: int = 40  # noqa: N803
+                           *, delta: float = 0.25, rep_max: float = 20.0, B: int = 40
                            ) -> dict[str, Any]:
     r"""Mean-field :math:`E[W]` and :math:`E[T]` of each policy at each load.
 
@@ -96,7 +97,7 @@ def attained_policies_data(policies: Sequence[str | Policy] = POLICY_NAMES, d: i
     lam = np.atleast_1d(np.asarray(loads, dtype=float))
     if lam.ndim != 1 or lam.size == 0:
         raise InvalidParameter("loads", loads, "a non-empty sequence of arrival rates")
-    B = integer_value("B", B, 2)  # noqa: N806
+    B = integer_value("B", B, 2)
     law = hyperexponential2(1.0, 10.0, 0.5) if sizes is None else as_phase_type(sizes, "sizes")
     results = [[_solve(p, d, x, law, delta, rep_max, B) for x in lam] for p in policies]
     names = [row[0].policy for row in results]
@@ -111,7 +112,7 @@ def attained_policies_data(policies: Sequence[str | Policy] = POLICY_NAMES, d: i
 @renamed_keywords(service="sizes")
 def plot_attained_policies(policies: Sequence[str | Policy] = POLICY_NAMES, d: int = 5,
                            loads: ArrayLike = (0.3, 0.5, 0.7, 0.8, 0.9), sizes: PhaseTypeLaw | None = None,
-                           *, delta: float = 0.25, rep_max: float = 20.0, B: int = 40,  # noqa: N803
+                           *, delta: float = 0.25, rep_max: float = 20.0, B: int = 40,
                            relative: bool = False, data: dict[str, Any] | None = None,
                            ax: Any = None, **kwargs: Any) -> Any:
     r"""Plot :func:`attained_policies_data`, one line per policy; returns the axes.

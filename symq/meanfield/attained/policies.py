@@ -51,10 +51,9 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, UnknownName
 from symq.core.parameters import integer_value, real_value
-
+from symq.core.renamed import renamed_keywords
 from symq.laws import as_phase_type
 
 from ..sizes import PhaseTypeLaw
@@ -123,7 +122,7 @@ def mean_residual_life(sizes: PhaseTypeLaw, a: ArrayLike) -> NDArray[np.float64]
     (True, True, True)
     """
     ph = as_phase_type(sizes, "sizes")
-    vec, T = ph.alpha, ph.A  # noqa: N806
+    vec, T = ph.alpha, ph.A
     try:
         ages = np.asarray(a, dtype=float)
     except (TypeError, ValueError):
@@ -280,7 +279,7 @@ class Policy:
         return "mrl" in self.variables or "mean" in self.variables
 
     @renamed_keywords(service="sizes")
-    def score_table(self, lower: ArrayLike, B: int,  # noqa: N803
+    def score_table(self, lower: ArrayLike, B: int,
                     sizes: PhaseTypeLaw | None = None) -> NDArray[np.float64]:
         """Scores ``xi(k, l)`` of every busy state: the table shared with the simulator.
 
@@ -315,8 +314,8 @@ class Policy:
                 or np.any(np.diff(b) <= 0):
             raise InvalidParameter("lower", b, "a nonempty increasing 1-d array of finite "
                                    "ages >= 0", "the lower boundaries of the age layers")
-        B = integer_value("B", B, 1, "the largest queue length")  # noqa: N806
-        K = b.size  # noqa: N806
+        B = integer_value("B", B, 1, "the largest queue length")
+        K = b.size
         env: dict[str, Any] = {
             "k": np.arange(1, K + 1, dtype=float)[:, None],
             "age": b[:, None],
@@ -344,11 +343,11 @@ class Policy:
         return _merge_ties(table)
 
 
-def _old(age: NDArray[np.float64], T: float) -> NDArray[np.float64]:  # noqa: N803
+def _old(age: NDArray[np.float64], T: float) -> NDArray[np.float64]:
     return (age >= T * (1.0 - AGE_RTOL)).astype(float)
 
 
-def _builtin(name: str, T: float) -> Policy:  # noqa: N803
+def _builtin(name: str, T: float) -> Policy:
     if name == "SQ":
         return Policy("SQ", lambda l: l, "shortest queue; ties at random")
     if name == "SQ-RTB":
@@ -380,7 +379,7 @@ POLICY_NAMES: tuple[str, ...] = ("SQ", "SQ-RTB", "SQ-RE", "SQ-RTB-RE", "LAS", "L
                                  "LEW")
 
 
-def get_policy(name: str | Policy, T: float = 2.0) -> Policy:  # noqa: N803
+def get_policy(name: str | Policy, T: float = 2.0) -> Policy:
     """A built-in policy by name (the paper's policies: types 1-8 of ``sorted_kl_indxs.m``).
 
     Parameters

@@ -84,10 +84,10 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from symq.core.renamed import renamed_keywords
 from symq.core.errors import InvalidParameter, SymqError
 from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike, as_generator
+from symq.core.renamed import renamed_keywords
 from symq.core.result import Exactness, ResultBase
 from symq.core.simoutput import mser_truncation, require_probing_run_length
 from symq.core.simrun import (
@@ -100,7 +100,6 @@ from symq.core.simrun import (
 from symq.core.simstats import ConfidenceInterval
 from symq.laws import Distribution, as_phase_type, as_sampler, describe_law
 
-from ..sizes import SampledLaw
 from ..simulation_core import (
     departure_interval,
     probing_arguments,
@@ -110,6 +109,7 @@ from ..simulation_core import (
     run_seeded,
     slice_intervals,
 )
+from ..sizes import SampledLaw
 from .kernel import (
     F_ELAPSED,
     F_SIZE,

@@ -24,7 +24,8 @@ Every symbolic step runs within a time budget; a step sympy cannot finish is rep
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import sympy as sp
 

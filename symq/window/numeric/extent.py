@@ -12,7 +12,7 @@ extrapolation of the tail) and widens the range or reports an escaping window.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray

@@ -10,7 +10,8 @@ uses (4 points per cell for the chain, 6 for the hazard integrals).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray

@@ -58,7 +58,7 @@ NewReno (``a = 1``, ``lam = p w``, ``d = w/2``): ``E[W^2] = 2/p`` exactly (mean 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray

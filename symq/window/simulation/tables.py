@@ -15,8 +15,8 @@ per cell otherwise.  The decrease map is interpolated log-log linearly (exact fo
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy.integrate import quad_vec

@@ -19,6 +19,7 @@ from scipy.integrate import quad
 from scipy.stats import gamma
 
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
+from symq.laws import erlang, hyperexponential2, ph_moments
 from symq.meanfield.attained import (
     POLICY_NAMES,
     Policy,
@@ -27,7 +28,6 @@ from symq.meanfield.attained import (
     solve_attained,
 )
 from symq.meanfield.jsq_ph import solve_jsq_ph
-from symq.laws import erlang, hyperexponential2, ph_moments
 
 try:
     from symq.laws import hyper_erlang

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.linalg
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symq.core.compiler import compile as symq_compile
 from symq.core.precision import local_mp, working_dps
+from symq.laws import subgenerator_expm
 from symq.meanfield.attained import derivation as der
 from symq.meanfield.attained.cavity import _birth_expm, _Ranking
 from symq.meanfield.attained.policies import mean_residual_life
-from symq.laws import subgenerator_expm
 
 unit = st.floats(0.0, 1.0)
 
@@ -66,10 +65,10 @@ def test_layer_exponential_factorises_as_derived(rates, mu, delta):
     # birth-process exponential (uniformisation) times scipy's expm of A, against expm of F_k
     row = np.array(rates)
     row[-1] = 0.0  # no arrivals at the truncation level B
-    B, m = row.size, len(mu)  # noqa: N806
-    A = -np.diag(mu) + np.diag(np.array(mu[:-1]) * 0.5, k=1)  # noqa: N806
-    L = -np.diag(row) + np.diag(row[:-1], k=1)  # noqa: N806
-    F = np.kron(L, np.eye(m)) + np.kron(np.eye(B), A)  # noqa: N806
+    B, m = row.size, len(mu)
+    A = -np.diag(mu) + np.diag(np.array(mu[:-1]) * 0.5, k=1)
+    L = -np.diag(row) + np.diag(row[:-1], k=1)
+    F = np.kron(L, np.eye(m)) + np.kron(np.eye(B), A)
     # the service factor as the solver computes it; the reference exp(F delta) at 30 digits
     # (scipy's expm loses 2e-4 on triangular A whose rates differ in the last bit)
     factorised = np.kron(_birth_expm(row[None, :], delta)[0], subgenerator_expm(A, delta))

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from symq.cli import main
+from symq.laws import hyper_erlang, hyperexponential2
 from symq.meanfield.attained import simulate_policy, solve_attained
 from symq.meanfield.jsq_ph import solve_jsq_ph
-from symq.laws import hyper_erlang, hyperexponential2
 
 
 def run(capsys, *argv):

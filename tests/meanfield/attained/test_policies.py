@@ -11,13 +11,13 @@ import pytest
 from scipy.integrate import quad
 
 from symq.core.errors import InvalidParameter, UnknownName
+from symq.laws import erlang, hyper_erlang, hyperexponential2
 from symq.meanfield.attained.policies import (
     POLICY_NAMES,
     Policy,
     get_policy,
     mean_residual_life,
 )
-from symq.laws import erlang, hyper_erlang, hyperexponential2
 
 LOWER = np.array([0.0, 1.0, 2.0, 3.0])  # r = 3, delta = 1
 B = 3
