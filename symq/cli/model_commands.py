@@ -115,10 +115,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         _show_as_typed(exc, typed)
         raise
     if args.json:
-        out = result.to_dict()
-        print(json.dumps({"model": out["model"], "params": out["params"],
-                          "results": out["results"], "method": out["method"],
-                          "exactness": out["exactness"], "timings": out["timings"]}))
+        print(json.dumps(result.to_dict()))
     else:
         print(f"{model.name}: {model.summary}")
         _print_values({"params": to_jsonable(result.params)})

@@ -29,6 +29,9 @@ GLOSSARY: Mapping[str, str] = {
     "method": "the numerical method that produced the values",
     "exactness": "how the values were obtained: exact, numeric, certified or simulated",
     "residual": "the last residual of an iterative solver (what convergence was measured on)",
+    "seconds": "wall time in seconds that the result took to compute",
+    "sizes": "the job-size law (a symq.laws law, or its name in a vocabulary)",
+    "mean_size": "mean job size E[X] (with unit-rate servers, the mean service time)",
 }
 
 #: Synonyms that are no longer used as result fields, with the glossary name to use instead.

@@ -77,6 +77,7 @@ import dataclasses
 import importlib
 import inspect
 import pkgutil
+import time
 import traceback
 import warnings
 from collections.abc import Callable, Mapping
@@ -91,7 +92,7 @@ from .display import MarkdownDisplay, cell, parameters_table
 from .errors import InvalidParameter, SymqError, UnknownName
 from .parameters import Parameter, validate_parameters
 from .renamed import renamed_keys
-from .result import Result, check_values
+from .result import Result, ResultBase, check_values
 from .threads import limit_blas_threads
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -173,8 +174,12 @@ class ModelSpec(MarkdownDisplay):
     parameters : tuple of Parameter
         Declared parameters.
     solve : callable
-        ``solve(**params) -> Result``: solves the model for validated parameters.  A ``rng``
-        keyword is passed when the solver declares one (simulation-based models).
+        ``solve(**params) -> ResultBase``: solves the model for validated parameters and
+        returns its typed result (a frozen :class:`~symq.core.result.ResultBase` dataclass);
+        :meth:`run` wraps it in a :class:`~symq.core.result.Result` whose values are the
+        typed result's fields (:meth:`~symq.core.result.ResultBase.outputs`).  A solver may
+        also return a :class:`~symq.core.result.Result` it built itself (a plugin's).  A
+        ``rng`` keyword is passed when the solver declares one (simulation-based models).
     scalar_outputs : callable(Result) -> dict, optional
         Flat numeric summary used by sweeps; defaults to the top-level float values.
     paper : str
@@ -200,7 +205,7 @@ class ModelSpec(MarkdownDisplay):
     name: str
     summary: str
     parameters: tuple[Parameter, ...]
-    solve: Callable[..., Result]
+    solve: Callable[..., Result | ResultBase]
     scalar_outputs: Callable[[Result], dict[str, float]] | None = None
     paper: str = ""
     allow_infinite: tuple[str, ...] = ()
@@ -264,8 +269,12 @@ class ModelSpec(MarkdownDisplay):
             options["rng"] = rng
         if progress and self.accepts_progress:
             options["progress"] = True
+        start = time.perf_counter()
         with limit_blas_threads():
-            result = self.solve(**values, **options)
+            outcome = self.solve(**values, **options)
+        seconds = time.perf_counter() - start
+        result = (outcome if isinstance(outcome, Result)
+                  else Result.of(self.name, values, outcome, seconds))
         check_values(self.name, result.values, self.allow_infinite)
         return result
 

@@ -1,10 +1,11 @@
-"""Results of solving a model: values, method, exactness and timings, JSON-ready."""
+"""Results of solving a model: values, method, exactness and seconds, JSON-ready."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -97,9 +98,13 @@ def to_jsonable(value: Any) -> Any:
         return str(value)
 
 
-@dataclass
+@dataclass(init=False)
 class Result(MarkdownDisplay):
-    """The outcome of solving a model.
+    """The outcome of a registered model's solve, as ``symq solve``, sweeps and claims read it.
+
+    A model's solver returns a typed result (a :class:`ResultBase` subclass); the registry wraps
+    it with :meth:`of`, so the ``MODEL:KEY`` values a claim names and the ``--json`` output are
+    the typed result's fields (:meth:`ResultBase.outputs`), never a hand-written copy.
 
     Parameters
     ----------
@@ -108,21 +113,60 @@ class Result(MarkdownDisplay):
     params : dict
         The validated parameters.
     values : dict
-        Named results (floats, arrays, nested dicts).
+        Named results (floats, arrays, confidence intervals, nested dicts).
     method : str
         The method used ("closed form", "SLSQP", "simulation", ...).
     exactness : Exactness
         How the values were obtained.
-    timings : dict
-        Seconds spent per phase.
+    seconds : float
+        Wall time of the solve.  A mapping (the former ``timings``, seconds per phase) is
+        read as its total, with a :class:`~symq.core.renamed.RenamedKeywordWarning` when given
+        as ``timings=``.
+    outcome : ResultBase, optional
+        The typed result the values come from (``None`` for a result built by hand, e.g. by a
+        plugin).
     """
 
     model: str
     params: dict[str, Any]
     values: dict[str, Any]
-    method: str = ""
-    exactness: Exactness = Exactness.NUMERIC
-    timings: dict[str, float] = field(default_factory=dict)
+    method: str
+    exactness: Exactness
+    seconds: float
+    outcome: ResultBase | None = field(default=None, repr=False, compare=False)
+
+    def __init__(self, model: str, params: Mapping[str, Any], values: Mapping[str, Any],
+                 method: str = "", exactness: Exactness | str = Exactness.NUMERIC,
+                 seconds: float | Mapping[str, float] = 0.0,
+                 outcome: ResultBase | None = None, *,
+                 timings: Mapping[str, float] | None = None) -> None:
+        if timings is not None:
+            from .renamed import RenamedKeywordWarning
+
+            warnings.warn("Result(timings=...) is now Result(seconds=...), the total in "
+                          "seconds; timings= is read for one release",
+                          RenamedKeywordWarning, stacklevel=2)
+            seconds = timings
+        if isinstance(seconds, Mapping):
+            seconds = float(sum(seconds.values()))
+        self.model = model
+        self.params = dict(params)
+        self.values = dict(values)
+        self.method = method
+        self.exactness = Exactness(exactness)
+        self.seconds = float(seconds)
+        self.outcome = outcome
+
+    @classmethod
+    def of(cls, model: str, params: Mapping[str, Any], outcome: ResultBase,
+           seconds: float = 0.0) -> Result:
+        """The registry's result for a typed ``outcome``: values from
+        :meth:`ResultBase.outputs`, method and exactness from its fields, ``seconds`` the
+        outcome's own when it has one, else the ``seconds`` measured around the solve."""
+        own = getattr(outcome, "seconds", None)
+        return cls(model, params, outcome.outputs(), outcome.method, outcome.exactness,
+                   float(own) if isinstance(own, (int, float)) and own > 0 else seconds,
+                   outcome)
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -142,14 +186,14 @@ class Result(MarkdownDisplay):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form: ``{"model", "params", "results", "method", "exactness",
-        "timings"}``."""
+        "seconds"}``."""
         return {
             "model": self.model,
             "params": to_jsonable(self.params),
             "results": to_jsonable(self.values),
             "method": self.method,
             "exactness": str(self.exactness),
-            "timings": to_jsonable(self.timings),
+            "seconds": self.seconds,
         }
 
 
@@ -178,8 +222,12 @@ class ResultBase(MarkdownDisplay):
       in :attr:`uncertainty` next to its value), formulas in LaTeX below
       (:meth:`to_markdown`).
 
-    Field names follow :mod:`symq.core.glossary` (``ET``, ``EW``, ``EQ``, ``tail``, ``n_jobs``,
-    ``n_batches``, ``method``, ``exactness``, ``residual``, ...).
+    * ``outputs()``: the values of a registered model (:meth:`Result.of`).
+
+    Every result has a ``method`` (text) and an ``exactness`` (:class:`Exactness`) field, and
+    ``seconds`` (its wall time) where it measures one.  Field names follow
+    :mod:`symq.core.glossary` (``ET``, ``EW``, ``EQ``, ``tail``, ``n_jobs``, ``n_batches``,
+    ``mean_size``, ``method``, ``exactness``, ``seconds``, ``residual``, ...).
     """
 
     #: Fields shown by ``__str__`` (empty: every scalar field), and first in the display.
@@ -190,6 +238,24 @@ class ResultBase(MarkdownDisplay):
     uncertainty: ClassVar[Mapping[str, str | tuple[str, str]]] = {}
     #: LaTeX names of formula fields in the display: ``{"lst": "$f^*(s)$"}``.
     labels: ClassVar[Mapping[str, str]] = {}
+    #: Fields that say how a result was obtained rather than what it is (not in :meth:`outputs`).
+    bookkeeping: ClassVar[frozenset[str]] = frozenset({"method", "exactness", "seconds"})
+
+    # Every result says how it was obtained: a field of each name (with a default where the
+    # class always uses one method); tests/core/test_result_classes.py checks every subclass.
+    method: str
+    exactness: Exactness
+
+    def outputs(self) -> dict[str, Any]:
+        """The values a claim names as ``MODEL:KEY`` and ``symq solve --json`` prints.
+
+        Every shown field (``field(repr=False)`` hides one) except :attr:`bookkeeping`
+        (``method``, ``exactness``, ``seconds``); a field holding ``None`` (not computed for
+        these parameters) is left out.  :meth:`Result.of` wraps a typed result with these
+        values, so a registered model needs no hand-written list of its values.
+        """
+        return {name: value for name, value in self._field_items()
+                if name not in self.bookkeeping and value is not None}
 
     def _field_items(self) -> list[tuple[str, Any]]:
         if not dataclasses.is_dataclass(self):

@@ -34,6 +34,32 @@ def test_model_lookup_parse_and_run(toy_model):
         spec.run({"a": -1})
 
 
+def test_a_solver_returning_a_typed_result_is_wrapped_by_the_registry():
+    from dataclasses import dataclass
+
+    from symq.core.errors import NumericalFailure
+    from symq.core.result import Exactness, ResultBase
+
+    @dataclass(frozen=True)
+    class Square(ResultBase):
+        square: float
+        P_wait: float
+        method: str = "multiplication"
+        exactness: Exactness = Exactness.EXACT
+
+    def solve(a):
+        return Square(square=a * a, P_wait=a / 10)
+
+    spec = registry.ModelSpec("typed-square", "a squared", (Parameter("a", PositiveReal()),),
+                              solve)
+    result = spec.run({"a": 3.0})
+    assert result.values == {"square": 9.0, "P_wait": 0.3}
+    assert result.params == {"a": 3.0} and result.method == "multiplication"
+    assert result.seconds >= 0.0 and isinstance(result.outcome, Square)
+    with pytest.raises(NumericalFailure, match="P_wait"):  # the checks see the typed values
+        spec.run({"a": 20.0})
+
+
 def test_unknown_names_list_the_choices(toy_model):
     with pytest.raises(UnknownName, match="valid choices: .*toy-square"):
         registry.get_model("nope")

@@ -15,7 +15,7 @@ def test_result_round_trips_through_strict_json():
         values={"loads": np.array([1.5, 0.5]), "cost": np.float64(0.75),
                 "exact": sp.Rational(1, 3), "big": mpmath.mpf("2.5"), "inf": float("inf"),
                 "nested": {"flag": np.bool_(True), "z": 1 + 2j}},
-        method="closed form", exactness=Exactness.EXACT, timings={"solve": 0.01},
+        method="closed form", exactness=Exactness.EXACT, seconds=0.01,
     )
     text = json.dumps(result.to_dict(), allow_nan=False)
     data = json.loads(text)
@@ -26,6 +26,7 @@ def test_result_round_trips_through_strict_json():
     assert data["results"]["nested"] == {"flag": True, "z": {"re": 1.0, "im": 2.0}}
     assert data["params"] == {"C": [4.0, 2.0], "n": 3}
     assert data["exactness"] == "exact"
+    assert data["seconds"] == 0.01
     assert result["cost"] == 0.75
 
 
@@ -80,3 +81,42 @@ def test_generic_result_prints_short_and_as_a_markdown_table():
     assert str(r) == "supermarket: ET=2.61411 (closed form, numeric)"
     table = r._repr_markdown_()
     assert "| `ET` | 2.61411 |" in table and "tail" not in table  # vectors are not table rows
+
+
+def test_former_timings_are_read_as_their_total_with_a_warning():
+    import pytest as _pytest
+
+    from symq.core.renamed import RenamedKeywordWarning
+
+    with _pytest.warns(RenamedKeywordWarning, match="seconds"):
+        result = Result("toy", {}, {"x": 1.0}, timings={"fit": 0.25, "certify": 0.5})
+    assert result.seconds == 0.75
+    positional = Result("toy", {}, {"x": 1.0}, "m", Exactness.EXACT, {"solve": 0.125})
+    assert positional.seconds == 0.125
+
+
+def test_a_typed_result_gives_the_registered_values():
+    """Result.of takes the values from the typed fields: shown fields only, bookkeeping and
+    ``None`` left out, method and exactness carried over."""
+    from dataclasses import dataclass, field
+
+    from symq.core.result import ResultBase
+
+    @dataclass(frozen=True)
+    class Toy(ResultBase):
+        ET: float
+        tail: np.ndarray
+        heavy: float | None = None
+        scratch: np.ndarray = field(default_factory=lambda: np.zeros(3), repr=False)
+        method: str = "closed form"
+        exactness: Exactness = Exactness.EXACT
+        seconds: float = 0.5
+
+    toy = Toy(ET=2.0, tail=np.array([1.0, 0.5]))
+    result = Result.of("toy", {"lam": 0.5}, toy, seconds=9.0)
+    assert list(result.values) == ["ET", "tail"]
+    assert result["ET"] == 2.0 and result.outcome is toy
+    assert (result.method, result.exactness, result.seconds) == ("closed form", Exactness.EXACT,
+                                                                 0.5)
+    assert json.loads(json.dumps(result.to_dict()))["results"] == {"ET": 2.0,
+                                                                   "tail": [1.0, 0.5]}
