@@ -111,7 +111,9 @@ def em_m1_ET(m: int, lam_total: float, mu: float = 1.0) -> float:
     found in 50-digit arithmetic."""
     with mpmath.workdps(50):
         lam, mu_ = mpmath.mpf(lam_total), mpmath.mpf(mu)
-        f = lambda s: (lam / (lam + mu_ * (1 - s))) ** m - s
+        def f(s):
+            return (lam / (lam + mu_ * (1 - s))) ** m - s
+
         lo, hi = mpmath.mpf(0), 1 - mpmath.mpf(10) ** -20   # f(lo) > 0 > f(hi) when lam < m mu
         assert f(lo) > 0 > f(hi)
         for _ in range(200):

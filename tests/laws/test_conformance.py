@@ -156,7 +156,7 @@ def test_moments_against_quadrature_of_the_density(case: Case) -> None:
     law = law_of(case)
     low, high = (float(v) for v in law.support())
     for k in range(1, case.max_order + 1):
-        reference = quad_pdf(law, lambda t: t ** k, low, high)
+        reference = quad_pdf(law, lambda t, k=k: t ** k, low, high)
         assert float(law.moment(k)) == pytest.approx(reference, rel=1e-8), k
     assert float(law.mean()) == pytest.approx(float(law.moment(1)), rel=1e-14)
     if case.max_order < 3:
@@ -186,7 +186,7 @@ def test_partial_moments_against_quadrature(case: Case) -> None:
     low = float(law.support()[0])
     for k in (1, 2, 3):
         for x in points(law):
-            reference = quad_pdf(law, lambda t: t ** k, low, x)
+            reference = quad_pdf(law, lambda t, k=k: t ** k, low, x)
             assert float(law.partial_moment(k, x)) == pytest.approx(reference, rel=1e-8), (k, x)
     xs = points(law)
     assert np.allclose(law.partial_moment(0, xs), law.cdf(xs), rtol=1e-12)

@@ -43,7 +43,7 @@ def _quadrature_moments(law) -> tuple[float, float]:
     mid = float(law.icdf(0.5))
     out = []
     for k in (1, 2):
-        parts = [integrate.quad(lambda x: x ** k * float(law.pdf(x)), a, b, limit=400,
+        parts = [integrate.quad(lambda x, k=k: x ** k * float(law.pdf(x)), a, b, limit=400,
                                 epsabs=0, epsrel=1e-11)[0] for a, b in ((low, mid), (mid, high))]
         out.append(sum(parts))
     return out[0], out[1]

@@ -377,7 +377,7 @@ def _read_python(path: Path) -> dict[str, Any]:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         raise ClaimsFileError(str(path), exc.lineno, "Python syntax", exc.msg) from None
-    except Exception as exc:  # the file's own code failed: say where, in one line
+    except Exception as exc:  # noqa: BLE001 - the user's file may raise anything; say where, in one line
         frames = [f for f in traceback.extract_tb(exc.__traceback__)
                   if Path(f.filename).resolve() == path.resolve()]
         line = frames[-1].lineno if frames else None
