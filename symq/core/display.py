@@ -2,8 +2,8 @@
 
 Each type of symq renders itself (its ``to_markdown()``, beside the type: a result in
 :mod:`symq.core.result`, a claim and a verdict in :mod:`symq.core.claims`, a confidence interval
-in :mod:`symq.core.simstats`, a sweep in :mod:`symq.core.sweep_result`, a law in :mod:`symq.laws`, ...)
-from the helpers of this module, which know no symq type:
+in :mod:`symq.core.simstats`, a sweep in :mod:`symq.core.sweep_result`, a law in
+:mod:`symq.laws`, ...) from the helpers of this module, which know no symq type:
 
 * :class:`MarkdownDisplay`: the mixin that gives a type Jupyter's ``_repr_markdown_`` from its
   ``to_markdown()``;

@@ -330,8 +330,9 @@ def analyse_series(samples: ArrayLike, n_batches: int = 30, level: float = 0.95,
     doubt, need = _margin_doubt(j, levels, r1, total, unit)
     doubts = [doubt]
     if not cut.settled:
-        doubts.insert(0, f"warm-up not over: the MSER truncation falls at {cut.drop / data.size:.0%}"
-                         f" of the run; a run of about {cut.needed * scale:.3g} {unit} would do")
+        doubts.insert(0, "warm-up not over: the MSER truncation falls at "
+                         f"{cut.drop / data.size:.0%} of the run; a run of about "
+                         f"{cut.needed * scale:.3g} {unit} would do")
         need = max(need, int(cut.needed * scale))
     final = fine.reshape(n_batches, -1).mean(axis=1)
     ci = t_interval(final, level, method)

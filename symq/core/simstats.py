@@ -1,7 +1,8 @@
 """Simulation output statistics shared by every simulator in symq.
 
 A simulator returns its estimates as :class:`ConfidenceInterval` objects, so that a claim can
-compare a closed form with a simulation in units of half-widths (:meth:`ConfidenceInterval.distance`).
+compare a closed form with a simulation in units of half-widths
+(:meth:`ConfidenceInterval.distance`).
 
 Two classical interval estimators are provided:
 
@@ -83,7 +84,8 @@ class ConfidenceInterval(MarkdownDisplay):
 
     Examples
     --------
-    >>> ci = ConfidenceInterval(mean=1.234, half_width=0.012, level=0.95, n=30, method="batch_means")
+    >>> ci = ConfidenceInterval(mean=1.234, half_width=0.012, level=0.95, n=30,
+    ...                         method="batch_means")
     >>> str(ci)
     '1.234 ± 0.012 (95%, 30 batches)'
     >>> ci.contains(1.24), round(ci.distance(1.24), 3)
@@ -193,7 +195,8 @@ def as_finite_1d(name: str, values: ArrayLike) -> np.ndarray:
     try:
         array = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
-        raise InvalidParameter(name, _short(values), "a one-dimensional array of real numbers") from None
+        raise InvalidParameter(name, _short(values),
+                               "a one-dimensional array of real numbers") from None
     if array.ndim != 1:
         raise InvalidParameter(
             name, f"<array of shape {array.shape}>", "a one-dimensional array of real numbers"
@@ -300,7 +303,8 @@ def batch_means(
         raise InvalidParameter("warmup", warmup, "a fraction in [0, 1) or an integer count >= 0")
     if isinstance(warmup, numbers.Integral):
         if warmup < 0:
-            raise InvalidParameter("warmup", warmup, "a fraction in [0, 1) or an integer count >= 0")
+            raise InvalidParameter("warmup", warmup,
+                                   "a fraction in [0, 1) or an integer count >= 0")
         skip = int(warmup)
     elif isinstance(warmup, numbers.Real) and 0.0 <= float(warmup) < 1.0:
         skip = int(math.floor(float(warmup) * data.size))
@@ -440,7 +444,8 @@ def lag1_autocorrelation(batch_means: ArrayLike) -> float:
     data = as_finite_1d("batch_means", batch_means)
     if data.size < 3:
         raise InvalidParameter(
-            "batch_means", _short(batch_means), "a sequence of at least 3 values", f"got {data.size}"
+            "batch_means", _short(batch_means), "a sequence of at least 3 values",
+            f"got {data.size}"
         )
     centred = data - data.mean()
     if not np.any(centred):

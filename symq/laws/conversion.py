@@ -149,7 +149,8 @@ def as_law(law: Any, name: str = "sizes", *, mean: float | None = None,
 
 def _no_phase_type(law: Any, name: str, why: str) -> InvalidParameter:
     return InvalidParameter(
-        name, describe_law(law), "a phase-type law: a symq.laws.phase_type.PhaseType, a pair (alpha, A), a "
+        name, describe_law(law), "a phase-type law: a symq.laws.phase_type.PhaseType, a pair "
+        "(alpha, A), a "
         "hyper-Erlang/Erlang/H2 from the constructors, or an ME law with a phase-type form", why)
 
 
@@ -222,7 +223,8 @@ def as_sampler(law: Any, name: str = "service") -> Distribution:
     sampler = convert_law(law, name) if (hasattr(law, "rvs") and hasattr(law, "cdf")) \
         or (hasattr(law, "sample") and hasattr(law, "icdf")) else None
     if sampler is None:
-        raise InvalidParameter(name, describe_law(law), "a job-size law: a symq distribution (PhaseType, ME), "
+        raise InvalidParameter(name, describe_law(law),
+                               "a job-size law: a symq distribution (PhaseType, ME), "
                                "a pair (alpha, A) or a scipy distribution")
     sampler._raw_moment(1)
     return sampler

@@ -7,8 +7,8 @@ fraction of the mean carried by branch 1, ``f = 1/2`` being "balanced means".
 
 A phase-type law ``(alpha, A)`` has density ``alpha exp(A x) a`` with exit vector
 ``a = -A 1``; its moments are ``m_k = k! alpha (-A)^{-k} 1``.  The constructors return
-:class:`symq.laws.phase_type.PhaseType` objects, the job-size law every mean-field solver and simulator
-takes (``alpha, A = law`` still unpacks the representation).
+:class:`symq.laws.phase_type.PhaseType` objects, the job-size law every mean-field solver and
+simulator takes (``alpha, A = law`` still unpacks the representation).
 
 Examples
 --------
@@ -33,8 +33,8 @@ from symq.core.resources import require_memory
 from .conversion import as_phase_type
 from .phase_type import PhaseType
 
-__all__ = ["hyperexponential2", "hyper_erlang", "erlang", "ph_from_me", "ph_moments", "subgenerator_expm",
-           "ph_stationary_phase", "stationary_phase"]
+__all__ = ["hyperexponential2", "hyper_erlang", "erlang", "ph_from_me", "ph_moments",
+           "subgenerator_expm", "ph_stationary_phase", "stationary_phase"]
 
 
 #: the domain of a mean job size.
@@ -71,8 +71,8 @@ def _fits(scv: float, f: float) -> bool:
 
 def _refuse_h2(scv: float, f: float, ratio: float) -> None:
     """Name the parameter (``scv`` or ``f``) that makes the H2 too stiff, and its usable range."""
-    why = (f"the two H2 branch rates would differ by a factor {ratio:.3g} > {RATE_RATIO_LIMIT:.0e}, "
-           "too stiff to solve reliably")
+    why = (f"the two H2 branch rates would differ by a factor {ratio:.3g} > "
+           f"{RATE_RATIO_LIMIT:.0e}, too stiff to solve reliably")
     if not _fits(scv, 0.5):  # too variable whatever f: blame scv, largest scv that fits at this f
         lo, hi = 1.0, scv
         for _ in range(200):
@@ -80,7 +80,8 @@ def _refuse_h2(scv: float, f: float, ratio: float) -> None:
             lo, hi = (mid, hi) if _fits(mid, f) else (lo, mid)
             if hi <= lo * (1 + 1e-6):
                 break
-        err = InvalidParameter("scv", scv, f"a finite real number in [1, {lo:.6g}] for f={f:g}", why)
+        err = InvalidParameter("scv", scv, f"a finite real number in [1, {lo:.6g}] for f={f:g}",
+                               why)
         err.scv_max = lo  # type: ignore[attr-defined]
         err.why = why  # type: ignore[attr-defined]
         raise err
@@ -145,7 +146,8 @@ def hyperexponential2(mean: float, scv: float, f: float = 0.5) -> PhaseType:
     scv = real_value("scv", scv, "a finite real number >= 1")
     if not scv >= 1.0:
         raise InvalidParameter("scv", scv_in, "a finite real number >= 1",
-                               "a two-phase hyperexponential has SCV >= 1; use erlang() for SCV < 1")
+                               "a two-phase hyperexponential has SCV >= 1; "
+                               "use erlang() for SCV < 1")
     f_in = f
     f = real_value("f", f, "a real number in (0, 1)")
     if not 0.0 < f < 1.0:
@@ -162,7 +164,8 @@ def hyperexponential2(mean: float, scv: float, f: float = 0.5) -> PhaseType:
 
 
 def erlang(k: int, mean: float) -> PhaseType:
-    """Erlang-``k`` law with the given mean: ``k`` phases of rate ``k / mean`` in series (SCV ``1/k``).
+    """Erlang-``k`` law with the given mean: ``k`` phases of rate ``k / mean`` in series
+    (SCV ``1/k``).
 
     Raises
     ------
@@ -235,7 +238,8 @@ def hyper_erlang(k: int, mean: float, scv: float, f: float = 0.5) -> PhaseType:
         if exc.name != "scv":
             raise
         top = (getattr(exc, "scv_max", 1.0) + 1.0) * (1.0 + 1.0 / k) / 2.0 - 1.0
-        raise InvalidParameter("scv", scv, f"a finite real number in [1/k = {1.0 / k:g}, {top:.6g}] "
+        raise InvalidParameter("scv", scv,
+                               f"a finite real number in [1/k = {1.0 / k:g}, {top:.6g}] "
                                f"for k={k}, f={float(f):g}", getattr(exc, "why", "")) from None
     alpha = np.zeros(2 * k)
     A = np.zeros((2 * k, 2 * k))
@@ -252,8 +256,9 @@ def ph_from_me(me: Any, dps: int = 30) -> PhaseType:
     """A phase-type representation of a :class:`symq.me.ME` law (Cumani CF1 series form).
 
     :func:`symq.me.phase_type.to_phase_type` (see there for when it exists), as a
-    :class:`~symq.laws.phase_type.PhaseType`.  The solvers also accept the ME law itself (they convert
-    it with :func:`symq.laws.conversion.as_phase_type`); ``dps`` sets the working digits here.
+    :class:`~symq.laws.phase_type.PhaseType`.  The solvers also accept the ME law itself (they
+    convert it with :func:`symq.laws.conversion.as_phase_type`); ``dps`` sets the working
+    digits here.
 
     Raises
     ------
@@ -320,7 +325,8 @@ def ph_stationary_phase(law: Any) -> NDArray[np.float64]:
 
 
 def stationary_phase(ph: PhaseType) -> NDArray[np.float64]:
-    """``theta = alpha (-A)^{-1} / E[X]`` of a :class:`~symq.laws.phase_type.PhaseType` (no checks)."""
+    """``theta = alpha (-A)^{-1} / E[X]`` of a :class:`~symq.laws.phase_type.PhaseType`
+    (no checks)."""
     return np.linalg.solve(-ph.A.T, ph.alpha) / ph.mean()
 
 

@@ -4,10 +4,10 @@ A domain that takes job sizes (JSQ(d) mean field, attained service, dispatching,
 farms) accepts one *job-size law* and converts it here, in one place:
 
 * :func:`as_phase_type` gives a :class:`PhaseType` where the model needs a phase-type
-  representation ``(alpha, A)`` (a cavity fixed point, a CTMC, a numba kernel of phases). It accepts a
-  :class:`PhaseType`, a pair ``(alpha, A)``, or an :class:`~symq.me.ME` law that has a phase-type
-  form (real poles and nonnegative series weights, Cumani's CF1), and refuses anything else with a
-  message that says why;
+  representation ``(alpha, A)`` (a cavity fixed point, a CTMC, a numba kernel of phases). It
+  accepts a :class:`PhaseType`, a pair ``(alpha, A)``, or an :class:`~symq.me.ME` law that has a
+  phase-type form (real poles and nonnegative series weights, Cumani's CF1), and refuses anything
+  else with a message that says why;
 * :func:`as_sampler` gives an object with ``sample(shape, rng=)`` and ``mean()`` where the model
   only needs to draw sizes (a simulator), and accepts in addition frozen scipy distributions
   (``scipy.stats.lognorm(0.8)``) and scipy's new-API distributions.

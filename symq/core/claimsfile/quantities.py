@@ -32,9 +32,10 @@ disagreement its error bar (:mod:`symq.core.claimsfile.integrals`).  A value who
 not negligible is an :class:`~symq.core.approximate.Approximate` ``value ± error``; a
 formula of it carries the bar on, and the comparison decides only what the bar allows.  A claim
 whose sums and integrals would need more than :data:`SUM_TERM_BUDGET` evaluations over its region
-is refused before it is evaluated (:func:`sum_cost`).  A reference's value is what the model returns (a float,
-a :class:`~symq.core.simstats.ConfidenceInterval` for simulations, an array).  A simulation
-estimate may enter a formula linearly (``EW*sqrt(p)``): the formula then maps the interval.
+is refused before it is evaluated (:func:`sum_cost`).  A reference's value is what the model
+returns (a float, a :class:`~symq.core.simstats.ConfidenceInterval` for simulations, an
+array).  A simulation estimate may enter a formula linearly (``EW*sqrt(p)``): the formula then
+maps the interval.
 """
 
 from __future__ import annotations
