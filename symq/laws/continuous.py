@@ -95,7 +95,7 @@ class NamedScipyLaw(ScipyLaw):
     shifted: ClassVar[bool] = False
 
     def _wrap(self, dist: Any, shown: dict[str, float]) -> None:
-        ScipyLaw.__init__(self, dist, type(self).name)
+        ScipyLaw.__init__(self, dist, self.name)  # the class's vocabulary name
         self._parameter = "sizes"
         shapes, loc, scale = dist.dist._parse_args(*dist.args, **dist.kwds)
         self.shapes: tuple[float, ...] = tuple(float(v) for v in shapes)

@@ -327,7 +327,8 @@ def ph_stationary_phase(law: Any) -> NDArray[np.float64]:
 def stationary_phase(ph: PhaseType) -> NDArray[np.float64]:
     """``theta = alpha (-A)^{-1} / E[X]`` of a :class:`~symq.laws.phase_type.PhaseType`
     (no checks)."""
-    return np.linalg.solve(-ph.A.T, ph.alpha) / ph.mean()
+    theta = np.asarray(np.linalg.solve(-ph.A.T, ph.alpha) / ph.mean(), dtype=np.float64)
+    return theta
 
 
 def subgenerator_expm(A: Any, t: float) -> NDArray[np.float64]:

@@ -231,8 +231,7 @@ class PhaseType(Distribution):
             if value < 1e-6 * full:
                 value = self._partial_directly(order, v)
             out[i] = value
-        out = out.reshape(points.shape)
-        return out[()] if points.ndim == 0 else out
+        return out.reshape(points.shape)[()] if points.ndim == 0 else out.reshape(points.shape)
 
     def _partial_directly(self, order: int, x: float) -> float:
         """``E[X^k; X <= x] = k! alpha [exp(M x)]_{0,k+1} a`` (Van Loan's block exponential)."""
@@ -285,8 +284,7 @@ class PhaseType(Distribution):
         for i, v in enumerate(flat):
             if v >= 0:
                 out[i] = float(self.alpha @ scipy.linalg.expm(self.A * v) @ vector)
-        out = out.reshape(points.shape)
-        return out[()] if points.ndim == 0 else out
+        return out.reshape(points.shape)[()] if points.ndim == 0 else out.reshape(points.shape)
 
     def pdf(self, x: ArrayLike) -> Any:
         """Density ``alpha exp(A x) a`` (0 for ``x < 0``)."""

@@ -254,8 +254,7 @@ class Distribution(abc.ABC):
         out = np.empty(flat.shape)
         for i, v in enumerate(flat):
             out[i] = self._partial_by_quadrature(order, float(v))
-        out = out.reshape(points.shape)
-        return out[()] if points.ndim == 0 else out
+        return out.reshape(points.shape)[()] if points.ndim == 0 else out.reshape(points.shape)
 
     def _full_moment(self, order: int) -> float:
         """``E[X^order]`` as a float, ``inf`` where it is infinite."""

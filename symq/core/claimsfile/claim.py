@@ -437,8 +437,8 @@ def build_claim(where: str, table: Any, context: FileContext,
         raise InvalidParameter(f"{where}.let", let, "a table of named quantities "
                                "(let.NAME = formula or \"MODEL:KEY\")")
     let = dict(let)
-    statement = table.get("statement")
-    shorthand = statement is None
+    shorthand = table.get("statement") is None
+    statement = "formula == reference" if shorthand else _string(where, table, "statement")
     if shorthand:
         if "formula" not in table or "reference" not in table:
             raise InvalidParameter(f"{where}.statement", "<missing>", "a relation lhs OP rhs "
@@ -447,7 +447,6 @@ def build_claim(where: str, table: Any, context: FileContext,
             if key in let:
                 raise InvalidParameter(f"{where}.let.{key}", let[key], "another name",
                                        f"{key} is the claim's own {key}")
-        statement = "formula == reference"
     elif "formula" in table or "reference" in table:
         raise InvalidParameter(f"{where}.formula", table.get("formula", table.get("reference")),
                                "absent when statement is given", "give statement or the pair "

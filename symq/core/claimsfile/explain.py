@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .region import Axis, Region
 
@@ -83,7 +83,8 @@ def _shrink_axis(axis: Axis, point: dict[str, Any], fails: Callable[[dict[str, A
                  budget: _Budget) -> dict[str, Any]:
     name = axis.name
     if axis.integer:
-        candidates = sorted({v for v in (axis.values or range(int(axis.low), int(point[name])))
+        candidates = sorted({v for v in (axis.values or range(int(cast(float, axis.low)),
+                                                               int(point[name])))
                              if v < point[name]})
         for value in candidates:  # the smallest value that still fails
             if not budget.take():
@@ -92,7 +93,7 @@ def _shrink_axis(axis: Axis, point: dict[str, Any], fails: Callable[[dict[str, A
             if fails(trial):
                 return trial
         return point
-    low, high = float(axis.low), float(point[name])
+    low, high = float(cast(float, axis.low)), float(point[name])
     trial = {**point, name: low}
     if budget.take() and fails(trial):
         return trial
@@ -108,13 +109,20 @@ def _shrink_axis(axis: Axis, point: dict[str, Any], fails: Callable[[dict[str, A
     return {**point, name: high}
 
 
+def _decided_error(outcome: PointOutcome) -> float:
+    """The error of a point that was decided (the callers keep only those: ``error`` set)."""
+    if outcome.error is None:
+        raise AssertionError("an undecided point among the decided ones")
+    return outcome.error
+
+
 def holding_region(region: Region, outcomes: Sequence[PointOutcome], tolerance: float,
                    holds: Callable[[dict[str, Any]], bool | None], deterministic: bool) -> str:
     """Where the claim held among the evaluated points (see the module docstring)."""
     decided = [o for o in outcomes if o.error is not None]
     if not decided:
         return ""
-    good = [o for o in decided if o.error <= tolerance]
+    good = [o for o in decided if _decided_error(o) <= tolerance]
     if len(good) == len(decided):
         return f"at all {len(decided)} points"
     if not good:
@@ -127,9 +135,11 @@ def holding_region(region: Region, outcomes: Sequence[PointOutcome], tolerance: 
     for axis in varying:
         values = sorted({o.point[axis.name] for o in decided}, key=lambda v: (str(type(v)), v))
         always = [v for v in values
-                  if all(o.error <= tolerance for o in decided if o.point[axis.name] == v)]
+                  if all(_decided_error(o) <= tolerance
+                         for o in decided if o.point[axis.name] == v)]
         never = [v for v in values
-                 if all(o.error > tolerance for o in decided if o.point[axis.name] == v)]
+                 if all(_decided_error(o) > tolerance
+                        for o in decided if o.point[axis.name] == v)]
         if always:
             parts.append(f"every point with {axis.name} in {{{', '.join(map(_fmt, always))}}} "
                          "holds")
@@ -144,7 +154,7 @@ def _one_axis(axis: Axis, decided: Sequence[PointOutcome], tolerance: float,
     ordered = sorted(decided, key=lambda o: o.point[axis.name])
     runs: list[tuple[bool, list[Any]]] = []
     for o in ordered:
-        ok = o.error <= tolerance
+        ok = _decided_error(o) <= tolerance
         if runs and runs[-1][0] == ok:
             runs[-1][1].append(o)
         else:

@@ -360,7 +360,7 @@ def _evaluate_sum(node: sp.Sum, values: Mapping[str, Any], label: str) -> Any:
     ctx = local_mp()
     (k, low, high), = node.limits
     outer = {n: v for n, v in values.items()}
-    bounds = []
+    bounds: list[int | None] = []
     for bound in (low, high):
         if bound is sp.oo:
             bounds.append(None)
@@ -370,28 +370,31 @@ def _evaluate_sum(node: sp.Sum, values: Mapping[str, Any], label: str) -> Any:
         if not b.is_number or not float(b).is_integer():
             raise Inconclusive(f"{label}: the sum's bound {bound} = {b} is not an integer")
         bounds.append(int(b))
+    first, last = bounds
+    if first is None:
+        raise Inconclusive(f"{label}: the sum {node} starts at infinity")
     symbols = sorted((s for s in node.function.free_symbols if s != k), key=lambda s: s.name)
     function = compile_expr(mp_ready(node.function), [k] + symbols, backend="mpmath")
     fixed = [_mp_value(outer[s.name], s.name, label) for s in symbols]
-    if bounds[1] is not None:
-        if bounds[1] - bounds[0] + 1 > DIRECT_SUM_TERMS:
+    if last is not None:
+        if last - first + 1 > DIRECT_SUM_TERMS:
             summand = node.function.xreplace({s: _rational(outer[s.name]) or
                                               sp.Float(str(fixed[i]), 20)
                                               for i, s in enumerate(symbols)})
-            obstacle = acceleration_obstacle(summand, k, bounds[0] + DIRECT_SUM_TERMS // 2,
-                                             bounds[1])
+            obstacle = acceleration_obstacle(summand, k, first + DIRECT_SUM_TERMS // 2,
+                                             last)
             if obstacle:
                 raise Inconclusive(f"{label}: the finite sum {node} has "
-                                   f"{bounds[1] - bounds[0] + 1} terms, more than the "
+                                   f"{last - first + 1} terms, more than the "
                                    f"{DIRECT_SUM_TERMS} summed directly, and Euler-Maclaurin "
                                    f"acceleration cannot be trusted on it: {obstacle}; write "
                                    "the sum in closed form")
-            return _long_sum(lambda i: function(i, *fixed), bounds[0], bounds[1], node, label)
+            return _long_sum(lambda i: function(i, *fixed), first, last, node, label)
         return ctx.fsum(function(ctx.mpf(i), *fixed)
-                        for i in range(bounds[0], bounds[1] + 1))
+                        for i in range(first, last + 1))
     outer_numbers = {s: _rational(outer[s.name]) or sp.Float(str(fixed[i]), DIGITS)
                      for i, s in enumerate(symbols)}
-    return infinite_sum(lambda i: function(ctx.mpf(i), *fixed), bounds[0], node,
+    return infinite_sum(lambda i: function(ctx.mpf(i), *fixed), first, node,
                         node.function.xreplace(outer_numbers), outer_numbers, label)
 
 
@@ -573,8 +576,8 @@ class Reference(Quantity):
         frozen = tuple(sorted((k, repr(v)) for k, v in params.items()))
         seed = zlib.crc32(repr((self.model.name, frozen)).encode()) ^ env.seed
         if self.half_width is not None:
-            key = (self.model.name, frozen, seed, "sequential", self.key, self.half_width,
-                   self.max_jobs)
+            key: tuple[Any, ...] = (self.model.name, frozen, seed, "sequential", self.key,
+                                    self.half_width, self.max_jobs)
             if key not in self.context.cache:
                 self.context.cache[key] = self._sequential(params, seed)
             env.evidence.add(Evidence.SIMULATION)

@@ -342,6 +342,8 @@ def _levin(term: Callable[[Any], Any], start: int) -> tuple[Any, Any]:
                     best = (value, error)
                 if error <= ctx.mpf(10) ** (-ctx.dps - 5) * abs(value):
                     break
+    if best is None:  # LEVIN_TERMS >= 1: the loop ran
+        raise AssertionError("Levin summation took no term")
     return +best[0], +best[1]
 
 
