@@ -132,3 +132,15 @@ def test_model_kind_declaration_with_an_old_key():
             declare_model("f.toml", "q", {"kind": "toy-kind", "service": "exp", "sizes": "d"})
     finally:
         registry._KINDS.pop(kind.kind, None)
+
+
+def test_region_axis_with_the_old_name(toys):
+    """A region axis under a parameter's former name gives the model that parameter (with a
+    warning) and stays a symbol for the formulas; before, the axis was left unused and the
+    claim refused for want of ``rho``."""
+    table = {"name": "toy", "statement": "EN == 3*load/(1 - load)",
+             "let": {"EN": {"ref": "toy-renamed:EN", "scale": 3}},
+             "region": {"load": [0.25, 0.5]}, "tolerance": 1e-12}
+    with pytest.warns(RenamedKeywordWarning, match="load= is renamed rho="):
+        built = build_claim("claims[0]", table, FileContext("test"))
+        assert built.check().status is Status.HOLDS

@@ -535,7 +535,7 @@ def _check_names_used(where: str, relation: Relation, quantities: Mapping[str, Q
     for q in quantities.values():
         used |= set(q.depends)
         if isinstance(q, Reference):
-            used |= {p.name for p in q.model.parameters}
+            used |= {p.name for p in q.model.parameters} | set(q.model.renamed)
         if isinstance(q, Function):
             used |= set(region.names)
     for name in region.names:
@@ -556,7 +556,8 @@ def _check_region_in_domains(where: str, quantities: Mapping[str, Quantity],
         direct = {p.name for p in q.model.parameters} - set(q.overrides)
         fixed = {k: v for k, v in q.overrides.items() if not isinstance(v, sp.Basic)}
         for point in points:
-            values = {**{k: v for k, v in point.items() if k in direct}, **fixed}
+            current = q.current_point(point)
+            values = {**{k: v for k, v in current.items() if k in direct}, **fixed}
             required = [p for p in q.model.parameters if p.required and p.name not in values
                         and p.name not in q.overrides]
             if required:

@@ -523,9 +523,22 @@ class Reference(Quantity):
             text += " (" + ", ".join(extra) + ")"
         return text
 
+    def current_point(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        """``point`` with the values of region axes named by a former parameter name of the
+        model (its ``renamed``) also given under the current name, with a
+        :class:`~symq.core.renamed.RenamedKeywordWarning` (the axis stays, for formulas)."""
+        renamed = getattr(self.model, "renamed", None) or {}
+        old = {k: point[k] for k in renamed if k in point and renamed[k] not in point}
+        if not old:
+            return dict(point)
+        return {**point, **self.model.current_names(old, self.name)}
+
     def parameters_at(self, env: Environment) -> dict[str, Any]:
-        """The model's parameter values at the environment's point."""
+        """The model's parameter values at the environment's point.  A region axis named by a
+        parameter's former name (the model's ``renamed``) gives that parameter, with a
+        :class:`~symq.core.renamed.RenamedKeywordWarning`, rather than being left unused."""
         params: dict[str, Any] = {}
+        point = self.current_point(env.point)
         for p in self.model.parameters:
             if p.name in self.overrides:
                 value = self.overrides[p.name]
@@ -537,8 +550,8 @@ class Reference(Quantity):
                     if isinstance(p.domain, IntegerAtLeast) and value.is_integer():
                         value = int(value)
                 params[p.name] = value
-            elif p.name in env.point:
-                params[p.name] = env.point[p.name]
+            elif p.name in point:
+                params[p.name] = point[p.name]
         return params
 
     def _sequential(self, params: dict[str, Any], seed: int) -> ConfidenceInterval:
