@@ -154,7 +154,7 @@ def _no_phase_type(law: Any, name: str, why: str) -> InvalidParameter:
         "hyper-Erlang/Erlang/H2 from the constructors, or an ME law with a phase-type form", why)
 
 
-def as_phase_type(law: Any, name: str = "service") -> PhaseType:
+def as_phase_type(law: Any, name: str = "sizes") -> PhaseType:
     """The one conversion of a job-size law into a :class:`PhaseType`.
 
     The law is converted by :func:`symq.laws.conversion.as_law`, then asked for its
@@ -201,7 +201,7 @@ def as_phase_type(law: Any, name: str = "service") -> PhaseType:
     return ph if isinstance(ph, PhaseType) else PhaseType(*ph)
 
 
-def as_sampler(law: Any, name: str = "service") -> Distribution:
+def as_sampler(law: Any, name: str = "sizes") -> Distribution:
     """A job-size law a simulator can draw from: ``sample(shape, rng=)`` and ``mean()``.
 
     Accepts everything :func:`as_phase_type` accepts, any symq :class:`Distribution` (returned as

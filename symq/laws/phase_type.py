@@ -42,7 +42,7 @@ from .protocol import (
 __all__ = ["PhaseType", "ScipyLaw", "describe_law", "validate_ph"]
 
 
-def validate_ph(alpha: ArrayLike, A: ArrayLike, name: str = "service"
+def validate_ph(alpha: ArrayLike, A: ArrayLike, name: str = "sizes"
                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
     """Check a phase-type representation ``(alpha, A)`` and return it with its mean.
 

@@ -210,22 +210,22 @@ def test_as_law_mean_and_scv_of_a_law_object() -> None:
 
 
 # -------------------------------------------------------------------- the old conversions
-def test_as_phase_type_messages_are_kept() -> None:
-    with pytest.raises(InvalidParameter, match=r"parameter service=scipy\.stats\.lognorm\(0\.8\) "
+def test_as_phase_type_messages_name_the_sizes() -> None:
+    with pytest.raises(InvalidParameter, match=r"parameter sizes=scipy\.stats\.lognorm\(0\.8\) "
                        r"must be a phase-type law.*\(this model needs a phase-type "
                        r"representation and the law has none; fit one"):
         as_phase_type(stats.lognorm(0.8))
     with pytest.raises(InvalidParameter, match=r"this model needs a phase-type representation"):
         as_phase_type(Deterministic(1.0))
-    with pytest.raises(InvalidParameter, match=r"parameter service='exp' must be a phase-type "
+    with pytest.raises(InvalidParameter, match=r"parameter sizes='exp' must be a phase-type "
                        r"law.*\(not a job-size law\)"):
         as_phase_type("exp")
     assert as_phase_type(stats.expon(scale=2.0)).mean() == pytest.approx(2.0, rel=1e-15)
     assert as_phase_type(Hyperexponential.balanced(1.0, 4.0)).order == 2
 
 
-def test_as_sampler_messages_are_kept() -> None:
-    with pytest.raises(InvalidParameter, match=r"parameter service='exp' must be a job-size law: "
+def test_as_sampler_messages_name_the_sizes() -> None:
+    with pytest.raises(InvalidParameter, match=r"parameter sizes='exp' must be a job-size law: "
                        r"a symq distribution \(PhaseType, ME\), a pair \(alpha, A\) or a scipy "
                        r"distribution"):
         as_sampler("exp")
