@@ -45,140 +45,204 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = [
-    "GLOSSARY",
-    "Choice",
-    "Claim",
-    "CompiledFunction",
-    "ConfidenceInterval",
-    "Derivation",
-    "DerivationTimeout",
-    "Domain",
-    "Evidence",
-    "Exactness",
-    "Inconclusive",
-    "IntegerAtLeast",
-    "Interval",
-    "InvalidMoments",
-    "InvalidParameter",
-    "ModelKind",
-    "ModelSpec",
-    "NonNegativeReal",
-    "NotConverged",
-    "NumericalFailure",
-    "PaperSpec",
-    "Parameter",
-    "PositiveReal",
-    "PositiveVector",
-    "ResourceLimit",
-    "Result",
-    "ResultBase",
-    "RunPlan",
-    "StabilityError",
-    "Status",
-    "Step",
-    "SymqError",
-    "TruncationError",
-    "UnknownName",
-    "Verdict",
-    "absolute_error",
-    "as_generator",
-    "batch_means",
-    "ci_error",
-    "compile",
-    "equivalence_error",
-    "get_model",
-    "get_model_kind",
-    "get_paper",
-    "kernel_seed",
-    "limit_blas_threads",
-    "load_plugins",
-    "mixed_error",
-    "model_kinds",
-    "models",
-    "papers",
-    "parse_formula",
-    "ratio_batch_means",
-    "register_model",
-    "register_model_kind",
-    "register_paper",
-    "relative_error",
-    "replication_ci",
-    "run_chunked",
-    "seed_numba",
-    "sweep",
-    "symbolic_error",
-    "to_jsonable",
-    "validate_parameters",
-]
+#: The public names: the table above, once (``tests/core/test_core_imports.py`` checks that the
+#: ``TYPE_CHECKING`` block below, which type checkers and IDEs read, imports the same names).
+__all__ = sorted(_MODULE_OF)
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs: the same names, eagerly
+    # (`X as X`: an explicit re-export, as the table above makes at run time)
     from .claims import (
-        Claim,
-        Evidence,
-        Inconclusive,
-        Status,
-        Verdict,
-        absolute_error,
-        ci_error,
-        equivalence_error,
-        mixed_error,
-        relative_error,
-        symbolic_error,
+        Claim as Claim,
     )
-    from .compiler import CompiledFunction, compile
-    from .derivation import Derivation, Step
+    from .claims import (
+        Evidence as Evidence,
+    )
+    from .claims import (
+        Inconclusive as Inconclusive,
+    )
+    from .claims import (
+        Status as Status,
+    )
+    from .claims import (
+        Verdict as Verdict,
+    )
+    from .claims import (
+        absolute_error as absolute_error,
+    )
+    from .claims import (
+        ci_error as ci_error,
+    )
+    from .claims import (
+        equivalence_error as equivalence_error,
+    )
+    from .claims import (
+        mixed_error as mixed_error,
+    )
+    from .claims import (
+        relative_error as relative_error,
+    )
+    from .claims import (
+        symbolic_error as symbolic_error,
+    )
+    from .compiler import (
+        CompiledFunction as CompiledFunction,
+    )
+    from .compiler import (
+        compile as compile,
+    )
+    from .derivation import (
+        Derivation as Derivation,
+    )
+    from .derivation import (
+        Step as Step,
+    )
     from .errors import (
-        DerivationTimeout,
-        InvalidMoments,
-        InvalidParameter,
-        NotConverged,
-        NumericalFailure,
-        ResourceLimit,
-        StabilityError,
-        SymqError,
-        TruncationError,
-        UnknownName,
+        DerivationTimeout as DerivationTimeout,
     )
-    from .formula import parse_formula
-    from .glossary import GLOSSARY
+    from .errors import (
+        InvalidMoments as InvalidMoments,
+    )
+    from .errors import (
+        InvalidParameter as InvalidParameter,
+    )
+    from .errors import (
+        NotConverged as NotConverged,
+    )
+    from .errors import (
+        NumericalFailure as NumericalFailure,
+    )
+    from .errors import (
+        ResourceLimit as ResourceLimit,
+    )
+    from .errors import (
+        StabilityError as StabilityError,
+    )
+    from .errors import (
+        SymqError as SymqError,
+    )
+    from .errors import (
+        TruncationError as TruncationError,
+    )
+    from .errors import (
+        UnknownName as UnknownName,
+    )
+    from .formula import (
+        parse_formula as parse_formula,
+    )
+    from .glossary import (
+        GLOSSARY as GLOSSARY,
+    )
     from .parameters import (
-        Choice,
-        Domain,
-        IntegerAtLeast,
-        Interval,
-        NonNegativeReal,
-        Parameter,
-        PositiveReal,
-        PositiveVector,
-        validate_parameters,
+        Choice as Choice,
     )
-    from .randomness import as_generator
+    from .parameters import (
+        Domain as Domain,
+    )
+    from .parameters import (
+        IntegerAtLeast as IntegerAtLeast,
+    )
+    from .parameters import (
+        Interval as Interval,
+    )
+    from .parameters import (
+        NonNegativeReal as NonNegativeReal,
+    )
+    from .parameters import (
+        Parameter as Parameter,
+    )
+    from .parameters import (
+        PositiveReal as PositiveReal,
+    )
+    from .parameters import (
+        PositiveVector as PositiveVector,
+    )
+    from .parameters import (
+        validate_parameters as validate_parameters,
+    )
+    from .randomness import (
+        as_generator as as_generator,
+    )
     from .registry import (
-        ModelKind,
-        ModelSpec,
-        PaperSpec,
-        get_model,
-        get_model_kind,
-        get_paper,
-        load_plugins,
-        model_kinds,
-        models,
-        papers,
-        register_model,
-        register_model_kind,
-        register_paper,
+        ModelKind as ModelKind,
     )
-    from .result import Exactness, Result, ResultBase, to_jsonable
-    from .simrun import RunPlan, kernel_seed, run_chunked, seed_numba
+    from .registry import (
+        ModelSpec as ModelSpec,
+    )
+    from .registry import (
+        PaperSpec as PaperSpec,
+    )
+    from .registry import (
+        get_model as get_model,
+    )
+    from .registry import (
+        get_model_kind as get_model_kind,
+    )
+    from .registry import (
+        get_paper as get_paper,
+    )
+    from .registry import (
+        load_plugins as load_plugins,
+    )
+    from .registry import (
+        model_kinds as model_kinds,
+    )
+    from .registry import (
+        models as models,
+    )
+    from .registry import (
+        papers as papers,
+    )
+    from .registry import (
+        register_model as register_model,
+    )
+    from .registry import (
+        register_model_kind as register_model_kind,
+    )
+    from .registry import (
+        register_paper as register_paper,
+    )
+    from .result import (
+        Exactness as Exactness,
+    )
+    from .result import (
+        Result as Result,
+    )
+    from .result import (
+        ResultBase as ResultBase,
+    )
+    from .result import (
+        to_jsonable as to_jsonable,
+    )
+    from .simrun import (
+        RunPlan as RunPlan,
+    )
+    from .simrun import (
+        kernel_seed as kernel_seed,
+    )
+    from .simrun import (
+        run_chunked as run_chunked,
+    )
+    from .simrun import (
+        seed_numba as seed_numba,
+    )
     from .simstats import (
-        ConfidenceInterval,
-        batch_means,
-        ratio_batch_means,
-        replication_ci,
+        ConfidenceInterval as ConfidenceInterval,
     )
-    from .sweep import sweep
-    from .threads import limit_blas_threads
+    from .simstats import (
+        batch_means as batch_means,
+    )
+    from .simstats import (
+        ratio_batch_means as ratio_batch_means,
+    )
+    from .simstats import (
+        replication_ci as replication_ci,
+    )
+    from .sweep import (
+        sweep as sweep,
+    )
+    from .threads import (
+        limit_blas_threads as limit_blas_threads,
+    )
 
 
 def __getattr__(name: str) -> object:

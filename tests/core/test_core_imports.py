@@ -187,3 +187,19 @@ def test_a_type_without_to_markdown_says_so():
 
     with pytest.raises(NotImplementedError, match="Bare does not define to_markdown"):
         Bare()._repr_markdown_()
+
+
+def test_the_lazy_table_and_the_type_checking_imports_name_the_same_names():
+    """symq.core lists its public names once (``_EXPORTS``, from which ``__all__`` and the lazy
+    imports come); the ``if TYPE_CHECKING:`` block for type checkers must import exactly those,
+    each from the module the table names."""
+    import symq.core as core
+
+    tree = ast.parse(Path(core.__file__).read_text())
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and is_type_checking(node))
+    imported = {alias.name: node.module for node in block.body
+                if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert imported == {name: module for module, names in core._EXPORTS.items()
+                        for name in names}
+    assert core.__all__ == sorted(imported)
