@@ -38,13 +38,13 @@ import sympy as sp
 
 from symq.core.compiler import compile
 from symq.core.errors import InvalidMoments, InvalidParameter, SymqError
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 
 from ._context import mp, to_global, working_dps
 from .certification import Nonnegativity, certify
 from .distribution import ME
 from .moments import mismatches, parse_data, stieltjes_check
-from .pade import pade_fit
+from .pade import CLASSICAL, TWO_POINT, pade_fit
 
 __all__ = ["Target", "Candidate", "FitReport", "fit", "NoCertifiedFit", "MATCH_RTOL"]
 
@@ -247,6 +247,10 @@ class Candidate(ResultBase):
         Given moments / values at zero the fit does not reproduce, e.g. ``"m3 = 5 (fit gives 6)"``.
     matched : int
         Number of given moments and values at zero it reproduces.
+    method : str
+        The Padé fit tried (classical for ``J = 0``, two-point otherwise) and its certificate.
+    exactness : Exactness
+        ``exact`` for exact data (the fit in rational arithmetic), ``numeric`` for float data.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("order", "zero_used", "status", "distance")
@@ -260,6 +264,8 @@ class Candidate(ResultBase):
     seconds: float = 0.0
     unmatched: tuple[str, ...] = ()
     matched: int = 0
+    method: str = f"{CLASSICAL} + certified nonnegativity"
+    exactness: Exactness = Exactness.EXACT
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the fields, the fitted transform as exact text, ``distance`` as
@@ -283,11 +289,18 @@ class FitReport(ResultBase):
         Every (order, J) tried, in order.
     best : Candidate or None
         The chosen certified candidate (one of ``candidates``), None if none certified.
+    method : str
+        How the candidates were made and the best one chosen.
+    exactness : Exactness
+        ``exact`` for exact data, ``numeric`` for float data (as each candidate).
     """
 
     target: Target
     candidates: tuple[Candidate, ...] = ()
     best: Candidate | None = None
+    method: str = ("Padé fits over orders and values at zero, certified nonnegativity; the "
+                   "certified candidate closest in L1 (or matching most data) is chosen")
+    exactness: Exactness = Exactness.EXACT
 
     def table(self) -> str:
         """The candidates as a text table, the chosen one marked."""
@@ -454,7 +467,7 @@ def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto"
             best = min(certified, key=lambda c: (c.distance, -(2 * c.order - 1 - c.zero_used)))
         else:
             best = max(certified, key=lambda c: (c.matched, c.order))
-    report = FitReport(target, tuple(candidates), best)
+    report = FitReport(target, tuple(candidates), best, exactness=_exactness(exact_data))
     if best is None:
         if raise_if_none:
             raise NoCertifiedFit(report)
@@ -466,13 +479,16 @@ def _candidate(target: Target, n: int, J: int, K: int, dps: int, mom: Any, zer: 
                exact_data: bool, horizon: float) -> Candidate:
     """Fit order ``n`` from ``K`` moments and ``J`` values at zero, certify it, and describe it."""
     start = time.perf_counter()
+    method = f"{TWO_POINT if J else CLASSICAL} + certified nonnegativity"
+    exactness = _exactness(exact_data)
     try:
         result = pade_fit(target.moments[:K], order=n, zero=target.zero[:J], dps=dps)
         me = ME(result.lst)
         certificate = certify(me)
     except SymqError as exc:
         return Candidate(n, J, "FAILED", f"{type(exc).__name__}: {exc}",
-                         seconds=time.perf_counter() - start)
+                         seconds=time.perf_counter() - start, method=method,
+                         exactness=exactness)
     unmatched, _ = mismatches(me.lst, mom.values, zer.values, exact_data, 1, MATCH_RTOL)
     reason = f"reduced to order {me.order}; " if me.order < n else ""
     distance = None
@@ -486,4 +502,10 @@ def _candidate(target: Target, n: int, J: int, K: int, dps: int, mom: Any, zer: 
         reason += "; does not reproduce " + ", ".join(unmatched)
     return Candidate(n, J, certificate.status.value, reason, me=me, distance=distance,
                      seconds=time.perf_counter() - start, unmatched=tuple(unmatched),
-                     matched=len(mom.values) + len(zer.values) - len(unmatched))
+                     matched=len(mom.values) + len(zer.values) - len(unmatched), method=method,
+                     exactness=exactness)
+
+
+def _exactness(exact_data: bool) -> Exactness:
+    """Exact arithmetic for exact data (:func:`~symq.me.pade.pade_fit` solves them exactly)."""
+    return Exactness.EXACT if exact_data else Exactness.NUMERIC

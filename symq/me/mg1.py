@@ -34,20 +34,21 @@ Examples
 from __future__ import annotations
 
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from symq.core.errors import StabilityError
 from symq.core.parameters import Parameter, PositiveReal
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec
-from symq.core.result import Exactness, Result
+from symq.core.result import Exactness, Result, ResultBase
 from symq.core.simrun import run_parameters
 from symq.core.simstats import ConfidenceInterval
 from symq.laws import law_scv, size_law, size_parameters
 
 from .queueing import simulate_mg1_waiting
 
-__all__ = ["MG1_SIM", "pollaczek_khinchine_EW", "solve_mg1_sim"]
+__all__ = ["MG1_SIM", "MG1Simulation", "pollaczek_khinchine_EW", "solve_mg1_sim"]
 
 NAME = "mg1-sim"
 
@@ -76,9 +77,42 @@ def pollaczek_khinchine_EW(lam: float, mean: float, scv: float) -> float:
     return lam * mean * mean * (1.0 + scv) / (2.0 * (1.0 - rho))
 
 
+@dataclass(frozen=True)
+class MG1Simulation(ResultBase):
+    """An M/G/1 FCFS simulation beside the exact Pollaczek-Khinchine mean (``mg1-sim``).
+
+    Attributes
+    ----------
+    EW, ET : ConfidenceInterval
+        Batch-means intervals of the mean waiting and response times (``ET`` is the interval
+        of ``EW`` shifted by the exactly known mean size).
+    EW_exact, ET_exact : float
+        The Pollaczek-Khinchine means (:func:`pollaczek_khinchine_EW`).
+    rho : float
+        The load ``lam * mean``.
+    method : str
+    exactness : Exactness
+        ``simulated``.
+    seconds : float
+        Wall time of the simulation.
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("EW", "EW_exact", "rho")
+
+    EW: ConfidenceInterval
+    ET: ConfidenceInterval
+    EW_exact: float
+    ET_exact: float
+    rho: float
+    method: str = ("Lindley recursion, batch means (MSER-5 warm-up, lag-1 batch test); exact "
+                   "Pollaczek-Khinchine mean")
+    exactness: Exactness = Exactness.SIMULATED
+    seconds: float = 0.0
+
+
 def solve_mg1_sim(lam: float, sizes: str = "exp", mean: float = 1.0, scv: float | None = None,
                   n_jobs: int = DEFAULT_JOBS, n_batches: int = 40, level: float = 0.95,
-                  rng: RngLike = None, progress: bool = False) -> Result:
+                  rng: RngLike = None, progress: bool = False) -> MG1Simulation:
     """Simulate an M/G/1 FCFS queue and give the exact P-K mean beside the estimates.
 
     Parameters
@@ -97,7 +131,7 @@ def solve_mg1_sim(lam: float, sizes: str = "exp", mean: float = 1.0, scv: float 
 
     Returns
     -------
-    Result
+    MG1Simulation
         ``EW``, ``ET`` (ConfidenceInterval), ``EW_exact``, ``ET_exact``, ``rho``.
 
     Raises
@@ -118,15 +152,8 @@ def solve_mg1_sim(lam: float, sizes: str = "exp", mean: float = 1.0, scv: float 
     ew = est.EW
     et = ConfidenceInterval(ew.mean + mean, ew.half_width, ew.level, ew.n, ew.method,
                             run_length=ew.run_length, doubt=ew.doubt)
-    return Result(model=NAME,
-                  params={"lam": lam, "sizes": sizes, "mean": mean, "scv": c2,
-                          "n_jobs": est.n_jobs, "n_batches": est.n_batches, "level": est.level},
-                  values={"EW": ew, "ET": et, "EW_exact": exact, "ET_exact": exact + mean,
-                          "rho": lam * mean},
-                  method="Lindley recursion, batch means (MSER-5 warm-up, lag-1 batch test); exact "
-                         "Pollaczek-Khinchine mean",
-                  exactness=Exactness.SIMULATED,
-                  timings={"simulate": time.perf_counter() - start})
+    return MG1Simulation(EW=ew, ET=et, EW_exact=exact, ET_exact=exact + mean, rho=lam * mean,
+                         seconds=time.perf_counter() - start)
 
 
 def _scalar_outputs(result: Result) -> dict[str, Any]:

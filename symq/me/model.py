@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import mpmath
 import sympy as sp
@@ -17,7 +18,7 @@ import sympy as sp
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import IntegerAtLeast, Parameter, RationalVector
 from symq.core.registry import ModelSpec
-from symq.core.result import Result
+from symq.core.result import Exactness, Result, ResultBase
 
 from ._context import working_dps
 from .certification import Nonnegativity, certify
@@ -25,7 +26,7 @@ from .distribution import ME
 from .pade import pade_fit
 from .transform import exact_text
 
-__all__ = ["MODEL", "PARAMETERS", "solve", "MAX_ORDER", "MAX_DPS"]
+__all__ = ["MODEL", "PARAMETERS", "MEFit", "solve", "MAX_ORDER", "MAX_DPS"]
 
 #: Largest order accepted from the command line: exact Hankel solves and certification of
 #: higher orders take more than seconds (order 30 takes about a second).
@@ -98,49 +99,99 @@ def _complex(z: Any) -> dict[str, float]:
     return {"re": float(z.real), "im": float(z.imag)}
 
 
+@dataclass(frozen=True)
+class MEFit(ResultBase):
+    """A Padé fit of an ME distribution with its certificate (the ``me-fit`` model).
+
+    Attributes
+    ----------
+    order : int
+        The fitted order (after exact cancellation of common factors).
+    numerator, denominator : tuple of float
+        Coefficients of the transform in ascending powers of s (denominator monic).
+    numerator_exact, denominator_exact : tuple of str
+        The same coefficients as exact rationals (text).
+    poles : tuple of dict
+        ``{"re", "im", "multiplicity"}`` of each distinct pole.
+    certificate : str
+        The verdict: ``NONNEGATIVE``, ``NEGATIVE``, ``INVALID`` or ``INCONCLUSIVE``.
+    certificate_method : str
+        The rule that decided it.
+    moments_used, zero_used : int
+        Moments and values at zero the fit matches.
+    fitted_moments : tuple of float
+        The fit's moments, as many as were given (a fit reproducing only some is visible).
+    reason : str or None
+        Why, for INVALID and INCONCLUSIVE (None otherwise).
+    witness : float or None
+        For NEGATIVE: a time t with f(t) < 0.
+    witness_enclosure : tuple of float or None
+        For NEGATIVE: an interval containing f(witness).
+    method : str
+    exactness : Exactness
+        That of the fit (``exact`` for exact data, ``numeric`` for a float solve).
+    seconds : float
+        Time of the fit and its certificate.
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("order", "certificate", "certificate_method")
+
+    order: int
+    numerator: tuple[float, ...]
+    denominator: tuple[float, ...]
+    numerator_exact: tuple[str, ...]
+    denominator_exact: tuple[str, ...]
+    poles: tuple[dict[str, float], ...]
+    certificate: str
+    certificate_method: str
+    moments_used: int
+    zero_used: int
+    fitted_moments: tuple[float, ...]
+    reason: str | None = None
+    witness: float | None = None
+    witness_enclosure: tuple[float, float] | None = None
+    method: str = "Padé (Hankel / two-point) + certified nonnegativity"
+    exactness: Exactness = Exactness.EXACT
+    seconds: float = 0.0
+
+
 def solve(moments: tuple, zero: tuple | None = None, order: int | None = None,
-          dps: int = 50) -> Result:
+          dps: int = 50) -> MEFit:
     """Padé fit (classical, or two-point with values at zero) and its certificate.
 
     Returns
     -------
-    Result
+    MEFit
         ``numerator``/``denominator`` (ascending powers of s, denominator monic, floats) with
         their exact rational forms, ``poles``, ``certificate`` (NONNEGATIVE, NEGATIVE, INVALID or
         INCONCLUSIVE), ``witness`` when NEGATIVE, and the fitted moments.
     """
     _check_sizes(tuple(moments), zero)
-    timings: dict[str, float] = {}
     start = time.perf_counter()
     fitted = pade_fit(moments, order=order, zero=zero or (), dps=dps)
-    timings["fit"] = time.perf_counter() - start
     me = ME(fitted.lst)
-    start = time.perf_counter()
     certificate = certify(me)
-    timings["certify"] = time.perf_counter() - start
-    values: dict[str, Any] = {
-        "order": me.order,
-        "numerator": [_float_of(c, "numerator", moments) for c in me.numerator],
-        "denominator": [_float_of(c, "denominator", moments) for c in me.denominator],
-        "numerator_exact": [exact_text(c) for c in me.numerator],
-        "denominator_exact": [exact_text(c) for c in me.denominator],
-        "poles": [{**_complex(p), "multiplicity": k} for p, k in me.poles()],
-        "certificate": certificate.status.value,
-        "certificate_method": certificate.method,
-        "moments_used": fitted.moments_used,
-        "zero_used": fitted.zero_used,
+    negative = certificate.status is Nonnegativity.NEGATIVE
+    return MEFit(
+        order=me.order,
+        numerator=tuple(_float_of(c, "numerator", moments) for c in me.numerator),
+        denominator=tuple(_float_of(c, "denominator", moments) for c in me.denominator),
+        numerator_exact=tuple(exact_text(c) for c in me.numerator),
+        denominator_exact=tuple(exact_text(c) for c in me.denominator),
+        poles=tuple({**_complex(p), "multiplicity": k} for p, k in me.poles()),
+        certificate=certificate.status.value,
+        certificate_method=certificate.method,
+        moments_used=fitted.moments_used,
+        zero_used=fitted.zero_used,
         # all given moments, so that a fit that reproduces only some of them is visible
-        "fitted_moments": [float(m) for m in me.moments(max(len(moments), 1))],
-    }
-    if certificate.reason:
-        values["reason"] = certificate.reason
-    if certificate.status is Nonnegativity.NEGATIVE:
-        values["witness"] = float(certificate.witness)
-        values["witness_enclosure"] = [float(v) for v in certificate.enclosure]
-    return Result("me-fit", {"moments": moments, "zero": zero, "order": order, "dps": dps},
-                  values, method="Padé (Hankel / two-point) + certified nonnegativity",
-                  exactness=fitted.exactness,
-                  timings=timings)
+        fitted_moments=tuple(float(m) for m in me.moments(max(len(moments), 1))),
+        reason=certificate.reason or None,
+        witness=float(certificate.witness) if negative else None,
+        witness_enclosure=((float(certificate.enclosure[0]), float(certificate.enclosure[1]))
+                           if negative and certificate.enclosure is not None else None),
+        exactness=fitted.exactness,
+        seconds=time.perf_counter() - start,
+    )
 
 
 def _scalar_outputs(result: Result) -> dict[str, float]:

@@ -24,9 +24,13 @@ from symq.me import (
     simulate_mg1_waiting,
 )
 from symq.me.distribution import ME
+from symq.me.mg1 import MG1Simulation, solve_mg1_sim
+from symq.me.model import MEFit
+from symq.me.model import solve as solve_me_fit
 
 s = sp.Symbol("s")
-TYPES = (Candidate, Certificate, FitReport, PadeResult, WaitingTime, WaitingTimeEstimate)
+TYPES = (Candidate, Certificate, FitReport, MEFit, MG1Simulation, PadeResult, WaitingTime,
+         WaitingTimeEstimate)
 
 
 @pytest.mark.parametrize("cls", TYPES, ids=lambda c: c.__name__)
@@ -85,3 +89,40 @@ def test_estimate_markdown_lists_each_threshold():
     markdown = sim._repr_markdown_()
     assert "| `P(W > 0.5)` |" in markdown and "| `P(W > 1)` |" in markdown
     assert str(sim).startswith("WaitingTimeEstimate(lam=0.5, EW=")
+
+
+def test_every_result_says_how_it_was_obtained():
+    for cls in TYPES:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        assert {"method", "exactness"} <= fields, cls.__name__
+    assert certify(([6], [6, 11, 6, 1])).exactness is Exactness.CERTIFIED
+
+
+def test_fit_exactness_follows_the_data():
+    # exact fractions are fitted in rational arithmetic, floats in mpmath
+    _, exact = fit([1, "3/2", 3], order_max=2)
+    _, floating = fit([1.0, 1.5, 3.0], order_max=2)
+    assert exact.exactness is Exactness.EXACT and floating.exactness is Exactness.NUMERIC
+    assert {c.exactness for c in exact.candidates} == {Exactness.EXACT}
+    assert {c.exactness for c in floating.candidates} == {Exactness.NUMERIC}
+    assert exact.best is not None and exact.best.method.startswith("classical Padé")
+
+
+def test_me_fit_returns_its_typed_result():
+    # Erlang(2) with rate 2: moments 1, 3/2, 3, transform 4/(s^2 + 4 s + 4), double pole -2
+    result = solve_me_fit((sp.Integer(1), sp.Rational(3, 2), sp.Integer(3)))
+    assert isinstance(result, MEFit) and result.exactness is Exactness.EXACT
+    assert result.numerator_exact == ("4",) and result.denominator_exact == ("4", "4", "1")
+    assert result.poles == ({"re": -2.0, "im": 0.0, "multiplicity": 2},)
+    assert result.certificate == "NONNEGATIVE"
+    assert "witness" not in result.outputs() and "reason" not in result.outputs()
+    assert result.fitted_moments == (1.0, 1.5, 3.0)
+
+
+def test_mg1_sim_returns_its_typed_result():
+    result = solve_mg1_sim(0.5, "det", n_jobs=100_000, rng=3)
+    assert isinstance(result, MG1Simulation) and result.exactness is Exactness.SIMULATED
+    assert result.EW_exact == pytest.approx(0.5)      # M/D/1: rho/(2(1 - rho)) E[X]
+    assert result.ET_exact == pytest.approx(1.5) and result.rho == 0.5
+    assert result.ET.mean - result.EW.mean == pytest.approx(1.0)
+    assert set(result.outputs()) == {"EW", "ET", "EW_exact", "ET_exact", "rho"}

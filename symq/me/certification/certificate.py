@@ -18,7 +18,7 @@ import sympy as sp
 from mpmath.libmp import to_float
 
 from symq.core.errors import InvalidParameter
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 
 from .._context import iv, mp, to_global
 from ..transform import RationalLST
@@ -96,6 +96,9 @@ class Certificate(ResultBase):
     partition : tuple of (mpmath.mpf, mpmath.mpf)
         For NONNEGATIVE by branch and bound: the boxes proved positive, a tiling of [h, T] that
         :meth:`verify` re-checks box by box.
+    exactness : Exactness
+        ``certified``: every verdict rests on exact arithmetic or on interval enclosures that
+        are guaranteed (never on a floating-point estimate).
     """
 
     status: Nonnegativity
@@ -115,6 +118,7 @@ class Certificate(ResultBase):
     partition: tuple[tuple[Any, Any], ...] = ()
     neighbour: Certificate | None = None
     neighbour_distance: float | None = None
+    exactness: Exactness = Exactness.CERTIFIED
 
     def verify(self) -> bool:
         """Re-check the verdict from the transform alone, without searching again.
