@@ -4,11 +4,13 @@
 Plain :class:`~symq.core.registry.ModelSpec` objects: importing this module registers nothing.
 :mod:`symq.meanfield.registration` lists them, and :func:`symq.core.registry.load_domains`
 registers them, so that ``symq solve supermarket d=2 lam=0.9`` and
-``symq solve refined-jsq d=2 lam=0.9 N=100`` work without any edit of the CLI.  These adapters are the only place where the solvers' result types
-(:class:`~symq.meanfield.results.SupermarketFixedPoint`, :class:`~symq.meanfield.results.RefinedJSQ`,
-:class:`~symq.meanfield.jsq_ph.JSQPHFixedPoint`) become the CLI's JSON (a generic
-:class:`~symq.core.result.Result`, whose keys are the command line's contract).  ``lam`` is declared positive only: ``lam >= 1`` is an unstable
-system and raises :class:`~symq.core.errors.StabilityError` in the solver, not
+``symq solve refined-jsq d=2 lam=0.9 N=100`` work without any edit of the CLI.  Each model's
+solver returns its typed result (:class:`~symq.meanfield.results.SupermarketFixedPoint`,
+:class:`~symq.meanfield.results.RefinedJSQ`, :class:`~symq.meanfield.results.JSQPHComparison`,
+:class:`~symq.meanfield.simulation.JSQEstimate`), whose fields the registry turns into the
+values of a :class:`~symq.core.result.Result` (:meth:`~symq.core.result.ResultBase.outputs`;
+the parameters ``d``, ``lam``, ``N`` are the result's ``params``, not its values).  ``lam`` is
+declared positive only: ``lam >= 1`` is an unstable system and raises :class:`~symq.core.errors.StabilityError` in the solver, not
 :class:`~symq.core.errors.InvalidParameter`.  ``outputs=`` lists the result keys a claim may name
 as ``MODEL:KEY``.
 """
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
 
 import numpy as np
 
@@ -31,8 +32,8 @@ from symq.laws import as_phase_type, hyperexponential2, size_law
 
 from .jsq_ph import product_form_ET, product_form_residual, solve_jsq_ph
 from .refined_ph import refined_jsq_ph
-from .results import RefinedJSQ
-from .simulation import simulate_jsq
+from .results import JSQPHComparison, RefinedJSQ
+from .simulation import JSQEstimate, simulate_jsq
 from .supermarket import refined_jsq, solve_supermarket
 
 __all__ = ["SUPERMARKET", "REFINED_JSQ", "JSQ_PH", "REFINED_JSQ_PH", "JSQ_SIM",
@@ -42,37 +43,6 @@ D = Parameter("d", IntegerAtLeast(1), typical=2, description="queues sampled per
 LAM = Parameter("lam", PositiveReal(), typical=0.9,
                 description="per-server arrival rate (unit service rate); must be < 1")
 N = Parameter("N", IntegerAtLeast(1), typical=100, description="number of servers")
-
-
-def _supermarket(d: int, lam: float) -> Result:
-    fp = solve_supermarket(d, lam)
-    values: dict[str, Any] = {"ET": fp.ET, "EQ": fp.EQ, "EW": fp.EW, "P_wait": fp.P_wait,
-                              "tail": fp.tail.tolist(), "tail_levels": fp.tail_levels,
-                              "tail_rest": fp.tail_rest}
-    if fp.ET_heavy_traffic is not None:
-        values["ET_heavy_traffic"] = fp.ET_heavy_traffic
-    values["truncation_bound"] = fp.truncation_bound
-    values["K"] = fp.K
-    return Result(model="supermarket", params={"d": fp.d, "lam": fp.lam}, values=values,
-                  method=fp.method, exactness=fp.exactness, timings=fp.timings)
-
-
-def _refined_values(r: RefinedJSQ, keys: tuple[str, ...]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for key in keys:
-        value = getattr(r, key)
-        values[key] = value.tolist() if isinstance(value, np.ndarray) else value
-    return values
-
-
-def _refined(d: int, lam: float, N: int) -> Result:
-    r = refined_jsq(d, lam, N)
-    keys = ("pi", "V", "EQ", "EQ_N", "ET", "ET_N", "K", "truncation_bound",
-            "max_real_eigenvalue") + (("pi_rest",) if r.pi_rest is not None else ()) + (
-            "refined_valid", "refined_invalid")
-    return Result(model="refined-jsq", params={"d": r.d, "lam": r.lam, "N": r.N},
-                  values=_refined_values(r, keys), method=r.method, exactness=r.exactness,
-                  timings=r.timings)
 
 
 def _supermarket_scalars(result: Result) -> dict[str, float]:
@@ -92,7 +62,7 @@ SUPERMARKET = ModelSpec(
     summary=("JSQ(d) supermarket model, exponential service, mean-field fixed point "
              "(Vvedenskaya-Dobrushin-Karpelevich 1996; Mitzenmacher 2001)"),
     parameters=(D, LAM),
-    solve=_supermarket,
+    solve=solve_supermarket,
     scalar_outputs=_supermarket_scalars,
     paper="li-supermarket",
     outputs=("ET", "EQ", "EW", "P_wait", "tail", "tail_levels", "tail_rest", "ET_heavy_traffic",
@@ -104,11 +74,12 @@ REFINED_JSQ = ModelSpec(
     summary=("JSQ(d) with N servers: refined mean field E[X^N] ~ pi + V/N "
              "(Gast & Van Houdt, SIGMETRICS 2018, Theorem 1)"),
     parameters=(D, LAM, N),
-    solve=_refined,
+    solve=refined_jsq,
     scalar_outputs=_refined_scalars,
     paper="li-supermarket",
-    outputs=("pi", "V", "EQ", "EQ_N", "ET", "ET_N", "K", "truncation_bound",
-             "max_real_eigenvalue", "pi_rest", "refined_valid", "refined_invalid"),
+    outputs=("pi", "V", "u", "EQ", "EQ_N", "ET", "ET_N", "EW", "EW_N", "K", "truncation_bound",
+             "drift_residual", "max_real_eigenvalue", "pi_rest", "refined_valid",
+             "refined_invalid"),
 )
 
 SCV = Parameter("scv", PositiveReal(), typical=10,
@@ -117,25 +88,21 @@ F_BRANCH = Parameter("f", Interval(0, 1, left_open=True, right_open=True), typic
                      description="fraction of the mean job size carried by H2 branch 1")
 
 
-def _refined_ph(d: int, lam: float, scv: float, f: float, N: int) -> Result:
-    r = refined_jsq_ph(d, lam, hyperexponential2(1.0, scv, f), N)
-    keys = ("pi", "V", "u", "EQ", "EQ_N", "ET", "ET_N", "EW", "EW_N", "K", "truncation_bound",
-            "drift_residual", "max_real_eigenvalue", "refined_valid", "refined_invalid")
-    return Result(model="refined-jsq-ph", params={"d": r.d, "lam": r.lam, "N": r.N},
-                  values=_refined_values(r, keys), method=r.method, exactness=r.exactness,
-                  timings=r.timings)
+def _refined_ph(d: int, lam: float, scv: float, f: float, N: int) -> RefinedJSQ:
+    return refined_jsq_ph(d, lam, hyperexponential2(1.0, scv, f), N)
 
 
-def jsq_ph_model(d: int, lam: float, scv: float, f: float = 0.5) -> Result:
+def jsq_ph_model(d: int, lam: float, scv: float, f: float = 0.5) -> JSQPHComparison:
     """The registered ``jsq-ph`` model: JSQ(d), H2(mean 1, ``scv``, ``f``) service, FCFS.
 
     Returns
     -------
-    Result
-        ``values``: ``ET``, ``EQ``, ``EW``, ``tail`` (``u_1, ...`` while ``u_k >= 1e-16``),
+    JSQPHComparison
+        ``ET``, ``EQ``, ``EW``, ``tail`` (``u_1, ...`` while ``u_k >= 1e-16``),
         ``iterations``, ``residual`` (ODE drift at the fixed point), ``invariants``, ``K``,
-        ``product_form_ET`` (Li's product form, i.e. the exponential-service value) and
-        ``product_form_residual`` (max ODE drift of Li's candidate ``x_k = u_k theta``).
+        ``product_form_ET`` (Li's product form, i.e. the exponential-service value),
+        ``product_form_residual`` (max ODE drift of Li's candidate ``x_k = u_k theta``) and the
+        law's ``alpha``, ``A``.
 
     Raises
     ------
@@ -147,22 +114,16 @@ def jsq_ph_model(d: int, lam: float, scv: float, f: float = 0.5) -> Result:
     start = time.perf_counter()
     law = hyperexponential2(1.0, scv, f)
     fp = solve_jsq_ph(d, lam, law)
-    mid = time.perf_counter()
     pf_res = float(np.max(product_form_residual(d, lam, law)))
     pf_et = product_form_ET(d, lam, law)
-    values = {
-        "ET": fp.ET, "EQ": fp.EQ, "EW": fp.EW, "tail": fp.tail(), "iterations": fp.iterations,
-        "residual": fp.residual, "invariants": fp.invariants, "K": fp.K,
-        "product_form_ET": pf_et, "product_form_residual": pf_res,
-        "alpha": law.alpha.tolist(), "A": law.A.tolist(),
-    }
-    return Result(model="jsq-ph", params={"d": fp.d, "lam": fp.lam, "scv": float(scv), "f": float(f)},
-                  values=values,
-                  method=(f"cavity / level-dependent QBD iteration (as Hellemans & Van Houdt's "
-                          f"SQ_PH.m), K={fp.K} levels, {fp.iterations} iterations, "
-                          f"ODE residual {fp.residual:.1e}"),
-                  exactness=Exactness.NUMERIC,
-                  timings={"solve": mid - start, "product_form": time.perf_counter() - mid})
+    return JSQPHComparison(
+        ET=fp.ET, EQ=fp.EQ, EW=fp.EW, tail=fp.tail(), iterations=fp.iterations,
+        residual=fp.residual, invariants=fp.invariants, K=fp.K, product_form_ET=pf_et,
+        product_form_residual=pf_res, alpha=law.alpha, A=law.A,
+        method=(f"cavity / level-dependent QBD iteration (as Hellemans & Van Houdt's "
+                f"SQ_PH.m), K={fp.K} levels, {fp.iterations} iterations, "
+                f"ODE residual {fp.residual:.1e}"),
+        exactness=Exactness.NUMERIC, seconds=time.perf_counter() - start)
 
 
 REFINED_JSQ_PH = ModelSpec(
@@ -211,7 +172,7 @@ SIM_JOBS = 10**6
 def jsq_sim_model(N: int, d: int, lam: float, sizes: str = "exp",
                   scv: float | None = None, f: float | None = None, n_jobs: int = SIM_JOBS,
                   n_batches: int = 30, level: float = 0.95, rng: RngLike = None,
-                  progress: bool = False) -> Result:
+                  progress: bool = False) -> JSQEstimate:
     """The registered ``jsq-sim`` model: :func:`~symq.meanfield.simulation.simulate_jsq` with
     ``N`` servers, JSQ(``d``), per-server arrival rate ``lam``, exponential, H2(1, scv, f) or
     Erlang(k = 1/scv, mean 1) job sizes (mean 1, as ``jsq-ph``), FCFS, probes with replacement,
@@ -223,8 +184,8 @@ def jsq_sim_model(N: int, d: int, lam: float, sizes: str = "exp",
 
     Returns
     -------
-    Result
-        ``values``: ``ET``, ``EW`` (``ET - 1``), ``EQ``, ``utilisation`` as
+    JSQEstimate
+        Its values (the registered model's): ``ET``, ``EW``, ``EQ``, ``utilisation`` as
         :class:`~symq.core.simstats.ConfidenceInterval` (batch means, ``n_batches`` batches,
         confidence ``level``), ``tail`` (time-average fractions ``u_1..u_30`` of servers with at
         least ``k`` jobs, no interval), ``n_jobs``, ``n_batches``, ``jobs_per_second``.
@@ -261,19 +222,10 @@ def jsq_sim_model(N: int, d: int, lam: float, sizes: str = "exp",
         law_text = f"H2(1, scv={scv:g}, f={f:g})"
     est = simulate_jsq(N, d, lam, law, n_jobs=n_jobs, n_batches=n_batches, level=level, rng=rng,
                        progress=progress)
-    ew = est.EW
-    values = {"ET": est.ET, "EW": ew, "EQ": est.EQ, "utilisation": est.utilisation,
-              "tail": est.tail.tolist(), "n_jobs": est.n_jobs, "n_batches": est.n_batches,
-              "jobs_per_second": est.jobs_per_second}
-    return Result(model="jsq-sim",
-                  params={"N": N, "d": d, "lam": lam, "sizes": sizes, "scv": scv, "f": f,
-                          "n_jobs": est.n_jobs, "n_batches": est.n_batches, "level": level},
-                  values=values,
-                  method=(f"simulation of JSQ({d}) with N={N} servers and {law_text} job sizes "
-                          f"(Gillespie, numba), {est.n_jobs} departures, batch means over "
-                          f"{est.n_batches} batches, {level:.0%} intervals"),
-                  exactness=Exactness.SIMULATED,
-                  timings={"simulate": est.n_jobs / est.jobs_per_second})
+    return dataclasses.replace(
+        est, method=(f"simulation of JSQ({d}) with N={N} servers and {law_text} job sizes "
+                     f"(Gillespie, numba), {est.n_jobs} departures, batch means over "
+                     f"{est.n_batches} batches, {level:.0%} intervals"))
 
 
 JSQ_SIM = ModelSpec(

@@ -219,7 +219,6 @@ def refined_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, N: int,
         # the drift is linear in x, so the second-order term vanishes too.  Skipping the
         # symbolic process also avoids its cost, which grows fast with K*m.
         residual: float | None = None
-        mid = time.perf_counter()
         V = np.zeros((int(K), m))
         max_real: float | None = None
         end = time.perf_counter()
@@ -231,7 +230,6 @@ def refined_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, N: int,
         if not residual <= 1e-9:
             raise NotConverged("refined_jsq_ph: the cavity fixed point in the population drift",
                                residual, 1e-9, fp.iterations)
-        mid = time.perf_counter()
         terms = process.refined_terms(pi, params)
         end = time.perf_counter()
         V = terms.V.reshape(int(K), m)
@@ -255,4 +253,4 @@ def refined_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, N: int,
         ET_N=eq_n / lam, EW=eq / lam - mean, EW_N=eq_n / lam - mean, K=int(K),
         truncation_bound=left_out, max_real_eigenvalue=max_real, drift_residual=residual,
         refined_valid=valid, refined_invalid=why, method=method, exactness=Exactness.NUMERIC,
-        timings={"fixed_point": mid - begin, "refined": end - mid})
+        seconds=end - begin)

@@ -30,19 +30,58 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from symq.core.errors import NumericalFailure
+from symq.core.renamed import RenamedKeywordWarning
 from symq.core.result import Exactness, ResultBase
 
-__all__ = ["SupermarketFixedPoint", "RefinedJSQ", "check_means", "refined_validity", "SLACK"]
+__all__ = ["SupermarketFixedPoint", "RefinedJSQ", "JSQPHComparison", "check_means", "refined_validity", "SLACK",
+           "PARAMETER_ECHO", "former_attribute"]
 
 #: Round-off allowed outside ``[0, 1]``, on monotonicity and below 0 for a mean.
 SLACK = 1e-9
+
+#: Fields of a mean-field result that repeat the model's parameters (``d``, ``lam``, ``N``):
+#: shown by the result, but not among a registered model's values (they are its ``params``).
+PARAMETER_ECHO = ResultBase.bookkeeping | {"d", "lam", "N"}
+
+
+def former_attribute(old: str, new: str,
+                     convert: Callable[[Any], Any] = lambda value: value) -> property:
+    """A read-only property ``old`` of a result that warns and reads the field ``new``.
+
+    For a field renamed by issue 31 (``timings`` -> ``seconds``, ``mean_service`` ->
+    ``mean_size``, ``service`` -> ``sizes``), kept for one release.  ``convert`` turns the new
+    value into the old shape (``seconds`` -> ``{"total": seconds}``).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from symq.meanfield import solve_supermarket
+    >>> r = solve_supermarket(1, 0.5)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     r.timings == {"total": r.seconds}, caught[0].category.__name__
+    (True, 'RenamedKeywordWarning')
+    """
+
+    def read(self: Any) -> Any:
+        warnings.warn(f"{type(self).__name__}.{old} is now .{new}; {old} is read for one "
+                      "release", RenamedKeywordWarning, stacklevel=2)
+        return convert(getattr(self, new))
+
+    return property(read, doc=f"Former name of :attr:`{new}` (warns).")
+
+
+def _total(seconds: float) -> dict[str, float]:
+    return {"total": seconds}
 
 
 @dataclass(frozen=True)
@@ -75,11 +114,15 @@ class SupermarketFixedPoint(ResultBase):
     method : str
     exactness : Exactness
         ``exact`` for the closed form, ``numeric`` for the ODE fixed point.
-    timings : dict
-        Seconds spent.
+    seconds : float
+        Wall time of the solve.
+
+    The registered model ``supermarket`` gives every field but ``d`` and ``lam`` (its
+    parameters) as its values; ``ET_heavy_traffic`` only for ``d >= 2``.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("d", "lam", "ET", "EQ", "EW")
+    bookkeeping: ClassVar[frozenset[str]] = PARAMETER_ECHO
 
     d: int
     lam: float
@@ -95,7 +138,9 @@ class SupermarketFixedPoint(ResultBase):
     ET_heavy_traffic: float | None
     method: str
     exactness: Exactness
-    timings: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    timings = former_attribute("timings", "seconds", _total)
 
 
 @dataclass(frozen=True)
@@ -135,10 +180,15 @@ class RefinedJSQ(ResultBase):
         ``d = 1``, exponential service: the first tail value not listed in ``pi``.
     method : str
     exactness : Exactness
-    timings : dict
+    seconds : float
+        Wall time of the solve.
+
+    The registered models ``refined-jsq`` and ``refined-jsq-ph`` give every field but ``d``,
+    ``lam`` and ``N`` (their parameters) as their values, ``None`` ones left out.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("d", "lam", "N", "ET", "ET_N", "refined_valid")
+    bookkeeping: ClassVar[frozenset[str]] = PARAMETER_ECHO
 
     d: int
     lam: float
@@ -161,7 +211,66 @@ class RefinedJSQ(ResultBase):
     method: str
     exactness: Exactness
     pi_rest: float | None = None
-    timings: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    timings = former_attribute("timings", "seconds", _total)
+
+
+@dataclass(frozen=True)
+class JSQPHComparison(ResultBase):
+    """JSQ(d) with H2 job sizes: the true mean-field fixed point beside Li's product form.
+
+    What the registered model ``jsq-ph`` returns (:func:`~symq.meanfield.models.jsq_ph_model`):
+    the cavity fixed point of :func:`~symq.meanfield.jsq_ph.solve_jsq_ph` and the two numbers
+    of Li's (2010) product-form candidate ``x_k = u_k theta``
+    (:func:`~symq.meanfield.jsq_ph.product_form_ET`,
+    :func:`~symq.meanfield.jsq_ph.product_form_residual`).
+
+    Attributes
+    ----------
+    ET, EQ, EW : float
+        Mean response time, mean jobs per server, mean waiting time of the fixed point.
+    tail : list of float
+        ``u_1, u_2, ...`` while ``u_k >= 1e-16``.
+    iterations : int
+        Cavity iterations.
+    residual : float
+        ``max |dx/dt|`` of the mean-field ODE at the fixed point.
+    invariants : dict
+        Work conservation and phase-law checks of the fixed point (both ~0).
+    K : int
+        Levels of the fixed point.
+    product_form_ET : float
+        ``ET`` of Li's product form (the exponential-service value).
+    product_form_residual : float
+        Max ODE drift of Li's candidate (0 only for exponential sizes).
+    alpha, A : ndarray
+        The H2 law's phase-type representation.
+    method : str
+    exactness : Exactness
+        ``numeric``.
+    seconds : float
+        Wall time of the fixed point and of the product form together.
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("ET", "EQ", "EW", "product_form_ET",
+                                          "product_form_residual")
+
+    ET: float
+    EQ: float
+    EW: float
+    tail: list[float]
+    iterations: int
+    residual: float
+    invariants: dict[str, float]
+    K: int
+    product_form_ET: float
+    product_form_residual: float
+    alpha: NDArray[np.float64]
+    A: NDArray[np.float64]
+    method: str
+    exactness: Exactness = Exactness.NUMERIC
+    seconds: float = 0.0
 
 
 def check_means(solver: str, **means: Any) -> None:

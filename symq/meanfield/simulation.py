@@ -88,6 +88,7 @@ from .simulation_core import (
     run_seeded,
     slice_intervals,
 )
+from .results import PARAMETER_ECHO, former_attribute
 from .sizes import PhaseTypeLaw
 
 __all__ = ["JSQEstimate", "simulate_jsq", "validate_ph"]
@@ -377,13 +378,21 @@ class JSQEstimate(ResultBase):
         Batches of the batch-means intervals.
     replace : bool
         Whether the ``d`` probes were drawn with replacement.
-    mean_service : float
-        :math:`E[S]`.
+    mean_size : float
+        :math:`E[S]` (formerly ``mean_service``, read for one release with a warning).
+    method : str
+        How it was simulated.
     exactness : Exactness
         ``simulated``.
+    seconds : float
+        Wall time of the event kernel.
+
+    The registered model ``jsq-sim`` gives the fields but the run's settings (``N``, ``d``,
+    ``lam``, ``replace``, ``mean_size``) as its values.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("N", "d", "lam", "ET", "EQ", "n_jobs")
+    bookkeeping: ClassVar[frozenset[str]] = PARAMETER_ECHO | {"replace", "mean_size"}
 
     ET: ConfidenceInterval
     EW: ConfidenceInterval
@@ -397,13 +406,17 @@ class JSQEstimate(ResultBase):
     n_jobs: int
     n_batches: int
     replace: bool
-    mean_service: float
+    mean_size: float
+    method: str = "simulation of JSQ(d) (Gillespie, numba), batch means"
     exactness: Exactness = Exactness.SIMULATED
+    seconds: float = 0.0
+
+    mean_service = former_attribute("mean_service", "mean_size")
 
     @property
     def load(self) -> float:
         """Per-server load :math:`\\lambda E[S]`."""
-        return self.lam * self.mean_service
+        return self.lam * self.mean_size
 
 
 @renamed_keywords(service="sizes")
@@ -529,5 +542,6 @@ def simulate_jsq(
         n_jobs=plan.n_jobs,
         n_batches=plan.n_batches,
         replace=replace,
-        mean_service=mean_s,
+        mean_size=mean_s,
+        seconds=elapsed,
     )

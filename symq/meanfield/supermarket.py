@@ -412,7 +412,7 @@ def solve_supermarket(d: int, lam: float, method: str = "closed form", K: int | 
         d=d, lam=lam, ET=eq / lam, EQ=eq, EW=eq / lam - 1.0, P_wait=lam ** d, tail=listed,
         tail_levels=levels, tail_rest=first_left_out, truncation_bound=float(bound), K=int(K),
         ET_heavy_traffic=heavy_traffic_ET(d, lam) if d >= 2 else None, method=how,
-        exactness=exactness, timings={"solve": time.perf_counter() - start})
+        exactness=exactness, seconds=time.perf_counter() - start)
 
 
 def _check_tol(tol: Any) -> float:
@@ -493,7 +493,7 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,
             pi_rest=float(closed_form_values(1, lam, levels + 1)),
             method=("d = 1: independent M/M/1 queues, V = 0 and E[X^N] = pi exactly "
                     "(closed form; pi listed while lam^k >= 1e-16)"),
-            exactness=Exactness.EXACT, timings={"solve": time.perf_counter() - begin})
+            exactness=Exactness.EXACT, seconds=time.perf_counter() - begin)
     eq_cf = _closed_form_mean(d, lam, TOL, None)[0]
     fixed = K is not None
     if fixed:
@@ -537,4 +537,4 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,
         ET_N=eq_n / lam, EW=eq / lam - 1.0, EW_N=eq_n / lam - 1.0, K=int(K),
         truncation_bound=float(bound), max_real_eigenvalue=terms.max_real,
         drift_residual=float(fp.residual), refined_valid=valid, refined_invalid=why,
-        method=method, exactness=Exactness.NUMERIC, timings={"solve": end - begin})
+        method=method, exactness=Exactness.NUMERIC, seconds=end - begin)

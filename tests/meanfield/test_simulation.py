@@ -61,7 +61,7 @@ def test_d1_h2_matches_pollaczek_khinchine():
     pk = es + lam * es2 / (2.0 * (1.0 - lam))
     assert est.ET.contains(pk)
     assert est.utilisation.contains(lam * es)
-    assert est.mean_service == pytest.approx(1.0)
+    assert est.mean_size == pytest.approx(1.0)
 
 
 def test_large_n_close_to_mean_field_and_work_conserving():
