@@ -83,7 +83,10 @@ def mm1_ET(lam: float, mu: float = 1.0) -> float:
 
 
 def pk_EW(lam: float, mean: float, scv: float) -> float:
-    """Pollaczek-Khinchine mean wait ``lam E[X^2] / (2 (1 - lam E[X]))``, ``E[X^2] = mean^2 (1+scv)``."""
+    """Pollaczek-Khinchine mean wait ``lam E[X^2] / (2 (1 - lam E[X]))``.
+
+    Here ``E[X^2] = mean^2 (1+scv)``.
+    """
     return lam * mean * mean * (1.0 + scv) / (2.0 * (1.0 - lam * mean))
 
 
@@ -125,7 +128,7 @@ def em_m1_ET(m: int, lam_total: float, mu: float = 1.0) -> float:
 
 
 def window_moments(beta: float, p: float) -> tuple[float, float]:
-    """Time-average ``E[W]`` and ``E[W^2]`` of AIMD with ``a = 1``, loss rate ``p w``, ``W -> beta W``.
+    """Time-average ``E[W]``, ``E[W^2]`` of AIMD: ``a = 1``, loss rate ``p w``, ``W -> beta W``.
 
     Pre-loss windows: ``V = W_pre^2`` follows ``V' = q V + E/mu0`` with ``q = beta^2``,
     ``mu0 = p/2``, so ``U = mu0 V = sum_j q^j E_j`` and ``E[U^s] = Gamma(1+s) sum_j c_j q^(js)``,

@@ -1,4 +1,4 @@
-"""Start-up time of symq: ``symq --version``, ``symq --help``, ``import symq``, ``import symq.core``.
+"""Start-up time of ``symq --version``, ``symq --help``, ``import symq``, ``import symq.core``.
 
 Each is timed as a whole process (interpreter start, imports, exit), several runs, beside the
 baseline ``python -c pass`` (the interpreter alone), run in turn A B A B ... so that a drift of

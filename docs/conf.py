@@ -1,4 +1,6 @@
-"""Sphinx configuration of the symq documentation (``sphinx-build -W -b html docs docs/_build/html``).
+"""Sphinx configuration of the symq documentation.
+
+Built with ``sphinx-build -W -b html docs docs/_build/html``.
 
 The pages are MyST Markdown, the tutorials Jupyter notebooks executed by myst-nb at every build;
 the API reference is generated from the numpydoc docstrings

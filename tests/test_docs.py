@@ -74,7 +74,8 @@ def test_the_notebooks_ran_and_their_numbers_agree_with_independent_values(site)
     Each notebook prints a value beside an independent one; the test reads both off the page."""
     me = _text(site / "notebooks" / "me-fit-and-queue.html")
     assert "Traceback" not in me and "NEGATIVE" in me and "NONNEGATIVE" in me
-    fit, pk = re.search(r"E\[W\] from the fit ([0-9.]+), Pollaczek-Khinchine ([0-9.]+)", me).groups()
+    fit, pk = re.search(r"E\[W\] from the fit ([0-9.]+), Pollaczek-Khinchine ([0-9.]+)",
+                        me).groups()
     assert abs(float(fit) - float(pk)) < 1e-9          # the fit matches m1, m2: same mean wait
     for fitted, mean, half in re.findall(r"P\(W > [0-9.]+\): fit ([0-9.]+), simulation "
                                          r"([0-9.]+) ± ([0-9.]+)", me):

@@ -99,7 +99,8 @@ def _inside(domain: Any, typical: Any) -> st.SearchStrategy[str]:
         size = max(1, getattr(domain, "min_length", 1))
         if typical is not None:
             base = ",".join(f"{float(v):g}" for v in np.ravel(np.asarray(typical, dtype=float)))
-            return st.one_of(st.just(base), st.lists(entry, min_size=size, max_size=6).map(",".join))
+            return st.one_of(st.just(base),
+                             st.lists(entry, min_size=size, max_size=6).map(",".join))
         return st.lists(entry, min_size=size, max_size=6).map(",".join)
     if isinstance(domain, Expression):
         return st.sampled_from(["0.5*w", "1", "w/2", "0.01*w", "1e-4*w", "1e-3*w**2"])

@@ -190,7 +190,8 @@ def _gamma(a: F) -> F:
 
 def _constant_power(k: int) -> F:
     """``(1 + 1/10^k)^(10^k)``: tends to E; folding it in double precision gives 1."""
-    return F(f"(1 + 1/10^{k})^(10^{k})", lambda p: (1 + mpmath.mpf(10) ** -k) ** (mpmath.mpf(10) ** k))
+    return F(f"(1 + 1/10^{k})^(10^{k})",
+             lambda p: (1 + mpmath.mpf(10) ** -k) ** (mpmath.mpf(10) ** k))
 
 
 def _sum(power: int, high: str) -> F:

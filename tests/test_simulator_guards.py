@@ -152,7 +152,8 @@ def test_attained_guard_names_d() -> None:
     # 401 age layers x B=30 x d terms per evaluation <= PROBE_TERMS_LIMIT; before: minutes
     largest = int(PROBE_TERMS_LIMIT // (401 * 30))
     status, line = _cli("attained", "policy=LEW", "d=1000000", "lam=0.5", "scv=4")
-    assert status == 2 and line.startswith(f"symq: error: parameter d=1000000 must be <= {largest} ")
+    assert status == 2 and line.startswith(
+        f"symq: error: parameter d=1000000 must be <= {largest} ")
 
 
 @pytest.mark.parametrize("model, params", [

@@ -2,8 +2,9 @@
 
 E. Hyytiä, R. Righter, "Optimal Size-Aware Dispatching Rules via Value Iteration and Some
 Numerical Investigations", arXiv 2402.08142.  Identical FCFS servers (two, and three to four
-for the claims on larger systems), Poisson arrivals, exponential sizes with mean 1.  The value iteration (:mod:`symq.dispatch.vi`) is calibrated on
-policies with exact mean response times, the optimal policy it exports is simulated
+for the claims on larger systems), Poisson arrivals, exponential sizes with mean 1.  The value
+iteration (:mod:`symq.dispatch.vi`) is calibrated on policies with exact mean response times,
+the optimal policy it exports is simulated
 (an unbiased check of its mean response time) and compared with every heuristic (exact
 formulas, or simulation for FPI from SITA), and the structure the report describes is tested
 on the computed value function.

@@ -337,7 +337,8 @@ def derivation() -> Derivation:
                 "depending on the occupancy vector; the fixed point solves "
                 "$\\pi Q(\\pi) = 0$.")
     der.add("Block-structured generator",
-            sp.Eq(sp.Symbol("Q(x)"), sp.Symbol("tridiag(A_2^{(k)}(x), A_1^{(k)}(x), A_0^{(k)}(x))")),
+            sp.Eq(sp.Symbol("Q(x)"),
+                  sp.Symbol("tridiag(A_2^{(k)}(x), A_1^{(k)}(x), A_0^{(k)}(x))")),
             "Row $k$ of the block-tridiagonal generator; rows sum to zero: "
             "$(A_0^{(k)} + A_1^{(k)} + A_2^{(k)}) \\mathbf{1} = 0$.")
     der.add("Truncation at level K", sp.Eq(UK, A1K + sp.MatrixSymbol("D_K", m, m)),

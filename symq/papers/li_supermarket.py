@@ -245,7 +245,8 @@ def _ph_claims(quick: bool) -> list[Claim]:
             "1 + lam (1 + SCV)/(2(1 - lam))",
             lambda p: true_fcfs({**p, "d": 1}), pollaczek_khinchine,
             [{"lam": lam, "scv": scv} for lam in (0.5, 0.7) for scv in (4.0, 10.0)],
-            tolerance=1e-8, error=relative_error, evidence=(Evidence.NUMERIC, Evidence.CLOSED_FORM)),
+            tolerance=1e-8, error=relative_error,
+            evidence=(Evidence.NUMERIC, Evidence.CLOSED_FORM)),
         Claim(
             "the PH fixed point agrees with simulation at N = 1000", REFINED,
             f"JSQ(2), lam = 0.8, H2 service (SCV 4): the mean-field E[T] agrees within "
@@ -271,8 +272,8 @@ def _regime(point: Mapping[str, Any]) -> str:
     scan = _tail_scan(point["d"], point["lam"], point["beta"], tuple(point["phases"]))
     if scan.regime == "undecided":
         raise Inconclusive(f"levels to reach u_k < {scan.eps:g} over scales "
-                           f"{[f'{s:.0e}' for s in scan.scales]}: {list(scan.levels)} show no clear "
-                           "regime")
+                           f"{[f'{s:.0e}' for s in scan.scales]}: {list(scan.levels)} show no "
+                           "clear regime")
     return f"{scan.regime}, K = {list(scan.levels)}"
 
 

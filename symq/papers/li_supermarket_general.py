@@ -1,4 +1,4 @@
-"""Claims on JSQ(d) with general job sizes: the fitted-PH fixed point against simulation of the true law.
+"""Claims on JSQ(d) with general sizes: the fitted-PH fixed point against simulating the true law.
 
 Li (2010) treats JSQ(d) with *general* service times; symq's mean-field solver needs a
 phase-type law.  These claims put the chain of :func:`symq.meanfield.service_fit.fit_phase_type`

@@ -99,9 +99,9 @@ def exact_certification_claims() -> list[Claim]:
         "polynomial G(t, x, u)/(1 + u^2)^N in x = e^-t/q, u = tan(omega t/2), and the "
         "factorisation of G over Q with exact real-root counting decides it (touching zeros are "
         "even powers; the rest goes to interval arithmetic only when it has several variables, "
-        "and in (t, x) or (x, u) it then has no touching zero).  The statement holds at a point if certify fails to "
-        "decide it with a re-verified certificate; it fails at every point of " + _corpus_text()
-        + ".  Not claimed for irrational poles",
+        "and in (t, x) or (x, u) it then has no touching zero).  The statement holds at a point "
+        "if certify fails to decide it with a re-verified certificate; it fails at every point of "
+        + _corpus_text() + ".  Not claimed for irrational poles",
         undecided, _points(), evidence=(Evidence.EXACT, Evidence.CERTIFIED),
         expected=Status.FAILS)
     return [decides, refuted]

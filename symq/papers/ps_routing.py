@@ -60,8 +60,9 @@ def _farm(rng: np.random.Generator, K: int, equal_costs: bool = False) -> dict[s
     return {"C": C, "w": w, "rho": float(C.sum() * rng.uniform(0.02, 0.98))}
 
 
-def _random_farms(n: int, k_min: int = 2, k_max: int = 8, *, equal_costs: bool = False,
-                  large: int | None = None) -> Callable[[np.random.Generator], list[dict[str, Any]]]:
+def _random_farms(
+        n: int, k_min: int = 2, k_max: int = 8, *, equal_costs: bool = False,
+        large: int | None = None) -> Callable[[np.random.Generator], list[dict[str, Any]]]:
     def sample(rng: np.random.Generator) -> list[dict[str, Any]]:
         points = [_farm(rng, int(rng.integers(k_min, k_max + 1)), equal_costs) for _ in range(n)]
         if large is not None:
@@ -249,8 +250,8 @@ def _structural_claims() -> list[Claim]:
               limit, near_capacity, all_servers, tolerance=1e-5, error=relative_error,
               evidence=Evidence.CLOSED_FORM, seed=23),
         Claim.predicate("PoA bound is tight", SECTION_5,
-                        "w = 1, C = (1e12, 1, ..., 1), rho = sum C - 0.01: K(1 - 1e-4) < PoA <= K = "
-                        "|S^OPT|, so the bound PoA <= |S^OPT| cannot be improved",
+                        "w = 1, C = (1e12, 1, ..., 1), rho = sum C - 0.01: K(1 - 1e-4) < PoA "
+                        "<= K = |S^OPT|, so the bound PoA <= |S^OPT| cannot be improved",
                         tight, [{"K": K} for K in (2, 3, 5, 8)], evidence=Evidence.CLOSED_FORM),
     ]
 
@@ -323,7 +324,8 @@ def _unbounded_claims() -> list[Claim]:
 _SIM_FARMS = (((4.0, 2.0, 1.0), (1.0, 2.0, 4.0), 3.5), ((1.0, 1.0), (1.0, 3.0), 1.2))
 _SIM_LAWS = ("exponential", "deterministic", "hyperexponential")
 _SIM_SCV = {"exponential": 1.0, "deterministic": 0.0, "hyperexponential": 4.0}
-#: The point label of each law -> ``sizes=`` and ``scv=`` of the simulator (:data:`symq.laws.SIZE_LAWS`).
+#: The point label of each law -> ``sizes=`` and ``scv=`` of the simulator
+#: (:data:`symq.laws.SIZE_LAWS`).
 _SIM_SIZES = {"exponential": ("exp", None), "deterministic": ("det", None),
               "hyperexponential": ("h2", _SIM_SCV["hyperexponential"])}
 #: Relative tolerance of the insensitivity claim: the runs (2e6 jobs per server) resolve about

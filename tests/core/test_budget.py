@@ -16,7 +16,8 @@ def test_quick_work_finishes():
 
 def test_slow_work_is_stopped_with_a_named_error():
     start = time.perf_counter()
-    with pytest.raises(DerivationTimeout, match="the endless loop exceeded its time budget of 0.2 s"):
+    with pytest.raises(DerivationTimeout,
+                       match="the endless loop exceeded its time budget of 0.2 s"):
         with time_budget(0.2, "the endless loop"):
             while True:
                 pass

@@ -29,7 +29,8 @@ def _mm1(rho, scale=1.0):
 
 TOY = registry.ModelSpec(
     "toy-renamed", "M/M/1 mean number (a toy with renamed parameters)",
-    (Parameter("rho", Interval(0.0, 1.0, True, True), typical=0.5), Parameter("scale", PositiveReal(), required=False, default=1.0)),
+    (Parameter("rho", Interval(0.0, 1.0, True, True), typical=0.5),
+     Parameter("scale", PositiveReal(), required=False, default=1.0)),
     _mm1, renamed={"load": "rho"})
 PLAIN = registry.ModelSpec("toy-plain", "M/M/1 mean number, no renames",
                            (Parameter("rho", Interval(0.0, 1.0, True, True), typical=0.5),), _mm1)

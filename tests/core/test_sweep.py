@@ -1,4 +1,4 @@
-"""Tests of symq.core.sweep: grids, axis parsing, and sweeps on the serial, process and Dask backends."""
+"""Tests of symq.core.sweep: grids, axis parsing, sweeps on the serial, process, Dask backends."""
 
 from __future__ import annotations
 
