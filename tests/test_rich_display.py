@@ -19,6 +19,7 @@ import math
 import pkgutil
 import re
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -97,7 +98,8 @@ def _core() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
 
     return {
         Claim: claim,
-        registry.ModelSpec: lambda: (registry.get_model("supermarket"), ["**supermarket**", "`lam`"]),
+        registry.ModelSpec: lambda: (registry.get_model("supermarket"),
+                                     ["**supermarket**", "`lam`"]),
         registry.PaperSpec: lambda: (registry.get_paper("awp"), ["**awp**", "symq derive awp"]),
         registry.ModelKind: lambda: (registry.get_model_kind("window"), ["**window**",
                                                                           "`increase`"]),
@@ -140,7 +142,9 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         pade_fit,
         simulate_mg1_waiting,
     )
+    from symq.me import model as me_model
     from symq.me.certification.factorisation import ExactProof
+    from symq.me.mg1 import MG1Simulation, solve_mg1_sim
 
     s = sp.Symbol("s")
 
@@ -165,6 +169,16 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         est = simulate_mg1_waiting(ME.exponential(1), 0.5, [1.0], n_jobs=4000, n_batches=5, rng=3)
         return est, [str(est.EW), "| `P(W > 1)` |"]
 
+    def me_fit():
+        # moments 1, 3/2, 3 are Erlang(2, 2)'s: f*(s) = 4/(s + 2)^2, a double pole at -2
+        r = me_model.solve((1, Fraction(3, 2), 3))
+        return r, ["| `order` | 2 |", "NONNEGATIVE", "re=-2, im=0, multiplicity=2"]
+
+    def mg1_sim():
+        # M/M/1, lam = 1/2, mu = 1: E[W] = rho/(mu - lam) = 1, E[T] = 1/(mu - lam) = 2
+        r = solve_mg1_sim(0.5, n_jobs=4000, n_batches=5, rng=3)
+        return r, [f"| `EW_exact` | {g(0.5 / (1 - 0.5))} |", f"| `ET_exact` | {g(1 / (1 - 0.5))} |"]
+
     return {
         ME: lambda: (ME.erlang(2, 3), [r"\frac{9}{s^{2} + 6 s + 9}", "| `mean` | 2/3 |"]),
         RationalLST: lambda: (ME.erlang(2, 3).lst, [r"\frac{9}{s^{2} + 6 s + 9}"]),
@@ -180,6 +194,8 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
             ["**Exact proof", "(4*x - 3)^2: even power", "0.2876820725"]),
         WaitingTime: waiting,
         WaitingTimeEstimate: waiting_sim,
+        me_model.MEFit: me_fit,
+        MG1Simulation: mg1_sim,
         PhaseType: lambda: (PhaseType([0.3, 0.7], [[-2.0, 1.0], [0.0, -3.0]], name="demo"),
                             # mean alpha (-A)^{-1} 1 = 0.3 (1/2 + 1/6) + 0.7/3
                             [g(0.3 * (0.5 + 1 / 6) + 0.7 / 3), r"\alpha"]),
