@@ -156,7 +156,7 @@ def main(repeats: int = 15) -> None:
         ours[name] = (certificate, times)
     fits = {n: [float(m) for m in _lognormal_moments(0.8, 2 * n - 1)] for n in range(2, 7)}
     our_fits = {}
-    for n, moments in fits.items():
+    for n in fits:
         times = []
         for _ in range(repeats):
             start = time.perf_counter()

@@ -30,6 +30,7 @@ import scipy.linalg
 import sympy as sp
 
 import symq.me.certification as certify_module
+from symq.core.errors import SymqError
 from symq.me.transform import RationalLST
 
 certify = certify_module.certify
@@ -56,7 +57,10 @@ def _cos(c, a, b):  # L{c e^{-a t} cos(b t)}
 def instances(n: int) -> list[tuple[str, bool, RationalLST]]:
     """(name, is_density, transform) of order n."""
     out: list[tuple[str, bool, RationalLST]] = []
-    extra = lambda first, c: sum(_exp(c, k) for k in range(first, first + n - 3))  # noqa: E731
+
+    def extra(first: int, c: sp.Expr) -> sp.Expr:
+        return sum(_exp(c, k) for k in range(first, first + n - 3))
+
     # --- densities
     out.append(("erlang", True, _lst((Q(n) / (s + n)) ** n)))
     out.append(("hyperexp", True, _lst(sum(_exp(Q(i * i), i) for i in range(1, n + 1)))))
@@ -149,7 +153,7 @@ def classical_pade(sigma2: sp.Rational, n: int) -> RationalLST | None:
     try:
         sol = sp.Matrix(rows).LUsolve(sp.Matrix(rhs))
         return RationalLST.from_coefficients(list(sol[n:]), list(sol[:n]) + [1])
-    except Exception:  # singular system or degenerate order
+    except (ValueError, ZeroDivisionError, SymqError):  # singular system or degenerate order
         return None
 
 

@@ -239,8 +239,8 @@ class ME(Distribution):
         return self._lst.expr
 
     def moments(self, K: int) -> list[sp.Rational]:
-        """Exact raw moments :math:`m_1, \\dots, m_K` (:math:`m_k = k!\\,r_k`; derivations/me-pade.md,
-        step 2)."""
+        """Exact raw moments :math:`m_1, \\dots, m_K` (:math:`m_k = k!\\,r_k`;
+        derivations/me-pade.md, step 2)."""
         self._check_order(K, "K")
         return self._lst.moments(int(K)) if int(K) > 0 else []
 
@@ -414,7 +414,8 @@ class ME(Distribution):
         Tests the necessary pole conditions (all poles in Re < 0, a real dominant pole with a
         positive leading coefficient: :func:`symq.me.evaluation.pole_problem`), then the sign
         of :math:`f` and the monotonicity of :math:`F` on the sampling grid (about 5000-70000
-        points up to the time where :math:`1 - F \\le 10^{-16}`), each beyond its float round-off bound.
+        points up to the time where :math:`1 - F \\le 10^{-16}`), each beyond its float
+        round-off bound.
         This is a numerical check, not a certificate: see :mod:`symq.me.certification`.
 
         Raises
@@ -447,9 +448,10 @@ class ME(Distribution):
 
         With :math:`U` uniform on [0, 1) from :func:`symq.core.randomness.as_generator`
         (``rng``), returns :math:`F^{-1}(U)` for :math:`U < 1/2` and :math:`\bar F^{-1}(1 - U)`
-        otherwise (both ends at full float resolution), solved by :meth:`icdf`/:meth:`iccdf` to a few ulps: the sample
-        is the exact inversion of :math:`F` up to float64 rounding (no interpolation error).  The
-        same seed gives the same sample.  Valid for any ME density, PH or not.
+        otherwise (both ends at full float resolution), solved by :meth:`icdf`/:meth:`iccdf` to
+        a few ulps: the sample is the exact inversion of :math:`F` up to float64 rounding (no
+        interpolation error).  The same seed gives the same sample.  Valid for any ME density, PH
+        or not.
 
         Raises
         ------
@@ -488,8 +490,9 @@ class ME(Distribution):
         The shared path of :meth:`symq.laws.Distribution.to_scipy` (its
         ``ScipyAdapter``, plus this law's ``iccdf``:
         :class:`~symq.me.scipy_adapter.MEScipyAdapter`).  Its ``pdf``, ``cdf``, ``ccdf``,
-        ``icdf``, ``iccdf``, ``moment`` and ``sample`` are this object's; scipy supplies everything else (``logpdf``, ``median``, ``entropy``, plots,
-        shifting/scaling ``X * 2 + 1``).
+        ``icdf``, ``iccdf``, ``moment`` and ``sample`` are this object's; scipy supplies
+        everything else (``logpdf``, ``median``, ``entropy``, plots, shifting/scaling
+        ``X * 2 + 1``).
 
         Raises
         ------

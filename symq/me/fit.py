@@ -1,4 +1,5 @@
-r"""Fit an ME distribution to a target: classical and extended Padé over orders, keep certified fits.
+r"""Fit an ME distribution to a target: classical and extended Padé over orders, keep certified
+fits.
 
 Angius, Horváth et al. (2014): classical Padé may return a function that is not a density, and
 prescribing the behaviour around zero (f(0), f'(0), ...) can avoid that and fit the shape better.
@@ -420,7 +421,8 @@ def fit(target: Target | Sequence[Any], order_max: int = 6, method: str = "auto"
     >>> fit([1, "0.5", 3])
     Traceback (most recent call last):
     ...
-    symq.core.errors.InvalidMoments: no distribution on [0, inf) has these moments: Stieltjes condition fails: m2 - m1^2 = -1/2 < 0 (a negative variance)
+    symq.core.errors.InvalidMoments: no distribution on [0, inf) has these moments: Stieltjes
+    condition fails: m2 - m1^2 = -1/2 < 0 (a negative variance)
     """
     if isinstance(order_max, bool) or not isinstance(order_max, int) \
             or not 1 <= order_max <= MAX_ORDER:

@@ -36,7 +36,8 @@ from .transform import RationalLST, to_rational
 
 __all__ = ["moment_order", "stieltjes_check", "MAX_DPS"]
 
-#: Safety factor of the default relative rank / semidefiniteness tolerance (see :func:`moment_order`).
+#: Safety factor of the default relative rank / semidefiniteness tolerance
+#: (see :func:`moment_order`).
 _TOL_FACTOR = 1000
 
 #: Largest working precision accepted (mpmath at d digits costs about d^1.6 per operation).
@@ -63,7 +64,8 @@ def _label(kind: str, i: int) -> str:
 
 
 def parse_data(values: Any, kind: str, dps: int) -> MomentData:
-    """Convert inputs to exact Fractions; classify exactness; check finite (and positive for moments)."""
+    """Convert inputs to exact Fractions; classify exactness; check finite (and positive for
+    moments)."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise InvalidParameter(kind, values, "a sequence of numbers")
     domain = "a finite positive number" if kind == "moments" else "a finite real number"
@@ -151,7 +153,8 @@ def hankel_entries(r: Sequence[Any], n: int) -> tuple[list[list[Any]], list[Any]
     return matrix, rhs
 
 
-def _hankel_nonsingular(r: Sequence[Any], p: int, exact: bool, tol: float) -> tuple[bool, float | None]:
+def _hankel_nonsingular(r: Sequence[Any], p: int, exact: bool, tol: float
+                        ) -> tuple[bool, float | None]:
     matrix, _ = hankel_entries(list(r) + [0] * (2 * p - len(r)), p)
     if exact:
         return determinant(matrix) != 0, None
@@ -181,8 +184,8 @@ def require_stieltjes(m: Sequence[Any], exact: bool, tol: float | None, dps: int
         else:
             top = 2 * size - 2 + shift
             entries = "m_(i+j)" if shift == 0 else "m_(i+j+1)"
-            what = (f"the Hankel matrix [{entries}]_(i,j=0..{size - 1}) (m0 = 1, uses m{shift}..m{top})"
-                    f" is not positive semidefinite (determinant {_fmt(det)})")
+            what = (f"the Hankel matrix [{entries}]_(i,j=0..{size - 1}) (m0 = 1, uses "
+                    f"m{shift}..m{top}) is not positive semidefinite (determinant {_fmt(det)})")
         raise InvalidMoments(
             f"no distribution on [0, inf) has these moments: Stieltjes condition fails: {what}"
             + ("" if exact else f" (relative tolerance {t:.2g})"))
@@ -195,8 +198,9 @@ def stieltjes_check(moments: Sequence[Any], *, tol: float | None = None, dps: in
     The Stieltjes conditions: with :math:`m_0 = 1`, the Hankel matrices :math:`[m_{i+j}]` and
     :math:`[m_{i+j+1}]` (as large as the moments allow) are positive semidefinite.  For exact input
     the test is exact (pivoted :math:`LDL^T` in rationals); for floats it is applied to the
-    Jacobi-scaled matrices (unit diagonal) with a relative tolerance ``tol`` (default ``1000 * size``
-    times the input precision, i.e. ``2**-53`` for python floats, :math:`10^{-dps}` for mpf).
+    Jacobi-scaled matrices (unit diagonal) with a relative tolerance ``tol`` (default
+    ``1000 * size`` times the input precision, i.e. ``2**-53`` for python floats,
+    :math:`10^{-dps}` for mpf).
 
     Raises
     ------
@@ -211,7 +215,8 @@ def stieltjes_check(moments: Sequence[Any], *, tol: float | None = None, dps: in
     >>> stieltjes_check([1, "0.5"])
     Traceback (most recent call last):
     ...
-    symq.core.errors.InvalidMoments: no distribution on [0, inf) has these moments: Stieltjes condition fails: m2 - m1^2 = -1/2 < 0 (a negative variance)
+    symq.core.errors.InvalidMoments: no distribution on [0, inf) has these moments: Stieltjes
+    condition fails: m2 - m1^2 = -1/2 < 0 (a negative variance)
     """
     dps = check_dps(dps)
     data = parse_data(moments, "moments", dps)
@@ -226,7 +231,8 @@ def stieltjes_check(moments: Sequence[Any], *, tol: float | None = None, dps: in
 # ====================================================================== moment order
 def moment_order(moments: Sequence[Any], *, tol: float | None = None, dps: int = 50,
                  exact: bool | None = None) -> int:
-    r"""The moment order: the largest ``p <= (k+1)/2`` whose Hankel matrix :math:`H_p` is nonsingular.
+    r"""The moment order: the largest ``p <= (k+1)/2`` whose Hankel matrix :math:`H_p` is
+    nonsingular.
 
     :math:`H_p = [r_{i+j}]_{i,j<p}`, :math:`r_k = m_k / k!` (Bodrog, Horváth, Telek 2008).
     For the moments of an order-``p`` ME :math:`H_p` is nonsingular and every larger one singular
@@ -250,7 +256,8 @@ def moment_order(moments: Sequence[Any], *, tol: float | None = None, dps: int =
     dps : int
         Working digits for floating input.
     exact : bool, optional
-        Force exact (floats converted exactly) or mpmath arithmetic; default: exact iff all inputs are.
+        Force exact (floats converted exactly) or mpmath arithmetic; default: exact iff all
+        inputs are.
 
     Examples
     --------

@@ -4,7 +4,8 @@ An order-``n`` ME distribution without an atom has the Laplace-Stieltjes transfo
 
 .. math::
 
-    f^*(s) = \frac{N(s)}{D(s)} = \frac{b_0 + \dots + b_{n-1}s^{n-1}}{a_0 + \dots + a_{n-1}s^{n-1} + s^n},
+    f^*(s) = \frac{N(s)}{D(s)}
+           = \frac{b_0 + \dots + b_{n-1}s^{n-1}}{a_0 + \dots + a_{n-1}s^{n-1} + s^n},
     \qquad b_0 = a_0,
 
 with ``2n - 1`` free parameters (derivations/me-pade.md, step 1).  This module determines them
@@ -12,9 +13,10 @@ from data (Angius, Horváth et al., Math. Probl. Eng. 2014, ID 610907):
 
 * **classical Padé** (derivations/me-pade.md, steps 4-7): the ``2n - 1`` moments
   :math:`m_1..m_{2n-1}` fix the ``[n-1/n]`` Padé approximant of the moment series
-  :math:`\sum_k r_k u^k`, ``u = -s``, :math:`r_k = m_k/k!`.  The denominator solves the Hankel system
-  :math:`H_n (Q_n, \dots, Q_1)^T = -(r_n, \dots, r_{2n-1})^T`, :math:`H_n = [r_{i+j}]_{i,j<n}`
-  (:func:`hankel_system`); the numerator is :math:`P_k = \sum_{j \le k} Q_j r_{k-j}`.
+  :math:`\sum_k r_k u^k`, ``u = -s``, :math:`r_k = m_k/k!`.  The denominator solves the Hankel
+  system :math:`H_n (Q_n, \dots, Q_1)^T = -(r_n, \dots, r_{2n-1})^T`,
+  :math:`H_n = [r_{i+j}]_{i,j<n}` (:func:`hankel_system`); the numerator is
+  :math:`P_k = \sum_{j \le k} Q_j r_{k-j}`.
 * **two-point Padé** (the paper's extension; derivations/me-pade.md, steps 8-10): ``J`` values
   :math:`d_j = f^{(j)}(0)` of the density at zero, i.e. coefficients of the expansion at
   :math:`s = \infty`, replace ``J`` moments, ``K + J = 2n - 1``.  Moment and zero equations form one
@@ -130,8 +132,9 @@ class PadeResult(ResultBase):
         The order implied by the number of data when a lower moment order was detected and used
         (``order=None`` only), else None.
     residual : float
-        Largest relative error of the fitted moments :math:`m_1..m_K` and values at zero (relative to
-        the time scale) against the inputs, computed exactly from :attr:`lst`; 0 in exact mode.
+        Largest relative error of the fitted moments :math:`m_1..m_K` and values at zero
+        (relative to the time scale) against the inputs, computed exactly from :attr:`lst`; 0 in
+        exact mode.
     method : str
         ``"classical Padé (Hankel system)"`` (``J = 0``) or ``"two-point Padé"`` (``J > 0``).
     """
@@ -166,8 +169,9 @@ def _two_point_entries(r: Sequence[Any], d: Sequence[Any], n: int
     """The s-form system (derivations/me-pade.md, steps 4 and 8-9) in unknowns
     (a_0..a_{n-1}, b_0..b_{n-1}).
 
-    Rows ``k = 0..K`` (``K = 2n-1-J``): :math:`b_k - \\sum_{i \\le \\min(k, n-1)} a_i c_{k-i} = c_{k-n}`
-    (``b_k = 0`` for ``k >= n``, right side 0 for ``k < n``); rows ``j = 0..J-1``:
+    Rows ``k = 0..K`` (``K = 2n-1-J``):
+    :math:`b_k - \\sum_{i \\le \\min(k, n-1)} a_i c_{k-i} = c_{k-n}` (``b_k = 0`` for
+    ``k >= n``, right side 0 for ``k < n``); rows ``j = 0..J-1``:
     :math:`b_{n-1-j} - \\sum_{i=1}^{\\min(j, n)} a_{n-i} d_{j-i} = d_j` (``b_m = 0`` for ``m < 0``).
     """
     J = len(d)
@@ -231,7 +235,8 @@ def _as_sympy(value: Any, name: str) -> sp.Expr:
 
 def _sympify_reduced(reduced_moments: Sequence[Any], needed: int, n: int) -> list[sp.Expr]:
     if isinstance(reduced_moments, (str, bytes)) or not hasattr(reduced_moments, "__iter__"):
-        raise InvalidParameter("reduced_moments", str(reduced_moments)[:80], "a sequence of numbers")
+        raise InvalidParameter("reduced_moments", str(reduced_moments)[:80],
+                               "a sequence of numbers")
     r = [_as_sympy(x, f"reduced_moments[{i}]") for i, x in enumerate(reduced_moments)]
     if len(r) < needed:
         raise InvalidParameter("reduced_moments", f"{len(r)} values", f"at least {needed} values "
@@ -246,11 +251,12 @@ def _sympify_reduced(reduced_moments: Sequence[Any], needed: int, n: int) -> lis
 def hankel_system(reduced_moments: Sequence[Any], n: int) -> tuple[sp.Matrix, sp.Matrix]:
     r"""The Hankel system of classical Padé moment matching of order ``n``.
 
-    :math:`H_n x = y` with :math:`H_n = [r_{i+j}]_{i,j=0..n-1}`, :math:`y = -(r_n, \dots, r_{2n-1})^T`
-    and unknowns :math:`x = (Q_n, Q_{n-1}, \dots, Q_1)^T`, the denominator of the ``[n-1/n]`` Padé
-    approximant :math:`P(u)/Q(u)`, :math:`Q(0) = 1`, of :math:`\sum_k r_k u^k`, ``u = -s``
-    (Angius, Horváth et al. 2014).  :func:`pade_fit` solves exactly this system (in floating mode
-    built from the moments normalised to :math:`m_1 = 1` and equilibrated before elimination).
+    :math:`H_n x = y` with :math:`H_n = [r_{i+j}]_{i,j=0..n-1}`,
+    :math:`y = -(r_n, \dots, r_{2n-1})^T` and unknowns :math:`x = (Q_n, Q_{n-1}, \dots, Q_1)^T`,
+    the denominator of the ``[n-1/n]`` Padé approximant :math:`P(u)/Q(u)`, :math:`Q(0) = 1`, of
+    :math:`\sum_k r_k u^k`, ``u = -s`` (Angius, Horváth et al. 2014).  :func:`pade_fit` solves
+    exactly this system (in floating mode built from the moments normalised to :math:`m_1 = 1`
+    and equilibrated before elimination).
 
     Parameters
     ----------
@@ -285,9 +291,9 @@ def two_point_system(reduced_moments: Sequence[Any], zero: Sequence[Any], n: int
                      ) -> tuple[sp.Matrix, sp.Matrix]:
     r"""The linear system of two-point Padé matching (moments and behaviour at zero).
 
-    With ``J = len(zero)`` prescribed values :math:`d_j = f^{(j)}(0)` and ``K = 2n - 1 - J`` moments,
-    the unknowns are :math:`x = (a_0, \dots, a_{n-1}, b_0, \dots, b_{n-1})^T` (``a_n = 1``) and the
-    ``2n`` equations are, with :math:`c_k = (-1)^k r_k`,
+    With ``J = len(zero)`` prescribed values :math:`d_j = f^{(j)}(0)` and ``K = 2n - 1 - J``
+    moments, the unknowns are :math:`x = (a_0, \dots, a_{n-1}, b_0, \dots, b_{n-1})^T` (``a_n = 1``)
+    and the ``2n`` equations are, with :math:`c_k = (-1)^k r_k`,
 
     * ``k = 0..K`` (expansion at :math:`s = 0`):
       :math:`b_k - \sum_{i=0}^{\min(k,n)} a_i c_{k-i} = 0` (``b_k = 0`` for ``k >= n``);
@@ -333,8 +339,8 @@ def _resolve_order(k: int, J: int, order: Any) -> tuple[int, int]:
             raise InvalidParameter("moments", [], "at least one moment (or value at zero)")
         if (k + J) % 2 == 0:
             raise InvalidParameter(
-                "moments", f"{k} values", f"2n - 1 - J values for some order n (with J = {J} values "
-                f"at zero, k + J = {k + J} must be odd)",
+                "moments", f"{k} values", f"2n - 1 - J values for some order n (with J = {J} "
+                f"values at zero, k + J = {k + J} must be odd)",
                 f"give {k - 1 if k > 0 else 1} or {k + 1} moments, or pass order=")
         if (k + J + 1) // 2 > MAX_ORDER:
             raise InvalidParameter("moments", f"{k} values", f"at most {2 * MAX_ORDER - 1 - J} "
@@ -508,11 +514,11 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
         Prescribed :math:`d_j = f^{(j)}(0)`, ``j = 0..J-1``.  Zeros lower the numerator degree
         (lognormal, Weibull-like targets).
     dps : int
-        Working decimal digits of the mpmath solve (floating mode).  mpf inputs are taken as accurate
-        to ``dps`` digits.  The moments of the rounded rational transform can be far more sensitive
-        than its coefficients (slow poles with tiny weights); when they would match the inputs to
-        fewer than ``0.8 dps`` digits, the solve is repeated with more working digits (up to
-        ``8 dps``; ``PadeResult.dps`` is the precision finally used).
+        Working decimal digits of the mpmath solve (floating mode).  mpf inputs are taken as
+        accurate to ``dps`` digits.  The moments of the rounded rational transform can be far
+        more sensitive than its coefficients (slow poles with tiny weights); when they would
+        match the inputs to fewer than ``0.8 dps`` digits, the solve is repeated with more
+        working digits (up to ``8 dps``; ``PadeResult.dps`` is the precision finally used).
     exact : bool, optional
         None (default): exact rational arithmetic iff every input is exact; True converts floats
         exactly (every float is a dyadic rational) and solves exactly; False forces mpmath.
@@ -592,9 +598,9 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
                 f"; the largest nonsingular order is {used_n}, but its fit does not reproduce "
                 f"{', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''}: no ME of order <= "
                 f"{reduced_from} has these data")
-        notes.append(f"moment order {used_n} < {reduced_from} detected (order-{reduced_from} system "
-                     f"singular); the order-{used_n} fit from {used_K} moments and {used_J} values "
-                     f"at zero reproduces all {k} moments and {J} values at zero")
+        notes.append(f"moment order {used_n} < {reduced_from} detected (order-{reduced_from} "
+                     f"system singular); the order-{used_n} fit from {used_K} moments and "
+                     f"{used_J} values at zero reproduces all {k} moments and {J} values at zero")
     used_m, used_d = mom.values[:used_K], zer.values[:used_J]
     _, residual = mismatches(lst, used_m, used_d, is_exact, prob.scale, vtol)
     working = dps
@@ -617,8 +623,8 @@ def pade_fit(moments: Sequence[Any], order: int | None = None, zero: Sequence[An
             if retry_residual >= residual:
                 break
             lst, residual = retry_lst, retry_residual
-        notes.append(f"solved in mpmath at {working} digits"
-                     f"{'' if working == dps else f' (raised from dps={dps}: ill-conditioned)'}, in "
+        raised = "" if working == dps else f" (raised from dps={dps}: ill-conditioned)"
+        notes.append(f"solved in mpmath at {working} digits{raised}, in "
                      f"time normalised to {'m1' if k else 'the scale of the values at 0'} = 1; "
                      f"coefficients rounded to rationals")
         if residual > target:

@@ -43,7 +43,8 @@ class RationalTransformLaw(Protocol):
         """The poles of the transform with their multiplicities, at ``dps`` digits."""
 
 
-def to_phase_type(me: RationalTransformLaw, dps: int = 30) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def to_phase_type(me: RationalTransformLaw, dps: int = 30
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """A phase-type representation of a :class:`symq.me.ME` law, where one exists in series form.
 
     If every pole of the transform is real, the law has the bidiagonal representation of
@@ -77,7 +78,8 @@ def to_phase_type(me: RationalTransformLaw, dps: int = 30) -> tuple[NDArray[np.f
     Examples
     --------
     >>> from symq.me import ME
-    >>> alpha, A = to_phase_type(ME.hyperexponential([0.25, 0.75], [1, 4]))  # 1/4 Exp(1) + 3/4 Exp(4)
+    >>> mixture = ME.hyperexponential([0.25, 0.75], [1, 4])     # 1/4 Exp(1) + 3/4 Exp(4)
+    >>> alpha, A = to_phase_type(mixture)
     >>> alpha.tolist(), A.tolist()
     ([0.1875, 0.8125], [[-1.0, 1.0], [0.0, -4.0]])
     """

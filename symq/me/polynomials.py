@@ -42,7 +42,8 @@ from ._context import is_mpc, is_mpf, mp, rebind, to_mp, working_dps
 from .transform import RationalLST, s
 
 __all__ = [
-    "horner", "poly_mul", "synthetic_division", "taylor_coefficients", "series_mul", "series_pow", "series_div",
+    "horner", "poly_mul", "synthetic_division", "taylor_coefficients", "series_mul", "series_pow",
+    "series_div",
     "hermite_coefficients", "polyroots", "newton_roots", "square_free_factors", "pole_data",
     "hermite_form",
 ]

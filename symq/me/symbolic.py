@@ -36,9 +36,9 @@ def matching_equations(n: int, K: int, J: int) -> tuple[list[sp.Eq], list[sp.Sym
     r"""The linear equations of an order-n two-point Padé fit with K moments and J zero values.
 
     From :math:`D(s) f^*(s) - N(s) = O(s^{K+1})` at :math:`s = 0`, with
-    :math:`f^*(s) = \sum_k (-1)^k r_k s^k`, and :math:`N(s) - D(s) \sum_j d_j s^{-(j+1)} = O(s^{n-1-J})`
-    at infinity (derivations/me-pade.md, steps 4 and 8-9).  Returns the equations and the unknowns
-    :math:`a_0..a_{n-1}, b_0..b_{n-1}`.
+    :math:`f^*(s) = \sum_k (-1)^k r_k s^k`, and
+    :math:`N(s) - D(s) \sum_j d_j s^{-(j+1)} = O(s^{n-1-J})` at infinity (derivations/me-pade.md,
+    steps 4 and 8-9).  Returns the equations and the unknowns :math:`a_0..a_{n-1}, b_0..b_{n-1}`.
     """
     if K + J != 2 * n - 1:
         raise SymqError(f"K + J = {K + J} must equal 2n - 1 = {2 * n - 1} for order n = {n}")
@@ -99,7 +99,8 @@ def derivation() -> Derivation:
     r = sp.symbols("r_0:6")
     k = sp.Symbol("k", integer=True, nonnegative=True)
     d.add("Expansion at zero: moments",
-          sp.Eq(fstar, sp.Sum((-1) ** k * sp.Indexed("r", k) * s**k, (k, 0, sp.oo)), evaluate=False),
+          sp.Eq(fstar, sp.Sum((-1) ** k * sp.Indexed("r", k) * s**k, (k, 0, sp.oo)),
+                evaluate=False),
           "Reduced moments $r_k = m_k / k!$ ($r_0 = 1$) are the Taylor coefficients of "
           "$f^*(-s)$.")
     series_inf = sp.series((N / D).subs(s, 1 / w), w, 0, 4).removeO()

@@ -6,7 +6,8 @@ Laplace-Stieltjes transform
 .. math::
 
     f^*(s) = E[e^{-sX}] = \frac{N(s)}{D(s)}
-           = \frac{b_0 + b_1 s + \dots + b_{n-1} s^{n-1}}{a_0 + a_1 s + \dots + a_{n-1} s^{n-1} + s^n},
+           = \frac{b_0 + b_1 s + \dots + b_{n-1} s^{n-1}}
+                  {a_0 + a_1 s + \dots + a_{n-1} s^{n-1} + s^n},
     \qquad N(0) = D(0),
 
 (Angius, Horváth et al. 2014; derivations/me-pade.md, step 1).  :class:`RationalLST` holds the

@@ -218,7 +218,8 @@ def test_quadrature_consistency():
         part, _ = integrate.quad(X.pdf, 0, t, epsabs=1e-14, epsrel=1e-13)
         assert part == pytest.approx(float(X.cdf(t)), abs=1e-12)
     for k, mk in enumerate(X.moments(4), start=1):
-        value, _ = integrate.quad(lambda t: t**k * X.pdf(t), 0, np.inf, epsrel=1e-12, limit=200)
+        value, _ = integrate.quad(lambda t, k=k: t**k * X.pdf(t), 0, np.inf, epsrel=1e-12,
+                                  limit=200)
         assert value == pytest.approx(float(mk), rel=1e-9)
 
 

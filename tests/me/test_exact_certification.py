@@ -24,7 +24,7 @@ from me_references import classical_pade, density_by_residues, irrational_touchi
 from symq.core.precision import working_dps
 from symq.me.certification import Certificate, Nonnegativity, certify
 from symq.me.certification.corpus import corpus
-from symq.me.certification.corpus import t as T_SYM
+from symq.me.certification.exponential import TIME as T_SYM
 from symq.me.certification.exponential import (
     Substitution,
     T,
@@ -105,7 +105,10 @@ def polyTXU(expr) -> sp.Poly:
     return sp.Poly(expr, T, X, U, domain=sp.QQ)
 
 
-def mixed_zero(c: sp.Rational = Q(1, 2)) -> mpmath.mpf:
+HALF = Q(1, 2)
+
+
+def mixed_zero(c: sp.Rational = HALF) -> mpmath.mpf:
     """The touching zero of t - 1 + c e^{-t} (60 digits)."""
     with mpmath.workdps(60):
         return mpmath.findroot(lambda t: t - 1 + mpq(c) * mpmath.exp(-t), mpmath.mpf("0.77"))

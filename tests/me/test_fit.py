@@ -1,4 +1,5 @@
-"""fit(): candidates over orders and J, the chosen fit is certified, the report explains rejections."""
+"""fit(): candidates over orders and J, the chosen fit is certified, the report explains
+rejections."""
 
 import math
 

@@ -62,7 +62,8 @@ def monic_coefficients(expr: sp.Expr) -> tuple[list, list]:
     num, den = sp.fraction(sp.cancel(sp.together(expr)))
     N, D = sp.Poly(num, s), sp.Poly(den, s)
     lead = D.LC()
-    return [c / lead for c in reversed(N.all_coeffs())], [c / lead for c in reversed(D.all_coeffs())]
+    return ([c / lead for c in reversed(N.all_coeffs())],
+            [c / lead for c in reversed(D.all_coeffs())])
 
 
 def series_moments(expr: sp.Expr, K: int) -> list:

@@ -1,4 +1,5 @@
-"""M/ME/1 waiting times: exact Pollaczek-Khinchine transforms against closed forms and simulation."""
+"""M/ME/1 waiting times: exact Pollaczek-Khinchine transforms against closed forms and
+simulation."""
 
 import numpy as np
 import pytest
@@ -14,14 +15,17 @@ def test_mm1_waiting_time_is_exact():
     # M/M/1, mu = 1, lam = 1/2: P(W > t) = rho e^{-(mu - lam) t}, W | W > 0 ~ exp(1/2)
     waiting = mg1_waiting_time(RationalLST.from_expr(1 / (s + 1)), sp.Rational(1, 2))
     assert waiting.rho == sp.Rational(1, 2)
-    assert sp.simplify(waiting.positive_part.expr - sp.Rational(1, 2) / (s + sp.Rational(1, 2))) == 0
+    half = sp.Rational(1, 2)
+    assert sp.simplify(waiting.positive_part.expr - half / (s + half)) == 0
 
 
-@pytest.mark.parametrize("service", [4 / (s + 2) ** 2,
-                                     sp.Rational(1, 3) * 2 / (s + 2) + sp.Rational(2, 3) * 4 / (s + 4),
-                                     6 / ((s + 1) * (s + 2) * (s + 3))])
-def test_mean_wait_is_pollaczek_khinchine(service):
-    lst = RationalLST.from_expr(service)
+@pytest.mark.parametrize("sizes", [
+    4 / (s + 2) ** 2,
+    sp.Rational(1, 3) * 2 / (s + 2) + sp.Rational(2, 3) * 4 / (s + 4),
+    6 / ((s + 1) * (s + 2) * (s + 3)),
+])
+def test_mean_wait_is_pollaczek_khinchine(sizes):
+    lst = RationalLST.from_expr(sizes)
     m1, m2 = lst.moments(2)
     lam = sp.Rational(1, 2) / m1                      # rho = 1/2
     expected = lam * m2 / (2 * (1 - lam * m1))        # P-K mean, computed independently
@@ -57,7 +61,8 @@ def test_exact_result_follows_the_protocol():
 
     waiting = mg1_waiting_time(ME.erlang(2, 2), sp.Rational(1, 2))
     m1, m2 = ME.erlang(2, 2).lst.moments(2)
-    assert waiting.EW == waiting.mean() == sp.Rational(1, 2) * m2 / (2 * (1 - sp.Rational(1, 2) * m1))
+    lam = sp.Rational(1, 2)
+    assert waiting.EW == waiting.mean() == lam * m2 / (2 * (1 - lam * m1))
     data = json.loads(json.dumps(waiting.to_dict()))
     assert data["EW"] == float(waiting.EW) and data["exactness"] == "exact"
     assert str(waiting) == "WaitingTime(lam=1/2, rho=1/2, EW=3/4)"

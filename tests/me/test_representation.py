@@ -1,4 +1,5 @@
-"""Tests of the (alpha, A) realisations and of the pole / Hermite-residue data of symq.me.distribution.ME.
+"""Tests of the (alpha, A) realisations and of the pole / Hermite-residue data of
+symq.me.distribution.ME.
 
 Representations are not unique (and the float companion form is ill-conditioned): round trips are
 checked through transforms, moments and pdf values, never by comparing matrices.  Residues are
@@ -145,5 +146,5 @@ def test_complex_residues_of_cos_example():
     assert [p for p, _ in res] == [-1, mpmath.mpc(-1, 1), mpmath.mpc(-1, -1)]
     with mpmath.workdps(50):
         third = mpmath.mpf(1) / 3
-        for (p, (c,)), ref in zip(res, [2 * third, third, third]):
+        for (_, (c,)), ref in zip(res, [2 * third, third, third]):
             assert abs(c - ref) < mpmath.mpf(10) ** -39

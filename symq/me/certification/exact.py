@@ -170,8 +170,8 @@ def rule_order3(run: Run) -> Decision | None:
 
     The theorem is derived in derivations/me-pade.md, steps 11-12 (with
     :math:`f(0) = f'(0) = 0` the density is a positive multiple of
-    :math:`e^{-\lambda t}[\omega - e^{-\delta t}(\delta \sin \omega t + \omega \cos \omega t)]`, which is
-    nonnegative iff :math:`\delta = \sigma - \lambda \ge 0`).
+    :math:`e^{-\lambda t}[\omega - e^{-\delta t}(\delta \sin \omega t + \omega \cos \omega t)]`,
+    which is nonnegative iff :math:`\delta = \sigma - \lambda \ge 0`).
 
     Exact: with :math:`D(u - a_2/3) = u^3 + pu + q`, a negative discriminant means one real
     root :math:`r'` (of sign :math:`-q`) and a pair with real part :math:`-r'/2`, so the

@@ -122,8 +122,9 @@ class ExactProof:
         :math:`\omega t = \pi` when :math:`\deg_u G < 2N`).
     roots : tuple of (int, (Rational, Rational))
         For each univariate touching factor (by its index in ``factors``): exact isolating
-        intervals (width at most 1e-12) of its real roots in the variable's range, each holding one root of
-        multiplicity equal to the factor's (re-checked by :meth:`verify` with Sturm counts).
+        intervals (width at most 1e-12) of its real roots in the variable's range, each holding
+        one root of multiplicity equal to the factor's (re-checked by :meth:`verify` with Sturm
+        counts).
     """
 
     substitution: Substitution

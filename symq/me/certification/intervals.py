@@ -245,25 +245,26 @@ def pole_clusters(poles: list[Pole], scale: mpmath.mpf, b_iv: list[Any]
     for real in (True, False):
         cands = [P for P in poles if P.real == real and P.multiplicity == 1]
         parent = list(range(len(cands)))
-
-        def find(i: int) -> int:
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
-
         for i in range(len(cands)):
             for j in range(i + 1, len(cands)):
                 if abs(mp.mpc(cands[i].center) - mp.mpc(cands[j].center)) <= tau:
-                    parent[find(i)] = find(j)
+                    parent[_root(parent, i)] = _root(parent, j)
         groups: dict[int, list[Pole]] = {}
         for i, P in enumerate(cands):
-            groups.setdefault(find(i), []).append(P)
+            groups.setdefault(_root(parent, i), []).append(P)
         for members in groups.values():
             if len(members) > 1:
                 members.sort(key=lambda P: -P.re_hi)
                 out.append((members, _newton_form(members, poles, b_iv)))
     return out
+
+
+def _root(parent: list[int], i: int) -> int:
+    """The representative of ``i`` in the union-find forest ``parent`` (path halving)."""
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
 
 
 # ====================================================================== tail bound

@@ -23,8 +23,7 @@ from symq.core.errors import SymqError
 
 from .._context import mp
 from .base import midpoint
-from .exponential import TIME as t
-from .exponential import laplace_of
+from .exponential import TIME, laplace_of
 from .verdict import Run
 
 __all__: list[str] = []
@@ -52,6 +51,7 @@ def rational_neighbour(run: Run, certify_exact: Callable[[Any], Any],
     """
     if not run.poles or not all(P.coeffs for P in run.poles):
         return None
+    t = TIME
     density, worst = sp.Integer(0), 0.0
     for P in run.poles:
         values = [P.center] if P.real else [P.center.real, P.center.imag]
