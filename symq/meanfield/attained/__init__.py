@@ -19,7 +19,13 @@ from .cavity import (
     TruncationWarning,
     solve_attained,
 )
-from .model import ATTAINED, SIMULATION_QUEUE_CAP, simulate_policy, solve_attained_model
+from .model import (
+    ATTAINED,
+    SIMULATION_QUEUE_CAP,
+    AttainedPolicyMeans,
+    simulate_policy,
+    solve_attained_model,
+)
 from .plots import attained_policies_data, plot_attained_policies
 from .policies import (
     POLICY_NAMES,
@@ -35,5 +41,6 @@ __all__ = [
     "Policy", "get_policy", "POLICY_NAMES", "SCORE_VARIABLES", "TIE_RTOL", "mean_residual_life",
     "solve_attained", "AttainedFixedPoint", "TruncationWarning", "TRUNCATION_RTOL",
     "simulate_attained", "AttainedEstimate", "simulate_policy", "solve_attained_model",
+    "AttainedPolicyMeans",
     "ATTAINED", "SIMULATION_QUEUE_CAP", "attained_policies_data", "plot_attained_policies",
 ]

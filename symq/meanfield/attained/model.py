@@ -3,10 +3,10 @@
 ``symq solve attained policy=LEW d=5 lam=0.7 scv=10 f=0.5 T=2 delta=0.1 --json`` solves the
 mean-field fixed point of one attained-service policy (Hellemans & Van Houdt, IEEE/ACM ToN
 2021) for hyper-Erlang job sizes with mean 1 (``k = 1``: the two-phase hyperexponential
-H2(1, scv, f) of the paper) and returns ``EW``, ``ET``, ``ER`` and ``P_wait``: the CLI's JSON
-keeps the paper's key ``ER`` for the mean response time, and ``ET`` (the glossary name, which
-the solver's result uses) holds the same value so that a claim may write ``attained:ET`` (this
-adapter is the only place where the result becomes the CLI's JSON).
+H2(1, scv, f) of the paper) and returns an :class:`AttainedPolicyMeans`: ``EW``, ``ET``, ``ER``
+and ``P_wait``, with the truncation's figures.  It keeps the paper's key ``ER`` for the mean
+response time, and ``ET`` (the glossary name, which the solver's result uses) holds the same
+value so that a claim may write ``attained:ET``.
 
 Examples
 --------
@@ -19,9 +19,11 @@ Examples
 from __future__ import annotations
 
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from symq.core.parameters import (
     Choice,
@@ -34,7 +36,7 @@ from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec
 from symq.core.renamed import renamed_keywords
 from symq.core.resources import largest_fitting, memory_budget, require_memory
-from symq.core.result import Result
+from symq.core.result import Exactness, ResultBase
 from symq.laws import as_phase_type, hyper_erlang
 
 from ..sizes import PhaseTypeLaw
@@ -42,7 +44,8 @@ from .cavity import age_layer_count, attained_bytes, solve_attained
 from .policies import POLICY_NAMES, Policy, get_policy
 from .simulation import AttainedEstimate, simulate_attained
 
-__all__ = ["ATTAINED", "simulate_policy", "solve_attained_model", "SIMULATION_QUEUE_CAP"]
+__all__ = ["ATTAINED", "AttainedPolicyMeans", "simulate_policy", "solve_attained_model",
+           "SIMULATION_QUEUE_CAP"]
 
 #: Queue-length columns of the score table given to the simulator (longer queues are clamped).
 SIMULATION_QUEUE_CAP = 200
@@ -126,33 +129,77 @@ def _guard(**given: Any) -> None:
                          f"B={vals['B']} x {2 * vals['k']} phases"), limit=limit)
 
 
+@dataclass(frozen=True)
+class AttainedPolicyMeans(ResultBase):
+    """The values of the registered model ``attained``: one policy's mean-field means.
+
+    Read from the fixed point :class:`~symq.meanfield.attained.cavity.AttainedFixedPoint` by
+    :func:`solve_attained_model`.
+
+    Attributes
+    ----------
+    EW : float
+        Mean waiting time.
+    ET, ER : float
+        Mean response time (``ER``, the paper's name, holds the same value as ``ET``).
+    P_wait : float
+        Probability that an arrival waits.
+    queue_tail : ndarray
+        ``P(Q >= l)``, ``l = 1..B``.
+    iterations : int
+        Cavity iterations.
+    change : float
+        Last change of the iteration.
+    layers : int
+        Age layers ``r + 1``.
+    truncation_mass : float
+        Relative mass at the queue-length truncation ``B``.
+    method : str
+    exactness : Exactness
+        ``numeric``.
+    seconds : float
+        Wall time of the solve.
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("EW", "ET", "P_wait")
+
+    EW: float
+    ET: float
+    ER: float
+    P_wait: float
+    queue_tail: NDArray[np.float64]
+    iterations: int
+    change: float
+    layers: int
+    truncation_mass: float
+    method: str
+    exactness: Exactness = Exactness.NUMERIC
+    seconds: float = 0.0
+
+
 def solve_attained_model(policy: str, d: int, lam: float, scv: float, f: float = 0.5,
                          T: float = 2.0, delta: float = 0.1, k: int = 1, B: int = 30,
-                         rep_max: float = 40.0) -> Result:
+                         rep_max: float = 40.0) -> AttainedPolicyMeans:
     """``attained`` model: one policy, hyper-Erlang sizes of mean 1 (``k = 1``: H2).
 
     Returns
     -------
-    Result
-        ``values``: ``EW``, ``ET`` and ``ER`` (the same mean response time), ``P_wait``, ``queue_tail`` (``P(Q >= l)``, ``l = 1..B``),
-        ``iterations``, ``change``, ``layers`` (``r + 1``), ``truncation_mass``.
+    AttainedPolicyMeans
+        ``EW``, ``ET`` and ``ER`` (the same mean response time), ``P_wait``, ``queue_tail``
+        (``P(Q >= l)``, ``l = 1..B``), ``iterations``, ``change``, ``layers`` (``r + 1``),
+        ``truncation_mass``.
     """
     start = time.perf_counter()
     _guard(delta=delta, rep_max=rep_max, B=B, k=k)
     law = hyper_erlang(k, 1.0, scv, f)
     pol = get_policy(policy, T=T)
     fp = solve_attained(pol, d, lam, law, delta=delta, rep_max=rep_max, B=B, truncation="raise")
-    values: dict[str, Any] = {
-        "EW": float(fp.EW), "ET": float(fp.ET), "ER": float(fp.ET), "P_wait": float(fp.P_wait),
-        "queue_tail": [float(v) for v in fp.queue_tail],
-        "iterations": int(fp.iterations), "change": float(fp.change),
-        "layers": int(fp.x.shape[0]), "truncation_mass": float(fp.truncation_mass),
-    }
-    return Result(model="attained",
-                  params={"policy": pol.name, "d": d, "lam": lam, "scv": scv, "f": f,
-                          "T": T, "delta": delta, "k": k, "B": B, "rep_max": rep_max},
-                  values=values,
-                  method=fp.method, exactness=fp.exactness, timings={"solve": time.perf_counter() - start})
+    return AttainedPolicyMeans(
+        EW=float(fp.EW), ET=float(fp.ET), ER=float(fp.ET), P_wait=float(fp.P_wait),
+        queue_tail=np.asarray(fp.queue_tail, dtype=float), iterations=int(fp.iterations),
+        change=float(fp.change), layers=int(fp.x.shape[0]),
+        truncation_mass=float(fp.truncation_mass), method=fp.method, exactness=fp.exactness,
+        seconds=time.perf_counter() - start)
 
 
 ATTAINED = ModelSpec(

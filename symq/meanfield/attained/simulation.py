@@ -281,8 +281,12 @@ class AttainedEstimate(ResultBase):
         Number of age layers ``r + 1`` (rows of the score table).
     jobs_per_second : float
         Simulated departures per second of wall-clock time of the run.
+    method : str
+        How it was simulated.
     exactness : Exactness
         ``simulated``.
+    seconds : float
+        Wall time of the event kernel.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("N", "d", "lam", "EW", "ET", "n_jobs")
@@ -307,7 +311,10 @@ class AttainedEstimate(ResultBase):
     delta: float
     layers: int
     jobs_per_second: float
+    method: str = ("simulation of attained-service load balancing (event-driven, numba), "
+                   "MSER-5 warm-up, batch means")
     exactness: Exactness = Exactness.SIMULATED
+    seconds: float = 0.0
 
     @property
     def load(self) -> float:
@@ -521,4 +528,5 @@ def simulate_attained(
         delta=delta,
         layers=int(table.shape[0]),
         jobs_per_second=n_jobs / elapsed if elapsed > 0 else math.inf,
+        seconds=elapsed,
     )

@@ -65,8 +65,8 @@ def overlap(a, b) -> bool:
 
 
 def outcome(est: AttainedEstimate) -> dict:
-    """Every field of an estimate except the wall-clock speed."""
-    return {k: v for k, v in est.__dict__.items() if k != "jobs_per_second"}
+    """Every field of an estimate except the wall-clock speed and time."""
+    return {k: v for k, v in est.__dict__.items() if k not in ("jobs_per_second", "seconds")}
 
 
 # --------------------------------------------------------------------------------------------
