@@ -46,9 +46,9 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import sympy as sp
 
@@ -57,7 +57,8 @@ from symq.core.derivation import Derivation
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.parameters import Choice, Parameter, PositiveReal, PositiveVector
 from symq.core.registry import ModelKind, ModelSpec
-from symq.core.result import Exactness, Result
+from symq.core.result import Exactness, Result, ResultBase
+from symq.core.simstats import ConfidenceInterval
 from symq.core.simrun import run_parameters
 
 from .model import (
@@ -78,7 +79,7 @@ from .vi.multigrid import richardson
 from .vi.solvers import evaluate_policy
 
 __all__ = ["DISPATCH_SIM", "SIM_POLICIES", "solve_dispatch_sim", "declare_dispatch_score",
-           "DISPATCH_SCORE"]
+           "DISPATCH_SCORE", "DispatchSimulation", "DispatchScoreResult"]
 
 #: Built-in policies ``dispatch-sim`` simulates (``optimal`` needs value iteration: ``dispatch``),
 #: with the join-idle-queue policies, which only the simulator has.
@@ -124,11 +125,40 @@ def _law(sizes: str, scv: float | None) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class DispatchSimulation(ResultBase):
+    """The simulated mean response and waiting times of the ``dispatch-sim`` model.
+
+    Attributes
+    ----------
+    ET, EW : ConfidenceInterval
+        Mean response time and mean waiting time per job.
+    n_jobs : int
+        Jobs simulated.
+    n_batches : int
+        Batches of the batch-means intervals.
+    level : float
+        Confidence level of the intervals.
+    method, exactness
+        Batch means; simulated.
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("ET", "EW", "n_jobs")
+
+    ET: ConfidenceInterval
+    EW: ConfidenceInterval
+    n_jobs: int
+    n_batches: int
+    level: float
+    method: str = "simulation (batch means)"
+    exactness: Exactness = Exactness.SIMULATED
+
+
 def solve_dispatch_sim(policy: str, m: int, rho: float, sizes: str = "exp",
                        scv: float | None = None, h: float | None = None,
                        n_jobs: int = SIM_JOBS, n_batches: int = SIM_BATCHES,
                        level: float = SIM_LEVEL, rng: Any = None,
-                       speeds: Any = None) -> Result:
+                       speeds: Any = None) -> DispatchSimulation:
     """Simulated mean response and waiting times of a built-in dispatching policy.
 
     Parameters
@@ -148,7 +178,7 @@ def solve_dispatch_sim(policy: str, m: int, rho: float, sizes: str = "exp",
 
     Returns
     -------
-    Result
+    DispatchSimulation
         ``ET``, ``EW`` (:class:`~symq.core.simstats.ConfidenceInterval`), ``n_jobs``,
         ``n_batches``, ``level``.
 
@@ -157,7 +187,6 @@ def solve_dispatch_sim(policy: str, m: int, rho: float, sizes: str = "exp",
     InvalidParameter, StabilityError
         Bad or unused parameters (named as typed), a run too short for its confidence interval.
     """
-    start = time.perf_counter()
     key = str(policy).lower()
     try:
         if key not in SIM_POLICIES:
@@ -171,16 +200,8 @@ def solve_dispatch_sim(policy: str, m: int, rho: float, sizes: str = "exp",
                         scv, speeds)
     except InvalidParameter as exc:
         raise user_error(exc) from None
-    params = {"policy": key, "m": m, "rho": rho, "sizes": law.name}
-    if h is not None:
-        params["h"] = h
-    if speeds is not None:
-        params["speeds"] = [float(s) for s in speeds]
-    return Result(model="dispatch-sim", params=params,
-                  values={"ET": est.ET, "EW": est.EW, "n_jobs": est.n_jobs,
-                          "n_batches": est.n_batches, "level": level, "method": "simulation"},
-                  method="simulation (batch means)", exactness=Exactness.SIMULATED,
-                  timings={"solve": time.perf_counter() - start})
+    return DispatchSimulation(ET=est.ET, EW=est.EW, n_jobs=est.n_jobs, n_batches=est.n_batches,
+                              level=level)
 
 
 DISPATCH_SIM = ModelSpec(
@@ -254,6 +275,49 @@ def _score_from(name: str, table: Mapping[str, Any], names: tuple[str, ...],
                         label=f"{where}.score", parameters_label=f"{where}.parameters")
 
 
+@dataclass(frozen=True)
+class DispatchScoreResult(ResultBase):
+    """The mean response time of a policy declared by its score (kind ``dispatch-score``).
+
+    Value iteration (``method=vi`` or ``both``) sets ``ET``, ``error_estimate`` and ``grids``;
+    simulation (``method=simulation`` or ``both``) sets ``ET_sim``, ``EW_sim``, ``n_jobs``,
+    ``n_batches`` and ``level``.
+
+    Attributes
+    ----------
+    ET : float or None
+        Richardson-extrapolated value-iteration mean response time.
+    error_estimate : float or None
+        The Richardson correction plus the Odoni bracket width (truncation not covered).
+    grids : list of dict or None
+        ``delta``, ``umax``, ``g`` per grid.
+    ET_sim, EW_sim : ConfidenceInterval or None
+        Simulated mean response and waiting times.
+    n_jobs, n_batches : int or None
+        Jobs simulated and batches.
+    level : float or None
+        Confidence level of the simulation intervals.
+    method : str
+        ``value-iteration + simulation``, ``value-iteration`` or ``simulation``.
+    exactness : Exactness
+        Numeric with value iteration, simulated otherwise.
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("ET", "error_estimate", "ET_sim")
+    uncertainty: ClassVar[dict[str, str]] = {"ET": "error_estimate"}
+
+    ET: float | None = None
+    error_estimate: float | None = None
+    grids: list[dict[str, Any]] | None = None
+    ET_sim: ConfidenceInterval | None = None
+    EW_sim: ConfidenceInterval | None = None
+    n_jobs: int | None = None
+    n_batches: int | None = None
+    level: float | None = None
+    method: str = "value-iteration + simulation"
+    exactness: Exactness = Exactness.NUMERIC
+
+
 class _DeclaredScore:
     """A declared score policy and the solve of its model."""
 
@@ -264,8 +328,7 @@ class _DeclaredScore:
     def solve(self, m: int, rho: float, sizes: str = "exp", scv: float | None = None,
               method: str | None = None, delta: float | None = None, umax: float | None = None,
               n_jobs: int = SIM_JOBS, n_batches: int = SIM_BATCHES, level: float = SIM_LEVEL,
-              rng: Any = None, **values: Any) -> Result:
-        start = time.perf_counter()
+              rng: Any = None, **values: Any) -> DispatchScoreResult:
         pol = self.policy.with_values(**values)
         vi_ok = m <= 2 and not pol.uses_counts
         chosen = method or ("both" if vi_ok else "simulation")
@@ -293,12 +356,10 @@ class _DeclaredScore:
                            n_batches=est.n_batches, level=level)
         except InvalidParameter as exc:
             raise user_error(exc) from None
-        out["method"] = {"both": "value-iteration + simulation", "vi": "value-iteration",
-                         "simulation": "simulation"}[chosen]
+        method = {"both": "value-iteration + simulation", "vi": "value-iteration",
+                  "simulation": "simulation"}[chosen]
         exactness = Exactness.SIMULATED if chosen == "simulation" else Exactness.NUMERIC
-        return Result(model=self.name, params={"m": m, "rho": rho, "sizes": law.name, **values},
-                      values=out, method=out["method"], exactness=exactness,
-                      timings={"solve": time.perf_counter() - start})
+        return DispatchScoreResult(**out, method=method, exactness=exactness)
 
     @staticmethod
     def _vi(pol: ScorePolicy, m: int, rho: float, law: Any, delta: float | None,

@@ -34,7 +34,7 @@ refused, and so are grids or CTMCs that would not fit in memory or would run for
 Examples
 --------
 >>> r = solve_dispatch("lwl", 2, 0.4)
->>> r["method"], round(r["ET"], 12)     # M/M/2: 1/(1 - rho^2)
+>>> r.method, round(r.ET, 12)     # M/M/2: 1/(1 - rho^2)
 ('exact', 1.190476190476)
 """
 
@@ -43,8 +43,8 @@ from __future__ import annotations
 import math
 import numbers
 import re
-import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from symq.core.errors import (
     MISSING,
@@ -57,7 +57,8 @@ from symq.core.errors import (
 )
 from symq.core.parameters import Choice, IntegerAtLeast, Parameter, PositiveReal, PositiveVector
 from symq.core.registry import ModelSpec
-from symq.core.result import Exactness, Result
+from symq.core.result import Exactness, ResultBase
+from symq.core.simstats import ConfidenceInterval
 from symq.laws import FIXED_SCV, SIZE_LAWS
 
 from .policies.exact import exact_mean_response
@@ -66,7 +67,7 @@ from .simplex import M_MAX
 from .sizes import get_sizes
 from .vi.speed_passes import M_SPEEDS
 
-__all__ = ["DISPATCH", "solve_dispatch", "POLICY_CHOICES", "check_given", "check_m_for",
+__all__ = ["DISPATCH", "DispatchSolution", "solve_dispatch", "POLICY_CHOICES", "check_given", "check_m_for",
            "check_sita_h", "check_simulation", "user_error"]
 
 POLICY_CHOICES = ("rnd", "rr", "jsq", "jiq", "jiq-jsq", "lwl", "sita", "sita-e", "sita-opt",
@@ -81,6 +82,56 @@ USER_NAMES = {"U": "umax", "thresholds": "h"}
 SIM_WORK_LIMIT = 4e9
 #: Largest ``m`` for SITA-opt's coordinate search (quadratic in ``m``) and SITA-E.
 SITA_OPT_M_MAX, SITA_M_MAX = 12, 100_000
+
+
+@dataclass(frozen=True)
+class DispatchSolution(ResultBase):
+    """The mean response time of one dispatching policy, as the ``dispatch`` model gives it.
+
+    Which fields are set depends on the method (the module docstring): an exact formula gives
+    ``ET`` only; simulation gives ``ET`` as a confidence interval with ``ET_half_width`` and
+    ``level``; value iteration (``policy=optimal``) gives ``ET`` with ``error_estimate``,
+    ``error_parts``, ``error_note``, ``meets_rtol``, ``umax`` and ``grids``.
+
+    Attributes
+    ----------
+    ET : float or ConfidenceInterval
+        Mean response time per job.
+    ET_half_width : float or None
+        Half width of the simulation interval.
+    level : float or None
+        Confidence level of the simulation interval.
+    error_estimate : float or None
+        Stated error of the value-iteration ``ET``: the sum of ``error_parts``.
+    error_parts : dict or None
+        ``bracket``, ``extrapolation`` and ``truncation``.
+    error_note : str or None
+        What ``error_estimate`` covers.
+    meets_rtol : bool or None
+        Whether ``error_estimate <= rtol * ET``.
+    umax : float or None
+        Final backlog truncation of value iteration.
+    grids : list of dict or None
+        ``role``, ``delta``, ``umax``, ``g``, ``g_bracket_discrete``, ``iterations`` per grid.
+    method : str
+        ``exact``, ``simulation`` or ``value-iteration``.
+    exactness : Exactness
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("ET", "error_estimate", "ET_half_width")
+    uncertainty: ClassVar[dict[str, str]] = {"ET": "error_estimate"}
+
+    ET: float | ConfidenceInterval
+    ET_half_width: float | None = None
+    level: float | None = None
+    error_estimate: float | None = None
+    error_parts: dict[str, float] | None = None
+    error_note: str | None = None
+    meets_rtol: bool | None = None
+    umax: float | None = None
+    grids: list[dict[str, Any]] | None = None
+    method: str = "exact"
+    exactness: Exactness = Exactness.EXACT
 
 
 def user_error(exc: SymqError) -> SymqError:
@@ -131,7 +182,7 @@ def check_given(key: str, sizes: str, scv: Any, h: Any, delta: Any, umax: Any,
 
 def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: float | None,
                    rtol: float | None, speeds: Any = None,
-                   progress: bool = False) -> dict[str, Any]:
+                   progress: bool = False) -> DispatchSolution:
     from .vi.accuracy import solve_accurate
 
     names = {"U": "umax"}
@@ -145,21 +196,20 @@ def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: floa
                                "the heuristics (policy=lwl, jiq, sita-opt, ...) take any m")
     est = solve_accurate(m, rho, law, rtol=DEFAULT_RTOL if rtol is None else rtol,
                          coarse=delta, U=umax, names=names, speeds=speeds, progress=progress)
-    return {
-        "ET": est.ET,
-        "method": "value-iteration",
-        "error_estimate": est.error_estimate,
-        "error_parts": est.error_parts,
-        "error_note": ("error_estimate = bracket (Odoni brackets of the grids through the "
-                       "extrapolation) + extrapolation (|3-grid fit - Richardson of the two "
-                       "finest|) + truncation (|g(umax') - g(umax)| on the coarsest grid); "
-                       "g_bracket_discrete brackets each grid's discretised MDP only"),
-        "meets_rtol": est.meets_rtol,
-        "umax": est.U,
-        "grids": [{"role": g["role"], "delta": g["delta"], "umax": g["U"], "g": g["g"],
-                   "g_bracket_discrete": g["g_bracket_discrete"],
-                   "iterations": g["iterations"]} for g in est.grids],
-    }
+    return DispatchSolution(
+        ET=est.ET,
+        error_estimate=est.error_estimate,
+        error_parts=est.error_parts,
+        error_note=("error_estimate = bracket (Odoni brackets of the grids through the "
+                    "extrapolation) + extrapolation (|3-grid fit - Richardson of the two "
+                    "finest|) + truncation (|g(umax') - g(umax)| on the coarsest grid); "
+                    "g_bracket_discrete brackets each grid's discretised MDP only"),
+        meets_rtol=est.meets_rtol,
+        umax=est.U,
+        grids=[{"role": g["role"], "delta": g["delta"], "umax": g["U"], "g": g["g"],
+                "g_bracket_discrete": g["g_bracket_discrete"],
+                "iterations": g["iterations"]} for g in est.grids],
+        method="value-iteration", exactness=Exactness.NUMERIC)
 
 
 def _exact_value(key: str, m: int, rho: float, law: Any,
@@ -259,7 +309,7 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
                    delta: float | None = None, umax: float | None = None,
                    n_jobs: int = 2_000_000, seed: int = 1, rng: Any = None,
                    rtol: float | None = None, speeds: Any = None,
-                   progress: bool = False) -> Result:
+                   progress: bool = False) -> DispatchSolution:
     """Mean response time of one dispatching policy (the module docstring describes the methods).
 
     Parameters
@@ -304,8 +354,7 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
 def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | None,
                     h: float | None, delta: float | None, umax: float | None,
                     rtol: float | None, n_jobs: int,
-                    seed: Any, speeds: Any = None, progress: bool = False) -> Result:
-    start = time.perf_counter()
+                    seed: Any, speeds: Any = None, progress: bool = False) -> DispatchSolution:
     key = str(policy).lower()
     if key not in POLICY_CHOICES:
         raise InvalidParameter("policy", policy, "one of " + ", ".join(POLICY_CHOICES))
@@ -314,10 +363,10 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
     size_key = str(sizes).lower()
     law = get_sizes(sizes, scv)
     spd = None if speeds is None else check_speeds(speeds, m)
-    values: dict[str, Any]
+    out: DispatchSolution
     if key == "optimal":
         try:
-            values = _solve_optimal(m, rho, law, delta, umax, rtol, spd, progress)
+            out = _solve_optimal(m, rho, law, delta, umax, rtol, spd, progress)
         except InvalidParameter as exc:
             if exc.name in ("U", "umax") and umax is None and not isinstance(exc, ResourceLimit):
                 # the truncation the load needs (not typed) is beyond any grid: name the law
@@ -331,17 +380,14 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
                 raise
             raise InvalidParameter("scv", DEFAULT_SCV if scv is None else scv,
                                    "smaller for policy=optimal", str(exc)) from None
-        exactness = Exactness.NUMERIC
     else:
-        values = {}
         check_sita_h(key, m, h)
         check_m_for(key, m, law, n_jobs)
         thresholds = None if h is None else [float(h)]
         # the exact formulas are for identical servers: with speeds, simulate
         et = None if spd is not None else _exact_value(key, m, rho, law, thresholds)
         if et is not None:
-            values.update(ET=float(et), method="exact")
-            exactness = Exactness.EXACT
+            out = DispatchSolution(ET=float(et), method="exact", exactness=Exactness.EXACT)
         else:
             from .policies import get_policy
             from .simulation.simulate import simulate_dispatch
@@ -351,20 +397,15 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
             est = simulate_dispatch(get_policy(key, **params), m, rho, law, n_jobs=n_jobs,
                                     rng=seed, level=0.99, speeds=spd)
             # the estimate stays an interval: a claim compares it as simulation evidence
-            values.update(ET=est.ET, ET_half_width=float(est.ET.half_width),
-                          method="simulation", level=0.99)
-            exactness = Exactness.SIMULATED
-    et_value = float(getattr(values["ET"], "mean", values["ET"]))
+            out = DispatchSolution(ET=est.ET, ET_half_width=float(est.ET.half_width),
+                                   level=0.99, method="simulation",
+                                   exactness=Exactness.SIMULATED)
+    et_value = float(getattr(out.ET, "mean", out.ET))
     if not (math.isfinite(et_value) and et_value > 0):
         raise SymqError(f"dispatch: the mean response time came out as {et_value!r}; the "
                         f"parameters (m={m}, rho={rho}, sizes={sizes}) are beyond the solver's "
                         "numerical range")
-    params: dict[str, Any] = {"policy": key, "m": m, "rho": rho, "sizes": law.name}
-    if spd is not None:
-        params["speeds"] = [float(x) for x in spd]
-    return Result(model="dispatch", params=params,
-                  values=values, method=str(values["method"]), exactness=exactness,
-                  timings={"solve": time.perf_counter() - start})
+    return out
 
 
 DISPATCH = ModelSpec(
@@ -404,6 +445,6 @@ DISPATCH = ModelSpec(
     ),
     solve=solve_dispatch,
     scalar_outputs=lambda r: {"ET": float(getattr(r.values["ET"], "mean", r.values["ET"]))},
-    outputs=("ET", "ET_half_width", "level", "method"),
+    outputs=("ET", "ET_half_width", "level"),
     paper="hyytia-righter",
 )

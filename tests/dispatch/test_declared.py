@@ -83,8 +83,8 @@ def test_declared_score_u_agrees_with_dispatch_lwl():
     assert [p.name for p in spec.parameters][:2] == ["m", "rho"]
     r = spec.run({"m": 2, "rho": 0.4, "n_jobs": 400_000}, rng=5)
     ref = registry.get_model("dispatch").run({"policy": "lwl", "m": 2, "rho": 0.4})
-    assert ref["method"] == "exact"
-    assert r["method"] == "value-iteration + simulation"
+    assert ref.method == "exact"
+    assert r.method == "value-iteration + simulation"
     assert abs(r["ET"] - ref["ET"]) <= r["error_estimate"] < 2e-3     # VI vs M/M/2
     assert r["ET_sim"].contains(ref["ET"]), r["ET_sim"]               # simulation vs M/M/2
     assert r["EW_sim"].contains(ref["ET"] - 1.0)
@@ -102,7 +102,7 @@ def test_declared_parameter_reaches_vi_and_simulation():
 def test_declared_counts_score_is_simulated_only():
     spec = declare({"score": "n"})
     r = spec.run({"m": 3, "rho": 0.6, "n_jobs": 600_000}, rng=7)
-    assert "ET" not in r.values and r["method"] == "simulation"
+    assert "ET" not in r.values and r.method == "simulation"
     assert r["ET_sim"].contains(exact_jsq(3, 0.6, X)), r["ET_sim"]   # any tie rule: exact JSQ
     with pytest.raises(InvalidParameter, match="parameter method=") as exc:
         spec.run({"m": 2, "rho": 0.5, "method": "vi"})

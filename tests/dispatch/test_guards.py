@@ -72,16 +72,16 @@ def test_model_error_estimate_covers_a_finer_grid(capsys, umax) -> None:
 
 
 def test_brackets_are_not_the_uncertainty() -> None:
-    v = solve_dispatch("optimal", 2, 0.4, delta=0.2, umax=16.0).values
-    coarse, fine = v["grids"][0], v["grids"][-1]
+    v = solve_dispatch("optimal", 2, 0.4, delta=0.2, umax=16.0)
+    coarse, fine = v.grids[0], v.grids[-1]
     assert (coarse["role"], fine["role"]) == ("coarse", "fine")
     # the two discrete brackets do not overlap: they are not the uncertainty of ET ...
     assert coarse["g_bracket_discrete"][0] > fine["g_bracket_discrete"][1]
     # ... the error estimate is: it covers the distance to an independent reference (other
     # grids, larger truncation), while the fine grid itself is farther away
     reference = _reference_optimal(0.4)
-    assert abs(v["ET"] - reference) <= v["error_estimate"] < abs(fine["g"] - reference)
-    assert v["error_estimate"] < 1e-3 * v["ET"]
+    assert abs(v.ET - reference) <= v.error_estimate < abs(fine["g"] - reference)
+    assert v.error_estimate < 1e-3 * v.ET
 
 
 # ------------------------------------------------------------------------ resource guards
@@ -169,7 +169,7 @@ def test_library_errors_use_user_names() -> None:
 @pytest.mark.parametrize("policy", ["rnd", "rr", "lwl", "fpi-rnd", "sita-e", "sita-opt"])
 def test_load_near_one_gives_finite_means(policy) -> None:
     rho = 0.999999
-    et = solve_dispatch(policy, 2, rho).values["ET"]
+    et = solve_dispatch(policy, 2, rho).ET
     assert math.isfinite(et) and et > 0
     if policy == "rnd":
         assert et == pytest.approx(1 / (1 - rho), rel=1e-9)
@@ -185,7 +185,7 @@ def test_sita_opt_near_one_beats_sita_e() -> None:
 
 @pytest.mark.parametrize("policy", ["rnd", "lwl", "rr"])
 def test_many_servers(policy) -> None:
-    et = solve_dispatch(policy, 1_000_000, 0.4).values["ET"]
+    et = solve_dispatch(policy, 1_000_000, 0.4).ET
     assert math.isfinite(et) and et >= 1.0
     if policy == "lwl":                  # M/M/m with a million servers: no waiting
         assert et == pytest.approx(1.0, abs=1e-12)
@@ -206,7 +206,7 @@ def test_h2_law_is_stable_for_extreme_scv() -> None:
     small = float(big.partial_mean(np.array([1e-9]))[0])
     assert small == pytest.approx(sum(pi * ri * 1e-18 / 2 for pi, ri in
                                       zip((1 - 1 / (2e12), 1 / (2e12)), (2.0, 1e-12))), rel=1e-6)
-    et = solve_dispatch("rnd", 2, 0.4, sizes="h2", scv=1e12).values["ET"]
+    et = solve_dispatch("rnd", 2, 0.4, sizes="h2", scv=1e12).ET
     assert et == pytest.approx(1 + 0.4 * (1 + 1e12) / (2 * 0.6), rel=1e-9)
 
 

@@ -18,8 +18,9 @@ def run(capsys, *argv):
 def test_exact_policies_from_the_cli(capsys) -> None:
     code, out, _ = run(capsys, "solve", "dispatch", "policy=lwl", "m=2", "rho=0.4", "--json")
     assert code == 0
-    results = json.loads(out)["results"]
-    assert results["method"] == "exact"
+    doc = json.loads(out)
+    results = doc["results"]
+    assert doc["method"] == "exact" and "method" not in results
     assert results["ET"] == pytest.approx(1 / (1 - 0.4 ** 2), rel=1e-12)   # M/M/2
     code, out, _ = run(capsys, "solve", "dispatch", "policy=rnd", "m=3", "rho=0.5",
                        "sizes=uniform", "--json")
@@ -31,8 +32,9 @@ def test_optimal_policy_by_value_iteration(capsys) -> None:
     code, out, _ = run(capsys, "solve", "dispatch", "policy=optimal", "m=2", "rho=0.3",
                        "delta=0.2", "umax=16", "--json")
     assert code == 0
-    results = json.loads(out)["results"]
-    assert results["method"] == "value-iteration"
+    doc = json.loads(out)
+    results = doc["results"]
+    assert doc["method"] == "value-iteration"
     assert "g_bounds" not in results                 # the old, misleading name
     for grid in results["grids"]:                    # brackets of each DISCRETE grid
         low, high = grid["g_bracket_discrete"]
@@ -48,8 +50,9 @@ def test_policy_without_closed_form_is_simulated(capsys) -> None:
     code, out, _ = run(capsys, "solve", "dispatch", "policy=lwl", "m=2", "rho=0.5", "sizes=h2",
                        "scv=4", "--json")
     assert code == 0
-    results = json.loads(out)["results"]
-    assert results["method"] == "simulation" and results["ET_half_width"] > 0
+    doc = json.loads(out)
+    results = doc["results"]
+    assert doc["method"] == "simulation" and results["ET_half_width"] > 0
     # LWL is M/G/2 with a central queue: between M/M/2 scaled by (1+C^2)/2 bounds loosely and RND
     rnd = 1 + 0.5 * 5.0 / (2 * 0.5)
     assert 1.0 < results["ET"]["mean"] < rnd
@@ -72,13 +75,14 @@ def test_speeds_from_the_cli(capsys) -> None:
     assert code == 0
     doc = json.loads(out)
     opt = doc["results"]
-    assert doc["params"]["speeds"] == [2.0, 1.0] and opt["method"] == "value-iteration"
+    assert doc["params"]["speeds"] == [2.0, 1.0] and doc["method"] == "value-iteration"
     code, out, _ = run(capsys, "solve", "dispatch", "policy=rnd", "m=2", "rho=0.5",
                        "speeds=2,1", "--json")
-    rnd = json.loads(out)["results"]
+    rnd_doc = json.loads(out)
+    rnd = rnd_doc["results"]
     # the split in proportion to speeds: M/M/1 queues with rates (1, 2) and (0.5, 1)
     exact = (2 / 3) * 1 / (2 - 1) + (1 / 3) * 1 / (1 - 0.5)
-    assert rnd["method"] == "simulation"
+    assert rnd_doc["method"] == "simulation"
     assert abs(rnd["ET"]["mean"] - exact) < rnd["ET_half_width"] * 1.5
     assert opt["ET"] + opt["error_estimate"] < rnd["ET"]["mean"] - rnd["ET_half_width"]
     # unit speeds are the identical servers: the exact M/M/2 formula
