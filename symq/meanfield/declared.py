@@ -374,7 +374,7 @@ def declare_population(name: str, table: Mapping[str, Any], parameters: tuple[Pa
     >>> spec = declare_population("sis", {"variables": ["i"], "transitions": [
     ...     {"jump": [1], "rate": "beta*i*(1 - i)"}, {"jump": [-1], "rate": "gamma*i"}]},
     ...     ps, "models.sis")
-    >>> round(spec.run({"beta": 2.0, "gamma": 1.0})["x"][0], 12)  # 1 - gamma/beta
+    >>> round(spec.run({"beta": 2.0, "gamma": 1.0})["i"], 12)  # 1 - gamma/beta
     0.5
     """
     decl = _parse(name, table, tuple(parameters), where)

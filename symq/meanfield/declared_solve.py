@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 import sympy as sp
@@ -25,11 +25,11 @@ from symq.core.budget import time_budget
 from symq.core.compiler import compile as symq_compile
 from symq.core.derivation import Derivation
 from symq.core.errors import DerivationTimeout, InvalidParameter, NotConverged, StabilityError
-from symq.core.result import Exactness, Result
+from symq.core.result import Exactness, ResultBase
 
 from .population import PopulationProcess, scalar_call
 
-__all__ = ["Declaration", "Solver", "derivation", "SYMBOLIC_SOLVE_BUDGET"]
+__all__ = ["Declaration", "DeclaredFixedPoint", "Solver", "derivation", "SYMBOLIC_SOLVE_BUDGET"]
 
 #: Seconds the derivation may spend on a symbolic solve of F(x) = 0 (dimension <= 3 only).
 SYMBOLIC_SOLVE_BUDGET = 10.0
@@ -63,6 +63,89 @@ class Declaration:
 
 
 # ---------------------------------------------------------------------------- solve
+
+
+@dataclass(frozen=True)
+class DeclaredFixedPoint(ResultBase):
+    """The solve of a declared population process (a ``kind = "population"`` model).
+
+    Its values (:meth:`outputs`) are, in order: ``x``, one value per declared variable
+    (:attr:`coordinates`), ``residual``, ``eigenvalues``, ``spectral_abscissa``, ``stable``,
+    ``fixed_points``, ``fixed_points_stable``, ``n_fixed_points``, the declared outputs
+    (:attr:`functionals`), ``V``, ``x_N`` and the refined values ``NAME_N`` (:attr:`refined`);
+    ``V`` only at a stable fixed point, ``x_N`` and ``NAME_N`` only for a given ``N``.
+
+    Attributes
+    ----------
+    x : ndarray
+        The fixed point reached from the declared ``initial`` point.
+    coordinates : dict
+        ``x`` by variable name.
+    residual : float
+        ``max |F(x)|``.
+    eigenvalues : list of complex
+        Eigenvalues of the Jacobian ``DF(x)``.
+    spectral_abscissa : float
+        Their largest real part.
+    stable : bool
+        Whether ``x`` is exponentially stable (spectral abscissa ``< 0``).
+    fixed_points : list of ndarray
+        The distinct fixed points found from ``initial`` and the ``search`` points.
+    fixed_points_stable : list of bool
+        Their stability.
+    n_fixed_points : int
+        How many.
+    functionals : dict
+        The declared outputs ``h(x)`` by name.
+    V : ndarray or None
+        The refined ``1/N`` term of ``x`` (Gast & Van Houdt 2018, Theorem 1); ``None`` when
+        ``x`` is not stable.
+    x_N : ndarray or None
+        ``x + V/N`` for a given ``N``.
+    refined : dict
+        ``NAME_N`` for every variable and declared output, for a given ``N``.
+    method : str
+    exactness : Exactness
+        ``numeric``.
+    seconds : float
+        Wall time of the solve.
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("residual", "spectral_abscissa", "stable",
+                                          "n_fixed_points")
+
+    x: np.ndarray
+    coordinates: dict[str, float]
+    residual: float
+    eigenvalues: list[complex]
+    spectral_abscissa: float
+    stable: bool
+    fixed_points: list[np.ndarray]
+    fixed_points_stable: list[bool]
+    n_fixed_points: int
+    functionals: dict[str, float] = field(default_factory=dict)
+    V: np.ndarray | None = None
+    x_N: np.ndarray | None = None
+    refined: dict[str, float] = field(default_factory=dict)
+    method: str = "mean-field ODE (Radau), then guarded Newton on F(x) = 0"
+    exactness: Exactness = Exactness.NUMERIC
+    seconds: float = 0.0
+
+    def outputs(self) -> dict[str, Any]:
+        """The model's values: the named dictionaries spread into one value per name."""
+        values = super().outputs()
+        out: dict[str, Any] = {"x": values.pop("x"), **values.pop("coordinates")}
+        functionals = values.pop("functionals")
+        refined = values.pop("refined")
+        for name in ("residual", "eigenvalues", "spectral_abscissa", "stable", "fixed_points",
+                     "fixed_points_stable", "n_fixed_points"):
+            out[name] = values.pop(name)
+        out.update(functionals)
+        out.update(values)  # V and x_N where computed
+        out.update(refined)
+        return out
+
+
 
 
 class Solver:
@@ -120,7 +203,7 @@ class Solver:
     def _fixed_point(self, x0: np.ndarray, params: Mapping[str, float]) -> Any:
         return self.decl.process.fixed_point(x0, params, tol=self.decl.tolerance)
 
-    def __call__(self, **values: Any) -> Result:
+    def __call__(self, **values: Any) -> DeclaredFixedPoint:
         decl, process = self.decl, self.decl.process
         start = time.perf_counter()
         N = values.pop("N", None)
@@ -145,25 +228,18 @@ class Solver:
             if all(np.max(np.abs(other - y)) > 1e-6 * max(1.0, float(np.max(np.abs(y))))
                    for y, _ in found):
                 found.append((other, process.stability(other, params).stable))
-        mid = time.perf_counter()
-        out: dict[str, Any] = {"x": x.tolist()}
-        out.update({v: float(c) for v, c in zip(decl.variables, x)})
-        out.update({
-            "residual": fp.residual, "eigenvalues": [complex(e) for e in stab.eigenvalues],
-            "spectral_abscissa": stab.max_real, "stable": stab.stable,
-            "fixed_points": [y.tolist() for y, _ in found],
-            "fixed_points_stable": [s for _, s in found], "n_fixed_points": len(found),
-        })
         positions, func = self._functionals()
         entries = scalar_call(func, x, p) if func is not None else np.zeros(0)
-        for (out_name, index), value in zip(positions, entries):
-            if index == ():
-                out[out_name] = float(value)
+        functionals = {out_name: float(value) for (out_name, index), value
+                       in zip(positions, entries) if index == ()}
+        V = x_N = None
+        refined: dict[str, float] = {}
         if stab.stable:
             terms = process.refined_terms(x, params)
-            out["V"] = terms.V.tolist()
+            V = terms.V
             if N is not None:
-                self._refined(out, positions, entries, terms.V, terms.W, int(N))
+                x_N, refined = self._refined(x, functionals, positions, entries, terms.V,
+                                             terms.W, int(N))
         elif N is not None:
             raise StabilityError(
                 f"{decl.name}: the fixed point reached from initial = {decl.initial.tolist()} "
@@ -174,32 +250,36 @@ class Solver:
                    f"starting points (fixed_points); reported: the one reached from initial "
                    f"= {decl.initial.tolist()}") if len(found) > 1 else (
                    f"one fixed point found from {1 + len(decl.search)} starting points")
-        return Result(
-            model=decl.name, params={**params, "N": N}, values=out,
+        return DeclaredFixedPoint(
+            x=x, coordinates={v: float(c) for v, c in zip(decl.variables, x)},
+            residual=fp.residual, eigenvalues=[complex(e) for e in stab.eigenvalues],
+            spectral_abscissa=stab.max_real, stable=stab.stable,
+            fixed_points=[y for y, _ in found], fixed_points_stable=[s for _, s in found],
+            n_fixed_points=len(found), functionals=functionals, V=V, x_N=x_N,
+            refined=refined,
             method=(f"mean-field ODE (Radau) from initial, then guarded Newton on F(x) = 0 "
                     f"(residual {fp.residual:.1e}); {several}; "
                     f"{'stable' if stab.stable else 'not stable'}"
                     + ("; refined 1/N term (Gast & Van Houdt 2018, Theorem 1)"
                        if stab.stable else "")),
-            exactness=Exactness.NUMERIC,
-            timings={"fixed_point": mid - start, "outputs": time.perf_counter() - mid})
+            exactness=Exactness.NUMERIC, seconds=time.perf_counter() - start)
 
-    def _refined(self, out: dict[str, Any], positions: list, entries: np.ndarray,
-                 V: np.ndarray, W: np.ndarray, N: int) -> None:
-        """``E[h(X^N)] = h(pi) + (Dh V + (1/2) sum_jk D2h_jk W_jk)/N`` (Gast & Van Houdt 2018,
-        Theorem 1) for every variable and declared output."""
-        x = np.asarray(out["x"])
-        out["x_N"] = (x + V / N).tolist()
-        out.update({f"{v}_N": float(c + V[i] / N) for i, (v, c) in
-                    enumerate(zip(self.decl.variables, x))})
+    def _refined(self, x: np.ndarray, functionals: Mapping[str, float], positions: list,
+                 entries: np.ndarray, V: np.ndarray, W: np.ndarray, N: int,
+                 ) -> tuple[np.ndarray, dict[str, float]]:
+        """``x + V/N`` and ``E[h(X^N)] = h(pi) + (Dh V + (1/2) sum_jk D2h_jk W_jk)/N``
+        (Gast & Van Houdt 2018, Theorem 1) for every variable and declared output, as
+        ``NAME_N``."""
+        refined = {f"{v}_N": float(c + V[i] / N) for i, (v, c) in
+                   enumerate(zip(self.decl.variables, x))}
         correction = dict.fromkeys(self.decl.outputs, 0.0)
         for (out_name, index), value in zip(positions, entries):
             if len(index) == 1:
                 correction[out_name] += value * V[index[0]]
             elif len(index) == 2:
                 correction[out_name] += 0.5 * value * W[index]
-        out.update({f"{k}_N": float(out[k] + c / N) for k, c in correction.items()})
-
+        refined.update({f"{k}_N": float(functionals[k] + c / N) for k, c in correction.items()})
+        return x + V / N, refined
 
 # ---------------------------------------------------------------------------- derivation
 
