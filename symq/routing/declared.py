@@ -53,7 +53,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import sympy as sp
@@ -66,7 +66,7 @@ from symq.core.errors import DerivationTimeout, InvalidParameter, NotConverged
 from symq.core.formula import parse_formula
 from symq.core.parameters import Parameter
 from symq.core.registry import ModelKind, ModelSpec
-from symq.core.result import Exactness, Result
+from symq.core.result import Exactness, ResultBase
 
 from .farm import C as _C_PARAMETER
 from .farm import ServerFarm
@@ -74,7 +74,7 @@ from .farm import rho as _RHO_PARAMETER
 from .farm import w as _W_PARAMETER
 from .numeric import minimize_separable
 
-__all__ = ["KIND", "ROUTING_COST", "DeclaredCost", "declare", "DEFAULT_COST"]
+__all__ = ["KIND", "ROUTING_COST", "DeclaredCost", "DeclaredRouting", "declare", "DEFAULT_COST"]
 
 KIND = "routing-cost"
 #: The cost of ps-routing: the holding-cost rate w E[N] of an M/G/1-PS server.
@@ -428,8 +428,8 @@ def declare(name: str, table: Mapping[str, Any], parameters: tuple[Parameter, ..
                                "kink); the solver's Newton step needs the second derivative")
     shown = text if isinstance(text, str) else str(text)
 
-    def solve(**values: Any) -> Result:
-        return _solve(name, model, values, where, shown)
+    def solve(**values: Any) -> DeclaredRouting:
+        return _solve(model, values, where, shown)
 
     def derivation() -> Derivation:
         return _derivation(name, model)
@@ -443,8 +443,57 @@ def declare(name: str, table: Mapping[str, Any], parameters: tuple[Parameter, ..
                                                                    "c")})
 
 
-def _solve(name: str, model: DeclaredCost, values: Mapping[str, Any], where: str,
-           text: str) -> Result:
+@dataclass(frozen=True)
+class DeclaredRouting(ResultBase):
+    r"""Social optimum, Wardrop equilibrium and price of anarchy of a farm with a declared cost
+    (the result of a ``routing-cost`` model; its fields are :data:`OUTPUTS`).
+
+    Attributes
+    ----------
+    x_opt, x_ne : numpy.ndarray
+        Loads of the social optimum and of the Wardrop equilibrium (input server order).
+    J_opt, J_ne : float
+        Social cost :math:`J = \sum_j f_j(x_j)` at each.
+    poa : float
+        Price of anarchy ``J_ne / J_opt``.
+    mu, c : float
+        Common marginal cost of the used servers at the optimum, common cost per unit of work at
+        the equilibrium (load-weighted means over the used servers).
+    active_opt, active_ne : list of int
+        Indices of the used servers.
+    capacity : numpy.ndarray
+        Each server's load bound.
+    residual : float
+        The larger KKT residual of the two minimisations.
+    method : str
+        ``"SLSQP + KKT Newton polish (potential: closed form)"``, or ``quadrature`` when the
+        potential has no closed form.
+    exactness : Exactness
+        ``numeric``.
+    seconds : float
+        Wall time: the convexity check and both minimisations.
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("J_opt", "J_ne", "poa")
+
+    x_opt: np.ndarray
+    x_ne: np.ndarray
+    J_opt: float
+    J_ne: float
+    poa: float
+    mu: float
+    c: float
+    active_opt: list[int]
+    active_ne: list[int]
+    capacity: np.ndarray
+    residual: float
+    method: str
+    exactness: Exactness = Exactness.NUMERIC
+    seconds: float = 0.0
+
+
+def _solve(model: DeclaredCost, values: Mapping[str, Any], where: str,
+           text: str) -> DeclaredRouting:
     start = time.perf_counter()
     C = np.asarray(values["C"], dtype=float)
     if "w" in model.names:
@@ -465,7 +514,6 @@ def _solve(name: str, model: DeclaredCost, values: Mapping[str, Any], where: str
                                "below its capacity")
     farm = _Farm(model, args, cap, where, text)
     farm.check()
-    checked = time.perf_counter()
 
     def social(x: np.ndarray) -> float:
         return float(np.sum(farm.f(x)))
@@ -473,7 +521,6 @@ def _solve(name: str, model: DeclaredCost, values: Mapping[str, Any], where: str
     try:
         optimum = minimize_separable(cap, rho, farm.f, farm.df, farm.d2f, cost=social,
                                      name="social cost")
-        middle = time.perf_counter()
         equilibrium = minimize_separable(cap, rho, farm.phi, farm.g, farm.dg, cost=social,
                                          name="potential")
     except NotConverged as exc:
@@ -487,25 +534,17 @@ def _solve(name: str, model: DeclaredCost, values: Mapping[str, Any], where: str
                 "the bound x < capacity probably binds; give a cost that grows without bound "
                 "there, or a larger capacity") from None
         raise
-    end = time.perf_counter()
     used_opt, used_ne = _used(optimum.loads, cap), _used(equilibrium.loads, cap)
-    out = {
-        "x_opt": optimum.loads.tolist(), "x_ne": equilibrium.loads.tolist(),
-        "J_opt": optimum.cost, "J_ne": equilibrium.cost,
-        "poa": equilibrium.cost / optimum.cost,
-        "mu": _common(farm.df(optimum.loads), optimum.loads, used_opt),
-        "c": _common(farm.g(equilibrium.loads), equilibrium.loads, used_ne),
-        "active_opt": np.flatnonzero(used_opt).tolist(),
-        "active_ne": np.flatnonzero(used_ne).tolist(),
-        "capacity": cap.tolist(), "residual": max(optimum.residual, equilibrium.residual),
-    }
     potential = "quadrature" if farm.quadrature else "closed form"
-    return Result(model=name, params={k: (v.tolist() if hasattr(v, "tolist") else v)
-                                      for k, v in values.items()},
-                  values=out, method=f"SLSQP + KKT Newton polish (potential: {potential})",
-                  exactness=Exactness.NUMERIC,
-                  timings={"check": checked - start, "optimal": middle - checked,
-                           "equilibrium": end - middle})
+    return DeclaredRouting(
+        x_opt=optimum.loads, x_ne=equilibrium.loads, J_opt=optimum.cost, J_ne=equilibrium.cost,
+        poa=equilibrium.cost / optimum.cost,
+        mu=_common(farm.df(optimum.loads), optimum.loads, used_opt),
+        c=_common(farm.g(equilibrium.loads), equilibrium.loads, used_ne),
+        active_opt=np.flatnonzero(used_opt).tolist(), active_ne=np.flatnonzero(used_ne).tolist(),
+        capacity=cap, residual=max(optimum.residual, equilibrium.residual),
+        method=f"SLSQP + KKT Newton polish (potential: {potential})",
+        seconds=time.perf_counter() - start)
 
 
 def _tidy(expr: sp.Expr) -> sp.Expr:

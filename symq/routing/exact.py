@@ -29,7 +29,7 @@ import numpy as np
 import sympy as sp
 
 from symq.core.errors import InvalidParameter
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 
 from .farm import ServerFarm
 from .symbolic import C_j, Sigma_C, Sigma_s, Sigma_w, c, closed_forms, r_next, rho, t, w_j, x_j
@@ -76,6 +76,10 @@ class PiecewiseLoads(ResultBase):
         ``order`` are used.
     optimal, equilibrium : tuple of sympy.Piecewise
         One ``Piecewise`` per server (original order) over ``0 < rho < sum(C)``.
+    method : str
+        ``"closed form (piecewise in rho)"``.
+    exactness : Exactness
+        ``exact``: sympy expressions with exact coefficients.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("order", "thresholds_optimal", "thresholds_equilibrium")
@@ -88,6 +92,8 @@ class PiecewiseLoads(ResultBase):
     pieces_equilibrium: tuple[tuple[sp.Expr, ...], ...]
     optimal: tuple[sp.Expr, ...]
     equilibrium: tuple[sp.Expr, ...]
+    method: str = "closed form (piecewise in rho)"
+    exactness: Exactness = Exactness.EXACT
 
     def at(self, value: Any, kind: str = "optimal") -> tuple[sp.Expr, ...]:
         """Exact loads at ``rho = value`` (a rational is kept exact).

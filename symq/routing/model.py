@@ -8,37 +8,71 @@ rho=1:6:11`` and ``symq solve ps-sim lam=0.7 sizes=h2 scv=4`` work without any e
 
 Examples
 --------
->>> result = solve([4, 2, 1], [1, 2, 4], 5.0)
->>> result["optimal"]["active"], result["equilibrium"]["active"]
+>>> routing = solve([4, 2, 1], [1, 2, 4], 5.0)
+>>> routing.optimal.active, routing.equilibrium.active
 ([0, 1, 2], [0, 1])
->>> sorted(scalar_outputs(result))
-['J_ne', 'J_opt', 'n_ne', 'n_opt', 'poa']
+>>> result = MODEL.run({"C": [4, 2, 1], "w": [1, 2, 4], "rho": 5.0})
+>>> sorted(result.values), sorted(scalar_outputs(result))
+(['equilibrium', 'optimal', 'poa'], ['J_ne', 'J_opt', 'n_ne', 'n_opt', 'poa'])
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from numpy.typing import ArrayLike
 
 from symq.core.parameters import Parameter, PositiveReal
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec
-from symq.core.result import Exactness, Result
+from symq.core.result import Exactness, Result, ResultBase
 from symq.core.simrun import run_parameters
+from symq.core.simstats import ConfidenceInterval
 from symq.laws import size_law, size_parameters
 
 from .farm import C, ServerFarm, rho, w
-from .simulation import simulate_ps_queue
+from .simulation import PSQueueEstimate, simulate_ps_queue
 from .solve import Allocation, kernels, poa_of, social_optimum, wardrop_equilibrium
 
-__all__ = ["MODEL", "PS_SIM", "solve", "scalar_outputs", "solve_ps_sim"]
+__all__ = ["MODEL", "PS_SIM", "FarmRouting", "PSSimComparison", "solve", "scalar_outputs",
+           "solve_ps_sim"]
 
 NAME = "ps-routing"
 
 
-def solve(C: ArrayLike, w: ArrayLike, rho: float) -> Result:
+@dataclass(frozen=True)
+class FarmRouting(ResultBase):
+    """Social optimum, Wardrop equilibrium and price of anarchy of one farm (the result of
+    the ``ps-routing`` model).
+
+    Attributes
+    ----------
+    optimal, equilibrium : Allocation
+        The two allocations; each prints (``to_dict``, ``symq solve ps-routing --json``) as
+        ``{"loads", "cost", "active", "multiplier"}``, loads in input order.
+    poa : float
+        Price of anarchy ``J_ne / J_opt``.
+    method : str
+        ``"closed form (prefix scan)"``.
+    exactness : Exactness
+        ``numeric``: the closed forms evaluated in floating point.
+    seconds : float
+        Wall time, the compilation of the closed forms (first call only) included.
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("poa",)
+
+    optimal: Allocation
+    equilibrium: Allocation
+    poa: float
+    method: str = "closed form (prefix scan)"
+    exactness: Exactness = Exactness.NUMERIC
+    seconds: float = 0.0
+
+
+def solve(C: ArrayLike, w: ArrayLike, rho: float) -> FarmRouting:
     """Social optimum, Wardrop equilibrium and price of anarchy of a farm (Altman, Ayesta, Prabhu
     2011, centralised-routing, decentralised-routing and price-of-anarchy sections).
 
@@ -51,9 +85,9 @@ def solve(C: ArrayLike, w: ArrayLike, rho: float) -> Result:
 
     Returns
     -------
-    Result
-        ``values = {"optimal": {...}, "equilibrium": {...}, "poa": float}``, each allocation
-        as ``{"loads", "cost", "active", "multiplier"}`` (loads in input order).
+    FarmRouting
+        ``optimal``, ``equilibrium`` (each an :class:`~symq.routing.solve.Allocation`, loads in
+        input order) and ``poa``.
 
     Raises
     ------
@@ -64,39 +98,23 @@ def solve(C: ArrayLike, w: ArrayLike, rho: float) -> Result:
     load = farm.check_load(rho)
     begin = time.perf_counter()
     kernels()   # derives and compiles the closed forms on the first call only
-    start = time.perf_counter()
     optimum = social_optimum(farm, load)
-    middle = time.perf_counter()
     equilibrium = wardrop_equilibrium(farm, load)
-    end = time.perf_counter()
-    return Result(
-        model=NAME,
-        params={"C": farm.C.tolist(), "w": farm.w.tolist(), "rho": load},
-        values={"optimal": _allocation_json(optimum), "equilibrium": _allocation_json(equilibrium),
-                "poa": poa_of(equilibrium, optimum, load)},
-        method="closed form (prefix scan)",
-        exactness=Exactness.NUMERIC,
-        timings={"compile": start - begin, "optimal": middle - start,
-                 "equilibrium": end - middle},
-    )
-
-
-def _allocation_json(allocation: Allocation) -> dict[str, Any]:
-    """The CLI's JSON form of an allocation: ``loads`` (input order), ``cost``, ``active``,
-    ``multiplier`` (the keys of ``symq solve ps-routing --json``)."""
-    return {"loads": allocation.loads.tolist(), "cost": float(allocation.cost),
-            "active": list(allocation.active), "multiplier": float(allocation.multiplier)}
+    return FarmRouting(optimal=optimum, equilibrium=equilibrium,
+                       poa=poa_of(equilibrium, optimum, load),
+                       seconds=time.perf_counter() - begin)
 
 
 def scalar_outputs(result: Result) -> dict[str, float]:
     """Flat summary for sweeps: ``J_opt``, ``J_ne``, ``poa``, ``n_opt``, ``n_ne``."""
     values = result.values
+    optimal, equilibrium = values["optimal"], values["equilibrium"]
     return {
-        "J_opt": float(values["optimal"]["cost"]),
-        "J_ne": float(values["equilibrium"]["cost"]),
+        "J_opt": float(optimal.cost),
+        "J_ne": float(equilibrium.cost),
         "poa": float(values["poa"]),
-        "n_opt": float(len(values["optimal"]["active"])),
-        "n_ne": float(len(values["equilibrium"]["active"])),
+        "n_opt": float(len(optimal.active)),
+        "n_ne": float(len(equilibrium.active)),
     }
 
 
@@ -116,10 +134,47 @@ MODEL = ModelSpec(
 PS_SIM_JOBS = 500_000
 
 
+@dataclass(frozen=True)
+class PSSimComparison(ResultBase):
+    r"""Simulation estimates of one M/G/1-PS queue beside its insensitive exact means (the
+    result of the ``ps-sim`` model).
+
+    Attributes
+    ----------
+    ET, EQ, mean_slowdown : ConfidenceInterval
+        The estimates of :class:`~symq.routing.simulation.PSQueueEstimate`.
+    ET_exact, EQ_exact : float
+        :math:`E[X]/(C - x)` and :math:`x/(C - x)`, :math:`x = \lambda E[X]`, whatever the law.
+    rho : float
+        Utilisation :math:`x / C`.
+    method : str
+        ``"event-by-event PS simulation, batch means; insensitive exact means"``.
+    exactness : Exactness
+        ``simulated``.
+    seconds : float
+        Wall time of the run.
+    estimate : PSQueueEstimate
+        The simulator's full estimate (not among the model's values).
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("ET", "ET_exact", "EQ", "EQ_exact")
+
+    ET: ConfidenceInterval
+    EQ: ConfidenceInterval
+    mean_slowdown: ConfidenceInterval
+    ET_exact: float
+    EQ_exact: float
+    rho: float
+    method: str = "event-by-event PS simulation, batch means; insensitive exact means"
+    exactness: Exactness = Exactness.SIMULATED
+    seconds: float = 0.0
+    estimate: PSQueueEstimate | None = field(default=None, repr=False)
+
+
 def solve_ps_sim(lam: float, C: float = 1.0, sizes: str = "exp",
                  mean: float = 1.0, scv: float | None = None, n_jobs: int = PS_SIM_JOBS,
                  n_batches: int = 30, level: float = 0.95, rng: RngLike = None,
-                 progress: bool = False) -> Result:
+                 progress: bool = False) -> PSSimComparison:
     r"""Simulate one M/G/1 processor-sharing queue
     (:func:`~symq.routing.simulation.simulate_ps_queue`) with a named job-size law of :mod:`symq.laws`.
 
@@ -131,7 +186,7 @@ def solve_ps_sim(lam: float, C: float = 1.0, sizes: str = "exp",
 
     Returns
     -------
-    Result
+    PSSimComparison
         ``ET``, ``EQ``, ``mean_slowdown`` (ConfidenceInterval), ``ET_exact``, ``EQ_exact``,
         ``rho``.
 
@@ -147,16 +202,9 @@ def solve_ps_sim(lam: float, C: float = 1.0, sizes: str = "exp",
     est = simulate_ps_queue(lam, C, law, n_jobs=n_jobs, rng=rng, level=level,
                             n_batches=n_batches, progress=progress)
     x = lam * mean
-    return Result(
-        model="ps-sim",
-        params={"lam": lam, "C": C, "sizes": sizes, "mean": mean, "scv": scv,
-                "n_jobs": est.n_jobs, "n_batches": n_batches, "level": level},
-        values={"ET": est.ET, "EQ": est.EQ, "mean_slowdown": est.mean_slowdown,
-                "ET_exact": mean / (C - x), "EQ_exact": x / (C - x), "rho": x / C},
-        method="event-by-event PS simulation, batch means; insensitive exact means",
-        exactness=Exactness.SIMULATED,
-        timings={"simulate": time.perf_counter() - start},
-    )
+    return PSSimComparison(ET=est.ET, EQ=est.EQ, mean_slowdown=est.mean_slowdown,
+                           ET_exact=mean / (C - x), EQ_exact=x / (C - x), rho=x / C,
+                           seconds=time.perf_counter() - start, estimate=est)
 
 
 PS_SIM = ModelSpec(

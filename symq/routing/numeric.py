@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike
 from scipy.optimize import minimize
 
 from symq.core.errors import NotConverged
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 
 from .farm import ServerFarm, as_farm
 
@@ -62,6 +62,11 @@ class NumericSolution(ResultBase):
         Optimiser iterations.
     residual : float
         Relative violation of the KKT conditions computed from the objective's gradient.
+    method : str
+        ``"SLSQP"``, or ``"SLSQP + KKT Newton polish"`` when the Newton polish of the KKT
+        conditions refined the optimiser's point.
+    exactness : Exactness
+        ``numeric``.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("cost", "objective", "iterations", "residual")
@@ -71,6 +76,8 @@ class NumericSolution(ResultBase):
     objective: float
     iterations: int
     residual: float
+    method: str = "SLSQP"
+    exactness: Exactness = Exactness.NUMERIC
 
 
 def social_cost(C: ArrayLike, w: ArrayLike, loads: ArrayLike) -> float:
@@ -194,17 +201,18 @@ def _minimize(C: np.ndarray, rho: float, value: Callable[[np.ndarray], np.ndarra
             break
     kkt = _kkt_residual(C, slope(u), u)
     tolerance = coarse_tol
+    how = "SLSQP"
     if polish and np.isfinite(kkt):
         polished = _polish(C, rho, u, slope, curvature)
         if polished is not None and _kkt_residual(C, slope(polished), polished) <= 1e-10:
-            u, tolerance = polished, 1e-10
+            u, tolerance, how = polished, 1e-10, "SLSQP + KKT Newton polish"
             best = float(np.sum(value(u)))
             kkt = _kkt_residual(C, slope(u), u)
     if not kkt <= tolerance:
         raise NotConverged(f"SLSQP ({name}: {message})", kkt, tolerance, iterations)
     loads = C * u
     return NumericSolution(loads=loads, cost=cost(loads), objective=best,
-                           iterations=iterations, residual=kkt)
+                           iterations=iterations, residual=kkt, method=how)
 
 
 def minimize_social_cost(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,

@@ -63,7 +63,7 @@ from symq.core.parameters import IntegerAtLeast, NonNegativeReal, PositiveReal
 from symq.core.randomness import RngLike, as_generator
 from symq.core.renamed import RenamedKeywordWarning, renamed_keywords
 from symq.core.resources import require_memory
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 from symq.core.simoutput import analyse_ratio, analyse_series, require_run_length
 from symq.core.simrun import (
     RUN_SLICES,
@@ -268,6 +268,10 @@ class PSQueueEstimate(ResultBase):
         Number of simulated jobs (warm-up included).
     n_warmup : int
         Number of leading jobs discarded as warm-up.
+    method : str
+        ``"event-by-event PS simulation, batch means"``.
+    exactness : Exactness
+        ``simulated``.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("ET", "EQ", "mean_slowdown", "law")
@@ -281,6 +285,8 @@ class PSQueueEstimate(ResultBase):
     law: str
     n_jobs: int
     n_warmup: int
+    method: str = "event-by-event PS simulation, batch means"
+    exactness: Exactness = Exactness.SIMULATED
 
     @property
     def load(self) -> float:
@@ -528,6 +534,10 @@ class FarmEstimate(ResultBase):
         Capacities, holding costs and work rates :math:`x_j` of the servers.
     law : str
         Job-size law: its name, or a short description of the law object.
+    method : str
+        ``"event-by-event PS simulation of each server, batch means"``.
+    exactness : Exactness
+        ``simulated``.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("social_cost", "law")
@@ -539,6 +549,8 @@ class FarmEstimate(ResultBase):
     w: tuple[float, ...]
     loads: tuple[float, ...]
     law: str
+    method: str = "event-by-event PS simulation of each server, batch means"
+    exactness: Exactness = Exactness.SIMULATED
 
 
 def _vector(name: str, values: ArrayLike, domain: PositiveReal | NonNegativeReal) -> tuple[float, ...]:

@@ -49,7 +49,7 @@ from numpy.typing import ArrayLike
 from symq.core.compiler import CompiledFunction, compile
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import Interval
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 
 from . import symbolic
 from .farm import ServerFarm, as_farm
@@ -82,6 +82,10 @@ class Allocation(ResultBase):
         work) for the equilibrium.
     kind : str
         ``"optimal"`` or ``"equilibrium"``.
+    method : str
+        ``"closed form (prefix scan)"``: the closed forms on the prefix of servers in use.
+    exactness : Exactness
+        ``numeric``: the closed forms evaluated in floating point.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("kind", "cost", "multiplier", "active")
@@ -91,6 +95,8 @@ class Allocation(ResultBase):
     active: list[int]
     multiplier: float
     kind: str
+    method: str = "closed form (prefix scan)"
+    exactness: Exactness = Exactness.NUMERIC
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``{"loads", "cost", "active", "multiplier"}`` (the kind is the
@@ -484,6 +490,10 @@ class UnboundedFamily(ResultBase):
         :math:`(h+1)(\sqrt h+1)/(2h+\sqrt h+1)`.
     poa_asymptotic : float
         :math:`\sqrt h/2`.
+    method : str
+        ``"closed form"``.
+    exactness : Exactness
+        ``numeric``: the closed forms in ``h`` evaluated in floating point.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("h", "rho", "J_opt", "J_ne", "poa")
@@ -498,6 +508,8 @@ class UnboundedFamily(ResultBase):
     J_ne: float
     poa: float
     poa_asymptotic: float
+    method: str = "closed form"
+    exactness: Exactness = Exactness.NUMERIC
 
 
 def unbounded_family(h: float) -> UnboundedFamily:

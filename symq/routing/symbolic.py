@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 import sympy as sp
 
 from symq.core.errors import SymqError
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 
 from .farm import rho as _RHO_PARAMETER
 
@@ -429,6 +429,10 @@ class ClosedForms(ResultBase):
     family : dict
         The unbounded family as functions of ``h``: ``rho, x1, x2, J_opt, J_ne, poa,
         asymptotic``.
+    method : str
+        ``"symbolic derivation (sympy)"``.
+    exactness : Exactness
+        ``exact``.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("opt_cost", "ne_cost", "heavy_traffic_poa")
@@ -448,6 +452,8 @@ class ClosedForms(ResultBase):
     poa: sp.Expr
     heavy_traffic_poa: sp.Expr
     family: dict
+    method: str = "symbolic derivation (sympy)"
+    exactness: Exactness = Exactness.EXACT
 
 
 def record_closed_forms(d: Any) -> ClosedForms:

@@ -214,14 +214,14 @@ def test_registered_model():
     assert spec.paper == "ps-routing"
     result = spec.run(spec.parse({"C": "4,2,1", "w": "1,2,4", "rho": "5"}))
     assert isinstance(result, Result) and result.model == "ps-routing"
-    assert close(result["optimal"]["cost"], 11) and close(result["equilibrium"]["cost"], 15)
+    assert close(result["optimal"].cost, 11) and close(result["equilibrium"].cost, 15)
     assert close(result["poa"], F(15, 11))
     assert spec.summary_values(result) == pytest.approx(
         {"J_opt": 11, "J_ne": 15, "poa": 15 / 11, "n_opt": 3, "n_ne": 2})
     text = json.dumps(result.to_dict())
     assert '"method": "closed form (prefix scan)"' in text
     typical = {p.name: p.typical for p in spec.parameters}
-    assert spec.run(typical)["equilibrium"]["active"] == [0, 1]
+    assert spec.run(typical)["equilibrium"].active == [0, 1]
 
 
 def test_parameters_are_declared():
