@@ -63,7 +63,7 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import minimize_scalar
 
 from symq.core.errors import InvalidParameter, NotConverged, SymqError
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 
 __all__ = ["Equilibrium", "EquilibriumSet", "LimitCycle", "LimitSetSurvey", "equilibria",
            "limit_sets", "NonPolynomialDrift", "ContinuumOfEquilibria"]
@@ -105,6 +105,9 @@ class Equilibrium(ResultBase):
         Eigenvalues of ``DF(x)``.
     classification : str
         ``"stable"``, ``"unstable"``, ``"saddle"`` or ``"non-hyperbolic"``.
+    method : str
+    exactness : Exactness
+        ``certified``: exact algebraic coordinates and a guaranteed enclosure.
     """
 
     summary = ("classification", "residual", "krawczyk")
@@ -115,6 +118,9 @@ class Equilibrium(ResultBase):
     residual: float
     eigenvalues: NDArray[np.complex128]
     classification: str
+    method: str = ("exact elimination (lex Groebner basis, shape lemma), interval enclosure, "
+                   "Newton polish and Krawczyk test")
+    exactness: Exactness = Exactness.CERTIFIED
 
 
 @dataclass(frozen=True)
@@ -142,6 +148,9 @@ class EquilibriumSet(ResultBase):
         How completeness is certified.
     seconds : float
         Wall time.
+    method : str
+    exactness : Exactness
+        ``certified``: no equilibrium in the box is missed.
     """
 
     summary = ("real_solutions", "outside_box", "eliminant_degree")
@@ -154,6 +163,9 @@ class EquilibriumSet(ResultBase):
     shape_variable: str
     certificate: str
     seconds: float
+    method: str = ("every real solution of the exact polynomial system (lex Groebner basis, "
+                   "exact real-root isolation), certified one by one")
+    exactness: Exactness = Exactness.CERTIFIED
 
     def __len__(self) -> int:
         return len(self.equilibria)
@@ -175,6 +187,8 @@ class LimitCycle(ResultBase):
     half_ranges: NDArray[np.float64]
     center: NDArray[np.float64]
     orbit: NDArray[np.float64]
+    method: str = "mean-field ODE integrated until the state recurs"
+    exactness: Exactness = Exactness.NUMERIC
 
 
 @dataclass(frozen=True)
@@ -193,6 +207,9 @@ class LimitSetSurvey(ResultBase):
         Number of starts per outcome.
     cycles : tuple of LimitCycle
         The distinct limit cycles found.
+    method : str
+    exactness : Exactness
+        ``numeric`` (the trajectories are integrated; the equilibria are certified).
     """
 
     summary = ("counts",)
@@ -201,6 +218,9 @@ class LimitSetSurvey(ResultBase):
     outcomes: tuple
     counts: dict
     cycles: tuple
+    method: str = ("mean-field ODE from a grid of initial states, each end classified against "
+                   "the certified equilibria and by recurrence")
+    exactness: Exactness = Exactness.NUMERIC
 
 
 # ---------------------------------------------------------------------- exact system

@@ -42,7 +42,7 @@ from symq.core.errors import InvalidParameter, NotConverged, TruncationError
 from symq.core.parameters import integer_value, real_value
 from symq.core.renamed import renamed_keywords
 from symq.core.resources import require_memory
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 from symq.laws import as_phase_type
 
 from .probes import probe_polynomial as _hd
@@ -80,12 +80,17 @@ class QBDSolution(ResultBase):
     residual : float
         ``||p Q_K||_inf`` for the truncated generator ``Q_K``, computed from the blocks
         (independently of the recursion).
+    method : str
+    exactness : Exactness
+        ``numeric``.
     """
 
     levels: list[NDArray[np.float64]]
     K: int
     top_mass: float
     residual: float
+    method: str = "UL-type RG-factorization of the truncated QBD (Li 2016), adaptive truncation"
+    exactness: Exactness = Exactness.NUMERIC
 
     @property
     def level_mass(self) -> NDArray[np.float64]:
@@ -305,12 +310,17 @@ class NonlinearFixedPoint(ResultBase):
         ``||pi - stat(Q(pi))||_inf`` (one extra, independent evaluation of the map).
     generator_residual : float
         ``||pi Q_K(pi)||_inf`` (the nonlinear stationary equation, truncated generator).
+    method : str
+    exactness : Exactness
+        ``numeric``.
     """
 
     levels: list[NDArray[np.float64]]
     iterations: int
     residual: float
     generator_residual: float
+    method: str = "fixed-point iteration pi <- stat(Q(pi)) (Li 2016)"
+    exactness: Exactness = Exactness.NUMERIC
 
     @property
     def tail(self) -> NDArray[np.float64]:
@@ -483,6 +493,9 @@ class LyapunovCheck(ResultBase):
         ``max_increase <= tol``.
     fixed_point : ndarray
         The fixed point ``u*`` of the truncated ODE both functions are measured against.
+    method : str
+    exactness : Exactness
+        ``numeric``.
     """
 
     t: NDArray[np.float64]
@@ -491,6 +504,8 @@ class LyapunovCheck(ResultBase):
     max_increase: float
     nonincreasing: bool
     fixed_point: NDArray[np.float64] | None = None
+    method: str = "mean-field ODE (Radau) from each initial state, Lyapunov functions sampled"
+    exactness: Exactness = Exactness.NUMERIC
 
     @property
     def entropy_increase(self) -> tuple[float, int, float]:

@@ -48,7 +48,7 @@ from symq.core.derivation import Derivation
 from symq.core.display import MarkdownDisplay, short_text
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, SymqError
 from symq.core.printing import latex
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 
 __all__ = ["PopulationProcess", "FixedPoint", "PopulationStability", "RefinedTerms", "Trajectory",
            "MAX_TRANSITIONS", "scalar_call"]
@@ -62,10 +62,15 @@ _SPARSE_DENSITY = 0.2
 
 @dataclass(frozen=True)
 class Trajectory(ResultBase):
-    """A solution of the mean-field ODE: times ``t`` (shape (m,)) and states ``x`` (shape (m, n))."""
+    """A solution of the mean-field ODE: times ``t`` (shape (m,)) and states ``x`` (shape (m, n)).
+
+    ``method`` names the scipy integrator (``solve_ivp(LSODA)``, ...).
+    """
 
     t: NDArray[np.float64]
     x: NDArray[np.float64]
+    method: str = "scipy solve_ivp"
+    exactness: Exactness = Exactness.NUMERIC
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,9 @@ class FixedPoint(ResultBase):
         Accepted Newton steps.
     rejected_steps : int
         Newton steps rejected by the domain or monotonicity guard (then halved).
+    method : str
+    exactness : Exactness
+        ``numeric``.
     """
 
     x: NDArray[np.float64]
@@ -91,6 +99,8 @@ class FixedPoint(ResultBase):
     ode_time: float
     newton_steps: int
     rejected_steps: int
+    method: str = "mean-field ODE (Radau), then guarded Newton on F(x) = 0"
+    exactness: Exactness = Exactness.NUMERIC
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,8 @@ class PopulationStability(ResultBase):
 
     eigenvalues: NDArray[np.complex128]
     max_real: float
+    method: str = "eigenvalues of the Jacobian DF(pi) (numpy.linalg.eigvals)"
+    exactness: Exactness = Exactness.NUMERIC
 
     @property
     def stable(self) -> bool:
@@ -124,6 +136,9 @@ class RefinedTerms(ResultBase):
         ``(1/2) sum_{jk} B_{i,jk} W_{jk}`` with ``B = D2F(pi)``.
     max_real : float
         Largest real part of the eigenvalues of ``A`` (negative: the theorem applies).
+    method : str
+    exactness : Exactness
+        ``numeric``.
     """
 
     V: NDArray[np.float64]
@@ -132,6 +147,9 @@ class RefinedTerms(ResultBase):
     Q: NDArray[np.float64]
     BW: NDArray[np.float64]
     max_real: float
+    method: str = ("refined mean field (Gast & Van Houdt 2018, Theorem 1): Lyapunov solve for W, "
+                   "linear solve for V")
+    exactness: Exactness = Exactness.NUMERIC
 
     @property
     def lyapunov_residual(self) -> float:
@@ -473,7 +491,7 @@ class PopulationProcess(MarkdownDisplay):
         if not sol.success or not np.all(np.isfinite(sol.y)):
             raise NotConverged(f"solve_ivp({method}) of the {self.name} ODE",
                                float("inf"), rtol, int(sol.nfev))
-        return Trajectory(t=sol.t, x=sol.y.T)
+        return Trajectory(t=sol.t, x=sol.y.T, method=f"scipy solve_ivp({method})")
 
     def _jac_option(self, method: str, p: NDArray[np.float64]) -> dict[str, Any]:
         if method in ("Radau", "BDF"):

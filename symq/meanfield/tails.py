@@ -34,7 +34,7 @@ import numpy as np
 
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 from symq.laws import PhaseType
 
 from .jsq_ph import solve_jsq_ph
@@ -130,6 +130,9 @@ class TailScan(ResultBase):
     predicted : str
         Bramson-Lu-Prabhakar's regime for ``beta`` vs ``d/(d-1)`` (``"exponential"`` at
         equality).
+    method : str
+    exactness : Exactness
+        ``numeric``.
     """
 
     d: int
@@ -141,6 +144,9 @@ class TailScan(ResultBase):
     eps: float
     regime: str
     predicted: str
+    method: str = ("cavity fixed point (solve_jsq_ph) of truncated power-law hyperexponential "
+                   "laws of growing scale")
+    exactness: Exactness = Exactness.NUMERIC
 
 
 def predicted_regime(d: int, beta: float) -> str:
