@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -56,6 +56,7 @@ from symq.laws import PhaseType, as_phase_type
 
 from .jsq_ph import batched_drift, solve_jsq_ph
 from .probes import probe_polynomial
+from .results import former_attribute
 from .sizes import PhaseTypeLaw
 
 __all__ = ["ConvergenceRate", "MG1Comparison", "convergence_rate", "mg1_comparison",
@@ -198,8 +199,8 @@ class ConvergenceRate(ResultBase):
     ----------
     d, lam : int, float
         Probes and per-server arrival rate.
-    service : str
-        Name of the service law.
+    sizes : str
+        Name of the job-size law (formerly ``service``, read for one release with a warning).
     K : int
         Levels of the truncated ODE.
     rates : dict
@@ -236,13 +237,15 @@ class ConvergenceRate(ResultBase):
     fixed_point_residual : float
         ``max |F(pi)|`` of the truncated drift at the fixed point used.
     method, exactness
+    seconds : float
+        Wall time (formerly ``timings``, read for one release as ``{"total": seconds}``).
     """
 
     summary: ClassVar[tuple[str, ...]] = ("d", "lam", "rate_predicted", "max_relative_difference")
 
     d: int
     lam: float
-    service: str
+    sizes: str
     K: int
     rates: dict[str, float]
     fit_residual: dict[str, float]
@@ -260,7 +263,10 @@ class ConvergenceRate(ResultBase):
     fixed_point_residual: float
     method: str = ""
     exactness: Exactness = Exactness.NUMERIC
-    timings: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    service = former_attribute("service", "sizes")
+    timings = former_attribute("timings", "seconds", lambda seconds: {"total": seconds})
 
 
 def _law(sizes: PhaseTypeLaw | None) -> PhaseType:
@@ -466,13 +472,13 @@ def convergence_rate(d: int, lam: float, sizes: PhaseTypeLaw | None = None, *, s
     if transient > tail_tol:
         how += f"; transients reach u_K = {transient:.2g} at the truncation level"
     return ConvergenceRate(
-        d=d, lam=lam, service=str(getattr(law, "name", "") or "PH"), K=K, rates=rates,
+        d=d, lam=lam, sizes=str(getattr(law, "name", "") or "PH"), K=K, rates=rates,
         fit_residual=resid, fit_window=win, rate_drift=drift_rel, abscissa=s, rate_predicted=-s,
         abscissa_extra=s_extra, abscissa_converged=bool(converged),
         second_eigenvalue=complex(ev[1]) if ev.size > 1 else complex("nan"),
         relative_difference=rel, max_relative_difference=max(rel.values()), tail_at_K=tail_at_k,
         transient_tail_max=transient, fixed_point_residual=fp_res, method=how,
-        timings={"solve": time.perf_counter() - begin})
+        seconds=time.perf_counter() - begin)
 
 
 # --------------------------------------------------------------------------------------------
@@ -521,7 +527,8 @@ class MG1Comparison(ResultBase):
     Attributes
     ----------
     d, lam : int, float
-    service : str
+    sizes : str
+        Name of the job-size law (formerly ``service``, read for one release with a warning).
     k : ndarray
         Levels ``1..levels``.
     u : ndarray
@@ -538,7 +545,7 @@ class MG1Comparison(ResultBase):
 
     d: int
     lam: float
-    service: str
+    sizes: str
     k: NDArray[np.int64]
     u: NDArray[np.float64]
     mg1_tail: NDArray[np.float64]
@@ -546,6 +553,8 @@ class MG1Comparison(ResultBase):
     max_relative_difference: float
     method: str = ""
     exactness: Exactness = Exactness.NUMERIC
+
+    service = former_attribute("service", "sizes")
 
 
 @renamed_keywords(service="sizes")
@@ -585,7 +594,7 @@ def mg1_comparison(d: int, lam: float, sizes: PhaseTypeLaw | None = None, levels
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = u / tail
     return MG1Comparison(
-        d=d, lam=lam, service=str(getattr(law, "name", "") or "PH"), k=np.arange(1, levels + 1),
+        d=d, lam=lam, sizes=str(getattr(law, "name", "") or "PH"), k=np.arange(1, levels + 1),
         u=u, mg1_tail=tail, ratio=ratio,
         max_relative_difference=float(np.max(np.abs(u - tail) / tail)),
         method="mean field: cavity QBD iteration (solve_jsq_ph); M/PH/1: Neuts' explicit R")

@@ -38,7 +38,7 @@ from scipy.integrate import solve_ivp
 
 from symq.core.errors import InvalidParameter, NotConverged, SymqError
 from symq.core.renamed import renamed_keywords
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 from symq.laws import Empirical, PhaseType, as_phase_type, describe_law
 
 from .sizes import SampledLaw
@@ -78,6 +78,8 @@ class PHApproximation(ResultBase):
         The name of that metric and how it was evaluated.
     seconds : float
         Time of the whole chain.
+    exactness : Exactness
+        ``exact`` for a law that is phase-type, ``numeric`` for a fit.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("method", "order", "distance")
@@ -92,11 +94,13 @@ class PHApproximation(ResultBase):
     distance: float
     metric: str
     seconds: float
+    exactness: Exactness = Exactness.NUMERIC
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the provenance and the PH as lists."""
         alpha, A = self.ph
-        return {"target": self.target, "method": self.method, "why": self.why,
+        return {"target": self.target, "method": self.method,
+                "exactness": str(self.exactness), "why": self.why,
                 "order": self.order, "matched": list(self.matched),
                 "certificate": self.certificate, "distance": self.distance,
                 "metric": self.metric, "seconds": round(self.seconds, 4),
@@ -230,7 +234,8 @@ def fit_phase_type(sizes: SampledLaw, order_max: int = 3, method: str = "auto", 
         distance, metric = (0.0, "exact (the law is phase-type)")
         return PHApproximation(exact, describe_law(sizes), "exact", "the law is phase-type",
                                exact.order, ("all",), "not needed (a phase-type law)",
-                               distance, metric, time.perf_counter() - start)
+                               distance, metric, time.perf_counter() - start,
+                               Exactness.EXACT)
     target, reference, label = _target(sizes, order_max, name)
     if zero is None:
         zero = ()
