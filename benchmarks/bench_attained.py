@@ -20,7 +20,8 @@ import statistics
 import time
 import warnings
 
-from symq.meanfield import hyperexponential2, simulate_jsq, solve_jsq_ph
+from symq.laws import hyperexponential2
+from symq.meanfield import simulate_jsq, solve_jsq_ph
 from symq.meanfield.attained import POLICY_NAMES, simulate_policy, solve_attained
 
 D, LAMBDA, SCV, F = 5, 0.9, 10.0, 0.5

@@ -15,7 +15,7 @@ folder).  The same curves from the command line, one policy at a time:
 import os
 from pathlib import Path
 
-from symq.meanfield import hyperexponential2
+from symq.laws import hyperexponential2
 from symq.meanfield.attained import POLICY_NAMES, attained_policies_data, plot_attained_policies
 
 D, SCV = 5, 10.0

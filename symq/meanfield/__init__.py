@@ -23,15 +23,18 @@
 * :mod:`~symq.meanfield.results`: the result types of the JSQ(d) solvers (frozen dataclasses
   on :class:`symq.core.result.ResultBase`, glossary names ``ET``, ``EQ``, ``EW``, ``tail``);
 * :mod:`~symq.meanfield.models`: the registered ``supermarket``, ``refined-jsq``, ``jsq-ph``,
-  ``refined-jsq-ph`` models and the simulation model ``jsq-sim`` (confidence intervals), the
-  only place where results become the CLI's JSON;
+  ``refined-jsq-ph`` models and the simulation model ``jsq-sim`` (confidence intervals), each
+  solver returning its typed result;
 * :mod:`~symq.meanfield.declared` and :mod:`~symq.meanfield.declared_solve`: the model kind
   ``population``, a population process declared as text in a claims file (jumps and rate
   formulas), solved for its fixed point, stability, declared outputs and refined ``1/N`` terms.
 
 Every entry that takes job sizes accepts one job-size law (a :class:`symq.laws.PhaseType`
-such as :func:`hyper_erlang` returns, an ``(alpha, A)`` pair, or an ``ME`` law with a phase-type
-form), converted in one place by :func:`symq.laws.as_phase_type`.
+such as :func:`symq.laws.hyper_erlang` returns, an ``(alpha, A)`` pair, or an ``ME`` law with a
+phase-type form), converted in one place by :func:`symq.laws.as_phase_type`.  The phase-type
+families live in :mod:`symq.laws` (``from symq.laws import hyperexponential2``); importing
+them from ``symq.meanfield`` still works for one release, with a
+:class:`~symq.core.renamed.RenamedKeywordWarning`.
 
 Examples
 --------
@@ -40,14 +43,8 @@ Examples
 2.0
 """
 
-from symq.laws import (
-    erlang,
-    hyper_erlang,
-    hyperexponential2,
-    ph_from_me,
-    ph_moments,
-    ph_stationary_phase,
-)
+import warnings
+from typing import Any
 
 from . import attained
 from .declared import POPULATION, declare_population
@@ -84,7 +81,7 @@ from .population import (
     Trajectory,
 )
 from .refined_ph import jsq_ph_process, refined_jsq_ph
-from .results import RefinedJSQ, SupermarketFixedPoint
+from .results import JSQPHComparison, RefinedJSQ, SupermarketFixedPoint
 from .simulation import JSQEstimate, simulate_jsq
 from .supermarket import (
     closed_form_symbolic,
@@ -101,13 +98,13 @@ from .tails import TailScan, powerlaw_hyperexponential, tail_regime_scan
 
 __all__ = [
     "PopulationProcess", "FixedPoint", "PopulationStability", "RefinedTerms", "Trajectory",
-    "solve_supermarket", "refined_jsq", "SupermarketFixedPoint", "RefinedJSQ", "jsq_process", "closed_form_tail", "closed_form_symbolic",
+    "solve_supermarket", "refined_jsq", "SupermarketFixedPoint", "RefinedJSQ", "JSQPHComparison",
+    "jsq_process", "closed_form_tail", "closed_form_symbolic",
     "truncation_level", "verify_closed_form", "derivation", "heavy_traffic_ET",
     "SUPERMARKET", "REFINED_JSQ", "JSQ_PH", "REFINED_JSQ_PH", "JSQ_SIM", "POPULATION",
     "declare_population", "refined_jsq_ph", "jsq_ph_process",
     "solve_jsq_ph", "JSQPHFixedPoint", "jsq_ph_drift", "product_form_candidate",
     "product_form_residual", "product_form_ET",
-    "hyperexponential2", "hyper_erlang", "erlang", "ph_from_me", "ph_moments", "ph_stationary_phase",
     "LevelDependentQBD", "NonlinearQBD", "jsq_exponential_qbd", "jsq_ph_qbd",
     "relative_entropy_trajectory",
     "simulate_jsq", "JSQEstimate",
@@ -117,3 +114,21 @@ __all__ = [
     "attained",
     "limit_sets", "EquilibriumSet", "LimitSetSurvey",
 ]
+
+#: Phase-type families of :mod:`symq.laws` that ``symq.meanfield`` re-exported (one release).
+_MOVED_TO_LAWS = frozenset({"erlang", "hyper_erlang", "hyperexponential2", "ph_from_me",
+                            "ph_moments", "ph_stationary_phase"})
+
+
+def __getattr__(name: str) -> Any:
+    """``symq.meanfield.hyperexponential2`` and the other phase-type families of
+    :mod:`symq.laws`: read for one release, with a warning naming their home."""
+    if name in _MOVED_TO_LAWS:
+        import symq.laws
+        from symq.core.renamed import RenamedKeywordWarning
+
+        warnings.warn(f"symq.meanfield.{name} is symq.laws.{name}: import it from symq.laws "
+                      "(symq.meanfield re-exports it for one release)",
+                      RenamedKeywordWarning, stacklevel=2)
+        return getattr(symq.laws, name)
+    raise AttributeError(f"module 'symq.meanfield' has no attribute {name!r}")

@@ -42,8 +42,9 @@ def test_one_job_size_law_everywhere() -> None:
     # the same Erlang-2 law (mean 1) as a PhaseType, an (alpha, A) pair and an ME law
     import scipy.stats
 
+    from symq.laws import erlang
     from symq.me import ME
-    from symq.meanfield import erlang, refined_jsq_ph, simulate_jsq, solve_jsq_ph
+    from symq.meanfield import refined_jsq_ph, simulate_jsq, solve_jsq_ph
     from symq.meanfield.attained import simulate_policy, solve_attained
 
     ph = erlang(2, 1.0)

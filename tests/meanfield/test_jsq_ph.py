@@ -16,11 +16,9 @@ import pytest
 
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
 from symq.core.registry import get_model
+from symq.laws import erlang, hyperexponential2, ph_moments
 from symq.meanfield import (
-    erlang,
-    hyperexponential2,
     jsq_ph_drift,
-    ph_moments,
     product_form_candidate,
     product_form_ET,
     product_form_residual,
