@@ -5,25 +5,27 @@ A preset (``newreno``, ``scalable``, ``highspeed``, ``highspeed-family`` with ``
 per-packet loss probability ``p`` (``loss_model=time``: ``p`` losses per round-trip time), or a
 general protocol from three formulas in ``w``: ``a=`` (increase per round-trip time),
 ``loss=`` (loss rate per round-trip time) and ``after_loss=`` (the window right after a loss).
-Returns :data:`OUTPUTS`: ``EW`` (here the mean window ``E[W]`` in packets), ``EW2``
-(``E[W^2]``, infinite for a heavy-tailed window law), ``throughput``, ``loss_rate``, ``stable``,
-...; an unstable protocol returns ``stable: false``, its stability verdict and no moments.
-:func:`protocol_result` is the solve path shared with the window models a claims file declares
-(:mod:`symq.window.declared`).
+Returns a :class:`ProtocolSolution`, whose fields are :data:`OUTPUTS`: ``EW`` (here the mean
+window ``E[W]`` in packets), ``EW2`` (``E[W^2]``, infinite for a heavy-tailed window law),
+``throughput``, ``loss_rate``, ``stable``, ...; an unstable protocol returns ``stable: false``, its
+stability verdict and no moments.  :func:`protocol_result` is the solve path shared with the
+window models a claims file declares (:mod:`symq.window.declared`).
 
 Examples
 --------
 >>> r = solve_awp(protocol="newreno", p=1e-4)
->>> r["stable"], round(r["EW"], 2)
+>>> r.stable, round(r.EW, 2)
 (True, 130.98)
->>> solve_awp(a="0.01*w", loss="0.05", after_loss="0.875*w", w_min=1.0)["stable"]
+>>> solve_awp(a="0.01*w", loss="0.05", after_loss="0.875*w", w_min=1.0).stable
 False
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from symq.core.errors import MISSING, InvalidParameter, StabilityError
 from symq.core.parameters import (
@@ -34,14 +36,14 @@ from symq.core.parameters import (
     PositiveReal,
 )
 from symq.core.registry import ModelSpec
-from symq.core.result import Exactness, Result
+from symq.core.result import Exactness, Result, ResultBase
 
 from .protocol import PRESETS, WindowProtocol, general, highspeed_family
 from .solve import METHODS, MIMD_FLOOR_METHOD, WindowLaw, solve_protocol
-from .symbolic import stability
+from .symbolic import WindowStability, stability
 
-__all__ = ["AWP", "solve_awp", "protocol_from_options", "protocol_result", "OUTPUTS",
-           "PROTOCOL_PARAMETERS", "awp_scalars"]
+__all__ = ["AWP", "ProtocolSolution", "solve_awp", "protocol_from_options", "protocol_result",
+           "OUTPUTS", "PROTOCOL_PARAMETERS", "awp_scalars"]
 
 PROTOCOLS = ("newreno", "scalable", "highspeed", "highspeed-family")
 
@@ -121,7 +123,8 @@ def protocol_from_options(protocol: str | None = None, p: float | None = None,
 def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None,
               loss: Any = None, after_loss: Any = None, S: float | None = None,
               loss_model: str | None = None, w_min: float | None = None,
-              w_max: float | None = None, rtt: float = 1.0, method: str = "auto") -> Result:
+              w_max: float | None = None, rtt: float = 1.0,
+              method: str = "auto") -> ProtocolSolution:
     """Solve one protocol; unstable ones give ``stable = False`` and no moments."""
     start = time.perf_counter()
     tcp = protocol_from_options(protocol, p, a, loss, after_loss, S, loss_model, w_min, w_max,
@@ -149,14 +152,15 @@ def solve_awp(protocol: str | None = None, p: float | None = None, a: Any = None
                                "numerical solver's range (windows within e^35 of 1)",
                                f"the protocol is stable ({verdict.reason}), but its "
                                f"stationary windows lie beyond the solver's range") from exc
-    check_range(result.values, protocol, p, loss, S, rtt)
+    check_range(result.outputs(), protocol, p, loss, S, rtt, method=result.method)
     return result
 
 
-def check_range(values: dict[str, Any], protocol: str | None, p: float | None, loss: Any,
-                S: float | None, rtt: float | None = None) -> None:
+def check_range(values: Mapping[str, Any], protocol: str | None, p: float | None, loss: Any,
+                S: float | None, rtt: float | None = None, method: str = "") -> None:
     """Refuse, naming what the user typed, a stable protocol whose moments leave floating point
-    (NewReno at ``p = 1e-320``: ``E[W^2] = 2/p``)."""
+    (NewReno at ``p = 1e-320``: ``E[W^2] = 2/p``); ``method`` is the solver's (its
+    ``EW2`` may be infinite exactly)."""
     def finite(v: Any) -> bool:
         x = getattr(v, "mean", v)
         try:
@@ -165,7 +169,7 @@ def check_range(values: dict[str, Any], protocol: str | None, p: float | None, l
             return True
 
     keys = ("EW", "EW2", "throughput", "loss_rate", "pre_loss_mean")
-    exact_infinite = {"EW2"} if values.get("method") == MIMD_FLOOR_METHOD else set()
+    exact_infinite = {"EW2"} if method == MIMD_FLOOR_METHOD else set()
     bad = [k for k in keys if k in values and not finite(values[k]) and k not in exact_infinite]
     if not bad:
         return
@@ -184,9 +188,67 @@ def check_range(values: dict[str, Any], protocol: str | None, p: float | None, l
                            f"{', '.join(bad)} overflow" + (f"; {shown}" if shown else ""))
 
 
-def protocol_result(tcp: WindowProtocol, method: str = "auto", model: str = "awp",
-                    params: dict[str, Any] | None = None, start: float | None = None) -> Result:
-    """The ``awp`` model's :class:`~symq.core.result.Result` for a built protocol.
+@dataclass(frozen=True)
+class ProtocolSolution(ResultBase):
+    """Stability verdict and, for a stable protocol, the stationary window's moments (the
+    result of the ``awp`` model and of a ``window`` model a claims file declares).
+
+    Attributes
+    ----------
+    stable : bool
+        The verdict of :func:`~symq.window.symbolic.stability`.
+    stability : str
+        Its status: ``"stable"``, ``"transient"``, ``"collapse"`` or ``"borderline"``.
+    stability_reason : str
+        One sentence.
+    EW, EW2 : float or None
+        The mean window ``E[W]`` and ``E[W^2]`` in packets (``EW2`` infinite for a heavy-tailed
+        window law); ``None`` for an unstable protocol, as every field below but the
+        bookkeeping.
+    throughput : float or None
+        ``E[W]/rtt``.
+    loss_rate : float or None
+        ``E[lam(W)]``, losses per round-trip time.
+    drift_balance, error_estimate, atom_at_cap : float or None
+        As in :class:`~symq.window.solve.WindowLaw`.
+    method : str
+        The solver's (the window law's ``method``), or the stability test's for an unstable
+        protocol.
+    exactness : Exactness
+        ``exact`` (closed forms, symbolic limits) or ``numeric``.
+    seconds : float
+        Wall time of the solve.
+    protocol : WindowProtocol
+        The protocol solved (its name, profiles and bounds; not among the model's values).
+    law : WindowLaw or None
+        The stationary window law (``None`` for an unstable protocol; not among the values).
+    verdict : WindowStability
+        The stability verdict in full (not among the values).
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("stable", "EW", "throughput", "loss_rate")
+
+    stable: bool
+    stability: str
+    stability_reason: str
+    method: str
+    exactness: Exactness
+    EW: float | None = None
+    EW2: float | None = None
+    throughput: float | None = None
+    loss_rate: float | None = None
+    drift_balance: float | None = None
+    error_estimate: float | None = None
+    atom_at_cap: float | None = None
+    seconds: float = 0.0
+    protocol: WindowProtocol | None = field(default=None, repr=False)
+    law: WindowLaw | None = field(default=None, repr=False)
+    verdict: WindowStability | None = field(default=None, repr=False)
+
+
+def protocol_result(tcp: WindowProtocol, method: str = "auto",
+                    start: float | None = None) -> ProtocolSolution:
+    """The ``awp`` model's result for a built protocol.
 
     The one solve path of every registered window model (``awp`` and the models a claims file
     declares with ``kind = "window"``): the stability test
@@ -198,43 +260,29 @@ def protocol_result(tcp: WindowProtocol, method: str = "auto", model: str = "awp
     ----------
     tcp : WindowProtocol
     method : {"auto", "closed form", "numeric"}
-    model : str
-        The model name recorded in the result.
-    params : dict, optional
-        Parameters recorded in the result, before the protocol's profiles and bounds.
     start : float, optional
         ``time.perf_counter()`` when the solve began (default: now).
     """
     start = time.perf_counter() if start is None else start
     verdict = stability(tcp)
-    shown = {**(params or {}), "protocol": tcp.name, "a": str(tcp.increase),
-             "loss": str(tcp.loss), "after_loss": str(tcp.after_loss), "w_min": tcp.w_min,
-             "w_max": tcp.w_max, "rtt": tcp.rtt}
-    values: dict[str, Any] = {"stable": verdict.stable, "stability": verdict.status,
-                              "stability_reason": verdict.reason}
-    if verdict.stable:
-        law = solve_protocol(tcp, method=method, verdict=verdict)
-        values.update(_values(law))
-        exactness = law.exactness
-        how = law.method
-    else:
-        exactness = Exactness.EXACT if verdict.method == "symbolic" else Exactness.NUMERIC
-        how = f"stability test ({verdict.method} limits); no stationary law"
-    return Result(model=model, params=shown, values=values, method=how, exactness=exactness,
-                  timings={"solve": time.perf_counter() - start})
+    common = {"stable": verdict.stable, "stability": verdict.status,
+              "stability_reason": verdict.reason, "protocol": tcp, "verdict": verdict}
+    if not verdict.stable:
+        return ProtocolSolution(
+            **common, method=f"stability test ({verdict.method} limits); no stationary law",
+            exactness=Exactness.EXACT if verdict.method == "symbolic" else Exactness.NUMERIC,
+            seconds=time.perf_counter() - start)
+    law = solve_protocol(tcp, method=method, verdict=verdict)
+    return ProtocolSolution(
+        **common, method=law.method, exactness=law.exactness, EW=law.mean_window,
+        EW2=law.mean_square_window, throughput=law.throughput, loss_rate=law.loss_rate,
+        drift_balance=law.drift_balance, error_estimate=law.error_estimate,
+        atom_at_cap=law.atom_at_cap, law=law, seconds=time.perf_counter() - start)
 
 
 #: The result keys of a stable protocol (a claim refers to them as ``awp:EW``, ...).
 OUTPUTS = ("EW", "EW2", "throughput", "loss_rate", "stable", "stability", "stability_reason",
-           "method", "drift_balance", "error_estimate", "atom_at_cap")
-
-
-def _values(law: WindowLaw) -> dict[str, Any]:
-    """The CLI's result keys (``EW`` is the mean window here, ``EW2`` its second moment)."""
-    return {"EW": law.mean_window, "EW2": law.mean_square_window, "throughput": law.throughput,
-            "loss_rate": law.loss_rate, "stable": True, "method": law.method,
-            "drift_balance": law.drift_balance, "error_estimate": law.error_estimate,
-            "atom_at_cap": law.atom_at_cap}
+           "drift_balance", "error_estimate", "atom_at_cap")
 
 
 def awp_scalars(result: Result) -> dict[str, float]:

@@ -23,7 +23,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 
 from .protocol import WindowProtocol
 from .solve import WindowLaw, solve_protocol
@@ -48,6 +48,10 @@ class Ordering(ResultBase):
         Windows where the cdfs were compared.
     cdf_first, cdf_second : ndarray
     means : tuple of float
+    method : str
+        ``"cdfs compared on a grid"``.
+    exactness : Exactness
+        ``numeric``.
     """
 
     first_below: bool
@@ -57,6 +61,8 @@ class Ordering(ResultBase):
     cdf_first: NDArray[np.float64]
     cdf_second: NDArray[np.float64]
     means: tuple[float, float]
+    method: str = "cdfs compared on a grid"
+    exactness: Exactness = Exactness.NUMERIC
 
     summary: ClassVar[tuple[str, ...]] = ("first_below", "second_below", "max_violation")
 

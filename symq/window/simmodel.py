@@ -7,8 +7,8 @@ formulas ``a``, ``loss``, ``after_loss`` in ``w``; the same parameter declaratio
 run length ``n_losses`` (loss cycles, warm-up included), ``n_batches`` and ``rng``, and runs the
 exact event-sampling simulator (:func:`~symq.window.simulation.simulate_protocol`: one loss
 cycle at a time, no time discretisation; Altman, Avrachenkov, Kherani, Prabhu, IEEE INFOCOM
-2005, Section II).  Its values are :class:`~symq.core.simstats.ConfidenceInterval` estimates
-under the ``awp`` model's names: ``EW`` (the mean window), ``EW2``, ``throughput``,
+2005, Section II).  It returns a :class:`ProtocolSimulation`, whose values are
+:class:`~symq.core.simstats.ConfidenceInterval` estimates under the ``awp`` model's names: ``EW`` (the mean window), ``EW2``, ``throughput``,
 ``loss_rate``, and ``pre_loss_mean``; an unstable protocol whose window leaves the simulator's
 range gives ``escaped: true`` with the reason and no estimates.
 
@@ -19,7 +19,7 @@ against a simulation.
 Examples
 --------
 >>> r = solve_window_sim(protocol="newreno", p=0.01, n_losses=50_000, rng=1)
->>> abs(r["EW"].mean * 0.1 - 1.3098) < 4 * r["EW"].half_width * 0.1   # E[W] sqrt(p)
+>>> abs(r.EW.mean * 0.1 - 1.3098) < 4 * r.EW.half_width * 0.1   # E[W] sqrt(p)
 True
 """
 
@@ -28,13 +28,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import IntegerAtLeast, Parameter
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelKind, ModelSpec
-from symq.core.result import Exactness, Result
+from symq.core.result import Exactness, Result, ResultBase
 from symq.core.simstats import ConfidenceInterval
 
 from .declared import KEYS, DeclaredWindow, parse_window
@@ -43,8 +44,8 @@ from .protocol import WindowProtocol
 from .simulation import WindowEstimate, simulate_protocol
 from .symbolic import stability
 
-__all__ = ["WINDOW_SIM", "solve_window_sim", "declare_window_sim", "SIM_OUTPUTS",
-           "DEFAULT_N_LOSSES", "WINDOW_SIM_KIND"]
+__all__ = ["WINDOW_SIM", "ProtocolSimulation", "solve_window_sim", "declare_window_sim",
+           "SIM_OUTPUTS", "DEFAULT_N_LOSSES", "WINDOW_SIM_KIND"]
 
 #: Default run length (the simulator's): 1e6 loss cycles take under a second once compiled.
 DEFAULT_N_LOSSES = 1_000_000
@@ -53,7 +54,7 @@ DEFAULT_N_BATCHES = 30
 
 #: The result keys of a run whose window stayed in range.
 SIM_OUTPUTS = ("EW", "EW2", "throughput", "loss_rate", "pre_loss_mean", "escaped",
-               "escape_reason", "n_losses", "n_batches", "method")
+               "escape_reason", "n_losses", "n_batches")
 
 #: The run parameters of both simulation models.
 RUN_PARAMETERS = (
@@ -64,26 +65,77 @@ RUN_PARAMETERS = (
 )
 
 
-def _estimates(model: str, tcp: WindowProtocol, est: WindowEstimate, params: dict[str, Any],
-               start: float) -> Result:
-    """The simulation's :class:`~symq.core.result.Result` (the ``awp`` model's names)."""
-    values: dict[str, Any] = {"escaped": est.escaped, "n_losses": est.n_losses,
-                              "n_batches": est.n_batches}
-    if est.escaped:
-        values["escape_reason"] = est.escape_reason
-    else:
-        scaled = dataclasses.replace(est.mean_window, mean=est.mean_window.mean / tcp.rtt,
-                                     half_width=est.mean_window.half_width / tcp.rtt)
-        values.update(EW=est.mean_window, EW2=est.mean_square_window, throughput=scaled,
-                      loss_rate=est.loss_rate, pre_loss_mean=est.pre_loss_mean)
+@dataclass(frozen=True)
+class ProtocolSimulation(ResultBase):
+    """Monte Carlo estimates of a window protocol under the ``awp`` model's names (the result of
+    the ``window-sim`` model and of a ``window-sim`` model a claims file declares).
+
+    Attributes
+    ----------
+    escaped : bool
+        The window left the simulator's range (an unstable protocol): no estimates then.
+    n_losses : int
+        Loss cycles simulated, warm-up included (fewer if escaped).
+    n_batches : int
+        Batches of the batch-means intervals.
+    escape_reason : str or None
+        Why the run stopped, when ``escaped``.
+    EW, EW2 : ConfidenceInterval or None
+        The time-average window ``E[W]`` and ``E[W^2]`` (``None`` when escaped, as the fields
+        below).
+    throughput : ConfidenceInterval or None
+        ``E[W]/rtt``.
+    loss_rate : ConfidenceInterval or None
+        Losses per round-trip time.
+    pre_loss_mean : ConfidenceInterval or None
+        Palm mean of the window just before a loss.
+    method : str
+        ``"simulation (exact loss cycles of the power-law class)"`` or ``"simulation (exact
+        loss cycles on tabulated integrals)"``.
+    exactness : Exactness
+        ``simulated``.
+    seconds : float
+        Wall time of the run.
+    protocol : WindowProtocol
+        The protocol simulated (its name, profiles and bounds; not among the model's values).
+    estimate : WindowEstimate
+        The simulator's full estimate (not among the values).
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("EW", "throughput", "loss_rate", "escaped")
+
+    escaped: bool
+    n_losses: int
+    n_batches: int
+    method: str
+    escape_reason: str | None = None
+    EW: ConfidenceInterval | None = None
+    EW2: ConfidenceInterval | None = None
+    throughput: ConfidenceInterval | None = None
+    loss_rate: ConfidenceInterval | None = None
+    pre_loss_mean: ConfidenceInterval | None = None
+    exactness: Exactness = Exactness.SIMULATED
+    seconds: float = 0.0
+    protocol: WindowProtocol | None = field(default=None, repr=False)
+    estimate: WindowEstimate | None = field(default=None, repr=False)
+
+
+def _estimates(tcp: WindowProtocol, est: WindowEstimate, start: float) -> ProtocolSimulation:
+    """The simulation's result under the ``awp`` model's names."""
     how = ("simulation (exact loss cycles of the power-law class)" if est.method == "power_law"
            else "simulation (exact loss cycles on tabulated integrals)")
-    values["method"] = how
-    shown = {**params, "protocol": tcp.name, "a": str(tcp.increase), "loss": str(tcp.loss),
-             "after_loss": str(tcp.after_loss), "w_min": tcp.w_min, "w_max": tcp.w_max,
-             "rtt": tcp.rtt}
-    return Result(model=model, params=shown, values=values, method=how,
-                  exactness=Exactness.SIMULATED, timings={"simulate": time.perf_counter() - start})
+    common: dict[str, Any] = {"escaped": est.escaped, "n_losses": est.n_losses,
+                              "n_batches": est.n_batches, "method": how, "protocol": tcp,
+                              "estimate": est}
+    if est.escaped or est.mean_window is None:
+        return ProtocolSimulation(**common, escape_reason=est.escape_reason,
+                                  seconds=time.perf_counter() - start)
+    scaled = dataclasses.replace(est.mean_window, mean=est.mean_window.mean / tcp.rtt,
+                                 half_width=est.mean_window.half_width / tcp.rtt)
+    return ProtocolSimulation(**common, EW=est.mean_window, EW2=est.mean_square_window,
+                              throughput=scaled, loss_rate=est.loss_rate,
+                              pre_loss_mean=est.pre_loss_mean,
+                              seconds=time.perf_counter() - start)
 
 
 def _scalars(result: Result) -> dict[str, float]:
@@ -101,7 +153,7 @@ def solve_window_sim(protocol: str | None = None, p: float | None = None, a: Any
                      loss_model: str | None = None, w_min: float | None = None,
                      w_max: float | None = None, rtt: float = 1.0,
                      n_losses: int = DEFAULT_N_LOSSES, n_batches: int = DEFAULT_N_BATCHES,
-                     rng: RngLike = None, progress: bool = False) -> Result:
+                     rng: RngLike = None, progress: bool = False) -> ProtocolSimulation:
     """Simulate one protocol (options as for :func:`~symq.window.model.solve_awp`; ``progress``
     shows a tqdm bar on stderr).
 
@@ -117,9 +169,8 @@ def solve_window_sim(protocol: str | None = None, p: float | None = None, a: Any
     name, value = (("S", S) if protocol == "highspeed-family" else ("p", p)) if protocol \
         else ("loss", loss)
     est = _simulate(tcp, n_losses, name, value, n_batches=n_batches, rng=rng, progress=progress)
-    result = _estimates("window-sim", tcp, est, {"n_losses": n_losses, "n_batches": n_batches},
-                        start)
-    check_range(result.values, protocol, p, loss, S)
+    result = _estimates(tcp, est, start)
+    check_range(result.outputs(), protocol, p, loss, S)
     return result
 
 
@@ -172,12 +223,12 @@ SIM_KEYS = {key: meaning for key, meaning in KEYS.items() if key != "method"}
 
 
 def _declared_spec(decl: DeclaredWindow) -> ModelSpec:
-    def solve(rng: RngLike = None, **values: Any) -> Result:
+    def solve(rng: RngLike = None, **values: Any) -> ProtocolSimulation:
         start = time.perf_counter()
         run = {key: values.pop(key) for key in ("n_losses", "n_batches")}
         tcp = decl.protocol(values)
         est = simulate_protocol(tcp, run["n_losses"], n_batches=run["n_batches"], rng=rng)
-        return _estimates(decl.name, tcp, est, {**values, **run}, start)
+        return _estimates(tcp, est, start)
 
     return ModelSpec(
         name=decl.name,

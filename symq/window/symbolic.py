@@ -37,7 +37,7 @@ import sympy as sp
 from symq.core.budget import time_budget
 from symq.core.compiler import compile as symq_compile
 from symq.core.errors import DerivationTimeout, NumericalFailure
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 
 from .constants import abstract, restore
 from .protocol import ALPHA, BETA, GAMMA, K_EXP, L_EXP, W, WindowProtocol
@@ -126,6 +126,8 @@ class WindowStability(ResultBase):
         ``"symbolic"`` if sympy took every limit, else ``"numeric"`` for those it could not.
     reason : str
         One sentence.
+    exactness : Exactness
+        ``exact`` when every limit is symbolic, else ``numeric``.
     """
 
     status: str
@@ -135,6 +137,7 @@ class WindowStability(ResultBase):
     lower_threshold: float
     method: str
     reason: str
+    exactness: Exactness
 
     summary: ClassVar[tuple[str, ...]] = ("status", "method")
 
@@ -262,8 +265,9 @@ def stability(protocol: WindowProtocol) -> WindowStability:
             " (bounded by the cap)" if math.isfinite(protocol.w_max) else "") + (
             " (floor w_min)" if protocol.w_min > 0 else "")
     return WindowStability(status=status, upper_index=upper[0], upper_threshold=upper[1],
-                     lower_index=lower[0], lower_threshold=lower[1],
-                     method="symbolic" if symbolic else "numeric", reason=reason)
+                           lower_index=lower[0], lower_threshold=lower[1],
+                           method="symbolic" if symbolic else "numeric", reason=reason,
+                           exactness=Exactness.EXACT if symbolic else Exactness.NUMERIC)
 
 
 #: ``m = l - k + 1`` of the power-law class (nonzero in :func:`power_law_cycle`).

@@ -66,7 +66,7 @@ def test_declared_newreno_equals_the_preset_and_the_closed_form(p: float) -> Non
     declared = declare(NEWRENO).run({"p": p})
     preset = solve_awp(protocol="newreno", p=p)
     assert declared["stable"] and declared.model == "t"
-    assert declared["EW"] == pytest.approx(preset["EW"], rel=1e-10)
+    assert declared["EW"] == pytest.approx(preset.EW, rel=1e-10)
     assert declared["EW2"] == pytest.approx(2 / p, rel=1e-10)      # mean drift: E[W^2] = 2/p
     # the fluid model is scale invariant (W -> W sqrt(p)), so the limit p -> 0 of E[W] sqrt(p)
     # is attained at every p
@@ -77,7 +77,7 @@ def test_declared_newreno_equals_the_preset_and_the_closed_form(p: float) -> Non
 def test_declared_newreno_numeric_solver_agrees_with_the_closed_form() -> None:
     spec = declare(NEWRENO)
     numeric = spec.run({"p": 1e-3, "method": "numeric"})
-    assert numeric["method"].startswith("numeric")
+    assert numeric.method.startswith("numeric")
     assert numeric["EW"] == pytest.approx(newreno_constant() / math.sqrt(1e-3), rel=1e-6)
 
 
@@ -85,7 +85,7 @@ def test_declared_newreno_numeric_solver_agrees_with_the_closed_form() -> None:
 def test_declared_mimd_equals_the_scalable_preset(p: float) -> None:
     declared = declare(SCALABLE).run({"p": p})
     preset = solve_awp(protocol="scalable", p=p)
-    assert declared["EW"] == pytest.approx(preset["EW"], rel=1e-10)
+    assert declared["EW"] == pytest.approx(preset.EW, rel=1e-10)
     # log drift balance E[a(W)/W] = E[lam(W) ln(W/d(W))]: 0.01 = p ln(8/7) E[W]
     assert declared["EW"] == pytest.approx(0.01 / (p * math.log(8 / 7)), rel=1e-10)
 
@@ -96,7 +96,7 @@ def test_declared_parameter_enters_the_profiles() -> None:
     for c in (0.3, 0.7):
         declared = spec.run({"p": 1e-3, "c": c})
         general = solve_awp(a="1", loss="0.001*w", after_loss=f"{c}*w")
-        assert declared["EW"] == pytest.approx(general["EW"], rel=1e-10)
+        assert declared["EW"] == pytest.approx(general.EW, rel=1e-10)
         assert declared["EW2"] == pytest.approx(1 / (1e-3 * (1 - c)), rel=1e-10)
 
 
@@ -111,7 +111,7 @@ def test_declared_floor_and_cap_as_formulas_in_the_parameters() -> None:
     assert law["EW"] == pytest.approx(2.0 * theta / (theta - 1), rel=1e-10)
     capped = declare({**NEWRENO, "w_max": 60, "rtt": 0.1}).run({"p": 1e-3})
     reference = solve_awp(protocol="newreno", p=1e-3, w_max=60, rtt=0.1)
-    assert capped["EW"] == pytest.approx(reference["EW"], rel=1e-12)
+    assert capped["EW"] == pytest.approx(reference.EW, rel=1e-12)
     assert capped["throughput"] == pytest.approx(10 * capped["EW"], rel=1e-12)
     assert 0 < capped["atom_at_cap"] < 1
 
@@ -143,7 +143,7 @@ def test_the_kind_and_its_example() -> None:
     assert table.pop("kind") == "window" and table.pop("parameters") == {"c": "positive"}
     spec = kind.declare("my-tcp", table, (Parameter("c", PositiveReal()),), "models.my-tcp")
     result = spec.run({"p": 1e-3, "c": 0.5})
-    assert result["EW"] == pytest.approx(solve_awp(protocol="newreno", p=1e-3, w_min=1.0)["EW"],
+    assert result["EW"] == pytest.approx(solve_awp(protocol="newreno", p=1e-3, w_min=1.0).EW,
                                          rel=1e-10)
 
 

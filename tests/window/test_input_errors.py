@@ -90,12 +90,12 @@ def test_reset_to_the_floor_agrees_with_renewal_quadrature() -> None:
     surv = lambda t: math.exp(-1e-3 * (t + t * t / 2))  # noqa: E731
     ref = quad(lambda t: (1 + t) * surv(t), 0, math.inf)[0] / quad(surv, 0, math.inf)[0]
     r = solve_awp(a="1", loss="1e-3*w", after_loss="0", w_min=1.0)
-    assert abs(r["EW"] - ref) < 1e-7 * ref
+    assert abs(r.EW - ref) < 1e-7 * ref
 
 
 def test_loss_vanishing_at_infinity_is_transient() -> None:
     r = solve_awp(a="1", loss="exp(-w)", after_loss="0.5*w")
-    assert r["stable"] is False and r["stability"] == "transient"
+    assert r.stable is False and r.stability == "transient"
 
 
 def test_closed_form_agrees_with_numeric_after_precision_change() -> None:

@@ -27,9 +27,9 @@ def test_newreno_simulation_brackets_the_exact_values() -> None:
     exact = solve_awp(protocol="newreno", p=p)
     assert not result["escaped"] and result["n_losses"] == SHORT
     assert isinstance(result["EW"], ConfidenceInterval)
-    assert result["EW"].distance(exact["EW"]) < 4
+    assert result["EW"].distance(exact.EW) < 4
     assert result["EW2"].distance(2 / p) < 4                # E[W^2] = 2/p (mean drift balance)
-    assert result["loss_rate"].distance(exact["loss_rate"]) < 4
+    assert result["loss_rate"].distance(exact.loss_rate) < 4
     assert result["EW"].relative_half_width < 0.01
 
 
@@ -37,8 +37,8 @@ def test_general_protocol_on_the_tabulated_path() -> None:
     # AIMD with a window-proportional increase term: no closed form, the numerical solver
     result = sim(a="1 + 0.05*w", loss="0.001*w", after_loss="0.7*w", rtt=0.5)
     exact = solve_awp(a="1 + 0.05*w", loss="0.001*w", after_loss="0.7*w", rtt=0.5)
-    assert "tabulated" in result.method and exact["method"].startswith("numeric")
-    assert result["EW"].distance(exact["EW"]) < 4
+    assert "tabulated" in result.method and exact.method.startswith("numeric")
+    assert result["EW"].distance(exact.EW) < 4
     assert result["throughput"].mean == pytest.approx(2 * result["EW"].mean, rel=1e-12)
 
 

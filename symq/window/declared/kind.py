@@ -54,9 +54,8 @@ from symq.core.errors import MISSING, InvalidParameter
 from symq.core.formula import parse_formula
 from symq.core.parameters import Choice, Interval, Parameter
 from symq.core.registry import ModelKind, ModelSpec
-from symq.core.result import Result
 
-from ..model import OUTPUTS, awp_scalars, protocol_result
+from ..model import OUTPUTS, ProtocolSolution, awp_scalars, protocol_result
 from ..protocol import W, WindowProtocol, general, profile_equations
 from ..solve import METHODS
 from .derivation import protocol_derivation
@@ -195,12 +194,12 @@ class DeclaredWindow:
             raise InvalidParameter(f"{self.where}.{key}", str(bound), "a real number",
                                    f"it is {value}") from None
 
-    def solve(self, **values: Any) -> Result:
+    def solve(self, **values: Any) -> ProtocolSolution:
         """Solve at ``values`` of the parameters (and ``method``) on the ``awp`` path."""
         start = time.perf_counter()
         method = values.pop("method", None) or self.method
         tcp = self.protocol(values)
-        return protocol_result(tcp, method, model=self.name, params=dict(values), start=start)
+        return protocol_result(tcp, method, start=start)
 
     def derivation(self) -> Derivation:
         """The Kolmogorov equation of the declared protocol and its class's closed forms."""

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from symq.core.parameters import real_value
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 from symq.laws import Distribution, probabilities_in_unit_interval
 
 from .grid import _GW, _GX, _Profiles
@@ -62,6 +62,10 @@ class WindowSolution(ResultBase, Distribution):
         The floor and the cap.
     history : list of tuple
         ``(grid_size, mean, loss_rate)`` of every refinement level.
+    method : str
+        ``"numeric (embedded post-loss chain)"``.
+    exactness : Exactness
+        ``numeric``.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("mean_window", "loss_rate", "error_estimate")
@@ -79,6 +83,8 @@ class WindowSolution(ResultBase, Distribution):
     w_min: float
     w_max: float
     history: list[tuple[int, float, float]] = field(default_factory=list, repr=False)
+    method: str = "numeric (embedded post-loss chain)"
+    exactness: Exactness = Exactness.NUMERIC
     _level: _Level | None = field(default=None, repr=False)
     _prof: _Profiles | None = field(default=None, repr=False)
 

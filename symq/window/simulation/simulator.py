@@ -93,7 +93,7 @@ from symq.core.parameters import integer_value as _integer
 from symq.core.parameters import real_value
 from symq.core.randomness import RngLike
 from symq.core.resources import require_memory
-from symq.core.result import ResultBase
+from symq.core.result import Exactness, ResultBase
 from symq.core.simoutput import FINEST_BATCHES, analyse_ratio
 from symq.core.simrun import (
     SIM_WORK_LIMIT,
@@ -281,6 +281,8 @@ class WindowEstimate(ResultBase):
     quadrature_error : float or None
         Tabulated path: largest relative difference of the cumulative tables between the 10- and
         5-point Gauss-Legendre rules (an upper estimate of the table error).
+    exactness : Exactness
+        ``simulated``.
     """
 
     summary: ClassVar[tuple[str, ...]] = ("mean_window", "loss_rate", "n_losses", "escaped")
@@ -299,6 +301,7 @@ class WindowEstimate(ResultBase):
     time_averages: dict[str, ConfidenceInterval] = field(default_factory=dict)
     method: str = "tabulated"
     quadrature_error: float | None = None
+    exactness: Exactness = Exactness.SIMULATED
 
 
 def simulate_window(
