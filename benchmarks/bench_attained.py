@@ -48,14 +48,15 @@ def main() -> None:
           "[target < 2 s per policy]")
     print(f"  baseline SQ(d) without ages (solve_jsq_ph): {base * 1e3:.1f} ms")
     for policy in POLICY_NAMES:
-        t, fp = _median(lambda: solve_attained(policy, D, LAMBDA, (alpha, A), delta=0.1,
-                                               rep_max=40.0, B=30), args.repeat)
+        t, fp = _median(lambda policy=policy: solve_attained(policy, D, LAMBDA, (alpha, A),
+                                                             delta=0.1, rep_max=40.0, B=30),
+                        args.repeat)
         print(f"  {policy:<10} {t:6.3f} s  ({t / base:7.0f} x baseline)  E[W] = {fp.EW:.6f}, "
               f"{fp.iterations} iterations")
     print("  LEW(d): time against the number of layers (rep_max = 40)")
     for delta in (0.4, 0.2, 0.1, 0.05, 0.025):
-        t, fp = _median(lambda: solve_attained("LEW", D, LAMBDA, (alpha, A), delta=delta,
-                                               rep_max=40.0, B=30), 1)
+        t, fp = _median(lambda delta=delta: solve_attained("LEW", D, LAMBDA, (alpha, A),
+                                                           delta=delta, rep_max=40.0, B=30), 1)
         print(f"    delta {delta:<6} {fp.r + 1:5d} layers  {t:6.3f} s  "
               f"({t / (fp.r + 1) * 1e3:.2f} ms per layer)  E[W] = {fp.EW:.6f}")
 
@@ -68,8 +69,9 @@ def main() -> None:
     print(f"  baseline simulate_jsq (SQ(d) only): {base:.3f} s, "
           f"{n_jobs / base / 1e6:.2f} M jobs/s, E[T] = {est.ET}")
     for policy in ("SQ", "LEW"):
-        t, est = _median(lambda: simulate_policy(policy, N, D, LAMBDA, (alpha, A), n_jobs=n_jobs,
-                                                 rng=1), args.repeat)
+        t, est = _median(lambda policy=policy: simulate_policy(policy, N, D, LAMBDA, (alpha, A),
+                                                               n_jobs=n_jobs, rng=1),
+                         args.repeat)
         print(f"  simulate_policy {policy:<4} {t:.3f} s, {n_jobs / t / 1e6:.2f} M jobs/s "
               f"({t / base:.2f} x baseline), E[W] = {est.EW}")
 

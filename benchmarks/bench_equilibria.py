@@ -36,7 +36,8 @@ def from_drift(xs, drift, bounds=(0.0, 1.0)) -> PopulationProcess:
 def lotka_volterra(n: int):
     xs = sp.symbols(f"x1:{n + 1}")
     growth = [1, sp.Rational(5, 4), sp.Rational(3, 4), sp.Rational(9, 8)]
-    A = [[1 if i == j else sp.Rational((3 * i + 5 * j) % 7 + 1, 8) for j in range(n)] for i in range(n)]
+    A = [[1 if i == j else sp.Rational((3 * i + 5 * j) % 7 + 1, 8) for j in range(n)]
+         for i in range(n)]
     drift = [xs[i] * (growth[i] - sum(A[i][j] * xs[j] for j in range(n))) for i in range(n)]
     return lambda: from_drift(xs, drift, bounds=(0.0, 2.0))
 
@@ -69,7 +70,8 @@ def main() -> None:
     cases = [(f"Lotka-Volterra n={n}", lotka_volterra(n)) for n in (2, 3, 4)]
     cases += [(f"cyclic quadratic n={n}", cyclic(n)) for n in (2, 3, 4)]
     cases += [("two-group SIS (rational)", sis())]
-    print(f"{'system':28s} {'found':>5s} {'deg h':>6s} {'real':>5s} {'Krawczyk':>9s} {'median s':>9s}")
+    print(f"{'system':28s} {'found':>5s} {'deg h':>6s} {'real':>5s} {'Krawczyk':>9s} "
+          f"{'median s':>9s}")
     for name, make in cases:
         seconds, res = median_time(make)
         ok = all(e.krawczyk for e in res.equilibria)
@@ -78,13 +80,15 @@ def main() -> None:
     x, y = sp.symbols("x y")
     mu, w, c = 0.04, 2.0, 0.5
     u, v = x - c, y - c
-    hopf = from_drift([x, y], [mu * u - w * v - (u**2 + v**2) * u, w * u + mu * v - (u**2 + v**2) * v])
+    hopf = from_drift([x, y], [mu * u - w * v - (u**2 + v**2) * u,
+                               w * u + mu * v - (u**2 + v**2) * v])
     start = time.perf_counter()
     survey = limit_sets(hopf, grid=3, t_max=80.0)
     seconds = time.perf_counter() - start
     cyc = survey.cycles[0]
     print(f"limit_sets Hopf 3x3: {survey.counts} period {cyc.period:.6f} (2 pi / w = "
-          f"{2 * math.pi / w:.6f}), amplitude {cyc.amplitude:.6f} (sqrt(mu) = {math.sqrt(mu):.6f}), "
+          f"{2 * math.pi / w:.6f}), amplitude {cyc.amplitude:.6f} "
+          f"(sqrt(mu) = {math.sqrt(mu):.6f}), "
           f"{seconds:.3f} s")
 
 

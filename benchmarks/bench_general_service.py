@@ -58,7 +58,7 @@ def main() -> None:
     for label, make in rows:
         fit_time, made = _timed(make, args.repeat)
         ph = getattr(made, "ph", made)
-        solve_time, fp = _timed(lambda: solve_jsq_ph(D, LAMBDA, ph), args.repeat)
+        solve_time, fp = _timed(lambda ph=ph: solve_jsq_ph(D, LAMBDA, ph), args.repeat)
         error = fp.ET - sim.mean
         kolmogorov = f"{made.distance:.4f}" if hasattr(made, "distance") else ""
         print(f"{label:<34} {ph.order:>6} {fit_time:>7.3f} {solve_time:>8.3f} "

@@ -41,7 +41,7 @@ except ImportError:
     print("matplotlib is not installed: table only (pip install 'symq[plot]')")
 else:
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for d, rows in data.items():
+    for rows in data.values():
         plot_jsq_response(data=rows, ax=ax)
     ax.set_yscale("log")
     ax.legend(fontsize=7)

@@ -558,7 +558,8 @@ class MG1Comparison(ResultBase):
 
 
 @renamed_keywords(service="sizes")
-def mg1_comparison(d: int, lam: float, sizes: PhaseTypeLaw | None = None, levels: int = 8) -> MG1Comparison:
+def mg1_comparison(d: int, lam: float, sizes: PhaseTypeLaw | None = None,
+                   levels: int = 8) -> MG1Comparison:
     """Compare the JSQ(d) mean-field fixed point with the M/G/1 queue-length tail (same law).
 
     ``d = 1`` is exactly M/PH/1 (each server an independent M/PH/1 queue with rate ``lam``);

@@ -1,8 +1,9 @@
 """Solving a declared population process: fixed point, stability, outputs, refined terms.
 
-The numeric and symbolic half of the model kind ``population`` (:mod:`symq.meanfield.declared` validates the
-declaration).  :class:`Solver` runs :meth:`PopulationProcess.fixed_point` from the declared
-``initial`` point and from the ``search`` points, reports every distinct fixed point found,
+The numeric and symbolic half of the model kind ``population``
+(:mod:`symq.meanfield.declared` validates the declaration).  :class:`Solver` runs
+:meth:`PopulationProcess.fixed_point` from the declared ``initial`` point and from the
+``search`` points, reports every distinct fixed point found,
 checks the rates are nonnegative at the reported one, and adds the refined ``1/N`` values of
 Gast & Van Houdt, "A refined mean field approximation", Proc. ACM SIGMETRICS 2018, Theorem 1:
 ``E[h(X^N)] = h(pi) + (Dh V + (1/2) sum_jk D2h_jk W_jk)/N + o(1/N)``.  :func:`derivation`
@@ -198,7 +199,8 @@ class Solver:
                 raise InvalidParameter(
                     f"{self.decl.where}.transitions[{i}].rate", self.decl.rate_texts[i],
                     "a finite rate >= 0 on the state space",
-                    f"it is {rate:.6g} at the fixed point {point}" + (f" ({given})" if given else ""))
+                    f"it is {rate:.6g} at the fixed point {point}"
+                    + (f" ({given})" if given else ""))
 
     def _fixed_point(self, x0: np.ndarray, params: Mapping[str, float]) -> Any:
         return self.decl.process.fixed_point(x0, params, tol=self.decl.tolerance)

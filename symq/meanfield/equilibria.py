@@ -262,7 +262,8 @@ def _rational_system(process: Any, params: Any) -> tuple[list[sp.Poly], list[sp.
                 raise NonPolynomialDrift(
                     f"equilibria: component {i} of the drift of the {process.name}, "
                     f"F_{i} = {entry}, is not a polynomial or rational function of "
-                    f"{', '.join(map(str, xs))} ({exc}); the Groebner-basis method needs one") from None
+                    f"{', '.join(map(str, xs))} ({exc}); the Groebner-basis method needs one"
+                ) from None
             polys.append(poly)
         nums.append(polys[0])
         dens.append(polys[1])
@@ -555,7 +556,8 @@ def equilibria(process: Any, params: Mapping[Any, float] | None = None, *,
     return EquilibriumSet(equilibria=tuple(found),
                           box=np.array([[float(lo), float(hi)] for lo, hi in bounds]),
                           eliminant_degree=int(degree), real_solutions=real_total,
-                          outside_box=outside, at_poles=poles, shape_variable="; ".join(dict.fromkeys(labels)),
+                          outside_box=outside, at_poles=poles,
+                          shape_variable="; ".join(dict.fromkeys(labels)),
                           certificate=cert, seconds=time.perf_counter() - start)
 
 

@@ -383,7 +383,8 @@ def solve_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, *, tol: float = 1e-12,
     require_memory("max_levels" if K is None else "K", top, 8.0 * top * (4 * m * m + 6 * m),
                    what=f"{top} levels of {m} phases",
                    limit=lambda budget: f"at most {int(budget // (8 * (4 * m * m + 6 * m)))}")
-    levels = int(K) if K is not None else min(max(_exponential_levels(d, rho) + 2, 8), int(max_levels))
+    levels = (int(K) if K is not None
+              else min(max(_exponential_levels(d, rho) + 2, 8), int(max_levels)))
     u0 = _exponential_tail(d, rho, levels)
     total_iter = 0
     while True:

@@ -10,7 +10,8 @@ solver returns its typed result (:class:`~symq.meanfield.results.SupermarketFixe
 :class:`~symq.meanfield.simulation.JSQEstimate`), whose fields the registry turns into the
 values of a :class:`~symq.core.result.Result` (:meth:`~symq.core.result.ResultBase.outputs`;
 the parameters ``d``, ``lam``, ``N`` are the result's ``params``, not its values).  ``lam`` is
-declared positive only: ``lam >= 1`` is an unstable system and raises :class:`~symq.core.errors.StabilityError` in the solver, not
+declared positive only: ``lam >= 1`` is an unstable system and raises
+:class:`~symq.core.errors.StabilityError` in the solver, not
 :class:`~symq.core.errors.InvalidParameter`.  ``outputs=`` lists the result keys a claim may name
 as ``MODEL:KEY``.
 """
@@ -234,7 +235,8 @@ JSQ_SIM = ModelSpec(
              "with confidence intervals (Mitzenmacher 2001's supermarket model at finite N)"),
     parameters=(
         N, D, LAM, SIZES, SCV_H2, F_H2,
-        *run_parameters(SIM_JOBS, minimum_jobs=1000, jobs="departures simulated (warm-up included, chosen by MSER-5)"),
+        *run_parameters(SIM_JOBS, minimum_jobs=1000,
+                        jobs="departures simulated (warm-up included, chosen by MSER-5)"),
     ),
     solve=jsq_sim_model,
     scalar_outputs=lambda r: {k: float(r.values[k].mean) for k in ("ET", "EW", "EQ")},

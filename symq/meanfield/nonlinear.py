@@ -1,4 +1,4 @@
-"""Nonlinear level-dependent QBDs: the UL-type RG-factorization and the fixed point ``pi = stat(Q(pi))``.
+"""Nonlinear level-dependent QBDs: UL-type RG-factorization, the fixed point ``pi = stat(Q(pi))``.
 
 Q.-L. Li, "Nonlinear Markov processes in big networks", Special Matrices 4 (2016)
 (arXiv 1504.07974), models the mean-field limit of many weakly interacting block-structured
@@ -21,7 +21,8 @@ This module provides
 
 Examples
 --------
->>> qbd = LevelDependentQBD(1, 1, up=lambda k: [[0.5]], local=lambda k: [[-0.5 if k == 0 else -1.5]],
+>>> qbd = LevelDependentQBD(1, 1, up=lambda k: [[0.5]],
+...                         local=lambda k: [[-0.5 if k == 0 else -1.5]],
 ...                         down=lambda k: [[1.0]])
 >>> sol = qbd.stationary(1e-16)
 >>> round(float(sol.levels[0][0]), 12), sol.residual < 1e-15
@@ -67,7 +68,9 @@ ROW_TOL = 1e-12
 
 @dataclass(frozen=True)
 class QBDSolution(ResultBase):
-    """Stationary vector of a truncated level-dependent QBD (from :meth:`LevelDependentQBD.stationary`).
+    """Stationary vector of a truncated level-dependent QBD.
+
+    From :meth:`LevelDependentQBD.stationary`.
 
     Attributes
     ----------
@@ -225,7 +228,8 @@ class LevelDependentQBD:
                            residual=self.residual(levels))
 
     def residual(self, levels: Sequence[ArrayLike]) -> float:
-        """``||p Q_K||_inf`` of the generator truncated at ``K = len(levels) - 1``, from the blocks."""
+        """``||p Q_K||_inf`` of the generator truncated at ``K = len(levels) - 1``, from the
+        blocks."""
         p = [np.asarray(v, dtype=float) for v in levels]
         K = len(p) - 1
         worst = 0.0
@@ -522,10 +526,12 @@ def _queue_law(u: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.maximum(full[:-1] - full[1:], 0.0)
 
 
-def relative_entropy_trajectory(d: int, lam: float, initial_states: Sequence[ArrayLike] | None = None,
+def relative_entropy_trajectory(d: int, lam: float,
+                                initial_states: Sequence[ArrayLike] | None = None,
                                 K: int = 30, t_final: float = 40.0, n_times: int = 400,
                                 tol: float = 1e-9) -> LyapunovCheck:
-    """Lyapunov functions along the JSQ(d) mean-field ODE (Li 2016, stability via Lyapunov functions).
+    """Lyapunov functions along the JSQ(d) mean-field ODE (Li 2016, stability by Lyapunov
+    functions).
 
     The truncated ODE ``du_k/dt = lam (u_{k-1}^d - u_k^d) - (u_k - u_{k+1})``
     (:func:`symq.meanfield.supermarket.jsq_process`) is integrated from each initial state.

@@ -217,7 +217,8 @@ class PopulationProcess(MarkdownDisplay):
             variables = sp.symbols(f"x_1:{variables + 1}", real=True)
         self.variables: tuple[sp.Symbol, ...] = tuple(variables)
         if not self.variables or not all(isinstance(v, sp.Symbol) for v in self.variables):
-            raise SymqError("PopulationProcess: variables must be a non-empty sequence of sympy symbols")
+            raise SymqError("PopulationProcess: variables must be a non-empty sequence of "
+                            "sympy symbols")
         self.parameters: tuple[sp.Symbol, ...] = tuple(parameters)
         if set(self.parameters) & set(self.variables):
             raise SymqError("PopulationProcess: a symbol cannot be both a variable and a parameter")
@@ -373,8 +374,10 @@ class PopulationProcess(MarkdownDisplay):
         )
         der.add("Drift", sp.Eq(sp.Derivative(x, sp.Symbol("t")), self.drift, evaluate=False),
                 r"$F(x) = \sum_\ell \ell \beta_\ell(x)$: the mean-field ODE $dx/dt = F(x)$.")
-        der.add("Jacobian", sp.Eq(sp.Symbol("DF"), sp.ImmutableMatrix(self.jacobian), evaluate=False),
-                r"$DF(x)_{ij} = \partial F_i/\partial x_j$, at the fixed point for stability and the refined term.")
+        der.add("Jacobian",
+                sp.Eq(sp.Symbol("DF"), sp.ImmutableMatrix(self.jacobian), evaluate=False),
+                r"$DF(x)_{ij} = \partial F_i/\partial x_j$, at the fixed point for stability "
+                r"and the refined term.")
         der.add("Diffusion matrix", sp.Eq(sp.Symbol("Q"), sp.ImmutableMatrix(self.diffusion),
                                           evaluate=False),
                 r"$Q(x) = \sum_\ell \ell \ell^T \beta_\ell(x)$ (Gast & Van Houdt 2018, Theorem 1).")
@@ -389,7 +392,8 @@ class PopulationProcess(MarkdownDisplay):
             positions = list(entries)
             func = None
             if positions:
-                func = symq_compile(sp.ImmutableMatrix([entries[p] for p in positions]), self._args())
+                func = symq_compile(sp.ImmutableMatrix([entries[p] for p in positions]),
+                                    self._args())
             self._compiled[key] = (positions, func)
         return self._compiled[key]
 
@@ -606,7 +610,8 @@ class PopulationProcess(MarkdownDisplay):
 
     def stability(self, pi: ArrayLike, params: Mapping[Any, float] | None = None
                   ) -> PopulationStability:
-        """Eigenvalues of ``DF(pi)``; the fixed point is locally stable if all real parts are < 0."""
+        """Eigenvalues of ``DF(pi)``; the fixed point is locally stable if all real parts are
+        < 0."""
         pi = self._state(pi, "pi")
         eig = np.linalg.eigvals(self.DF(pi, self.parameter_values(params)))
         return PopulationStability(eigenvalues=eig, max_real=float(np.max(eig.real)))
@@ -631,7 +636,8 @@ class PopulationProcess(MarkdownDisplay):
         max_real = float(np.max(np.linalg.eigvals(A).real))
         if not max_real < 0:
             raise StabilityError(f"the fixed point of the {self.name} is not exponentially stable "
-                                 f"(max real part of the eigenvalues of DF(pi) = {max_real:.3g} >= 0); "
+                                 "(max real part of the eigenvalues of DF(pi) = "
+                                 f"{max_real:.3g} >= 0); "
                                  "the refined mean field needs a stable fixed point")
         Q = self.Q(pi, p)
         W = scipy.linalg.solve_continuous_lyapunov(A, -Q)
@@ -645,7 +651,8 @@ class PopulationProcess(MarkdownDisplay):
 
     def refined(self, pi: ArrayLike, params: Mapping[Any, float] | None = None
                 ) -> NDArray[np.float64]:
-        """The ``1/N`` correction ``V``: ``E[X^N] = pi + V/N + O(1/N^2)`` (see :meth:`refined_terms`)."""
+        """The ``1/N`` correction ``V``: ``E[X^N] = pi + V/N + O(1/N^2)`` (see
+        :meth:`refined_terms`)."""
         return self.refined_terms(pi, params).V
 
     def __repr__(self) -> str:

@@ -75,7 +75,8 @@ def _process(d: int, K: int, alpha: tuple[float, ...], A: tuple[tuple[float, ...
     exit_rates = -T.sum(axis=1)
     names = [f"x_{k}_{j}" for k in range(1, K + 1) for j in range(1, m + 1)]
     xs = sp.symbols(names, real=True)
-    x = [[sp.Integer(1)] * m] + [list(xs[k * m:(k + 1) * m]) for k in range(K)] + [[sp.Integer(0)] * m]
+    x = ([[sp.Integer(1)] * m] + [list(xs[k * m:(k + 1) * m]) for k in range(K)]
+         + [[sp.Integer(0)] * m])
     u = [sp.Add(*row) for row in x]  # u[0] = 1 is a placeholder, u[K+1] = 0
     u[0] = sp.Integer(1)
     process = PopulationProcess(xs, [LAM], name=f"JSQ({d}) with {m}-phase service, K={K}")
@@ -201,7 +202,8 @@ def refined_jsq_ph(d: int, lam: float, sizes: PhaseTypeLaw, N: int,
     left_out = float(full.u[int(K):].sum()) + (float(full.u[-1]) if int(K) >= full.K else 0.0)
     if K * m > MAX_DIMENSION and given:
         raise ResourceLimit("K", K, f"a dense Lyapunov solve of dimension K*m = {K * m} > "
-                            f"{MAX_DIMENSION}", f"at most {MAX_DIMENSION // m} levels for {m} phases")
+                            f"{MAX_DIMENSION}",
+                            f"at most {MAX_DIMENSION // m} levels for {m} phases")
     if K * m > MAX_DIMENSION:
         raise TruncationError(
             "refined-jsq-ph", "queue-length levels x phases (dense Lyapunov dimension)",

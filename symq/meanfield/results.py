@@ -24,7 +24,8 @@ Examples
 >>> r.ET, r.EQ
 (2.0, 1.0)
 >>> refined_validity([0.5, 0.25], [10.0, 0.0], N=5)
-(False, 'pi + V/N has component 1 = 2.5 > 1 (N = 5 is too small for the 1/N expansion at this load)')
+(False, 'pi + V/N has component 1 = 2.5 > 1
+ (N = 5 is too small for the 1/N expansion at this load)')
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ from symq.core.errors import NumericalFailure
 from symq.core.renamed import RenamedKeywordWarning
 from symq.core.result import Exactness, ResultBase
 
-__all__ = ["SupermarketFixedPoint", "RefinedJSQ", "JSQPHComparison", "check_means", "refined_validity", "SLACK",
-           "PARAMETER_ECHO", "former_attribute"]
+__all__ = ["SupermarketFixedPoint", "RefinedJSQ", "JSQPHComparison", "check_means",
+           "refined_validity", "SLACK", "PARAMETER_ECHO", "former_attribute"]
 
 #: Round-off allowed outside ``[0, 1]``, on monotonicity and below 0 for a mean.
 SLACK = 1e-9
@@ -284,7 +285,8 @@ def check_means(solver: str, **means: Any) -> None:
 
 def refined_validity(pi: ArrayLike, V: ArrayLike, N: int,
                      ) -> tuple[bool, str]:
-    """Whether ``pi + V/N`` is a valid occupancy: entries in ``[0, 1]``, non-increasing in the level.
+    """Whether ``pi + V/N`` is a valid occupancy: entries in ``[0, 1]``, non-increasing in the
+    level.
 
     Parameters
     ----------

@@ -1,4 +1,5 @@
-r"""General job sizes for the mean-field solvers: a phase-type law fitted to any law, with provenance.
+r"""General job sizes for the mean-field solvers: a phase-type law fitted to any law, with its
+provenance.
 
 The JSQ(d) cavity solver (:func:`symq.meanfield.jsq_ph.solve_jsq_ph`), the refined ``1/N`` term
 and the attained-service analysis need a phase-type (PH) service law.  A researcher's job sizes
@@ -281,7 +282,8 @@ def fit_phase_type(sizes: SampledLaw, order_max: int = 3, method: str = "auto", 
         scored, key=lambda item: (-len(item[0][2]), item[1]))
     why = (f"of {len(options)} phase-type laws (CF1 forms of the certified fits of "
            f"{len(report.candidates)} tried, and the two-moment PH), the one that reproduces the "
-           f"most of the target's data ({len(matched)}), then the nearest in {metric.split(',')[0]}")
+           f"most of the target's data ({len(matched)}), then the nearest in "
+           f"{metric.split(',')[0]}")
     if passed:
         why += "; certified fits without a phase-type form: " + "; ".join(passed)
     return PHApproximation(ph, label, kind, why, ph.order, matched, certificate, distance,

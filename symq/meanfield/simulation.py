@@ -76,6 +76,7 @@ from symq.core.simstats import ConfidenceInterval
 from symq.laws import PhaseType, as_phase_type, validate_ph
 from symq.laws.kernels import exponential, first_phase, next_phase
 
+from .results import PARAMETER_ECHO, former_attribute
 from .simulation_core import (
     departure_interval,
     keep_smallest,
@@ -88,7 +89,6 @@ from .simulation_core import (
     run_seeded,
     slice_intervals,
 )
-from .results import PARAMETER_ECHO, former_attribute
 from .sizes import PhaseTypeLaw
 
 __all__ = ["JSQEstimate", "simulate_jsq", "validate_ph"]
@@ -526,7 +526,8 @@ def simulate_jsq(
     if status == _OVERFLOW:
         raise InvalidParameter(
             "max_queue", max_queue, "larger than the longest queue of the run",
-            "a server's queue reached max_queue jobs; increase max_queue (memory 8*N*max_queue bytes)",
+            "a server's queue reached max_queue jobs; increase max_queue "
+            "(memory 8*N*max_queue bytes)",
         )
     EQ, utilisation = slice_intervals(N, plan, s_time, s_area, s_busy)
     return JSQEstimate(

@@ -29,7 +29,8 @@ Examples
 >>> probing_arguments(3, 4, False)
 Traceback (most recent call last):
 ...
-symq.core.errors.InvalidParameter: parameter d=4 must be <= N=3 when probing without replacement (replace=False)
+symq.core.errors.InvalidParameter: parameter d=4 must be <= N=3 when probing without
+replacement (replace=False)
 """
 
 from __future__ import annotations

@@ -75,8 +75,9 @@ def check_parameters(d: Any, lam: Any, N: Any = None) -> tuple[int, float]:
     lam_f = real_value("lam", lam, "a real number in (0, 1) (the per-server arrival rate)",
                        lambda v: v > 0)
     if lam_f >= 1:
-        raise StabilityError(f"arrival rate lam={lam_f:g} must be < 1 for d={int(d)}: the per-server "
-                             "load of JSQ(d) with unit-rate exponential servers must be below 1")
+        raise StabilityError(f"arrival rate lam={lam_f:g} must be < 1 for d={int(d)}: the "
+                             "per-server load of JSQ(d) with unit-rate exponential servers must "
+                             "be below 1")
     if N is not None:
         integer_value("N", N, 1, "the number of servers")
     return int(d), lam_f
@@ -167,7 +168,11 @@ def jsq_process(d: int, K: int) -> PopulationProcess:
     return process
 
 
-def closed_form_symbolic(k: sp.Expr | int, d: sp.Expr | int = sp.Symbol("d", positive=True),
+#: The symbol ``d`` of the symbolic closed form (positive).
+D_SYMBOL = sp.Symbol("d", positive=True)
+
+
+def closed_form_symbolic(k: sp.Expr | int, d: sp.Expr | int = D_SYMBOL,
                          lam: sp.Expr = LAM) -> sp.Expr:
     """``u_k = lam^((d^k - 1)/(d - 1))`` as a sympy expression (``lam^k`` when ``d == 1``)."""
     if d == 1:
@@ -183,7 +188,8 @@ def _normalise_lam_powers(expr: sp.Expr, lam: sp.Symbol) -> sp.Expr:
 
 
 def verify_closed_form() -> dict[str, sp.Expr]:
-    """Substitute the closed form into the ODE right-hand side and simplify (symbolic ``lam``, ``d``).
+    """Substitute the closed form into the ODE right-hand side and simplify (symbolic ``lam``,
+    ``d``).
 
     For generic level ``k >= 1`` the drift ``lam (u_{k-1}^d - u_k^d) - (u_k - u_{k+1})`` is
     built from ``u_{k-1}, u_k, u_{k+1}`` of the closed form, with ``d = 1 + m``, ``m > 0`` (every
@@ -245,10 +251,12 @@ def derivation() -> Derivation:
 
 
 def heavy_traffic_ET(d: int, lam: float) -> float:
-    """Heavy-traffic asymptote ``E[T] ~ log(1/(1 - lam)) / log d`` (``d >= 2``; Mitzenmacher 2001)."""
+    """Heavy-traffic asymptote ``E[T] ~ log(1/(1 - lam)) / log d`` (``d >= 2``; Mitzenmacher
+    2001)."""
     d, lam = check_parameters(d, lam)
     if d < 2:
-        raise InvalidParameter("d", d, "an integer >= 2", "the asymptote log(1/(1-lam))/log d needs d >= 2")
+        raise InvalidParameter("d", d, "an integer >= 2",
+                               "the asymptote log(1/(1-lam))/log d needs d >= 2")
     return math.log(1.0 / (1.0 - lam)) / math.log(d)
 
 
@@ -329,7 +337,8 @@ def _closed_form_mean(d: int, lam: float, tol: float, K: int | None
     eq = float(np.sum(tail))
     bound = _tail_remainder(d, lam, int(K))
     if bound > tol * eq:
-        raise TruncationError("supermarket closed form", "queue-length levels (mass of EQ left out)",
+        raise TruncationError("supermarket closed form",
+                              "queue-length levels (mass of EQ left out)",
                               bound / eq, tol, f"K={K}", "raise K")
     return eq, tail, int(K), bound
 
@@ -464,11 +473,11 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,
         ``pi`` (fixed point ``u_1..u_K``), ``V`` (the ``1/N`` term), ``EQ`` (mean field, per
         server), ``EQ_N = sum(pi + V/N)`` (refined, per server), ``ET``, ``ET_N``, ``EW``,
         ``EW_N``, ``K``, ``truncation_bound``, ``max_real_eigenvalue`` of ``DF(pi)``,
-        ``drift_residual``, ``refined_valid`` and ``refined_invalid``: the refined estimate is only meaningful where ``pi + V/N`` is
-        an occupancy vector (entries in ``[0, 1]``, non-increasing); otherwise (small ``N`` at
-        high load) ``refined_valid`` is ``False``, ``refined_invalid`` says why and the
-        method says so: ``EQ_N`` is then outside the domain of validity of the expansion and
-        should not be used.
+        ``drift_residual``, ``refined_valid`` and ``refined_invalid``: the refined estimate is
+        only meaningful where ``pi + V/N`` is an occupancy vector (entries in ``[0, 1]``,
+        non-increasing); otherwise (small ``N`` at high load) ``refined_valid`` is ``False``,
+        ``refined_invalid`` says why and the method says so: ``EQ_N`` is then outside the
+        domain of validity of the expansion and should not be used.
 
     Raises
     ------

@@ -96,7 +96,8 @@ def classify_levels(levels: Sequence[int]) -> str:
 
     Examples
     --------
-    >>> classify_levels([7, 8, 8, 8]), classify_levels([10, 14, 22, 35, 62]), classify_levels([9, 10, 12, 13, 15])
+    >>> (classify_levels([7, 8, 8, 8]), classify_levels([10, 14, 22, 35, 62]),
+    ...  classify_levels([9, 10, 12, 13, 15]))
     ('doubly exponential', 'power law', 'undecided')
     """
     k = [int(v) for v in levels]

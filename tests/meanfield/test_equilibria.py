@@ -156,7 +156,8 @@ def test_generic_linear_form():
     assert result.shape_variable.startswith("t =")
     r = math.sqrt(2)
     assert result.points == pytest.approx(np.array([[-r, -r], [-r, r], [r, -r], [r, r]]), rel=1e-15)
-    assert [e.classification for e in result.equilibria] == ["stable", "saddle", "saddle", "unstable"]
+    assert [e.classification for e in result.equilibria] == ["stable", "saddle", "saddle",
+                                                              "unstable"]
     for e in result.equilibria:
         assert all(sp.simplify(c**2 - 2) == 0 for c in e.exact)
     check_certified(result, proc)
@@ -172,7 +173,8 @@ def test_rational_drift_golden_ratio_and_pole():
     assert eq.krawczyk and eq.classification == "stable"
     assert sp.simplify(eq.exact[0] - (sp.sqrt(5) - 1) / 2) == 0
     # F_1 = 0 forces y = 1/2, where F_2 has a pole: no equilibrium
-    pole = from_drift([X, Y], [(Y - sp.Rational(1, 2)) / (X + 1), (X - sp.Rational(1, 4)) / (Y - sp.Rational(1, 2))])
+    pole = from_drift([X, Y], [(Y - sp.Rational(1, 2)) / (X + 1),
+                               (X - sp.Rational(1, 4)) / (Y - sp.Rational(1, 2))])
     result = equilibria(pole)
     assert len(result) == 0 and result.at_poles == 1 and result.real_solutions == 1
 
@@ -210,7 +212,8 @@ def test_lotka_volterra_support_by_support(n):
 
 
 def test_three_dimensional_irrational_against_scipy_roots():
-    drift = [X**2 + Y - sp.Rational(7, 10), Y**2 + Z - sp.Rational(3, 5), Z**2 + X - sp.Rational(1, 2)]
+    drift = [X**2 + Y - sp.Rational(7, 10), Y**2 + Z - sp.Rational(3, 5),
+             Z**2 + X - sp.Rational(1, 2)]
     proc = from_drift([X, Y, Z], drift, bounds=(-2.0, 2.0))
     result = equilibria(proc)
     fun = sp.lambdify([(X, Y, Z)], drift)
@@ -218,7 +221,8 @@ def test_three_dimensional_irrational_against_scipy_roots():
     rng = np.random.default_rng(3)
     scipy_roots = []
     for x0 in rng.uniform(-2, 2, size=(300, 3)):
-        sol = root(lambda v: np.array(fun(v), dtype=float), x0, jac=lambda v: np.array(jac(v), dtype=float))
+        sol = root(lambda v: np.array(fun(v), dtype=float), x0,
+                   jac=lambda v: np.array(jac(v), dtype=float))
         if sol.success and np.max(np.abs(fun(sol.x))) < 1e-12 and np.all(np.abs(sol.x) <= 2):
             scipy_roots.append(sol.x)
     assert scipy_roots

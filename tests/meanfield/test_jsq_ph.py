@@ -102,7 +102,8 @@ def test_d1_pollaczek_khinchine_unbalanced_f() -> None:
 # ------------------------------------------------------------------ (c) drift and invariants
 
 
-@pytest.mark.parametrize("d,lam,scv,f", [(2, 0.9, 10.0, 0.5), (3, 0.8, 4.0, 0.3), (2, 0.95, 20.0, 0.5)])
+@pytest.mark.parametrize("d,lam,scv,f", [(2, 0.9, 10.0, 0.5), (3, 0.8, 4.0, 0.3),
+                                         (2, 0.95, 20.0, 0.5)])
 def test_fixed_point_satisfies_ode_and_invariants(d: int, lam: float, scv: float, f: float) -> None:
     alpha, A = hyperexponential2(1.0, scv, f)
     fp = solve_jsq_ph(d, lam, (alpha, A))
@@ -157,7 +158,8 @@ def test_product_form_exact_for_exponential(d: int, lam: float) -> None:
 
 
 @pytest.mark.parametrize("d,lam,scv", [(2, 0.9, 10.0), (2, 0.7, 4.0), (3, 0.9, 10.0)])
-def test_product_form_fails_for_h2_with_closed_form_residual(d: int, lam: float, scv: float) -> None:
+def test_product_form_fails_for_h2_with_closed_form_residual(d: int, lam: float,
+                                                             scv: float) -> None:
     alpha, A = hyperexponential2(1.0, scv, 0.5)
     K = 8
     res = product_form_residual(d, lam, (alpha, A), K)

@@ -41,8 +41,12 @@ def test_mm1_geometric(lam, mu):
 
 
 def test_birth_death_product_formula():
-    lam_of = lambda k: 2.0 / (k + 1) + 0.1 * math.sin(k)
-    mu_of = lambda k: 1.0 + 0.5 * k
+    def lam_of(k):
+        return 2.0 / (k + 1) + 0.1 * math.sin(k)
+
+    def mu_of(k):
+        return 1.0 + 0.5 * k
+
     sol = birth_death(lam_of, mu_of).stationary(1e-16)
     weights = np.ones(sol.K + 1)
     for k in range(1, sol.K + 1):

@@ -73,7 +73,8 @@ def test_lyapunov_distance_matches_an_independent_integration():
     d, lam, K = 2, 0.6, 10
     data = lyapunov_data(d, lam, K=K, t_final=3.0, n_times=13)
     star = _closed_form(d, lam, np.arange(1, K + 1))
-    starts = [np.zeros(K), np.where(np.arange(1, K + 1) <= 3, 1.0, 0.0), 0.95 ** np.arange(1, K + 1)]
+    starts = [np.zeros(K), np.where(np.arange(1, K + 1) <= 3, 1.0, 0.0),
+              0.95 ** np.arange(1, K + 1)]
     for start, v in zip(starts, data["V"]):
         path = solve_ivp(_drift, (0.0, 3.0), start, t_eval=data["t"], args=(d, lam),
                          method="LSODA", rtol=1e-10, atol=1e-13)

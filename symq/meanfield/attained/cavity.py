@@ -553,8 +553,9 @@ def solve_attained(policy: str | Policy, d: int, lam: float, sizes: PhaseTypeLaw
     require_memory("delta", delta, attained_bytes(K, B, m),
                    what=f"{K:.3g} age layers x B={B} queue lengths x {m} phases",
                    limit=lambda budget: "at least {:.3g} (with rep_max={:g}, B={})".format(
-                       largest_fitting(lambda v: attained_bytes(age_layer_count(v, rep_max) + 1, B, m),
-                                       delta, rep_max, budget, decreasing=True), rep_max, B))
+                       largest_fitting(
+                           lambda v: attained_bytes(age_layer_count(v, rep_max) + 1, B, m),
+                           delta, rep_max, budget, decreasing=True), rep_max, B))
     terms = float(d) * K * B
     if terms > PROBE_TERMS_LIMIT:
         raise InvalidParameter(

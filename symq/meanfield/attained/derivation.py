@@ -58,7 +58,8 @@ def class_rate_closed_form(d: int | sp.Expr) -> sp.Expr:
 
 
 def class_rate_identity(d: int) -> bool:
-    """Whether sympy proves :func:`class_rate_sum` ``==`` :func:`class_rate_closed_form` for ``d``."""
+    """Whether sympy proves :func:`class_rate_sum` ``==`` :func:`class_rate_closed_form` for
+    ``d``."""
     return sp.simplify(sp.expand(class_rate_sum(d) - class_rate_closed_form(d))) == 0
 
 

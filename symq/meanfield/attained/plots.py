@@ -54,7 +54,8 @@ def _solve(policy: str | Policy, d: int, lam: float, sizes: PhaseType, delta: fl
 
 @renamed_keywords(service="sizes")
 def attained_policies_data(policies: Sequence[str | Policy] = POLICY_NAMES, d: int = 5,
-                           loads: ArrayLike = (0.3, 0.5, 0.7, 0.8, 0.9), sizes: PhaseTypeLaw | None = None,
+                           loads: ArrayLike = (0.3, 0.5, 0.7, 0.8, 0.9),
+                           sizes: PhaseTypeLaw | None = None,
                            *, delta: float = 0.25, rep_max: float = 20.0, B: int = 40
                            ) -> dict[str, Any]:
     r"""Mean-field :math:`E[W]` and :math:`E[T]` of each policy at each load.
@@ -111,7 +112,8 @@ def attained_policies_data(policies: Sequence[str | Policy] = POLICY_NAMES, d: i
 
 @renamed_keywords(service="sizes")
 def plot_attained_policies(policies: Sequence[str | Policy] = POLICY_NAMES, d: int = 5,
-                           loads: ArrayLike = (0.3, 0.5, 0.7, 0.8, 0.9), sizes: PhaseTypeLaw | None = None,
+                           loads: ArrayLike = (0.3, 0.5, 0.7, 0.8, 0.9),
+                           sizes: PhaseTypeLaw | None = None,
                            *, delta: float = 0.25, rep_max: float = 20.0, B: int = 40,
                            relative: bool = False, data: dict[str, Any] | None = None,
                            ax: Any = None, **kwargs: Any) -> Any:
