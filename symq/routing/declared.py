@@ -68,10 +68,8 @@ from symq.core.parameters import Parameter
 from symq.core.registry import ModelKind, ModelSpec
 from symq.core.result import Exactness, ResultBase
 
-from .farm import C as _C_PARAMETER
+from . import farm as _farm
 from .farm import ServerFarm
-from .farm import rho as _RHO_PARAMETER
-from .farm import w as _W_PARAMETER
 from .numeric import minimize_separable
 
 __all__ = ["KIND", "ROUTING_COST", "DeclaredCost", "DeclaredRouting", "declare", "DEFAULT_COST"]
@@ -434,7 +432,7 @@ def declare(name: str, table: Mapping[str, Any], parameters: tuple[Parameter, ..
     def derivation() -> Derivation:
         return _derivation(name, model)
 
-    farm_parameters = (_C_PARAMETER, *((_W_PARAMETER,) if "w" in used else ()), _RHO_PARAMETER)
+    farm_parameters = (_farm.C, *((_farm.w,) if "w" in used else ()), _farm.rho)
     return ModelSpec(
         name=name, summary=f"routing with the declared cost {shown} per server: social optimum, "
         "Wardrop equilibrium, price of anarchy", parameters=(*parameters, *farm_parameters),

@@ -119,9 +119,10 @@ def piecewise_loads(C: Sequence[Any], w: Sequence[Any], rho_symbol: sp.Symbol | 
                     ) -> PiecewiseLoads:
     r"""Exact piecewise-linear loads of a concrete farm, for the optimum and the equilibrium.
 
-    The closed forms of :func:`~symq.routing.symbolic.closed_forms` are evaluated on the exact prefix aggregates of
-    every active prefix; the pieces are glued at the exact thresholds (loads are linear in
-    :math:`\rho` between consecutive thresholds, and adjacent pieces agree at them).
+    The closed forms of :func:`~symq.routing.symbolic.closed_forms` are evaluated on the exact
+    prefix aggregates of every active prefix; the pieces are glued at the exact thresholds (loads
+    are linear in :math:`\rho` between consecutive thresholds, and adjacent pieces agree at
+    them).
 
     Parameters
     ----------
@@ -165,8 +166,10 @@ def piecewise_loads(C: Sequence[Any], w: Sequence[Any], rho_symbol: sp.Symbol | 
         pieces_ne.append(tuple(ne_loads))
         if m < K:
             r_up = r[order[m]]
-            th_opt.append(sp.radsimp(forms.opt_threshold.subs({Sigma_C: SC, Sigma_s: Ss, r_next: r_up})))
-            th_ne.append(sp.simplify(forms.ne_threshold.subs({Sigma_C: SC, Sigma_w: Sw, r_next: r_up})))
+            th_opt.append(sp.radsimp(forms.opt_threshold.subs({Sigma_C: SC, Sigma_s: Ss,
+                                                                r_next: r_up})))
+            th_ne.append(sp.simplify(forms.ne_threshold.subs({Sigma_C: SC, Sigma_w: Sw,
+                                                              r_next: r_up})))
 
     def glue(pieces: list[tuple[sp.Expr, ...]], thresholds: list[sp.Expr]) -> tuple[sp.Expr, ...]:
         out = []
@@ -234,8 +237,9 @@ def kkt_residuals(C: Sequence[Any], w: Sequence[Any], rho_value: Any, loads: Seq
     r"""Exact residuals of the KKT (or Wardrop) conditions at a load vector, in sympy.
 
     For ``kind="optimal"`` the per-server function is the marginal cost
-    :math:`g_j = w_j C_j/(C_j - x_j)^2` (paper, centralised-routing section); for ``"equilibrium"`` it is the
-    selfish cost :math:`g_j = w_j/(C_j - x_j)` (Wardrop conditions, paper, decentralised-routing section).  With
+    :math:`g_j = w_j C_j/(C_j - x_j)^2` (paper, centralised-routing section); for
+    ``"equilibrium"`` it is the selfish cost :math:`g_j = w_j/(C_j - x_j)` (Wardrop conditions,
+    paper, decentralised-routing section).  With
     :math:`\mu` the value of :math:`g` on the first used server, the residuals are
 
     * :math:`\sum_j x_j - \rho` (work conservation),
@@ -266,7 +270,8 @@ def kkt_residuals(C: Sequence[Any], w: Sequence[Any], rho_value: Any, loads: Seq
     forms = closed_forms()
     g = forms.marginal_cost if _kind(kind) == "optimal" else forms.selfish_cost
     rv = _exact("rho", rho_value) if not isinstance(rho_value, sp.Symbol) else rho_value
-    x = [_exact(f"loads[{k}]", v) if not isinstance(v, sp.Basic) else v for k, v in enumerate(loads)]
+    x = [_exact(f"loads[{k}]", v) if not isinstance(v, sp.Basic) else v
+         for k, v in enumerate(loads)]
     used = [k for k in range(len(x)) if not exact_zero(x[k])]
     feasible = [_positive(Cx[k] - x[k]) for k in range(len(x))]
     residuals: list[sp.Expr] = [sum(x) - rv]

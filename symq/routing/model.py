@@ -176,7 +176,8 @@ def solve_ps_sim(lam: float, C: float = 1.0, sizes: str = "exp",
                  n_batches: int = 30, level: float = 0.95, rng: RngLike = None,
                  progress: bool = False) -> PSSimComparison:
     r"""Simulate one M/G/1 processor-sharing queue
-    (:func:`~symq.routing.simulation.simulate_ps_queue`) with a named job-size law of :mod:`symq.laws`.
+    (:func:`~symq.routing.simulation.simulate_ps_queue`) with a named job-size law of
+    :mod:`symq.laws`.
 
     Beside the estimates, the insensitive exact values (Kleinrock 1976, Chapter 4; Altman,
     Ayesta, Prabhu 2011, model section), :math:`E[T] = E[X]/(C - x)` and

@@ -15,8 +15,8 @@ declared in a claims file, and its Beckmann potential) are solved by it.
 
 Nothing here uses the closed forms of :mod:`symq.routing.symbolic`: this module is the
 reference the closed forms of the paper's centralised- and decentralised-routing sections
-(Altman, Ayesta, Prabhu 2011) are checked against.  Cost: about 0.01 s for K = 50, 0.3 s for K = 200, 10 s for K = 1000 (SLSQP's dense
-subproblems dominate).
+(Altman, Ayesta, Prabhu 2011) are checked against.  Cost: about 0.01 s for K = 50, 0.3 s for
+K = 200, 10 s for K = 1000 (SLSQP's dense subproblems dominate).
 
 Examples
 --------
@@ -87,7 +87,8 @@ def social_cost(C: ArrayLike, w: ArrayLike, loads: ArrayLike) -> float:
 
 
 def potential(C: ArrayLike, w: ArrayLike, loads: ArrayLike) -> float:
-    r"""Beckmann potential :math:`\sum_j w_j \ln(C_j/(C_j - x_j))` (paper, decentralised-routing section)."""
+    r"""Beckmann potential :math:`\sum_j w_j \ln(C_j/(C_j - x_j))` (paper,
+    decentralised-routing section)."""
     C, w, x = (np.asarray(v, dtype=float) for v in (C, w, loads))
     return float(np.sum(-w * np.log1p(-x / C)))
 
@@ -176,10 +177,10 @@ def _minimize(C: np.ndarray, rho: float, value: Callable[[np.ndarray], np.ndarra
     for _ in range(rounds):   # restart from the last point, rescaling the objective
         scale = best if best > 0 else 1.0
 
-        def fun(v: np.ndarray) -> float:
+        def fun(v: np.ndarray, scale: float = scale) -> float:
             return float(np.sum(value(np.minimum(v, _U_MAX)))) / scale
 
-        def jac(v: np.ndarray) -> np.ndarray:
+        def jac(v: np.ndarray, scale: float = scale) -> np.ndarray:
             return slope(np.minimum(v, _U_MAX)) / scale
 
         if iterations >= maxiter:

@@ -24,7 +24,8 @@ This module gives independent evidence of those formulas by exact discrete-event
 :func:`symq.laws.as_law` and :func:`symq.laws.as_sampler` and drawn in Python.  The names of
 the laws before issue 31 (``"exponential"``, ``"deterministic"``, ``"hyperexponential"``, the
 last with SCV 4 by default) are accepted for one release with a
-:class:`~symq.core.renamed.RenamedKeywordWarning` that names the new name.  Run length, warm-up and batches follow the rule of :class:`symq.core.simrun.RunPlan`;
+:class:`~symq.core.renamed.RenamedKeywordWarning` that names the new name.  Run length, warm-up
+and batches follow the rule of :class:`symq.core.simrun.RunPlan`;
 with ``progress=True`` the kernel runs in chunks under a tqdm bar
 (:func:`symq.core.simrun.run_chunked`), with the same result.  The kernel itself draws no random
 numbers (arrivals and sizes come from ``rng`` through numpy before it runs), so it needs no
@@ -36,7 +37,8 @@ E. Altman, U. Ayesta, B. J. Prabhu, "Load balancing in processor sharing systems
 *Telecommunication Systems* 47(1-2):35-48, 2011, DOI 10.1007/s11235-010-9300-8 (model
 section, M/G/1-PS insensitivity: :math:`E[N_j] = \rho_j/(1-\rho_j)`, sojourn :math:`s/(C_j-x_j)`).
 
-L. Kleinrock, *Queueing Systems, Vol. II: Computer Applications*, Wiley, 1976, Chapter 4 (processor sharing).
+L. Kleinrock, *Queueing Systems, Vol. II: Computer Applications*, Wiley, 1976, Chapter 4
+(processor sharing).
 
 Examples
 --------
@@ -357,7 +359,8 @@ def _run_queue(lam: float, C: float, sizes_law: _JobSizes, plan: RunPlan,
     t_stop = float(arrivals[-1])
     n_slices = RUN_SLICES if t_stop > t_start else 0
     if n_slices == 0:  # pragma: no cover - needs all arrivals at one instant
-        raise InvalidParameter("n_jobs", n_jobs, "large enough for a time window of positive length")
+        raise InvalidParameter("n_jobs", n_jobs,
+                               "large enough for a time window of positive length")
     state = PSState(arrivals, work, 1.0, t_start, t_stop, n_slices)
     run_chunked(state.advance, n_jobs, progress=progress, desc=desc, unit="job")
     sojourn, area = state.sojourn, state.area
@@ -401,7 +404,7 @@ def _scv(sizes_law: _JobSizes) -> float:
     """The law's squared coefficient of variation (0 when its second moment is not known)."""
     try:
         m2 = float(sizes_law.law.moment(2))
-    except Exception:
+    except Exception:  # noqa: BLE001 - any law's moment() may fail; 0 only skips the run-length guard
         return 0.0
     if not (m2 > 0 and math.isfinite(m2)):  # e.g. underflow at a mean of 1e-300
         return 0.0
@@ -424,7 +427,8 @@ def simulate_ps_queue(
     n_batches: int = 30,
     progress: bool = False,
 ) -> PSQueueEstimate:
-    r"""Simulate an M/G/1 processor-sharing queue and estimate :math:`E[T]`, :math:`E[N]`, :math:`E[T/X]`.
+    r"""Simulate an M/G/1 processor-sharing queue and estimate :math:`E[T]`, :math:`E[N]`,
+    :math:`E[T/X]`.
 
     Poisson(``lam``) arrivals, i.i.d. sizes from ``sizes``, capacity ``C`` shared equally among
     the jobs present.  The simulation is exact (event by event, see :mod:`symq.routing.kernel`),
@@ -553,10 +557,12 @@ class FarmEstimate(ResultBase):
     exactness: Exactness = Exactness.SIMULATED
 
 
-def _vector(name: str, values: ArrayLike, domain: PositiveReal | NonNegativeReal) -> tuple[float, ...]:
+def _vector(name: str, values: ArrayLike,
+            domain: PositiveReal | NonNegativeReal) -> tuple[float, ...]:
     array = np.asarray(values, dtype=object)
     if array.ndim != 1 or array.size == 0:
-        raise InvalidParameter(name, values, f"a nonempty one-dimensional sequence of {domain.describe()}s")
+        raise InvalidParameter(name, values,
+                               f"a nonempty one-dimensional sequence of {domain.describe()}s")
     return tuple(float(domain.coerce(f"{name}[{j}]", v)) for j, v in enumerate(array.tolist()))
 
 

@@ -285,7 +285,8 @@ def social_optimum(C: ArrayLike | ServerFarm, w: ArrayLike | None = None, rho: f
     r"""Loads minimising the social cost :math:`J = \sum_j w_j x_j/(C_j - x_j)`.
 
     Closed form of the KKT conditions (Altman, Ayesta, Prabhu 2011, centralised-routing section;
-    derived in ``derivations/ps-routing.md``, section "Social optimum"): on the active prefix S, :math:`x_j^* = C_j - \sqrt{w_j C_j}\,(\Sigma_C - \rho)/\Sigma_s` and
+    derived in ``derivations/ps-routing.md``, section "Social optimum"): on the active prefix S,
+    :math:`x_j^* = C_j - \sqrt{w_j C_j}\,(\Sigma_C - \rho)/\Sigma_s` and
     :math:`J^* = \Sigma_s^2/(\Sigma_C - \rho) - \Sigma_w`.
 
     Parameters
@@ -377,7 +378,8 @@ _H = Interval(1.0, float("inf"), left_open=True, right_open=True)
 
 def price_of_anarchy(C: ArrayLike | ServerFarm, w: ArrayLike | None = None,
                      rho: float | None = None) -> float:
-    r"""Price of anarchy :math:`J^{NE}/J^*` at total work rate ``rho`` (paper, price-of-anarchy section).
+    r"""Price of anarchy :math:`J^{NE}/J^*` at total work rate ``rho`` (paper,
+    price-of-anarchy section).
 
     Parameters
     ----------
@@ -414,7 +416,8 @@ def poa_of(equilibrium: Allocation, optimum: Allocation, rho: float) -> float:
 @functools.lru_cache(maxsize=1)
 def _heavy_traffic_kernel():
     S = symbolic.SYMBOLS
-    return compile(symbolic.closed_forms().heavy_traffic_poa, (S["Sigma_C"], S["Sigma_s"], S["Sigma_w"]))
+    return compile(symbolic.closed_forms().heavy_traffic_poa,
+                   (S["Sigma_C"], S["Sigma_s"], S["Sigma_w"]))
 
 
 def heavy_traffic_poa(C: ArrayLike | ServerFarm, w: ArrayLike | None = None) -> float:

@@ -3,19 +3,19 @@ r"""Symbolic derivation of the social optimum, the Wardrop equilibrium and the p
 Everything here is derived with sympy from the model's defining data (the holding-cost rate
 :math:`w_j x_j/(C_j - x_j)` of an M/G/1-PS server, Altman, Ayesta, Prabhu 2011, model section):
 
-* social optimum (paper, centralised-routing section): ``diff`` gives the marginal cost, ``solve`` the
-  KKT stationarity condition, summing over the active prefix gives the multiplier, the
-  optimal loads, the optimal cost and the entry thresholds;
-* Wardrop equilibrium (paper, decentralised-routing section): ``integrate`` gives the Beckmann potential
-  :math:`\Phi`, whose KKT conditions are the Wardrop conditions; ``solve`` gives the common
-  cost per unit of work, the loads, the cost and the thresholds;
+* social optimum (paper, centralised-routing section): ``diff`` gives the marginal cost,
+  ``solve`` the KKT stationarity condition, summing over the active prefix gives the multiplier,
+  the optimal loads, the optimal cost and the entry thresholds;
+* Wardrop equilibrium (paper, decentralised-routing section): ``integrate`` gives the Beckmann
+  potential :math:`\Phi`, whose KKT conditions are the Wardrop conditions; ``solve`` gives the
+  common cost per unit of work, the loads, the cost and the thresholds;
 * price of anarchy (paper, price-of-anarchy section): closed form, heavy-traffic ``limit``, and an
   explicit two-server family whose PoA grows without bound (the paper's claim that the PoA is
   unbounded with unequal holding costs).
 
 The exact evaluation of these closed forms on a concrete farm (piecewise loads in
-:math:`\rho`, exact KKT residuals) is in :mod:`symq.routing.exact`; the recorded derivation with a worked example on a farm
-(``symq derive ps-routing``) in :mod:`symq.routing.derive`.
+:math:`\rho`, exact KKT residuals) is in :mod:`symq.routing.exact`; the recorded derivation with
+a worked example on a farm (``symq derive ps-routing``) in :mod:`symq.routing.derive`.
 
 Closed forms are written with prefix aggregates over the active set :math:`S = \{1..m\}`
 (servers sorted by :math:`r_j = w_j/C_j`): :math:`\Sigma_C = \sum_S C_j`,
@@ -42,7 +42,7 @@ import sympy as sp
 from symq.core.errors import SymqError
 from symq.core.result import Exactness, ResultBase
 
-from .farm import rho as _RHO_PARAMETER
+from . import farm as _farm
 
 __all__ = [
     "ClosedForms",
@@ -68,7 +68,7 @@ d_j = sp.Symbol("d_j", **_pos)          # slack C_j - x_j
 mu = sp.Symbol("mu", **_pos)
 t = sp.Symbol("t", **_pos)
 c = sp.Symbol("c", **_pos)
-rho = _RHO_PARAMETER.symbol
+rho = _farm.rho.symbol
 Sigma_C = sp.Symbol("Sigma_C", **_pos)
 Sigma_s = sp.Symbol("Sigma_s", **_pos)
 Sigma_w = sp.Symbol("Sigma_w", **_pos)
@@ -189,8 +189,8 @@ def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
           "sympy.solve returns two roots; the one below the capacity $C_j$ is kept.")
     x_t = sp.expand(x_mu.subs(mu, 1 / t ** 2)).subs(sp.sqrt(C_j) * sp.sqrt(w_j), s_j)
     _check(x_t.subs(s_j, sp.sqrt(w_j * C_j)), x_mu.subs(mu, 1 / t ** 2), "the substitution t")
-    d.add("Substitute t = 1/sqrt(mu)", [equation(t, 1 / sp.sqrt(mu)), equation(s_j, sp.sqrt(w_j * C_j)),
-                                        equation(x_j, x_t)],
+    d.add("Substitute t = 1/sqrt(mu)", [equation(t, 1 / sp.sqrt(mu)),
+                                        equation(s_j, sp.sqrt(w_j * C_j)), equation(x_j, x_t)],
           r"With $t$ in place of $\mu$ the loads are linear in $t$ on a fixed active set $S$.")
     total = _prefix_sum(x_t)
     d.add("Prefix aggregates",
@@ -228,7 +228,8 @@ def _derive_optimum(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]:
     _check(contribution, C_j * (1 - sp.sqrt((w_j / C_j) / r_next)), "the threshold terms")
     d.add("Entry threshold",
           [equation(theta_opt, threshold),
-           equation(theta_opt, sp.Sum(_C[_j] * (1 - sp.sqrt(_w[_j] / _C[_j] / r_next)), (_j, 1, _m)))],
+           equation(theta_opt,
+                    sp.Sum(_C[_j] * (1 - sp.sqrt(_w[_j] / _C[_j] / r_next)), (_j, 1, _m)))],
           r"Server $m+1$ is used once $\mu(S = \{1, \dots, m\})$ reaches $r_{m+1}$: solve "
           r"$\mu = r_{m+1}$ for $\rho$ ($s_j = C_j \sqrt{r_j}$ gives the second form).")
     unit = x_star.subs({s_j: sp.sqrt(C_j), Sigma_s: sp.Sum(sp.sqrt(_C[_j]), (_j, 1, _m))})
@@ -267,7 +268,8 @@ def _derive_equilibrium(d: Any, model: dict[str, sp.Expr]) -> dict[str, sp.Expr]
           r"$\sum_j x_j = \rho$ are the Wardrop conditions; $\Phi$ is strictly convex, so the "
           "equilibrium is its unique minimiser (paper, decentralised-routing section).")
     x_c = _kept_root(sp.solve(sp.Eq(gradient, c), x_j), C_j, "the equilibrium load")
-    d.add("Solve the Wardrop condition", equation(x_j, x_c), "Linear in $1/c$ on a fixed active set.")
+    d.add("Solve the Wardrop condition", equation(x_j, x_c),
+          "Linear in $1/c$ on a fixed active set.")
     total = _prefix_sum(x_c)
     d.add("Work conservation on S", equation(sp.Sum(_x[_j], (_j, 1, _m)), total),
           r"Sum over the prefix $S = \{1, \dots, m\}$ of the $r$-ordering: by the Wardrop "
@@ -334,8 +336,8 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     # the family C = (1, 1), w = (1, h), rho = 1 - 1/h
     rho_h = 1 - 1 / h
     d.add("Unbounded family: instance",
-          [equation(sp.Symbol("C"), sp.Matrix([[1, 1]])), equation(sp.Symbol("w"), sp.Matrix([[1, h]])),
-           equation(rho, rho_h)],
+          [equation(sp.Symbol("C"), sp.Matrix([[1, 1]])),
+           equation(sp.Symbol("w"), sp.Matrix([[1, h]])), equation(rho, rho_h)],
           "Two servers of equal speed, the second one $h > 1$ times more expensive: an explicit "
           "instance of the paper's unbounded PoA with unequal holding costs.")
     e = sp.Symbol("epsilon", **_pos)   # h = (1 + epsilon)^2 > 1
@@ -368,20 +370,23 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     _check(x2, x2_note, "the family's x_2*")
     _check(j_opt, j_note, "the family's J*")
     d.add("Unbounded family: optimum",
-          [equation(sp.Symbol("x_1^*"), x1_note), equation(sp.Symbol("x_2^*"), x2_note), equation(J_opt, j_note)],
+          [equation(sp.Symbol("x_1^*"), x1_note), equation(sp.Symbol("x_2^*"), x2_note),
+           equation(J_opt, j_note)],
           "Substitute the instance into the optimal loads and cost; sympy checks them against the "
           "simplified forms shown.")
     poa_h = sp.simplify(j_ne / j_opt)
     poa_note = (h + 1) * (sp.sqrt(h) + 1) / (2 * h + sp.sqrt(h) + 1)
     _check(poa_h, poa_note, "the family's PoA")
-    d.add("Unbounded family: price of anarchy", [equation(PoA, j_ne / j_note), equation(PoA, poa_note)],
+    d.add("Unbounded family: price of anarchy",
+          [equation(PoA, j_ne / j_note), equation(PoA, poa_note)],
           "The ratio simplifies to the second form (checked by sympy).")
     growth = sp.limit(poa_note / sp.sqrt(h), h, sp.oo)
     if growth != sp.Rational(1, 2):
         raise SymqError(f"derivation check failed: PoA/sqrt(h) -> {growth}")
     in_rho = (sp.sqrt(h) / 2).subs(h, 1 / (1 - rho))
     d.add("Unbounded family: asymptotics",
-          [equation(sp.Limit(PoA / sp.sqrt(h), h, sp.oo), growth), equation(sp.Symbol("PoA_asympt"), in_rho)],
+          [equation(sp.Limit(PoA / sp.sqrt(h), h, sp.oo), growth),
+           equation(sp.Symbol("PoA_asympt"), in_rho)],
           r"$\mathrm{PoA} \sim \sqrt{h}/2$ grows without bound; with $h = 1/(1 - \rho)$, "
           r"$\mathrm{PoA} \sim 1/(2 \sqrt{1 - \rho})$ as $\rho \to 1$: the PoA is unbounded "
           "(paper, price-of-anarchy section).")
@@ -391,7 +396,8 @@ def _derive_anarchy(d: Any, opt: dict[str, sp.Expr], ne: dict[str, sp.Expr]) -> 
     poa_variant = sp.simplify(j_ne / j_variant)
     _check(poa_variant, (sp.sqrt(h) + 1) / 2, "the variant's limit PoA")
     d.add("Variant C = (1, M), w = (1, hM)",
-          [equation(sp.Limit(J_opt, M, sp.oo), j_variant), equation(sp.Limit(PoA, M, sp.oo), (sp.sqrt(h) + 1) / 2)],
+          [equation(sp.Limit(J_opt, M, sp.oo), j_variant),
+           equation(sp.Limit(PoA, M, sp.oo), (sp.sqrt(h) + 1) / 2)],
           r"Same $\rho$ and same equilibrium ($r = (1, h)$); a large expensive server.")
     return {"poa": poa, "heavy_traffic": limit, "family": {
         "rho": rho_h, "x1": x1_note, "x2": x2_note, "J_opt": j_note, "J_ne": j_ne,

@@ -6,7 +6,7 @@ out in the comments; none of the expected numbers is copied from symq's output.
 
 import doctest
 import json
-from fractions import Fraction as F
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -40,14 +40,14 @@ def test_typical_farm_by_hand():
     # Optimum, all used: t = (7 - 5)/6 = 1/3, x = C - 2t = (10/3, 4/3, 1/3),
     # J* = 1*(10/3)/(2/3) + 2*(4/3)/(2/3) + 4*(1/3)/(2/3) = 5 + 4 + 2 = 11, mu = 1/t^2 = 9.
     opt = social_optimum([4, 2, 1], [1, 2, 4], 5)
-    assert close(opt.loads, [F(10, 3), F(4, 3), F(1, 3)])
+    assert close(opt.loads, [Fraction(10, 3), Fraction(4, 3), Fraction(1, 3)])
     assert close(opt.cost, 11) and close(opt.multiplier, 9) and opt.active == [0, 1, 2]
     # Equilibrium: with servers 1, 2: c = 3/(6 - 5) = 3 <= r_3 = 4, so server 3 stays idle;
     # x = C - w/c = (11/3, 4/3, 0), J = 3 * 5 = 15.
     ne = wardrop_equilibrium([4, 2, 1], [1, 2, 4], 5)
-    assert close(ne.loads, [F(11, 3), F(4, 3), 0]) and ne.loads[2] == 0.0
+    assert close(ne.loads, [Fraction(11, 3), Fraction(4, 3), 0]) and ne.loads[2] == 0.0
     assert close(ne.cost, 15) and close(ne.multiplier, 3) and ne.active == [0, 1]
-    assert close(price_of_anarchy([4, 2, 1], [1, 2, 4], 5), F(15, 11))
+    assert close(price_of_anarchy([4, 2, 1], [1, 2, 4], 5), Fraction(15, 11))
 
 
 def test_thresholds_by_hand():
@@ -66,8 +66,8 @@ def test_two_servers_by_hand():
     # J* = 2 + 2 = 4; equilibrium c = 5/(2 - 1) = 5, x = (4/5, 1/5), J = 5.
     opt = social_optimum([1, 1], [1, 4], 1.0)
     ne = wardrop_equilibrium([1, 1], [1, 4], 1.0)
-    assert close(opt.loads, [F(2, 3), F(1, 3)]) and close(opt.cost, 4)
-    assert close(ne.loads, [F(4, 5), F(1, 5)]) and close(ne.cost, 5)
+    assert close(opt.loads, [Fraction(2, 3), Fraction(1, 3)]) and close(opt.cost, 4)
+    assert close(ne.loads, [Fraction(4, 5), Fraction(1, 5)]) and close(ne.cost, 5)
 
 
 def test_single_server():
@@ -146,24 +146,24 @@ def test_costs_agree_with_the_loads():
 
 def test_heavy_traffic_limit_by_hand():
     # (sum C)(sum w)/(sum sqrt(wC))^2 = 7 * 7 / 6^2
-    assert close(heavy_traffic_poa([4, 2, 1], [1, 2, 4]), F(49, 36))
-    assert close(price_of_anarchy([4, 2, 1], [1, 2, 4], 7 - 1e-8), F(49, 36), 1e-7)
+    assert close(heavy_traffic_poa([4, 2, 1], [1, 2, 4]), Fraction(49, 36))
+    assert close(price_of_anarchy([4, 2, 1], [1, 2, 4], 7 - 1e-8), Fraction(49, 36), 1e-7)
 
 
 def test_poa_bound_for_equal_costs():
     assert poa_bound_equal_costs([4, 2, 1], 0.5) == 1
     assert poa_bound_equal_costs([4, 2, 1], 6.5) == 3
     # w = 1, C = (9, 1): heavy-traffic PoA = 2*10/(3 + 1)^2 = 5/4 <= 2
-    assert close(heavy_traffic_poa([9, 1], [1, 1]), F(5, 4))
+    assert close(heavy_traffic_poa([9, 1], [1, 1]), Fraction(5, 4))
 
 
 def test_unbounded_family_by_hand():
     # h = 4: rho = 3/4; equilibrium: only server 1 (c = 1/(1 - 3/4) = 4 = r_2), J^NE = 3;
     # optimum: t = (2 - 3/4)/(1 + 2) = 5/12, x = (7/12, 1/6), J* = 9/(5/4) - 5 = 11/5.
     fam = unbounded_family(4.0)
-    assert close(fam.rho, 0.75) and close(fam.J_ne, 3) and close(fam.J_opt, F(11, 5))
-    assert close(fam.x_opt, [F(7, 12), F(1, 6)]) and close(fam.x_ne, [0.75, 0])
-    assert close(fam.poa, F(15, 11)) and close(fam.poa_asymptotic, 1.0)
+    assert close(fam.rho, 0.75) and close(fam.J_ne, 3) and close(fam.J_opt, Fraction(11, 5))
+    assert close(fam.x_opt, [Fraction(7, 12), Fraction(1, 6)]) and close(fam.x_ne, [0.75, 0])
+    assert close(fam.poa, Fraction(15, 11)) and close(fam.poa_asymptotic, 1.0)
 
 
 @pytest.mark.parametrize("h", [1.1, 3.0, 50.0, 1e4])
@@ -188,7 +188,7 @@ def test_allocation_is_json_ready_and_read_only():
 def test_server_farm_accepts_farm_objects():
     f = farm.ServerFarm([4, 2, 1], [1, 2, 4])
     assert close(social_optimum(f, 5).loads, social_optimum([4, 2, 1], [1, 2, 4], 5).loads)
-    assert close(price_of_anarchy(f, 5), F(15, 11))
+    assert close(price_of_anarchy(f, 5), Fraction(15, 11))
     assert f.K == 3 and f.order.tolist() == [0, 1, 2] and f.capacity == 7.0
 
 
@@ -215,7 +215,7 @@ def test_registered_model():
     result = spec.run(spec.parse({"C": "4,2,1", "w": "1,2,4", "rho": "5"}))
     assert isinstance(result, Result) and result.model == "ps-routing"
     assert close(result["optimal"].cost, 11) and close(result["equilibrium"].cost, 15)
-    assert close(result["poa"], F(15, 11))
+    assert close(result["poa"], Fraction(15, 11))
     assert spec.summary_values(result) == pytest.approx(
         {"J_opt": 11, "J_ne": 15, "poa": 15 / 11, "n_opt": 3, "n_ne": 2})
     text = json.dumps(result.to_dict())

@@ -1,4 +1,5 @@
-"""Every documented error of symq.routing is raised with a message naming parameter, value, domain."""
+"""Every documented error of symq.routing is raised with a message naming parameter, value,
+domain."""
 
 import numpy as np
 import pytest
@@ -58,7 +59,8 @@ def test_holding_costs_must_be_positive_and_finite(bad):
 
 
 def test_empty_farm():
-    with pytest.raises(InvalidParameter, match=r"parameter C=\[\] must be a non-empty vector.*length 0"):
+    with pytest.raises(InvalidParameter,
+                       match=r"parameter C=\[\] must be a non-empty vector.*length 0"):
         ServerFarm([], [])
 
 
@@ -88,7 +90,8 @@ def test_model_reports_bad_input_through_the_registry():
 
 @pytest.mark.parametrize("bad", [1.0, 0.5, -3, float("nan")])
 def test_unbounded_family_needs_h_above_one(bad):
-    with pytest.raises(InvalidParameter, match=r"parameter h=.* must be a real number in \(1, inf\)"):
+    with pytest.raises(InvalidParameter,
+                       match=r"parameter h=.* must be a real number in \(1, inf\)"):
         unbounded_family(bad)
 
 
@@ -116,7 +119,8 @@ def test_other_entry_points_validate():
 
 
 def test_optimiser_failure_raises_not_converged_with_its_residual():
-    with pytest.raises(NotConverged, match=r"SLSQP \(social cost.*did not converge: residual") as info:
+    with pytest.raises(NotConverged,
+                       match=r"SLSQP \(social cost.*did not converge: residual") as info:
         minimize_social_cost([4, 2, 1], [1, 2, 4], 5, maxiter=1, polish=False)
     assert info.value.residual > info.value.tolerance
     with pytest.raises(NotConverged, match=r"SLSQP \(potential"):

@@ -213,8 +213,10 @@ def test_same_seed_same_result() -> None:
     d = simulate_ps_queue(**kwargs, rng=np.random.default_rng(42))
     assert a == b == d
     assert a.ET != c.ET
-    f1 = simulate_farm([1.0, 1.0], [1.0, 2.0], [0.3, 0.4], n_jobs_per_server=5_000, rng=9, n_batches=10)
-    f2 = simulate_farm([1.0, 1.0], [1.0, 2.0], [0.3, 0.4], n_jobs_per_server=5_000, rng=9, n_batches=10)
+    f1 = simulate_farm([1.0, 1.0], [1.0, 2.0], [0.3, 0.4], n_jobs_per_server=5_000, rng=9,
+                       n_batches=10)
+    f2 = simulate_farm([1.0, 1.0], [1.0, 2.0], [0.3, 0.4], n_jobs_per_server=5_000, rng=9,
+                       n_batches=10)
     assert f1 == f2
     assert f1.servers[0] != f1.servers[1]
 

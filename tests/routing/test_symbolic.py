@@ -1,6 +1,6 @@
 """The sympy derivation: KKT identities checked independently, exact piecewise loads, residuals."""
 
-from fractions import Fraction as F
+from fractions import Fraction
 
 import pytest
 import sympy as sp
@@ -100,14 +100,14 @@ def test_piecewise_loads_of_the_typical_farm():
     assert pw.thresholds_equilibrium == (3, sp.Rational(21, 4))
     assert pw.at(5) == (sp.Rational(10, 3), sp.Rational(4, 3), sp.Rational(1, 3))
     assert pw.at(5, "equilibrium") == (sp.Rational(11, 3), sp.Rational(4, 3), 0)
-    assert pw.at(F(1, 2)) == (sp.Rational(1, 2), 0, 0)
+    assert pw.at(Fraction(1, 2)) == (sp.Rational(1, 2), 0, 0)
     assert pw.order == (0, 1, 2)
     # loads are linear in rho on each piece: on (2, 4], x_1 = 1 + rho/2 (t = (6 - rho)/4)
     rho = pw.rho
     assert sp.expand(pw.pieces_optimal[1][0] - (1 + rho / 2)) == 0
 
 
-@pytest.mark.parametrize("C, w", [((3, F(5, 2), 1, 2), (1, 2, F(7, 3), 5)),
+@pytest.mark.parametrize("C, w", [((3, Fraction(5, 2), 1, 2), (1, 2, Fraction(7, 3), 5)),
                                   ((1, 2, 3), (3, 2, 1)),
                                   ((2, 2), (1, 1))])
 def test_adjacent_pieces_agree_at_the_thresholds(C, w):
@@ -123,8 +123,8 @@ def test_adjacent_pieces_agree_at_the_thresholds(C, w):
 
 
 def test_piecewise_loads_are_nondecreasing_in_rho():
-    pw = piecewise_loads((3, F(5, 2), 1, 2), (1, 2, F(7, 3), 5))
-    grid = [F(k, 4) for k in range(1, 34)]           # up to 33/4 < sum C = 17/2
+    pw = piecewise_loads((3, Fraction(5, 2), 1, 2), (1, 2, Fraction(7, 3), 5))
+    grid = [Fraction(k, 4) for k in range(1, 34)]           # up to 33/4 < sum C = 17/2
     for kind in ("optimal", "equilibrium"):
         rows = [[float(v) for v in pw.at(r, kind)] for r in grid]
         for a, b in zip(rows, rows[1:]):
@@ -132,9 +132,9 @@ def test_piecewise_loads_are_nondecreasing_in_rho():
 
 
 def test_kkt_residuals_are_exactly_zero_only_at_the_solution():
-    C, w = (3, F(5, 2), 1, 2), (1, 2, F(7, 3), 5)
+    C, w = (3, Fraction(5, 2), 1, 2), (1, 2, Fraction(7, 3), 5)
     pw = piecewise_loads(C, w)
-    for rho in (F(1, 3), 4, 7):
+    for rho in (Fraction(1, 3), 4, 7):
         for kind in ("optimal", "equilibrium"):
             assert exact.kkt_holds_exactly(C, w, rho, pw.at(rho, kind), kind)
     x = list(pw.at(4))

@@ -29,7 +29,9 @@ CASES = [
 @pytest.mark.parametrize("a,lam,beta,w_min", CASES)
 def test_theta_against_brentq(a, lam, beta, w_min):
     # independent root: h(t) = lam (1 - beta^t) - a t, positive root bracketed by (tiny, lam/a]
-    h = lambda t: lam * (1 - beta ** t) - a * t
+    def h(t):
+        return lam * (1 - beta ** t) - a * t
+
     t_lo = 1e-9
     assert h(t_lo) > 0 and h(lam / a) < 0
     ref = brentq(h, t_lo, lam / a, xtol=1e-15, rtol=1e-15)

@@ -83,7 +83,10 @@ def test_rate_conservation_identities(case):
 def test_pdf_integrates_to_one_and_moments_by_quadrature(case):
     w = PowerLawWindow(**case)
     mu = w.mean()
-    f = lambda x: float(w.pdf(x))
+
+    def f(x):
+        return float(w.pdf(x))
+
     # the far left, where the density is super-exponentially small (and every evaluation needs
     # mpmath), carries negligible mass: start there (checked with the cdf and the moment 1/2)
     lo = mu / 64
@@ -181,7 +184,10 @@ def test_okm_constant_three_ways():
     assert round(OKM_CONSTANT, 2) == 1.31
     # 2) numerical integration of w f(w) for p = 1 (the fluid model is exact for every p)
     w = PowerLawWindow(1.0, 0, 1.0, 1, 0.5)
-    f = lambda x: float(w.pdf(x))
+
+    def f(x):
+        return float(w.pdf(x))
+
     assert _quad_inf(lambda x: x * f(x), 1.3) == pytest.approx(OKM_CONSTANT, rel=1e-10)
     # 3) the q-series formula in mpmath with (q;q)_j from mpmath.qp (written independently)
     with mp.workdps(40):

@@ -59,8 +59,9 @@ def test_tabulated_matches_exact_path_cycle_by_cycle():
     for alpha, k, gamma, l, beta in [(1.0, 0, 1e-3, 1, 0.5), (0.01, 1, 1e-4, 1, 0.875),
                                      (0.2, 0.8, 1e-4, 1, 0.7)]:
         ex = simulate_window(None, None, None, 30_000, power_law=(alpha, k, gamma, l, beta), **kw)
-        tb = simulate_window(lambda w: alpha * w**k, lambda w: gamma * w**l, lambda w: beta * w,
-                             30_000, **kw)
+        tb = simulate_window(lambda w, alpha=alpha, k=k: alpha * w**k,
+                             lambda w, gamma=gamma, l=l: gamma * w**l,
+                             lambda w, beta=beta: beta * w, 30_000, **kw)
         assert tb.mean_window.mean == pytest.approx(ex.mean_window.mean, rel=1e-8)
         assert tb.mean_square_window.mean == pytest.approx(ex.mean_square_window.mean, rel=1e-8)
         np.testing.assert_allclose(tb.pre_loss_sample, ex.pre_loss_sample, rtol=1e-8)

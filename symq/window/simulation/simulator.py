@@ -485,7 +485,7 @@ def simulate_window(
         require_memory("points_per_decade", points_per_decade,
                        8.0 * n_nodes * J * (6 + 2 * _GL_ORDER),
                        what=f"{n_nodes:.3g} table nodes for {J} integrands",
-                       limit="smaller (the default is %d)" % DEFAULT_POINTS_PER_DECADE)
+                       limit=f"smaller (the default is {DEFAULT_POINTS_PER_DECADE:d})")
         tables = _build_tables(a_f, lam_f, d_f, [g for _, g in observables], lo, hi,
                                points_per_decade, w_min)
     else:

@@ -46,7 +46,7 @@ def _evaluate(name: str, func: Callable, w: np.ndarray, *, positive: bool) -> np
         with np.errstate(all="ignore"):
             out = np.asarray(func(w), dtype=float)
         out = np.broadcast_to(out, w.shape).astype(float)
-    except Exception as exc:  # the user's callable failed on the grid
+    except Exception as exc:  # noqa: BLE001 - the user's callable may raise anything: told as InvalidParameter
         raise InvalidParameter(name, func, "a vectorised callable of the window (numpy array in, "
                                "array of the same shape out)",
                                f"calling it on the grid raised {type(exc).__name__}: {exc}") from None
