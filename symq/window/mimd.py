@@ -207,7 +207,8 @@ class MIMDFloor(Distribution):
         """
         w = np.asarray(w, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = self.theta / self.w_min * np.exp(-(self.theta + 1.0) * (np.log(w) - math.log(self.w_min)))
+            out = self.theta / self.w_min * np.exp(
+                -(self.theta + 1.0) * (np.log(w) - math.log(self.w_min)))
         return np.where(w > self.w_min, out, 0.0)
 
     def cdf(self, w: ArrayLike) -> NDArray[np.float64]:

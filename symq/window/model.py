@@ -93,8 +93,8 @@ def protocol_from_options(protocol: str | None = None, p: float | None = None,
         name = next(iter(given))
         raise InvalidParameter(name, str(given[name]),
                                "given only for a general protocol (without protocol=)",
-                               f"the preset protocol={protocol} fixes the profiles; this formula would be "
-                               "ignored")
+                               f"the preset protocol={protocol} fixes the profiles; this "
+                               "formula would be ignored")
     if S is not None and protocol != "highspeed-family":
         raise InvalidParameter("S", S, "given only with protocol=highspeed-family",
                                f"protocol={protocol} has no response exponent; S would be ignored")

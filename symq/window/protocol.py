@@ -441,7 +441,8 @@ def highspeed_decrease() -> sp.Expr:
 
 
 def highspeed_increase() -> sp.Expr:
-    """RFC 3649 ``a(w) = 2 w^2 p(w) b(w)/(2 - b(w))``, ``p(w) = 0.078/w^1.2``; 1 up to Low_Window."""
+    """RFC 3649 ``a(w) = 2 w^2 p(w) b(w)/(2 - b(w))``, ``p(w) = 0.078/w^1.2``; 1 up to
+    Low_Window."""
     return _HS_INCREASE
 
 
@@ -474,7 +475,8 @@ def highspeed_family(S: float, p: float, b: float = 0.5, C: float = math.sqrt(1.
     S = float(S)
     log_coefficient = math.log(2 * b / (2 - b)) + math.log(C) / S
     if not log_coefficient < 700.0:   # exp(700) ~ 1e304: a(w) would overflow at w = 1
-        raise InvalidParameter("S", S, f"a real number >= {math.log(C) / (700.0 - math.log(2 * b / (2 - b))):.3g}",
+        least = math.log(C) / (700.0 - math.log(2 * b / (2 - b)))
+        raise InvalidParameter("S", S, f"a real number >= {least:.3g}",
                                "the increase a(w) = 2b/(2-b) C^(1/S) w^(2-1/S) overflows")
     coefficient = sp.Float(math.exp(log_coefficient))
     exponent = sp.nsimplify(2 - 1 / S, rational=True, tolerance=1e-12)
@@ -483,7 +485,8 @@ def highspeed_family(S: float, p: float, b: float = 0.5, C: float = math.sqrt(1.
 
 
 def general(increase: Any, loss: Any, after_loss: Any, **options: Any) -> WindowProtocol:
-    """A protocol from three formulas in ``w`` (text or sympy), e.g. ``general("1", "1e-4*w", "0.5*w")``."""
+    """A protocol from three formulas in ``w`` (text or sympy), e.g.
+    ``general("1", "1e-4*w", "0.5*w")``."""
     return WindowProtocol(increase, loss, after_loss, name=options.pop("name", "general"),
                           **options)
 

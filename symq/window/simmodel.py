@@ -8,9 +8,10 @@ run length ``n_losses`` (loss cycles, warm-up included), ``n_batches`` and ``rng
 exact event-sampling simulator (:func:`~symq.window.simulation.simulate_protocol`: one loss
 cycle at a time, no time discretisation; Altman, Avrachenkov, Kherani, Prabhu, IEEE INFOCOM
 2005, Section II).  It returns a :class:`ProtocolSimulation`, whose values are
-:class:`~symq.core.simstats.ConfidenceInterval` estimates under the ``awp`` model's names: ``EW`` (the mean window), ``EW2``, ``throughput``,
-``loss_rate``, and ``pre_loss_mean``; an unstable protocol whose window leaves the simulator's
-range gives ``escaped: true`` with the reason and no estimates.
+:class:`~symq.core.simstats.ConfidenceInterval` estimates under the ``awp`` model's names: ``EW``
+(the mean window), ``EW2``, ``throughput``, ``loss_rate``, and ``pre_loss_mean``; an unstable
+protocol whose window leaves the simulator's range gives ``escaped: true`` with the reason and no
+estimates.
 
 The declared kind ``window-sim`` simulates a protocol declared as the kind ``window`` is
 (:mod:`symq.window.declared`), so a claims file can check its own protocol's closed form

@@ -130,7 +130,7 @@ def test_scalable_mean(path):
     close(est.mean_square_window, a**2 / (p**2 * (1 - beta) * math.log(1 / beta)))
 
 
-# ------------------------------------------------------------------------------ MIMD, const lam, floor
+# ------------------------------------------------------------------------- MIMD, const lam, floor
 
 @pytest.mark.parametrize("path", ["power_law", "tabulated"])
 def test_mimd_constant_rate_with_floor(path):
@@ -145,7 +145,8 @@ def test_mimd_constant_rate_with_floor(path):
                               400_000, w_min=w_min, rng=8)
     close(est.mean_window, w_min * theta / (theta - 1))
     close(est.mean_square_window, w_min**2 * theta / (theta - 2))
-    # PASTA (constant loss rate): pre-loss windows have the time-stationary law P(W > x) = (x/w_min)^-theta
+    # PASTA (constant loss rate): pre-loss windows have the time-stationary law
+    # P(W > x) = (x/w_min)^-theta
     x = 1.5 * w_min
     ci = batch_means((est.pre_loss_sample > x).astype(float), n_batches=30)
     close(ci, (x / w_min) ** (-theta))
@@ -226,7 +227,8 @@ def test_cap_against_independent_simulation(path):
         est = simulate_window(None, None, None, 300_000, power_law=(1, 0, p, 1, 0.5),
                               w_max=w_max, rng=10)
     else:
-        est = simulate_window(ones, lambda w: p * w, lambda w: 0.5 * w, 300_000, w_max=w_max, rng=10)
+        est = simulate_window(ones, lambda w: p * w, lambda w: 0.5 * w, 300_000, w_max=w_max,
+                              rng=10)
     ref_mean, ref_cap = python_newreno_with_cap(p, w_max, 200_000, seed=99)
     assert 0.05 < ref_cap.mean < 0.9            # the cap matters
     agree(est.mean_window, ref_mean)

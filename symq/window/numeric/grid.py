@@ -76,12 +76,14 @@ class _Profiles:
             k = self._first_bad(w, is_bad(v))
             if k is not None:
                 raise InvalidParameter(name, float(v.ravel()[k]), domain,
-                                       f"{name}(w) = {float(v.ravel()[k])!r} at w = {float(w.ravel()[k])!r}")
+                                       f"{name}(w) = {float(v.ravel()[k])!r} at "
+                                       f"w = {float(w.ravel()[k])!r}")
         if self.w_min == 0.0:
             v = self.d(w) if dv is None else dv
             k = self._first_bad(w, ~(v > 0))
             if k is not None:
-                raise InvalidParameter("d", float(v.ravel()[k]), "positive when there is no floor w_min",
+                raise InvalidParameter("d", float(v.ravel()[k]),
+                                       "positive when there is no floor w_min",
                                        f"d(w) = 0 at w = {float(w.ravel()[k])!r}")
         ws = np.sort(np.unique(w.ravel()))
         ds = np.maximum(self.d(ws), self.w_min)
@@ -149,7 +151,8 @@ class _Grid:
 
 
 def _dinv_log(prof: _Profiles, y: NDArray[np.float64], t_hi: float) -> NDArray[np.float64]:
-    """``ln d^{-1}(y)`` by bisection in ``ln w`` on ``[ln y, t_hi]`` (requires ``d(e^t_hi) > y``)."""
+    """``ln d^{-1}(y)`` by bisection in ``ln w`` on ``[ln y, t_hi]`` (requires
+    ``d(e^t_hi) > y``)."""
     lo = np.log(y)
     hi = np.full_like(lo, t_hi)
     for _ in range(64):

@@ -14,8 +14,10 @@ window just before a loss, ``X = W_pre``, and just after it, ``Y``, form embedde
 Writing ``F`` for the Palm cdf of ``X`` and ``G`` for that of ``Y``, an integration by parts
 turns the transition into a *smooth* Volterra-type equation
 
-.. math::  F(u) = \\int_{w_{\\min}}^{u} G(y)\\, \\Lambda'(y)\\, e^{-(\\Lambda(u) - \\Lambda(y))}\\, dy,
-           \\qquad G(y) = F(d^{-1}(y)) \\quad (y \\ge w_{\\min}),
+.. math::
+
+    F(u) = \\int_{w_{\\min}}^{u} G(y)\\, \\Lambda'(y)\\, e^{-(\\Lambda(u) - \\Lambda(y))}\\, dy,
+    \\qquad G(y) = F(d^{-1}(y)) \\quad (y \\ge w_{\\min}),
 
 with ``G = 1`` above ``d(w_max)`` (the atom of ``X`` at the cap) or above ``d`` of the top of
 the grid.  It is discretised on a logarithmic grid (uniform in ``ln w + Lambda(w)``, so that

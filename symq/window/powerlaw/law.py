@@ -212,7 +212,8 @@ class PowerLawWindow(_DistributionFunctions, _DensityPaths, _QSeriesCore, Distri
 
         Examples
         --------
-        >>> w = PowerLawWindow(1.0, 0, 0.5, 0, 0.5)    # AIMD, lam = 0.5: E[W^2] = 2 (2)^2/((1-1/2)(1-1/4))
+        >>> # AIMD, lam = 0.5: E[W^2] = 2 (2)^2/((1-1/2)(1-1/4))
+        >>> w = PowerLawWindow(1.0, 0, 0.5, 0, 0.5)
         >>> round(w.moment(2), 10)
         21.3333333333
         """

@@ -126,7 +126,8 @@ class _QSeriesCore:
                 lc = ctx.log(abs(c))
                 logc.append(lc)
                 logmax = max(logmax, lc - j * lq)
-                if terms is None and lc - j * lq < logmax - limit and lc - j * lq < logc[-2] - (j - 1) * lq:
+                if (terms is None and lc - j * lq < logmax - limit
+                        and lc - j * lq < logc[-2] - (j - 1) * lq):
                     break
                 if terms is not None and j + 1 >= int(terms):
                     break

@@ -41,7 +41,8 @@ Escape (instability)
 For unstable protocols the window leaves every bounded region: if :math:`\Lambda(\infty) <
 \infty` (e.g. :math:`m < 0`, ``derivations/awp.md``, section "Stability"), with positive
 probability no further loss occurs; with MIMD and a constant loss rate below
-:math:`a/\ln(1/\beta)` the window grows geometrically.  The simulator stops when a pre-loss window would exceed the upper end of the grid
+:math:`a/\ln(1/\beta)` the window grows geometrically.  The simulator stops when a pre-loss
+window would exceed the upper end of the grid
 (``grid[1]``, default :math:`10^{15}`) -- for the tabulated path: when :math:`\Lambda(y) + E`
 exceeds the last table value and there is no cap -- and when a post-loss window falls below the
 lower end ``grid[0]`` (default :math:`10^{-12}`; only possible without a floor, e.g. MIMD with a
@@ -53,7 +54,8 @@ Runs and statistics: the run length, warm-up and batches are planned by
 seeded from ``rng`` (:func:`~symq.core.simrun.kernel_seed`, :func:`~symq.core.simrun.seed_numba`)
 and run in chunks with a progress bar on request (:func:`~symq.core.simrun.run_chunked`).  Time
 averages are renewal-reward ratios ``sum(area)/sum(time)`` over loss cycles (ratio batch means,
-Law 2015, Section 9.5.3); the Palm (pre-loss) mean uses the same batches.  The cycles after the plan's warm-up are summed in a few thousand slices of
+Law 2015, Section 9.5.3); the Palm (pre-loss) mean uses the same batches.  The cycles after the
+plan's warm-up are summed in a few thousand slices of
 equal cycle counts (the remainder joins the warm-up); :func:`symq.core.simoutput.analyse_ratio`
 drops the rest of the transient by MSER and merges the slices into ``n_batches`` batches whose
 ratios pass a lag-1 test, with a ``doubt`` on the interval when the run is too short for either
@@ -443,7 +445,8 @@ def simulate_window(
         if grid is None:
             raise InvalidParameter("w_min", w_min, f"< {hi:g} (the largest window the "
                                    "simulator resolves)")
-        raise InvalidParameter("grid", grid, f"a range containing [w_min, w_max] = [{w_min}, {w_max}]")
+        raise InvalidParameter("grid", grid,
+                               f"a range containing [w_min, w_max] = [{w_min}, {w_max}]")
     observables: list[tuple[str, Callable]] = []
     if time_averages is not None:
         if not isinstance(time_averages, Mapping):
@@ -490,7 +493,8 @@ def simulate_window(
                                points_per_decade, w_min)
     else:
         tables = None
-    lam_cap = float(_evaluate("lam", lam_f, np.array([w_max]), positive=True)[0]) if has_cap else 1.0
+    lam_cap = (float(_evaluate("lam", lam_f, np.array([w_max]), positive=True)[0]) if has_cap
+               else 1.0)
     gcap = np.zeros(J)
     if has_cap:
         gcap[1:4] = [1.0, w_max, w_max * w_max]

@@ -49,7 +49,8 @@ def _evaluate(name: str, func: Callable, w: np.ndarray, *, positive: bool) -> np
     except Exception as exc:  # noqa: BLE001 - the user's callable may raise anything: told as InvalidParameter
         raise InvalidParameter(name, func, "a vectorised callable of the window (numpy array in, "
                                "array of the same shape out)",
-                               f"calling it on the grid raised {type(exc).__name__}: {exc}") from None
+                               f"calling it on the grid raised {type(exc).__name__}: "
+                               f"{exc}") from None
     bad = ~np.isfinite(out)
     if positive:
         bad |= ~(out > 0)
