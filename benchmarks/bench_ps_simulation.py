@@ -97,7 +97,8 @@ def main() -> None:
     ps_kernel(arrivals[:10], sizes[:10], capacity, 0.0, 0.0, 0)  # compile or load the cache
     first_call = time.perf_counter() - start
 
-    t_numba, (sojourn, _, _) = _best_of(args.repeats, ps_kernel, arrivals, sizes, capacity, 0.0, 0.0, 0)
+    t_numba, (sojourn, _, _) = _best_of(args.repeats, ps_kernel, arrivals, sizes, capacity, 0.0,
+                                        0.0, 0)
     arr_py, siz_py = arrivals[:n_py].tolist(), sizes[:n_py].tolist()
     t_array, (soj_array, _, _) = _best_of(args.repeats, ps_python_kernel, arrivals[:n_py],
                                           sizes[:n_py], capacity)
@@ -112,7 +113,8 @@ def main() -> None:
     rate_numba = args.jobs / t_numba
     rate_array = n_py / t_array
     rate_heapq = n_py / t_heapq
-    print(f"M/G/1-PS virtual-time simulation, sizes={args.sizes}, rho={args.rho}, best of {args.repeats}")
+    print(f"M/G/1-PS virtual-time simulation, sizes={args.sizes}, rho={args.rho}, "
+          f"best of {args.repeats}")
     print(f"python {platform.python_version()}, numba {numba.__version__}, numpy {np.__version__}")
     print(f"numba first call (compile or cache load): {first_call:.2f} s")
     print(f"{'version':<16}{'jobs':>11}{'seconds':>10}{'jobs/s':>14}{'numba speed-up':>16}")
@@ -122,7 +124,8 @@ def main() -> None:
         ("python (heapq)", n_py, t_heapq, rate_heapq),
     ]:
         print(f"{name:<16}{jobs:>11,}{seconds:>10.3f}{rate:>14,.0f}{rate_numba / rate:>15.1f}x")
-    print(f"mean sojourn (numba run): {sojourn.mean():.4f}  exact {mean / (capacity - lam * mean):.4f}")
+    print(f"mean sojourn (numba run): {sojourn.mean():.4f}  "
+          f"exact {mean / (capacity - lam * mean):.4f}")
 
 
 if __name__ == "__main__":

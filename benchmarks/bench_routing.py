@@ -46,10 +46,12 @@ def main() -> None:
     cost_opt = abs(opt.cost - num_opt.cost) / opt.cost
     cost_ne = abs(ne.cost - num_ne.cost) / ne.cost
     print("K = 1000 (random C, w in [0.5, 5], load 0.7 of capacity)")
-    print(f"  optimum     : closed form {t_closed_opt * 1e3:8.3f} ms, scipy SLSQP {t_scipy_opt:8.3f} s, "
-          f"ratio {t_scipy_opt / t_closed_opt:,.0f}x; max |dx|/C {err_opt:.2e}, cost rel. {cost_opt:.2e}")
-    print(f"  equilibrium : closed form {t_closed_ne * 1e3:8.3f} ms, scipy SLSQP {t_scipy_ne:8.3f} s, "
-          f"ratio {t_scipy_ne / t_closed_ne:,.0f}x; max |dx|/C {err_ne:.2e}, cost rel. {cost_ne:.2e}")
+    print(f"  optimum     : closed form {t_closed_opt * 1e3:8.3f} ms, "
+          f"scipy SLSQP {t_scipy_opt:8.3f} s, ratio {t_scipy_opt / t_closed_opt:,.0f}x; "
+          f"max |dx|/C {err_opt:.2e}, cost rel. {cost_opt:.2e}")
+    print(f"  equilibrium : closed form {t_closed_ne * 1e3:8.3f} ms, "
+          f"scipy SLSQP {t_scipy_ne:8.3f} s, ratio {t_scipy_ne / t_closed_ne:,.0f}x; "
+          f"max |dx|/C {err_ne:.2e}, cost rel. {cost_ne:.2e}")
 
     C, w, rho = _farm(100_000, rng)
     t_big, poa = _best_of(lambda: price_of_anarchy(C, w, rho), repeat=3)

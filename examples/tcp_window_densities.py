@@ -24,8 +24,9 @@ for tcp in (newreno(P), scalable(P), highspeed(P)):
     law = solve_protocol(tcp)
     laws[tcp.name] = law
     sim = simulate_protocol(tcp, n_losses=200_000, rng=1)
-    print(f"{tcp.name:<15} {stability(tcp).status:<10} {law.mean_window:>10.2f} {str(sim.mean_window):>26} "
-          f"{law.mean_square_window:>12.4g} {law.loss_rate:>11.4g}  {law.method}")
+    print(f"{tcp.name:<15} {stability(tcp).status:<10} {law.mean_window:>10.2f} "
+          f"{str(sim.mean_window):>26} {law.mean_square_window:>12.4g} "
+          f"{law.loss_rate:>11.4g}  {law.method}")
 
 try:
     import matplotlib
