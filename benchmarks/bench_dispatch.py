@@ -16,14 +16,15 @@ import argparse
 import resource
 import time
 
-from symq.dispatch import exponential, get_policy, richardson, simulate_dispatch, solve_optimal
+from symq.dispatch import get_policy, richardson, simulate_dispatch, solve_optimal
+from symq.laws import Exponential
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--m3-fine", action="store_true")
     args = parser.parse_args()
-    sizes = exponential(1.0)
+    sizes = Exponential(1.0)
     solve_optimal(2, 0.4, sizes, delta=0.4, U=24.0)  # compile / load the kernels
     start = time.perf_counter()
     fast = solve_optimal(2, 0.4, sizes, delta=0.05, U=24.0, tol=1e-10)

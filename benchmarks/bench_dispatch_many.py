@@ -18,13 +18,14 @@ from __future__ import annotations
 import argparse
 import time
 
-from symq.dispatch import exponential, richardson, solve_optimal
+from symq.dispatch import richardson, solve_optimal
+from symq.laws import Exponential
 from symq.dispatch.vi.accuracy import solve_accurate
 
 
 def _run(m: int, rho: float, verbose: bool = False, **options: object) -> float:
     start = time.perf_counter()
-    est = solve_accurate(m, rho, exponential(1.0), **options)
+    est = solve_accurate(m, rho, Exponential(1.0), **options)
     seconds = time.perf_counter() - start
     fine = est.fine
     print(f"m={m} rho={rho} {options or ''}: ET = {est.ET:.6f} +- {est.error_estimate:.2e} "
@@ -44,11 +45,11 @@ def main() -> None:
     parser.add_argument("--big", action="store_true")
     parser.add_argument("--baseline", action="store_true")
     args = parser.parse_args()
-    solve_accurate(2, 0.4, exponential(1.0), coarse=0.5, U=8.0)     # load the kernels
+    solve_accurate(2, 0.4, Exponential(1.0), coarse=0.5, U=8.0)     # load the kernels
     new = _run(2, 0.9)
     if args.baseline:
         start = time.perf_counter()
-        old = richardson(solve_optimal, 2, 0.9, exponential(1.0), delta=0.1, U=96.0)
+        old = richardson(solve_optimal, 2, 0.9, Exponential(1.0), delta=0.1, U=96.0)
         base = time.perf_counter() - start
         print(f"baseline (old CLI default): g0 = {old.ET:.6f}, {base:.1f} s; ratio {base / new:.1f}x")
     for m in (2, 3, 4):

@@ -18,15 +18,15 @@ import numpy as np
 
 from symq.dispatch import (
     exact_mean_response,
-    exponential,
     plot_decision_regions,
     plot_value_diagonal,
     richardson,
     solve_optimal,
 )
+from symq.laws import Exponential
 
 RHO = 0.4
-sizes = exponential(1.0)
+sizes = Exponential(1.0)
 ext = richardson(solve_optimal, 2, RHO, sizes, delta=0.1, U=24.0)
 result = ext.results[-1]          # the fine grid (delta = 0.05): value function and policy
 print(f"optimal (value iteration, Richardson over delta = 0.1, 0.05): E[T] = {ext.ET:.6f} "

@@ -10,8 +10,8 @@ The package is laid out by concept:
   and server speeds;
 * :mod:`~symq.dispatch.simulation`: the numba simulator of every policy and the mean response
   time by job size (fairness);
-* at the top, what they share and the front door: :mod:`~symq.dispatch.sizes` (the job-size
-  conversion :func:`as_size_law` into the internal :class:`SizeLaw`),
+* at the top, what they share and the front door: :mod:`~symq.dispatch.sizes` (the one
+  conversion :func:`as_sizes` of a job-size law into a :class:`symq.laws.Distribution`),
   :mod:`~symq.dispatch.symbolic` (Bellman equations, the M/G/1 value of the backlog, the FPI
   index), :mod:`~symq.dispatch.simplex` (the packed sorted states of identical servers),
   :mod:`~symq.dispatch.sizebins` (size bins), :mod:`~symq.dispatch.plots` (decision regions
@@ -22,13 +22,14 @@ The package is laid out by concept:
 
 Examples
 --------
->>> from symq.dispatch import exact_mean_response, exponential
->>> round(exact_mean_response("lwl", 2, 0.4, exponential()).ET, 6)    # M/M/2
+>>> from symq.dispatch import exact_mean_response
+>>> from symq.laws import Exponential
+>>> round(exact_mean_response("lwl", 2, 0.4, Exponential(1.0)).ET, 6)    # M/M/2
 1.190476
 """
 
 from .declared import DISPATCH_SCORE, DISPATCH_SIM, solve_dispatch_sim
-from .model import DISPATCH, solve_dispatch
+from .model import DISPATCH, DispatchSolution, solve_dispatch
 from .plots import (
     decision_regions_data,
     plot_decision_regions,
@@ -54,17 +55,7 @@ from .simulation import (
     response_by_size_data,
     simulate_dispatch,
 )
-from .sizes import (
-    SIZE_NAMES,
-    SizeLaw,
-    as_size_law,
-    exponential,
-    from_me,
-    from_phase_type,
-    from_scipy,
-    get_sizes,
-    hyperexponential2,
-)
+from .sizes import as_sizes, named_sizes
 from .vi import (
     DispatchVIEstimate,
     RichardsonResult,
@@ -79,8 +70,7 @@ from .vi import (
 )
 
 __all__ = [
-    "SizeLaw", "as_size_law", "exponential", "from_scipy", "from_phase_type", "from_me",
-    "get_sizes", "hyperexponential2", "SIZE_NAMES",
+    "as_sizes", "named_sizes", "DispatchSolution",
     "exact_mean_response", "ExactResult", "EXACT_POLICIES", "sita_e_thresholds",
     "sita_opt_thresholds",
     "get_policy", "DispatchPolicy", "POLICY_NAMES", "simulate_dispatch",
@@ -94,3 +84,12 @@ __all__ = [
     "decision_regions_data", "plot_decision_regions", "value_diagonal_data",
     "plot_value_diagonal",
 ]
+
+
+def __getattr__(attr: str) -> object:
+    """The retired size-law names of :mod:`symq.dispatch.sizes` (one release, with a warning)."""
+    from . import sizes
+
+    if attr in sizes._RETIRED:
+        return sizes.__getattr__(attr)
+    raise AttributeError(f"module 'symq.dispatch' has no attribute {attr!r}")

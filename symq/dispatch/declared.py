@@ -58,8 +58,9 @@ from symq.core.errors import MISSING, InvalidParameter
 from symq.core.parameters import Choice, Parameter, PositiveReal, PositiveVector
 from symq.core.registry import ModelKind, ModelSpec
 from symq.core.result import Exactness, Result, ResultBase
-from symq.core.simstats import ConfidenceInterval
 from symq.core.simrun import run_parameters
+from symq.core.simstats import ConfidenceInterval
+from symq.laws import Distribution
 
 from .model import (
     DISPATCH,
@@ -73,7 +74,7 @@ from .model import (
 from .policies import ScorePolicy, get_policy, score_policy
 from .policies.score import MODEL_SYMBOLS, STATE_SYMBOLS
 from .simulation.simulate import simulate_dispatch
-from .sizes import get_sizes
+from .sizes import named_sizes
 from .vi.accuracy import default_truncation
 from .vi.multigrid import richardson
 from .vi.solvers import evaluate_policy
@@ -107,7 +108,7 @@ _SIM_PARAMETERS = run_parameters(SIM_JOBS, n_batches=SIM_BATCHES, level=SIM_LEVE
                                  minimum_jobs=10_000)
 
 
-def _simulate(policy: Any, m: int, rho: float, law: Any, n_jobs: int, n_batches: int,
+def _simulate(policy: Any, m: int, rho: float, law: Distribution, n_jobs: int, n_batches: int,
               level: float, rng: Any, key: str, sizes: str, scv: float | None,
               speeds: Any = None) -> Any:
     """:func:`simulate_dispatch` after the checks of a reliable, affordable run."""
@@ -117,7 +118,7 @@ def _simulate(policy: Any, m: int, rho: float, law: Any, n_jobs: int, n_batches:
 
 
 def _law(sizes: str, scv: float | None) -> Any:
-    return get_sizes(sizes, scv)
+    return named_sizes(sizes, scv)
 
 
 # --------------------------------------------------------------------------------------------
@@ -362,7 +363,7 @@ class _DeclaredScore:
         return DispatchScoreResult(**out, method=method, exactness=exactness)
 
     @staticmethod
-    def _vi(pol: ScorePolicy, m: int, rho: float, law: Any, delta: float | None,
+    def _vi(pol: ScorePolicy, m: int, rho: float, law: Distribution, delta: float | None,
             umax: float | None) -> dict[str, Any]:
         step = default_step(rho) if delta is None else delta
         top = default_truncation(m, rho) if umax is None else umax

@@ -59,12 +59,12 @@ from symq.core.parameters import Choice, IntegerAtLeast, Parameter, PositiveReal
 from symq.core.registry import ModelSpec
 from symq.core.result import Exactness, ResultBase
 from symq.core.simstats import ConfidenceInterval
-from symq.laws import FIXED_SCV, SIZE_LAWS
+from symq.laws import FIXED_SCV, SIZE_LAWS, Distribution
 
 from .policies.exact import exact_mean_response
 from .policies.speeds import check_speeds
 from .simplex import M_MAX
-from .sizes import get_sizes
+from .sizes import named_sizes, size_scv
 from .vi.speed_passes import M_SPEEDS
 
 __all__ = ["DISPATCH", "DispatchSolution", "solve_dispatch", "POLICY_CHOICES", "check_given", "check_m_for",
@@ -180,7 +180,7 @@ def check_given(key: str, sizes: str, scv: Any, h: Any, delta: Any, umax: Any,
             raise _unused(name, value, "with policy=optimal (the value-iteration grid)")
 
 
-def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: float | None,
+def _solve_optimal(m: int, rho: float, law: Distribution, delta: float | None, umax: float | None,
                    rtol: float | None, speeds: Any = None,
                    progress: bool = False) -> DispatchSolution:
     from .vi.accuracy import solve_accurate
@@ -212,7 +212,7 @@ def _solve_optimal(m: int, rho: float, law: Any, delta: float | None, umax: floa
         method="value-iteration", exactness=Exactness.NUMERIC)
 
 
-def _exact_value(key: str, m: int, rho: float, law: Any,
+def _exact_value(key: str, m: int, rho: float, law: Distribution,
                  thresholds: list[float] | None) -> float | None:
     """The exact mean response time, or ``None`` where there is no formula for this policy and
     size law (or, for JSQ, the CTMC is too large to solve): then the policy is simulated."""
@@ -230,7 +230,7 @@ def _exact_value(key: str, m: int, rho: float, law: Any,
         raise
 
 
-def check_m_for(key: str, m: int, law: Any, n_jobs: int) -> None:
+def check_m_for(key: str, m: int, law: Distribution, n_jobs: int) -> None:
     """Refuse a number of servers too large for the SITA threshold searches of policy ``key``.
 
     Raises
@@ -265,7 +265,7 @@ def _check_load(m: int, rho: float) -> None:
                              f"regime with m={m} servers")
 
 
-def check_simulation(key: str, m: int, rho: float, law: Any, n_jobs: int,
+def check_simulation(key: str, m: int, rho: float, law: Distribution, n_jobs: int,
                       sizes: str, scv_typed: float | None, n_batches: int = 30) -> None:
     """Refuse simulations that would take hours or whose confidence interval is not reliable."""
     _check_load(m, rho)
@@ -280,7 +280,7 @@ def check_simulation(key: str, m: int, rho: float, law: Any, n_jobs: int,
                                f"the simulation of {n_jobs} jobs costs m steps per job")
     # batch means need batches much longer than the relaxation time ~(1 + scv)/(1 - rho)^2 jobs
     batch = 0.9 * n_jobs / n_batches
-    scv = float(law.scv)
+    scv = size_scv(law)
     need = 10 * (1 + scv) / (1 - rho) ** 2
     if 10 * (1 + scv) > batch and 10 * 2 > batch:  # no load would do: too many batches
         raise InvalidParameter("n_batches", n_batches,
@@ -361,7 +361,7 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
     check_given(key, sizes, scv, h, delta, umax, rtol)
     _check_load(m, rho)
     size_key = str(sizes).lower()
-    law = get_sizes(sizes, scv)
+    law = named_sizes(sizes, scv)
     spd = None if speeds is None else check_speeds(speeds, m)
     out: DispatchSolution
     if key == "optimal":

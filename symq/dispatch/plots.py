@@ -17,8 +17,9 @@ a figure when no ``ax`` is given.
 
 Examples
 --------
->>> from symq.dispatch import exponential, solve_optimal
->>> result = solve_optimal(2, 0.4, exponential(), delta=0.25, U=16.0)
+>>> from symq.dispatch import solve_optimal
+>>> from symq.laws import Exponential
+>>> result = solve_optimal(2, 0.4, Exponential(1.0), delta=0.25, U=16.0)
 >>> data = decision_regions_data(result, x=[0.1], u_max=4.0, n=5)
 >>> data["choice"][0].tolist()   # rows u1 = 0, 1, ..., 4; columns u2: a short job joins the shorter queue
 [[0, 0, 0, 0, 0], [1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [1, 1, 1, 1, 0]]

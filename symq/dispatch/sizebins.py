@@ -13,11 +13,11 @@ from the law's partial moments (for a continuous law ``<`` and ``<=`` agree).
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
->>> e = size_edges(exponential(1.0), 2)
+>>> from symq.laws import Exponential
+>>> e = size_edges(Exponential(1.0), 2)
 >>> [round(float(x), 6) for x in e]             # the median log 2 splits the law in two
 [0.0, 0.693147, inf]
->>> [round(float(c), 6) for c in bin_means(exponential(1.0), e)]
+>>> [round(float(c), 6) for c in bin_means(Exponential(1.0), e)]
 [0.306853, 1.693147]
 """
 
@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize
 
 from symq.core.errors import InvalidParameter
+from symq.laws import Distribution
+
+from .sizes import size_cdf
 
 __all__ = ["size_edges", "bin_means", "bin_probabilities", "DEFAULT_BINS", "MAX_BINS"]
 
@@ -44,18 +46,18 @@ _DOMAIN = (f"a number of quantile bins in 1..{MAX_BINS}, or at least 2 strictly 
            "edges >= 0 (the last may be inf)")
 
 
-def _quantile(sizes: Any, q: float) -> float:
+def _quantile(sizes: Distribution, q: float) -> float:
     """The size ``x`` with ``P(X <= x) = q`` (bracketed, then brentq on the cdf)."""
-    hi = max(float(sizes.mean), 1e-300)
-    while float(sizes.cdf(hi)) < q:
+    hi = max(float(sizes.mean()), 1e-300)
+    while float(size_cdf(sizes, hi)) < q:
         hi *= 2.0
         if hi > 1e300:
             return math.inf
-    return float(optimize.brentq(lambda x: float(sizes.cdf(x)) - q, 0.0, hi, xtol=1e-14 * hi,
+    return float(optimize.brentq(lambda x: float(size_cdf(sizes, x)) - q, 0.0, hi, xtol=1e-14 * hi,
                                  rtol=1e-13))
 
 
-def size_edges(sizes: Any, bins: int | ArrayLike = DEFAULT_BINS) -> np.ndarray:
+def size_edges(sizes: Distribution, bins: int | ArrayLike = DEFAULT_BINS) -> np.ndarray:
     """Bin edges :math:`e_0 < \\dots < e_k`: the given ones, or the ``j/k`` quantiles of ``sizes``.
 
     Parameters
@@ -87,17 +89,17 @@ def size_edges(sizes: Any, bins: int | ArrayLike = DEFAULT_BINS) -> np.ndarray:
     return e
 
 
-def bin_probabilities(sizes: Any, edges: np.ndarray) -> np.ndarray:
+def bin_probabilities(sizes: Distribution, edges: np.ndarray) -> np.ndarray:
     """:math:`P(e_{j} \\le X < e_{j+1})` per bin."""
-    cdf = np.array([0.0 if e == 0 else (1.0 if math.isinf(e) else float(sizes.cdf(e)))
+    cdf = np.array([0.0 if e == 0 else (1.0 if math.isinf(e) else float(size_cdf(sizes, e)))
                     for e in edges])
     return np.diff(cdf)
 
 
-def bin_means(sizes: Any, edges: np.ndarray) -> np.ndarray:
+def bin_means(sizes: Distribution, edges: np.ndarray) -> np.ndarray:
     """Exact :math:`E[X \\mid e_j \\le X < e_{j+1}]` per bin (``nan`` for a bin of
     probability 0)."""
-    part = np.array([0.0 if e == 0 else (float(sizes.mean) if math.isinf(e)
-                                         else float(sizes.partial_mean(e))) for e in edges])
+    part = np.array([0.0 if e == 0 else (float(sizes.mean()) if math.isinf(e)
+                                         else float(sizes.partial_moment(1, e))) for e in edges])
     p = bin_probabilities(sizes, edges)
     return np.where(p > 0, np.diff(part) / np.where(p > 0, p, 1.0), np.nan)

@@ -13,10 +13,11 @@ import functools
 import pytest
 
 from symq.core.errors import InvalidParameter
-from symq.dispatch import exact_mean_response, exponential, richardson, solve_optimal
+from symq.dispatch import exact_mean_response, richardson, solve_optimal
 from symq.dispatch.vi.accuracy import solve_accurate
+from symq.laws import Exponential
 
-EXP = exponential(1.0)
+EXP = Exponential(1.0)
 
 
 @pytest.mark.parametrize("m, rho, policy", [(2, 0.4, "lwl"), (2, 0.7, "lwl"), (3, 0.4, "lwl"),

@@ -14,13 +14,14 @@ from symq.dispatch.policies import get_policy
 from symq.dispatch.policies.exact import exact_lwl
 from symq.dispatch.simulation.fairness import response_by_size_data
 from symq.dispatch.sizebins import bin_means, bin_probabilities, size_edges
-from symq.dispatch.sizes import exponential, get_sizes
+from symq.dispatch.sizes import named_sizes
 from symq.dispatch.vi.by_size import bin_atom_weights, drain_distribution, response_by_size_vi
 from symq.dispatch.vi.grid import hat_atoms
 from symq.dispatch.vi.passes import diagonal_expectation
 from symq.dispatch.vi.solvers import evaluate_policy, solve_optimal
+from symq.laws import Exponential
 
-X = exponential(1.0)
+X = Exponential(1.0)
 
 
 @functools.cache
@@ -46,7 +47,7 @@ def test_drain_is_the_adjoint_of_the_diagonal_expectation():
     assert np.count_nonzero(out[1:]) == 0 and out[0, 11:].sum() == 0
 
 
-@pytest.mark.parametrize("law", [X, get_sizes("h2", scv=4.0)], ids=["exp", "h2"])
+@pytest.mark.parametrize("law", [X, named_sizes("h2", scv=4.0)], ids=["exp", "h2"])
 def test_bin_atom_weights_partition_the_hat_atoms(law):
     delta = 0.1
     p = hat_atoms(law, delta)
@@ -127,7 +128,7 @@ def test_refusals():
     with pytest.raises(InvalidParameter, match="parameter delta=0.1.*own delta=0.2"):
         response_by_size_vi(opt, 2, 0.4, X, delta=0.1)
     with pytest.raises(InvalidParameter, match="parameter sizes="):
-        response_by_size_vi(opt, 2, 0.4, exponential(2.0))
+        response_by_size_vi(opt, 2, 0.4, Exponential(2.0))
     with pytest.raises(NotConverged, match="after 3 iterations"):
         response_by_size_vi("lwl", 2, 0.4, X, delta=0.2, U=8.0, max_iter=3)
     with pytest.raises(InvalidParameter, match="parameter tol="):

@@ -22,9 +22,10 @@ from symq.dispatch import symbolic
 from symq.dispatch.policies import choose_server, get_policy, lookup_value
 from symq.dispatch.policies.decisions import FPI, fpi_cost
 from symq.dispatch.policies.exact import exact_rnd, exact_sita, sita_class_stats
-from symq.dispatch.sizes import exponential, get_sizes
+from symq.dispatch.sizes import named_sizes
 from symq.dispatch.vi.grid import DispatchGrid
 from symq.dispatch.vi.planning import min_truncation
+from symq.laws import Exponential
 
 SETTINGS = settings(max_examples=60, deadline=None)
 NUMBA_FPI = compile(symbolic.fpi_index(symbolic.LAM_I, symbolic.RHO_I),
@@ -59,7 +60,7 @@ def test_fpi_decision_is_the_argmin_of_the_compiled_index(u, x, data) -> None:
 
 
 def test_fpi_costs_of_a_bound_policy_are_the_compiled_index() -> None:
-    pol = get_policy("fpi-sita", h=1.0).bind(2, 0.5, exponential(1.0))
+    pol = get_policy("fpi-sita", h=1.0).bind(2, 0.5, Exponential(1.0))
     u = np.array([2.0, 0.5])
     direct = [float(symbolic.fpi_index(sp.Float(l), sp.Float(r)).subs(
         {symbolic.U: ui, symbolic.X: 3.0})) for ui, l, r in zip(u, pol.lam_i, pol.rho_i)]
@@ -88,17 +89,17 @@ def test_compiled_forms_equal_the_expressions_exactly(rho, lam, m2) -> None:
 @SETTINGS
 @given(st.floats(0.05, 0.95), st.integers(1, 3), st.sampled_from(["exp", "h2", "uniform"]))
 def test_exact_rnd_and_min_truncation_use_pollaczek_khinchine(rho, m, name) -> None:
-    law = get_sizes(name)
-    lam_i = rho / law.mean                          # per server: lam/m
-    wait = lam_i * law.second_moment / (2 * (1 - rho))
-    assert exact_rnd(m, rho, law) == pytest.approx(law.mean + wait, rel=1e-13)
-    assert min_truncation(m, rho, law) == pytest.approx(5 * max(law.mean, wait), rel=1e-13)
+    law = named_sizes(name)
+    lam_i = rho / law.mean()                          # per server: lam/m
+    wait = lam_i * law.moment(2) / (2 * (1 - rho))
+    assert exact_rnd(m, rho, law) == pytest.approx(law.mean() + wait, rel=1e-13)
+    assert min_truncation(m, rho, law) == pytest.approx(5 * max(law.mean(), wait), rel=1e-13)
 
 
 @SETTINGS
 @given(st.floats(0.05, 0.9), st.floats(0.2, 4.0))
 def test_exact_sita_is_a_sum_of_class_waits(rho, h) -> None:
-    law = exponential(1.0)
+    law = Exponential(1.0)
     p, lam_j, rho_j, second = sita_class_stats(2, rho, law, [h])
     if np.any(rho_j >= 1):
         return
@@ -131,6 +132,6 @@ def test_the_analytic_tail_is_the_mg1_value_of_an_equal_split(rho, m, n, beyond)
 
 
 def test_grid_tail_curvature_is_the_compiled_form() -> None:
-    grid = DispatchGrid.build(2, 0.4, exponential(1.0), 0.2, 16.0)
+    grid = DispatchGrid.build(2, 0.4, Exponential(1.0), 0.2, 16.0)
     assert grid.c_M == symbolic.tail_curvature_fn()(grid.lam / 2, 0.4)
     assert grid.c_M == pytest.approx((0.8 / 2) / (2 * 0.6), rel=1e-15)

@@ -11,9 +11,10 @@ from symq.core.parameters import Parameter, PositiveReal
 from symq.core.simstats import ConfidenceInterval
 from symq.dispatch.policies.exact import exact_sita
 from symq.dispatch.policies.jsq import exact_jsq
-from symq.dispatch.sizes import exponential, get_sizes
+from symq.dispatch.sizes import named_sizes
+from symq.laws import Exponential
 
-X = exponential(1.0)
+X = Exponential(1.0)
 
 
 def sim():
@@ -49,7 +50,7 @@ def test_dispatch_sim_rnd_is_mm1():
 def test_dispatch_sim_sita_and_jsq_against_exact():
     r = sim().run({"policy": "sita", "m": 2, "rho": 0.5, "sizes": "h2", "scv": 4, "h": 1.5,
                    "n_jobs": 600_000}, rng=2)
-    assert r["ET"].contains(exact_sita(2, 0.5, get_sizes("h2", 4.0), [1.5])), r["ET"]
+    assert r["ET"].contains(exact_sita(2, 0.5, named_sizes("h2", 4.0), [1.5])), r["ET"]
     j = sim().run({"policy": "jsq", "m": 3, "rho": 0.6, "n_jobs": 600_000}, rng=3)
     assert j["ET"].contains(exact_jsq(3, 0.6, X)), j["ET"]
 

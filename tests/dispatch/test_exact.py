@@ -17,13 +17,14 @@ from symq.dispatch.policies.exact import (
     sita_opt_thresholds,
 )
 from symq.dispatch.policies.jsq import exact_jsq
-from symq.dispatch.sizes import exponential, get_sizes
+from symq.dispatch.sizes import named_sizes
+from symq.laws import Exponential
 
-X = exponential(1.0)
+X = Exponential(1.0)
 
 
 def h2_pdf(scv):
-    """Density of the balanced-means H2 law of get_sizes('h2', scv), written out by hand."""
+    """Density of the balanced-means H2 law of named_sizes('h2', scv), written out by hand."""
     p = 0.5 * (1 + math.sqrt((scv - 1) / (scv + 1)))
     r1, r2 = 2 * p, 2 * (1 - p)
     return lambda x: p * r1 * math.exp(-r1 * x) + (1 - p) * r2 * math.exp(-r2 * x)
@@ -32,11 +33,11 @@ def h2_pdf(scv):
 @pytest.mark.parametrize("rho", [0.1, 0.4, 0.9])
 def test_rnd_exponential_is_mm1(rho):
     assert exact_rnd(2, rho, X) == pytest.approx(1 / (1 - rho), rel=1e-14)
-    assert exact_rnd(5, rho, exponential(2.0)) == pytest.approx(2 / (1 - rho), rel=1e-14)
+    assert exact_rnd(5, rho, Exponential(2.0)) == pytest.approx(2 / (1 - rho), rel=1e-14)
 
 
 def test_rnd_general_sizes_pollaczek_khinchine():
-    sizes = get_sizes("h2", scv=4.0)
+    sizes = named_sizes("h2", scv=4.0)
     m, rho = 3, 0.6
     lam_server = rho  # E[X] = 1: each server gets rate lam/m = rho
     second = integrate.quad(lambda x: x * x * h2_pdf(4.0)(x), 0, np.inf)[0]
@@ -67,7 +68,7 @@ def test_sita_formula_exponential(m, rho, h):
 
 
 def test_sita_formula_h2():
-    sizes = get_sizes("h2", scv=4.0)
+    sizes = named_sizes("h2", scv=4.0)
     expected = _sita_by_quad(h2_pdf(4.0), 2 * 0.6, [1.3])
     assert exact_sita(2, 0.6, sizes, 1.3) == pytest.approx(expected, rel=1e-8)
 
@@ -81,8 +82,8 @@ def test_sita_unstable():
 
 @pytest.mark.parametrize("m, sizes, pdf", [(2, X, lambda x: math.exp(-x)),
                                            (3, X, lambda x: math.exp(-x)),
-                                           (2, get_sizes("h2", scv=4.0), h2_pdf(4.0)),
-                                           (4, get_sizes("h2", scv=4.0), h2_pdf(4.0))])
+                                           (2, named_sizes("h2", scv=4.0), h2_pdf(4.0)),
+                                           (4, named_sizes("h2", scv=4.0), h2_pdf(4.0))])
 def test_sita_e_equal_loads(m, sizes, pdf):
     h = sita_e_thresholds(m, 0.7, sizes)
     edges = [0.0, *h, np.inf]
@@ -109,7 +110,7 @@ def test_sita_opt_is_no_worse(rho):
 
 
 def test_sita_opt_three_servers():
-    sizes = get_sizes("h2", scv=4.0)
+    sizes = named_sizes("h2", scv=4.0)
     h_opt = sita_opt_thresholds(3, 0.6, sizes)
     best = exact_sita(3, 0.6, sizes, h_opt)
     assert best <= exact_sita(3, 0.6, sizes, sita_e_thresholds(3, 0.6, sizes)) + 1e-12
@@ -131,7 +132,7 @@ def test_lwl_erlang_c_three_servers(rho):
     a = lam / mu
     top = a ** m / math.factorial(m) / (1 - rho)
     C = top / (sum(a ** k / math.factorial(k) for k in range(m)) + top)
-    assert exact_lwl(m, rho, exponential(2.0)) == pytest.approx(2.0 + C / (m * mu - lam), rel=1e-12)
+    assert exact_lwl(m, rho, Exponential(2.0)) == pytest.approx(2.0 + C / (m * mu - lam), rel=1e-12)
 
 
 def test_rr_one_server_is_mm1_and_two_servers_root():
@@ -179,9 +180,9 @@ def test_bad_input():
     with pytest.raises(InvalidParameter, match="parameter rho=-0.1"):
         exact_rnd(2, -0.1, X)
     with pytest.raises(InvalidParameter, match="no closed form"):
-        exact_lwl(2, 0.5, get_sizes("h2", scv=4.0))
+        exact_lwl(2, 0.5, named_sizes("h2", scv=4.0))
     with pytest.raises(InvalidParameter, match="sizes"):
-        exact_rr(2, 0.5, get_sizes("uniform"))
+        exact_rr(2, 0.5, named_sizes("uniform"))
     with pytest.raises(InvalidParameter, match="thresholds"):
         exact_sita(3, 0.5, X, [1.0])
     with pytest.raises(InvalidParameter, match="thresholds"):

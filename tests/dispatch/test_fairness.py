@@ -13,10 +13,11 @@ from symq.dispatch.policies.exact import exact_lwl
 from symq.dispatch.simulation.fairness import plot_response_by_size, response_by_size_data
 from symq.dispatch.simulation.simulate import simulate_dispatch
 from symq.dispatch.sizebins import bin_means, bin_probabilities, size_edges
-from symq.dispatch.sizes import exponential, get_sizes
+from symq.dispatch.sizes import named_sizes
+from symq.laws import Exponential
 
-X = exponential(1.0)
-H2 = get_sizes("h2", scv=4.0)
+X = Exponential(1.0)
+H2 = named_sizes("h2", scv=4.0)
 FAMILY = 0.999
 
 
@@ -26,7 +27,7 @@ def test_bins_of_the_size_law():
     assert np.allclose(bin_probabilities(H2, e), 0.2, atol=1e-10)
     c = bin_means(H2, e)
     assert np.all((e[:-1] < c) & (c < e[1:]))
-    assert float((c * bin_probabilities(H2, e)).sum()) == pytest.approx(H2.mean, rel=1e-9)
+    assert float((c * bin_probabilities(H2, e)).sum()) == pytest.approx(H2.mean(), rel=1e-9)
     # exponential, by hand: E[X | a <= X < b] = (a+1) - (b+1) e^{-(b-a)}) / (1 - e^{-(b-a)})
     a, b = 0.5, 2.0
     d = np.exp(-(b - a))
@@ -38,7 +39,7 @@ def test_bins_of_the_size_law():
 
 def test_rnd_each_bin_is_x_plus_the_pk_wait():
     m, rho = 2, 0.6
-    wait = (rho * m / m) * H2.second_moment / (2 * (1 - rho))     # lam/m E[X^2] / (2(1-rho))
+    wait = (rho * m / m) * H2.moment(2) / (2 * (1 - rho))     # lam/m E[X^2] / (2(1-rho))
     d = response_by_size_data("rnd", m, rho, H2, bins=6, n_jobs=1_000_000, rng=1, level=FAMILY)
     assert d.bin_level == pytest.approx(1 - (1 - FAMILY) / 6)
     exact = d.centres + wait

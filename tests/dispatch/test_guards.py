@@ -17,13 +17,14 @@ import pytest
 
 from symq.cli import main
 from symq.core.errors import InvalidParameter, ResourceLimit, TruncationError
-from symq.dispatch import evaluate_policy, exponential, richardson, solve_dispatch, solve_optimal
+from symq.dispatch import evaluate_policy, richardson, solve_dispatch, solve_optimal
 from symq.dispatch.policies.exact import exact_sita, sita_e_thresholds, sita_opt_thresholds
 from symq.dispatch.policies.jsq import exact_jsq
-from symq.dispatch.sizes import from_phase_type, get_sizes, hyperexponential2
+from symq.dispatch.sizes import named_sizes
 from symq.dispatch.vi.planning import plan_optimal
+from symq.laws import Exponential, PhaseType
 
-X = exponential(1.0)
+X = Exponential(1.0)
 
 
 def run(capsys, *argv):
@@ -194,16 +195,19 @@ def test_many_servers(policy) -> None:
 def test_h2_law_is_stable_for_extreme_scv() -> None:
     scv = 4.0
     p = 0.5 * (1 + math.sqrt((scv - 1) / (scv + 1)))
-    ref = from_phase_type([p, 1 - p], [[-2 * p, 0.0], [0.0, -2 * (1 - p)]])
-    law = hyperexponential2(scv)
+    ref = PhaseType([p, 1 - p], [[-2 * p, 0.0], [0.0, -2 * (1 - p)]])
+    law = named_sizes("h2", scv)
     x = np.array([0.05, 0.7, 3.0, 12.0])
-    for name in ("cdf", "ccdf", "partial_mean", "partial_second_moment"):
-        assert np.allclose(getattr(law, name)(x), getattr(ref, name)(x), rtol=1e-12, atol=1e-15)
-    big = get_sizes("h2", 1e12)
-    assert big.mean == pytest.approx(1.0, rel=1e-12)
-    assert big.second_moment == pytest.approx(1 + 1e12, rel=1e-9)
+    for verb in ("cdf", "ccdf"):
+        assert np.allclose(getattr(law, verb)(x), getattr(ref, verb)(x), rtol=1e-12, atol=1e-15)
+    for k in (1, 2):
+        assert np.allclose(law.partial_moment(k, x), ref.partial_moment(k, x), rtol=1e-12,
+                           atol=1e-15)
+    big = named_sizes("h2", 1e12)
+    assert big.mean() == pytest.approx(1.0, rel=1e-12)
+    assert big.moment(2) == pytest.approx(1 + 1e12, rel=1e-9)
     # E[X; X <= x] for tiny x: x^2/2 of each phase's rate r, no cancellation
-    small = float(big.partial_mean(np.array([1e-9]))[0])
+    small = float(big.partial_moment(1, np.array([1e-9]))[0])
     assert small == pytest.approx(sum(pi * ri * 1e-18 / 2 for pi, ri in
                                       zip((1 - 1 / (2e12), 1 / (2e12)), (2.0, 1e-12))), rel=1e-6)
     et = solve_dispatch("rnd", 2, 0.4, sizes="h2", scv=1e12).ET
@@ -213,12 +217,12 @@ def test_h2_law_is_stable_for_extreme_scv() -> None:
 # ------------------------------------------------------------------------ library validation
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: exponential(-1.0), r"parameter mean=-1\.0 must be a finite real number > 0"),
-    (lambda: exponential(True), r"parameter mean=True must be a finite real number > 0"),
-    (lambda: hyperexponential2(0.5), r"parameter scv=0\.5 must be a finite real number > 1"),
-    (lambda: get_sizes("h2", 2e12), r"parameter scv=2000000000000\.0 must be a real number in "
+    (lambda: Exponential(-1.0), r"parameter mean=-1\.0 must be a positive real number"),
+    (lambda: Exponential(True), r"parameter mean=True must be a positive real number"),
+    (lambda: named_sizes("h2", 0.5), r"parameter scv=0\.5 must be a real number in "
+                                     r"\(1, 1e\+12\] for h2 sizes"),
+    (lambda: named_sizes("h2", 2e12), r"parameter scv=2000000000000\.0 must be a real number in "
                                     r"\(1, 1e\+12\] for h2 sizes"),
-    (lambda: X.sample(-1), r"parameter n=-1 must be an integer >= 0"),
     (lambda: exact_sita(0, 0.5, X, []),
      r"parameter m=0 must be an integer >= 1 \(number of servers\)"),
     (lambda: exact_sita(2, float("nan"), X, [1.0]),

@@ -7,9 +7,9 @@ from symq.dispatch.policies import POLICY_NAMES, get_policy
 from symq.dispatch.policies.exact import exact_lwl, exact_rnd
 from symq.dispatch.policies.jsq import exact_jsq
 from symq.dispatch.simulation.simulate import simulate_dispatch
-from symq.dispatch.sizes import exponential
+from symq.laws import Exponential
 
-X = exponential(1.0)
+X = Exponential(1.0)
 LEVEL = 0.999
 
 

@@ -13,15 +13,15 @@ from symq.dispatch.policies import get_policy, rnd_value_table
 from symq.dispatch.policies.exact import exact_lwl
 from symq.dispatch.simplex import colex_states, n_sorted_states
 from symq.dispatch.simulation.simulate import simulate_dispatch
-from symq.dispatch.sizes import exponential
+from symq.laws import Exponential
 
-X = exponential(1.0)
+X = Exponential(1.0)
 LEVEL = 0.999
 
 
 def rnd_result(m, rho, N, delta):
     """A VIResult-like object holding the packed RND value (what the look-up reads)."""
-    lam = rho * m / X.mean
+    lam = rho * m / X.mean()
     c = (lam / m) / (2 * (1 - rho))
     states = colex_states(m, N) * delta
     v = c * (states ** 2).sum(axis=1)

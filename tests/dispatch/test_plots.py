@@ -11,17 +11,17 @@ from symq.core.errors import InvalidParameter
 from symq.dispatch import (
     decision_regions_data,
     evaluate_policy,
-    exponential,
     plot_decision_regions,
     plot_value_diagonal,
     solve_optimal,
     value_diagonal_data,
 )
+from symq.laws import Exponential
 
 
 @pytest.fixture(scope="module")
 def optimal():
-    return solve_optimal(2, 0.4, exponential(), delta=0.25, U=16.0)
+    return solve_optimal(2, 0.4, Exponential(1.0), delta=0.25, U=16.0)
 
 
 def test_short_jobs_join_the_shorter_queue(optimal):
@@ -43,7 +43,7 @@ def test_long_jobs_join_the_longer_queue_and_the_regions_are_symmetric(optimal):
 
 
 def test_random_split_value_is_the_mg1_closed_form():
-    rnd = evaluate_policy("rnd", 2, 0.4, exponential(), delta=0.25, U=16.0)
+    rnd = evaluate_policy("rnd", 2, 0.4, Exponential(1.0), delta=0.25, U=16.0)
     data = value_diagonal_data(rnd, u_max=12.0, n=49)
     lam = 0.8                                        # total arrival rate, m rho / E[X]
     exact = lam * data["u"] ** 2 / (2.0 * (1.0 - 0.4))  # sum_i (lam/2) u^2 / (2 (1 - rho))

@@ -14,9 +14,10 @@ from symq.dispatch.policies import (
     lookup_value,
     rnd_value_table,
 )
-from symq.dispatch.sizes import exponential, get_sizes
+from symq.dispatch.sizes import named_sizes
+from symq.laws import Exponential
 
-X = exponential(1.0)
+X = Exponential(1.0)
 
 
 def random_states(m, k, seed, scale=3.0):
@@ -103,7 +104,7 @@ def test_sita_decisions():
     pol = get_policy("sita", thresholds=[1.0, 2.5]).bind(3, 0.5, X)
     xs = [0.2, 1.0 - 1e-12, 1.0, 2.4, 2.5, 40.0]
     assert pol.decide(np.zeros((6, 3)), xs).tolist() == [0, 0, 1, 1, 2, 2]
-    sizes = get_sizes("h2", scv=4.0)
+    sizes = named_sizes("h2", scv=4.0)
     e = get_policy("sita-e").bind(2, 0.5, sizes)
     h = float(e.thresholds[0])
     assert e.decide(np.zeros((2, 2)), [h * 0.999, h * 1.001]).tolist() == [0, 1]

@@ -22,12 +22,12 @@ from symq.dispatch import (
     VIResult,
     evaluate_policy,
     exact_mean_response,
-    exponential,
     richardson,
     simulate_dispatch,
 )
+from symq.laws import Exponential
 
-X = exponential(1.0)
+X = Exponential(1.0)
 
 
 def _protocol(result: ResultBase) -> dict:

@@ -12,11 +12,11 @@ from symq.dispatch.policies import get_policy
 from symq.dispatch.policies.exact import exact_lwl, exact_sita
 from symq.dispatch.policies.jsq import exact_jsq
 from symq.dispatch.simulation.simulate import simulate_dispatch
-from symq.dispatch.sizes import exponential
 from symq.dispatch.vi.multigrid import richardson
 from symq.dispatch.vi.solvers import evaluate_policy
+from symq.laws import Exponential
 
-X = exponential(1.0)
+X = Exponential(1.0)
 LEVEL = 0.999
 FPI_TEXT = "u + x + lam/m*x*(2*u + x)/(2*(1 - rho))"     # symq.dispatch.symbolic.fpi_index
 

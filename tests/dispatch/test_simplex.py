@@ -16,16 +16,18 @@ import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter, ResourceLimit
-from symq.dispatch import exact_mean_response, exponential, get_sizes
+from symq.dispatch import exact_mean_response
 from symq.dispatch.simplex import binomial_table, colex_states, predecessors, rank_of, simplex_value
+from symq.dispatch.sizes import named_sizes
 from symq.dispatch.vi import solvers as vi
 from symq.dispatch.vi.grid import DispatchGrid
 from symq.dispatch.vi.multigrid import richardson
 from symq.dispatch.vi.passes import MODE_OPT, MODE_RND, MODE_TABLE, _KernelChoice
 from symq.dispatch.vi.simplex_passes import MODE_JIQ, ea_pass, ex_pass
+from symq.laws import Exponential
 
-EXP = exponential(1.0)
-UNIFORM = get_sizes("uniform")        # sizes on [0, 2]: few size atoms, quick grids
+EXP = Exponential(1.0)
+UNIFORM = named_sizes("uniform")        # sizes on [0, 2]: few size atoms, quick grids
 
 
 @pytest.mark.parametrize("m", [3, 4, 6])

@@ -15,10 +15,11 @@ from symq.dispatch.policies.exact import (
 )
 from symq.dispatch.policies.jsq import exact_jsq
 from symq.dispatch.simulation.simulate import DispatchEstimate, simulate_dispatch
-from symq.dispatch.sizes import exponential, get_sizes
+from symq.dispatch.sizes import named_sizes
+from symq.laws import Exponential
 
-X = exponential(1.0)
-H2 = get_sizes("h2", scv=4.0)
+X = Exponential(1.0)
+H2 = named_sizes("h2", scv=4.0)
 LEVEL = 0.999
 
 

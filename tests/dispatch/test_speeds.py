@@ -10,11 +10,12 @@ from symq.core.errors import InvalidParameter, StabilityError
 from symq.dispatch.policies import bind_policy, get_policy, rnd_value_table, score_policy
 from symq.dispatch.simplex import colex_states
 from symq.dispatch.simulation.simulate import simulate_dispatch
-from symq.dispatch.sizes import exponential, get_sizes
+from symq.dispatch.sizes import named_sizes
 from symq.dispatch.symbolic import fpi_index_fn
+from symq.laws import Exponential
 
-X = exponential(1.0)
-H2 = get_sizes("h2", scv=4.0)
+X = Exponential(1.0)
+H2 = named_sizes("h2", scv=4.0)
 LEVEL = 0.999
 
 
@@ -154,9 +155,9 @@ def test_one_server_of_speed_s_is_mm1_of_rate_s(name):
 def test_rnd_with_speeds_is_pollaczek_khinchine_per_server():
     """Server i: arrivals lam s_i / sum(s), service times X / s_i, load rho (equal loads)."""
     s, rho = np.array([3.0, 1.0, 1.5]), 0.6
-    lam = rho * s.sum() / H2.mean
+    lam = rho * s.sum() / H2.mean()
     lam_i = lam * s / s.sum()
-    T_i = H2.mean / s + lam_i * H2.second_moment / s ** 2 / (2 * (1 - rho))
+    T_i = H2.mean() / s + lam_i * H2.moment(2) / s ** 2 / (2 * (1 - rho))
     exact = float((lam_i / lam * T_i).sum())
     est = simulate_dispatch("rnd", 3, rho, H2, n_jobs=1_000_000, rng=10, level=LEVEL, speeds=s)
     assert est.ET.contains(exact), (est.ET, exact)

@@ -17,7 +17,6 @@ import scipy.integrate
 
 from symq.core.errors import InvalidParameter, NotConverged, ResourceLimit, StabilityError
 from symq.dispatch.simulation.simulate import simulate_dispatch
-from symq.dispatch.sizes import exponential
 from symq.dispatch.vi import solvers as vi
 from symq.dispatch.vi.iteration import VIResult
 from symq.dispatch.vi.multigrid import richardson
@@ -35,8 +34,9 @@ from symq.dispatch.vi.speed_solvers import (
     evaluate_policy_speeds,
     solve_optimal_speeds,
 )
+from symq.laws import Exponential
 
-X = exponential(1.0)
+X = Exponential(1.0)
 
 
 def pk_split(speeds, rho, mean=1.0, second=2.0):
@@ -228,7 +228,7 @@ def test_ea_pass_equals_quadrature_along_the_drain_path():
         n_max = int(u.max())
         path = [h[tuple(np.maximum(u - n, 0))] for n in range(n_max + 1)]
 
-        def f(t, path=path):
+        def f(t, path=path, n_max=n_max):
             n = min(int(t / delta), n_max - 1)
             a = t / delta - n
             return lam * math.exp(-lam * t) * ((1 - a) * path[n] + a * path[n + 1])

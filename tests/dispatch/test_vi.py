@@ -16,28 +16,29 @@ import scipy.integrate
 import scipy.stats
 
 from symq.core.errors import InvalidParameter, NotConverged, ResourceLimit, StabilityError
-from symq.dispatch.sizes import exponential, from_scipy
+from symq.dispatch.sizes import as_sizes
 from symq.dispatch.vi import solvers as vi
 from symq.dispatch.vi.grid import DispatchGrid, hat_atoms
 from symq.dispatch.vi.multigrid import richardson
 from symq.dispatch.vi.passes import MODE_OPT, MODE_RND, _Operator, diagonal_expectation
+from symq.laws import Exponential
 
-EXP = exponential(1.0)
+EXP = Exponential(1.0)
 
 
 # ---------------------------------------------------------------- discretisation
 
-@pytest.mark.parametrize("law", [EXP, from_scipy(scipy.stats.uniform(0, 2), name="U(0,2)"),
-                                 exponential(2.5)])
+@pytest.mark.parametrize("law", [EXP, as_sizes(scipy.stats.uniform(0, 2)),
+                                 Exponential(2.5)])
 def test_hat_atoms_preserve_mass_and_mean(law):
     for delta in (0.1, 0.05):
         p = hat_atoms(law, delta)
         k = np.arange(p.size)
         assert np.all(p >= 0) and abs(p.sum() - 1) < 1e-14
-        assert abs((p * k * delta).sum() - law.mean) < 1e-6 * law.mean
+        assert abs((p * k * delta).sum() - law.mean()) < 1e-6 * law.mean()
         # second moment: hat kernel adds delta^2/6 of variance, nothing else (O(delta^2))
         m2 = (p * (k * delta) ** 2).sum()
-        assert abs(m2 - law.second_moment - delta ** 2 / 6) < 1e-3 * delta ** 2 + 1e-6
+        assert abs(m2 - law.moment(2) - delta ** 2 / 6) < 1e-3 * delta ** 2 + 1e-6
 
 
 def test_hat_atoms_exponential_closed_form():
@@ -157,12 +158,12 @@ def test_operator_matches_brute_force(mode):
 
 # ---------------------------------------------------------------- one server: P-K
 
-@pytest.mark.parametrize("law", [EXP, from_scipy(scipy.stats.uniform(0, 2), name="U(0,2)")])
+@pytest.mark.parametrize("law", [EXP, as_sizes(scipy.stats.uniform(0, 2))])
 def test_one_server_pollaczek_khinchine(law):
     rho = 0.5
     rr = richardson(vi.solve_optimal, 1, rho, law, delta=0.1, U=20.0, tol=1e-11)
-    lam = rho / law.mean
-    pk = law.mean + lam * law.second_moment / (2 * (1 - rho))
+    lam = rho / law.mean()
+    pk = law.mean() + lam * law.moment(2) / (2 * (1 - rho))
     assert abs(rr.ET - pk) < 2e-5
     assert rr.ET_low - 1e-9 <= rr.ET <= rr.ET_high + 1e-9
     fine = rr.results[-1]

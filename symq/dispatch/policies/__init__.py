@@ -18,8 +18,8 @@ user-defined index (score) policies.
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
->>> get_policy("lwl").bind(2, 0.5, exponential()).decide([[3.0, 1.0]], [1.0]).tolist()
+>>> from symq.laws import Exponential
+>>> get_policy("lwl").bind(2, 0.5, Exponential(1.0)).decide([[3.0, 1.0]], [1.0]).tolist()
 [1]
 """
 

@@ -12,8 +12,8 @@ means is stated in :mod:`symq.dispatch.policies.named` (Hyytiä & Righter, arXiv
 Examples
 --------
 >>> from symq.dispatch.policies import get_policy
->>> from symq.dispatch.sizes import exponential
->>> bound = get_policy("lwl").bind(2, 0.5, exponential())
+>>> from symq.laws import Exponential
+>>> bound = get_policy("lwl").bind(2, 0.5, Exponential(1.0))
 >>> isinstance(bound, BoundPolicy), bound.lam
 (True, 1.0)
 >>> bound.decide([[3.0, 1.0]], [1.0]).tolist()

@@ -8,8 +8,8 @@ arguments here, so that one bad value gives one message wherever it is typed.
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
->>> check_model(2, 0.5, exponential())[3]     # lam = rho m / E[X]
+>>> from symq.laws import Exponential
+>>> check_model(2, 0.5, Exponential(1.0))[3]     # lam = rho m / E[X]
 1.0
 >>> check_thresholds(3, [1.0, 2.0]).tolist()
 [1.0, 2.0]
@@ -23,8 +23,9 @@ import numpy as np
 
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import integer_value, real_value
+from symq.laws import Distribution
 
-from ..sizes import SizeLaw, as_size_law
+from ..sizes import as_sizes
 
 __all__ = ["check_servers", "check_load", "check_model", "require_exponential",
            "check_thresholds"]
@@ -59,7 +60,7 @@ def check_load(rho: Any) -> float:
     return rho
 
 
-def check_model(m: Any, rho: Any, sizes: Any) -> tuple[int, float, SizeLaw, float]:
+def check_model(m: Any, rho: Any, sizes: Any) -> tuple[int, float, Distribution, float]:
     """``m``, ``rho``, the job-size law converted by :func:`~symq.dispatch.sizes.as_size_law`,
     and the arrival rate ``lam = rho m / E[X]``.
 
@@ -72,12 +73,12 @@ def check_model(m: Any, rho: Any, sizes: Any) -> tuple[int, float, SizeLaw, floa
     """
     m = check_servers(m)
     rho = check_load(rho)
-    sizes = as_size_law(sizes)
-    lam = rho * m / float(sizes.mean)
+    sizes = as_sizes(sizes)
+    lam = rho * m / float(sizes.mean())
     return m, rho, sizes, lam
 
 
-def require_exponential(policy: str, sizes: Any) -> None:
+def require_exponential(policy: str, sizes: Distribution) -> None:
     """Refuse a size law that is not exponential for the exact value of ``policy``.
 
     Raises

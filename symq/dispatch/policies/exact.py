@@ -27,8 +27,8 @@ form of :mod:`symq.dispatch.symbolic`.
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
->>> X = exponential(1.0)
+>>> from symq.laws import Exponential
+>>> X = Exponential(1.0)
 >>> round(exact_rnd(2, 0.5, X), 12), round(exact_lwl(2, 0.5, X), 12)
 (2.0, 1.333333333333)
 >>> h = sita_e_thresholds(2, 0.5, X)
@@ -50,7 +50,9 @@ from scipy import optimize
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, UnknownName
 from symq.core.result import Exactness, ResultBase
 from symq.core.threads import limit_blas_threads
+from symq.laws import Distribution
 
+from ..sizes import size_name
 from ..symbolic import mean_response_fn, wait_fn
 from .checks import check_model, check_thresholds, require_exponential
 
@@ -84,14 +86,14 @@ def exact_rnd(m: int, rho: float, sizes: Any) -> float:
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> exact_rnd(3, 0.75, exponential(1.0))
+    >>> from symq.laws import Exponential
+    >>> exact_rnd(3, 0.75, Exponential(1.0))
     4.0
     """
     m, rho, sizes, lam = check_model(m, rho, sizes)
     # every server is M/G/1 with rate lam/m and load rho: the compiled Pollaczek-Khinchine form
-    return float(mean_response_fn().scalar(float(sizes.mean), lam / m,
-                                           float(sizes.second_moment), rho))
+    return float(mean_response_fn().scalar(float(sizes.mean()), lam / m,
+                                           float(sizes.moment(2)), rho))
 
 
 @limit_blas_threads()    # small matrices (phase-type partial moments): one BLAS thread
@@ -115,25 +117,25 @@ def sita_class_stats(m: int, rho: float, sizes: Any, thresholds: ArrayLike
     return _sita_stats(lam, sizes, h)
 
 
-def _sita_stats(lam: float, sizes: Any, h: np.ndarray
+def _sita_stats(lam: float, sizes: Distribution, h: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     cdf = np.concatenate([[0.0], 1.0 - np.asarray(sizes.ccdf(h), dtype=float), [1.0]])
-    pm = np.concatenate([[0.0], np.asarray(sizes.partial_mean(h), dtype=float), [sizes.mean]])
-    ps = np.concatenate([[0.0], np.asarray(sizes.partial_second_moment(h), dtype=float),
-                         [sizes.second_moment]])
+    pm = np.concatenate([[0.0], np.asarray(sizes.partial_moment(1, h), dtype=float), [sizes.mean()]])
+    ps = np.concatenate([[0.0], np.asarray(sizes.partial_moment(2, h), dtype=float),
+                         [sizes.moment(2)]])
     p = np.clip(np.diff(cdf), 0.0, None)
     first = np.clip(np.diff(pm), 0.0, None)
     second = np.clip(np.diff(ps), 0.0, None)
     return p, lam * p, lam * first, second
 
 
-def _sita_value(lam: float, sizes: Any, h: np.ndarray) -> float:
+def _sita_value(lam: float, sizes: Distribution, h: np.ndarray) -> float:
     p, lam_j, rho_j, second = _sita_stats(lam, sizes, h)
     if np.any(rho_j >= 1.0):
         return math.inf
     # class j's share p_j W_j of the mean wait is the compiled Pollaczek-Khinchine wait with the
     # class rate lam_j and the partial second moment E[X^2; class j]
-    return float(sizes.mean + np.sum(wait_fn()(lam_j, second, rho_j)))
+    return float(sizes.mean() + np.sum(wait_fn()(lam_j, second, rho_j)))
 
 
 @limit_blas_threads()    # small matrices (phase-type partial moments): one BLAS thread
@@ -157,8 +159,8 @@ def exact_sita(m: int, rho: float, sizes: Any, thresholds: ArrayLike, *,
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> round(exact_sita(2, 0.5, exponential(1.0), 1.0), 6)
+    >>> from symq.laws import Exponential
+    >>> round(exact_sita(2, 0.5, Exponential(1.0), 1.0), 6)
     2.349405
     """
     m, rho, sizes, lam = check_model(m, rho, sizes)
@@ -174,14 +176,14 @@ def exact_sita(m: int, rho: float, sizes: Any, thresholds: ArrayLike, *,
     return value
 
 
-def _load_root(sizes: Any, target: float, lo: float = 0.0) -> float:
+def _load_root(sizes: Distribution, target: float, lo: float = 0.0) -> float:
     """Smallest ``h`` with ``E[X; X <= h] = target`` (``0 < target < E[X]``)."""
-    hi = max(lo, float(sizes.mean))
-    while float(sizes.partial_mean(hi)) < target:
+    hi = max(lo, float(sizes.mean()))
+    while float(sizes.partial_moment(1, hi)) < target:
         hi *= 2.0
         if hi > 1e300:  # pragma: no cover - a law with finite mean always gets there
             raise NotConverged("sita_e_thresholds bracket", hi, 0.0, 0)
-    return float(optimize.brentq(lambda h: float(sizes.partial_mean(h)) - target, lo, hi,
+    return float(optimize.brentq(lambda h: float(sizes.partial_moment(1, h)) - target, lo, hi,
                                  xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500))
 
 
@@ -194,8 +196,8 @@ def sita_e_thresholds(m: int, rho: float, sizes: Any) -> np.ndarray:
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> h = sita_e_thresholds(3, 0.5, exponential(1.0))
+    >>> from symq.laws import Exponential
+    >>> h = sita_e_thresholds(3, 0.5, Exponential(1.0))
     >>> h.shape
     (2,)
     """
@@ -203,15 +205,15 @@ def sita_e_thresholds(m: int, rho: float, sizes: Any) -> np.ndarray:
     h = np.empty(m - 1)
     lo = 0.0
     for j in range(1, m):
-        h[j - 1] = _load_root(sizes, j * float(sizes.mean) / m, lo)
+        h[j - 1] = _load_root(sizes, j * float(sizes.mean()) / m, lo)
         lo = h[j - 1]
     return h
 
 
-def _scale_top(sizes: Any) -> float:
+def _scale_top(sizes: Distribution) -> float:
     """A size beyond which (practically) no mass remains."""
-    top = max(float(sizes.mean), 1e-300)
-    while float(sizes.ccdf(top)) > 1e-12 and top < 1e12 * float(sizes.mean):
+    top = max(float(sizes.mean()), 1e-300)
+    while float(sizes.ccdf(top)) > 1e-12 and top < 1e12 * float(sizes.mean()):
         top *= 2.0
     return top
 
@@ -227,8 +229,8 @@ def sita_opt_thresholds(m: int, rho: float, sizes: Any, *, grid: int = 400) -> n
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> X = exponential(1.0)
+    >>> from symq.laws import Exponential
+    >>> X = Exponential(1.0)
     >>> h_opt = sita_opt_thresholds(2, 0.9, X)
     >>> exact_sita(2, 0.9, X, h_opt) <= exact_sita(2, 0.9, X, sita_e_thresholds(2, 0.9, X))
     True
@@ -254,8 +256,8 @@ def sita_opt_thresholds(m: int, rho: float, sizes: Any, *, grid: int = 400) -> n
             hi = h[j + 1] if j < m - 2 else top
             # the thresholds keeping servers j and j+1 stable form an interval (narrow near
             # rho = 1): search inside it
-            pm_lo = float(sizes.partial_mean(lo)) if lo > 0 else 0.0
-            pm_hi = float(sizes.partial_mean(hi)) if j < m - 2 else float(sizes.mean)
+            pm_lo = float(sizes.partial_moment(1, lo)) if lo > 0 else 0.0
+            pm_hi = float(sizes.partial_moment(1, hi)) if j < m - 2 else float(sizes.mean())
             if pm_hi - 1.0 / lam > pm_lo:
                 lo = max(lo, _load_root(sizes, pm_hi - 1.0 / lam, lo))
             if pm_lo + 1.0 / lam < pm_hi:
@@ -321,13 +323,13 @@ def exact_rr(m: int, rho: float, sizes: Any) -> float:
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> round(exact_rr(1, 0.5, exponential(1.0)), 12)   # M/M/1
+    >>> from symq.laws import Exponential
+    >>> round(exact_rr(1, 0.5, Exponential(1.0)), 12)   # M/M/1
     2.0
     """
     m, rho, sizes, lam = check_model(m, rho, sizes)
     require_exponential("rr", sizes)
-    mu = 1.0 / float(sizes.mean)
+    mu = 1.0 / float(sizes.mean())
 
     def f(s: float) -> float:
         return s - (lam / (lam + mu * (1.0 - s))) ** m
@@ -382,15 +384,15 @@ def exact_lwl(m: int, rho: float, sizes: Any) -> float:
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
+    >>> from symq.laws import Exponential
     >>> rho = 0.9
-    >>> abs(exact_lwl(2, rho, exponential(1.0)) - 1 / (1 - rho**2)) < 1e-12
+    >>> abs(exact_lwl(2, rho, Exponential(1.0)) - 1 / (1 - rho**2)) < 1e-12
     True
     """
     m, rho, sizes, lam = check_model(m, rho, sizes)
     require_exponential("lwl", sizes)
-    mu = 1.0 / float(sizes.mean)
-    return float(sizes.mean + _erlang_c(m, lam / mu) / (m * mu - lam))
+    mu = 1.0 / float(sizes.mean())
+    return float(sizes.mean() + _erlang_c(m, lam / mu) / (m * mu - lam))
 
 
 # --------------------------------------------------------------------------------------------
@@ -453,8 +455,8 @@ def exact_mean_response(policy: str, m: int, rho: float, sizes: Any,
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> exact_mean_response("RND", 2, 0.4, exponential(1.0)).ET
+    >>> from symq.laws import Exponential
+    >>> exact_mean_response("RND", 2, 0.4, Exponential(1.0)).ET
     1.6666666666666667
     """
     key = str(policy).lower()
@@ -484,5 +486,5 @@ def exact_mean_response(policy: str, m: int, rho: float, sizes: Any,
             chosen = sita_opt_thresholds(m, rho, sizes)
         value = exact_sita(m, rho, sizes, chosen, **options)
         h = tuple(float(x) for x in chosen)
-    return ExactResult(ET=float(value), policy=key, m=m, rho=rho, sizes=sizes.name, thresholds=h,
+    return ExactResult(ET=float(value), policy=key, m=m, rho=rho, sizes=size_name(sizes), thresholds=h,
                        method=_METHODS.get(key, _METHODS["sita"]))

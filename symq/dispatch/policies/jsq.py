@@ -9,8 +9,8 @@ and the time of the sparse LU are estimated before each solve (:func:`jsq_bytes`
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
->>> et = exact_jsq(2, 0.5, exponential(1.0))
+>>> from symq.laws import Exponential
+>>> et = exact_jsq(2, 0.5, Exponential(1.0))
 >>> 1 / (1 - 0.5 ** 2) < et < 1 / (1 - 0.5)     # between LWL (M/M/2) and RND (two M/M/1)
 True
 """
@@ -124,13 +124,13 @@ def exact_jsq(m: int, rho: float, sizes: Any, *, tol: float = 1e-12, n_start: in
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> round(exact_jsq(1, 0.5, exponential(1.0)), 10)   # one server: M/M/1
+    >>> from symq.laws import Exponential
+    >>> round(exact_jsq(1, 0.5, Exponential(1.0)), 10)   # one server: M/M/1
     2.0
     """
     m, rho, sizes, lam = check_model(m, rho, sizes)
     require_exponential("jsq", sizes)
-    mu = 1.0 / float(sizes.mean)
+    mu = 1.0 / float(sizes.mean())
     n_max = int(n_start)
     cap = min(int(max_states), jsq_state_cap(m))
     if m * math.log(n_max + 1) > math.log(cap):

@@ -78,15 +78,15 @@ simulator) needs.  Ties in ``lwl``, ``fpi-*``, ``lookup`` and score policies go 
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
->>> pol = get_policy("fpi-rnd").bind(2, 0.5, exponential(1.0))
+>>> from symq.laws import Exponential
+>>> pol = get_policy("fpi-rnd").bind(2, 0.5, Exponential(1.0))
 >>> pol.decide([[3.0, 1.0], [0.5, 2.0]], [1.0, 4.0]).tolist()
 [1, 0]
->>> get_policy("sita", h=1.5).bind(2, 0.5, exponential(1.0)).decide([[0, 0], [0, 0]], [1.0, 2.0]).tolist()
+>>> get_policy("sita", h=1.5).bind(2, 0.5, Exponential(1.0)).decide([[0, 0], [0, 0]], [1.0, 2.0]).tolist()
 [0, 1]
->>> get_policy("jiq").bind(3, 0.5, exponential(1.0)).decide([[2.0, 0.0, 1.0]], [1.0]).tolist()
+>>> get_policy("jiq").bind(3, 0.5, Exponential(1.0)).decide([[2.0, 0.0, 1.0]], [1.0]).tolist()
 [1]
->>> get_policy("lwl").bind(2, 0.5, exponential(1.0), speeds=[3, 1]).decide([[2.0, 0.0]], [1.0]).tolist()
+>>> get_policy("lwl").bind(2, 0.5, Exponential(1.0), speeds=[3, 1]).decide([[2.0, 0.0]], [1.0]).tolist()
 [0]
 """
 

@@ -11,9 +11,9 @@ The policies by name and what each means: :mod:`symq.dispatch.policies.named`.
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
+>>> from symq.laws import Exponential
 >>> pol = score_policy("mine", "u + beta*x", {"beta": 0.5})
->>> pol.bind(2, 0.5, exponential()).decide([[1.0, 1.2], [1.0, 3.0]], [1.0, 2.0]).tolist()
+>>> pol.bind(2, 0.5, Exponential(1.0)).decide([[1.0, 1.2], [1.0, 3.0]], [1.0, 2.0]).tolist()
 [0, 0]
 >>> sorted(pol.with_values(beta=2.0).params.items())
 [('beta', 2.0)]
@@ -33,9 +33,10 @@ from numpy.typing import ArrayLike
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.formula import parse_formula
 from symq.core.parameters import real_value
+from symq.laws import Distribution
 
 from ..simplex import binomial_table, n_sorted_states
-from ..sizes import as_size_law
+from ..sizes import as_sizes
 from . import exact as _exact
 from . import speeds as _speeds
 from .bound import BoundPolicy
@@ -76,9 +77,9 @@ class DispatchPolicy:
 
         Examples
         --------
-        >>> from symq.dispatch.sizes import exponential
+        >>> from symq.laws import Exponential
         >>> pol = DispatchPolicy.from_score("lwl-ish", "u + beta*x", {"beta": 0.0})
-        >>> pol.bind(2, 0.5, exponential()).decide([[3.0, 1.0]], [1.0]).tolist()
+        >>> pol.bind(2, 0.5, Exponential(1.0)).decide([[3.0, 1.0]], [1.0]).tolist()
         [1]
         """
         return score_policy(name, score, parameters, uses_counts=uses_counts,
@@ -109,7 +110,7 @@ class DispatchPolicy:
         if spd is None:
             rates = np.full(m, lam / m)
         else:
-            lam = _speeds.arrival_rate(rho, sizes.mean, spd, m)
+            lam = _speeds.arrival_rate(rho, sizes.mean(), spd, m)
             rates = lam * spd / spd.sum()
         loads = np.full(m, rho)
         cum = _speeds.cumulative_shares(spd)
@@ -134,7 +135,7 @@ class DispatchPolicy:
             return self._bind_sita(m, rho, sizes, spd, make)
         return self._bind_lookup(m, spd, make)
 
-    def _bind_sita(self, m: int, rho: float, sizes: Any, spd: np.ndarray | None,
+    def _bind_sita(self, m: int, rho: float, sizes: Distribution, spd: np.ndarray | None,
                    make: Any) -> BoundPolicy:
         key, p = self.name, self.params
         given = p.get("thresholds", p.get("h"))
@@ -373,7 +374,7 @@ def bind_policy(policy: DispatchPolicy, m: int, rho: float, sizes: Any,
     if bound.code != SCORE:
         raise InvalidParameter("speeds", spd.tolist(), "omitted for this policy object",
                                f"{type(policy).__name__}.bind takes no speeds")
-    lam = _speeds.arrival_rate(bound.rho, as_size_law(sizes).mean, spd, bound.m)
+    lam = _speeds.arrival_rate(bound.rho, as_sizes(sizes).mean(), spd, bound.m)
     p = np.array(bound.score_params, dtype=float)
     p[0] = lam
     return dataclasses.replace(bound, lam=lam, score_params=p, lam_i=lam * spd / spd.sum(),

@@ -176,7 +176,7 @@ def compile_function(label: str, score: Any, n_params: int) -> Any:
             dispatcher = numba.njit(score)
         dispatcher.compile(SCORE_SIGNATURE.args)
         value = dispatcher(1.0, 1.0, 1.0, 1.0, np.ones(len(MODEL_SYMBOLS) + n_params))
-    except Exception as exc:  # numba's typing and lowering errors have no common base
+    except Exception as exc:  # noqa: BLE001 numba's typing and lowering errors have no common base
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidParameter(label, shown, SIGNATURE_TEXT,
                                f"numba cannot compile it for that signature: {first}") from None

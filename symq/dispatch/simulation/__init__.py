@@ -10,8 +10,8 @@
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
->>> est = simulate_dispatch("rnd", 2, 0.5, exponential(), n_jobs=100_000, rng=1)
+>>> from symq.laws import Exponential
+>>> est = simulate_dispatch("rnd", 2, 0.5, Exponential(1.0), n_jobs=100_000, rng=1)
 >>> abs(est.ET.mean - 2.0) < 0.1     # M/M/1 per server: 1/(1 - rho)
 True
 """

@@ -22,8 +22,8 @@ together with probability at least ``level``.
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
->>> d = response_by_size_data(["rnd", "lwl"], 2, 0.5, exponential(), bins=4, n_jobs=200_000,
+>>> from symq.laws import Exponential
+>>> d = response_by_size_data(["rnd", "lwl"], 2, 0.5, Exponential(1.0), bins=4, n_jobs=200_000,
 ...                           rng=1)
 >>> d.means.shape, d.centres.shape
 ((2, 4), (4,))
@@ -48,6 +48,7 @@ from symq.core.simstats import ConfidenceInterval
 from ..policies import BoundPolicy, DispatchPolicy
 from ..policies.checks import check_model
 from ..sizebins import DEFAULT_BINS, bin_means, bin_probabilities, size_edges
+from ..sizes import size_name
 from .simulate import simulate_dispatch
 
 __all__ = ["ResponseBySize", "response_by_size_data", "plot_response_by_size"]
@@ -191,7 +192,7 @@ def response_by_size_data(policies: str | DispatchPolicy | BoundPolicy
         probabilities=bin_probabilities(law, edges), means=means_a, half_widths=halves_a,
         slowdown=means_a / centres, slowdown_half_widths=halves_a / centres,
         jobs=np.array(jobs), ET=tuple(ETs), level=level, bin_level=bin_level, m=m, rho=rho,
-        sizes=law.name, speeds=spd, n_jobs=int(n_jobs))
+        sizes=size_name(law), speeds=spd, n_jobs=int(n_jobs))
 
 
 def plot_response_by_size(data: ResponseBySize, ax: Any = None, *, slowdown: bool = False,

@@ -14,9 +14,9 @@ Examples
 --------
 >>> import numpy as np
 >>> from symq.dispatch.policies import get_policy
->>> from symq.dispatch.sizes import exponential
->>> pol = get_policy("rnd").bind(2, 0.5, exponential())
->>> sums = run_policy(pol, exponential(), 200_000, 20_000, 10, np.random.default_rng(1), False,
+>>> from symq.laws import Exponential
+>>> pol = get_policy("rnd").bind(2, 0.5, Exponential(1.0))
+>>> sums = run_policy(pol, Exponential(1.0), 200_000, 20_000, 10, np.random.default_rng(1), False,
 ...                   "rnd", 64, np.empty(0))
 >>> bool(abs(sums.T.mean() - 2.0) < 0.1)      # M/M/1 per server: 1/(1 - rho)
 True
@@ -35,12 +35,12 @@ from numba import types
 
 from symq.core.errors import InvalidParameter
 from symq.core.simrun import kernel_seed, run_chunked, seed_numba
+from symq.laws import Distribution, Hyperexponential
 
 from ..policies import BoundPolicy
 from ..policies.decisions import LOOKUP_SIMPLEX, RR, SCORE, choose_general, choose_unit
 from ..policies.score import SCORE_TYPE, nan_score, null_score, score_argmin
 from ..policies.speeds import score_argmin_speeds
-from ..sizes import SizeLaw
 
 __all__ = ["RunSums", "run_policy"]
 
@@ -170,7 +170,17 @@ class RunSums:
     bin_n: np.ndarray
 
 
-def run_policy(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_batches: int,
+def draw_sizes(sizes: Distribution, n: int, gen: np.random.Generator) -> np.ndarray:
+    """``n`` job sizes from ``gen``: the law's own ``sample``, except for a two-phase
+    hyperexponential law, drawn as the simulator always drew its ``h2`` sizes (the phase by
+    ``u < p_2``, then an exponential holding time), so that its random stream stays the same."""
+    if isinstance(sizes, Hyperexponential) and sizes.rates.size == 2:
+        phase = (gen.random(n) < sizes.probabilities[1]).astype(np.int64)
+        return gen.exponential(1.0, size=n) / sizes.rates[phase]
+    return np.asarray(sizes.sample(n, rng=gen), dtype=float)
+
+
+def run_policy(pol: BoundPolicy, sizes: Distribution, n_jobs: int, n_warm: int, n_batches: int,
                gen: np.random.Generator, progress: bool, desc: str, max_queue: int,
                edges: np.ndarray) -> RunSums:
     """One run of ``n_jobs`` jobs: batch means of T and W, per-server loads, bin sums.
@@ -198,7 +208,7 @@ def run_policy(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_bat
     nbins = max(edges.size - 1, 0)
     bin_T = np.zeros((n_batches, nbins))
     bin_n = np.zeros((n_batches, nbins))
-    exp_mean = float(sizes.mean) if sizes.is_exponential else 0.0
+    exp_mean = float(sizes.mean()) if sizes.is_exponential else 0.0
     arrays = pol.arrays()
     seed_numba(kernel_seed(gen))
     block = {"xs": np.empty(0), "pos": 0, "drawn": 0}
@@ -212,7 +222,7 @@ def run_policy(pol: BoundPolicy, sizes: SizeLaw, n_jobs: int, n_warm: int, n_bat
             else:
                 if block["pos"] == block["xs"].size:       # next block of pre-drawn sizes
                     n_new = min(_CHUNK, n_jobs - block["drawn"])
-                    block.update(xs=np.ascontiguousarray(sizes.sample(n_new, gen), dtype=float),
+                    block.update(xs=np.ascontiguousarray(draw_sizes(sizes, n_new, gen), dtype=float),
                                  pos=0, drawn=block["drawn"] + n_new)
                 n_do = min(stop - done, block["xs"].size - block["pos"])
                 xs = block["xs"][block["pos"]:block["pos"] + n_do]

@@ -22,8 +22,8 @@ too short for either (Law 2015, Sections 9.5.1 and 9.5.3); or independent replic
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
->>> est = simulate_dispatch("lwl", 2, 0.5, exponential(1.0), n_jobs=200_000, rng=1)
+>>> from symq.laws import Exponential
+>>> est = simulate_dispatch("lwl", 2, 0.5, Exponential(1.0), n_jobs=200_000, rng=1)
 >>> abs(est.ET.mean - 1 / (1 - 0.5**2)) < 0.05
 True
 """
@@ -51,12 +51,13 @@ from symq.core.simoutput import (
 )
 from symq.core.simrun import RUN_SLICES, RunPlan
 from symq.core.simstats import ConfidenceInterval, ratio_batch_means, replication_ci
+from symq.laws import Distribution
 
 from ..policies import BoundPolicy, DispatchPolicy, ScorePolicy, bind_policy, get_policy
 from ..policies.checks import check_model
 from ..policies.speeds import check_speeds
 from ..sizebins import size_edges
-from ..sizes import SizeLaw
+from ..sizes import size_scv
 from .kernel import RunSums, run_policy
 
 __all__ = ["DispatchEstimate", "simulate_dispatch"]
@@ -130,12 +131,12 @@ def _slices(jobs: int, n_batches: int) -> int:
     return max(min(per * n_batches, most - most % n_batches), n_batches)
 
 
-def _shortrun_policy(plan: RunPlan, pol: BoundPolicy, sizes: SizeLaw) -> str:
+def _shortrun_policy(plan: RunPlan, pol: BoundPolicy, sizes: Distribution) -> str:
     """A doubt when the run is shorter than the relaxation rule of every symq simulator
     (:func:`~symq.core.simoutput.required_run_length`: each batch spans
     :data:`~symq.core.simoutput.RELAXATION_RUNS` relaxation times of a server's queue, which
     receives one job in ``m``); empty otherwise."""
-    scv = float(sizes.scv)
+    scv = size_scv(sizes)
     need = required_run_length(pol.rho, scv, plan.n_batches, per_queue=pol.m)
     if plan.n_jobs >= need:
         return ""
@@ -152,7 +153,7 @@ def _with_doubt(ci: ConfidenceInterval, doubt: str) -> ConfidenceInterval:
     return replace(ci, doubt="; ".join(d for d in (doubt, ci.doubt) if d))
 
 
-def _bound(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: float, sizes: SizeLaw,
+def _bound(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: float, sizes: Distribution,
            speeds: Any, policy_params: dict[str, Any]) -> BoundPolicy:
     if isinstance(policy, BoundPolicy):
         if policy.m != m or abs(policy.rho - rho) > 1e-12:
@@ -234,7 +235,7 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
     sizes : job-size law
         A :class:`~symq.laws.PhaseType` or ``(alpha, A)`` pair, an :class:`~symq.me.ME`
         law, a frozen scipy distribution, a name (``"exp"``, ``"uniform"``, ``"h2"``) or a
-        :class:`~symq.dispatch.sizes.SizeLaw`; converted by
+        :class:`~symq.dispatch.sizes.Distribution`; converted by
         :func:`~symq.dispatch.sizes.as_size_law`.
     n_jobs : int
         Jobs in all (split evenly over the replications); at least 100 post-warm-up jobs per

@@ -21,8 +21,8 @@ with Odoni bounds.
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
->>> res = solve_optimal(1, 0.5, exponential(), delta=0.1, U=12.0)
+>>> from symq.laws import Exponential
+>>> res = solve_optimal(1, 0.5, Exponential(1.0), delta=0.1, U=12.0)
 >>> abs(res.ET - 2.0) < 0.01     # M/M/1: E[T] = 1/(1 - rho)
 True
 """

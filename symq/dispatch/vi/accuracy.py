@@ -29,8 +29,8 @@ the equal random split, and a much finer reference computation of the optimal po
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
->>> r = solve_accurate(2, 0.4, exponential(1.0), policy="lwl", rtol=1e-3)
+>>> from symq.laws import Exponential
+>>> r = solve_accurate(2, 0.4, Exponential(1.0), policy="lwl", rtol=1e-3)
 >>> exact = 1 / (1 - 0.4 ** 2)                       # M/M/2
 >>> bool(abs(r.ET - exact) <= r.error_estimate < 1e-3 * exact)
 True
@@ -50,8 +50,9 @@ from symq.core.errors import InvalidParameter, ResourceLimit
 from symq.core.parameters import real_value
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
+from symq.laws import Distribution
 
-from ..sizes import as_size_law
+from ..sizes import as_sizes
 from .iteration import VIResult
 from .planning import (
     VI_RATE,
@@ -219,7 +220,7 @@ class _Lattice:
     seconds: Callable[[float, float], float]
 
 
-def _identical(m: int, rho: float, law: Any, key: str, method: str, progress: bool,
+def _identical(m: int, rho: float, law: Distribution, key: str, method: str, progress: bool,
                names: dict[str, str] | None, blame: str) -> _Lattice:
     table = method == "pi"
 
@@ -238,13 +239,13 @@ def _identical(m: int, rho: float, law: Any, key: str, method: str, progress: bo
     def seconds(delta: float, top_u: float) -> float:
         return plan_optimal(m, rho, law, delta, top_u, levels=1, time_limit=math.inf)["seconds"]
 
-    return _Lattice(float(law.mean), min_truncation(m, rho, law), solve, check, seconds)
+    return _Lattice(float(law.mean()), min_truncation(m, rho, law), solve, check, seconds)
 
 
-def _with_speeds(speeds: np.ndarray, rho: float, law: Any, key: str, progress: bool,
+def _with_speeds(speeds: np.ndarray, rho: float, law: Distribution, key: str, progress: bool,
                  names: dict[str, str], blame: str) -> _Lattice:
     m = int(speeds.size)
-    mean = float(law.mean)
+    mean = float(law.mean())
     # the response time is at least the service time on the fastest server
     g_floor = mean / float(speeds.max())
     s_min = float(speeds.min())
@@ -358,7 +359,7 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     InvalidParameter, ResourceLimit, StabilityError, NotConverged
     """
     t0 = time.perf_counter()
-    law = as_size_law(sizes)
+    law = as_sizes(sizes)
     key = str(policy).lower()
     if key not in POLICIES:
         raise InvalidParameter("policy", policy, "one of " + ", ".join(POLICIES))
@@ -371,7 +372,7 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     blame = "U" if U is not None and coarse is None else "delta"
     if speeds is None:
         if not (isinstance(m, int) and m in COARSE_STEP):    # names m and its domain
-            validate_grid(m, rho, law, 0.1 * float(law.mean), 1e3 * float(law.mean),
+            validate_grid(m, rho, law, 0.1 * float(law.mean()), 1e3 * float(law.mean()),
                           names=names)
         lattice = _identical(m, rho, law, key, method, progress, names, blame)
     else:
@@ -389,7 +390,7 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     d1, d2, d3 = d1 * unit, d2 * unit, d3 * unit
     if speeds is None:
         # a probe of the step (a truncation the user did not give: at least the load's least)
-        probe_u = max(1e3 * max(float(law.mean), d1), lattice.u_min)
+        probe_u = max(1e3 * max(float(law.mean()), d1), lattice.u_min)
         try:
             validate_grid(m, rho, law, d1, probe_u, names=names)
         except InvalidParameter as exc:

@@ -47,8 +47,8 @@ exponential sizes); tests/dispatch/test_by_size.py checks both, the value iterat
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
->>> r = response_by_size_vi("lwl", 2, 0.5, exponential(1.0), bins=3, delta=0.1, U=16.0)
+>>> from symq.laws import Exponential
+>>> r = response_by_size_vi("lwl", 2, 0.5, Exponential(1.0), bins=3, delta=0.1, U=16.0)
 >>> exact_wait = 1 / (1 - 0.25) - 1                 # M/M/2 (Erlang C)
 >>> bool(abs(r.wait - exact_wait).max() < 2e-3)
 True
@@ -69,7 +69,7 @@ from symq.core.result import Exactness, ResultBase
 
 from ..policies.decisions import lookup_value
 from ..sizebins import DEFAULT_BINS, bin_means, bin_probabilities, size_edges
-from ..sizes import as_size_law
+from ..sizes import as_sizes, size_cdf, size_name
 from .grid import DispatchGrid, diagonal_weights
 from .iteration import VIResult
 
@@ -181,15 +181,15 @@ def bin_atom_weights(sizes: Any, edges: ArrayLike, delta: float, K: int) -> NDAr
     normalised over ``k = 0..K`` (the atoms beyond ``K delta`` carry the truncated tail of
     :func:`~symq.dispatch.vi.grid.hat_atoms`).
     """
-    law = as_size_law(sizes)
+    law = as_sizes(sizes)
     e = np.asarray(edges, dtype=float)
     k = np.arange(K + 1, dtype=float)
 
     def F(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.where(x <= 0, 0.0, np.asarray(law.cdf(np.maximum(x, 0.0)), dtype=float))
+        return np.where(x <= 0, 0.0, size_cdf(law, np.maximum(x, 0.0)))
 
     def Mp(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.where(x <= 0, 0.0, np.asarray(law.partial_mean(np.maximum(x, 0.0)),
+        return np.where(x <= 0, 0.0, np.asarray(law.partial_moment(1, np.maximum(x, 0.0)),
                                                 dtype=float))
 
     rows = []
@@ -349,7 +349,7 @@ def response_by_size_vi(policy: str | VIResult, m: int, rho: float, sizes: Any,
                                "lattice)")
     tol = real_value("tol", tol, "a real number > 0", lambda t: t > 0)
     max_iter = integer_value("max_iter", max_iter, 1)
-    law = as_size_law(sizes)
+    law = as_sizes(sizes)
     if isinstance(policy, VIResult):
         if policy.m != 2 or policy.policy != "optimal" or not policy.symmetric \
                 or policy.curvatures is not None:
@@ -364,7 +364,7 @@ def response_by_size_vi(policy: str | VIResult, m: int, rho: float, sizes: Any,
             raise InvalidParameter("rho", rho, f"the result's own rho={policy.rho:g}")
         grid = DispatchGrid.build(2, rho, law, policy.delta, policy.U)
         if abs(grid.lam - policy.lam) > 1e-9 * policy.lam:
-            raise InvalidParameter("sizes", law.name, "the size law the result was computed "
+            raise InvalidParameter("sizes", size_name(law), "the size law the result was computed "
                                    f"for (its arrival rate is {policy.lam:g}, this law gives "
                                    f"{grid.lam:g})")
         name, mode = "optimal", _TABLE
@@ -390,7 +390,7 @@ def response_by_size_vi(policy: str | VIResult, m: int, rho: float, sizes: Any,
     pi /= pi.sum()
     after, nxt, scratch = np.empty_like(pi), np.zeros_like(pi), np.empty_like(pi)  # i > j: 0
     change, clipped = np.inf, 0.0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (reported after the loop)
         clipped = _arrive(pi, grid.p, table, mode, after)
         _drain(after, grid.a, grid.b, grid.q, scratch, nxt)
         change = float(np.abs(nxt - pi).sum())
@@ -411,7 +411,7 @@ def response_by_size_vi(policy: str | VIResult, m: int, rho: float, sizes: Any,
     EW = float(grid.p @ wait)
     return VIResponseBySize(
         policy=name, m=2, rho=grid.rho, lam=grid.lam, delta=grid.delta, U=grid.U,
-        sizes=law.name, atoms=atoms, wait=wait, edges=edges, centres=centres,
+        sizes=size_name(law), atoms=atoms, wait=wait, edges=edges, centres=centres,
         probabilities=bin_probabilities(law, edges), means=means, slowdown=means / centres,
         ET=float(grid.p @ atoms) + EW, EW=EW, ET_value_iteration=g_vi, clipped=float(clipped),
         residual=change, iterations=it, distribution=pi)

@@ -34,7 +34,7 @@ from symq.core.resources import require_memory
 from symq.core.threads import limit_blas_threads
 
 from ..simplex import M_MAX, colex_states
-from ..sizes import as_size_law
+from ..sizes import as_sizes, size_cdf
 from ..symbolic import tail_curvature_fn
 from .planning import _names, grid_bytes, size_tail_point, validate_grid
 
@@ -72,13 +72,13 @@ def hat_atoms(sizes: Any, delta: float, tail_tol: float = 1e-10) -> NDArray[np.f
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> p = hat_atoms(exponential(1.0), 0.1)
+    >>> from symq.laws import Exponential
+    >>> p = hat_atoms(Exponential(1.0), 0.1)
     >>> mean = float((p * 0.1 * np.arange(p.size)).sum())
     >>> bool(abs(p.sum() - 1) < 1e-15), round(mean, 8)
     (True, 1.0)
     """
-    sizes = as_size_law(sizes)
+    sizes = as_sizes(sizes)
     delta = float(delta)
     x = size_tail_point(sizes, tail_tol)
     # the first grid point with ccdf < tail_tol (bisection on the lattice)
@@ -91,8 +91,8 @@ def hat_atoms(sizes: Any, delta: float, tail_tol: float = 1e-10) -> NDArray[np.f
             lo = mid
     K = max(hi, 1)
     grid = delta * np.arange(-1, K + 2, dtype=float)
-    F = np.where(grid < 0, 0.0, np.asarray(sizes.cdf(np.maximum(grid, 0.0)), dtype=float))
-    M = np.where(grid < 0, 0.0, np.asarray(sizes.partial_mean(np.maximum(grid, 0.0)), dtype=float))
+    F = np.where(grid < 0, 0.0, size_cdf(sizes, np.maximum(grid, 0.0)))
+    M = np.where(grid < 0, 0.0, np.asarray(sizes.partial_moment(1, np.maximum(grid, 0.0)), dtype=float))
     k = np.arange(K + 1, dtype=float)
     # index k in (F, M) is at position k + 1
     Fm, F0, Fp = F[0:K + 1], F[1:K + 2], F[2:K + 3]
@@ -197,7 +197,7 @@ class DispatchGrid:
         memory of one grid is checked (:func:`symq.core.resources.require_memory`) before the
         size atoms or any state array is allocated.
         """
-        sizes = as_size_law(sizes)
+        sizes = as_sizes(sizes)
         m, rho, delta, U, N, mean, second, lam = validate_grid(m, rho, sizes, delta, U,
                                                                names=names)
         K_est = int(math.ceil(size_tail_point(sizes, tail_tol) / delta)) + 1

@@ -12,9 +12,9 @@ diagonal constant of :math:`v(u, u) \approx c u^2`, and the table a simulator ne
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
+>>> from symq.laws import Exponential
 >>> from symq.dispatch.vi.solvers import evaluate_policy
->>> r = evaluate_policy("rnd", 1, 0.5, exponential(1.0), delta=0.25, U=20.0)
+>>> r = evaluate_policy("rnd", 1, 0.5, Exponential(1.0), delta=0.25, U=20.0)
 >>> r.ET_low <= r.ET <= r.ET_high
 True
 """

@@ -142,9 +142,9 @@ def richardson(solver: Callable[..., VIResult], *args: Any, delta: float = 0.1,
     Examples
     --------
     >>> import functools
-    >>> from symq.dispatch.sizes import exponential
+    >>> from symq.laws import Exponential
     >>> from symq.dispatch.vi.solvers import evaluate_policy
-    >>> rr = richardson(functools.partial(evaluate_policy, "rnd"), 2, 0.5, exponential(1.0),
+    >>> rr = richardson(functools.partial(evaluate_policy, "rnd"), 2, 0.5, Exponential(1.0),
     ...                 delta=0.2, U=20.0, tol=1e-9)
     >>> abs(rr.ET - 2.0) < 1e-3                        # 1/(1 - rho)
     True

@@ -23,7 +23,7 @@ from symq.core.parameters import integer_value, real_value
 from symq.core.resources import format_bytes, largest_fitting, memory_budget
 
 from ..simplex import M_MAX
-from ..sizes import as_size_law
+from ..sizes import as_sizes
 from ..symbolic import wait_fn
 
 __all__ = ["validate_grid", "plan_optimal", "min_truncation", "grid_bytes", "grid_work",
@@ -35,8 +35,8 @@ def size_tail_point(sizes: Any, tail_tol: float = 1e-10) -> float:
     The size lattice of :func:`hat_atoms` ends near it, so ``x / delta`` estimates the number of
     size atoms before they are computed (:func:`plan_optimal`).
     """
-    sizes = as_size_law(sizes)
-    mean = float(sizes.mean)
+    sizes = as_sizes(sizes)
+    mean = float(sizes.mean())
     if not (math.isfinite(mean) and mean > 0):
         raise InvalidParameter("sizes", getattr(sizes, "name", sizes),
                                "a law with a finite positive mean")
@@ -115,8 +115,8 @@ def validate_grid(m: Any, rho: Any, sizes: Any, delta: Any, U: Any, *,
                              f"stationary regime with {nm['m']}={m} servers")
     delta, U = (real_value(nm[key], val, "a finite real number > 0", lambda v: v > 0)
                 for key, val in (("delta", delta), ("U", U)))
-    sizes = as_size_law(sizes)
-    mean, second = float(sizes.mean), float(sizes.second_moment)
+    sizes = as_sizes(sizes)
+    mean, second = float(sizes.mean()), float(sizes.moment(2))
     if not (math.isfinite(mean) and mean > 0 and math.isfinite(second) and second > 0):
         raise InvalidParameter("sizes", getattr(sizes, "name", sizes),
                                "a law with finite positive first and second moments")
@@ -145,8 +145,8 @@ def validate_grid(m: Any, rho: Any, sizes: Any, delta: Any, U: Any, *,
 
 def min_truncation(m: int, rho: float, sizes: Any) -> float:
     """Smallest truncation ``U`` accepted: ``5 max(E[X], W)``, ``W`` the M/G/1 wait of RND."""
-    sizes = as_size_law(sizes)
-    mean, second = float(sizes.mean), float(sizes.second_moment)
+    sizes = as_sizes(sizes)
+    mean, second = float(sizes.mean()), float(sizes.moment(2))
     lam = rho * m / mean
     wait = float(wait_fn().scalar(lam / m, second, rho))     # Pollaczek-Khinchine, rate lam/m
     return 5.0 * max(mean, wait)
@@ -253,7 +253,7 @@ def plan_optimal(m: int, rho: float, sizes: Any, delta: float, U: float, *, leve
         needs and the value that fits.
     """
     nm = _names(names)
-    sizes = as_size_law(sizes)
+    sizes = as_sizes(sizes)
     huge = (_is_real(delta) and _is_real(U) and 0 < delta < math.inf and 0 < U
             and not U / delta <= 2.0 ** 40)
     if huge:   # no grid of 2^40 steps per server fits anywhere: find the largest U that does

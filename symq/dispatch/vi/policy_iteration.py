@@ -30,8 +30,8 @@ comes from the last optimality sweep.
 Examples
 --------
 >>> from symq.dispatch.vi.grid import DispatchGrid
->>> from symq.dispatch.sizes import exponential
->>> grid = DispatchGrid.build(2, 0.4, exponential(1.0), 0.25, 16.0)
+>>> from symq.laws import Exponential
+>>> grid = DispatchGrid.build(2, 0.4, Exponential(1.0), 0.25, 16.0)
 >>> v, g, lo, hi, sweeps, span = policy_iteration(grid, None, 1e-9)
 >>> bool(lo <= g <= hi and hi - lo < 1e-9)
 True

@@ -76,8 +76,8 @@ Examples
 One server: the value is the M/G/1 value :math:`\lambda u^2/(2(1-\rho))` and ``ET`` is
 Pollaczek-Khinchine, :math:`1/(1-\rho) = 2` at :math:`\rho = 1/2`:
 
->>> from symq.dispatch.sizes import exponential
->>> r = solve_optimal(1, 0.5, exponential(1.0), delta=0.1, U=20.0)
+>>> from symq.laws import Exponential
+>>> r = solve_optimal(1, 0.5, Exponential(1.0), delta=0.1, U=20.0)
 >>> abs(r.ET - 2.0) < 1e-2, r.ET_low <= r.ET <= r.ET_high
 (True, True)
 >>> round(float(r.value([4.0])) / 16.0, 2)       # lam / (2 (1 - rho)) = 0.5
@@ -96,10 +96,11 @@ from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
+from symq.laws import Distribution
 
 from ..policies import BoundPolicy, DispatchPolicy
 from ..policies.decisions import JIQ, JSQ, RND, RR
-from ..sizes import as_size_law
+from ..sizes import as_sizes
 from .grid import DispatchGrid, sorted_states
 from .iteration import VIResult, _iterate
 from .multigrid import _coarse_levels, _interpolate_to
@@ -135,7 +136,7 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
            stop: _Stop, progress: bool, warm_start: VIResult | None, multigrid: bool,
            method: str = "vi") -> VIResult:
     t0 = time.perf_counter()
-    sizes = as_size_law(sizes)            # once: every grid below uses the same law
+    sizes = as_sizes(sizes)            # once: every grid below uses the same law
     if method not in ("vi", "pi"):
         raise InvalidParameter("method", method, "'vi' (value iteration) or 'pi' (policy "
                                "iteration)")
@@ -242,8 +243,8 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> r = solve_optimal(2, 0.4, exponential(1.0), delta=0.2, U=24.0, tol=1e-8)
+    >>> from symq.laws import Exponential
+    >>> r = solve_optimal(2, 0.4, Exponential(1.0), delta=0.2, U=24.0, tol=1e-8)
     >>> r.ET_low <= r.ET <= r.ET_high < 1 / (1 - 0.4 ** 2)    # beats LWL (M/M/2)
     True
     """
@@ -292,7 +293,7 @@ def full_table(policy: BoundPolicy, grid: DispatchGrid) -> NDArray[np.int8]:
     return table
 
 
-def _evaluate_object(policy: DispatchPolicy | BoundPolicy, m: int, rho: float, sizes: Any,
+def _evaluate_object(policy: DispatchPolicy | BoundPolicy, m: int, rho: float, sizes: Distribution,
                      delta: float, U: float, stop: _Stop, progress: bool,
                      warm_start: VIResult | None, multigrid: bool) -> VIResult:
     """:func:`evaluate_policy` of a policy object: on the full lattice (``m = 2``)."""
@@ -373,8 +374,8 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPo
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> r = evaluate_policy("lwl", 2, 0.5, exponential(1.0), delta=0.1, U=20.0, tol=1e-9)
+    >>> from symq.laws import Exponential
+    >>> r = evaluate_policy("lwl", 2, 0.5, Exponential(1.0), delta=0.1, U=20.0, tol=1e-9)
     >>> abs(r.ET - 1 / (1 - 0.25)) < 2e-3             # M/M/2: 1/(1 - rho^2)
     True
     """

@@ -24,8 +24,8 @@ is its only index 0.
 
 Examples
 --------
->>> from symq.dispatch.sizes import exponential
->>> g = SpeedGrid.build((2.0, 1.0), 0.5, exponential(1.0), 0.25, 8.0)
+>>> from symq.laws import Exponential
+>>> g = SpeedGrid.build((2.0, 1.0), 0.5, Exponential(1.0), 0.25, 8.0)
 >>> g.m, g.N, round(g.lam, 6), g.curvatures.round(6).tolist()       # lam = rho (2 + 1) / E[X]
 (2, 32, 1.5, [1.0, 0.5])
 >>> g.r[0, :4].tolist(), g.r[1, :4].tolist()        # time steps of size atoms k * 0.25
@@ -45,9 +45,10 @@ from numpy.typing import ArrayLike, NDArray
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import real_value
 from symq.core.resources import require_memory
+from symq.laws import Distribution
 
 from ..policies.speeds import SPEEDS_DOMAIN, arrival_rate, check_speeds
-from ..sizes import as_size_law
+from ..sizes import as_sizes
 from ..symbolic import tail_curvature_fn, wait_fn
 from .grid import diagonal_weights, hat_atoms
 from .passes import _PARALLEL_WORK, _KernelChoice, _renamed
@@ -89,14 +90,14 @@ def min_truncation_speeds(speeds: NDArray[np.float64], rho: float, sizes: Any) -
     Pollaczek-Khinchine in time units).
     """
     s = np.asarray(speeds, dtype=float)
-    sizes = as_size_law(sizes)
-    mean, second = float(sizes.mean), float(sizes.second_moment)
+    sizes = as_sizes(sizes)
+    mean, second = float(sizes.mean()), float(sizes.moment(2))
     lam_i = arrival_rate(rho, mean, s, s.size) * s / s.sum()
     wait = max(float(wait_fn().scalar(li, second / si ** 2, rho)) for li, si in zip(lam_i, s))
     return 5.0 * max(mean / float(s.min()), wait)
 
 
-def atoms_estimate(sizes: Any, delta: float, s_min: float, tail_tol: float = 1e-10) -> int:
+def atoms_estimate(sizes: Distribution, delta: float, s_min: float, tail_tol: float = 1e-10) -> int:
     """Size atoms of the lattice of step ``delta * s_min`` before they are computed (from
     :func:`~symq.dispatch.vi.planning.size_tail_point`), for the memory and time estimates."""
     return int(math.ceil(size_tail_point(sizes, tail_tol) / (delta * s_min))) + 1
@@ -192,8 +193,8 @@ class SpeedGrid:
                                  f"speeds={s.tolist()}")
         delta, U = (real_value(name, val, "a finite real number > 0", lambda x: x > 0)
                     for name, val in (("delta", delta), ("U", U)))
-        sizes = as_size_law(sizes)
-        mean, second = float(sizes.mean), float(sizes.second_moment)
+        sizes = as_sizes(sizes)
+        mean, second = float(sizes.mean()), float(sizes.moment(2))
         if not (math.isfinite(mean) and mean > 0 and math.isfinite(second) and second > 0):
             raise InvalidParameter("sizes", getattr(sizes, "name", sizes),
                                    "a law with finite positive first and second moments")

@@ -118,11 +118,11 @@ Examples
 One server of speed 2 is M/M/1 of service rate 2: :math:`E[T] = 1/(2 - \lambda)`,
 :math:`\lambda = 2\rho`:
 
->>> from symq.dispatch.sizes import exponential
->>> r = evaluate_policy_speeds("rnd", [2.0], 0.5, exponential(1.0), delta=0.05, U=10.0)
+>>> from symq.laws import Exponential
+>>> r = evaluate_policy_speeds("rnd", [2.0], 0.5, Exponential(1.0), delta=0.05, U=10.0)
 >>> abs(r.ET - 1 / (2 - 1.0)) < 1e-2
 True
->>> r2 = solve_optimal_speeds([2.0, 1.0], 0.5, exponential(1.0), delta=0.25, U=12.0, tol=1e-8)
+>>> r2 = solve_optimal_speeds([2.0, 1.0], 0.5, Exponential(1.0), delta=0.25, U=12.0, tol=1e-8)
 >>> int(decisions_speeds(r2, [2.0, 1.0], [0.0, 0.0], 0.01))     # a tiny job: the fast server
 0
 """
@@ -138,7 +138,7 @@ from numpy.typing import ArrayLike, NDArray
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value, real_value
 
-from ..sizes import as_size_law
+from ..sizes import as_sizes
 from .iteration import VIResult, _FlatLayout, _relative_iteration
 from .multigrid import _coarse_levels
 from .speed_passes import (
@@ -188,7 +188,7 @@ def _solve(mode: int, policy: str, speeds: ArrayLike, rho: float, sizes: Any, de
            U: float, tol: float, max_iter: int, warm_start: VIResult | None, multigrid: bool,
            coarse_tol: float, progress: bool) -> VIResult:
     t0 = time.perf_counter()
-    sizes = as_size_law(sizes)
+    sizes = as_sizes(sizes)
     grid = SpeedGrid.build(speeds, rho, sizes, delta, U)
     tol = real_value("tol", tol, "a real number > 0", lambda t: t > 0)
     max_iter = integer_value("max_iter", max_iter, 1)
@@ -279,9 +279,9 @@ def solve_optimal_speeds(speeds: ArrayLike, rho: float, sizes: Any, delta: float
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> r = solve_optimal_speeds([2.0, 1.0], 0.5, exponential(1.0), delta=0.25, U=12.0)
-    >>> l = evaluate_policy_speeds("lwl", [2.0, 1.0], 0.5, exponential(1.0), delta=0.25, U=12.0)
+    >>> from symq.laws import Exponential
+    >>> r = solve_optimal_speeds([2.0, 1.0], 0.5, Exponential(1.0), delta=0.25, U=12.0)
+    >>> l = evaluate_policy_speeds("lwl", [2.0, 1.0], 0.5, Exponential(1.0), delta=0.25, U=12.0)
     >>> r.ET_high < l.ET_low                       # the optimum beats least finishing time
     True
     """
@@ -308,8 +308,8 @@ def evaluate_policy_speeds(policy: str, speeds: ArrayLike, rho: float, sizes: An
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> r = evaluate_policy_speeds("rnd", [1.0], 0.5, exponential(1.0), delta=0.1, U=12.0)
+    >>> from symq.laws import Exponential
+    >>> r = evaluate_policy_speeds("rnd", [1.0], 0.5, Exponential(1.0), delta=0.1, U=12.0)
     >>> abs(r.ET - 2.0) < 1e-2                     # M/M/1: 1/(1 - rho)
     True
     """
@@ -362,8 +362,8 @@ def decisions_speeds(result: VIResult, speeds: ArrayLike, u: ArrayLike,
 
     Examples
     --------
-    >>> from symq.dispatch.sizes import exponential
-    >>> r = solve_optimal_speeds([2.0, 1.0], 0.5, exponential(1.0), delta=0.25, U=12.0)
+    >>> from symq.laws import Exponential
+    >>> r = solve_optimal_speeds([2.0, 1.0], 0.5, Exponential(1.0), delta=0.25, U=12.0)
     >>> decisions_speeds(r, [2.0, 1.0], [[0.0, 0.0], [3.0, 0.0]], 0.05).tolist()
     [0, 1]
     """
