@@ -128,7 +128,7 @@ class BoundPolicy:
              else np.ascontiguousarray(np.asarray(n, dtype=np.int64).reshape(U.shape)))
         if self.code == SCORE:
             if self.speeds is None:
-                return decide_scores(self, U, N, X)
+                return decide_scores(self.name, self.score, self.score_params, U, N, X)
             out = _speeds.decide_scores_speeds(self.score, self.score_params, U, N, self.speeds,
                                                X)
             if out.size and out.min() < 0:

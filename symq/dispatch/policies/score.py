@@ -44,7 +44,7 @@ from __future__ import annotations
 import functools
 import keyword
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numba
 import numpy as np
@@ -55,9 +55,6 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 from symq.core.compiler import compile as compile_expr
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import Parameter, real_value
-
-if TYPE_CHECKING:
-    from .bound import BoundPolicy
 
 __all__ = ["SCORE_SIGNATURE", "SCORE_TYPE", "STATE_SYMBOLS", "MODEL_SYMBOLS", "SIGNATURE_TEXT",
            "decide_scores", "score_argmin", "null_score", "nan_score", "parameter_names",
@@ -119,20 +116,22 @@ def null_score() -> Any:
     return numba.njit(SCORE_SIGNATURE, cache=True)(_null_score_py)
 
 
-def decide_scores(pol: BoundPolicy, U: np.ndarray, N: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """Servers (0-based) chosen by the bound score policy ``pol`` for rows of ``U, N, X``.
+def decide_scores(name: str, score: Any, params: np.ndarray, U: np.ndarray, N: np.ndarray,
+                  X: np.ndarray) -> np.ndarray:
+    """Servers (0-based) chosen by the compiled ``score`` with parameters ``params`` (a bound
+    score policy's, named ``name`` in messages) for rows of ``U, N, X``.
 
     Raises
     ------
     InvalidParameter
         If the score is NaN at one of the states.
     """
-    out = _decide_kernel()(pol.score, pol.score_params, np.ascontiguousarray(U, dtype=float),
+    out = _decide_kernel()(score, params, np.ascontiguousarray(U, dtype=float),
                            np.ascontiguousarray(N, dtype=np.int64),
                            np.ascontiguousarray(X, dtype=float))
     if out.size and out.min() < 0:
         k = int(np.argmin(out))
-        raise nan_score(pol.name, f"u={U[k].tolist()}, n={N[k].tolist()}, x={float(X[k])!r}")
+        raise nan_score(name, f"u={U[k].tolist()}, n={N[k].tolist()}, x={float(X[k])!r}")
     return out
 
 
