@@ -67,7 +67,8 @@ from .simplex import M_MAX
 from .sizes import named_sizes, size_scv
 from .vi.speed_passes import M_SPEEDS
 
-__all__ = ["DISPATCH", "DispatchSolution", "solve_dispatch", "POLICY_CHOICES", "check_given", "check_m_for",
+__all__ = ["DISPATCH", "DispatchSolution", "solve_dispatch", "POLICY_CHOICES", "check_given",
+           "check_m_for",
            "check_sita_h", "check_simulation", "user_error"]
 
 POLICY_CHOICES = ("rnd", "rr", "jsq", "jiq", "jiq-jsq", "lwl", "sita", "sita-e", "sita-opt",
@@ -163,7 +164,8 @@ def check_given(key: str, sizes: str, scv: Any, h: Any, delta: Any, umax: Any,
                 rtol: Any = None) -> None:
     """Refuse a parameter typed for policy ``key`` that the model would ignore.
 
-    ``scv`` applies only to a size law of free SCV (not ``exp`` or ``det``), ``h`` to SITA and FPI-SITA, ``delta``, ``umax`` and
+    ``scv`` applies only to a size law of free SCV (not ``exp`` or ``det``), ``h`` to SITA and
+    FPI-SITA, ``delta``, ``umax`` and
     ``rtol`` to ``policy=optimal`` (the ``dispatch`` and ``dispatch-sim`` models).
 
     Raises

@@ -1,4 +1,4 @@
-r"""Optimal size-aware dispatching to two servers: decision regions and value function, data and plot.
+r"""Optimal size-aware dispatching to two servers: decision regions and value function, data, plot.
 
 Hyytiä & Righter, "Optimal size-aware dispatching rules via value iteration and some numerical
 investigations" (arXiv 2402.08142), figures of the optimal policy for two identical FCFS
@@ -21,7 +21,7 @@ Examples
 >>> from symq.laws import Exponential
 >>> result = solve_optimal(2, 0.4, Exponential(1.0), delta=0.25, U=16.0)
 >>> data = decision_regions_data(result, x=[0.1], u_max=4.0, n=5)
->>> data["choice"][0].tolist()   # rows u1 = 0, 1, ..., 4; columns u2: a short job joins the shorter queue
+>>> data["choice"][0].tolist()   # rows u1 = 0..4, columns u2: a short job joins the shorter queue
 [[0, 0, 0, 0, 0], [1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [1, 1, 1, 1, 0]]
 """
 

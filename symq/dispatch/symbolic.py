@@ -184,7 +184,8 @@ def derivation() -> Derivation:
     """The derivation printed by ``symq derive hyytia-righter``."""
     der = Derivation(
         title="Optimal size-aware dispatching: Bellman equations and closed-form values",
-        source="E. Hyytiä, R. Righter, arXiv 2402.08142 (2024); Hyytiä, Penttinen, Aalto, EJOR 2012",
+        source=("E. Hyytiä, R. Righter, arXiv 2402.08142 (2024); Hyytiä, Penttinen, Aalto, "
+                "EJOR 2012"),
         summary="$m$ FCFS servers, Poisson arrivals, sizes known at dispatch; state = backlogs "
                 "$u$; a job sent to server $i$ has response time $u_i + x$.",
     )
@@ -196,8 +197,8 @@ def derivation() -> Derivation:
     der.add("M/G/1 relative value", sp.Eq(sp.Function("v")(U), mg1_value()),
             r"Depends on the size law only through $\rho = \lambda E[X]$.")
     m = sp.Symbol("m", positive=True)
-    der.add("Curvature of the analytic tail beyond U", sp.Eq(sp.Symbol("c_M"),
-                                                             sp.factor(tail_curvature(LAM / m, RHO))),
+    curvature = sp.factor(tail_curvature(LAM / m, RHO))
+    der.add("Curvature of the analytic tail beyond U", sp.Eq(sp.Symbol("c_M"), curvature),
             "The $u^2$ coefficient of the M/G/1 value of one server under an equal random split "
             r"($\lambda_i = \lambda/m$, $\rho_i = \rho$); value iteration continues $v$ beyond "
             "the truncation $U$ by $c_M((U + s)^2 - U^2)$, and the lookup policy uses the same "

@@ -1,4 +1,5 @@
-"""Response time by size from the stationary backlog law on the VI lattice (symq.dispatch.vi.by_size):
+"""Response time by size from the stationary backlog law on the VI lattice
+(symq.dispatch.vi.by_size):
 the drain kernel is the adjoint of the E_A recursion of the value iteration; size-blind policies
 give x + E[W] with the exact waits (Erlang C, Pollaczek-Khinchine) after Richardson in delta;
 the chain's mean is the value iteration's g on the same grid; the optimal policy's E[T | bin]

@@ -58,7 +58,8 @@ def test_rr():
     check(est, exact_rr(2, 0.7, X))
 
 
-@pytest.mark.parametrize("m, rho, n", [(2, 0.4, 1_000_000), (2, 0.9, 4_000_000), (3, 0.8, 2_000_000)])
+@pytest.mark.parametrize("m, rho, n", [(2, 0.4, 1_000_000), (2, 0.9, 4_000_000),
+                                       (3, 0.8, 2_000_000)])
 def test_lwl(m, rho, n):
     est = simulate_dispatch("lwl", m, rho, X, n_jobs=n, rng=4, level=LEVEL)
     check(est, exact_lwl(m, rho, X))

@@ -1,7 +1,8 @@
 """Value iteration with per-server speeds (symq.dispatch.vi.speed_solvers and speeds_passes).
 
 Each check is against an independent computation: the symmetric unit-speed solver of
-symq.dispatch.vi.solvers (another implementation of the same MDP), the exact time-scaling identity of
+symq.dispatch.vi.solvers (another implementation of the same MDP), the exact time-scaling identity
+of
 equal speeds, Pollaczek-Khinchine per server for the split in proportion to speeds, M/M/1 of
 rate s, the simulator's LWL with speeds (99.9% interval), a numpy evaluation of the operator
 through VIResult.value, quadrature of the E_A expectation, and orderings that hold exactly in

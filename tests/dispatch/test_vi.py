@@ -1,5 +1,5 @@
-"""Relative value iteration for size-aware dispatching (symq.dispatch.vi.solvers and its grid, passes,
-iteration and multigrid modules).
+"""Relative value iteration for size-aware dispatching (symq.dispatch.vi.solvers and its grid,
+passes, iteration and multigrid modules).
 
 Every check is against an independent computation: closed forms (Pollaczek-Khinchine, the
 M/G/1 value lam u^2/(2(1-rho)), Erlang C for LWL = M/M/2), direct numerical integration of

@@ -120,7 +120,8 @@ def sita_class_stats(m: int, rho: float, sizes: Any, thresholds: ArrayLike
 def _sita_stats(lam: float, sizes: Distribution, h: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     cdf = np.concatenate([[0.0], 1.0 - np.asarray(sizes.ccdf(h), dtype=float), [1.0]])
-    pm = np.concatenate([[0.0], np.asarray(sizes.partial_moment(1, h), dtype=float), [sizes.mean()]])
+    pm = np.concatenate([[0.0], np.asarray(sizes.partial_moment(1, h), dtype=float),
+                         [sizes.mean()]])
     ps = np.concatenate([[0.0], np.asarray(sizes.partial_moment(2, h), dtype=float),
                          [sizes.moment(2)]])
     p = np.clip(np.diff(cdf), 0.0, None)
@@ -287,7 +288,8 @@ def _minimise_1d(f: Any, lo: float, hi: float, grid: int) -> tuple[float, float]
     values = np.array([f(x) for x in pts])
     k = int(np.argmin(values))
     if not math.isfinite(values[k]):
-        raise StabilityError("no stable SITA thresholds found (every grid point overloads a server)")
+        raise StabilityError("no stable SITA thresholds found (every grid point overloads a "
+                             "server)")
     a = pts[k - 1] if k > 0 else lo
     b = pts[k + 1] if k < pts.size - 1 else hi
 
@@ -486,5 +488,6 @@ def exact_mean_response(policy: str, m: int, rho: float, sizes: Any,
             chosen = sita_opt_thresholds(m, rho, sizes)
         value = exact_sita(m, rho, sizes, chosen, **options)
         h = tuple(float(x) for x in chosen)
-    return ExactResult(ET=float(value), policy=key, m=m, rho=rho, sizes=size_name(sizes), thresholds=h,
+    return ExactResult(ET=float(value), policy=key, m=m, rho=rho, sizes=size_name(sizes),
+                       thresholds=h,
                        method=_METHODS.get(key, _METHODS["sita"]))

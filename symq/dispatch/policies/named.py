@@ -82,11 +82,13 @@ Examples
 >>> pol = get_policy("fpi-rnd").bind(2, 0.5, Exponential(1.0))
 >>> pol.decide([[3.0, 1.0], [0.5, 2.0]], [1.0, 4.0]).tolist()
 [1, 0]
->>> get_policy("sita", h=1.5).bind(2, 0.5, Exponential(1.0)).decide([[0, 0], [0, 0]], [1.0, 2.0]).tolist()
+>>> sita = get_policy("sita", h=1.5).bind(2, 0.5, Exponential(1.0))
+>>> sita.decide([[0, 0], [0, 0]], [1.0, 2.0]).tolist()
 [0, 1]
 >>> get_policy("jiq").bind(3, 0.5, Exponential(1.0)).decide([[2.0, 0.0, 1.0]], [1.0]).tolist()
 [1]
->>> get_policy("lwl").bind(2, 0.5, Exponential(1.0), speeds=[3, 1]).decide([[2.0, 0.0]], [1.0]).tolist()
+>>> lwl = get_policy("lwl").bind(2, 0.5, Exponential(1.0), speeds=[3, 1])
+>>> lwl.decide([[2.0, 0.0]], [1.0]).tolist()
 [0]
 """
 
@@ -207,7 +209,8 @@ def _lookup_params(params: dict[str, Any]) -> dict[str, Any]:
     return {"v": v, "delta": delta, "c_M": c_M, **extra}
 
 
-def rnd_value_table(m: int, rho: float, sizes: Any, N: int, delta: float) -> tuple[np.ndarray, float]:
+def rnd_value_table(m: int, rho: float, sizes: Any, N: int,
+                    delta: float) -> tuple[np.ndarray, float]:
     """The additive RND value ``v(u) = sum_i (lam/m) u_i^2 / (2(1-rho))`` on the grid (m = 2).
 
     Returns ``(v, c_M)`` with ``c_M = (lam/m)/(2(1-rho))``: a calibration table for ``lookup``

@@ -222,7 +222,8 @@ def run_policy(pol: BoundPolicy, sizes: Distribution, n_jobs: int, n_warm: int, 
             else:
                 if block["pos"] == block["xs"].size:       # next block of pre-drawn sizes
                     n_new = min(_CHUNK, n_jobs - block["drawn"])
-                    block.update(xs=np.ascontiguousarray(draw_sizes(sizes, n_new, gen), dtype=float),
+                    xs = draw_sizes(sizes, n_new, gen)
+                    block.update(xs=np.ascontiguousarray(xs, dtype=float),
                                  pos=0, drawn=block["drawn"] + n_new)
                 n_do = min(stop - done, block["xs"].size - block["pos"])
                 xs = block["xs"][block["pos"]:block["pos"] + n_do]

@@ -310,7 +310,8 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
         # the whole run in fine slices of equal job counts: the output analysis drops the
         # transient (MSER) and merges the slices into uncorrelated batches
         slices = _slices(plan.n_jobs, plan.n_batches)
-        sums = [run_policy(pol, sizes, plan.n_jobs, 0, slices, gen, progress, desc, max_queue, edges)]
+        sums = [run_policy(pol, sizes, plan.n_jobs, 0, slices, gen, progress, desc, max_queue,
+                           edges)]
         ones = np.ones(slices)
         short = _shortrun_policy(plan, pol, sizes)
         ET, EW = (_with_doubt(analyse_ratio(x, ones, plan.n_batches, plan.level,

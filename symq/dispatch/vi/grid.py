@@ -92,7 +92,8 @@ def hat_atoms(sizes: Any, delta: float, tail_tol: float = 1e-10) -> NDArray[np.f
     K = max(hi, 1)
     grid = delta * np.arange(-1, K + 2, dtype=float)
     F = np.where(grid < 0, 0.0, size_cdf(sizes, np.maximum(grid, 0.0)))
-    M = np.where(grid < 0, 0.0, np.asarray(sizes.partial_moment(1, np.maximum(grid, 0.0)), dtype=float))
+    M = np.where(grid < 0, 0.0,
+                 np.asarray(sizes.partial_moment(1, np.maximum(grid, 0.0)), dtype=float))
     k = np.arange(K + 1, dtype=float)
     # index k in (F, M) is at position k + 1
     Fm, F0, Fp = F[0:K + 1], F[1:K + 2], F[2:K + 3]
@@ -190,7 +191,8 @@ class DispatchGrid:
     def build(cls, m: int, rho: float, sizes: Any, delta: float, U: float,
               tail_tol: float = 1e-10, *, names: Mapping[str, str] | None = None
               ) -> DispatchGrid:
-        """Validate the parameters and discretise (rules: :func:`~symq.dispatch.vi.solvers.solve_optimal`).
+        """Validate the parameters and discretise (the rules of
+        :func:`~symq.dispatch.vi.solvers.solve_optimal`).
 
         ``names`` maps ``"delta"``, ``"U"``, ``"m"``, ``"rho"`` to the names the caller's user
         typed (the ``dispatch`` model passes ``{"U": "umax"}``), so errors name those.  The

@@ -122,7 +122,8 @@ class RichardsonResult(ResultBase):
 
 def richardson(solver: Callable[..., VIResult], *args: Any, delta: float = 0.1,
                levels: int = 2, **kwargs: Any) -> RichardsonResult:
-    r"""Richardson extrapolation in the step: :math:`g_0 = g(\delta/2) + (g(\delta/2) - g(\delta))/3`.
+    r"""Richardson extrapolation in the step,
+    :math:`g_0 = g(\delta/2) + (g(\delta/2) - g(\delta))/3`.
 
     Runs ``solver(*args, delta=d, warm_start=previous, **kwargs)`` for
     ``d = delta, delta/2, ...`` (``levels`` grids, each warm-started from the previous one) and
