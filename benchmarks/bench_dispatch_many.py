@@ -19,8 +19,8 @@ import argparse
 import time
 
 from symq.dispatch import richardson, solve_optimal
-from symq.laws import Exponential
 from symq.dispatch.vi.accuracy import solve_accurate
+from symq.laws import Exponential
 
 
 def _run(m: int, rho: float, verbose: bool = False, **options: object) -> float:
@@ -30,7 +30,8 @@ def _run(m: int, rho: float, verbose: bool = False, **options: object) -> float:
     fine = est.fine
     print(f"m={m} rho={rho} {options or ''}: ET = {est.ET:.6f} +- {est.error_estimate:.2e} "
           f"(relative {est.error_estimate / est.ET:.1e}; bracket {est.bracket:.1e}, "
-          f"extrapolation {est.extrapolation:.1e}, truncation {est.truncation:.1e}), U = {est.U:g}, "
+          f"extrapolation {est.extrapolation:.1e}, truncation {est.truncation:.1e}), "
+          f"U = {est.U:g}, "
           f"finest grid {fine.v.size} values, {seconds:.1f} s")
     if verbose:
         for g in est.grids:
@@ -51,7 +52,8 @@ def main() -> None:
         start = time.perf_counter()
         old = richardson(solve_optimal, 2, 0.9, Exponential(1.0), delta=0.1, U=96.0)
         base = time.perf_counter() - start
-        print(f"baseline (old CLI default): g0 = {old.ET:.6f}, {base:.1f} s; ratio {base / new:.1f}x")
+        print(f"baseline (old CLI default): g0 = {old.ET:.6f}, {base:.1f} s; "
+              f"ratio {base / new:.1f}x")
     for m in (2, 3, 4):
         _run(m, 0.4)
     if args.big:

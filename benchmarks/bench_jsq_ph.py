@@ -18,7 +18,8 @@ import time
 
 import numpy as np
 
-from symq.meanfield import hyperexponential2, product_form_ET, product_form_residual, solve_jsq_ph
+from symq.laws import hyperexponential2
+from symq.meanfield import product_form_ET, product_form_residual, solve_jsq_ph
 
 D, LAMBDA, SCV, F, TOL = 2, 0.9, 10.0, 0.5, 1e-12
 

@@ -4,7 +4,8 @@ Two identical servers, Poisson arrivals at load rho = 0.4 per server, exponentia
 mean 1 (Hyytiä & Righter, arXiv 2402.08142).  Relative value iteration on the steps 0.1 and 0.05
 (backlogs up to 24), Richardson-extrapolated, gives the optimal mean response time with its
 stated error (the grid difference), beside the exact values of the heuristics.  The Odoni
-bracket of each grid is printed too, labelled: it bounds the discretised problem only.  The plots show, for a few job sizes, which server a job joins as a function of the
+bracket of each grid is printed too, labelled: it bounds the discretised problem only.  The
+plots show, for a few job sizes, which server a job joins as a function of the
 two backlogs (short jobs to the shorter queue, long jobs to the longer one), and v(u, u) along
 the diagonal against the report's 0.56 u^2 and the random split's lam u^2/(2(1 - rho))
 (``symq.dispatch.plot_decision_regions`` and ``plot_value_diagonal``).  Saved to

@@ -213,11 +213,9 @@ def _dispatch() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         ResponseBySize,
         RichardsonResult,
         ScorePolicy,
-        SizeLaw,
         VIResult,
         evaluate_policy,
         exact_mean_response,
-        exponential,
         get_policy,
         response_by_size_data,
         richardson,
@@ -226,8 +224,9 @@ def _dispatch() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         solve_accurate,
     )
     from symq.dispatch.vi.by_size import VIResponseBySize, response_by_size_vi
+    from symq.laws import Exponential
 
-    X = exponential(1.0)
+    X = Exponential(1.0)
 
     def vi():
         r = evaluate_policy("rnd", 2, 0.5, X, delta=0.4, U=12.0, tol=1e-8)
@@ -267,7 +266,6 @@ def _dispatch() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         DispatchPolicy: lambda: (get_policy("lwl"), ["**DispatchPolicy** lwl"]),
         ScorePolicy: lambda: (score_policy("mine", "u + beta*x", {"beta": 0.5}),
                               [r"\beta x + u_{i}"]),
-        SizeLaw: lambda: (X, ["| `second_moment` | 2 |"]),
     }
 
 
@@ -583,9 +581,52 @@ def _laws() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     }
 
 
+def _registered() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
+    """The typed results of the registered models, as ``symq solve`` gets them."""
+    from symq.core import registry
+    from symq.dispatch.declared import DispatchSimulation
+    from symq.dispatch.model import DispatchSolution
+    from symq.meanfield.attained.model import AttainedPolicyMeans
+    from symq.meanfield.results import JSQPHComparison
+    from symq.routing.model import FarmRouting, PSSimComparison
+    from symq.window.model import ProtocolSolution
+    from symq.window.simmodel import ProtocolSimulation
+
+    def solved(name: str, **given: Any) -> Any:
+        spec = registry.get_model(name)
+        params = {p.name: p.typical for p in spec.parameters
+                  if p.required and p.typical is not None}
+        return spec.run({**params, **given}, rng=1).outcome
+
+    def dispatch():
+        r = solved("dispatch", m=2, rho=0.5, policy="lwl")
+        return r, [g(1 / (1 - 0.25))]                      # M/M/2 (Erlang C)
+
+    def dispatch_sim():
+        r = solved("dispatch-sim", m=1, rho=0.5, policy="rnd", n_jobs=20_000)
+        assert r.ET.contains(2.0)                          # M/M/1 at load 1/2
+        return r, ["**DispatchSimulation**"]
+
+    def jsq_ph():
+        r = solved("jsq-ph", d=2, lam=0.5, scv=1.0)
+        return r, ["**JSQPHComparison**"]
+
+    return {
+        DispatchSolution: dispatch, DispatchSimulation: dispatch_sim, JSQPHComparison: jsq_ph,
+        AttainedPolicyMeans: lambda: (solved("attained"), ["**AttainedPolicyMeans**"]),
+        FarmRouting: lambda: (solved("ps-routing"), ["**FarmRouting**"]),
+        PSSimComparison: lambda: (solved("ps-sim", n_jobs=20_000), ["**PSSimComparison**"]),
+        ProtocolSolution: lambda: (solved("awp", protocol="newreno", p=0.01),
+                                   ["**ProtocolSolution**"]),
+        ProtocolSimulation: lambda: (solved("window-sim", protocol="newreno", p=0.01,
+                                            n_losses=20_000),
+                                     ["**ProtocolSimulation**"]),
+    }
+
+
 def builders() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     out: dict[type, Callable[[], tuple[Any, list[str]]]] = {}
-    for part in (_core, _me, _laws, _dispatch, _meanfield, _routing, _window):
+    for part in (_core, _me, _laws, _dispatch, _meanfield, _routing, _window, _registered):
         out.update(part())
     return out
 
@@ -599,6 +640,9 @@ EXEMPT = {
     "NamedScipyLaw": "the abstract base of the named scipy laws (its subclasses are built here)",
     "FileClaim": "a Claim read from a claims file: Claim's display (built here)",
     "MarkdownDisplay": "the display mixin (every type using it is built here)",
+    "DeclaredFixedPoint": "a claims-file kind's result: ResultBase's display (built here)",
+    "DeclaredRouting": "a claims-file kind's result: ResultBase's display (built here)",
+    "DispatchScoreResult": "a claims-file kind's result: ResultBase's display (built here)",
 }
 
 

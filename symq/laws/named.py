@@ -344,14 +344,16 @@ class Hyperexponential(Distribution):
     def pdf(self, x: ArrayLike) -> Any:
         points = np.asarray(x, dtype=float)
         inside = np.maximum(points, 0.0)[..., None]
-        out = np.where(points >= 0, np.sum(self.probabilities * self.rates
-                                           * np.exp(-self.rates * inside), axis=-1), 0.0)
+        with np.errstate(over="ignore"):  # rate * x beyond the largest double: exp(-inf) = 0
+            out = np.where(points >= 0, np.sum(self.probabilities * self.rates
+                                               * np.exp(-self.rates * inside), axis=-1), 0.0)
         return out[()] if points.ndim == 0 else out
 
     def ccdf(self, x: ArrayLike) -> Any:
         points = np.asarray(x, dtype=float)
         inside = np.maximum(points, 0.0)[..., None]
-        out = np.sum(self.probabilities * np.exp(-self.rates * inside), axis=-1)
+        with np.errstate(over="ignore"):  # rate * x beyond the largest double: exp(-inf) = 0
+            out = np.sum(self.probabilities * np.exp(-self.rates * inside), axis=-1)
         return out[()] if points.ndim == 0 else out
 
     def cdf(self, x: ArrayLike) -> Any:

@@ -27,18 +27,18 @@ from symq.dispatch.policies.exact import exact_mean_response
 from symq.dispatch.simulation.fairness import ResponseBySize, response_by_size_data
 from symq.dispatch.simulation.simulate import simulate_dispatch
 from symq.dispatch.sizebins import size_edges
-from symq.dispatch.sizes import exponential
 from symq.dispatch.vi.accuracy import solve_accurate
 from symq.dispatch.vi.by_size import VIResponseBySize, response_by_size_vi
 from symq.dispatch.vi.multigrid import richardson
 from symq.dispatch.vi.solvers import evaluate_policy, solve_optimal
+from symq.laws import Exponential
 
 __all__ = ["PAPER", "build_claims"]
 
 KEY = "hyytia-righter"
 SOURCE = "Hyytiä & Righter, arXiv 2402.08142 (2024)"
 EJOR = "Hyytiä, Penttinen, Aalto, EJOR 2012 (size-aware value functions of M/G/1)"
-SIZES = exponential(1.0)
+SIZES = Exponential(1.0)
 
 #: Value-iteration grids: (coarse step, truncation U, stopping options) per load; Richardson over
 #: delta, delta/2.  At rho = 0.9 the steps 0.4, 0.2 give g0 = 3.9596, 0.003 above the value with
