@@ -346,6 +346,8 @@ def _display_fields(obj: Any) -> list[tuple[str, Any]]:
 
 
 def _flat_numbers(value: Any, path: str) -> list[tuple[str, float]]:
+    if isinstance(value, ResultBase):  # a nested typed result (an Allocation): its values
+        return _flat_numbers(value.outputs(), path)
     if hasattr(value, "half_width") and hasattr(value, "mean"):  # a ConfidenceInterval
         return [(f"{path}.mean", float(value.mean)),
                 (f"{path}.half_width", float(value.half_width))]

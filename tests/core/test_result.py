@@ -120,3 +120,23 @@ def test_a_typed_result_gives_the_registered_values():
                                                                  0.5)
     assert json.loads(json.dumps(result.to_dict()))["results"] == {"ET": 2.0,
                                                                    "tail": [1.0, 0.5]}
+
+
+def test_check_values_looks_inside_a_nested_typed_result():
+    """A typed result held as a value (ps-routing's Allocations) is checked like the rest."""
+    from dataclasses import dataclass
+
+    import pytest as _pytest
+
+    from symq.core.errors import NumericalFailure
+    from symq.core.result import ResultBase, check_values
+
+    @dataclass(frozen=True)
+    class Part(ResultBase):
+        cost: float
+        method: str = "toy"
+        exactness: Exactness = Exactness.EXACT
+
+    check_values("toy", {"optimal": Part(cost=1.5)})
+    with _pytest.raises(NumericalFailure, match=r"optimal\.cost = nan"):
+        check_values("toy", {"optimal": Part(cost=float("nan"))})
