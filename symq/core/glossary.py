@@ -52,6 +52,8 @@ RETIRED: Mapping[str, str] = {
     "n_samples_jobs": "n_jobs",
     "seed": "rng",
     "show_progress": "progress",
+    "timings": "seconds",
+    "mean_service": "mean_size",
 }
 
 

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from .errors import InvalidParameter
 
-__all__ = ["RenamedKeywordWarning", "renamed_keys", "renamed_keywords"]
+__all__ = ["RenamedKeywordWarning", "former_attribute", "renamed_keys", "renamed_keywords"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 V = TypeVar("V")
@@ -141,3 +141,30 @@ def renamed_keys(values: Mapping[str, V], renamed: Mapping[str, str], owner: str
                       "next release", RenamedKeywordWarning, stacklevel=3)
         out[new] = value
     return out
+
+
+def former_attribute(old: str, new: str,
+                     convert: Callable[[Any], Any] = lambda value: value) -> property:
+    """A read-only property ``old`` of a result that warns and reads the field ``new``.
+
+    For a field renamed by issue 31 (``timings`` -> ``seconds``, ``mean_service`` ->
+    ``mean_size``, ``service`` -> ``sizes``), kept for one release.  ``convert`` turns the new
+    value into the old shape (``seconds`` -> ``{"total": seconds}``).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from symq.meanfield import solve_supermarket
+    >>> r = solve_supermarket(1, 0.5)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     r.timings == {"total": r.seconds}, caught[0].category.__name__
+    (True, 'RenamedKeywordWarning')
+    """
+
+    def read(self: Any) -> Any:
+        warnings.warn(f"{type(self).__name__}.{old} is now .{new}; {old} is read for one "
+                      "release", RenamedKeywordWarning, stacklevel=2)
+        return convert(getattr(self, new))
+
+    return property(read, doc=f"Former name of :attr:`{new}` (warns).")

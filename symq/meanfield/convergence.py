@@ -50,13 +50,12 @@ from scipy.integrate import solve_ivp
 
 from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
 from symq.core.parameters import integer_value, real_value
-from symq.core.renamed import renamed_keywords
+from symq.core.renamed import former_attribute, renamed_keywords
 from symq.core.result import Exactness, ResultBase
 from symq.laws import PhaseType, as_phase_type
 
 from .jsq_ph import batched_drift, solve_jsq_ph
 from .probes import probe_polynomial
-from .results import former_attribute
 from .sizes import PhaseTypeLaw
 
 __all__ = ["ConvergenceRate", "MG1Comparison", "convergence_rate", "mg1_comparison",

@@ -31,8 +31,6 @@ Examples
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -40,11 +38,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from symq.core.errors import NumericalFailure
-from symq.core.renamed import RenamedKeywordWarning
+from symq.core.renamed import former_attribute
 from symq.core.result import Exactness, ResultBase
 
 __all__ = ["SupermarketFixedPoint", "RefinedJSQ", "JSQPHComparison", "check_means",
-           "refined_validity", "SLACK", "PARAMETER_ECHO", "former_attribute"]
+           "refined_validity", "SLACK", "PARAMETER_ECHO"]
 
 #: Round-off allowed outside ``[0, 1]``, on monotonicity and below 0 for a mean.
 SLACK = 1e-9
@@ -52,33 +50,6 @@ SLACK = 1e-9
 #: Fields of a mean-field result that repeat the model's parameters (``d``, ``lam``, ``N``):
 #: shown by the result, but not among a registered model's values (they are its ``params``).
 PARAMETER_ECHO = ResultBase.bookkeeping | {"d", "lam", "N"}
-
-
-def former_attribute(old: str, new: str,
-                     convert: Callable[[Any], Any] = lambda value: value) -> property:
-    """A read-only property ``old`` of a result that warns and reads the field ``new``.
-
-    For a field renamed by issue 31 (``timings`` -> ``seconds``, ``mean_service`` ->
-    ``mean_size``, ``service`` -> ``sizes``), kept for one release.  ``convert`` turns the new
-    value into the old shape (``seconds`` -> ``{"total": seconds}``).
-
-    Examples
-    --------
-    >>> import warnings
-    >>> from symq.meanfield import solve_supermarket
-    >>> r = solve_supermarket(1, 0.5)
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     r.timings == {"total": r.seconds}, caught[0].category.__name__
-    (True, 'RenamedKeywordWarning')
-    """
-
-    def read(self: Any) -> Any:
-        warnings.warn(f"{type(self).__name__}.{old} is now .{new}; {old} is read for one "
-                      "release", RenamedKeywordWarning, stacklevel=2)
-        return convert(getattr(self, new))
-
-    return property(read, doc=f"Former name of :attr:`{new}` (warns).")
 
 
 def _total(seconds: float) -> dict[str, float]:

@@ -62,7 +62,7 @@ import numpy as np
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import IntegerAtLeast, real_value
 from symq.core.randomness import RngLike
-from symq.core.renamed import renamed_keywords
+from symq.core.renamed import former_attribute, renamed_keywords
 from symq.core.result import Exactness, ResultBase
 from symq.core.simoutput import require_probing_run_length
 from symq.core.simrun import (
@@ -76,7 +76,7 @@ from symq.core.simstats import ConfidenceInterval
 from symq.laws import PhaseType, as_phase_type, validate_ph
 from symq.laws.kernels import exponential, first_phase, next_phase
 
-from .results import PARAMETER_ECHO, former_attribute
+from .results import PARAMETER_ECHO
 from .simulation_core import (
     departure_interval,
     keep_smallest,

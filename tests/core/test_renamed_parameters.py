@@ -114,6 +114,32 @@ def test_claims_file_reference_with_the_old_name(toys):
         build_claim("claims[0]", both, FileContext("test"))
 
 
+def _mm1_response(rho):
+    """Mean response time of an M/M/1 queue of load rho with unit service rate."""
+    return Result("toy-et", {"rho": rho}, {"ET": 1.0 / (1.0 - rho)}, "closed form")
+
+
+def test_claims_file_reference_to_a_retired_result_key():
+    """``MODEL:ER`` (a key retired by the glossary) reads ``MODEL:ET`` with a warning; a key
+    that is neither an output nor a retired name of one is still refused."""
+    spec = registry.ModelSpec("toy-et", "M/M/1 mean response time",
+                              (Parameter("rho", Interval(0.0, 1.0, True, True), typical=0.5),),
+                              _mm1_response, outputs=("ET",))
+    registry.register_model(spec)
+    try:
+        table = {"name": "toy", "statement": "T == 1/(1 - r)",
+                 "let": {"T": {"ref": "toy-et:ER", "rho": "r"}},
+                 "region": {"r": [0.25, 0.5]}, "tolerance": 1e-12}
+        with pytest.warns(RenamedKeywordWarning, match=r"toy-et:ER is now toy-et:ET"):
+            built = build_claim("claims[0]", table, FileContext("test"))
+        assert built.check().status is Status.HOLDS
+        wrong = {**table, "let": {"T": {"ref": "toy-et:EW", "rho": "r"}}}
+        with pytest.raises(InvalidParameter, match="no result 'EW'"):
+            build_claim("claims[0]", wrong, FileContext("test"))
+    finally:
+        registry._MODELS.pop("toy-et", None)
+
+
 def test_model_kind_declaration_with_an_old_key():
     seen = {}
 

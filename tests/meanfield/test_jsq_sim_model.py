@@ -102,10 +102,12 @@ def test_supermarket_outputs_answer_a_claim_on_et_eq_and_the_tail():
     assert r["ET"] == pytest.approx(r["EQ"] / 0.5, rel=1e-12)
 
 
-def test_attained_gives_et_as_well_as_er():
+def test_attained_gives_et_and_reads_the_former_er_with_a_warning():
     r = get_model("attained").run({"policy": "SQ", "d": 2, "lam": 0.7, "scv": 4.0,
                                    "delta": 1.0, "rep_max": 10.0})
-    assert r["ET"] == r["ER"] == pytest.approx(r["EW"] + 1.0, rel=1e-12)
+    assert r["ET"] == pytest.approx(r["EW"] + 1.0, rel=1e-12)  # mean size 1
+    with pytest.warns(RenamedKeywordWarning, match=r"AttainedPolicyMeans\.ER is now \.ET"):
+        assert r.outcome.ER == r["ET"]
 
 
 def test_jsq_sim_former_service_keyword_still_works_with_a_warning():

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,8 +61,10 @@ from ..errors import (
     SymqError,
 )
 from ..formula import Relation, degree_estimate, parse_formula, parse_relation
+from ..glossary import RETIRED
 from ..parameters import validate_parameters
 from ..registry import models
+from ..renamed import RenamedKeywordWarning
 from ..tolerance import Tolerance, parse_tolerance, point_error
 from .explain import holding_region, smallest_counterexample
 from .limits import check_limit_axis, limit_verdict, parse_limit_target, show_target
@@ -358,6 +361,8 @@ def _reference(key: str, name: str, text: str, overrides: dict[str, Any],
         raise InvalidParameter(exc.name, exc.value, exc.domain,
                                f"{exc.reason}; did you mean {close[0]}?") from None
     if model.outputs and result_key not in model.outputs:
+        result_key = _current_result_key(key, model, result_key)
+    if model.outputs and result_key not in model.outputs:
         close = difflib.get_close_matches(result_key, model.outputs, n=1)
         raise InvalidParameter(f"{key}", text, f"a result of model {model.name}: "
                                + ", ".join(model.outputs), f"no result {result_key!r}"
@@ -375,6 +380,18 @@ def _reference(key: str, name: str, text: str, overrides: dict[str, Any],
         idx = parse_formula(f"{key} (index)", index, names,
                             assumptions={n: {"real": True} for n in names})
     return Reference(name, model, result_key, idx, parsed, context, text, **sequential)
+
+
+def _current_result_key(key: str, model: Any, result_key: str) -> str:
+    """The glossary's name for a retired result key (``attained:ER`` -> ``attained:ET``), with
+    a :class:`~symq.core.renamed.RenamedKeywordWarning`; any other key unchanged."""
+    current = RETIRED.get(result_key)
+    if current is None or current not in model.outputs:
+        return result_key
+    warnings.warn(f"{key}: {model.name}:{result_key} is now {model.name}:{current} (the "
+                  f"glossary's name); {result_key} is read for one release",
+                  RenamedKeywordWarning, stacklevel=2)
+    return current
 
 
 #: Run-length parameters of the simulation models, in the order they are looked for.

@@ -3,10 +3,9 @@
 ``symq solve attained policy=LEW d=5 lam=0.7 scv=10 f=0.5 T=2 delta=0.1 --json`` solves the
 mean-field fixed point of one attained-service policy (Hellemans & Van Houdt, IEEE/ACM ToN
 2021) for hyper-Erlang job sizes with mean 1 (``k = 1``: the two-phase hyperexponential
-H2(1, scv, f) of the paper) and returns an :class:`AttainedPolicyMeans`: ``EW``, ``ET``, ``ER``
-and ``P_wait``, with the truncation's figures.  It keeps the paper's key ``ER`` for the mean
-response time, and ``ET`` (the glossary name, which the solver's result uses) holds the same
-value so that a claim may write ``attained:ET``.
+H2(1, scv, f) of the paper) and returns an :class:`AttainedPolicyMeans`: ``EW``, ``ET`` (the
+paper's ``E[R]``, under the glossary's name) and ``P_wait``, with the truncation's figures.  The
+former key ``ER`` is read, with a warning, for one release (``attained:ER`` in a claims file).
 
 Examples
 --------
@@ -34,7 +33,7 @@ from symq.core.parameters import (
 )
 from symq.core.randomness import RngLike
 from symq.core.registry import ModelSpec
-from symq.core.renamed import renamed_keywords
+from symq.core.renamed import former_attribute, renamed_keywords
 from symq.core.resources import largest_fitting, memory_budget, require_memory
 from symq.core.result import Exactness, ResultBase
 from symq.laws import as_phase_type, hyper_erlang
@@ -140,8 +139,9 @@ class AttainedPolicyMeans(ResultBase):
     ----------
     EW : float
         Mean waiting time.
-    ET, ER : float
-        Mean response time (``ER``, the paper's name, holds the same value as ``ET``).
+    ET : float
+        Mean response time (the paper's ``E[R]``; the former key ``ER`` is read, with a
+        warning, for one release).
     P_wait : float
         Probability that an arrival waits.
     queue_tail : ndarray
@@ -165,7 +165,6 @@ class AttainedPolicyMeans(ResultBase):
 
     EW: float
     ET: float
-    ER: float
     P_wait: float
     queue_tail: NDArray[np.float64]
     iterations: int
@@ -176,6 +175,8 @@ class AttainedPolicyMeans(ResultBase):
     exactness: Exactness = Exactness.NUMERIC
     seconds: float = 0.0
 
+    ER = former_attribute("ER", "ET")
+
 
 def solve_attained_model(policy: str, d: int, lam: float, scv: float, f: float = 0.5,
                          T: float = 2.0, delta: float = 0.1, k: int = 1, B: int = 30,
@@ -185,7 +186,7 @@ def solve_attained_model(policy: str, d: int, lam: float, scv: float, f: float =
     Returns
     -------
     AttainedPolicyMeans
-        ``EW``, ``ET`` and ``ER`` (the same mean response time), ``P_wait``, ``queue_tail``
+        ``EW``, ``ET`` (the paper's ``E[R]``), ``P_wait``, ``queue_tail``
         (``P(Q >= l)``, ``l = 1..B``), ``iterations``, ``change``, ``layers`` (``r + 1``),
         ``truncation_mass``.
     """
@@ -195,7 +196,7 @@ def solve_attained_model(policy: str, d: int, lam: float, scv: float, f: float =
     pol = get_policy(policy, T=T)
     fp = solve_attained(pol, d, lam, law, delta=delta, rep_max=rep_max, B=B, truncation="raise")
     return AttainedPolicyMeans(
-        EW=float(fp.EW), ET=float(fp.ET), ER=float(fp.ET), P_wait=float(fp.P_wait),
+        EW=float(fp.EW), ET=float(fp.ET), P_wait=float(fp.P_wait),
         queue_tail=np.asarray(fp.queue_tail, dtype=float), iterations=int(fp.iterations),
         change=float(fp.change), layers=int(fp.x.shape[0]),
         truncation_mass=float(fp.truncation_mass), method=fp.method, exactness=fp.exactness,
@@ -231,9 +232,9 @@ ATTAINED = ModelSpec(
                   default=40.0),
     ),
     solve=solve_attained_model,
-    scalar_outputs=lambda r: {"EW": float(r.values["EW"]), "ER": float(r.values["ER"]),
+    scalar_outputs=lambda r: {"EW": float(r.values["EW"]), "ET": float(r.values["ET"]),
                               "P_wait": float(r.values["P_wait"])},
     paper="attained-service",
-    outputs=("EW", "ET", "ER", "P_wait", "queue_tail", "iterations", "change", "layers",
+    outputs=("EW", "ET", "P_wait", "queue_tail", "iterations", "change", "layers",
              "truncation_mass"),
 )

@@ -18,14 +18,15 @@ def run(capsys, *argv):
     return code, out, err
 
 
-def test_cli_solve_returns_ew_and_er(capsys) -> None:
+def test_cli_solve_returns_ew_and_et(capsys) -> None:
     code, out, _ = run(capsys, "solve", "attained", "policy=lew", "d=5", "lam=0.7", "scv=10",
                        "f=0.5", "T=2", "delta=0.5", "rep_max=20", "--json")
     assert code == 0
     data = json.loads(out)
     assert data["params"]["policy"] == "LEW"
     results = data["results"]
-    assert results["ER"] - results["EW"] == pytest.approx(1.0, rel=1e-12)  # mean size 1
+    assert results["ET"] - results["EW"] == pytest.approx(1.0, rel=1e-12)  # mean size 1
+    assert "ER" not in results  # retired: the glossary names it ET
     assert results["P_wait"] == pytest.approx(0.7 ** 5, rel=1e-9)  # idle servers always win
     alpha, A = hyperexponential2(1.0, 10.0, 0.5)
     direct = solve_attained("LEW", 5, 0.7, (alpha, A), delta=0.5, rep_max=20.0)
