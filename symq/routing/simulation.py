@@ -63,7 +63,7 @@ from numpy.typing import ArrayLike
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import IntegerAtLeast, NonNegativeReal, PositiveReal
 from symq.core.randomness import RngLike, as_generator
-from symq.core.renamed import RenamedKeywordWarning, renamed_keywords
+from symq.core.renamed import RenamedKeywordWarning, former_attribute, renamed_keywords
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
 from symq.core.simoutput import analyse_ratio, analyse_series, require_run_length
@@ -262,10 +262,12 @@ class PSQueueEstimate(ResultBase):
     mean_slowdown : ConfidenceInterval
         :math:`E[T/X]`, batch means over the per-job ratios (exact PS value :math:`1/(C-x)`
         for every size law).
-    lam, C, mean : float
-        Arrival rate, capacity and mean job size of the simulated queue.
-    law : str
-        Job-size law: its name, or a short description of the law object.
+    lam, C, mean_size : float
+        Arrival rate, capacity and mean job size :math:`E[X]` of the simulated queue
+        (``mean_size`` formerly ``mean``, read for one release with a warning).
+    sizes : str
+        Job-size law: its name, or a short description of the law object (formerly ``law``,
+        read for one release with a warning).
     n_jobs : int
         Number of simulated jobs (warm-up included).
     n_warmup : int
@@ -276,29 +278,32 @@ class PSQueueEstimate(ResultBase):
         ``simulated``.
     """
 
-    summary: ClassVar[tuple[str, ...]] = ("ET", "EQ", "mean_slowdown", "law")
+    summary: ClassVar[tuple[str, ...]] = ("ET", "EQ", "mean_slowdown", "sizes")
 
     ET: ConfidenceInterval
     EQ: ConfidenceInterval
     mean_slowdown: ConfidenceInterval
     lam: float
     C: float
-    mean: float
-    law: str
+    mean_size: float
+    sizes: str
     n_jobs: int
     n_warmup: int
     method: str = "event-by-event PS simulation, batch means"
     exactness: Exactness = Exactness.SIMULATED
 
+    mean = former_attribute("mean", "mean_size")
+    law = former_attribute("law", "sizes")
+
     @property
     def load(self) -> float:
         """Work rate :math:`x = \\lambda E[X]`."""
-        return self.lam * self.mean
+        return self.lam * self.mean_size
 
     @property
     def utilisation(self) -> float:
         """:math:`\\rho = x / C`."""
-        return self.lam * self.mean / self.C
+        return self.lam * self.mean_size / self.C
 
 
 #: Idle periods are cut to at most this many mean service times before the kernel runs.
@@ -376,7 +381,7 @@ def _run_queue(lam: float, C: float, sizes_law: _JobSizes, plan: RunPlan,
     slowdown_ci = _scaled(analyse_series(sojourn / work, n_batches, level, **runs), 1.0 / C)
     number_ci = analyse_ratio(area, durations, n_batches, level, **runs)
     return PSQueueEstimate(ET=sojourn_ci, EQ=number_ci, mean_slowdown=slowdown_ci, lam=lam, C=C,
-                           mean=sizes_law.mean, law=sizes_law.label, n_jobs=n_jobs,
+                           mean_size=sizes_law.mean, sizes=sizes_law.label, n_jobs=n_jobs,
                            n_warmup=skip)
 
 
@@ -536,15 +541,16 @@ class FarmEstimate(ResultBase):
         Full estimate of each used server; ``None`` for unused servers.
     C, w, loads : tuple of float
         Capacities, holding costs and work rates :math:`x_j` of the servers.
-    law : str
-        Job-size law: its name, or a short description of the law object.
+    sizes : str
+        Job-size law: its name, or a short description of the law object (formerly ``law``,
+        read for one release with a warning).
     method : str
         ``"event-by-event PS simulation of each server, batch means"``.
     exactness : Exactness
         ``simulated``.
     """
 
-    summary: ClassVar[tuple[str, ...]] = ("social_cost", "law")
+    summary: ClassVar[tuple[str, ...]] = ("social_cost", "sizes")
 
     social_cost: ConfidenceInterval
     EQ: tuple[ConfidenceInterval, ...]
@@ -552,9 +558,11 @@ class FarmEstimate(ResultBase):
     C: tuple[float, ...]
     w: tuple[float, ...]
     loads: tuple[float, ...]
-    law: str
+    sizes: str
     method: str = "event-by-event PS simulation of each server, batch means"
     exactness: Exactness = Exactness.SIMULATED
+
+    law = former_attribute("law", "sizes")
 
 
 def _vector(name: str, values: ArrayLike,
@@ -684,4 +692,4 @@ def simulate_farm(
     n_total = sum(ci.n for ci, s in zip(numbers_ci, servers) if s is not None) or 1
     social = ConfidenceInterval(total, half, plan.level, n_total, "sum_of_independent")
     return FarmEstimate(social_cost=social, EQ=tuple(numbers_ci), servers=tuple(servers),
-                        C=caps, w=costs, loads=xs, law=sizes_law.label)
+                        C=caps, w=costs, loads=xs, sizes=sizes_law.label)

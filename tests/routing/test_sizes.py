@@ -79,7 +79,7 @@ def test_a_named_law_and_its_object_give_the_same_run() -> None:
                                 rng=SEED)
     assert by_object.ET == by_name.ET and by_object.EQ == by_name.EQ
     assert by_pair.ET == by_name.ET and by_pair.EQ == by_name.EQ
-    assert by_name.law == "h2" and "Hyperexponential" in by_object.law
+    assert by_name.sizes == "h2" and "Hyperexponential" in by_object.sizes
 
 
 @pytest.mark.parametrize("case", ["lognormal", "erlang", "pairs"])
@@ -94,7 +94,7 @@ def test_law_objects_satisfy_insensitivity(case: str) -> None:
         law, mean = ([0.2, 0.8], [[-0.5, 0.0], [0.0, -4.0]]), 0.2 / 0.5 + 0.8 / 4.0
     est = simulate_ps_queue(lam, C, law, n_jobs=400_000, rng=SEED, level=LEVEL)
     x = lam * mean
-    assert est.mean == pytest.approx(mean, rel=1e-9)
+    assert est.mean_size == pytest.approx(mean, rel=1e-9)
     assert est.ET.contains(mean / (C - x)), (case, str(est.ET), mean / (C - x))
     assert est.EQ.contains((x / C) / (1 - x / C)), (case, str(est.EQ))
     assert est.mean_slowdown.contains(1 / (C - x)), (case, str(est.mean_slowdown))
@@ -107,7 +107,7 @@ def test_farm_takes_a_law_object() -> None:
     est = simulate_farm(C, w, optimum.loads, sizes=law, n_jobs_per_server=200_000, rng=SEED,
                         level=LEVEL)
     assert est.social_cost.contains(optimum.cost), (str(est.social_cost), optimum.cost)
-    assert "gamma" in est.law
+    assert "gamma" in est.sizes
 
 
 # ----------------------------------------------------------------------------- run core
@@ -214,11 +214,11 @@ def test_former_keyword_and_names_still_work_and_warn(run, old: dict, new: dict)
 
 def _same_numbers(a, b) -> bool:
     da, db = a.to_dict(), b.to_dict()
-    da.pop("law"), db.pop("law")
+    da.pop("sizes"), db.pop("sizes")
     for d in (da, db):
         for server in d.get("servers") or ():
             if server is not None:
-                server.pop("law")
+                server.pop("sizes")
     return da == db
 
 
@@ -228,6 +228,23 @@ def test_former_keyword_with_the_new_one_is_refused() -> None:
 
 
 # ----------------------------------------------------------------------------- results
+
+
+def test_former_attribute_names_still_read_and_warn() -> None:
+    # the glossary names mean_size and sizes; mean and law are read for one release
+    est = simulate_ps_queue(0.5, 2.0, "det", mean=1.5, n_jobs=8000, rng=SEED)
+    farm = simulate_farm([2.0, 1.0], [1.0, 1.0], [0.5, 0.0], sizes="det", mean=1.5,
+                         n_jobs_per_server=8000, rng=SEED)
+    assert (est.mean_size, est.sizes, farm.sizes) == (1.5, "det", "det")   # as given
+    assert est.load == 0.5 * 1.5 and est.utilisation == 0.5 * 1.5 / 2.0
+    with pytest.warns(RenamedKeywordWarning, match=r"PSQueueEstimate\.mean is now \.mean_size"):
+        assert est.mean == 1.5
+    with pytest.warns(RenamedKeywordWarning, match=r"PSQueueEstimate\.law is now \.sizes"):
+        assert est.law == "det"
+    with pytest.warns(RenamedKeywordWarning, match=r"FarmEstimate\.law is now \.sizes"):
+        assert farm.law == "det"
+    assert "law" not in est.to_dict() and "mean" not in est.to_dict()
+    assert "law" not in farm.to_dict() and farm.to_dict()["sizes"] == "det"
 
 
 def test_results_follow_the_protocol() -> None:
