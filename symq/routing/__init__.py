@@ -9,9 +9,10 @@ work rate is ``rho``; the social cost is ``J = sum_j w_j x_j / (C_j - x_j)``.
   PoA); :mod:`~symq.routing.exact`: exact piecewise loads and exact KKT residuals of a farm;
 * :mod:`~symq.routing.solve`: fast O(K log K) solvers on the compiled closed forms;
 * :mod:`~symq.routing.numeric`: an independent scipy.optimize cross-check;
-* :mod:`~symq.routing.simulation`: event-by-event simulation of M/G/1-PS servers and farms
-  (:mod:`~symq.routing.kernel`: its numba kernel; job-size laws: :mod:`symq.laws`), evidence
-  of PS insensitivity with confidence intervals;
+* :mod:`~symq.routing.simulation`: event-by-event simulation of M/G/1-PS servers
+  (:mod:`~symq.routing.simulation.queue`) and farms (:mod:`~symq.routing.simulation.farm`) on
+  the numba kernel of :mod:`~symq.routing.kernel`, with job-size laws of :mod:`symq.laws`:
+  evidence of PS insensitivity with confidence intervals;
 * :mod:`~symq.routing.model`: the registered ``ps-routing`` and ``ps-sim`` models;
   :mod:`~symq.routing.declared`: the ``routing-cost`` model kind, a farm whose per-server cost a
   claims file declares as a formula (solved by :func:`~symq.routing.numeric.minimize_separable`).

@@ -142,7 +142,7 @@ class PSSimComparison(ResultBase):
     Attributes
     ----------
     ET, EQ, mean_slowdown : ConfidenceInterval
-        The estimates of :class:`~symq.routing.simulation.PSQueueEstimate`.
+        The estimates of :class:`~symq.routing.simulation.queue.PSQueueEstimate`.
     ET_exact, EQ_exact : float
         :math:`E[X]/(C - x)` and :math:`x/(C - x)`, :math:`x = \lambda E[X]`, whatever the law.
     rho : float
@@ -176,7 +176,7 @@ def solve_ps_sim(lam: float, C: float = 1.0, sizes: str = "exp",
                  n_batches: int = 30, level: float = 0.95, rng: RngLike = None,
                  progress: bool = False) -> PSSimComparison:
     r"""Simulate one M/G/1 processor-sharing queue
-    (:func:`~symq.routing.simulation.simulate_ps_queue`) with a named job-size law of
+    (:func:`~symq.routing.simulation.queue.simulate_ps_queue`) with a named job-size law of
     :mod:`symq.laws`.
 
     Beside the estimates, the insensitive exact values (Kleinrock 1976, Chapter 4; Altman,

@@ -230,7 +230,8 @@ def test_parameters_are_declared():
 
 
 @pytest.mark.parametrize("module", [farm, solve, symbolic, exact, numeric, model,
-                                    simulation, symq.routing])
+                                    simulation, simulation.sizes, simulation.queue,
+                                    simulation.farm, symq.routing])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0

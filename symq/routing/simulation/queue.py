@@ -1,4 +1,4 @@
-r"""Event-by-event simulation of M/G/1 processor-sharing servers and of PS server farms.
+r"""Event-by-event simulation of one M/G/1 processor-sharing queue.
 
 The routing model of Altman, Ayesta and Prabhu (2011) rests on the *insensitivity* of the
 M/G/1 processor-sharing (PS) queue: with Poisson arrivals of rate :math:`\lambda`, i.i.d. job
@@ -18,14 +18,12 @@ loads :math:`x_j` and holding costs :math:`w_j` is therefore
 :math:`J = \sum_j w_j E[N_j] = \sum_j w_j x_j / (C_j - x_j)`.
 
 This module gives independent evidence of those formulas by exact discrete-event simulation
-(the virtual-time kernel of :mod:`symq.routing.kernel`).  Job sizes come from one job-size law
-``sizes`` (a name of :data:`symq.laws.SIZE_LAWS`, a :class:`~symq.laws.PhaseType`, an
-:class:`~symq.me.ME`, a frozen scipy distribution, ...), converted once at the public boundary by
-:func:`symq.laws.as_law` and :func:`symq.laws.as_sampler` and drawn in Python.  The names of
-the laws before issue 31 (``"exponential"``, ``"deterministic"``, ``"hyperexponential"``, the
-last with SCV 4 by default) are accepted for one release with a
-:class:`~symq.core.renamed.RenamedKeywordWarning` that names the new name.  Run length, warm-up
-and batches follow the rule of :class:`symq.core.simrun.RunPlan`;
+of one queue, :func:`simulate_ps_queue` (the virtual-time kernel of :mod:`symq.routing.kernel`,
+in units of the mean size and of the mean service time, with idle periods longer than
+:data:`IDLE_CAP` cut before it runs); the farm simulator (:mod:`symq.routing.simulation.farm`)
+runs one such queue per used server.  Job sizes come from one job-size law ``sizes``, converted
+once by :mod:`symq.routing.simulation.sizes`.  Run length, warm-up and batches follow the rule
+of :class:`symq.core.simrun.RunPlan`, after a guard on the memory the run needs;
 with ``progress=True`` the kernel runs in chunks under a tqdm bar
 (:func:`symq.core.simrun.run_chunked`), with the same result.  The kernel itself draws no random
 numbers (arrivals and sizes come from ``rng`` through numpy before it runs), so it needs no
@@ -51,19 +49,16 @@ True
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numba
 import numpy as np
-from numpy.typing import ArrayLike
 
 from symq.core.errors import InvalidParameter, StabilityError
-from symq.core.parameters import IntegerAtLeast, NonNegativeReal, PositiveReal
+from symq.core.parameters import IntegerAtLeast, PositiveReal
 from symq.core.randomness import RngLike, as_generator
-from symq.core.renamed import RenamedKeywordWarning, former_attribute, renamed_keywords
+from symq.core.renamed import former_attribute, renamed_keywords
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
 from symq.core.simoutput import analyse_ratio, analyse_series, require_run_length
@@ -74,21 +69,15 @@ from symq.core.simrun import (
     run_chunked,
 )
 from symq.core.simstats import ConfidenceInterval
-from symq.laws import Distribution, as_law, as_sampler, describe_law
 
-from .kernel import PSState
+from ..kernel import PSState
+from .sizes import _job_sizes, _JobSizes
 
-__all__ = [
-    "PSQueueEstimate",
-    "FarmEstimate",
-    "draw_sizes",
-    "simulate_ps_queue",
-    "simulate_farm",
-]
+__all__ = ["PSQueueEstimate", "simulate_ps_queue", "IDLE_CAP"]
 
 
 # --------------------------------------------------------------------------------------------
-# validation helpers
+# checks and run plan of one queue (the farm applies them to each server)
 # --------------------------------------------------------------------------------------------
 
 
@@ -116,133 +105,8 @@ def _plan(n_jobs: Any, n_batches: Any, warmup: Any, level: Any, name: str) -> Ru
     return plan
 
 
-#: The job-size law names of the simulators before issue 31 -> their names in
-#: :data:`symq.laws.SIZE_LAWS`; accepted for one release with a
-#: :class:`~symq.core.renamed.RenamedKeywordWarning`.
-RENAMED_LAWS: dict[str, str] = {"exponential": "exp", "deterministic": "det",
-                                "hyperexponential": "h2"}
-
-#: SCV of the former name ``"hyperexponential"`` when none is given (its default before issue 31).
-FORMER_H2_SCV = 4.0
-
-
-@dataclass(frozen=True)
-class _JobSizes:
-    """A converted job-size law: what the simulator draws from.
-
-    Attributes
-    ----------
-    law : Distribution
-        The law, as returned by :func:`symq.laws.as_sampler`.
-    mean : float
-        Its mean :math:`E[X] > 0` (for a name, the ``mean`` as given).
-    label : str
-        The name given (``"h2"``) or a short description of the law object.
-    """
-
-    law: Distribution
-    mean: float
-    label: str
-
-    def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """``n`` sizes from ``rng``: a float64 array, every entry ``> 0``.
-
-        Raises
-        ------
-        InvalidParameter
-            Naming ``sizes`` if the law produced a negative or non-finite size.
-        """
-        sizes = np.asarray(self.law.sample(n, rng=rng), dtype=float).reshape(n)
-        if not np.all(np.isfinite(sizes)) or np.any(sizes < 0):
-            raise InvalidParameter("sizes", self.label, "a law of nonnegative finite job sizes",
-                                   "a sampled size is negative or not finite")
-        # a size of exactly 0 (probability ~0 for a continuous law) would give T/s = 0/0
-        return np.maximum(sizes, np.finfo(float).tiny)
-
-
-def _job_sizes(sizes: object, mean: float | None, scv: float | None,
-               caller: str) -> _JobSizes:
-    """The one conversion of the simulators' ``sizes`` argument (:func:`symq.laws.as_law`).
-
-    A name (with ``mean``, default 1, and ``scv``) keeps its ``mean`` exactly as given; a former
-    name of :data:`RENAMED_LAWS` is mapped to its new name with a warning (``"hyperexponential"``
-    without ``scv``: SCV :data:`FORMER_H2_SCV`).  A law object fixes its own mean (``mean``
-    omitted or equal to it) and variability (``scv`` refused).
-
-    Raises
-    ------
-    InvalidParameter
-        Naming ``sizes`` (an unknown name or object, a law without a finite positive mean),
-        ``mean`` or ``scv``.
-    """
-    if isinstance(sizes, str):
-        key = sizes.strip().lower()
-        if key in RENAMED_LAWS:
-            warnings.warn(f"{caller}(sizes={sizes!r}) is renamed {caller}(sizes="
-                          f"{RENAMED_LAWS[key]!r}); {sizes!r} will be removed in the next release",
-                          RenamedKeywordWarning, stacklevel=4)
-            if key == "hyperexponential" and scv is None:
-                scv = FORMER_H2_SCV
-            key = RENAMED_LAWS[key]
-        given = 1.0 if mean is None else float(PositiveReal().coerce("mean", mean))
-        law = as_sampler(as_law(key, "sizes", mean=given, scv=scv), "sizes")
-        return _JobSizes(law, given, sizes.strip().lower())   # the mean as given, exactly
-    law = as_sampler(as_law(sizes, "sizes", mean=mean, scv=scv), "sizes")
-    try:
-        law_mean = float(law.moment(1))
-    except (TypeError, ValueError):
-        law_mean = math.nan
-    if not (math.isfinite(law_mean) and law_mean > 0):
-        raise InvalidParameter("sizes", describe_law(sizes), "a law of job sizes with a finite "
-                               "positive mean", f"E[X] = {law_mean}")
-    return _JobSizes(law, law_mean, str(describe_law(sizes)))
-
-
-@renamed_keywords(law="sizes")
-def draw_sizes(sizes: object, mean: float | None, n: int, rng: RngLike = None,
-               scv: float | None = None) -> np.ndarray:
-    r"""Draw ``n`` i.i.d. job sizes from a job-size law.
-
-    Parameters
-    ----------
-    sizes : str or job-size law
-        A name of :data:`symq.laws.SIZE_LAWS` or a law object (what :func:`symq.laws.as_law`
-        accepts).  Formerly ``law=`` (accepted for one release, with a warning).
-    mean : float or None
-        Mean size of a named law (``None``: 1); omitted (``None``) or equal to the law's mean for
-        a law object.
-    n : int
-        Number of sizes, ``>= 1``.
-    rng : int, SeedSequence, numpy.random.Generator or None
-        Source of randomness; the same seed gives the same sizes.
-    scv : float, optional
-        Squared coefficient of variation of a named law (:func:`symq.laws.size_law`).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``float64`` array of shape ``(n,)``, all entries ``> 0``.
-
-    Raises
-    ------
-    InvalidParameter
-        Naming ``sizes`` for an unknown name (the message lists :data:`symq.laws.SIZE_LAWS`) or
-        object, ``mean`` for ``mean <= 0``, ``n`` for ``n < 1``, ``scv`` for an SCV the law
-        cannot have.
-
-    Examples
-    --------
-    >>> x = draw_sizes("h2", mean=2.0, n=200_000, rng=0, scv=4.0)
-    >>> round(float(x.mean()), 1)
-    2.0
-    """
-    sampler = _job_sizes(sizes, mean, scv, "draw_sizes")
-    n = IntegerAtLeast(1).coerce("n", n)
-    return sampler.draw(n, as_generator(rng))
-
-
 # --------------------------------------------------------------------------------------------
-# one PS queue
+# the queue: its estimate, the idle cut, the run and the public simulator
 # --------------------------------------------------------------------------------------------
 
 
@@ -517,179 +381,3 @@ def simulate_ps_queue(
     plan = _plan(n_jobs, n_batches, warmup, level, "n_jobs")
     _guard_scale(lam, C, sizes_law, plan)
     return _run_queue(lam, C, sizes_law, plan, as_generator(rng), bool(progress), "M/G/1-PS")
-
-
-# --------------------------------------------------------------------------------------------
-# server farm
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FarmEstimate(ResultBase):
-    r"""Simulation estimates for a farm of independent PS servers.
-
-    Attributes
-    ----------
-    social_cost : ConfidenceInterval
-        :math:`J = \sum_j w_j E[N_j]` (exact PS value :math:`\sum_j w_j x_j/(C_j - x_j)`).
-        Mean :math:`\sum_j w_j \hat N_j`, half-width :math:`\sqrt{\sum_j (w_j h_j)^2}` with
-        :math:`h_j` the half-width of server j's interval; see :func:`simulate_farm`.
-    EQ : tuple of ConfidenceInterval
-        :math:`E[N_j]`, the mean number in system of each server (time average).  For an
-        unused server (load 0) it is the exact value 0 with half-width 0 and ``method="exact"``.
-    servers : tuple of PSQueueEstimate or None
-        Full estimate of each used server; ``None`` for unused servers.
-    C, w, loads : tuple of float
-        Capacities, holding costs and work rates :math:`x_j` of the servers.
-    sizes : str
-        Job-size law: its name, or a short description of the law object (formerly ``law``,
-        read for one release with a warning).
-    method : str
-        ``"event-by-event PS simulation of each server, batch means"``.
-    exactness : Exactness
-        ``simulated``.
-    """
-
-    summary: ClassVar[tuple[str, ...]] = ("social_cost", "sizes")
-
-    social_cost: ConfidenceInterval
-    EQ: tuple[ConfidenceInterval, ...]
-    servers: tuple[PSQueueEstimate | None, ...]
-    C: tuple[float, ...]
-    w: tuple[float, ...]
-    loads: tuple[float, ...]
-    sizes: str
-    method: str = "event-by-event PS simulation of each server, batch means"
-    exactness: Exactness = Exactness.SIMULATED
-
-    law = former_attribute("law", "sizes")
-
-
-def _vector(name: str, values: ArrayLike,
-            domain: PositiveReal | NonNegativeReal) -> tuple[float, ...]:
-    array = np.asarray(values, dtype=object)
-    if array.ndim != 1 or array.size == 0:
-        raise InvalidParameter(name, values,
-                               f"a nonempty one-dimensional sequence of {domain.describe()}s")
-    return tuple(float(domain.coerce(f"{name}[{j}]", v)) for j, v in enumerate(array.tolist()))
-
-
-@renamed_keywords(law="sizes")
-def simulate_farm(
-    C: Sequence[float] | ArrayLike,
-    w: Sequence[float] | ArrayLike,
-    loads: Sequence[float] | ArrayLike,
-    sizes: object = "exp",
-    n_jobs_per_server: int = 200_000,
-    rng: RngLike = None,
-    mean: float | None = None,
-    *,
-    warmup: float = 0.1,
-    scv: float | None = None,
-    level: float = 0.95,
-    n_batches: int = 30,
-    progress: bool = False,
-) -> FarmEstimate:
-    r"""Simulate a farm of PS servers under Bernoulli routing and estimate the social cost.
-
-    With a Poisson stream routed to server j with probability :math:`q_j` (size-blind
-    Bernoulli routing), server j sees a Poisson stream of rate :math:`\lambda q_j`
-    (thinning), independent of the other servers.  Its work rate is
-    :math:`x_j = \lambda q_j E[X]`; any load vector :math:`x` with :math:`\sum_j x_j = \rho`
-    is attained by :math:`q_j = x_j/\rho` (Altman, Ayesta, Prabhu 2011, model section).  Each
-    used server is therefore simulated independently, as by :func:`simulate_ps_queue`, with
-    arrival rate ``loads[j] / E[X]``, and the social cost
-
-    .. math::
-
-        J = \sum_j w_j E[N_j] = \sum_j \frac{w_j x_j}{C_j - x_j}
-
-    is estimated from the time-average numbers in system.
-
-    Parameters
-    ----------
-    C : sequence of float
-        Capacities :math:`C_j > 0`.
-    w : sequence of float
-        Holding costs :math:`w_j > 0` (per job per unit time).
-    loads : sequence of float
-        Work rates :math:`x_j \ge 0` sent to each server, with :math:`x_j < C_j`;
-        servers with :math:`x_j = 0` are not simulated (:math:`E[N_j] = 0` exactly).
-    sizes : str or job-size law, default "exp"
-        Job-size law shared by all servers, as in :func:`simulate_ps_queue` (formerly ``law=``).
-    n_jobs_per_server : int, default 200_000
-        Jobs simulated at each used server.
-    rng : int, SeedSequence, numpy.random.Generator or None
-        Source of randomness.  One independent child stream per server is spawned from it
-        (``Generator.spawn``), so the same seed gives the same result.
-    mean : float, optional
-        Mean job size of a named law (default 1), as in :func:`simulate_ps_queue`.
-    warmup, scv, level, n_batches
-        As in :func:`simulate_ps_queue`.
-    progress : bool, default False
-        Show a tqdm bar for each used server.
-
-    Returns
-    -------
-    FarmEstimate
-        The interval for :math:`J` combines the per-server batch-means intervals of
-        :math:`E[N_j]`: mean :math:`\sum_j w_j \hat N_j`, half-width
-        :math:`\sqrt{\sum_j w_j^2 h_j^2}`.  Since the servers are simulated independently, the
-        variance of the sum is the sum of the variances, so this is the usual normal-theory
-        combination (approximate: each :math:`h_j` uses a Student quantile with
-        ``n_batches - 1`` degrees of freedom; ``method="sum_of_independent"``, ``n`` = total
-        number of batches).
-
-    Raises
-    ------
-    InvalidParameter
-        If the three sequences do not have the same nonempty length, a capacity or holding
-        cost is not positive, a load is negative, or a scalar argument is invalid.
-    StabilityError
-        If some ``loads[j] >= C[j]`` (the message names the server).
-    ResourceLimit
-        If ``n_jobs_per_server`` jobs do not fit in memory.
-
-    Examples
-    --------
-    >>> est = simulate_farm([1.0, 2.0], [1.0, 1.0], [0.3, 1.0], n_jobs_per_server=50_000, rng=3)
-    >>> exact = 0.3 / 0.7 + 1.0 / 1.0
-    >>> est.social_cost.distance(exact) < 3
-    True
-    """
-    caps = _vector("C", C, PositiveReal())
-    costs = _vector("w", w, PositiveReal())
-    xs = _vector("loads", loads, NonNegativeReal())
-    if not len(caps) == len(costs) == len(xs):
-        raise InvalidParameter(
-            "loads",
-            list(xs),
-            f"a sequence of the same length as C ({len(caps)}) and w ({len(costs)})",
-            f"got {len(xs)} loads",
-        )
-    sizes_law = _job_sizes(sizes, mean, scv, "simulate_farm")
-    for j, (x, c) in enumerate(zip(xs, caps)):
-        _check_stable(x, c, f"loads[{j}]")
-    plan = _plan(n_jobs_per_server, n_batches, warmup, level, "n_jobs_per_server")
-    children = as_generator(rng).spawn(len(caps))
-
-    numbers_ci: list[ConfidenceInterval] = []
-    servers: list[PSQueueEstimate | None] = []
-    for j, (x, c, child) in enumerate(zip(xs, caps, children)):
-        if x == 0.0:
-            servers.append(None)
-            numbers_ci.append(ConfidenceInterval(0.0, 0.0, plan.level, 1, "exact"))
-            continue
-        lam = x / sizes_law.mean
-        _check_stable(lam * sizes_law.mean, c, f"loads[{j}]")
-        _guard_scale(lam, c, sizes_law, plan, f"loads[{j}]", x, "n_jobs_per_server")
-        est = _run_queue(lam, c, sizes_law, plan, child, bool(progress), f"PS server {j}")
-        servers.append(est)
-        numbers_ci.append(est.EQ)
-
-    total = sum(wj * ci.mean for wj, ci in zip(costs, numbers_ci))
-    half = math.sqrt(sum((wj * ci.half_width) ** 2 for wj, ci in zip(costs, numbers_ci)))
-    n_total = sum(ci.n for ci, s in zip(numbers_ci, servers) if s is not None) or 1
-    social = ConfidenceInterval(total, half, plan.level, n_total, "sum_of_independent")
-    return FarmEstimate(social_cost=social, EQ=tuple(numbers_ci), servers=tuple(servers),
-                        C=caps, w=costs, loads=xs, sizes=sizes_law.label)
