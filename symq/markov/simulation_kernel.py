@@ -90,10 +90,22 @@ def ctmc_kernel(indptr: np.ndarray, indices: np.ndarray, rates: np.ndarray, exit
     t = clock[0]
     t_next = clock[1]
     status = OK
-    while events < e_stop:
-        if events >= e_cap:
-            status = CAPPED
-            break
+    # the current slice and where it ends (by time or by events), tracked without a division
+    # per event
+    never = np.int64(2) ** 62
+    boundary = math.inf
+    next_slice_at = never
+    if by_time:
+        s = min(int(t / width), n_slices - 1)
+        if s < n_slices - 1:
+            boundary = (s + 1) * width
+    else:
+        s = min(events // per_slice, n_slices - 1)
+        if s < n_slices - 1:
+            next_slice_at = (s + 1) * per_slice
+    limit = min(e_stop, e_cap)
+    timed = False
+    while events < limit:
         q = exit[i]
         if t_next < 0.0:
             if q <= 0.0:
@@ -102,30 +114,22 @@ def ctmc_kernel(indptr: np.ndarray, indices: np.ndarray, rates: np.ndarray, exit
             t_next = t - math.log(1.0 - np.random.random()) / q
         end = t_next if t_next < t_stop else t_stop
         # the holding interval [t, end) in state i, over the slices it crosses
-        if by_time:
-            s = int(t / width)
-            if s >= n_slices:
-                s = n_slices - 1
-            start = t
-            while s < n_slices - 1 and end > (s + 1) * width:
-                boundary = (s + 1) * width
-                piece = boundary - start
-                slice_time[s] += piece
-                for k in range(n_rewards):
-                    slice_reward[s, k] += reward[i, k] * piece
-                start = boundary
-                s += 1
-            piece = end - start
-        else:
-            s = events // per_slice
-            if s >= n_slices:
-                s = n_slices - 1
-            piece = end - t
+        start = t
+        while end > boundary:
+            piece = boundary - start
+            slice_time[s] += piece
+            for k in range(n_rewards):
+                slice_reward[s, k] += reward[i, k] * piece
+            start = boundary
+            s += 1
+            boundary = (s + 1) * width if s < n_slices - 1 else math.inf
+        piece = end - start
         slice_time[s] += piece
         for k in range(n_rewards):
             slice_reward[s, k] += reward[i, k] * piece
         t = end
         if t_next > t_stop:
+            timed = True
             break  # the stop comes first: the jump stays pending
         # the jump at t_next: the next state by a cumulative search over row i
         u = np.random.random() * q
@@ -143,6 +147,11 @@ def ctmc_kernel(indptr: np.ndarray, indices: np.ndarray, rates: np.ndarray, exit
         i = indices[e]
         events += 1
         t_next = -1.0
+        if events >= next_slice_at:  # (by events only: by time it is never reached)
+            s += 1
+            next_slice_at = (s + 1) * per_slice if s < n_slices - 1 else never
+    if status == OK and not timed and events >= e_cap:
+        status = CAPPED
     position[0] = i
     position[1] = events
     clock[0] = t
