@@ -106,7 +106,7 @@ def is_condition_text(text: str) -> bool:
         isinstance(body, ast.Constant) and isinstance(body.value, bool))
 
 
-def parse_condition(name: str, text: str, symbols: Sequence[str], *,
+def parse_condition(name: str, text: str | bool, symbols: Sequence[str], *,
                     assumptions: Mapping[str, Mapping[str, bool]] | None = None) -> Boolean:
     """Parse ``text`` into a sympy Boolean in ``symbols`` only.
 

@@ -44,7 +44,7 @@ import keyword
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import sympy as sp
 
@@ -124,8 +124,10 @@ class StateVariable:
         return self.high - self.low + 1
 
 
-Formula = str | int | float | sp.Expr
-Condition = str | bool | sp.Basic
+#: A formula as written: text, a number or a sympy expression.
+Formula: TypeAlias = "str | int | float | sp.Expr"
+#: A condition as written: text, a bool or a sympy Boolean.
+Condition: TypeAlias = "str | bool | sp.Basic"
 
 
 @dataclass(frozen=True)

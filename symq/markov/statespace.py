@@ -206,51 +206,52 @@ def build_state_space(chain: MarkovChain, params: Mapping[str, Any] | None = Non
     rates: list[np.ndarray] = []
     jumps_of: list[np.ndarray] = []
     n_found = 1
-    while frontier.shape[0]:
-        m = frontier.shape[0]
-        first = n_found - m
-        columns = [frontier[:, k].astype(float) for k in range(frontier.shape[1])]
-        new_codes: list[np.ndarray] = []
-        new_states: list[np.ndarray] = []
-        for j, (jump, (guard_f, rate_f, update_f)) in enumerate(zip(chain.jumps, compiled,
-                                                                     strict=True)):
-            enabled = np.broadcast_to(np.asarray(guard_f(*columns, *pvals), dtype=float),
-                                      (m,)) != 0
-            if not enabled.any():
-                continue
-            where = np.flatnonzero(enabled)
-            sub = [c[where] for c in columns]
-            rate = np.broadcast_to(np.asarray(rate_f(*sub, *pvals), dtype=float),
-                                   (where.size,))
-            bad = ~np.isfinite(rate) | (rate < 0)
-            if bad.any():
-                k = int(np.flatnonzero(bad)[0])
-                raise InvalidParameter(
-                    f"{jump.where}.rate", float(rate[k]), "a finite rate >= 0",
-                    f"at the reachable state {chain.describe(frontier[where[k]])} where "
-                    f"{jump.where} is enabled" + _with(values))
-            target = _targets(chain, jump, update_f(*sub, *pvals), frontier[where], lows,
-                              highs, values)
-            moving = (rate > 0) & np.any(target != frontier[where], axis=1)
-            if not moving.any():
-                continue
-            source, target, rate = where[moving], target[moving], rate[moving]
-            codes = (target - lows) @ strides
-            unseen = index[codes] < 0
-            if unseen.any():
-                fresh, first_at = np.unique(codes[unseen], return_index=True)
-                index[fresh] = np.arange(n_found, n_found + fresh.size)
-                n_found += fresh.size
-                new_codes.append(fresh)
-                new_states.append(target[unseen][first_at])
-            rows.append(source + first)
-            cols.append(index[codes])
-            rates.append(rate)
-            jumps_of.append(np.full(source.size, j, dtype=np.int64))
-        frontier = np.concatenate(new_states) if new_states else np.empty((0, len(lows)),
-                                                                          dtype=np.int64)
-        if frontier.shape[0]:
-            found.append(frontier)
+    with np.errstate(all="ignore"):  # rates and updates are checked for finiteness
+        while frontier.shape[0]:
+            m = frontier.shape[0]
+            first = n_found - m
+            columns = [frontier[:, k].astype(float) for k in range(frontier.shape[1])]
+            new_codes: list[np.ndarray] = []
+            new_states: list[np.ndarray] = []
+            for j, (jump, (guard_f, rate_f, update_f)) in enumerate(zip(chain.jumps, compiled,
+                                                                         strict=True)):
+                enabled = np.broadcast_to(np.asarray(guard_f(*columns, *pvals), dtype=float),
+                                          (m,)) != 0
+                if not enabled.any():
+                    continue
+                where = np.flatnonzero(enabled)
+                sub = [c[where] for c in columns]
+                rate = np.broadcast_to(np.asarray(rate_f(*sub, *pvals), dtype=float),
+                                       (where.size,))
+                bad = ~np.isfinite(rate) | (rate < 0)
+                if bad.any():
+                    k = int(np.flatnonzero(bad)[0])
+                    raise InvalidParameter(
+                        f"{jump.where}.rate", float(rate[k]), "a finite rate >= 0",
+                        f"at the reachable state {chain.describe(frontier[where[k]])} where "
+                        f"{jump.where} is enabled" + _with(values))
+                target = _targets(chain, jump, update_f(*sub, *pvals), frontier[where], lows,
+                                  highs, values)
+                moving = (rate > 0) & np.any(target != frontier[where], axis=1)
+                if not moving.any():
+                    continue
+                source, target, rate = where[moving], target[moving], rate[moving]
+                codes = (target - lows) @ strides
+                unseen = index[codes] < 0
+                if unseen.any():
+                    fresh, first_at = np.unique(codes[unseen], return_index=True)
+                    index[fresh] = np.arange(n_found, n_found + fresh.size)
+                    n_found += fresh.size
+                    new_codes.append(fresh)
+                    new_states.append(target[unseen][first_at])
+                rows.append(source + first)
+                cols.append(index[codes])
+                rates.append(rate)
+                jumps_of.append(np.full(source.size, j, dtype=np.int64))
+            frontier = np.concatenate(new_states) if new_states else np.empty((0, len(lows)),
+                                                                              dtype=np.int64)
+            if frontier.shape[0]:
+                found.append(frontier)
     states = np.concatenate(found)
     n = states.shape[0]
     # lexicographic order of the variables = order of the mixed-radix codes
@@ -275,8 +276,7 @@ def build_state_space(chain: MarkovChain, params: Mapping[str, Any] | None = Non
 
 
 def _with(values: Mapping[str, float]) -> str:
-    return (" (with " + ", ".join(f"{k}={v:g}" for k, v in values.items()) + ")") if values \
-        else ""
+    return ("; with " + ", ".join(f"{k}={v:g}" for k, v in values.items())) if values else ""
 
 
 def _targets(chain: MarkovChain, jump: Any, updated: Any, sources: np.ndarray,

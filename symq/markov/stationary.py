@@ -38,7 +38,7 @@ import scipy.sparse as sps
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import splu
 
-from symq.core.errors import NotConverged
+from symq.core.errors import InvalidParameter, NotConverged
 from symq.core.result import Exactness, ResultBase
 
 from .chain import MarkovChain
@@ -159,7 +159,15 @@ def output_values(space: StateSpace, pi: np.ndarray) -> dict[str, float]:
             mask = evaluate(out.expr, chain, space.states, space.params) != 0
             values[name] = float(min(max(pi[mask].sum(), 0.0), 1.0))
         else:
-            values[name] = float(pi @ evaluate(out.expr, chain, space.states, space.params))
+            with np.errstate(all="ignore"):  # checked just below
+                reward = evaluate(out.expr, chain, space.states, space.params)
+            bad = (pi > 0) & ~np.isfinite(reward)
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                raise InvalidParameter(f"outputs.{name}", float(reward[k]), "a finite reward "
+                                       "at every state of positive probability",
+                                       f"at the state {space.describe(k)}")
+            values[name] = float(pi[pi > 0] @ reward[pi > 0])
     return values
 
 
