@@ -88,6 +88,12 @@ class ExactStationaryLaw(ResultBase):
     exactness: Exactness = Exactness.EXACT
     seconds: float = 0.0
 
+    def outputs(self) -> dict[str, Any]:
+        """The values a claim names as ``MODEL:KEY``: each declared output by its name, then
+        ``n_states`` and ``residual`` (the law itself stays on the result, ``pi`` and
+        ``states``)."""
+        return {**self.values, "n_states": self.n_states, "residual": self.residual}
+
     def __getitem__(self, key: str) -> sp.Rational:
         """The value of the output ``key``."""
         return self.values[key]
