@@ -9,13 +9,14 @@ import pytest
 import symq.core
 import symq.dispatch
 import symq.laws
+import symq.markov
 import symq.me
 import symq.meanfield
 import symq.routing
 import symq.window
 
-PACKAGES = (symq.core, symq.dispatch, symq.laws, symq.me, symq.meanfield, symq.routing,
-            symq.window)
+PACKAGES = (symq.core, symq.dispatch, symq.laws, symq.markov, symq.me, symq.meanfield,
+            symq.routing, symq.window)
 
 
 def _modules_with_examples():

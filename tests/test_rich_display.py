@@ -624,9 +624,36 @@ def _registered() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     }
 
 
+def _markov() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
+    import scipy.sparse as sps
+
+    from symq.markov import ExactStationaryLaw, StationaryLaw, exact_stationary, stationary
+    from symq.markov.library import mm1k
+    from symq.markov.simulation import CTMCEstimate, simulate_ctmc
+
+    def law():
+        # M/M/1/3 at rho = 1/2: pi proportional to 1, 1/2, 1/4, 1/8; P(full) = 1/15
+        r = stationary(mm1k(3), {"lam": 1.0, "mu": 2.0})
+        assert abs(r["P_block"] - 1 / 15) < 1e-14
+        return r, ["**StationaryLaw**", "| `n_states` | 4 |"]
+
+    def exact():
+        r = exact_stationary(mm1k(3), {"lam": 1, "mu": 2})
+        return r, ["**ExactStationaryLaw**", "| `n_states` | 4 |"]
+
+    def simulated():
+        Q = sps.csr_matrix([[0.0, 1.0], [2.0, 0.0]])      # two states, pi = (2/3, 1/3)
+        r = simulate_ctmc(Q, {"P1": [0.0, 1.0]}, n_events=200_000, rng=1)
+        assert r["P1"].contains(1 / 3)
+        return r, ["**CTMCEstimate**"]
+
+    return {StationaryLaw: law, ExactStationaryLaw: exact, CTMCEstimate: simulated}
+
+
 def builders() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     out: dict[type, Callable[[], tuple[Any, list[str]]]] = {}
-    for part in (_core, _me, _laws, _dispatch, _meanfield, _routing, _window, _registered):
+    for part in (_core, _me, _laws, _dispatch, _meanfield, _routing, _window, _markov,
+                 _registered):
         out.update(part())
     return out
 

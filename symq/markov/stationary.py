@@ -1,8 +1,12 @@
-"""The stationary law of a finite CTMC declared by guarded jumps: sparse LU with a residual check.
+"""The stationary law of a finite CTMC declared by guarded jumps: GTH or sparse LU, checked.
 
-Solve ``pi Q = 0``, ``pi 1 = 1`` on the reachable states (Stewart 1994, *Introduction to the
-Numerical Solution of Markov Chains*, Princeton, ch. 2): the transposed generator with one
-equation replaced by the normalisation is factorised by sparse LU
+Solve ``pi Q = 0``, ``pi 1 = 1`` on the reachable states.  Up to
+:data:`~symq.markov.gth.GTH_MAX_STATES` states by the elimination of Grassmann, Taksar & Heyman
+(1985; :mod:`symq.markov.gth`), which gives every entry to relative accuracy, also a probability
+of 1e-20 beside ones of order 1.  Above, by sparse LU (Stewart 1994, *Introduction to the
+Numerical Solution of Markov Chains*, Princeton, ch. 2), whose entries are accurate to the
+residual only in absolute terms (the result's ``method`` says which): the transposed generator
+with one equation replaced by the normalisation is factorised by sparse LU
 (:func:`scipy.sparse.linalg.splu`, fill-reducing column order) and solved once.  The answer is
 accepted only when its residual ``||pi Q||_1 / max_i q_i`` (``q_i`` the exit rates) is at most
 ``tol`` and ``min(pi) >= -tol``; otherwise :class:`~symq.core.errors.NotConverged` is raised with
@@ -43,10 +47,16 @@ from symq.core.result import Exactness, ResultBase
 
 from .chain import MarkovChain
 from .errors import ReducibleChain
+from .gth import GTH_MAX_STATES, gth_stationary
 from .statespace import StateSpace, build_state_space, evaluate
 
 __all__ = ["StationaryLaw", "stationary", "closed_classes", "one_closed_class",
            "output_values", "residual_of"]
+
+#: The two solvers, as a result names them.
+GTH_METHOD = "GTH elimination (every entry to relative accuracy)"
+LU_METHOD = ("sparse LU (one equation replaced by the normalisation; entries accurate to the "
+             "residual, absolutely)")
 
 #: States of each closed class listed by :class:`ReducibleChain`.
 _LISTED = 3
@@ -90,7 +100,7 @@ class StationaryLaw(ResultBase):
     residual: float
     n_transient: int = 0
     absorbing: tuple[str, ...] = ()
-    method: str = "sparse LU (one equation replaced by the normalisation)"
+    method: str = "GTH elimination (every entry to relative accuracy)"
     exactness: Exactness = Exactness.NUMERIC
     seconds: float = 0.0
 
@@ -209,7 +219,7 @@ def stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None, *,
     closed = one_closed_class(space.generator, space.describe, chain.name)
     n = space.n_states
     sub = space.generator[closed][:, closed].tocsr()
-    pi_closed = _solve(sub, tol)
+    pi_closed, method = _solve(sub, tol)
     pi = np.zeros(n)
     pi[closed] = pi_closed
     residual = residual_of(space.generator, pi)
@@ -218,7 +228,6 @@ def stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None, *,
                            "the chain is too stiff for one LU solve at this tolerance")
     values = output_values(space, pi)
     transient = n - closed.size
-    method = StationaryLaw.method
     if transient:
         method += f"; solved on the closed class ({closed.size} states), {transient} " \
                   "transient states have probability 0"
@@ -229,11 +238,18 @@ def stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None, *,
                          method=method, seconds=time.perf_counter() - started)
 
 
-def _solve(sub: sps.csr_matrix, tol: float) -> np.ndarray:
-    """``pi`` with ``pi Q = 0``, ``sum pi = 1`` for an irreducible generator ``sub``."""
+def _solve(sub: sps.csr_matrix, tol: float) -> tuple[np.ndarray, str]:
+    """``pi`` with ``pi Q = 0``, ``sum pi = 1`` for an irreducible generator ``sub``, and the
+    method: GTH elimination up to :data:`~symq.markov.gth.GTH_MAX_STATES` states (every entry
+    to relative accuracy), sparse LU above (or where GTH's residual exceeds ``tol``)."""
     n = sub.shape[0]
     if n == 1:
-        return np.ones(1)
+        return np.ones(1), GTH_METHOD
+    if n <= GTH_MAX_STATES:  # every entry to relative accuracy, also the tiny ones
+        pi = gth_stationary(sub.toarray())
+        residual = residual_of(sub, pi)
+        if np.all(np.isfinite(pi)) and residual <= tol:
+            return np.clip(pi, 0.0, 1.0), GTH_METHOD
     transposed = sub.T.tocsr()
     system = sps.vstack([transposed[:-1], sps.csr_matrix(np.ones((1, n)))]).tocsc()
     rhs = np.zeros(n)
@@ -251,4 +267,4 @@ def _solve(sub: sps.csr_matrix, tol: float) -> np.ndarray:
                            "the law has a residual or a negative entry beyond the tolerance")
     pi = np.clip(pi, 0.0, None)
     pi /= pi.sum()
-    return np.clip(pi, 0.0, 1.0)
+    return np.clip(pi, 0.0, 1.0), LU_METHOD
