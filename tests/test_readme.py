@@ -23,15 +23,17 @@ def test_ci_runs_the_readme_test_command():
     assert any(b.strip() == "pip install -e . && symq check" for b in bash_blocks)
 
 
-def test_readme_claims_file_checks(tmp_path, capsys):
-    """The claims file shown in the README runs and its claims hold."""
-    from symq.cli import main
-
-    (block,) = re.findall(r"```toml\n(.*?)```", README, flags=re.S)
-    path = tmp_path / "readme_claims.toml"
-    path.write_text(block)
-    assert main(["check", str(path), "--json"]) == 0
+def test_readme_claims_files_check(tmp_path, capsys):
+    """Every claims file shown in the README runs and its claims hold."""
     import json
 
-    verdicts = json.loads(capsys.readouterr().out)
-    assert [v["status"] for v in verdicts] == ["holds", "holds"]
+    from symq.cli import main
+
+    blocks = re.findall(r"```toml\n(.*?)```", README, flags=re.S)
+    assert len(blocks) >= 2
+    for i, block in enumerate(blocks):
+        path = tmp_path / f"readme_claims_{i}.toml"
+        path.write_text(block)
+        assert main(["check", str(path), "--json"]) == 0
+        verdicts = json.loads(capsys.readouterr().out)
+        assert verdicts and all(v["status"] == "holds" for v in verdicts), verdicts

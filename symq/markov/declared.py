@@ -28,12 +28,13 @@ import sympy as sp
 from symq.core.claimsfile.declarations import check_keys
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.formula import parse_formula
-from symq.core.parameters import Choice, Parameter
+from symq.core.parameters import Choice, IntegerAtLeast, Parameter
 from symq.core.registry import ModelKind, ModelSpec
 from symq.core.result import ResultBase
 
 from .chain import Jump, MarkovChain, StateVariable
 from .exact import exact_stationary
+from .simulation import simulate_chain
 from .stationary import stationary
 
 __all__ = ["CTMC", "declare_ctmc", "KEYS", "OUTPUTS", "EXAMPLE", "CACHED_CHAINS"]
@@ -52,7 +53,7 @@ KEYS: dict[str, str] = {
 }
 
 #: Result keys of a declared chain besides its own outputs.
-OUTPUTS: tuple[str, ...] = ("<output>", "n_states", "residual")
+OUTPUTS: tuple[str, ...] = ("<output>", "n_states", "residual", "n_events", "horizon")
 
 #: Chains built for distinct bound values kept per declaration (a region over ``K``).
 CACHED_CHAINS = 64
@@ -72,12 +73,17 @@ jumps = [
 outputs = { EN = "n", P_full = "n == K", X = "throughput:serve" }
 '''
 
-_METHOD = Parameter("method", Choice(("sparse", "exact")), required=False, default="sparse",
-                    typical="sparse",
-                    description="sparse: sparse LU in floats, residual checked; exact: "
+_METHOD = Parameter("method", Choice(("sparse", "exact", "simulation")), required=False,
+                    default="sparse", typical="sparse",
+                    description="sparse: GTH or sparse LU in floats, residual checked; "
+                                "simulation: a Gillespie run (intervals; n_events, rng); exact: "
                                 "rational arithmetic (small chains; a parameter is read "
                                 "as the decimal it is written as, 0.3 = 3/10)")
-_RESERVED = frozenset({"n_states", "residual", "method"})
+_N_EVENTS = Parameter("n_events", IntegerAtLeast(1000), required=False, default=None,
+                      typical=1_000_000,
+                      description="transitions of a simulation run (method = simulation; "
+                                  "default 10^6)")
+_RESERVED = frozenset({"n_states", "residual", "method", "n_events", "horizon"})
 
 
 def _where(where: str, exc: InvalidParameter) -> InvalidParameter:
@@ -96,7 +102,7 @@ def _bounds(where: str, table: Mapping[str, Any], params: tuple[str, ...]
     for name, pair in raw.items():
         at = f"{key}.{name}"
         if name in _RESERVED:
-            raise InvalidParameter(at, name, "a name other than n_states, residual, method")
+            raise InvalidParameter(at, name, "a name other than " + ", ".join(sorted(_RESERVED)))
         if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
             raise InvalidParameter(at, pair, "[low, high]")
         ends = []
@@ -167,7 +173,7 @@ class ChainSolver:
         for out in self.outputs:
             if out in _RESERVED or out in self.bounds:
                 raise InvalidParameter(f"{where}.outputs.{out}", out, "a name other than a "
-                                       "variable, n_states, residual or method")
+                                       "variable and " + ", ".join(sorted(_RESERVED)))
         tolerance = table.get("tolerance", 1e-10)
         if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) \
                 or not 0 < tolerance < 1:
@@ -209,10 +215,15 @@ class ChainSolver:
             self._chains[key] = chain
         return chain
 
-    def __call__(self, method: str = "sparse", **values: Any) -> ResultBase:
+    def __call__(self, method: str = "sparse", n_events: int | None = None, rng: Any = None,
+                 **values: Any) -> ResultBase:
         chain = self.chain(values)
         params = {p: values[p] for p in self.parameters}
+        if n_events is not None and method != "simulation":
+            raise InvalidParameter("n_events", n_events, "given only with method = simulation")
         try:
+            if method == "simulation":
+                return simulate_chain(chain, params, n_events=n_events, rng=rng)
             if method == "exact":
                 return exact_stationary(chain, {p: _as_written(v) for p, v in params.items()})
             return stationary(chain, params, tol=self.tolerance)
@@ -241,8 +252,9 @@ def declare_ctmc(name: str, table: Mapping[str, Any], parameters: tuple[Paramete
     Returns
     -------
     ModelSpec
-        Parameters: the declared ones and ``method`` (``sparse`` or ``exact``); outputs: the
-        declared outputs, ``n_states`` and ``residual``.
+        Parameters: the declared ones, ``method`` (``sparse``, ``exact`` or ``simulation``)
+        and ``n_events`` (a simulation's run length); outputs: the declared outputs (intervals
+        with ``method = "simulation"``), ``n_states`` and ``residual``.
 
     Raises
     ------
@@ -267,14 +279,14 @@ def declare_ctmc(name: str, table: Mapping[str, Any], parameters: tuple[Paramete
     for p in parameters:
         if p.name in _RESERVED:
             raise InvalidParameter(f"{where}.parameters.{p.name}", p.name,
-                                   "a name other than n_states, residual, method")
+                                   "a name other than " + ", ".join(sorted(_RESERVED)))
     solver = ChainSolver(name, where, table, tuple(p.name for p in parameters))
-    outputs = (*solver.outputs, "n_states", "residual")
+    outputs = (*solver.outputs, "n_states", "residual", "n_events", "horizon")
     return ModelSpec(
         name=name,
         summary=(f"declared CTMC ({len(solver.bounds)} variables, {len(solver.jumps)} jumps): "
                  "stationary law by sparse LU (or exact rationals) and the declared outputs"),
-        parameters=(*parameters, _METHOD),
+        parameters=(*parameters, _METHOD, _N_EVENTS),
         solve=solver,
         source=f"declared ({where}, kind ctmc)",
         outputs=outputs,

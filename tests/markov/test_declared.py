@@ -103,3 +103,15 @@ def test_an_update_leaving_the_bounds_is_refused_naming_the_jump():
                             "label": "serve"}])
     with pytest.raises(InvalidParameter, match="arrive"):
         spec.run({"lam": 0.5, "mu": 1.0, "K": 3})
+
+
+def test_simulation_method_gives_intervals_covering_the_closed_form():
+    spec = _declare()
+    r = spec.run({"lam": 0.5, "mu": 1.0, "K": 3, "method": "simulation", "n_events": 300_000},
+                 rng=11)
+    p_full, mean = _mm1k(0.5, 3)
+    assert r.exactness.value == "simulated"
+    assert r["P_full"].contains(p_full) and r["EN"].contains(mean)
+    assert r["X"].contains(0.5 * (1 - p_full))
+    with pytest.raises(InvalidParameter, match="n_events"):
+        spec.run({"lam": 0.5, "mu": 1.0, "K": 3, "n_events": 5000})

@@ -395,7 +395,7 @@ def _current_result_key(key: str, model: Any, result_key: str) -> str:
 
 
 #: Run-length parameters of the simulation models, in the order they are looked for.
-JOBS_PARAMETERS = ("n_jobs", "n_losses", "n_jobs_per_server")
+JOBS_PARAMETERS = ("n_jobs", "n_losses", "n_jobs_per_server", "n_events")
 
 
 def _sequential_keys(key: str, model: Any, overrides: dict[str, Any],
