@@ -1,16 +1,17 @@
-"""The stationary law of a finite CTMC declared by guarded jumps: GTH or sparse LU, checked.
+"""The stationary law of a finite CTMC declared by guarded jumps: GTH, sparse LU or GMRES.
 
 Solve ``pi Q = 0``, ``pi 1 = 1`` on the reachable states.  Up to
 :data:`~symq.markov.gth.GTH_MAX_STATES` states by the elimination of Grassmann, Taksar & Heyman
 (1985; :mod:`symq.markov.gth`), which gives every entry to relative accuracy, also a probability
-of 1e-20 beside ones of order 1.  Above, by sparse LU (Stewart 1994, *Introduction to the
-Numerical Solution of Markov Chains*, Princeton, ch. 2), whose entries are accurate to the
-residual only in absolute terms (the result's ``method`` says which): the transposed generator
-with one equation replaced by the normalisation is factorised by sparse LU
-(:func:`scipy.sparse.linalg.splu`, fill-reducing column order) and solved once.  The answer is
-accepted only when its residual ``||pi Q||_1 / max_i q_i`` (``q_i`` the exit rates) is at most
-``tol`` and ``min(pi) >= -tol``; otherwise :class:`~symq.core.errors.NotConverged` is raised with
-the residual.  Round-off negatives (``>= -tol``) are set to 0 and the law renormalised, so every
+of 1e-20 beside ones of order 1.  Above, with one probability pinned to 1 (its equation and
+unknown removed, the law normalised after; Stewart 1994, *Introduction to the Numerical Solution
+of Markov Chains*, Princeton, ch. 2): by sparse LU (:func:`scipy.sparse.linalg.splu`, minimum
+degree order on ``A^T + A``) up to :data:`LU_MAX_STATES` states, by GMRES with an incomplete-LU
+preconditioner beyond.  Their entries are accurate to the residual only in absolute terms (the
+result's ``method`` says which solver ran).  Every answer is accepted only when its residual
+``||pi Q||_1 / max_i q_i`` (``q_i`` the exit rates) is at most ``tol`` and
+``min(pi) >= -tol``; otherwise :class:`~symq.core.errors.NotConverged` is raised with the
+residual.  Round-off negatives (``>= -tol``) are set to 0 and the law renormalised, so every
 probability returned lies in [0, 1].
 
 Reducibility: the strongly connected components (Tarjan 1972, SIAM J. Comput. 1:146-160, by
@@ -55,8 +56,12 @@ __all__ = ["StationaryLaw", "stationary", "closed_classes", "one_closed_class",
 
 #: The two solvers, as a result names them.
 GTH_METHOD = "GTH elimination (every entry to relative accuracy)"
-LU_METHOD = ("sparse LU (one equation replaced by the normalisation; entries accurate to the "
+LU_METHOD = ("sparse LU (one probability pinned, then normalised; entries accurate to the "
              "residual, absolutely)")
+GMRES_METHOD = ("ILU-preconditioned GMRES (one probability pinned, then normalised; entries "
+                "accurate to the residual, absolutely)")
+#: Largest chain solved by sparse LU (fill-in grows fast on 2-D and 3-D grids); GMRES beyond.
+LU_MAX_STATES = 200_000
 
 #: States of each closed class listed by :class:`ReducibleChain`.
 _LISTED = 3
@@ -241,7 +246,10 @@ def stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None, *,
 def _solve(sub: sps.csr_matrix, tol: float) -> tuple[np.ndarray, str]:
     """``pi`` with ``pi Q = 0``, ``sum pi = 1`` for an irreducible generator ``sub``, and the
     method: GTH elimination up to :data:`~symq.markov.gth.GTH_MAX_STATES` states (every entry
-    to relative accuracy), sparse LU above (or where GTH's residual exceeds ``tol``)."""
+    to relative accuracy); above, the system with one probability pinned (its row and column
+    removed, so no dense normalisation row spoils the sparsity) by sparse LU up to
+    :data:`LU_MAX_STATES` states, by ILU-preconditioned GMRES beyond; every answer's residual
+    is checked against ``tol``."""
     n = sub.shape[0]
     if n == 1:
         return np.ones(1), GTH_METHOD
@@ -250,21 +258,50 @@ def _solve(sub: sps.csr_matrix, tol: float) -> tuple[np.ndarray, str]:
         residual = residual_of(sub, pi)
         if np.all(np.isfinite(pi)) and residual <= tol:
             return np.clip(pi, 0.0, 1.0), GTH_METHOD
-    transposed = sub.T.tocsr()
-    system = sps.vstack([transposed[:-1], sps.csr_matrix(np.ones((1, n)))]).tocsc()
-    rhs = np.zeros(n)
-    rhs[-1] = 1.0
-    try:
-        pi = splu(system).solve(rhs)
-    except RuntimeError as exc:  # exactly singular: cannot happen for an irreducible class
-        raise NotConverged("sparse LU stationary solve", float("inf"), tol, 1,
-                           f"the factorisation failed ({exc})") from None
+    # pi_0 = 1: the equations of states 1..n-1 in the unknowns pi_1..pi_{n-1}, then normalise
+    transposed = sub.T.tocsc()
+    system = transposed[1:, 1:].tocsc()
+    rhs = -transposed[1:, 0].toarray().ravel()
+    if n <= LU_MAX_STATES:
+        method = LU_METHOD
+        try:
+            rest = splu(system, permc_spec="MMD_AT_PLUS_A").solve(rhs)
+        except RuntimeError as exc:  # exactly singular: cannot happen for an irreducible class
+            raise NotConverged("sparse LU stationary solve", float("inf"), tol, 1,
+                               f"the factorisation failed ({exc})") from None
+    else:
+        method = GMRES_METHOD
+        rest = _gmres(system, rhs, tol)
+    pi = np.concatenate(([1.0], rest))
+    pi /= pi.sum()
     residual = residual_of(sub, pi)
-    if not np.all(np.isfinite(pi)) or residual > tol or pi.min() < -tol \
-            or abs(pi.sum() - 1.0) > tol:
+    if not np.all(np.isfinite(pi)) or residual > tol or pi.min() < -tol:
         shown = residual if np.isfinite(residual) else float("inf")
-        raise NotConverged("sparse LU stationary solve", max(shown, -float(pi.min())), tol, 1,
+        raise NotConverged(method.split(" (")[0] + " stationary solve",
+                           max(shown, -float(np.nanmin(pi))), tol, 1,
                            "the law has a residual or a negative entry beyond the tolerance")
     pi = np.clip(pi, 0.0, None)
     pi /= pi.sum()
-    return np.clip(pi, 0.0, 1.0), LU_METHOD
+    return np.clip(pi, 0.0, 1.0), method
+
+
+def _gmres(system: sps.csc_matrix, rhs: np.ndarray, tol: float) -> np.ndarray:
+    """The pinned system by GMRES with an incomplete-LU preconditioner (Saad 2003, *Iterative
+    Methods for Sparse Linear Systems*, ch. 10): its own stopping rule is only a first filter,
+    the caller checks the residual of the normalised law."""
+    from scipy.sparse.linalg import LinearOperator, gmres, spilu
+
+    try:
+        ilu = spilu(system, drop_tol=1e-5, fill_factor=10)
+    except RuntimeError as exc:
+        raise NotConverged("ILU-GMRES stationary solve", float("inf"), tol, 0,
+                           f"the incomplete factorisation failed ({exc})") from None
+    preconditioner = LinearOperator(system.shape, ilu.solve)
+    rest, info = gmres(system, rhs, M=preconditioner, rtol=min(tol, 1e-12) * 1e-2, restart=50,
+                       maxiter=200)
+    if info != 0:
+        scale = float(np.abs(rhs).max()) or 1.0
+        raise NotConverged("ILU-GMRES stationary solve",
+                           float(np.abs(system @ rest - rhs).max()) / scale, tol, info,
+                           "GMRES stopped before its residual target")
+    return np.asarray(rest)

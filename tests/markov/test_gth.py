@@ -48,3 +48,34 @@ def test_above_the_gth_size_the_sparse_solve_says_so():
     assert law.method.startswith("sparse LU") and law.n_states == GTH_MAX_STATES + 11
     rho = 0.5
     assert law.pi[:5] == pytest.approx([(1 - rho) * rho**k for k in range(5)], rel=1e-12)
+
+
+def test_the_pinned_sparse_and_gmres_solves_agree_with_the_product_form(monkeypatch):
+    """Above the GTH size: two independent M/M/1/K queues (a product form written here), by
+    the pinned sparse LU and, forced, by ILU-GMRES."""
+    import importlib
+
+    from symq.markov import Jump, MarkovChain, StateVariable, stationary
+    from symq.markov.statespace import build_state_space
+
+    module = importlib.import_module("symq.markov.stationary")
+
+    K = 60
+    chain = MarkovChain([StateVariable("a", 0, K), StateVariable("b", 0, K)],
+                        [Jump("0.6", {"a": "a + 1"}, "a < 60"), Jump("1", {"a": "a - 1"}, "a > 0"),
+                         Jump("0.3", {"b": "b + 1"}, "b < 60"), Jump("1", {"b": "b - 1"}, "b > 0")],
+                        outputs={"EA": "a"})
+    law = stationary(chain, {})
+    assert law.method.startswith("sparse LU") and law.n_states == (K + 1) ** 2
+
+    def marginal(rho):
+        w = rho ** np.arange(K + 1)
+        return w / w.sum()
+
+    expected = np.outer(marginal(0.6), marginal(0.3)).ravel()   # states in lexicographic order
+    assert np.abs(law.pi - expected).max() < 1e-14
+    generator = build_state_space(chain, {}).generator
+    monkeypatch.setattr(module, "LU_MAX_STATES", 10)     # force the GMRES path on this chain
+    pi, method = module._solve(generator, 1e-10)
+    assert method.startswith("ILU-preconditioned GMRES")
+    assert np.abs(pi - expected).max() < 1e-12
