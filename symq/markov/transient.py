@@ -8,10 +8,11 @@ rate) the matrix ``P = I + Q / Lambda`` is stochastic and
 Each ``pi0 P^k`` is a probability vector, so keeping only the terms ``k`` in a window
 ``[L, R]`` changes ``pi(t)`` by the Poisson mass outside the window, in the L1 norm: that mass is
 the result's ``error_bound``, computed by :func:`scipy.stats.poisson` (``cdf(L - 1) + sf(R)``),
-rigorous up to floating-point rounding.  The window is chosen as in Fox & Glynn (1988,
-"Computing Poisson probabilities", CACM 31:440-445) so that each side leaves out at most
-``eps / 2``; the weights inside are ``exp(logpmf)`` from scipy (no underflow or overflow near the
-mode), rather than Fox and Glynn's scaled recursion.  An output ``f`` with ``|f| <= f_max`` is
+rigorous up to floating-point rounding.  The window leaves out at most ``eps / 2`` on each side
+(scipy's ``ppf`` and ``isf``, checked by ``cdf`` and ``sf``); the weights inside are computed as
+in Fox & Glynn (1988, "Computing Poisson probabilities", CACM 31:440-445): from the mode outward
+by the ratios of neighbouring terms (no underflow or overflow, no loss of relative accuracy), then
+scaled to the mass inside the window.  An output ``f`` with ``|f| <= f_max`` is
 then off by at most ``error_bound * f_max`` (the result's ``value_error``).  ``P`` is applied as
 ``I + Q / Lambda`` with its diagonal clipped at 0, so every vector stays non-negative.
 
@@ -165,7 +166,8 @@ def poisson_window(mean: float, eps: float) -> tuple[int, int, np.ndarray, float
     L, R : int
         The window: ``P(N < L) <= eps / 2`` and ``P(N > R) <= eps / 2``.
     weights : numpy.ndarray
-        ``P(N = k)`` for ``k = L..R`` (``exp`` of scipy's ``logpmf``).
+        ``P(N = k)`` for ``k = L..R`` (Fox and Glynn's ratios from the mode, scaled to the
+        mass inside).
     outside : float
         ``P(N < L) + P(N > R)`` by scipy's ``cdf`` and ``sf``.
 
@@ -184,9 +186,16 @@ def poisson_window(mean: float, eps: float) -> tuple[int, int, np.ndarray, float
     high = max(int(poisson.isf(half, mean)), low)
     while poisson.sf(high, mean) > half:
         high += 1
-    weights = np.exp(poisson.logpmf(np.arange(low, high + 1), mean))
     outside = (float(poisson.cdf(low - 1, mean)) if low > 0 else 0.0) \
         + float(poisson.sf(high, mean))
+    # Fox & Glynn: from the mode outward by the ratios of neighbours, then scaled to the mass
+    # inside (each weight to a relative error of about its distance from the mode times 1e-16)
+    mode = min(max(int(mean), low), high)
+    weights = np.empty(high - low + 1)
+    weights[mode - low] = 1.0
+    weights[mode - low + 1:] = np.cumprod(mean / np.arange(mode + 1, high + 1))
+    weights[:mode - low] = np.cumprod(np.arange(mode, low, -1) / mean)[::-1]
+    weights *= (1.0 - outside) / weights.sum()
     return low, high, weights, outside
 
 
@@ -282,8 +291,12 @@ def _times(t: Any) -> tuple[np.ndarray, bool]:
 def _work(rate: float, t: float, eps: float, per_term: float) -> float:
     """The cost of the products by ``P`` up to the right end of the window for time ``t``."""
     mean = rate * t
-    high = 0 if mean == 0 else int(poisson.isf(eps / 2, mean)) + 1
-    return (high + 1) * per_term
+    if mean == 0:
+        return per_term
+    high = float(poisson.isf(eps / 2, mean))
+    if not high >= mean:  # scipy gives nan for a huge mean
+        high = mean
+    return (high + 2) * per_term
 
 
 def transient(chain: MarkovChain, params: Mapping[str, Any] | None, t: Any, *,
