@@ -45,6 +45,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sps
 import sympy as sp
+from scipy.sparse.csgraph import breadth_first_order
 from sympy.polys.matrices import DomainMatrix
 from sympy.polys.polyerrors import CoercionFailed
 
@@ -58,10 +59,11 @@ from symq.core.errors import (
 from symq.core.result import Exactness, ResultBase
 
 from .chain import MarkovChain
-from .stationary import one_closed_class
+from .statespace import build_state_space
+from .stationary import one_closed_class, stationary
 
-__all__ = ["SymbolicStationaryLaw", "symbolic_stationary", "MAX_SYMBOLIC_STATES",
-           "TREE_METHOD", "SOLVE_METHOD"]
+__all__ = ["SymbolicStationaryLaw", "symbolic_stationary", "is_reversible", "product_form",
+           "MAX_SYMBOLIC_STATES", "TREE_METHOD", "SOLVE_METHOD"]
 
 #: Most reachable states of a symbolic solve (the default of ``max_states``).
 MAX_SYMBOLIC_STATES = 60
@@ -455,3 +457,120 @@ def _derive(chain: MarkovChain, max_states: int, rng: random.Random) -> tuple[
         value = sum((pi_lifted[i] * arithmetic.to(w) for i, w in pairs), zero)
         values[name] = arithmetic.back(value)
     return pi, states, values, weights is not None, n - len(closed)
+
+
+def is_reversible(chain: MarkovChain, params: Mapping[str, Any] | None = None, *,
+                  tol: float = 1e-9) -> bool:
+    """Whether the chain is reversible at ``params``: Kolmogorov's criterion in floats.
+
+    On the closed class: the support must be symmetric (``q_ij > 0`` exactly when
+    ``q_ji > 0``); ``log pi`` is built along a breadth-first spanning tree,
+    ``log pi_j = log pi_i + log q_ij - log q_ji``; and every edge must close,
+    ``|log pi_i + log q_ij - log pi_j - log q_ji| <= tol`` (Kelly 1979, *Reversibility and
+    Stochastic Networks*, ch. 1).  Cost O(transitions), no solve.
+
+    Parameters
+    ----------
+    chain : MarkovChain
+        The declaration.
+    params : mapping
+        A value for every declared parameter.
+    tol : float
+        Largest violation of detailed balance accepted, on the log scale (a relative error).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from symq.markov.library import mm1k, tandem
+    >>> is_reversible(mm1k(5), {"lam": 1.0, "mu": 2.0})
+    True
+    >>> is_reversible(tandem(2, 2), {"lam": 1.0, "mu1": 2.0, "mu2": 3.0})
+    False
+    """
+    space = build_state_space(chain, params)
+    closed = one_closed_class(space.generator, space.describe, chain.name)
+    sub = space.generator[closed][:, closed].tocsr()
+    off = (sub - sps.diags(sub.diagonal())).tocsr()
+    off.eliminate_zeros()
+    if off.nnz == 0:
+        return True
+    support = (off != 0).astype(np.int8)
+    if (support != support.T).nnz:
+        return False  # the support is not symmetric
+    order, parent = breadth_first_order(off, 0, directed=False, return_predecessors=True)
+    log_pi = np.zeros(sub.shape[0])
+    for j in order[1:]:
+        i = parent[j]
+        log_pi[j] = log_pi[i] + np.log(off[i, j]) - np.log(off[j, i])
+    coo = off.tocoo()
+    back = np.asarray(off[coo.col, coo.row]).ravel()
+    gap = log_pi[coo.row] + np.log(coo.data) - log_pi[coo.col] - np.log(back)
+    return bool(np.max(np.abs(gap)) <= tol)
+
+
+def product_form(chain: MarkovChain, params: Mapping[str, Any] | None = None, *,
+                 tol: float = 1e-8) -> bool:
+    """Whether the stationary law at ``params`` has a product form over the state variables.
+
+    On a product-shaped state set, ``pi(x) = prod_k f_k(x_k)`` exactly when every mixed second
+    difference ``log pi(x + e_a + e_b) - log pi(x + e_a) - log pi(x + e_b) + log pi(x)``
+    (``a != b``) vanishes; it is tested wherever all four states are reachable and of positive
+    probability (on a constrained set, only there).  The law is the float one of
+    :func:`~symq.markov.stationary` (GTH elimination up to its state limit: every entry to
+    relative accuracy, so ``log pi`` is accurate).  A chain of one variable is of product form.
+    Product form is weaker than reversibility: a Jackson tandem is of product form but not
+    reversible.
+
+    Parameters
+    ----------
+    chain : MarkovChain
+        The declaration.
+    params : mapping
+        A value for every declared parameter.
+    tol : float
+        Largest mixed second difference of ``log pi`` accepted.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from symq.markov.library import tandem
+    >>> product_form(tandem(2, 2), {"lam": 1.0, "mu1": 2.0, "mu2": 3.0})
+    False
+    """
+    law = stationary(chain, params)
+    lows = np.array([v.low for v in chain.variables], dtype=np.int64)
+    sizes = np.array([v.size for v in chain.variables], dtype=np.int64)
+    strides = np.ones(len(sizes), dtype=np.int64)
+    for k in range(len(sizes) - 2, -1, -1):
+        strides[k] = strides[k + 1] * sizes[k + 1]
+    positive = law.pi > 0
+    states = law.states[positive]
+    codes = (states - lows) @ strides  # increasing: the states are in lexicographic order
+    with np.errstate(divide="ignore"):
+        log_pi = np.log(law.pi[positive])
+
+    def shifted(mask: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
+        target = codes[mask] + step
+        at = np.minimum(np.searchsorted(codes, target), codes.size - 1)
+        return at, codes[at] == target
+
+    for a in range(len(sizes)):
+        for b in range(a + 1, len(sizes)):
+            room = (states[:, a] - lows[a] < sizes[a] - 1) & (states[:, b] - lows[b]
+                                                              < sizes[b] - 1)
+            if not room.any():
+                continue
+            at_a, has_a = shifted(room, strides[a])
+            at_b, has_b = shifted(room, strides[b])
+            at_ab, has_ab = shifted(room, strides[a] + strides[b])
+            ok = has_a & has_b & has_ab
+            gap = (log_pi[at_ab] - log_pi[at_a] - log_pi[at_b] + log_pi[room])[ok]
+            if gap.size and np.max(np.abs(gap)) > tol:
+                return False
+    return True
