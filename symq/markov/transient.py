@@ -80,7 +80,7 @@ Initial: TypeAlias = "Mapping[str, int] | Sequence[int] | np.ndarray | None"
 
 @dataclass(frozen=True)
 class TransientLaw(ResultBase):
-    """The law of a finite CTMC at time ``t`` and its outputs then, by uniformisation.
+    """The law of a finite CTMC at time ``t`` and its outputs then (transient analysis).
 
     With one time ``t`` (a number) every field below is for that time; with an array of times,
     ``t``, ``error_bound`` and each entry of ``values``, ``cumulative``, ``value_error`` and
