@@ -229,7 +229,7 @@ class _Arithmetic:
         try:
             for f in formulas:
                 field.from_sympy(f)
-        except CoercionFailed:
+        except (CoercionFailed, ValueError):  # not a rational function of the parameters
             self.field: Any = None
         else:
             self.field = field
