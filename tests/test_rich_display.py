@@ -629,7 +629,11 @@ def _markov() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
 
     from symq.markov import ExactStationaryLaw, StationaryLaw, exact_stationary, stationary
     from symq.markov.library import mm1k
+    from symq.markov.passage import PassageTime, passage_time
+    from symq.markov.sensitivity import StationarySensitivity, sensitivity
     from symq.markov.simulation import CTMCEstimate, simulate_ctmc
+    from symq.markov.symbolic import SymbolicStationaryLaw, symbolic_stationary
+    from symq.markov.transient import TransientLaw, transient
 
     def law():
         # M/M/1/3 at rho = 1/2: pi proportional to 1, 1/2, 1/4, 1/8; P(full) = 1/15
@@ -647,7 +651,34 @@ def _markov() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         assert r["P1"].contains(1 / 3)
         return r, ["**CTMCEstimate**"]
 
-    return {StationaryLaw: law, ExactStationaryLaw: exact, CTMCEstimate: simulated}
+    def transient_law():
+        # M/M/1/1 is a two-state chain: P(full at t) = lam/(lam+mu) (1 - e^{-(lam+mu) t})
+        r = transient(mm1k(1), {"lam": 1.0, "mu": 2.0}, 0.5)
+        assert abs(r["P_block"] - (1 - math.exp(-1.5)) / 3) < 1e-10
+        return r, ["**TransientLaw**", "| `t` | 0.5 |", "| `terms` |"]
+
+    def passage():
+        # M/M/1/3 from 0 up to 3: T(0->1) = 1, T(1->2) = 1 + 2*1, T(2->3) = 1 + 2*3; sum 11
+        r = passage_time(mm1k(3), {"lam": 1.0, "mu": 2.0}, "n == 3")
+        assert abs(r.mean - 11.0) < 1e-12
+        return r, ["**PassageTime**", "| `mean` | 11 |"]
+
+    def symbolic():
+        # M/M/1/2: pi proportional to mu^2, lam mu, lam^2 (birth-death products)
+        r = symbolic_stationary(mm1k(2))
+        lam, mu = sp.symbols("lam mu", real=True)
+        assert sp.simplify(r["P_block"] - lam**2 / (lam**2 + lam * mu + mu**2)) == 0
+        return r, ["**SymbolicStationaryLaw**", "| `n_states` | 3 |", "| `reversible` | True |"]
+
+    def stationary_sensitivity():
+        # M/M/1/1: P_block = lam/(lam + mu), d/dlam = mu/(lam + mu)^2 = 2/9 at lam = 1, mu = 2
+        r = sensitivity(mm1k(1), {"lam": 1.0, "mu": 2.0}, "lam")
+        assert abs(r["P_block"] - 2 / 9) < 1e-14
+        return r, ["**StationarySensitivity**", "| `parameter` | lam |"]
+
+    return {StationaryLaw: law, ExactStationaryLaw: exact, CTMCEstimate: simulated,
+            TransientLaw: transient_law, PassageTime: passage, SymbolicStationaryLaw: symbolic,
+            StationarySensitivity: stationary_sensitivity}
 
 
 def builders() -> dict[type, Callable[[], tuple[Any, list[str]]]]:

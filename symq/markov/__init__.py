@@ -1,10 +1,14 @@
 """Markov models declared by guarded jumps: finite CTMCs, their state space, their stationary
-law (sparse LU, and exact rationals as evidence), and the classic queue library.
+law (GTH, sparse LU or GMRES; exact rationals and a symbolic form as evidence), transient laws,
+passage times, sensitivities, Gillespie simulation, and the classic queue library.
 
 A chain is declared once (:class:`MarkovChain` of :class:`StateVariable` and :class:`Jump`, as
 in PRISM's guarded commands); :func:`build_state_space` builds the reachable states and the
 generator; :func:`stationary` solves for the stationary law with its residual checked;
-:func:`exact_stationary` solves it again in exact rationals for small chains.  See the guide,
+:func:`exact_stationary` solves it again in exact rationals for small chains and
+:func:`symbolic_stationary` in closed form; :func:`transient`, :func:`passage_time`,
+:func:`sensitivity` and :func:`simulate_chain` answer the other questions a paper asks of a
+chain.  See the guide,
 ``docs/guide/markov.md``.
 """
 
@@ -12,8 +16,13 @@ from .chain import Jump, MarkovChain, Output, StateVariable
 from .errors import ReducibleChain
 from .exact import ExactStationaryLaw, exact_stationary
 from .library import engset, erlang_loss, mm1k, mmck, tandem
+from .passage import PassageTime, UnreachableTarget, passage_time
+from .sensitivity import StationarySensitivity, sensitivity
+from .simulation import CTMCEstimate, simulate_chain, simulate_ctmc
 from .statespace import StateSpace, build_state_space
 from .stationary import StationaryLaw, stationary
+from .symbolic import SymbolicStationaryLaw, is_reversible, product_form, symbolic_stationary
+from .transient import TransientLaw, transient
 
 __all__ = [
     "StateVariable",
@@ -27,6 +36,20 @@ __all__ = [
     "ExactStationaryLaw",
     "exact_stationary",
     "ReducibleChain",
+    "TransientLaw",
+    "transient",
+    "PassageTime",
+    "passage_time",
+    "UnreachableTarget",
+    "SymbolicStationaryLaw",
+    "symbolic_stationary",
+    "is_reversible",
+    "product_form",
+    "StationarySensitivity",
+    "sensitivity",
+    "CTMCEstimate",
+    "simulate_ctmc",
+    "simulate_chain",
     "mm1k",
     "mmck",
     "erlang_loss",

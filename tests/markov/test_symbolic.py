@@ -155,7 +155,9 @@ def test_too_many_states_is_a_resource_limit_naming_max_states():
         symbolic_stationary(mm1k(80))
     with pytest.raises(ResourceLimit, match="max_states = 3"):
         symbolic_stationary(mm1k(5), max_states=3)
-    assert symbolic_stationary(mm1k(80), max_states=100).n_states == 81
+    with pytest.raises(ResourceLimit, match="max_states = 12"):
+        symbolic_stationary(mm1k(12), max_states=12)
+    assert symbolic_stationary(mm1k(12), max_states=13).n_states == 13   # the bound is inclusive
 
 
 def test_a_slow_solve_stops_at_its_time_budget():
