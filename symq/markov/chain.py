@@ -81,46 +81,56 @@ def _integer(where: str, value: object) -> int:
     if isinstance(value, sp.Integer):
         return int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        hint = ("an unbounded (level) variable is not supported yet: it comes with the "
-                "level-structured (QBD) solvers; give a finite high" if value is None else "")
-        raise InvalidParameter(where, value, "an integer", hint)
+        raise InvalidParameter(where, value, "an integer")
     return int(value)
 
 
 @dataclass(frozen=True)
 class StateVariable:
-    """A bounded integer state variable ``name`` in ``[low, high]``.
+    """An integer state variable ``name`` in ``[low, high]``, or ``[low, oo)`` (a level).
 
     Parameters
     ----------
     name : str
         The name used in rates, guards, updates and outputs.
     low, high : int
-        The bounds (``low <= high``); an update leaving them is an error.  ``high=None`` (an
-        unbounded level) is refused for now.
+        The bounds (``low <= high``); an update leaving them is an error.  ``high=None``
+        declares an unbounded *level* (at most one per chain): such a chain is solved by
+        :func:`symq.markov.levels.qbd_stationary` (a quasi-birth-death process), not by the
+        finite solvers.
 
     Examples
     --------
     >>> StateVariable("n", 0, 10)
     StateVariable(name='n', low=0, high=10)
+    >>> StateVariable("n", 0, None).bounded
+    False
     """
 
     name: str
     low: int
-    high: int
+    high: int | None
 
     def __post_init__(self) -> None:
         _check_name("StateVariable.name", self.name)
         low = _integer(f"{self.name}.low", self.low)
-        high = _integer(f"{self.name}.high", self.high)
-        if high < low:
+        high = None if self.high is None else _integer(f"{self.name}.high", self.high)
+        if high is not None and high < low:
             raise InvalidParameter(f"{self.name}.high", high, f"an integer >= low = {low}")
         object.__setattr__(self, "low", low)
         object.__setattr__(self, "high", high)
 
     @property
+    def bounded(self) -> bool:
+        """Whether ``high`` is finite (False for a level variable, ``high=None``)."""
+        return self.high is not None
+
+    @property
     def size(self) -> int:
-        """Number of values, ``high - low + 1``."""
+        """Number of values, ``high - low + 1`` (an unbounded variable has no size)."""
+        if self.high is None:
+            raise InvalidParameter(f"{self.name}.high", None, "an integer (a bounded variable)",
+                                   "an unbounded level has infinitely many values")
         return self.high - self.low + 1
 
 
@@ -206,7 +216,9 @@ class MarkovChain:
     Parameters
     ----------
     variables : sequence of StateVariable
-        The state variables, in order (the states are ordered lexicographically by them).
+        The state variables, in order (the states are ordered lexicographically by them).  At
+        most one may be unbounded (``high=None``): the level of a quasi-birth-death chain,
+        solved by :func:`symq.markov.levels.qbd_stationary`.
     jumps : sequence of Jump
         The guarded jumps.
     parameters : sequence of str or Parameter
@@ -223,7 +235,8 @@ class MarkovChain:
     Raises
     ------
     InvalidParameter
-        A bad name, a duplicate name, an initial state outside the bounds, or a formula that
+        A bad name, a duplicate name, two unbounded variables (both named), an initial state
+        outside the bounds, or a formula that
         does not parse; the message names the jump as ``jumps[2].rate`` (or by its label,
         ``serve.rate``) and the output as ``outputs.EN``.
     """
@@ -248,6 +261,12 @@ class MarkovChain:
         if len(variables) > MAX_VARIABLES:
             raise InvalidParameter("variables", len(variables),
                                    f"at most {MAX_VARIABLES} variables")
+        unbounded = [v.name for v in variables if v.high is None]
+        if len(unbounded) > 1:
+            raise InvalidParameter("variables", unbounded, "at most one unbounded variable "
+                                   "(high=None, the level)",
+                                   f"{' and '.join(unbounded)} are unbounded: give every "
+                                   "variable but the level a finite high")
         params = tuple(p.name if isinstance(p, Parameter) else p for p in parameters)
         for i, p in enumerate(params):
             _check_name(f"parameters[{i}]", p)
@@ -297,7 +316,8 @@ class MarkovChain:
                                                                 strict=True))
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{v.name} in [{v.low}, {v.high}]" for v in self.variables)
+        shown = ", ".join(f"{v.name} in [{v.low}, {v.high}]" if v.high is not None
+                          else f"{v.name} in [{v.low}, oo)" for v in self.variables)
         text = f"variables=({shown}), jumps={len(self.jumps)}, " \
                f"parameters=({', '.join(self.parameters)})"
         if self.name:
@@ -368,9 +388,9 @@ class MarkovChain:
         state = []
         for v, x in zip(self.variables, values, strict=True):
             x = _integer(f"initial.{v.name}", x)
-            if not v.low <= x <= v.high:
-                raise InvalidParameter(f"initial.{v.name}", x,
-                                       f"an integer in [{v.low}, {v.high}]")
+            if x < v.low or (v.high is not None and x > v.high):
+                raise InvalidParameter(f"initial.{v.name}", x, f"an integer in [{v.low}, "
+                                       + (f"{v.high}]" if v.high is not None else "oo)"))
             state.append(x)
         return tuple(state)
 

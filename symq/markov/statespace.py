@@ -167,9 +167,10 @@ def build_state_space(chain: MarkovChain, params: Mapping[str, Any] | None = Non
         The product of the variables' ranges needs more memory than the budget (refused before
         building, with the largest bound of the widest variable that fits).
     InvalidParameter
-        A rate negative or not finite at a reachable state where its jump is enabled, or an
-        update leaving its variable's bounds (or not an integer): the message names the jump
-        (``jumps[2].rate``, or by its label), the state and the bound.
+        A variable without a bound (a level: :func:`symq.markov.levels.qbd_stationary` solves
+        such a chain); a rate negative or not finite at a reachable state where its jump is
+        enabled, or an update leaving its variable's bounds (or not an integer): the message
+        names the jump (``jumps[2].rate``, or by its label), the state and the bound.
 
     Examples
     --------
@@ -183,6 +184,12 @@ def build_state_space(chain: MarkovChain, params: Mapping[str, Any] | None = Non
            [ 2., -3.,  1.],
            [ 0.,  2., -2.]])
     """
+    unbounded = [v.name for v in chain.variables if v.high is None]
+    if unbounded:
+        raise InvalidParameter(f"{unbounded[0]}.high", None, "an integer (a finite state space)",
+                               f"{unbounded[0]} is an unbounded level, a level-structured "
+                               "(QBD) chain: solve it with symq.markov.qbd_stationary (or "
+                               "give a bound)")
     values = parameter_values(chain, params)
     total = _check_size(chain)
     lows = np.array([v.low for v in chain.variables], dtype=np.int64)
