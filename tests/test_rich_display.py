@@ -627,7 +627,19 @@ def _registered() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
 def _markov() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     import scipy.sparse as sps
 
-    from symq.markov import ExactStationaryLaw, StationaryLaw, exact_stationary, stationary
+    from symq.markov import (
+        ExactStationaryLaw,
+        Jump,
+        MarkovChain,
+        MatrixGeometricLaw,
+        QBDStationaryLaw,
+        StateVariable,
+        StationaryLaw,
+        exact_stationary,
+        qbd_stationary,
+        solve_qbd,
+        stationary,
+    )
     from symq.markov.library import mm1k
     from symq.markov.passage import PassageTime, passage_time
     from symq.markov.sensitivity import StationarySensitivity, sensitivity
@@ -676,7 +688,25 @@ def _markov() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         assert abs(r["P_block"] - 2 / 9) < 1e-14
         return r, ["**StationarySensitivity**", "| `parameter` | lam |"]
 
-    return {StationaryLaw: law, ExactStationaryLaw: exact, CTMCEstimate: simulated,
+    def qbd_blocks():
+        # M/M/1 at rho = 1/2 as a one-phase QBD: R = rho = 1/2, E[N] = rho/(1 - rho) = 1
+        def one(x):
+            return np.array([[x]])
+
+        r = solve_qbd(one(-1.0), one(1.0), one(2.0), one(1.0), one(-3.0), one(2.0))
+        assert abs(r.eta - 0.5) < 1e-13 and abs(r.mean_level - 1.0) < 1e-12
+        return r, ["**MatrixGeometricLaw**", "| `eta` | 0.5 |"]
+
+    def qbd_declared():
+        mm1 = MarkovChain([StateVariable("n", 0, None)],
+                          [Jump("lam", {"n": "n + 1"}), Jump("mu", {"n": "n - 1"}, guard="n > 0")],
+                          parameters=("lam", "mu"), outputs={"EN": "n"})
+        r = qbd_stationary(mm1, {"lam": 1.0, "mu": 2.0})
+        assert abs(r["EN"] - 1.0) < 1e-12            # rho/(1 - rho), rho = 1/2
+        return r, ["**QBDStationaryLaw**", "| `mean_level` | 1 |"]
+
+    return {MatrixGeometricLaw: qbd_blocks, QBDStationaryLaw: qbd_declared,
+            StationaryLaw: law, ExactStationaryLaw: exact, CTMCEstimate: simulated,
             TransientLaw: transient_law, PassageTime: passage, SymbolicStationaryLaw: symbolic,
             StationarySensitivity: stationary_sensitivity}
 

@@ -15,8 +15,10 @@ chain.  See the guide,
 from .chain import Jump, MarkovChain, Output, StateVariable
 from .errors import ReducibleChain
 from .exact import ExactStationaryLaw, exact_stationary
+from .levels import QBDStationaryLaw, qbd_stationary
 from .library import engset, erlang_loss, mm1k, mmck, tandem
 from .passage import PassageTime, UnreachableTarget, passage_time
+from .qbd import MatrixGeometricLaw, solve_qbd
 from .sensitivity import StationarySensitivity, sensitivity
 from .simulation import CTMCEstimate, simulate_chain, simulate_ctmc
 from .statespace import StateSpace, build_state_space
@@ -36,6 +38,10 @@ __all__ = [
     "ExactStationaryLaw",
     "exact_stationary",
     "ReducibleChain",
+    "MatrixGeometricLaw",
+    "solve_qbd",
+    "QBDStationaryLaw",
+    "qbd_stationary",
     "TransientLaw",
     "transient",
     "PassageTime",

@@ -310,6 +310,17 @@ class MarkovChain:
         """The distinct labels of the jumps, in order of first use."""
         return tuple(dict.fromkeys(j.label for j in self.jumps if j.label is not None))
 
+    def require_finite(self, solver: str) -> None:
+        """Refuse a chain with an unbounded level variable for ``solver``, which needs a finite
+        state space (the message points to :func:`symq.markov.qbd_stationary`)."""
+        for v in self.variables:
+            if v.high is None:
+                raise InvalidParameter(f"{v.name}.high", None,
+                                       f"an integer (a finite state space, for {solver})",
+                                       f"{v.name} is an unbounded level, a level-structured "
+                                       "(QBD) chain: solve it with symq.markov.qbd_stationary "
+                                       "(or give a bound)")
+
     def describe(self, state: Sequence[int]) -> str:
         """A state as ``n=3, m=0``."""
         return ", ".join(f"{v.name}={int(x)}" for v, x in zip(self.variables, state,

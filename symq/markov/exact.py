@@ -173,6 +173,7 @@ def exact_stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None
         More than one closed class.
     """
     started = time.perf_counter()
+    chain.require_finite("exact_stationary")
     values = _exact_values(chain, params)
     symbols = chain.variable_symbols
     index: dict[tuple[int, ...], int] = {chain.initial: 0}

@@ -65,7 +65,7 @@ from symq.core.errors import InvalidParameter
 from symq.core.result import Exactness, ResultBase
 
 from .chain import MarkovChain
-from .qbd import QBDSolution, polynomial_tail, solve_qbd
+from .qbd import MatrixGeometricLaw, polynomial_tail, solve_qbd
 from .statespace import evaluate, parameter_values
 
 __all__ = ["QBDStationaryLaw", "qbd_stationary", "CHECK_LEVELS", "MAX_PHASES", "MAX_DEGREE",
@@ -117,8 +117,8 @@ class QBDStationaryLaw(ResultBase):
         The level ``L`` up to which the outputs not in closed form from level 1 were summed
         (0 when none needed it).
     residual : float
-        The QBD solve's residual (:attr:`QBDSolution.residual`).
-    solution : QBDSolution
+        The QBD solve's residual (:attr:`MatrixGeometricLaw.residual`).
+    solution : MatrixGeometricLaw
         The matrix-geometric solution (``G``, ``R``, ``pi0``, ``pi1``); not shown.
     method, exactness, seconds
         How it was obtained and its wall time.
@@ -138,7 +138,7 @@ class QBDStationaryLaw(ResultBase):
     mean_level: float
     levels_summed: int
     residual: float
-    solution: QBDSolution = field(repr=False, compare=False)
+    solution: MatrixGeometricLaw = field(repr=False, compare=False)
     method: str = ("level-independent QBD: logarithmic reduction, matrix-geometric law; outputs "
                    "summed then in closed form")
     exactness: Exactness = Exactness.NUMERIC
@@ -372,7 +372,7 @@ def _tail_degree(expr: Any, condition: bool, lv: _Levels, start: int,
     return worst
 
 
-def _output(name: str, out: Any, lv: _Levels, sol: QBDSolution, phases0: np.ndarray,
+def _output(name: str, out: Any, lv: _Levels, sol: MatrixGeometricLaw, phases0: np.ndarray,
             phases: np.ndarray, levels: int, tail_mass: float) -> tuple[float, float, bool]:
     """``(value, bound, summed)`` of a reward or condition output."""
     condition = out.kind == "probability"

@@ -66,7 +66,7 @@ from symq.core.result import Exactness, ResultBase
 from .gth import gth_stationary
 from .stationary import closed_classes, one_closed_class
 
-__all__ = ["QBDSolution", "solve_qbd", "polynomial_tail", "ACCEPT", "MAX_ITERATIONS"]
+__all__ = ["MatrixGeometricLaw", "solve_qbd", "polynomial_tail", "ACCEPT", "MAX_ITERATIONS"]
 
 #: Largest residual accepted (relative; see the module's docstring).
 ACCEPT = 1e-9
@@ -82,7 +82,7 @@ METHOD = ("logarithmic reduction for G (Latouche & Ramaswami 1993), R = A0 (-(A1
 
 
 @dataclass(frozen=True)
-class QBDSolution(ResultBase):
+class MatrixGeometricLaw(ResultBase):
     """The stationary law of a level-independent QBD in matrix-geometric form.
 
     Attributes
@@ -319,7 +319,7 @@ def _logarithmic_reduction(A0: np.ndarray, A1: np.ndarray, A2: np.ndarray, tol: 
 
 
 def solve_qbd(B1: ArrayLike, B0: ArrayLike, B2: ArrayLike, A0: ArrayLike, A1: ArrayLike,
-              A2: ArrayLike, *, tol: float = 1e-14) -> QBDSolution:
+              A2: ArrayLike, *, tol: float = 1e-14) -> MatrixGeometricLaw:
     """The stationary law of a level-independent QBD, by logarithmic reduction.
 
     Parameters
@@ -335,7 +335,7 @@ def solve_qbd(B1: ArrayLike, B0: ArrayLike, B2: ArrayLike, A0: ArrayLike, A1: Ar
 
     Returns
     -------
-    QBDSolution
+    MatrixGeometricLaw
 
     Raises
     ------
@@ -392,6 +392,6 @@ def solve_qbd(B1: ArrayLike, B0: ArrayLike, B2: ArrayLike, A0: ArrayLike, A1: Ar
                            "the drift may be too close to 0 for double precision")
     eta = float(np.max(np.abs(np.linalg.eigvals(R))))
     mean_level = float(pi1 @ inverse @ inverse.sum(axis=1))
-    return QBDSolution(G=G, R=R, pi0=pi0, pi1=pi1, eta=eta, drift=drift, mean_level=mean_level,
-                       iterations=iterations, residual=residual,
-                       seconds=time.perf_counter() - started, _inverse=inverse)
+    return MatrixGeometricLaw(G=G, R=R, pi0=pi0, pi1=pi1, eta=eta, drift=drift,
+                              mean_level=mean_level, iterations=iterations, residual=residual,
+                              seconds=time.perf_counter() - started, _inverse=inverse)

@@ -184,12 +184,7 @@ def build_state_space(chain: MarkovChain, params: Mapping[str, Any] | None = Non
            [ 2., -3.,  1.],
            [ 0.,  2., -2.]])
     """
-    unbounded = [v.name for v in chain.variables if v.high is None]
-    if unbounded:
-        raise InvalidParameter(f"{unbounded[0]}.high", None, "an integer (a finite state space)",
-                               f"{unbounded[0]} is an unbounded level, a level-structured "
-                               "(QBD) chain: solve it with symq.markov.qbd_stationary (or "
-                               "give a bound)")
+    chain.require_finite("build_state_space")
     values = parameter_values(chain, params)
     total = _check_size(chain)
     lows = np.array([v.low for v in chain.variables], dtype=np.int64)

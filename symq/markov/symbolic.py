@@ -406,6 +406,7 @@ def symbolic_stationary(chain: MarkovChain, *, timeout: float = 10.0,
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise InvalidParameter("timeout", timeout, "a positive number of seconds")
     started = time.perf_counter()
+    chain.require_finite("symbolic_stationary")
     _parameter_free(chain)
     what = f"the symbolic stationary law of {chain.name or 'the chain'}"
     try:

@@ -12,7 +12,9 @@ from symq.markov import (
     ReducibleChain,
     StateVariable,
     build_state_space,
+    exact_stationary,
     stationary,
+    symbolic_stationary,
 )
 
 
@@ -92,8 +94,10 @@ def test_an_unknown_symbol_names_the_jump_and_the_name():
 
 
 def test_declaration_errors():
-    with pytest.raises(InvalidParameter, match=r"n\.high=None.*level-structured \(QBD\)"):
-        StateVariable("n", 0, None)
+    level = MarkovChain([StateVariable("n", 0, None)], [Jump(1, {"n": "n + 1"})])
+    for solve in (build_state_space, exact_stationary, symbolic_stationary):
+        with pytest.raises(InvalidParameter, match=r"n\.high=None.*level-structured \(QBD\)"):
+            solve(level)
     with pytest.raises(InvalidParameter, match=r"n\.high=-1 must be an integer >= low = 0"):
         StateVariable("n", 0, -1)
     with pytest.raises(InvalidParameter, match=r"initial\.n=7 must be an integer in \[0, 4\]"):
