@@ -34,14 +34,17 @@ from symq.core.result import ResultBase
 
 from .chain import Jump, MarkovChain, StateVariable
 from .exact import exact_stationary
+from .levels import qbd_stationary
 from .simulation import simulate_chain
 from .stationary import stationary
 
 __all__ = ["CTMC", "declare_ctmc", "KEYS", "OUTPUTS", "EXAMPLE", "CACHED_CHAINS"]
 
 KEYS: dict[str, str] = {
-    "variables": "table {NAME = [low, high]} of bounded integer state variables; a bound is "
-                 "an integer or a formula in the integer parameters (\"K\", \"c + K\")",
+    "variables": "table {NAME = [low, high]} of integer state variables; a bound is an "
+                 "integer or a formula in the integer parameters (\"K\", \"c + K\"); one "
+                 "variable may be an unbounded level, high = \"oo\" (a QBD: matrix-geometric "
+                 "solve)",
     "jumps": "list of {rate = \"...\", update = {VAR = \"new value from the old state\"}, "
              "guard = \"condition\" (default: always), label = \"name\" (optional)}; enabled "
              "jumps add their rates (PRISM's semantics), updates are simultaneous",
@@ -55,6 +58,8 @@ KEYS: dict[str, str] = {
 #: Result keys of a declared chain besides its own outputs.
 OUTPUTS: tuple[str, ...] = ("<output>", "n_states", "residual", "n_events", "horizon")
 
+#: The upper bound of an unbounded level variable, as a claims file writes it.
+UNBOUNDED = ("oo", "inf", "infinity")
 #: Chains built for distinct bound values kept per declaration (a region over ``K``).
 CACHED_CHAINS = 64
 #: A bound given by a formula stands at -/+ this while the declaration is checked (no state
@@ -111,6 +116,8 @@ def _bounds(where: str, table: Mapping[str, Any], params: tuple[str, ...]
                 raise InvalidParameter(f"{at}[{i}]", end, "an integer or a formula")
             if isinstance(end, int):
                 ends.append(end)
+            elif i == 1 and isinstance(end, str) and end.strip() in UNBOUNDED:
+                ends.append(None)
             elif isinstance(end, str):
                 ends.append(parse_formula(f"{at}[{i}]", end, params))
             else:
@@ -179,12 +186,14 @@ class ChainSolver:
                 or not 0 < tolerance < 1:
             raise InvalidParameter(f"{where}.tolerance", tolerance, "a number in (0, 1)")
         self.tolerance = float(tolerance)
-        self._chains: dict[tuple[tuple[int, int], ...], MarkovChain] = {}
-        self._build([(lo if isinstance(lo, int) else -_WIDE, hi if isinstance(hi, int) else _WIDE)
+        self._chains: dict[tuple[tuple[int, int | None], ...], MarkovChain] = {}
+        self._build([(lo if isinstance(lo, int) else -_WIDE,
+                      hi if hi is None or isinstance(hi, int) else _WIDE)
                      for lo, hi in self.bounds.values()])  # every formula checked up front
+        self.level = next((v for v, (_, hi) in self.bounds.items() if hi is None), None)
 
-    def _bound(self, at: str, end: Any, values: Mapping[str, Any]) -> int:
-        if isinstance(end, int):
+    def _bound(self, at: str, end: Any, values: Mapping[str, Any]) -> int | None:
+        if end is None or isinstance(end, int):
             return end
         number = end.subs({sp.Symbol(p, positive=True): values[p] for p in self.parameters})
         x = float(number)
@@ -194,7 +203,7 @@ class ChainSolver:
                                    + ", ".join(f"{p}={values[p]}" for p in self.parameters))
         return int(round(x))
 
-    def _build(self, bounds: Sequence[tuple[int, int]]) -> MarkovChain:
+    def _build(self, bounds: Sequence[tuple[int, int | None]]) -> MarkovChain:
         try:
             variables = [StateVariable(v, lo, hi) for v, (lo, hi) in zip(self.bounds, bounds)]
             return MarkovChain(variables, self.jumps, self.parameters, self.initial,
@@ -221,6 +230,14 @@ class ChainSolver:
         params = {p: values[p] for p in self.parameters}
         if n_events is not None and method != "simulation":
             raise InvalidParameter("n_events", n_events, "given only with method = simulation")
+        if self.level is not None:
+            if method != "sparse":
+                raise InvalidParameter("method", method, "sparse (the matrix-geometric solve) "
+                                       f"for a chain with the unbounded level {self.level}")
+            try:
+                return qbd_stationary(chain, params)
+            except InvalidParameter as exc:
+                raise _where(self.where, exc) from None
         try:
             if method == "simulation":
                 return simulate_chain(chain, params, n_events=n_events, rng=rng)

@@ -14,13 +14,14 @@ with :class:`~symq.core.errors.InvalidParameter` naming the jump:
 
 * a jump that changes the level by more than 1 (not a QBD);
 * a jump whose rate, enabling or target differs at some level ``n >= 2`` of
-  :data:`CHECK_LEVELS` from level 1 (a level-dependent chain: not supported yet).  The check is
-  numerical, at those levels only.
+  :data:`CHECK_LEVELS` from level 1 (up and within-level moves) or level 2 (down moves: level
+  1's are the boundary block ``B2``, whose total per phase must equal ``A2``'s): a
+  level-dependent chain, not supported yet.  The check is numerical, at those levels only.
 
 Outputs (each declared output, in :attr:`QBDStationaryLaw.values`):
 
-* ``throughput:LABEL``: exact, from ``pi0`` and ``sum_{n >= 1} pi_n = pi1 (I - R)^{-1}`` (the
-  rates are level-independent from level 1 on);
+* ``throughput:LABEL``: exact, from ``pi0``, ``pi1`` and ``sum_{n >= 2} pi_n = pi1 R (I - R)^{-1}``
+  (the rates are level-independent from level 2 on; level 1's down moves may differ);
 * a reward ``f`` or a condition: summed level by level from level 0, and in closed form beyond a
   level ``L0`` from which ``f`` is a polynomial in the level of degree at most
   :data:`MAX_DEGREE` for each phase (``sum_j pi_(L0) R^j p(j)``,
@@ -290,35 +291,43 @@ def _phases(lv: _Levels) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_level_independent(lv: _Levels, phases: np.ndarray) -> None:
-    """Refuse a jump whose moves at a level of :data:`CHECK_LEVELS` differ from level 1's."""
+    """Refuse a jump whose moves at a level of :data:`CHECK_LEVELS` differ from the repeating
+    blocks: up and within-level moves from level 1's (``A0``, ``A1``), down moves from level
+    2's (``A2``; the down moves of level 1 are the boundary block ``B2`` and may differ)."""
     first = lv.moves(lv.states(1, phases))
+    second = lv.moves(lv.states(2, phases))
     for n in CHECK_LEVELS:
         states = lv.states(n, phases)
-        for jump, (r1, d1, p1), (rn, dn, pn) in zip(lv.chain.jumps, first, lv.moves(states),
-                                                      strict=True):
-            differ = np.abs(rn - r1) > RATE_TOL * np.maximum(np.abs(r1), np.abs(rn))
-            moving = (r1 > 0) & (rn > 0)
-            differ |= moving & ((dn != d1) | np.any(pn != p1, axis=1))
+        for jump, (r1, d1, p1), (r2, d2, p2), (rn, dn, pn) in zip(
+                lv.chain.jumps, first, second, lv.moves(states), strict=True):
+            down = ((rn > 0) & (dn == -1)) | ((r2 > 0) & (d2 == -1)) | ((r1 > 0) & (d1 == -1))
+            rr, dr = np.where(down, r2, r1), np.where(down, d2, d1)
+            pr = np.where(down[:, None], p2, p1)
+            differ = np.abs(rn - rr) > RATE_TOL * np.maximum(np.abs(rr), np.abs(rn))
+            moving = (rr > 0) & (rn > 0)
+            differ |= moving & ((dn != dr) | np.any(pn != pr, axis=1))
             if differ.any():
                 i = int(np.flatnonzero(differ)[0])
-                ones = lv.states(1, phases[i:i + 1])[0]
+                ref = lv.states(2 if down[i] else 1, phases[i:i + 1])[0]
                 raise InvalidParameter(
                     f"{jump.where}.rate", float(rn[i]),
                     f"the same move at every level {lv.name} >= {lv.low + 1} (a "
-                    "level-independent QBD)",
+                    "level-independent QBD; down moves from level 2 on)",
                     f"at {lv.chain.describe(states[i])} it moves at rate {rn[i]:.6g}, at "
-                    f"{lv.chain.describe(ones)} at rate {r1[i]:.6g} (or to another state); "
+                    f"{lv.chain.describe(ref)} at rate {rr[i]:.6g} (or to another state); "
                     "level-dependent chains are not supported yet")
 
 
 def _blocks(lv: _Levels, phases0: np.ndarray, phases: np.ndarray
-            ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
-    """``[B1, B0, B2, A0, A1, A2]`` and the per-jump rates at level 0 and at levels >= 1."""
+            ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """``[B1, B0, B2, A0, A1, A2]`` and the per-jump rates at level 0, at level 1 and at the
+    levels >= 2.  Level 1 shares ``A1`` (its diagonal included) with the higher levels, so its
+    total down rate in each phase must be theirs (else the chain is level-dependent)."""
     m0, m = phases0.shape[0], phases.shape[0]
     at0, at = _rows(phases0), _rows(phases)
     B1, B0, B2 = np.zeros((m0, m0)), np.zeros((m0, m)), np.zeros((m, m0))
     A0, A1, A2 = np.zeros((m, m)), np.zeros((m, m)), np.zeros((m, m))
-    rates0, rates1 = [], []
+    rates0, rates1, rates2 = [], [], []
     for n, source, blocks in ((0, phases0, {0: B1, 1: B0}), (1, phases, {-1: B2, 0: A1, 1: A0}),
                               (2, phases, {-1: A2})):
         for rate, delta, target in lv.moves(lv.states(n, source)):
@@ -326,6 +335,8 @@ def _blocks(lv: _Levels, phases0: np.ndarray, phases: np.ndarray
                 rates0.append(rate)
             elif n == 1:
                 rates1.append(rate)
+            else:
+                rates2.append(rate)
             for i in np.flatnonzero(rate > 0):
                 d = int(delta[i])
                 if d not in blocks:
@@ -334,7 +345,17 @@ def _blocks(lv: _Levels, phases0: np.ndarray, phases: np.ndarray
                 blocks[d][i, index[tuple(int(x) for x in target[i])]] += rate[i]
     np.fill_diagonal(B1, np.diag(B1) - B1.sum(axis=1) - B0.sum(axis=1))
     np.fill_diagonal(A1, np.diag(A1) - A1.sum(axis=1) - A0.sum(axis=1) - A2.sum(axis=1))
-    return [B1, B0, B2, A0, A1, A2], rates0, rates1
+    down1, down2 = B2.sum(axis=1), A2.sum(axis=1)
+    differ = np.abs(down1 - down2) > RATE_TOL * np.maximum(np.abs(down1), np.abs(down2))
+    if differ.any():
+        i = int(np.flatnonzero(differ)[0])
+        one, two = lv.states(1, phases[i:i + 1])[0], lv.states(2, phases[i:i + 1])[0]
+        raise InvalidParameter(
+            f"{lv.name} (level)", lv.chain.describe(one), "the same total rate down at level 1 "
+            "as at every higher level, in each phase (a level-independent QBD)",
+            f"{down1[i]:.6g} down from {lv.chain.describe(one)}, {down2[i]:.6g} from "
+            f"{lv.chain.describe(two)}; level-dependent chains are not supported yet")
+    return [B1, B0, B2, A0, A1, A2], rates0, rates1, rates2
 
 
 def _tail_degree(expr: Any, condition: bool, lv: _Levels, start: int,
@@ -452,7 +473,7 @@ def qbd_stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None, 
     lv = _Levels(chain, parameter_values(chain, params))
     phases0, phases = _phases(lv)
     _check_level_independent(lv, phases)
-    blocks, rates0, rates1 = _blocks(lv, phases0, phases)
+    blocks, rates0, rates1, rates2 = _blocks(lv, phases0, phases)
     sol = solve_qbd(*blocks)
     mass1 = sol.pi1 @ sol._inverse
     ones = sol._inverse.sum(axis=1)
@@ -468,7 +489,9 @@ def qbd_stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None, 
     for name, out in chain.outputs.items():
         if out.kind == "throughput":
             chosen = [j for j, jump in enumerate(chain.jumps) if jump.label == out.label]
-            values[name] = float(sum(sol.pi0 @ rates0[j] + mass1 @ rates1[j] for j in chosen))
+            mass2 = mass1 - sol.pi1                  # sum over the levels >= 2
+            values[name] = float(sum(sol.pi0 @ rates0[j] + sol.pi1 @ rates1[j]
+                                     + mass2 @ rates2[j] for j in chosen))
             bounds[name] = 0.0
         else:
             values[name], bounds[name], used = _output(name, out, lv, sol, phases0, phases,

@@ -115,3 +115,31 @@ def test_simulation_method_gives_intervals_covering_the_closed_form():
     assert r["X"].contains(0.5 * (1 - p_full))
     with pytest.raises(InvalidParameter, match="n_events"):
         spec.run({"lam": 0.5, "mu": 1.0, "K": 3, "n_events": 5000})
+
+
+MMC = textwrap.dedent('''
+    kind = "ctmc"
+    parameters = { a = "positive", c = "integer >= 1" }
+    variables = { b = [0, "c"], q = [0, "oo"] }
+    jumps = [
+      { guard = "b < c", rate = "a", update = { b = "b + 1" } },
+      { guard = "b == c", rate = "a", update = { q = "q + 1" } },
+      { guard = "b > 0 and q == 0", rate = "b", update = { b = "b - 1" } },
+      { guard = "q > 0", rate = "c", update = { q = "q - 1" } },
+    ]
+    outputs = { P_wait = "b == c", EQ = "q" }
+''')
+
+
+@pytest.mark.parametrize("a, c", [(0.5, 1), (2.0, 3), (5.5, 6)])
+def test_an_unbounded_level_is_solved_matrix_geometrically_against_erlang_c(a, c):
+    from math import factorial
+
+    spec = declare_model("f.toml", "mmc", tomllib.loads(MMC))
+    r = spec.run({"a": a, "c": c})
+    b = (a**c / factorial(c)) / sum(a**k / factorial(k) for k in range(c + 1))
+    erlang_c = b / (1 - (a / c) * (1 - b))
+    assert r["P_wait"] == pytest.approx(erlang_c, rel=1e-12)
+    assert r["EQ"] == pytest.approx(erlang_c * a / (c - a), rel=1e-12)
+    with pytest.raises(InvalidParameter, match="method=.exact.*unbounded level q"):
+        spec.run({"a": a, "c": c, "method": "exact"})

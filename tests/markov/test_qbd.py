@@ -213,3 +213,29 @@ def test_declaration_errors_name_the_jump():
     finite = MarkovChain([StateVariable("n", 0, 3)], [Jump(1, {"n": "n + 1"}, "n < 3")])
     with pytest.raises(InvalidParameter, match="stationary"):
         qbd_stationary(finite, {})
+
+
+def _me21(boundary_rate: str = "2"):
+    """M/E2/1 (mean size 1) with the phase as a variable: a departure at level 1 empties the
+    server (phase 0), above it starts the next job in phase 1 (level 1's down move differs)."""
+    return MarkovChain(
+        [StateVariable("n", 0, None), StateVariable("p", 0, 2)],
+        [Jump("lam", {"n": "1", "p": "1"}, guard="n == 0"),
+         Jump("lam", {"n": "n + 1"}, guard="n > 0"),
+         Jump("2", {"p": "2"}, guard="p == 1"),
+         Jump("2", {"n": "n - 1", "p": "1"}, guard="p == 2 and n > 1", label="dep"),
+         Jump(boundary_rate, {"n": "0", "p": "0"}, guard="p == 2 and n == 1", label="dep")],
+        parameters=("lam",), outputs={"EN": "n", "X": "throughput:dep"})
+
+
+@pytest.mark.parametrize("lam", [0.3, 0.8])
+def test_declared_boundary_down_move_against_pollaczek_khinchine(lam):
+    r = qbd_stationary(_me21(), {"lam": lam})
+    # P-K mean number for Erlang-2 sizes of mean 1 (scv 1/2): rho + rho^2 (1 + 1/2)/(2 (1 - rho))
+    assert r["EN"] == pytest.approx(lam + 0.75 * lam**2 / (1 - lam), rel=1e-12)
+    assert r["X"] == pytest.approx(lam, rel=1e-12)          # every arrival departs
+
+
+def test_level_one_down_rate_unlike_the_levels_above_is_refused():
+    with pytest.raises(InvalidParameter, match="same total rate down at level 1"):
+        qbd_stationary(_me21(boundary_rate="3"), {"lam": 0.5})
