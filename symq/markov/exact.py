@@ -26,7 +26,6 @@ Examples
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -42,6 +41,7 @@ from symq.core.errors import MISSING, InvalidParameter, NumericalFailure
 from symq.core.result import Exactness, ResultBase
 
 from .chain import MarkovChain
+from .exact_states import reachable_exact
 from .stationary import one_closed_class
 
 __all__ = ["ExactStationaryLaw", "exact_stationary", "MAX_EXACT_STATES"]
@@ -139,6 +139,22 @@ def _number(where: str, expr: Any, table: dict[sp.Symbol, sp.Rational], state: s
     return value
 
 
+def _exact_rate(where: str, rate: Any, state: str) -> sp.Rational:
+    if not isinstance(rate, sp.Rational):
+        raise InvalidParameter(where, rate, "an exact rational at every reachable state",
+                               f"at the state {state} it is not rational; the exact solve "
+                               "needs rational rates")
+    if rate < 0:
+        raise InvalidParameter(where, rate, "a rate >= 0", f"at the reachable state {state}")
+    return rate
+
+
+def _too_many() -> InvalidParameter:
+    return InvalidParameter("chain", f"more than {MAX_EXACT_STATES} states",
+                            f"at most {MAX_EXACT_STATES} reachable states for the exact solve",
+                            "use symq.markov.stationary (sparse LU) instead")
+
+
 def _truth(where: str, condition: Any, table: dict[sp.Symbol, sp.Rational], state: str
            ) -> bool:
     value = condition.xreplace(table)
@@ -175,56 +191,9 @@ def exact_stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None
     started = time.perf_counter()
     chain.require_finite("exact_stationary")
     values = _exact_values(chain, params)
-    symbols = chain.variable_symbols
-    index: dict[tuple[int, ...], int] = {chain.initial: 0}
-    order = [chain.initial]
-    queue = deque([chain.initial])
-    transitions: dict[tuple[int, int], Any] = {}
-    fired: list[tuple[int, int, Any]] = []  # (jump, state, rate) of moves
-    while queue:
-        state = queue.popleft()
-        i = index[state]
-        table = {**values, **{s: sp.Integer(x) for s, x in zip(symbols, state, strict=True)}}
-        shown = chain.describe(state)
-        for j, jump in enumerate(chain.jumps):
-            if not _truth(f"{jump.where}.guard", jump.guard, table, shown):
-                continue
-            rate = _number(f"{jump.where}.rate", jump.rate, table, shown)
-            if rate < 0:
-                raise InvalidParameter(f"{jump.where}.rate", rate, "a rate >= 0",
-                                       f"at the reachable state {shown}")
-            target = []
-            for var, new in zip(chain.variables, jump.update, strict=True):
-                x = _number(f"{jump.where}.update.{var.name}", new, table, shown)
-                if not (x.is_Integer and var.low <= x <= var.high):
-                    raise InvalidParameter(f"{jump.where}.update.{var.name}", x,
-                                           f"an integer within [{var.low}, {var.high}], the "
-                                           f"bounds of {var.name}",
-                                           f"at the reachable state {shown}")
-                target.append(int(x))
-            moved = tuple(target)
-            if rate == 0 or moved == state:
-                continue
-            if moved not in index:
-                if len(order) >= MAX_EXACT_STATES:
-                    raise InvalidParameter("chain", f"more than {MAX_EXACT_STATES} states",
-                                           f"at most {MAX_EXACT_STATES} reachable states for "
-                                           "the exact solve",
-                                           "use symq.markov.stationary (sparse LU) instead")
-                index[moved] = len(order)
-                order.append(moved)
-                queue.append(moved)
-            key = (i, index[moved])
-            transitions[key] = transitions.get(key, sp.Integer(0)) + rate
-            fired.append((j, i, rate))
-    # lexicographic order, as the numeric solver
-    sorted_states = sorted(order)
-    rank = {s: k for k, s in enumerate(sorted_states)}
-    remap = [rank[s] for s in order]
-    n = len(order)
-    Q: dict[tuple[int, int], Any] = {}
-    for (a, b), rate in transitions.items():
-        Q[(remap[a], remap[b])] = rate
+    sorted_states, Q, fired = reachable_exact(
+        chain, values, max_states=MAX_EXACT_STATES, too_many=_too_many, check_rate=_exact_rate)
+    n = len(sorted_states)
     exits = [sp.Integer(0)] * n
     for (a, _b), rate in Q.items():
         exits[a] += rate
@@ -240,8 +209,7 @@ def exact_stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None
     for k, p in zip(closed, pi_closed, strict=True):
         pi[k] = p
     _verify(Q, pi, n)
-    outputs = _outputs(chain, values, sorted_states, pi,
-                       [(j, remap[i], r) for j, i, r in fired])
+    outputs = _outputs(chain, values, sorted_states, pi, fired)
     return ExactStationaryLaw(pi=tuple(pi), states=states,
                               variables=tuple(v.name for v in chain.variables), n_states=n,
                               values=outputs, n_transient=n - len(closed),

@@ -59,6 +59,7 @@ from symq.core.errors import (
 from symq.core.result import Exactness, ResultBase
 
 from .chain import MarkovChain
+from .exact_states import ExactMoves, reachable_exact
 from .statespace import build_state_space
 from .stationary import one_closed_class, stationary
 
@@ -155,67 +156,29 @@ def _parameter_free(chain: MarkovChain) -> None:
             refuse(f"outputs.{name}", out.expr)
 
 
-def _enumerate(chain: MarkovChain, max_states: int) -> tuple[
-        list[tuple[int, ...]], dict[tuple[int, int], sp.Expr], list[tuple[int, int, sp.Expr]]]:
+def _symbolic_rate(where: str, rate: sp.Expr, state: str) -> sp.Expr:
+    if rate.has(sp.zoo, sp.oo, -sp.oo, sp.nan) or (rate.is_number and (
+            not rate.is_real or rate < 0)):
+        raise InvalidParameter(where, rate, "a finite rate >= 0",
+                               f"at the reachable state {state}")
+    return rate
+
+
+def _enumerate(chain: MarkovChain, max_states: int) -> ExactMoves:
     """The reachable states (lexicographic order), the symbolic off-diagonal rates
     ``(i, j) -> q_ij`` and the moves ``(jump, state, rate)``."""
-    symbols = chain.variable_symbols
-    index: dict[tuple[int, ...], int] = {chain.initial: 0}
-    order = [chain.initial]
-    queue = deque([chain.initial])
-    moves: list[tuple[int, int, tuple[int, ...], sp.Expr]] = []
-    while queue:
-        state = queue.popleft()
-        table = {s: sp.Integer(x) for s, x in zip(symbols, state, strict=True)}
-        shown = chain.describe(state)
-        for j, jump in enumerate(chain.jumps):
-            guard = jump.guard.xreplace(table) if isinstance(jump.guard, sp.Basic) \
-                else jump.guard
-            if guard not in (True, False, sp.true, sp.false):
-                raise InvalidParameter(f"{jump.where}.guard", str(guard), "true or false at "
-                                       "every reachable state", f"undecided at the state {shown}")
-            if not bool(guard):
-                continue
-            rate = jump.rate.xreplace(table)
-            if rate.has(sp.zoo, sp.oo, -sp.oo, sp.nan) or (rate.is_number and (
-                    not rate.is_real or rate < 0)):
-                raise InvalidParameter(f"{jump.where}.rate", rate, "a finite rate >= 0",
-                                       f"at the reachable state {shown}")
-            target = []
-            for var, new in zip(chain.variables, jump.update, strict=True):
-                x = sp.sympify(new).xreplace(table)
-                if not (x.is_Integer and var.low <= x <= var.high):
-                    raise InvalidParameter(f"{jump.where}.update.{var.name}", x,
-                                           f"an integer within [{var.low}, {var.high}], the "
-                                           f"bounds of {var.name}",
-                                           f"at the reachable state {shown}")
-                target.append(int(x))
-            moved = tuple(target)
-            if rate == 0 or moved == state:
-                continue
-            if moved not in index:
-                if len(order) >= max_states:
-                    raise ResourceLimit(
-                        "max_states", max_states,
-                        f"more than {max_states} reachable states (the symbolic solve's cost "
-                        "and expression swell grow steeply with the number of states)",
-                        f"a chain of at most max_states = {max_states} reachable states for the "
-                        "symbolic solve; solve at numeric values with stationary() or "
-                        "exact_stationary()")
-                index[moved] = len(order)
-                order.append(moved)
-                queue.append(moved)
-            moves.append((j, index[state], moved, rate))
-    ranked = sorted(order)
-    rank = {s: k for k, s in enumerate(ranked)}
-    remap = [rank[s] for s in order]
-    rates: dict[tuple[int, int], sp.Expr] = {}
-    fired: list[tuple[int, int, sp.Expr]] = []
-    for j, i, moved, rate in moves:
-        key = (remap[i], rank[moved])
-        rates[key] = rates.get(key, sp.Integer(0)) + rate
-        fired.append((j, remap[i], rate))
-    return ranked, rates, fired
+
+    def too_many() -> ResourceLimit:
+        return ResourceLimit(
+            "max_states", max_states,
+            f"more than {max_states} reachable states (the symbolic solve's cost "
+            "and expression swell grow steeply with the number of states)",
+            f"a chain of at most max_states = {max_states} reachable states for the "
+            "symbolic solve; solve at numeric values with stationary() or "
+            "exact_stationary()")
+
+    return reachable_exact(chain, {}, max_states=max_states, too_many=too_many,
+                           check_rate=_symbolic_rate)
 
 
 class _Arithmetic:
