@@ -51,7 +51,11 @@ def time_budget(seconds: float, what: str) -> Iterator[None]:
         yield
         return
 
+    expired = False
+
     def expire(signum: int, frame: object) -> None:
+        nonlocal expired
+        expired = True
         raise DerivationTimeout(f"{what} exceeded its time budget of {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
@@ -68,3 +72,6 @@ def time_budget(seconds: float, what: str) -> Iterator[None]:
         if remaining > 0:  # an enclosing budget was running: restore what is left of it
             left = max(remaining - (time.monotonic() - start), 1e-3)
             signal.setitimer(signal.ITIMER_REAL, left, interval)
+    if expired:  # the alarm's exception was swallowed (a weakref callback, a broad except)
+        raise DerivationTimeout(f"{what} exceeded its time budget of {seconds:g} s (the block "
+                                "ran on after the alarm)")

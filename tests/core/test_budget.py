@@ -45,3 +45,24 @@ def test_an_inner_budget_cannot_extend_the_outer_deadline():
             with time_budget(10.0, "inner"):
                 while True:
                     pass
+
+
+def test_an_alarm_swallowed_inside_the_block_still_ends_it():
+    """The alarm's exception can be swallowed where Python ignores exceptions (a weakref
+    callback, a finaliser) or by a broad ``except`` in a library: the block then runs on, and
+    the budget must still refuse its result."""
+    import time
+
+    from symq.core.budget import time_budget
+    from symq.core.errors import DerivationTimeout
+
+    swallowed = 0
+    with pytest.raises(DerivationTimeout, match="ran on after the alarm"):
+        with time_budget(0.05, "a stubborn block"):
+            end = time.monotonic() + 0.3
+            while time.monotonic() < end:
+                try:
+                    time.sleep(0.01)
+                except DerivationTimeout:    # what a library's broad except would do
+                    swallowed += 1
+    assert swallowed == 1
