@@ -228,7 +228,7 @@ def level_dependent_stationary(chain: MarkovChain, params: Mapping[str, Any] | N
         ``values``, ``bounds`` (per output the larger of its last change and the mass near the
         truncation), ``truncation_bound``, ``level``, the phases, ``drift`` (at the largest
         level built), ``mean_level``, ``levels_summed`` (the truncation level ``L``),
-        ``residual`` (``max |pi Q|`` of the chain blocked at ``L``); ``eta`` is nan (a
+        ``residual`` (``max |pi Q|`` of the chain blocked at ``L``); ``eta`` is None (a
         level-dependent chain has no one caudal characteristic) and ``solution`` is None (no
         matrix-geometric form).
 
@@ -288,7 +288,7 @@ def level_dependent_stationary(chain: MarkovChain, params: Mapping[str, Any] | N
         values=found, bounds=bounds,
         truncation_bound=max([near, *bounds.values()]), level=lv.name,
         phase_variables=tuple(chain.variables[i].name for i in lv.bounded),
-        phases0=phases0, phases=phases, eta=float("nan"), drift=drift, mean_level=mean_level,
+        phases0=phases0, phases=phases, eta=None, drift=drift, mean_level=mean_level,
         levels_summed=top, residual=_residual(b, pi0, pis),
         solution=None,  # type: ignore[arg-type]  # no matrix-geometric form
         method=f"linear level reduction, truncated at level {lv.name} = {lv.low + top}",

@@ -16,7 +16,9 @@ with :class:`~symq.core.errors.InvalidParameter` naming the jump:
 * a jump whose rate, enabling or target differs at some level ``n >= 2`` of
   :data:`CHECK_LEVELS` from level 1 (up and within-level moves) or level 2 (down moves: level
   1's are the boundary block ``B2``, whose total per phase must equal ``A2``'s): a
-  level-dependent chain, not supported yet.  The check is numerical, at those levels only.
+  level-dependent chain, handed to
+  :func:`~symq.markov.level_dependent.level_dependent_stationary` (linear level reduction,
+  truncation checked).  The check is numerical, at those levels only.
 
 Outputs (each declared output, in :attr:`QBDStationaryLaw.values`):
 
@@ -86,6 +88,10 @@ MAX_LEVELS = 100_000
 RATE_TOL = 1e-12
 
 
+class _LevelDependent(InvalidParameter):
+    """The chain's moves depend on the level (solved by linear level reduction instead)."""
+
+
 @dataclass(frozen=True)
 class QBDStationaryLaw(ResultBase):
     """The stationary law of a declared chain with an unbounded level, and its outputs.
@@ -108,8 +114,10 @@ class QBDStationaryLaw(ResultBase):
     phases0, phases : numpy.ndarray
         The phases of level 0 and of the levels ``n >= 1``: one row per phase, one column per
         bounded variable.
-    eta : float
-        The caudal characteristic (spectral radius of ``R``): ``P(level >= n) ~ c eta^n``.
+    eta : float or None
+        The caudal characteristic (spectral radius of ``R``): ``P(level >= n) ~ c eta^n``;
+        ``None`` for a level-dependent chain (no single decay rate), which is then not among
+        the values.
     drift : float
         ``alpha A0 1 - alpha A2 1`` (negative).
     mean_level : float
@@ -134,7 +142,7 @@ class QBDStationaryLaw(ResultBase):
     phase_variables: tuple[str, ...]
     phases0: np.ndarray
     phases: np.ndarray
-    eta: float
+    eta: float | None
     drift: float
     mean_level: float
     levels_summed: int
@@ -148,8 +156,9 @@ class QBDStationaryLaw(ResultBase):
     def outputs(self) -> dict[str, Any]:
         """Each declared output by name, then ``eta``, ``mean_level``, ``truncation_bound`` and
         ``residual``."""
-        return {**self.values, "eta": self.eta, "mean_level": self.mean_level,
-                "truncation_bound": self.truncation_bound, "residual": self.residual}
+        found = {**self.values, "eta": self.eta, "mean_level": self.mean_level,
+                 "truncation_bound": self.truncation_bound, "residual": self.residual}
+        return {k: v for k, v in found.items() if v is not None}
 
     def __getitem__(self, key: str) -> float:
         """The value of the output ``key``."""
@@ -309,7 +318,7 @@ def _check_level_independent(lv: _Levels, phases: np.ndarray) -> None:
             if differ.any():
                 i = int(np.flatnonzero(differ)[0])
                 ref = lv.states(2 if down[i] else 1, phases[i:i + 1])[0]
-                raise InvalidParameter(
+                raise _LevelDependent(
                     f"{jump.where}.rate", float(rn[i]),
                     f"the same move at every level {lv.name} >= {lv.low + 1} (a "
                     "level-independent QBD; down moves from level 2 on)",
@@ -350,7 +359,7 @@ def _blocks(lv: _Levels, phases0: np.ndarray, phases: np.ndarray
     if differ.any():
         i = int(np.flatnonzero(differ)[0])
         one, two = lv.states(1, phases[i:i + 1])[0], lv.states(2, phases[i:i + 1])[0]
-        raise InvalidParameter(
+        raise _LevelDependent(
             f"{lv.name} (level)", lv.chain.describe(one), "the same total rate down at level 1 "
             "as at every higher level, in each phase (a level-independent QBD)",
             f"{down1[i]:.6g} down from {lv.chain.describe(one)}, {down2[i]:.6g} from "
@@ -439,7 +448,9 @@ def qbd_stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None, 
     Parameters
     ----------
     chain : MarkovChain
-        A declaration with exactly one variable of ``high=None`` (the level).
+        A declaration with exactly one variable of ``high=None`` (the level).  A chain whose
+        moves depend on the level is solved by
+        :func:`~symq.markov.level_dependent.level_dependent_stationary` (with this ``eps``).
     params : mapping
         A value for every declared parameter.
     eps : float
@@ -453,8 +464,8 @@ def qbd_stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None, 
     Raises
     ------
     InvalidParameter
-        No unbounded variable; a jump moving the level by more than one or level-dependent (both
-        named); a rate or update out of its domain; a reward not a polynomial in the level
+        No unbounded variable; a jump moving the level by more than one (named); a rate or
+        update out of its domain; a reward not a polynomial in the level
         beyond any level; too many phases.
     StabilityError
         The drift is not negative (the chain is not positive recurrent).
@@ -472,8 +483,12 @@ def qbd_stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None, 
         raise InvalidParameter("eps", eps, "a tail mass in (0, 1)")
     lv = _Levels(chain, parameter_values(chain, params))
     phases0, phases = _phases(lv)
-    _check_level_independent(lv, phases)
-    blocks, rates0, rates1, rates2 = _blocks(lv, phases0, phases)
+    try:
+        _check_level_independent(lv, phases)
+        blocks, rates0, rates1, rates2 = _blocks(lv, phases0, phases)
+    except _LevelDependent:
+        from .level_dependent import level_dependent_stationary  # it imports this module
+        return level_dependent_stationary(chain, params, eps=eps)
     sol = solve_qbd(*blocks)
     mass1 = sol.pi1 @ sol._inverse
     ones = sol._inverse.sum(axis=1)

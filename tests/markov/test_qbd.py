@@ -200,12 +200,6 @@ def test_declaration_errors_name_the_jump():
                          Jump("mu", {"n": "n - 1"}, guard="n > 0")], parameters=("lam", "mu"))
     with pytest.raises(InvalidParameter, match=r"pair\.update\.n=.*at most one"):
         qbd_stationary(batch, {"lam": 1.0, "mu": 3.0})
-    servers = MarkovChain([StateVariable("n", 0, None)],
-                          [Jump("lam", {"n": "n + 1"}),
-                           Jump("min(n, 3)*mu", {"n": "n - 1"}, guard="n > 0", label="serve")],
-                          parameters=("lam", "mu"))
-    with pytest.raises(InvalidParameter, match=r"serve\.rate=.*level-dependent"):
-        qbd_stationary(servers, {"lam": 1.0, "mu": 1.0})
     with pytest.raises(InvalidParameter, match=r"outputs\.E=.*polynomial"):
         qbd_stationary(mm1({"E": "exp(n/100)"}), {"lam": 1.0, "mu": 2.0})
     with pytest.raises(StabilityError, match="drift"):
@@ -236,6 +230,30 @@ def test_declared_boundary_down_move_against_pollaczek_khinchine(lam):
     assert r["X"] == pytest.approx(lam, rel=1e-12)          # every arrival departs
 
 
-def test_level_one_down_rate_unlike_the_levels_above_is_refused():
-    with pytest.raises(InvalidParameter, match="same total rate down at level 1"):
-        qbd_stationary(_me21(boundary_rate="3"), {"lam": 0.5})
+def test_level_dependent_chains_go_to_linear_level_reduction():
+    """M/M/3 written with one level variable (rate min(n, 3) mu: level-dependent) against
+    Erlang C, and an M/E2/1 whose level-1 departure rate differs from the levels above against
+    the same chain truncated at 400 levels and solved by stationary()."""
+    from math import factorial
+
+    servers = MarkovChain([StateVariable("n", 0, None)],
+                          [Jump("lam", {"n": "n + 1"}),
+                           Jump("min(n, 3)*mu", {"n": "n - 1"}, guard="n > 0", label="serve")],
+                          parameters=("lam", "mu"),
+                          outputs={"P_wait": "n >= 3", "X": "throughput:serve"})
+    law = qbd_stationary(servers, {"lam": 2.0, "mu": 1.0})
+    a, c = 2.0, 3
+    b = (a**c / factorial(c)) / sum(a**k / factorial(k) for k in range(c + 1))
+    assert law.method.startswith("linear level reduction")
+    assert law["P_wait"] == pytest.approx(b / (1 - (a / c) * (1 - b)), rel=1e-10)
+    assert law["X"] == pytest.approx(2.0, rel=1e-10)
+    odd = qbd_stationary(_me21(boundary_rate="3"), {"lam": 0.5})
+    bounded = MarkovChain(
+        [StateVariable("n", 0, 400), StateVariable("p", 0, 2)],
+        [Jump("lam", {"n": "1", "p": "1"}, guard="n == 0"),
+         Jump("lam", {"n": "n + 1"}, guard="n > 0 and n < 400"),
+         Jump("2", {"p": "2"}, guard="p == 1"),
+         Jump("2", {"n": "n - 1", "p": "1"}, guard="p == 2 and n > 1"),
+         Jump("3", {"n": "0", "p": "0"}, guard="p == 2 and n == 1")],
+        parameters=("lam",), outputs={"EN": "n"})
+    assert odd["EN"] == pytest.approx(stationary(bounded, {"lam": 0.5})["EN"], rel=1e-9)
