@@ -302,7 +302,7 @@ def declare_ctmc(name: str, table: Mapping[str, Any], parameters: tuple[Paramete
     return ModelSpec(
         name=name,
         summary=(f"declared CTMC ({len(solver.bounds)} variables, {len(solver.jumps)} jumps): "
-                 "stationary law by sparse LU (or exact rationals) and the declared outputs"),
+                 "its stationary law and the declared outputs"),
         parameters=(*parameters, _METHOD, _N_EVENTS),
         solve=solver,
         source=f"declared ({where}, kind ctmc)",
@@ -312,9 +312,10 @@ def declare_ctmc(name: str, table: Mapping[str, Any], parameters: tuple[Paramete
 
 CTMC = ModelKind(
     kind="ctmc",
-    summary=("a finite continuous-time Markov chain by guarded jumps (PRISM's idiom): the "
-             "stationary law by sparse LU or in exact rationals, means, probabilities and "
-             "throughputs"),
+    summary=("a continuous-time Markov chain by guarded jumps (PRISM's idiom), finite or with "
+             "one unbounded level: the stationary law (GTH, sparse LU or GMRES; a QBD "
+             "matrix-geometrically; exact rationals; or a Gillespie simulation), means, "
+             "probabilities and throughputs"),
     declare=declare_ctmc,
     keys=KEYS,
     outputs=OUTPUTS,
