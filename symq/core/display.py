@@ -69,14 +69,18 @@ class MarkdownDisplay:
     """Mixin: Jupyter's rich display of a type from its own ``to_markdown()``.
 
     A type renders itself beside its definition (with :func:`markdown` and :func:`cell`); the
-    mixin gives ``_repr_markdown_``, which Jupyter calls.  Subclasses define :meth:`to_markdown`.
+    mixin gives ``_repr_markdown_``, which Jupyter calls.  Subclasses define :meth:`to_markdown`
+(the default shows only the name and ``repr``).
     """
 
     __slots__ = ()
 
     def to_markdown(self) -> str:
-        """This object as Markdown (a bold title line, a table, formulas in LaTeX)."""
-        raise NotImplementedError(f"{type(self).__name__} does not define to_markdown()")
+        """This object as Markdown (a bold title line, a table, formulas in LaTeX).
+
+        The default is the type's name in bold over its ``repr`` (a type shows its values by
+        defining its own ``to_markdown``)."""
+        return markdown(f"**{type(self).__name__}**", [("repr", repr(self))])
 
     def _repr_markdown_(self) -> str:  # Jupyter
         return self.to_markdown()

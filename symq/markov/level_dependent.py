@@ -57,7 +57,7 @@ from symq.core.errors import InvalidParameter, StabilityError, TruncationError
 
 from .chain import MarkovChain
 from .gth import gth_stationary
-from .levels import QBDStationaryLaw, _Levels, _phases, _rows
+from .levels import QBDStationaryLaw, _Levels, _phases, _rows, check_level_chain
 from .qbd import DRIFT_TOL, _drift
 from .statespace import evaluate, parameter_values
 
@@ -243,14 +243,7 @@ def level_dependent_stationary(chain: MarkovChain, params: Mapping[str, Any] | N
         ``max_levels`` reached with a negative drift but the checks above not met.
     """
     started = time.perf_counter()
-    if not isinstance(chain, MarkovChain):
-        raise InvalidParameter("chain", chain, "a MarkovChain")
-    if not any(v.high is None for v in chain.variables):
-        raise InvalidParameter("chain", chain, "a chain with one unbounded variable (high=None, "
-                               "the level)", "a finite chain is solved by "
-                               "symq.markov.stationary")
-    if not (isinstance(eps, (int, float)) and 0 < eps < 1):
-        raise InvalidParameter("eps", eps, "an accuracy in (0, 1)")
+    check_level_chain(chain, eps)
     if not (isinstance(max_levels, int) and max_levels >= 8):
         raise InvalidParameter("max_levels", max_levels, "an integer >= 8")
     lv = _Levels(chain, parameter_values(chain, params))

@@ -441,6 +441,19 @@ def _output(name: str, out: Any, lv: _Levels, sol: MatrixGeometricLaw, phases0: 
         "condition")
 
 
+def check_level_chain(chain: Any, eps: Any) -> None:
+    """The checks every solver of a chain with an unbounded level makes first: a
+    :class:`MarkovChain` with one unbounded variable, and ``eps`` in (0, 1)."""
+    if not isinstance(chain, MarkovChain):
+        raise InvalidParameter("chain", chain, "a MarkovChain")
+    if not any(v.high is None for v in chain.variables):
+        raise InvalidParameter("chain", chain, "a chain with one unbounded variable (high=None, "
+                               "the level)", "a finite chain is solved by "
+                               "symq.markov.stationary")
+    if isinstance(eps, bool) or not (isinstance(eps, (int, float)) and 0 < eps < 1):
+        raise InvalidParameter("eps", eps, "a tail mass in (0, 1)")
+
+
 def qbd_stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None, *,
                    eps: float = 1e-12) -> QBDStationaryLaw:
     """The stationary law of a chain with one unbounded level and its declared outputs.
@@ -473,14 +486,7 @@ def qbd_stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None, 
         From :func:`~symq.markov.qbd.solve_qbd`.
     """
     started = time.perf_counter()
-    if not isinstance(chain, MarkovChain):
-        raise InvalidParameter("chain", chain, "a MarkovChain")
-    if not any(v.high is None for v in chain.variables):
-        raise InvalidParameter("chain", chain, "a chain with one unbounded variable (high=None, "
-                               "the level)", "a finite chain is solved by "
-                               "symq.markov.stationary")
-    if not (isinstance(eps, (int, float)) and 0 < eps < 1):
-        raise InvalidParameter("eps", eps, "a tail mass in (0, 1)")
+    check_level_chain(chain, eps)
     lv = _Levels(chain, parameter_values(chain, params))
     phases0, phases = _phases(lv)
     try:

@@ -26,7 +26,8 @@ def two_blas_threads(monkeypatch):
     import scipy.linalg  # noqa: F401 - scipy's own BLAS loaded too
 
     if not blas_threads():
-        pytest.skip("no BLAS library that threadpoolctl can see")
+        # numpy/scipy built without a BLAS threadpoolctl knows: there is no thread count to set
+        pytest.skip("no BLAS library that threadpoolctl can see: no thread count to limit")
     with threadpool_limits(2, user_api="blas"):
         yield
 
@@ -104,7 +105,10 @@ def test_a_limit_set_in_another_thread_leaves_the_control_free(monkeypatch):
 
     before = blas_threads()
     if not before or {n for _, n in before} == {1}:
-        pytest.skip("no BLAS library with more than one thread to limit")
+        # the process runs BLAS on one thread already (OPENBLAS_NUM_THREADS=1 or a one-core
+        # machine): nothing to limit, and a threadpool_limits set here to make threads would
+        # itself be the outer limit this test must not have
+        pytest.skip("BLAS already runs one thread in this process: nothing to limit")
     seen = []
 
     def worker():
