@@ -42,6 +42,7 @@ from symq.core.result import Exactness, ResultBase
 
 from .chain import MarkovChain
 from .exact_states import reachable_exact
+from .results import OutputsByName
 from .stationary import one_closed_class
 
 __all__ = ["ExactStationaryLaw", "exact_stationary", "MAX_EXACT_STATES"]
@@ -51,7 +52,7 @@ MAX_EXACT_STATES = 400
 
 
 @dataclass(frozen=True)
-class ExactStationaryLaw(ResultBase):
+class ExactStationaryLaw(OutputsByName, ResultBase):
     """The stationary law of a small finite CTMC and its outputs, in exact rationals.
 
     Attributes
@@ -76,6 +77,7 @@ class ExactStationaryLaw(ResultBase):
     """
 
     summary: ClassVar[tuple[str, ...]] = ("n_states",)
+    reported: ClassVar[tuple[str, ...]] = ("n_states", "residual")
 
     pi: tuple[sp.Rational, ...]
     states: np.ndarray
@@ -87,16 +89,6 @@ class ExactStationaryLaw(ResultBase):
     method: str = "exact rational solve (Gaussian elimination over QQ), checked exactly"
     exactness: Exactness = Exactness.EXACT
     seconds: float = 0.0
-
-    def outputs(self) -> dict[str, Any]:
-        """The values a claim names as ``MODEL:KEY``: each declared output by its name, then
-        ``n_states`` and ``residual`` (the law itself stays on the result, ``pi`` and
-        ``states``)."""
-        return {**self.values, "n_states": self.n_states, "residual": self.residual}
-
-    def __getitem__(self, key: str) -> sp.Rational:
-        """The value of the output ``key``."""
-        return self.values[key]
 
     def __str__(self) -> str:
         shown = ", ".join(f"{k}={v}" for k, v in list(self.values.items())[:6])

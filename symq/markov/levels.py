@@ -69,6 +69,7 @@ from symq.core.result import Exactness, ResultBase
 
 from .chain import MarkovChain
 from .qbd import MatrixGeometricLaw, polynomial_tail, solve_qbd
+from .results import OutputsByName
 from .statespace import evaluate, parameter_values
 
 __all__ = ["QBDStationaryLaw", "qbd_stationary", "CHECK_LEVELS", "MAX_PHASES", "MAX_DEGREE",
@@ -93,7 +94,7 @@ class _LevelDependent(InvalidParameter):
 
 
 @dataclass(frozen=True)
-class QBDStationaryLaw(ResultBase):
+class QBDStationaryLaw(OutputsByName, ResultBase):
     """The stationary law of a declared chain with an unbounded level, and its outputs.
 
     Attributes
@@ -134,6 +135,7 @@ class QBDStationaryLaw(ResultBase):
     """
 
     summary: ClassVar[tuple[str, ...]] = ("eta", "mean_level", "truncation_bound", "residual")
+    reported: ClassVar[tuple[str, ...]] = ("eta", "mean_level", "truncation_bound", "residual")
 
     values: dict[str, float]
     bounds: dict[str, float]
@@ -152,17 +154,6 @@ class QBDStationaryLaw(ResultBase):
                    "summed then in closed form")
     exactness: Exactness = Exactness.NUMERIC
     seconds: float = 0.0
-
-    def outputs(self) -> dict[str, Any]:
-        """Each declared output by name, then ``eta``, ``mean_level``, ``truncation_bound`` and
-        ``residual``."""
-        found = {**self.values, "eta": self.eta, "mean_level": self.mean_level,
-                 "truncation_bound": self.truncation_bound, "residual": self.residual}
-        return {k: v for k, v in found.items() if v is not None}
-
-    def __getitem__(self, key: str) -> float:
-        """The value of the output ``key``."""
-        return self.values[key]
 
 
 class _Levels:

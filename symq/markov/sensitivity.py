@@ -37,6 +37,7 @@ from symq.core.errors import InvalidParameter, NotConverged
 from symq.core.result import Exactness, ResultBase
 
 from .chain import MarkovChain
+from .results import OutputsByName
 from .statespace import StateSpace, build_state_space, evaluate
 from .stationary import one_closed_class, stationary
 
@@ -48,7 +49,7 @@ SENSITIVITY_METHOD = ("derivative of pi Q = 0: pi' Q = -pi Q', sum pi' = 0, by s
 
 
 @dataclass(frozen=True)
-class StationarySensitivity(ResultBase):
+class StationarySensitivity(OutputsByName, ResultBase):
     """Derivatives of the stationary outputs of a finite CTMC with respect to one parameter.
 
     Attributes
@@ -72,6 +73,7 @@ class StationarySensitivity(ResultBase):
     """
 
     summary: ClassVar[tuple[str, ...]] = ("parameter", "n_states", "residual")
+    reported: ClassVar[tuple[str, ...]] = ("residual",)
 
     parameter: str
     values: dict[str, float]
@@ -83,14 +85,6 @@ class StationarySensitivity(ResultBase):
     method: str = SENSITIVITY_METHOD
     exactness: Exactness = Exactness.NUMERIC
     seconds: float = 0.0
-
-    def outputs(self) -> dict[str, Any]:
-        """Each output's derivative by its name, then ``residual``."""
-        return {**self.values, "residual": self.residual}
-
-    def __getitem__(self, key: str) -> float:
-        """The derivative of the output ``key``."""
-        return self.values[key]
 
 
 def _check_parameter(chain: MarkovChain, parameter: Any) -> sp.Symbol:

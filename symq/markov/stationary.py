@@ -49,6 +49,7 @@ from symq.core.result import Exactness, ResultBase
 from .chain import MarkovChain
 from .errors import ReducibleChain
 from .gth import GTH_MAX_STATES, gth_stationary
+from .results import OutputsByName
 from .statespace import StateSpace, build_state_space, evaluate
 
 __all__ = ["StationaryLaw", "stationary", "closed_classes", "one_closed_class",
@@ -68,7 +69,7 @@ _LISTED = 3
 
 
 @dataclass(frozen=True)
-class StationaryLaw(ResultBase):
+class StationaryLaw(OutputsByName, ResultBase):
     """The stationary law of a finite CTMC and the stationary values of its outputs.
 
     Attributes
@@ -96,6 +97,7 @@ class StationaryLaw(ResultBase):
     """
 
     summary: ClassVar[tuple[str, ...]] = ("n_states", "residual")
+    reported: ClassVar[tuple[str, ...]] = ("n_states", "residual")
 
     pi: np.ndarray = field(repr=True)
     states: np.ndarray
@@ -108,16 +110,6 @@ class StationaryLaw(ResultBase):
     method: str = "GTH elimination (every entry to relative accuracy)"
     exactness: Exactness = Exactness.NUMERIC
     seconds: float = 0.0
-
-    def outputs(self) -> dict[str, Any]:
-        """The values a claim names as ``MODEL:KEY``: each declared output by its name, then
-        ``n_states`` and ``residual`` (the law itself stays on the result, ``pi`` and
-        ``states``)."""
-        return {**self.values, "n_states": self.n_states, "residual": self.residual}
-
-    def __getitem__(self, key: str) -> float:
-        """The value of the output ``key``."""
-        return self.values[key]
 
     def __str__(self) -> str:
         shown = ", ".join(f"{k}={v:.6g}" for k, v in list(self.values.items())[:6])

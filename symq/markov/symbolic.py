@@ -60,6 +60,7 @@ from symq.core.result import Exactness, ResultBase
 
 from .chain import MarkovChain
 from .exact_states import ExactMoves, reachable_exact
+from .results import OutputsByName
 from .statespace import build_state_space
 from .stationary import one_closed_class, stationary
 
@@ -79,7 +80,7 @@ _DRAWS = 20
 
 
 @dataclass(frozen=True)
-class SymbolicStationaryLaw(ResultBase):
+class SymbolicStationaryLaw(OutputsByName, ResultBase):
     """The stationary law of a small finite CTMC and its outputs, as formulas in the parameters.
 
     Attributes
@@ -106,6 +107,7 @@ class SymbolicStationaryLaw(ResultBase):
     """
 
     summary: ClassVar[tuple[str, ...]] = ("n_states", "reversible")
+    reported: ClassVar[tuple[str, ...]] = ("n_states", "reversible")
 
     pi: tuple[sp.Expr, ...]
     states: np.ndarray
@@ -117,15 +119,6 @@ class SymbolicStationaryLaw(ResultBase):
     method: str = TREE_METHOD
     exactness: Exactness = Exactness.EXACT
     seconds: float = 0.0
-
-    def outputs(self) -> dict[str, Any]:
-        """The values a claim names as ``MODEL:KEY``: each declared output by its name, then
-        ``n_states`` and ``reversible``."""
-        return {**self.values, "n_states": self.n_states, "reversible": self.reversible}
-
-    def __getitem__(self, key: str) -> sp.Expr:
-        """The formula of the output ``key``."""
-        return self.values[key]
 
     def at(self, params: Mapping[str, Any]) -> dict[str, sp.Expr]:
         """The outputs with the parameters replaced by ``params`` (name -> value)."""

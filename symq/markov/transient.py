@@ -59,6 +59,7 @@ from symq.core.resources import largest_fitting, require_memory
 from symq.core.result import Exactness, ResultBase
 
 from .chain import MarkovChain
+from .results import OutputsByName
 from .statespace import StateSpace, build_state_space, evaluate
 
 __all__ = ["TransientLaw", "transient", "poisson_window", "initial_law", "output_vectors",
@@ -79,7 +80,7 @@ Initial: TypeAlias = "Mapping[str, int] | Sequence[int] | np.ndarray | None"
 
 
 @dataclass(frozen=True)
-class TransientLaw(ResultBase):
+class TransientLaw(OutputsByName, ResultBase):
     """The law of a finite CTMC at time ``t`` and its outputs then (transient analysis).
 
     With one time ``t`` (a number) every field below is for that time; with an array of times,
@@ -119,6 +120,7 @@ class TransientLaw(ResultBase):
     """
 
     summary: ClassVar[tuple[str, ...]] = ("t", "error_bound", "terms")
+    reported: ClassVar[tuple[str, ...]] = ("error_bound",)
 
     t: float | np.ndarray
     pi: np.ndarray
@@ -134,16 +136,6 @@ class TransientLaw(ResultBase):
     method: str = "uniformisation"
     exactness: Exactness = Exactness.NUMERIC
     seconds: float = 0.0
-
-    def outputs(self) -> dict[str, Any]:
-        """The values a claim names as ``MODEL:KEY``: each declared output at ``t`` by its
-        name, then ``error_bound`` (the law itself stays on the result, ``pi`` and
-        ``states``)."""
-        return {**self.values, "error_bound": self.error_bound}
-
-    def __getitem__(self, key: str) -> Any:
-        """The value of the output ``key`` at ``t``."""
-        return self.values[key]
 
     def __str__(self) -> str:
         if np.ndim(self.t):
