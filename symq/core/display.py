@@ -70,7 +70,7 @@ class MarkdownDisplay:
 
     A type renders itself beside its definition (with :func:`markdown` and :func:`cell`); the
     mixin gives ``_repr_markdown_``, which Jupyter calls.  Subclasses define :meth:`to_markdown`
-(the default shows only the name and ``repr``).
+    (the default shows only the name and ``repr``).
     """
 
     __slots__ = ()

@@ -179,14 +179,15 @@ def test_a_core_type_shows_in_jupyter_what_to_markdown_gives(name):
     assert made._repr_markdown_() == made.to_markdown()
 
 
-def test_a_type_without_to_markdown_says_so():
+def test_a_type_without_to_markdown_shows_its_name_and_repr():
     from symq.core.display import MarkdownDisplay
 
     class Bare(MarkdownDisplay):
-        pass
+        def __repr__(self) -> str:
+            return "Bare()"
 
-    with pytest.raises(NotImplementedError, match="Bare does not define to_markdown"):
-        Bare()._repr_markdown_()
+    text = Bare()._repr_markdown_()
+    assert text.startswith("**Bare**") and "| `repr` | Bare() |" in text
 
 
 def test_the_lazy_table_and_the_type_checking_imports_name_the_same_names():

@@ -195,14 +195,3 @@ def test_a_sweep_and_a_registered_model_are_tables():
     assert f"| {0.05 * 3:.6g} | {1 / (1 - 0.05 * 3):.6g} |" in md and "3 more row(s)" in md
     spec = registry.get_model("supermarket")._repr_markdown_()
     assert spec.startswith("**supermarket**") and "| `lam` | a positive real number |" in spec
-
-
-def test_a_type_without_its_own_display_shows_its_name_and_repr():
-    from symq.core.display import MarkdownDisplay
-
-    class Plain(MarkdownDisplay):
-        def __repr__(self) -> str:
-            return "Plain(x=1)"
-
-    text = Plain()._repr_markdown_()
-    assert text.startswith("**Plain**") and "| `repr` | Plain(x=1) |" in text
