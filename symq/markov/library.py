@@ -8,6 +8,10 @@ of departures), and ``X_in`` (throughput of accepted arrivals).  The textbook fo
 must match (Erlang B, Engset, M/M/c/K) are in Kleinrock (1975), *Queueing Systems*, Vol. 1,
 ch. 3, and Gross & Harris, *Fundamentals of Queueing Theory*, ch. 2.
 
+The queues with phase-type or Markovian arrival laws (M/PH/1, PH/M/1, MAP/M/1: an unbounded
+number in system, solved as QBDs) and the closed cyclic network are in
+:mod:`symq.markov.library_phase`, and exported here too.
+
 Examples
 --------
 >>> erlang_loss(3)
@@ -20,8 +24,10 @@ from symq.core.errors import InvalidParameter
 from symq.core.parameters import integer_value
 
 from .chain import Jump, MarkovChain, StateVariable
+from .library_phase import closed_cyclic, mapm1, mph1, phm1
 
-__all__ = ["mm1k", "mmck", "erlang_loss", "engset", "tandem"]
+__all__ = ["mm1k", "mmck", "erlang_loss", "engset", "tandem", "mph1", "phm1", "mapm1",
+           "closed_cyclic"]
 
 
 def mm1k(K: int) -> MarkovChain:
