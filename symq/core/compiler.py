@@ -288,8 +288,10 @@ def compile(exprs: sp.Expr | Iterable[sp.Expr], args: Iterable[Any], backend: st
     ----------
     exprs : sympy.Expr or sequence of sympy.Expr
         One expression (the callable returns one value) or several (it returns a tuple).
-    args : sequence of sympy.Symbol or Parameter
-        The arguments of the callable, in order.
+    args : sequence of sympy.Symbol, sympy.IndexedBase or Parameter
+        The arguments of the callable, in order.  An ``IndexedBase`` ``x`` is one array
+        argument whose entries the expressions read as ``x[k]`` (with the numba backend, call
+        ``.function`` with the arrays).
     backend : {"numpy", "mpmath", "numba"}
         numpy: vectorised float evaluation.  mpmath: arbitrary precision.  numba: machine code
         of real scalar arguments (``.function`` is the ``njit`` function for other kernels;
@@ -330,7 +332,8 @@ def compile(exprs: sp.Expr | Iterable[sp.Expr], args: Iterable[Any], backend: st
     free = set().union(*(e.free_symbols for e in expr_tuple))
     missing = free - set(arg_tuple)
     missing = {s for s in missing
-               if not any(s in getattr(a, "free_symbols", set()) for a in arg_tuple)}
+               if not any(s in getattr(a, "free_symbols", set()) for a in arg_tuple)
+               and not (isinstance(s, sp.Indexed) and s.base in arg_tuple)}
     if missing:
         raise SymqError(
             "compile: expression depends on symbols not given as arguments: "

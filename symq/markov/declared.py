@@ -35,7 +35,7 @@ from symq.core.result import ResultBase
 from .chain import Jump, MarkovChain, StateVariable
 from .exact import exact_stationary
 from .levels import qbd_stationary
-from .simulation import simulate_chain
+from .simulation_declared import simulate_chain
 from .stationary import stationary
 
 __all__ = ["CTMC", "declare_ctmc", "KEYS", "OUTPUTS", "EXAMPLE", "CACHED_CHAINS"]
@@ -230,10 +230,11 @@ class ChainSolver:
         params = {p: values[p] for p in self.parameters}
         if n_events is not None and method != "simulation":
             raise InvalidParameter("n_events", n_events, "given only with method = simulation")
-        if self.level is not None:
-            if method != "sparse":
-                raise InvalidParameter("method", method, "sparse (the matrix-geometric solve) "
-                                       f"for a chain with the unbounded level {self.level}")
+        if self.level is not None and method == "exact":
+            raise InvalidParameter("method", method, "sparse (the matrix-geometric or level "
+                                   "reduction solve) or simulation for a chain with the "
+                                   f"unbounded level {self.level}")
+        if self.level is not None and method != "simulation":
             try:
                 return qbd_stationary(chain, params)
             except InvalidParameter as exc:

@@ -92,8 +92,9 @@ class CTMCEstimate(ResultBase):
         Per state reward, the interval of its long-run time average.
     impulses : dict of str to ConfidenceInterval
         Per impulse reward, the interval of its long-run rate per unit time.
-    n_states : int
-        States of the chain.
+    n_states : int or None
+        States of the chain (None for a run from the declared rates, which builds no state
+        space).
     n_events : int
         Transitions simulated (warm-up included).
     horizon : float
@@ -114,7 +115,7 @@ class CTMCEstimate(ResultBase):
 
     rewards: dict[str, ConfidenceInterval]
     impulses: dict[str, ConfidenceInterval]
-    n_states: int
+    n_states: int | None
     n_events: int
     horizon: float
     n_batches: int
@@ -292,6 +293,125 @@ def _horizon(horizon: Any) -> float:
     return value
 
 
+@dataclass
+class RunSlices:
+    """The plan of one Gillespie run and its slices' sums, shared by :func:`simulate_ctmc` and
+    :func:`symq.markov.simulation_declared.simulate_chain`.
+
+    A run is given a ``horizon`` (slices of equal time ``width``) or ``n_events`` (slices of
+    ``per_slice`` events); :meth:`make` checks either against the batch-means rule and the
+    work limit before the run, :meth:`intervals` turns the slices' sums into one interval per
+    output after it.
+    """
+
+    by_time: bool
+    t_end: float
+    batches: int
+    total_events: int
+    level: float
+    steps_per_event: float
+    slice_time: np.ndarray
+    slice_sums: np.ndarray
+
+    @classmethod
+    def make(cls, horizon: Any, n_events: Any, n_batches: Any, level: Any,
+             steps_per_event: float, n_outputs: int) -> RunSlices:
+        """Check the run's length (``horizon`` or ``n_events``, not both), ``n_batches`` and
+        ``level``; allocate :data:`~symq.core.simrun.RUN_SLICES` slices of ``n_outputs``
+        sums."""
+        level = check_level(level)
+        if horizon is not None and n_events is not None:
+            raise InvalidParameter("horizon", horizon, "None when n_events is given",
+                                   "give the run length as a time or as a number of events")
+        by_time = horizon is not None
+        if by_time:
+            t_end = _horizon(horizon)
+            batches = int(IntegerAtLeast(2).coerce("n_batches", n_batches))
+            total_events = 0
+        else:
+            plan = RunPlan.make(n_jobs=DEFAULT_EVENTS if n_events is None else n_events,
+                                n_batches=n_batches, warmup=0.0, level=level,
+                                jobs_name="n_events", unit="events")
+            batches, total_events = plan.n_batches, plan.n_jobs
+            require_work(total_events * steps_per_event,
+                         [("n_events", total_events, SIM_WORK_LIMIT / steps_per_event)],
+                         what=f"{total_events} events x {steps_per_event:.3g} steps")
+            t_end = math.inf
+        return cls(by_time, t_end, batches, total_events, level, steps_per_event,
+                   np.zeros(RUN_SLICES), np.zeros((RUN_SLICES, n_outputs)))
+
+    @property
+    def width(self) -> float:
+        """The length of time of a slice (1.0, unused, for a run by events)."""
+        return self.t_end / RUN_SLICES if self.by_time else 1.0
+
+    @property
+    def per_slice(self) -> int:
+        """Events per slice of a run by events."""
+        return max(self.total_events // RUN_SLICES, 1)
+
+    @property
+    def cap(self) -> int:
+        """The events at which a run stops whatever its horizon (the work limit)."""
+        return (int(SIM_WORK_LIMIT / self.steps_per_event) if self.by_time
+                else self.total_events + 1)
+
+    @property
+    def total(self) -> int:
+        """The units of :func:`~symq.core.simrun.run_chunked`: slices or events."""
+        return RUN_SLICES if self.by_time else self.total_events
+
+    @property
+    def unit(self) -> str:
+        return "slice" if self.by_time else "event"
+
+    def t_stop(self, stop: int) -> float:
+        """Where a kernel call stops by time, for the chunk ending at ``stop`` units."""
+        if not self.by_time:
+            return math.inf
+        return self.t_end if stop >= RUN_SLICES else stop * self.width
+
+    def e_stop(self, stop: int) -> int:
+        """Where a kernel call stops by events, for the chunk ending at ``stop`` units."""
+        return self.cap if self.by_time else stop
+
+    def intervals(self, names: list[str], events: int, t_now: float, capped: bool,
+                  horizon: Any) -> tuple[dict[str, ConfidenceInterval], dict[str, float]]:
+        """One interval per output (the columns of ``slice_sums``, named ``names``) and its
+        warm-up time, after a run that made ``events`` transitions up to ``t_now``.
+
+        Raises
+        ------
+        InvalidParameter
+            The run reached the work limit before its horizon (``capped``).
+        RunTooShort
+            A run by time with fewer than ``MIN_JOBS_PER_BATCH`` events per batch.
+        """
+        if capped:
+            raise InvalidParameter(
+                "horizon", horizon, f"<= {t_now:.3g} for a run within the work limit",
+                f"the run reached {events} events ({self.steps_per_event:.3g} steps each, the "
+                f"limit of {SIM_WORK_LIMIT:.0e} steps of one simulation) at that time")
+        if self.by_time and events < MIN_JOBS_PER_BATCH * self.batches:
+            need = MIN_JOBS_PER_BATCH * self.batches
+            longer = self.t_end * need / max(events, 1)
+            raise RunTooShort("horizon", horizon, f">= about {longer:.3g}",
+                              f"the run made {events} transitions; {MIN_JOBS_PER_BATCH} per "
+                              f"batch for n_batches={self.batches} need {need}",
+                              jobs_needed=longer)
+        kept = self.slice_time > 0
+        durations = self.slice_time[kept]
+        sums = self.slice_sums[kept]
+        intervals: dict[str, ConfidenceInterval] = {}
+        warmup: dict[str, float] = {}
+        for column, name in enumerate(names):
+            intervals[name] = analyse_ratio(sums[:, column], durations, self.batches,
+                                            self.level, run_length=events, unit="events")
+            cut = mser_truncation(sums[:, column] / durations, batch=1)
+            warmup[name] = float(durations[:cut.drop].sum())
+        return intervals, warmup
+
+
 # --------------------------------------------------------------------------------------------
 # the run
 # --------------------------------------------------------------------------------------------
@@ -373,91 +493,41 @@ def simulate_ctmc(generator: Any, rewards: Mapping[str, ArrayLike] | None, *,
     reward = _reward_matrix(reward_map, n)
     weight = _impulse_matrix(impulse_map, indptr, indices, n, was_csr)
     start = _initial(initial, n)
-    level = check_level(level)
     steps_per_event = 3.0 + float(np.diff(indptr).mean()) + reward.shape[1] + weight.shape[1]
-    if horizon is not None and n_events is not None:
-        raise InvalidParameter("horizon", horizon, "None when n_events is given",
-                               "give the run length as a time or as a number of events")
-    by_time = horizon is not None
-    if by_time:
-        t_end = _horizon(horizon)
-        batches = int(IntegerAtLeast(2).coerce("n_batches", n_batches))
-        total_events = 0
-    else:
-        plan = RunPlan.make(n_jobs=DEFAULT_EVENTS if n_events is None else n_events,
-                            n_batches=n_batches, warmup=0.0, level=level,
-                            jobs_name="n_events", unit="events")
-        batches, total_events = plan.n_batches, plan.n_jobs
-        require_work(total_events * steps_per_event,
-                     [("n_events", total_events, SIM_WORK_LIMIT / steps_per_event)],
-                     what=f"{total_events} events x {steps_per_event:.3g} steps")
-        t_end = math.inf
+    run = RunSlices.make(horizon, n_events, n_batches, level, steps_per_event,
+                         reward.shape[1] + weight.shape[1])
     if exit_rates[start] <= 0.0:
         _absorbed(start, 0, 0.0, start)
-
-    n_slices = RUN_SLICES
-    per_slice = max(total_events // n_slices, 1)
-    width = t_end / n_slices if by_time else 1.0
-    cap = int(SIM_WORK_LIMIT / steps_per_event) if by_time else total_events + 1
     weighted = np.any(weight != 0.0, axis=1) if weight.shape[1] else np.zeros(indices.size, bool)
     position = np.array([start, 0], dtype=np.int64)
     clock = np.array([0.0, -1.0])
-    slice_time = np.zeros(n_slices)
-    slice_reward = np.zeros((n_slices, reward.shape[1]))
-    slice_impulse = np.zeros((n_slices, weight.shape[1]))
+    slice_reward = run.slice_sums[:, :reward.shape[1]]
+    slice_impulse = run.slice_sums[:, reward.shape[1]:]
     status = 0
 
     def step(stop: int) -> tuple[int, bool]:
         nonlocal status
-        t_stop = (t_end if stop >= n_slices else stop * width) if by_time else math.inf
-        e_stop = cap if by_time else stop
         status = ctmc_kernel(indptr, indices, rates, exit_rates, reward, weight, weighted,
-                             by_time, width, per_slice, t_stop, e_stop, cap, position, clock,
-                             slice_time, slice_reward, slice_impulse)
-        done = stop if by_time and status == 0 else int(position[1])
+                             run.by_time, run.width, run.per_slice, run.t_stop(stop),
+                             run.e_stop(stop), run.cap, position, clock, run.slice_time,
+                             slice_reward, slice_impulse)
+        done = stop if run.by_time and status == 0 else int(position[1])
         return done, status != 0
 
     seed_numba(kernel_seed(rng))
     tic = time.perf_counter()
-    run_chunked(step, n_slices if by_time else total_events, progress=bool(progress),
-                desc=f"CTMC n={n}", unit="slice" if by_time else "event")
+    run_chunked(step, run.total, progress=bool(progress), desc=f"CTMC n={n}", unit=run.unit)
     seconds = time.perf_counter() - tic
     events, t_now = int(position[1]), float(clock[0])
     if status == ABSORBED:
         _absorbed(int(position[0]), events, t_now, start)
-    if status == CAPPED:
-        raise InvalidParameter("horizon", horizon, f"<= {t_now:.3g} for a run within the work "
-                               "limit", f"the run reached {events} events ({steps_per_event:.3g}"
-                               f" steps each, the limit of {SIM_WORK_LIMIT:.0e} steps of one "
-                               "simulation) at that time")
-    if by_time and events < MIN_JOBS_PER_BATCH * batches:
-        need = MIN_JOBS_PER_BATCH * batches
-        longer = t_end * need / max(events, 1)
-        raise RunTooShort("horizon", horizon, f">= about {longer:.3g}",
-                          f"the run made {events} transitions; {MIN_JOBS_PER_BATCH} per batch "
-                          f"for n_batches={batches} need {need}", jobs_needed=longer)
-    kept = slice_time > 0
-    durations = slice_time[kept]
-    runs = {"run_length": events, "unit": "events"}
-    names = list(reward_map) + list(impulse_map)
-    sums = np.column_stack([slice_reward, slice_impulse])[kept]
-    intervals = {}
-    warmup = {}
-    for column, name in enumerate(names):
-        intervals[name] = analyse_ratio(sums[:, column], durations, batches, level, **runs)
-        cut = mser_truncation(sums[:, column] / durations, batch=1)
-        warmup[name] = float(durations[:cut.drop].sum())
+    intervals, warmup = run.intervals(list(reward_map) + list(impulse_map), events, t_now,
+                                      status == CAPPED, horizon)
     return CTMCEstimate(
         rewards={name: intervals[name] for name in reward_map},
         impulses={name: intervals[name] for name in impulse_map},
-        n_states=n,
-        n_events=events,
-        horizon=t_now,
-        n_batches=batches,
-        warmup=warmup,
-        events_per_second=events / seconds if seconds > 0 else math.inf,
-        seconds=seconds,
-    )
+        n_states=n, n_events=events, horizon=t_now, n_batches=run.batches, warmup=warmup,
+        events_per_second=events / seconds if seconds > 0 else math.inf, seconds=seconds)
 
 
 def _absorbed(state: int, events: int, t: float, start: int) -> None:

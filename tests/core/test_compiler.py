@@ -150,3 +150,15 @@ def test_numba_backend_tuple_outputs():
     assert pair.function(2.0, 3.0) == (5.0, 6.0)
     s, p = pair(np.array([1.0, 2.0]), 3.0)
     assert s.tolist() == [4.0, 5.0] and p.tolist() == [3.0, 6.0]
+
+
+def test_indexed_arguments_read_their_entries_from_arrays():
+    """``x[0]``, ``p[1]`` of IndexedBase arguments: the compiled function takes the arrays and
+    reads the entries (the declared-rate simulator's form); an index of another base is still
+    refused."""
+    x, p, z = sp.IndexedBase("x"), sp.IndexedBase("p"), sp.IndexedBase("z")
+    f = symq_compile([x[0] * p[1] + x[1], sp.Float(3.0) * p[0]], [x, p], backend="numba")
+    values = f.function(np.array([2.0, 5.0]), np.array([7.0, 11.0]))
+    assert [float(v) for v in values] == [2.0 * 11.0 + 5.0, 21.0]
+    with pytest.raises(SymqError, match="z"):
+        symq_compile(x[0] + z[0], [x, p])
