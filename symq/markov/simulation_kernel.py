@@ -270,6 +270,7 @@ def declared_kernel(rates_fn: Any, update_fn: Any, reward_fn: Any, p: np.ndarray
     target = np.empty(n_vars)
     values = np.empty(slice_reward.shape[1])
     n_rewards = values.shape[0] - n_counted
+    general = not np.all(shift)
     while events < limit:
         q = 0.0
         j = -1
@@ -279,7 +280,7 @@ def declared_kernel(rates_fn: Any, update_fn: Any, reward_fn: Any, p: np.ndarray
                 position[1] = j
                 status = BAD_RATE
                 break
-            if r > 0.0 and not shift[j]:   # a jump that leaves the state as it is: no move
+            if general and r > 0.0 and not shift[j]:   # a jump leaving the state as it is
                 _move(update_fn, j, x, p, shift, delta, target)
                 same = True
                 for k in range(n_vars):
@@ -320,19 +321,31 @@ def declared_kernel(rates_fn: Any, update_fn: Any, reward_fn: Any, p: np.ndarray
             acc += rates[e]
         while rates[e] <= 0.0:
             e -= 1
-        _move(update_fn, e, x, p, shift, delta, target)
-        for k in range(n_vars):
-            v = target[k]
-            whole = v if shift[e] else math.floor(v + 0.5)
-            if not (abs(v - whole) <= 1e-9 and lows[k] <= whole <= highs[k]):
-                position[1] = e
-                status = BAD_UPDATE
+        if shift[e]:   # a constant shift: check the variables it moves, then move them
+            for k in range(n_vars):
+                d = delta[e, k]
+                if d != 0.0 and not (lows[k] <= x[k] + d <= highs[k]):
+                    position[1] = e
+                    status = BAD_UPDATE
+                    break
+            if status != OK:
                 break
-            target[k] = whole
-        if status != OK:
-            break
-        for k in range(n_vars):
-            x[k] = target[k]
+            for k in range(n_vars):
+                x[k] += delta[e, k]
+        else:
+            _move(update_fn, e, x, p, shift, delta, target)
+            for k in range(n_vars):
+                v = target[k]
+                whole = math.floor(v + 0.5)
+                if not (abs(v - whole) <= 1e-9 and lows[k] <= whole <= highs[k]):
+                    position[1] = e
+                    status = BAD_UPDATE
+                    break
+                target[k] = whole
+            if status != OK:
+                break
+            for k in range(n_vars):
+                x[k] = target[k]
         events += 1
         t_next = -1.0
         if events >= next_slice_at:

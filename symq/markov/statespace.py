@@ -141,8 +141,7 @@ def evaluate(expr: Any, chain: MarkovChain, states: np.ndarray, params: Mapping[
     ``states``, as a float vector (by its compiled form)."""
     function = compile_expr(expr, chain.variable_symbols + chain.parameter_symbols)
     columns = [states[:, k].astype(float) for k in range(states.shape[1])]
-    values = np.asarray(function(*columns, *(params[p] for p in chain.parameters)),
-                        dtype=float)
+    values = _real(function(*columns, *(params[p] for p in chain.parameters)))
     return np.broadcast_to(values, (states.shape[0],)).copy()
 
 
@@ -223,7 +222,7 @@ def build_state_space(chain: MarkovChain, params: Mapping[str, Any] | None = Non
                     continue
                 where = np.flatnonzero(enabled)
                 sub = [c[where] for c in columns]
-                rate = np.broadcast_to(np.asarray(rate_f(*sub, *pvals), dtype=float),
+                rate = np.broadcast_to(_real(rate_f(*sub, *pvals)),
                                        (where.size,))
                 bad = ~np.isfinite(rate) | (rate < 0)
                 if bad.any():
@@ -275,6 +274,16 @@ def build_state_space(chain: MarkovChain, params: Mapping[str, Any] | None = Non
                        for j in range(len(chain.jumps)))
     return StateSpace(chain, values, states, generator, jump_rates, int(rank[0]),
                       np.flatnonzero(exits == 0))
+
+
+def _real(values: Any) -> np.ndarray:
+    """``values`` as floats; a complex value (scipy's special functions return complex
+    dtypes) is kept where its imaginary part is 0 and made NaN elsewhere, so that the checks
+    refuse it instead of dropping the imaginary part."""
+    array = np.asarray(values)
+    if np.iscomplexobj(array):
+        return np.where(array.imag == 0, array.real, np.nan)
+    return array.astype(float, copy=False)
 
 
 def _with(values: Mapping[str, float]) -> str:
