@@ -270,6 +270,7 @@ def _dispatch() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
 
 
 def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
+    from symq.markov.level_reduction import QBDSolution
     from symq.meanfield import (
         FixedPoint,
         JSQEstimate,
@@ -315,7 +316,7 @@ def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         equilibria,
         limit_sets,
     )
-    from symq.meanfield.nonlinear import LyapunovCheck, NonlinearFixedPoint, QBDSolution
+    from symq.meanfield.nonlinear import LyapunovCheck, NonlinearFixedPoint
     from symq.meanfield.service_fit import PHApproximation, fit_phase_type
 
     def schlogl_set():
@@ -412,7 +413,7 @@ def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
 
 
 def _qbd_solution() -> tuple[Any, list[str]]:
-    from symq.meanfield.nonlinear import LevelDependentQBD
+    from symq.markov.level_reduction import LevelDependentQBD
 
     # M/M/1 at load 1/2 as a QBD with one phase: p_k = (1/2)^k / 2
     qbd = LevelDependentQBD(1, 1, up=lambda k: np.array([[0.5]]), local=lambda k: np.array(

@@ -8,13 +8,15 @@ generator; :func:`stationary` solves for the stationary law with its residual ch
 :func:`exact_stationary` solves it again in exact rationals for small chains and
 :func:`symbolic_stationary` in closed form; :func:`transient`, :func:`passage_time`,
 :func:`sensitivity` and :func:`simulate_chain` answer the other questions a paper asks of a
-chain.  See the guide,
-``docs/guide/markov.md``.
+chain.  A level-dependent QBD given by numeric blocks (callables of the level) is solved by
+linear level reduction, :class:`LevelDependentQBD` (:mod:`symq.markov.level_reduction`).  See
+the guide, ``docs/guide/markov.md``.
 """
 
 from .chain import Jump, MarkovChain, Output, StateVariable
 from .errors import ReducibleChain
 from .exact import ExactStationaryLaw, exact_stationary
+from .level_reduction import LevelDependentQBD, QBDSolution
 from .levels import QBDStationaryLaw, qbd_stationary
 from .library import engset, erlang_loss, mm1k, mmck, tandem
 from .passage import PassageTime, UnreachableTarget, passage_time
@@ -42,6 +44,8 @@ __all__ = [
     "solve_qbd",
     "QBDStationaryLaw",
     "qbd_stationary",
+    "LevelDependentQBD",
+    "QBDSolution",
     "TransientLaw",
     "transient",
     "PassageTime",

@@ -12,7 +12,9 @@ Solve at a truncation level ``L``.  The chain is *blocked* at ``L`` (the up move
 "Finite birth-and-death models in randomly changing environments", Adv. Appl. Prob. 16:715-731):
 backward from ``T(L) = A1(L)``, ``R(n) = A0(n) (-T(n+1))^{-1}`` and
 ``T(n) = A1(n) + R(n) A2(n+1)``; ``pi_0`` is the stationary law of the censored generator
-``T(0)`` (GTH) and ``pi_(n+1) = pi_n R(n)``, normalized over the levels ``0 .. L``.
+``T(0)`` (GTH) and ``pi_(n+1) = pi_n R(n)``, normalized over the levels ``0 .. L``.  The
+recursion is :func:`symq.markov.level_reduction.reduce_levels`, the one that
+:class:`~symq.markov.level_reduction.LevelDependentQBD` (blocks given as numbers) calls too.
 
 Truncation, what is checked.  ``L`` starts at :data:`START_LEVELS` (or higher, above the initial
 level) and doubles, up to ``max_levels``, until both
@@ -56,7 +58,7 @@ import numpy as np
 from symq.core.errors import InvalidParameter, StabilityError, TruncationError
 
 from .chain import MarkovChain
-from .gth import gth_stationary
+from .level_reduction import reduce_levels
 from .levels import QBDStationaryLaw, _Levels, _phases, _rows, check_level_chain
 from .qbd import DRIFT_TOL, _drift
 from .statespace import evaluate, parameter_values
@@ -65,8 +67,6 @@ __all__ = ["level_dependent_stationary", "START_LEVELS"]
 
 #: The first truncation level tried (above the initial level).
 START_LEVELS = 64
-#: A running level law is rescaled when an entry exceeds this (no overflow when it grows).
-_RESCALE = 1e200
 
 
 class _Blocks:
@@ -147,25 +147,10 @@ class _Blocks:
 
 def _law(b: _Blocks, top: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """``pi_0`` and ``pi_1 .. pi_top`` of the chain blocked at ``top``, by linear level
-    reduction."""
-    R: list[np.ndarray] = [np.empty((0, 0))] * top     # R[n], n = 1 .. top - 1
-    T = b.local[top]
-    for n in range(top - 1, 0, -1):
-        R[n] = np.linalg.solve(-T.T, b.up[n].T).T
-        T = b.local[n] + R[n] @ b.down[n + 1]
-    R0 = np.linalg.solve(-T.T, b.up0.T).T
-    censored = np.clip(b.local0 + R0 @ b.down1, 0.0, None)
-    pi0 = gth_stationary(censored)
-    levels = [np.clip(pi0 @ R0, 0.0, None)]
-    for n in range(1, top):
-        v = np.clip(levels[-1] @ R[n], 0.0, None)
-        levels.append(v)
-        peak = v.max(initial=0.0)
-        if peak > _RESCALE:
-            pi0 = pi0 / peak
-            levels = [x / peak for x in levels]
-    total = pi0.sum() + sum(float(x.sum()) for x in levels)
-    return pi0 / total, [x / total for x in levels]
+    reduction (:func:`symq.markov.level_reduction.reduce_levels`; not ``strict``: a level law
+    is clipped at 0, and the solve is checked by its change between truncations)."""
+    return reduce_levels(b.up0, b.local0, b.down1, b.up[:top], b.local[:top + 1],
+                         b.down[:top + 1], strict=False)
 
 
 def _residual(b: _Blocks, pi0: np.ndarray, pis: np.ndarray) -> float:

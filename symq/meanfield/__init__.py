@@ -10,8 +10,9 @@
 * :mod:`~symq.laws` and :mod:`~symq.meanfield.jsq_ph`: JSQ(d) with
   phase-type service, FCFS (cavity / level-dependent QBD iteration) and Li's product form;
 * :mod:`~symq.meanfield.refined_ph`: the refined ``1/N`` term for phase-type service;
-* :mod:`~symq.meanfield.nonlinear`: level-dependent QBDs solved by backward R-recursion (the
-  UL-type RG-factorization) and nonlinear fixed points pi = stat(Q(pi)) (Li 2016);
+* :mod:`~symq.meanfield.nonlinear`: nonlinear fixed points pi = stat(Q(pi)) (Li 2016) of
+  level-dependent QBDs, each solved by backward R-recursion (the UL-type RG-factorization) of
+  :class:`symq.markov.level_reduction.LevelDependentQBD` (re-exported here);
 * :mod:`~symq.meanfield.simulation`: the finite-N JSQ(d) simulator (numba);
 * :mod:`~symq.meanfield.tails`: queue-length tail regimes under power-law service (Bramson, Lu,
   Prabhakar 2013) through PH laws over growing scales;

@@ -9,9 +9,11 @@ block-tridiagonal generator whose blocks depend on ``x``.  Its fixed points solv
 
 This module provides
 
-* :class:`LevelDependentQBD`: a (linear) level-dependent QBD given by callables of the level,
-  solved by the backward R-recursion, i.e. the UL-type RG-factorization
-  ``Q = (I - R_U) U_D (I - G_L)`` of the truncated chain (``derivations/li-nonlinear.md`` §2-§4);
+* :class:`~symq.markov.level_reduction.LevelDependentQBD` (imported from
+  :mod:`symq.markov.level_reduction`, its home): a (linear) level-dependent QBD given by
+  callables of the level, solved by the backward R-recursion, i.e. the UL-type
+  RG-factorization ``Q = (I - R_U) U_D (I - G_L)`` of the truncated chain
+  (``derivations/li-nonlinear.md`` §2-§4);
 * :class:`NonlinearQBD`: blocks that depend on the stationary vector itself; the fixed point
   is found by iterating ``pi <- stat(Q(pi))`` (optionally damped);
 * :func:`jsq_exponential_qbd` and :func:`jsq_ph_qbd`: the supermarket model JSQ(d) seen from a
@@ -39,12 +41,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from symq.core.errors import InvalidParameter, NotConverged, TruncationError
+from symq.core.errors import InvalidParameter, NotConverged
 from symq.core.parameters import integer_value, real_value
 from symq.core.renamed import renamed_keywords
-from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
 from symq.laws import as_phase_type
+from symq.markov.level_reduction import LevelDependentQBD, QBDSolution
 
 from .probes import probe_polynomial as _hd
 from .sizes import PhaseTypeLaw
@@ -60,226 +62,6 @@ __all__ = [
     "relative_entropy_trajectory",
     "tails",
 ]
-
-Block = Callable[[int], ArrayLike]
-#: row-sum tolerance of the generator (absolute, scaled by ``max(1, largest |entry| of the row)``).
-ROW_TOL = 1e-12
-
-
-@dataclass(frozen=True)
-class QBDSolution(ResultBase):
-    """Stationary vector of a truncated level-dependent QBD.
-
-    From :meth:`LevelDependentQBD.stationary`.
-
-    Attributes
-    ----------
-    levels : list of ndarray
-        ``p_0, ..., p_K`` (``p_0`` of size ``m0``, the others of size ``m``), summing to 1.
-    K : int
-        The truncation level (highest level kept).
-    top_mass : float
-        ``p_K 1``, the mass of the top level (the truncation criterion).
-    residual : float
-        ``||p Q_K||_inf`` for the truncated generator ``Q_K``, computed from the blocks
-        (independently of the recursion).
-    method : str
-    exactness : Exactness
-        ``numeric``.
-    """
-
-    levels: list[NDArray[np.float64]]
-    K: int
-    top_mass: float
-    residual: float
-    method: str = "UL-type RG-factorization of the truncated QBD (Li 2016), adaptive truncation"
-    exactness: Exactness = Exactness.NUMERIC
-
-    @property
-    def level_mass(self) -> NDArray[np.float64]:
-        """``p_k 1`` for ``k = 0..K``."""
-        return np.array([float(p.sum()) for p in self.levels])
-
-    @property
-    def flat(self) -> NDArray[np.float64]:
-        """The stationary vector as one row vector ``(p_0, p_1, ..., p_K)``."""
-        return np.concatenate(self.levels)
-
-
-class LevelDependentQBD:
-    """A level-dependent quasi-birth-death process (levels ``0, 1, 2, ...``).
-
-    Parameters
-    ----------
-    m0 : int
-        Size of level 0.
-    m : int
-        Size of every level ``k >= 1``.
-    up : callable
-        ``up(k)``: the block ``A_0^{(k)}`` from level ``k`` to ``k + 1`` (``m0 x m`` for
-        ``k = 0``, ``m x m`` otherwise).
-    local : callable
-        ``local(k)``: the diagonal block ``A_1^{(k)}`` (``m0 x m0`` for ``k = 0``).
-    down : callable
-        ``down(k)``: the block ``A_2^{(k)}`` from level ``k >= 1`` to ``k - 1`` (``m x m0`` for
-        ``k = 1``).
-
-    Notes
-    -----
-    Truncated at level ``K``, the jumps up from level ``K`` are suppressed and their rates
-    moved to the diagonal (``U_K = A_1^{(K)} + diag(A_0^{(K)} 1)``).  The UL-type
-    RG-factorization (Li 2016; Li, *Constructive Computation in Stochastic Models*, 2010) is
-    the backward recursion::
-
-        R_k = A_0^{(k)} (-U_{k+1})^{-1},   U_k = A_1^{(k)} + R_k A_2^{(k+1)},   k = K-1, ..., 0
-
-    then ``p_0 U_0 = 0`` (the censored chain on level 0), ``p_{k+1} = p_k R_k`` and the
-    normalisation ``sum_k p_k 1 = 1``.
-    """
-
-    def __init__(self, m0: int, m: int, up: Block, local: Block, down: Block) -> None:
-        self.m0, self.m = integer_value("m0", m0, 1), integer_value("m", m, 1)
-        self._up, self._local, self._down = up, local, down
-        self._cache: dict[tuple[str, int], NDArray[np.float64]] = {}
-
-    # ------------------------------------------------------------------ blocks
-    def size(self, k: int) -> int:
-        """Number of phases of level ``k``."""
-        return self.m0 if k == 0 else self.m
-
-    def _block(self, kind: str, k: int) -> NDArray[np.float64]:
-        key = (kind, k)
-        if key not in self._cache:
-            func = {"up": self._up, "local": self._local, "down": self._down}[kind]
-            rows = self.size(k)
-            cols = {"up": self.size(k + 1), "local": rows, "down": self.size(k - 1)}[kind]
-            block = np.asarray(func(k), dtype=float)
-            if block.shape != (rows, cols) or not np.all(np.isfinite(block)):
-                raise InvalidParameter(f"{kind}({k})", block.tolist(),
-                                       f"a finite {rows} x {cols} matrix")
-            self._cache[key] = block
-        return self._cache[key]
-
-    def up(self, k: int) -> NDArray[np.float64]:
-        """``A_0^{(k)}`` (level ``k`` to ``k + 1``)."""
-        return self._block("up", k)
-
-    def local(self, k: int) -> NDArray[np.float64]:
-        """``A_1^{(k)}`` (within level ``k``)."""
-        return self._block("local", k)
-
-    def down(self, k: int) -> NDArray[np.float64]:
-        """``A_2^{(k)}`` (level ``k`` to ``k - 1``), ``k >= 1``."""
-        return self._block("down", k)
-
-    def validate(self, K: int) -> None:
-        """Check levels ``0..K``: off-diagonal entries ``>= 0``, row sums ``0`` (within 1e-12).
-
-        Raises
-        ------
-        InvalidParameter
-            At the first level that violates a generator property.
-        """
-        for k in range(K + 1):
-            up, local = self.up(k), self.local(k)
-            parts = [up, local] if k == 0 else [self.down(k), up, local]
-            off = local - np.diag(np.diag(local))
-            if np.any(up < 0) or np.any(off < 0) or (k > 0 and np.any(self.down(k) < 0)):
-                raise InvalidParameter(f"blocks of level {k}", [p.tolist() for p in parts],
-                                       "generator blocks with off-diagonal entries >= 0")
-            rows = sum(p.sum(axis=1) for p in parts)
-            scale = np.maximum(1.0, np.max(np.abs(np.hstack(parts)), axis=1))
-            if np.any(np.abs(rows) > ROW_TOL * scale):
-                raise InvalidParameter(f"row sums of level {k}", rows.tolist(),
-                                       "generator rows summing to 0 (within 1e-12)")
-
-    # ------------------------------------------------------------------ solve
-    def _top(self, K: int) -> NDArray[np.float64]:
-        return self.local(K) + np.diag(self.up(K).sum(axis=1))
-
-    def solve_truncated(self, K: int) -> QBDSolution:
-        """Stationary vector of the chain truncated at level ``K`` (backward R-recursion)."""
-        K = integer_value("K", K, 1)
-        m = max(self.m, self.m0)
-        require_memory("K", K, 8.0 * (K + 1) * (4 * m * m + 6 * m),
-                       what=f"{K + 1} levels of {m} phases",
-                       limit=lambda budget: f"at most {int(budget // (8 * (4 * m * m + 6 * m)))}")
-        self.validate(K)
-        U = self._top(K)
-        R: list[NDArray[np.float64]] = [np.empty(0)] * K
-        for k in range(K - 1, -1, -1):
-            R[k] = np.linalg.solve((-U).T, self.up(k).T).T   # A_0^{(k)} (-U_{k+1})^{-1}
-            U = self.local(k) + R[k] @ self.down(k + 1)
-        # p_0 U_0 = 0, p_0 1 = 1 (U_0 is the generator of the chain censored on level 0)
-        system = U.T.copy()
-        system[-1, :] = 1.0
-        rhs = np.zeros(self.m0)
-        rhs[-1] = 1.0
-        p0 = np.linalg.solve(system, rhs)
-        levels = [p0]
-        for k in range(K):
-            levels.append(levels[-1] @ R[k])
-        total = sum(float(p.sum()) for p in levels)
-        if not (math.isfinite(total) and total > 0):
-            raise NotConverged(f"level-dependent QBD at K={K} (non-finite normalisation)",
-                               float("inf"), 0.0, 1)
-        levels = [np.maximum(p / total, 0.0) for p in levels]
-        return QBDSolution(levels=levels, K=K, top_mass=float(levels[-1].sum()),
-                           residual=self.residual(levels))
-
-    def residual(self, levels: Sequence[ArrayLike]) -> float:
-        """``||p Q_K||_inf`` of the generator truncated at ``K = len(levels) - 1``, from the
-        blocks."""
-        p = [np.asarray(v, dtype=float) for v in levels]
-        K = len(p) - 1
-        worst = 0.0
-        for k in range(K + 1):
-            diag = self._top(k) if k == K else self.local(k)
-            flow = p[k] @ diag
-            if k > 0:
-                flow = flow + p[k - 1] @ self.up(k - 1)
-            if k < K:
-                flow = flow + p[k + 1] @ self.down(k + 1)
-            worst = max(worst, float(np.max(np.abs(flow))))
-        return worst
-
-    def stationary(self, tol: float = 1e-16, K0: int = 16, max_levels: int = 2 ** 14
-                   ) -> QBDSolution:
-        """Stationary vector with adaptive truncation (Li 2016, UL-type RG-factorization).
-
-        Parameters
-        ----------
-        tol : float, default 1e-16
-            The truncation level ``K`` is doubled (from ``K0``) until the top-level mass
-            ``p_K 1`` is below ``tol``.
-        K0 : int, default 16
-            First truncation level.
-        max_levels : int, default 16384
-            Cap on ``K``.
-
-        Returns
-        -------
-        QBDSolution
-
-        Raises
-        ------
-        TruncationError
-            If the cap is reached with the top-level mass still ``>= tol`` (the mass left out
-            is reported).
-        InvalidParameter
-            Invalid blocks (see :meth:`validate`) or ``tol``.
-        """
-        tol = real_value("tol", tol, "a finite real number > 0", lambda v: v > 0)
-        K = max(1, int(K0))
-        while True:
-            sol = self.solve_truncated(min(K, max_levels))
-            if sol.top_mass < tol:
-                return sol
-            if K >= max_levels:
-                raise TruncationError("level-dependent QBD (UL-type RG-factorization)",
-                                      "levels (top-level mass)", sol.top_mass, tol,
-                                      f"K={sol.K}", "raise max_levels or lower the load")
-            K *= 2
 
 
 # ---------------------------------------------------------------------- nonlinear QBD
@@ -343,7 +125,8 @@ class NonlinearQBD:
     Parameters
     ----------
     blocks_of_state : callable
-        ``blocks_of_state(pi)`` returns the :class:`LevelDependentQBD` ``Q(pi)``; ``pi`` is a
+        ``blocks_of_state(pi)`` returns the
+        :class:`~symq.markov.level_reduction.LevelDependentQBD` ``Q(pi)``; ``pi`` is a
         list of level vectors ``pi_0, pi_1, ...`` (levels beyond its length have mass 0).
 
     Notes
@@ -351,7 +134,7 @@ class NonlinearQBD:
     Fixed points solve ``pi Q(pi) = 0``, ``pi 1 = 1`` (Li 2016, section on fixed points;
     ``derivations/li-nonlinear.md`` §5).  :meth:`fixed_point` iterates ``pi <- stat(Q(pi))``,
     each stationary vector computed by the UL-type RG-factorization of
-    :meth:`LevelDependentQBD.stationary`.
+    :meth:`symq.markov.level_reduction.LevelDependentQBD.stationary`.
     Existence follows from Brouwer's theorem; uniqueness is not guaranteed in general.
     """
 

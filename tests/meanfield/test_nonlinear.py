@@ -1,20 +1,18 @@
 """Tests of symq.meanfield.nonlinear (Li 2016: nonlinear level-dependent QBDs, RG-factorization).
 
-The references are computed here independently: geometric and product-form birth-death laws,
-the Pollaczek-Khinchine formula, the doubly exponential closed form, the ODE fixed point of
-PopulationProcess and the cavity solver of jsq_ph.
+The linear level-dependent QBD it iterates (LevelDependentQBD) is tested in
+tests/markov/test_level_reduction.py.  The references are computed here independently: the
+doubly exponential closed form, the ODE fixed point of PopulationProcess and the cavity solver
+of jsq_ph.
 """
-
-import math
 
 import numpy as np
 import pytest
 
-from symq.core.errors import InvalidParameter, NotConverged, TruncationError
+from symq.core.errors import InvalidParameter, NotConverged
 from symq.laws import hyperexponential2
 from symq.meanfield.jsq_ph import solve_jsq_ph
 from symq.meanfield.nonlinear import (
-    LevelDependentQBD,
     NonlinearQBD,
     jsq_exponential_qbd,
     jsq_ph_qbd,
@@ -22,53 +20,6 @@ from symq.meanfield.nonlinear import (
     tails,
 )
 from symq.meanfield.supermarket import LAM, jsq_process
-
-
-def birth_death(lam_of, mu_of):
-    return LevelDependentQBD(1, 1, up=lambda k: [[lam_of(k)]],
-                             local=lambda k: [[-lam_of(k) - (mu_of(k) if k else 0.0)]],
-                             down=lambda k: [[mu_of(k)]])
-
-
-@pytest.mark.parametrize("lam,mu", [(0.3, 1.0), (0.8, 2.0), (0.9, 1.0)])
-def test_mm1_geometric(lam, mu):
-    sol = birth_death(lambda k: lam, lambda k: mu).stationary(1e-16)
-    rho = lam / mu
-    expected = (1 - rho) * rho ** np.arange(sol.K + 1)
-    assert np.max(np.abs(sol.flat - expected)) < 1e-13
-    assert sol.residual < 1e-12
-    assert sol.top_mass < 1e-16
-
-
-def test_birth_death_product_formula():
-    def lam_of(k):
-        return 2.0 / (k + 1) + 0.1 * math.sin(k)
-
-    def mu_of(k):
-        return 1.0 + 0.5 * k
-
-    sol = birth_death(lam_of, mu_of).stationary(1e-16)
-    weights = np.ones(sol.K + 1)
-    for k in range(1, sol.K + 1):
-        weights[k] = weights[k - 1] * lam_of(k - 1) / mu_of(k)
-    expected = weights / weights.sum()
-    assert np.max(np.abs(sol.flat - expected)) < 1e-14
-    assert sol.residual < 1e-12
-
-
-@pytest.mark.parametrize("lam,scv", [(0.5, 4.0), (0.7, 2.0)])
-def test_m_h2_1_pollaczek_khinchine(lam, scv):
-    alpha, A = hyperexponential2(1.0, scv, 0.5)
-    a = -A.sum(axis=1)
-    qbd = LevelDependentQBD(
-        1, 2, up=lambda k: lam * alpha[None, :] if k == 0 else lam * np.eye(2),
-        local=lambda k: np.array([[-lam]]) if k == 0 else A - lam * np.eye(2),
-        down=lambda k: a[:, None] if k == 1 else np.outer(a, alpha))
-    sol = qbd.stationary(1e-16)
-    EQ = float(np.sum(np.arange(sol.K + 1) * sol.level_mass))
-    pk = lam + lam ** 2 * (1 + scv) / (2 * (1 - lam))   # E[L] of M/G/1, E[X] = 1
-    assert EQ == pytest.approx(pk, rel=1e-10)
-    assert sol.residual < 1e-12
 
 
 @pytest.mark.parametrize("d", [2, 3])
@@ -106,25 +57,7 @@ def test_lyapunov_nonincreasing():
     assert check.max_increase < 0
 
 
-def test_invalid_generator():
-    bad_rows = birth_death(lambda k: 1.0, lambda k: 1.0)
-    bad_rows._local = lambda k: [[-0.5]]
-    with pytest.raises(InvalidParameter):
-        bad_rows.stationary()
-    negative = LevelDependentQBD(1, 1, up=lambda k: [[-1.0]], local=lambda k: [[1.0]],
-                                 down=lambda k: [[0.0]])
-    with pytest.raises(InvalidParameter):
-        negative.stationary()
-    with pytest.raises(InvalidParameter):
-        LevelDependentQBD(0, 1, up=None, local=None, down=None)
-    with pytest.raises(InvalidParameter):
-        LevelDependentQBD(1, 2, up=lambda k: [[1.0]], local=lambda k: [[-1.0]],
-                          down=lambda k: [[1.0]]).stationary()
-
-
-def test_truncation_cap_not_converged():
-    with pytest.raises(TruncationError, match="K=64 leaves out"):
-        birth_death(lambda k: 0.999, lambda k: 1.0).stationary(1e-16, max_levels=64)
+def test_fixed_point_not_converged():
     with pytest.raises(NotConverged, match="residual"):
         jsq_exponential_qbd(2, 0.9).fixed_point([np.array([1.0])], max_iter=3)
     with pytest.raises(InvalidParameter):
