@@ -22,7 +22,8 @@ from .library import engset, erlang_loss, mm1k, mmck, tandem
 from .passage import PassageTime, UnreachableTarget, passage_time
 from .qbd import MatrixGeometricLaw, solve_qbd
 from .sensitivity import StationarySensitivity, sensitivity
-from .simulation import CTMCEstimate, simulate_chain, simulate_ctmc
+from .simulation import CTMCEstimate, simulate_ctmc
+from .simulation_declared import simulate_chain
 from .statespace import StateSpace, build_state_space
 from .stationary import StationaryLaw, stationary
 from .symbolic import SymbolicStationaryLaw, is_reversible, product_form, symbolic_stationary

@@ -147,10 +147,10 @@ class _Blocks:
 
 def _law(b: _Blocks, top: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """``pi_0`` and ``pi_1 .. pi_top`` of the chain blocked at ``top``, by linear level
-    reduction (:func:`symq.markov.level_reduction.reduce_levels`; not ``strict``: a level law
-    is clipped at 0, and the solve is checked by its change between truncations)."""
+    reduction (:func:`symq.markov.level_reduction.reduce_levels`, which refuses an ``R(n)``
+    below 0; the solve is also checked by its change between truncations)."""
     return reduce_levels(b.up0, b.local0, b.down1, b.up[:top], b.local[:top + 1],
-                         b.down[:top + 1], strict=False)
+                         b.down[:top + 1])
 
 
 def _residual(b: _Blocks, pi0: np.ndarray, pis: np.ndarray) -> float:

@@ -13,6 +13,11 @@ Stochastic Models with Applications* (2010)::
 
 then ``pi_0`` is the stationary law of the censored generator ``T(0)`` (GTH,
 :func:`symq.markov.gth.gth_stationary`), ``pi_(n+1) = pi_n R(n)``, normalized over the levels.
+Each ``T(n)`` is the within-level block of the chain censored on the levels ``0 .. n``: its
+off-diagonal entries are sums of nonnegative terms, and its diagonal is taken from the rows
+(``T(n) 1 + A2(n) 1 = 0``) rather than from the sum above, which would cancel large rates where
+the up rates exceed the down ones; so each probability keeps its relative accuracy
+(``P(N = 0) = e^-200`` of M/M/infinity to 1e-15), as in the GTH elimination.
 
 This module holds that recursion once (:func:`reduce_levels`) and its two entry points for blocks
 known as numbers: :class:`LevelDependentQBD` (blocks given as callables of the level, adaptive
@@ -57,7 +62,7 @@ ROW_TOL = 1e-12
 #: A running level law is rescaled when an entry exceeds this (no overflow when it grows).
 _RESCALE = 1e200
 #: ``R(n) >= 0`` in exact arithmetic; an entry below ``-_SIGN_TOL * max |R(n)|`` means the
-#: recursion's round-off has grown beyond the values (the reduction is unstable there).
+#: blocks are not those of a generator.
 _SIGN_TOL = 1e-8
 
 
@@ -67,8 +72,24 @@ def _check_sign(R: NDArray[np.float64], n: int, top: int) -> None:
     if low < -_SIGN_TOL * float(np.abs(R).max(initial=0.0)):
         raise NotConverged(
             f"level-dependent QBD at K={top} (linear level reduction: R({n}) has the entry "
-            f"{low:.3g} < 0, round-off grown through the levels)", float("inf"), 0.0, 1,
-            "start the truncation above the levels whose up rates far exceed their down rates")
+            f"{low:.3g} < 0, impossible for the blocks of a generator)", float("inf"), 0.0, 1,
+            "check the blocks' signs and row sums (LevelDependentQBD.validate)")
+
+
+def _diagonal_from_rows(T: NDArray[np.float64], down: NDArray[np.float64]
+                       ) -> NDArray[np.float64]:
+    """``T`` with its diagonal set from the rows: ``T(n)`` is the within-level block of the
+    chain censored on the levels ``0 .. n``, whose rows with the down block ``A2(n)`` sum to 0.
+    Its off-diagonal entries are sums of nonnegative terms; its diagonal computed as
+    ``A1(n) + R(n) A2(n+1)`` would be a difference of large rates where the up rates exceed the
+    down ones (``-(lam + n) + lam`` for M/M/infinity), whose cancellation the recursion then
+    amplifies level after level.  The diagonal from the row sums has no subtraction (the idea
+    of the GTH elimination, Grassmann, Taksar & Heyman 1985)."""
+    T = T.copy()
+    idx = np.arange(T.shape[0])
+    T[idx, idx] = 0.0
+    T[idx, idx] = -(T.sum(axis=1) + down.sum(axis=1))
+    return T
 
 
 def reduce_levels(up0: NDArray[np.float64], local0: NDArray[np.float64],
@@ -107,18 +128,18 @@ def reduce_levels(up0: NDArray[np.float64], local0: NDArray[np.float64],
     Raises
     ------
     NotConverged
-        ``strict`` and an entry of ``R(n)`` is negative beyond round-off (the round-off of the
-        recursion has grown through the levels, as it does where the up rates far exceed the
-        down rates below the truncation); or the normalization is not finite and positive.
+        ``strict`` and an entry of ``R(n)`` is negative beyond round-off (blocks that are not
+        those of a generator; ``R(n) >= 0`` in exact arithmetic); or the normalization is not
+        finite and positive.
     """
     top = len(local) - 1
     R: list[NDArray[np.float64]] = [np.empty((0, 0))] * top     # R[n], n = 1 .. top - 1
-    T = local[top]
+    T = _diagonal_from_rows(local[top], down1 if top == 1 else down[top])
     for n in range(top - 1, 0, -1):
         R[n] = np.linalg.solve(-T.T, up[n].T).T
         if strict:
             _check_sign(R[n], n, top)
-        T = local[n] + R[n] @ down[n + 1]
+        T = _diagonal_from_rows(local[n] + R[n] @ down[n + 1], down1 if n == 1 else down[n])
     R0 = np.linalg.solve(-T.T, up0.T).T
     if strict:
         _check_sign(R0, 0, top)

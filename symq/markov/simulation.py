@@ -23,8 +23,10 @@ short for either.  The slices have equal lengths of time when the run is given a
 equal numbers of events when it is given ``n_events``.
 
 The simulator knows nothing of how the chain was declared: it takes the generator and arrays, so
-that any builder of a generator (:mod:`symq.markov`'s state-space builder, a user's own matrix)
-gets simulation evidence from it.
+that any builder of a generator (a user's own matrix) gets simulation evidence from it.  A
+declared chain is simulated from its rates by
+:func:`symq.markov.simulation_declared.simulate_chain`, which shares this module's run plan and
+interval analysis (:class:`RunSlices`).
 
 References
 ----------
@@ -73,10 +75,9 @@ from symq.core.simrun import (
 )
 from symq.core.simstats import ConfidenceInterval, check_level
 
-from .chain import MarkovChain
 from .simulation_kernel import ABSORBED, CAPPED, ctmc_kernel
 
-__all__ = ["CTMCEstimate", "simulate_ctmc", "simulate_chain"]
+__all__ = ["CTMCEstimate", "RunSlices", "simulate_ctmc"]
 
 #: Events of a run given neither ``horizon`` nor ``n_events``.
 DEFAULT_EVENTS = 1_000_000
@@ -537,64 +538,3 @@ def _absorbed(state: int, events: int, t: float, start: int) -> None:
         f"the chain reached state {state} (exit rate 0) at time {t:.6g} after {events} events "
         "and stops there: its long-run averages are those of that state; simulate the "
         "transient part or remove the absorption")
-
-
-def simulate_chain(chain: MarkovChain, params: Mapping[str, Any] | None = None, *,
-                   horizon: float | None = None, n_events: int | None = None,
-                   n_batches: int = 30, level: float = 0.95, rng: RngLike = None,
-                   progress: bool = False) -> CTMCEstimate:
-    """Simulate a declared chain and estimate each declared output, as evidence beside
-    :func:`~symq.markov.stationary.stationary`.
-
-    The reachable states and the generator come from
-    :func:`~symq.markov.statespace.build_state_space`; the run is :func:`simulate_ctmc`'s from
-    the chain's initial state.  A reward output is the time average of its formula, an event
-    the time average of its indicator, and ``throughput:LABEL`` the time average of the
-    labelled jumps' total rate at the current state (the firing rate's conditional
-    expectation: the same long-run mean as counting firings, with a smaller variance).
-
-    Parameters
-    ----------
-    chain : MarkovChain
-        The declaration (with at least one output).
-    params : mapping
-        A value for every declared parameter.
-    horizon, n_events, n_batches, level, rng, progress
-        As for :func:`simulate_ctmc`.
-
-    Returns
-    -------
-    CTMCEstimate
-        One interval per declared output, under its name.
-
-    Examples
-    --------
-    >>> from symq.markov.library import mm1k
-    >>> est = simulate_chain(mm1k(3), {"lam": 1.0, "mu": 2.0}, n_events=200_000, rng=2)
-    >>> est["P_block"].contains(1 / 15)                 # (1/8) / (1 + 1/2 + 1/4 + 1/8)
-    True
-    """
-    from .statespace import build_state_space, evaluate
-
-    if not chain.outputs:
-        raise InvalidParameter("chain.outputs", {}, "at least one declared output to estimate")
-    space = build_state_space(chain, params)
-    rewards: dict[str, np.ndarray] = {}
-    for name, out in chain.outputs.items():
-        if out.kind == "throughput":
-            rewards[name] = sum((space.jump_rates[j] for j, jump in enumerate(chain.jumps)
-                                 if jump.label == out.label), np.zeros(space.n_states))
-        else:
-            with np.errstate(all="ignore"):  # checked just below
-                values = evaluate(out.expr, chain, space.states, space.params)
-            if out.kind == "probability":
-                values = (values != 0).astype(float)
-            if not np.all(np.isfinite(values)):
-                k = int(np.flatnonzero(~np.isfinite(values))[0])
-                raise InvalidParameter(f"outputs.{name}", float(values[k]), "a finite reward "
-                                       "at every reachable state",
-                                       f"at the state {space.describe(k)}")
-            rewards[name] = values
-    return simulate_ctmc(space.generator, rewards, initial=space.initial, horizon=horizon,
-                         n_events=n_events, n_batches=n_batches, level=level, rng=rng,
-                         progress=progress)

@@ -21,7 +21,7 @@ from symq.markov import LevelDependentQBD as MarkovLevelDependentQBD
 from symq.markov import QBDSolution as MarkovQBDSolution
 from symq.markov.chain import Jump, MarkovChain, StateVariable
 from symq.markov.level_dependent import level_dependent_stationary
-from symq.markov.level_reduction import LevelDependentQBD, QBDSolution
+from symq.markov.level_reduction import LevelDependentQBD, QBDSolution, reduce_levels
 from symq.markov.stationary import stationary
 
 
@@ -53,13 +53,33 @@ def test_mm_infinity_is_poisson(a):
     assert sol.residual < 1e-12 and sol.top_mass < 1e-16
 
 
-def test_a_recursion_whose_round_off_outgrows_its_values_is_refused():
-    # M/M/infinity at a = 200 truncated at K = 16: every level's up rate is 200, its down rate
-    # at most 16; the backward recursion amplifies round-off by about 200/n per level, and an
-    # R(n) < 0 (impossible in exact arithmetic) is refused instead of clipped into a law
-    qbd = birth_death(lambda k: 200.0, lambda k: float(k))
+@pytest.mark.parametrize("a", [60.0, 100.0, 200.0])
+def test_mm_infinity_far_above_its_truncation_start_keeps_relative_accuracy(a):
+    """Up rates far above the down rates below the mean (a = 200 against n): with the diagonal
+    of each censored block computed as A1 + R A2, the recursion cancelled -(a + n) + a and
+    amplified the round-off by about a/n per level (E[N] came out 3.49 at a = 60, silently);
+    from the row sums it is exact.  E[N] = a and P(N = 0) = e^-a to relative accuracy, from
+    LevelDependentQBD and from the declared chain alike."""
+    sol = birth_death(lambda k: a, lambda k: float(k)).stationary(1e-16)
+    k = np.arange(sol.K + 1, dtype=float)
+    assert float(k @ sol.level_mass) == pytest.approx(a, rel=1e-12)
+    assert sol.levels[0][0] == pytest.approx(math.exp(-a), rel=1e-10)
+    chain = MarkovChain([StateVariable("n", 0, None)],
+                        [Jump("lam", {"n": "n + 1"}), Jump("n", {"n": "n - 1"}, guard="n > 0")],
+                        parameters=("lam",), outputs={"EN": "n", "P0": "n == 0"})
+    law = level_dependent_stationary(chain, {"lam": a})
+    assert law["EN"] == pytest.approx(a, rel=1e-12)
+    assert law["P0"] == pytest.approx(math.exp(-a), rel=1e-10)
+
+
+def test_an_r_matrix_below_zero_is_refused():
+    # a negative up rate (not a generator: reduce_levels is the core, it does not validate)
+    # makes R(n) < 0, which strict mode refuses instead of clipping into a law
+    blocks = [np.array([[-1.0]])] * 4
+    up, down = [np.array([[-0.5]])] * 4, [np.array([[1.0]])] * 4
     with pytest.raises(NotConverged, match=r"R\(\d+\) has the entry"):
-        qbd.solve_truncated(16)
+        reduce_levels(np.array([[0.5]]), np.array([[-0.5]]), np.array([[1.0]]), up, blocks,
+                      down)
 
 
 @pytest.mark.parametrize("lam,mu", [(0.3, 1.0), (0.8, 2.0), (0.9, 1.0)])
