@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from symq.core.errors import InvalidParameter, StabilityError, TruncationError
+from symq.core.errors import InvalidParameter, NotConverged, StabilityError, TruncationError
 
 from .chain import MarkovChain
 from .level_reduction import reduce_levels
@@ -67,6 +67,8 @@ __all__ = ["level_dependent_stationary", "START_LEVELS"]
 
 #: The first truncation level tried (above the initial level).
 START_LEVELS = 64
+#: The largest ``max |pi Q|`` accepted, relative to the largest exit rate of the levels built.
+RESIDUAL_TOL = 1e-9
 
 
 class _Blocks:
@@ -226,6 +228,10 @@ def level_dependent_stationary(chain: MarkovChain, params: Mapping[str, Any] | N
         The drift at the largest level built is not negative (the chain does not come back).
     TruncationError
         ``max_levels`` reached with a negative drift but the checks above not met.
+    NotConverged
+        The law found leaves ``max |pi Q|`` above :data:`RESIDUAL_TOL` times the largest exit
+        rate (the balance equations are checked on the blocked chain, apart from the
+        recursion).
     """
     started = time.perf_counter()
     check_level_chain(chain, eps)
@@ -260,6 +266,13 @@ def level_dependent_stationary(chain: MarkovChain, params: Mapping[str, Any] | N
     drift, up, down = b.drift(top)
     if drift >= -DRIFT_TOL * max(up, down):
         _unstable(drift, up, down, lv.name, lv.low + top)
+    residual = _residual(b, pi0, pis)
+    scale = max(float(np.abs(b.local0).max(initial=0.0)), float(np.abs(b.local).max(initial=0.0)))
+    if not residual <= RESIDUAL_TOL * max(scale, 1e-300):
+        raise NotConverged(
+            f"linear level reduction of the chain blocked at {lv.name} = {lv.low + top} "
+            "(max |pi Q| relative to the largest exit rate)", residual / scale, RESIDUAL_TOL, top,
+            "the law does not solve the balance equations; report this chain")
     mean_level = found.pop(None)
     bounds = {k: max(change[k], near) for k in found}
     return QBDStationaryLaw(
@@ -267,7 +280,7 @@ def level_dependent_stationary(chain: MarkovChain, params: Mapping[str, Any] | N
         truncation_bound=max([near, *bounds.values()]), level=lv.name,
         phase_variables=tuple(chain.variables[i].name for i in lv.bounded),
         phases0=phases0, phases=phases, eta=None, drift=drift, mean_level=mean_level,
-        levels_summed=top, residual=_residual(b, pi0, pis),
+        levels_summed=top, residual=residual,
         solution=None,  # type: ignore[arg-type]  # no matrix-geometric form
         method=f"linear level reduction, truncated at level {lv.name} = {lv.low + top}",
         seconds=time.perf_counter() - started)

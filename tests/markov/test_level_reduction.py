@@ -226,3 +226,22 @@ def test_invalid_generator():
 def test_truncation_cap():
     with pytest.raises(TruncationError, match="K=64 leaves out"):
         birth_death(lambda k: 0.999, lambda k: 1.0).stationary(1e-16, max_levels=64)
+
+
+def test_a_law_that_does_not_balance_is_refused(monkeypatch):
+    """The declared path checks max |pi Q| of its answer on the blocked chain, apart from the
+    recursion: a law perturbed after the recursion is refused with its residual."""
+    import symq.markov.level_dependent as ld
+
+    solve = ld.reduce_levels
+
+    def perturbed(*args, **kwargs):
+        pi0, levels = solve(*args, **kwargs)
+        return pi0, [levels[0] * 1.01, *levels[1:]]
+
+    monkeypatch.setattr(ld, "reduce_levels", perturbed)
+    chain = MarkovChain([StateVariable("n", 0, None)],
+                        [Jump("lam", {"n": "n + 1"}), Jump("n", {"n": "n - 1"}, guard="n > 0")],
+                        parameters=("lam",), outputs={"EN": "n"})
+    with pytest.raises(NotConverged, match="max \\|pi Q\\|"):
+        level_dependent_stationary(chain, {"lam": 3.0})
