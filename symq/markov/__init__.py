@@ -18,7 +18,7 @@ from .errors import ReducibleChain
 from .exact import ExactStationaryLaw, exact_stationary
 from .level_reduction import LevelDependentQBD, QBDSolution
 from .levels import QBDStationaryLaw, qbd_stationary
-from .library import engset, erlang_loss, mm1k, mmck, tandem
+from .library import closed_cyclic, engset, erlang_loss, mapm1, mm1k, mmck, mph1, phm1, tandem
 from .passage import PassageTime, UnreachableTarget, passage_time
 from .qbd import MatrixGeometricLaw, solve_qbd
 from .sensitivity import StationarySensitivity, sensitivity
@@ -66,4 +66,8 @@ __all__ = [
     "erlang_loss",
     "engset",
     "tandem",
+    "mph1",
+    "phm1",
+    "mapm1",
+    "closed_cyclic",
 ]
