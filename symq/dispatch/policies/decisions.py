@@ -30,7 +30,7 @@ _NO_B = np.zeros((1, 1), dtype=np.int64)
 _NO_SPD = np.empty(0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def lookup_value(v: np.ndarray, delta: float, c_M: float, a: float, b: float) -> float:
     """Bilinear interpolation of the table ``v`` at backlogs ``(a, b)``, quadratic tail beyond U.
 
@@ -165,54 +165,87 @@ def _lookup_simplex(u, x, vp, B, delta, c_M, spd):  # pragma: no cover - numba
     return best
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
+def _rnd_unit(m: int) -> int:  # pragma: no cover - numba
+    """RND with unit speeds: a server uniformly at random (one draw)."""
+    return np.random.randint(0, m)
+
+
+@numba.njit(cache=True, inline="always")
+def _idle_unit(u: np.ndarray) -> int:  # pragma: no cover - numba
+    """JIQ's idle server with unit speeds (backlog 0, ties uniformly at random); -1 if none."""
+    best = -1
+    ties = 0
+    for i in range(u.shape[0]):
+        if u[i] <= 0.0:
+            ties += 1
+            if ties == 1 or np.random.random() * ties < 1.0:
+                best = i
+    return best
+
+
+@numba.njit(cache=True, inline="always")
+def _jsq_unit(cnt: np.ndarray) -> int:  # pragma: no cover - numba
+    """JSQ with unit speeds: fewest jobs, ties uniformly at random."""
+    best = 0
+    ties = 1
+    for i in range(1, cnt.shape[0]):
+        if cnt[i] < cnt[best]:
+            best = i
+            ties = 1
+        elif cnt[i] == cnt[best]:
+            ties += 1
+            if np.random.random() * ties < 1.0:
+                best = i
+    return best
+
+
+@numba.njit(cache=True, inline="always")
+def _lwl_unit(u: np.ndarray) -> int:  # pragma: no cover - numba
+    """LWL with unit speeds: least work left, ties to the lowest index."""
+    best = 0
+    for i in range(1, u.shape[0]):
+        if u[i] < u[best]:
+            best = i
+    return best
+
+
+@numba.njit(cache=True, inline="always")
+def _lookup_unit(u: np.ndarray, x: float, v: np.ndarray, delta: float,
+                c_M: float) -> int:  # pragma: no cover - numba
+    """The two-server table policy with unit speeds (ties to server 0)."""
+    c0 = u[0] + x + lookup_value(v, delta, c_M, u[0] + x, u[1])
+    c1 = u[1] + x + lookup_value(v, delta, c_M, u[0], u[1] + x)
+    return 0 if c0 <= c1 else 1
+
+
+@numba.njit(cache=True, inline="always")
 def choose_unit(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta,
                  c_M):  # pragma: no cover - numba
-    """:func:`choose_server` with unit speeds and no packed value: small enough for LLVM to
-    inline into the simulator's loop (the same comparisons and draws as before speeds)."""
+    """:func:`choose_server` with unit speeds and no packed value (the same comparisons and
+    draws as before speeds), inlined into its callers: with ``code`` a compile-time constant
+    (the simulator's kernel for one policy) only that policy's decision is left in the loop."""
     m = u.shape[0]
     if code == RND:
-        return np.random.randint(0, m)
+        return _rnd_unit(m)
     if code == RR:
         return rr_next % m
     if code == JIQ or code == JIQ_JSQ:
-        best = -1
-        ties = 0
-        for i in range(m):
-            if u[i] <= 0.0:
-                ties += 1
-                if ties == 1 or np.random.random() * ties < 1.0:
-                    best = i
+        best = _idle_unit(u)
         if best >= 0:
             return best
         if code == JIQ:
-            return np.random.randint(0, m)
+            return _rnd_unit(m)
     if code == JSQ or code == JIQ_JSQ:
-        best = 0
-        ties = 1
-        for i in range(1, m):
-            if cnt[i] < cnt[best]:
-                best = i
-                ties = 1
-            elif cnt[i] == cnt[best]:
-                ties += 1
-                if np.random.random() * ties < 1.0:
-                    best = i
-        return best
+        return _jsq_unit(cnt)
     if code == LWL:
-        best = 0
-        for i in range(1, m):
-            if u[i] < u[best]:
-                best = i
-        return best
+        return _lwl_unit(u)
     if code == SITA:
         return _sita(x, thr)
     if code == FPI:
         return _fpi_best(u, x, lam_i, rho_i, _NO_SPD)
     # LOOKUP, m = 2
-    c0 = u[0] + x + lookup_value(v, delta, c_M, u[0] + x, u[1])
-    c1 = u[1] + x + lookup_value(v, delta, c_M, u[0], u[1] + x)
-    return 0 if c0 <= c1 else 1
+    return _lookup_unit(u, x, v, delta, c_M)
 
 
 @numba.njit(cache=True)

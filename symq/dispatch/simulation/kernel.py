@@ -6,9 +6,12 @@ r"""The numba kernel of the dispatching simulator and one run of it.
 :class:`RunSums`: per-batch means of the response and waiting times, per-server loads and the
 per-size-bin sums; :func:`~symq.dispatch.simulation.simulate.simulate_dispatch` turns runs into
 intervals.  The kernel keeps its state in arrays, so a run continues across the chunks of
-:func:`symq.core.simrun.run_chunked` and is the same with and without a progress bar; it is
-compiled once for a first-class score (:data:`~symq.dispatch.policies.score.SCORE_TYPE`) and
-cached on disk.
+:func:`symq.core.simrun.run_chunked` and is the same with and without a progress bar.  It is
+compiled once per policy code, with or without speeds and job counts (these three are constants
+of the compiled loop, so that one policy's decision, inlined, is all that is left of the
+branches; tests/dispatch/test_simulation_kernels.py checks that each code reaches its own),
+typed for a first-class score (:data:`~symq.dispatch.policies.score.SCORE_TYPE`) and cached on
+disk.
 
 Examples
 --------
@@ -48,114 +51,145 @@ _CHUNK = 1 << 20
 _OK, _OVERFLOW, _NAN_SCORE = 0, 1, 2
 
 
-def _kernel_py(code, lam, xs, exp_mean, n_do, n_warm, batch_size, n_batches, thr, lam_i,
+def _make_kernel(CODE: int, HET: bool, TRACK: bool) -> Any:
+    """The kernel's Python function for policy code ``CODE``, speeds (``HET``: non-empty
+    ``spd``) and job counts (``TRACK``): compile-time constants of the closure, so that one
+    policy's decision, inlined, is all that is left of the branches in the job loop."""
+
+    def kernel(code, lam, xs, exp_mean, n_do, n_warm, batch_size, n_batches, thr, lam_i,
                rho_i, v, delta, c_M, vp, B, spd, cum, u, cnt, head, comp, state_i, state_f,
                sum_T, sum_W, work, track, score, score_params, edges, bin_T,
                bin_n):  # pragma: no cover - numba
-    """Simulate ``n_do`` more jobs; the state lives in the arrays (runs continue across chunks).
+        """Simulate ``n_do`` more jobs; the state lives in the arrays (runs continue across
+        chunks).
 
-    ``state_i = [jobs done, rr pointer]``, ``state_f = [t, t at the first post-warm-up
-    arrival, t at the last arrival]``.  Sizes come from ``xs`` unless ``exp_mean > 0``.
-    ``track``: keep the job counts (JSQ, JIQ-JSQ, a score reading ``n``).  ``score`` (a
-    first-class function of :data:`~symq.dispatch.policies.score.SCORE_TYPE`) decides for
-    ``code == SCORE``.  ``spd``: server speeds (empty: unit speeds, the unit-speed arithmetic
-    exactly as without speeds).  ``bin_T``, ``bin_n`` (batches x bins, zero bins: off): the
-    sums of T and the job counts per size bin ``edges[q] <= x < edges[q + 1]``.
-    """
-    m = u.shape[0]
-    cap = comp.shape[1]
-    het = spd.shape[0] > 0
-    nbins = bin_T.shape[1]
-    k = state_i[0]
-    rr = state_i[1]
-    t = state_f[0]
-    status = _OK
-    for j in range(n_do):
-        a = -math.log(1.0 - np.random.random()) / lam
-        t += a
-        if het:
-            for i in range(m):
-                w = u[i] - a * spd[i]
-                u[i] = w if w > 0.0 else 0.0
-        else:
-            for i in range(m):
-                w = u[i] - a
-                u[i] = w if w > 0.0 else 0.0
-        if track:
-            for i in range(m):
-                while cnt[i] > 0 and comp[i, head[i]] <= t:
-                    head[i] = (head[i] + 1) % cap
-                    cnt[i] -= 1
-        if exp_mean > 0.0:
-            x = -math.log(1.0 - np.random.random()) * exp_mean
-        else:
-            x = xs[j]
-        if code == SCORE:
-            if het:
-                s = score_argmin_speeds(score, score_params, u, cnt, spd, x)
+        ``state_i = [jobs done, rr pointer]``, ``state_f = [t, t at the first post-warm-up
+        arrival, t at the last arrival]``.  Sizes come from ``xs`` unless ``exp_mean > 0``.
+        ``code`` and ``track`` are this kernel's ``CODE`` and ``TRACK`` (keep the job counts:
+        JSQ, JIQ-JSQ, a score reading ``n``).  ``score`` (a first-class function of
+        :data:`~symq.dispatch.policies.score.SCORE_TYPE`) decides for ``SCORE``.  ``spd``:
+        server speeds (empty: unit speeds, the unit-speed arithmetic exactly as without
+        speeds; non-empty exactly when ``HET``).  ``bin_T``, ``bin_n`` (batches x bins, zero
+        bins: off): the sums of T and the job counts per size bin
+        ``edges[q] <= x < edges[q + 1]``.
+        """
+        m = u.shape[0]
+        cap = comp.shape[1]
+        nbins = bin_T.shape[1]
+        k = state_i[0]
+        rr = state_i[1]
+        t = state_f[0]
+        status = _OK
+        # the batch of job k >= n_warm and its place in it, counted instead of divided
+        b = (k - n_warm) // batch_size if k > n_warm else 0
+        r = (k - n_warm) - b * batch_size if k > n_warm else 0
+        # the open batch's sums and the last arrival in registers, stored when it closes
+        acc_T = sum_T[b] if b < n_batches else 0.0
+        acc_W = sum_W[b] if b < n_batches else 0.0
+        last = state_f[2]
+        for j in range(n_do):
+            a = -math.log(1.0 - np.random.random()) / lam
+            t += a
+            if HET:
+                for i in range(m):
+                    w = u[i] - a * spd[i]
+                    u[i] = w if w > 0.0 else 0.0
             else:
-                s = score_argmin(score, score_params, u, cnt, x)
-            if s < 0:
-                status = _NAN_SCORE
-                break
-        elif het or code == LOOKUP_SIMPLEX:
-            s = choose_general(code, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M, vp, B,
-                               spd, cum)
-        else:   # the unit-speed decision, inlined by LLVM (a call with all arrays is slower)
-            s = choose_unit(code, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M)
-        if code == RR:
-            rr = (rr + 1) % m
-        wait = u[s]
-        if het:
-            resp = (wait + x) / spd[s]
-            queued = wait / spd[s]
-        else:
-            resp = wait + x
-            queued = wait
-        if track:
-            if cnt[s] >= cap:
-                status = _OVERFLOW
-                break
-            comp[s, (head[s] + cnt[s]) % cap] = t + resp if het else t + wait + x
-            cnt[s] += 1
-        u[s] = wait + x
-        if k >= n_warm:
-            if k == n_warm:
-                state_f[1] = t
-            b = (k - n_warm) // batch_size
-            if b < n_batches:
-                sum_T[b] += resp
-                sum_W[b] += queued
-                work[s] += x
-                state_f[2] = t
-                if nbins > 0 and x >= edges[0] and x < edges[nbins]:
-                    lo = 0
-                    hi = nbins
-                    while hi - lo > 1:      # edges[lo] <= x < edges[hi]
-                        mid = (lo + hi) // 2
-                        if x >= edges[mid]:
-                            lo = mid
-                        else:
-                            hi = mid
-                    bin_T[b, lo] += resp
-                    bin_n[b, lo] += 1.0
-        k += 1
-    state_i[0] = k
-    state_i[1] = rr
-    state_f[0] = t
-    return status
+                for i in range(m):
+                    w = u[i] - a
+                    u[i] = w if w > 0.0 else 0.0
+            if TRACK:
+                for i in range(m):
+                    while cnt[i] > 0 and comp[i, head[i]] <= t:
+                        h = head[i] + 1
+                        head[i] = h if h < cap else 0
+                        cnt[i] -= 1
+            if exp_mean > 0.0:
+                x = -math.log(1.0 - np.random.random()) * exp_mean
+            else:
+                x = xs[j]
+            if CODE == SCORE:
+                if HET:
+                    s = score_argmin_speeds(score, score_params, u, cnt, spd, x)
+                else:
+                    s = score_argmin(score, score_params, u, cnt, x)
+                if s < 0:
+                    status = _NAN_SCORE
+                    break
+            elif HET or CODE == LOOKUP_SIMPLEX:
+                s = choose_general(CODE, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M, vp,
+                                   B, spd, cum)
+            else:   # the unit-speed decision of CODE alone (choose_unit is inlined)
+                s = choose_unit(CODE, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M)
+            if CODE == RR:
+                rr = rr + 1 if rr + 1 < m else 0
+            wait = u[s]
+            if HET:
+                resp = (wait + x) / spd[s]
+                queued = wait / spd[s]
+            else:
+                resp = wait + x
+                queued = wait
+            if TRACK:
+                if cnt[s] >= cap:
+                    status = _OVERFLOW
+                    break
+                p = head[s] + cnt[s]
+                comp[s, p if p < cap else p - cap] = t + resp if HET else t + wait + x
+                cnt[s] += 1
+            u[s] = wait + x
+            if k >= n_warm:
+                if k == n_warm:
+                    state_f[1] = t
+                if b < n_batches:
+                    acc_T += resp
+                    acc_W += queued
+                    work[s] += x
+                    last = t
+                    if nbins > 0 and x >= edges[0] and x < edges[nbins]:
+                        lo = 0
+                        hi = nbins
+                        while hi - lo > 1:      # edges[lo] <= x < edges[hi]
+                            mid = (lo + hi) // 2
+                            if x >= edges[mid]:
+                                lo = mid
+                            else:
+                                hi = mid
+                        bin_T[b, lo] += resp
+                        bin_n[b, lo] += 1.0
+                r += 1
+                if r == batch_size:
+                    if b < n_batches:
+                        sum_T[b] = acc_T
+                        sum_W[b] = acc_W
+                    r = 0
+                    b += 1
+                    acc_T = sum_T[b] if b < n_batches else 0.0
+                    acc_W = sum_W[b] if b < n_batches else 0.0
+            k += 1
+        if b < n_batches:
+            sum_T[b] = acc_T
+            sum_W[b] = acc_W
+        state_f[2] = last
+        state_i[0] = k
+        state_i[1] = rr
+        state_f[0] = t
+        return status
+
+    return kernel
 
 
 @functools.cache
-def _kernel() -> Any:
-    """The simulation kernel, typed for a first-class score (compiled once, cached on disk)."""
+def _kernel(code: int, het: bool, track: bool) -> Any:
+    """The simulation kernel of one policy code, with or without speeds and job counts, typed
+    for a first-class score (compiled once, cached on disk)."""
     f8, i8 = types.float64, types.int64
     a1, a2, i1 = f8[::1], f8[:, ::1], i8[::1]
     r1, r2 = (types.Array(f8, d, "C", readonly=True) for d in (1, 2))   # inputs: any array
     rb = types.Array(i8, 2, "C", readonly=True)
     sig = i8(i8, f8, r1, f8, i8, i8, i8, i8, r1, r1, r1, r2, f8, f8, r1, rb, r1, r1, a1, i1, i1,
              a2, i1, a1, a1, a1, a1, types.boolean, SCORE_TYPE, a1, r1, a2, a2)
-    return numba.njit(sig, cache=True)(_kernel_py)
+    return numba.njit(sig, cache=True)(_make_kernel(int(code), bool(het), bool(track)))
 
 
 @dataclass
@@ -196,7 +230,7 @@ def run_policy(pol: BoundPolicy, sizes: Distribution, n_jobs: int, n_warm: int, 
     track = pol.tracks_counts
     score = pol.score if pol.code == SCORE else null_score()
     score_params = np.ascontiguousarray(pol.score_params, dtype=float)
-    kernel = _kernel()
+    kernel = _kernel(pol.code, pol.speeds is not None, track)
     cnt = np.zeros(m, dtype=np.int64)
     head = np.zeros(m, dtype=np.int64)
     comp = np.zeros((m, max_queue if track else 1))
