@@ -4,8 +4,11 @@ Generic sympy ``solve``, ``integrate`` or ``simplify`` can run for minutes on an
 expression.  :func:`time_budget` bounds such work and raises
 :class:`~symq.core.errors.DerivationTimeout` naming what ran out of time.
 
-The budget uses ``SIGALRM``, so it is enforced in the main thread of a POSIX process; in
-other threads (e.g. Dask workers) and on Windows the block runs without a bound.
+The budget counts the CPU time of the process (``ITIMER_VIRTUAL``, user time), not the wall
+clock: the time the machine gives other processes does not count, so whether a bounded step
+finishes (and so a verdict that rests on it) does not depend on how loaded the machine is.
+It uses ``SIGVTALRM``, so it is enforced in the main thread of a POSIX process; in other
+threads (e.g. Dask workers) and on Windows the block runs without a bound.
 
 Examples
 --------
@@ -30,7 +33,7 @@ __all__ = ["time_budget"]
 
 @contextlib.contextmanager
 def time_budget(seconds: float, what: str) -> Iterator[None]:
-    """Run the ``with`` block for at most ``seconds`` of wall time.
+    """Run the ``with`` block for at most ``seconds`` of the process's CPU time.
 
     Parameters
     ----------
@@ -46,7 +49,8 @@ def time_budget(seconds: float, what: str) -> Iterator[None]:
     """
     if not seconds > 0:
         raise InvalidParameter("seconds", seconds, "a positive number of seconds")
-    enforce = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+    enforce = (hasattr(signal, "SIGVTALRM")
+               and threading.current_thread() is threading.main_thread())
     if not enforce:
         yield
         return
@@ -58,20 +62,20 @@ def time_budget(seconds: float, what: str) -> Iterator[None]:
         expired = True
         raise DerivationTimeout(f"{what} exceeded its time budget of {seconds:g} s")
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    start = time.monotonic()
-    remaining, interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGVTALRM, expire)
+    start = time.process_time()
+    remaining, interval = signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
     if 0 < remaining < seconds:  # an enclosing budget ends first: keep its deadline
-        signal.setitimer(signal.ITIMER_REAL, remaining, interval)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_VIRTUAL, remaining, interval)
+        signal.signal(signal.SIGVTALRM, previous)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
         if remaining > 0:  # an enclosing budget was running: restore what is left of it
-            left = max(remaining - (time.monotonic() - start), 1e-3)
-            signal.setitimer(signal.ITIMER_REAL, left, interval)
+            left = max(remaining - (time.process_time() - start), 1e-3)
+            signal.setitimer(signal.ITIMER_VIRTUAL, left, interval)
     if expired:  # the alarm's exception was swallowed (a weakref callback, a broad except)
         raise DerivationTimeout(f"{what} exceeded its time budget of {seconds:g} s (the block "
                                 "ran on after the alarm)")
