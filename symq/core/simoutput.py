@@ -196,6 +196,23 @@ def _diagnose(fine_num: np.ndarray, fine_den: np.ndarray | None, n_batches: int,
     return -1, r1
 
 
+#: Relative resolution of a simulated mean: the round-off of sums of up to ~1e9 terms stays
+#: below it.  A half-width is never reported below it, and batch means that agree to within it
+#: are a constant (a reward that does not vary along the run), not a correlated series.
+ROUNDOFF = 1e-11
+
+
+def _constant(means: np.ndarray) -> bool:
+    """Whether the batch means agree up to round-off (:data:`ROUNDOFF`)."""
+    scale = float(np.max(np.abs(means), initial=0.0))
+    return float(np.ptp(means)) <= ROUNDOFF * scale if means.size else True
+
+
+def _floored(half: float, mean: float) -> float:
+    """The half-width, at least the round-off resolution of the mean."""
+    return max(half, ROUNDOFF * abs(mean))
+
+
 def _margin_doubt(j: int, levels: int, r1: float, run_length: int, unit: str) -> tuple[str, int]:
     margin = round(math.log2(BATCH_MARGIN))
     if j >= margin:
@@ -327,7 +344,8 @@ def analyse_series(samples: ArrayLike, n_batches: int = 30, level: float = 0.95,
     fine = used.reshape(count, size).mean(axis=1)
     j, r1 = _diagnose(fine, None, n_batches, levels)
     scale = total / data.size
-    doubt, need = _margin_doubt(j, levels, r1, total, unit)
+    doubt, need = _margin_doubt(j, levels, r1, total, unit) if not _constant(fine) \
+        else ("", total)
     doubts = [doubt]
     if not cut.settled:
         doubts.insert(0, "warm-up not over: the MSER truncation falls at "
@@ -336,8 +354,10 @@ def analyse_series(samples: ArrayLike, n_batches: int = 30, level: float = 0.95,
         need = max(need, int(cut.needed * scale))
     final = fine.reshape(n_batches, -1).mean(axis=1)
     ci = t_interval(final, level, method)
-    return ConfidenceInterval(ci.mean, _skew_widened(final, ci.half_width, level), level,
-                              n_batches, method, run_length=total, doubt=_combine(doubts))
+    return ConfidenceInterval(ci.mean, _floored(_skew_widened(final, ci.half_width, level),
+                                                ci.mean),
+                              level, n_batches, method, run_length=total,
+                              doubt=_combine(doubts))
 
 
 def analyse_ratio(numerators: ArrayLike, denominators: ArrayLike, n_batches: int = 30,
@@ -397,7 +417,8 @@ def analyse_ratio(numerators: ArrayLike, denominators: ArrayLike, n_batches: int
     fine_num = num[start:].reshape(count, size).sum(axis=1)
     fine_den = den[start:].reshape(count, size).sum(axis=1)
     j, r1 = _diagnose(fine_num, fine_den, n_batches, levels)
-    doubt, _need = _margin_doubt(j, levels, r1, total, unit)
+    doubt, _need = _margin_doubt(j, levels, r1, total, unit) \
+        if not _constant(fine_num / fine_den) else ("", total)
     doubts = [doubt]
     if not cut.settled:
         share = cut.drop / num.size
@@ -406,9 +427,11 @@ def analyse_ratio(numerators: ArrayLike, denominators: ArrayLike, n_batches: int
     final_num = fine_num.reshape(n_batches, -1).sum(axis=1)
     final_den = fine_den.reshape(n_batches, -1).sum(axis=1)
     ratios = final_num / final_den
-    half = _skew_widened(ratios, t_interval(ratios, level, method).half_width, level)
-    return ConfidenceInterval(float(final_num.sum() / final_den.sum()), half, level, n_batches,
-                              method, run_length=total, doubt=_combine(doubts))
+    mean = float(final_num.sum() / final_den.sum())
+    half = _floored(_skew_widened(ratios, t_interval(ratios, level, method).half_width, level),
+                    mean)
+    return ConfidenceInterval(mean, half, level, n_batches, method, run_length=total,
+                              doubt=_combine(doubts))
 
 
 def relaxation_jobs(load: float, scv: float) -> float:

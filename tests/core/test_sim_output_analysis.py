@@ -138,3 +138,20 @@ def test_issue_30_high_load_runs_are_refused_with_the_n_jobs_needed() -> None:
     with pytest.raises(InvalidParameter, match=r"parameter n_jobs=20000 must be >= ") as c:
         get_model("ps-sim").run({"lam": 0.9999999, "n_jobs": 20_000}, rng=1)
     assert _needed(c) == pytest.approx(RELAXATION_RUNS * 30 * 2 / 1e-7**2, rel=1e-3)
+
+
+def test_a_reward_constant_along_the_run_is_reported_at_its_resolution():
+    """A time average of a constant (a rate enabled at every state: M/M/1's arrivals) has batch
+    means equal up to round-off: the interval holds the constant (its half-width is the
+    round-off resolution, not 1e-17 that misses by an ulp) and no correlation doubt is raised
+    about round-off noise; a varying quantity keeps its statistical half-width."""
+    rng = np.random.default_rng(5)
+    dt = rng.exponential(1.0, 3000)
+    for rate in (0.8, 0.1, 7.3):
+        ci = analyse_ratio(rate * dt, dt)
+        assert ci.contains(rate) and not ci.doubt
+        assert ci.half_width <= 1e-10 * rate
+        series = analyse_series(np.full(6000, rate) * (1 + 1e-16 * rng.standard_normal(6000)))
+        assert series.contains(rate) and not series.doubt
+    varying = analyse_ratio(dt * rng.normal(4.0, 1.0, 3000), dt)
+    assert varying.half_width > 1e-3
