@@ -42,7 +42,7 @@ import numba
 import numpy as np
 
 __all__ = ["ABSORBED", "BAD_RATE", "BAD_UPDATE", "CAPPED", "OK", "ctmc_kernel",
-           "declared_kernel", "hold"]
+           "declared_kernel", "hold", "slice_at"]
 
 #: The run reached its stop (time or events).
 OK = 0
@@ -54,6 +54,26 @@ CAPPED = 2
 BAD_RATE = 3
 #: A declared update left the bounds or gave a non-integer (declared kernel only).
 BAD_UPDATE = 4
+
+
+@numba.njit(cache=True, inline="always")
+def slice_at(t: float, events: int, by_time: bool, width: float, per_slice: int,
+             n_slices: int) -> tuple[int, float, int, int]:  # pragma: no cover - compiled
+    """Where a resumed run stands: its slice, the time the slice ends (slices by time; else
+    ``inf``), the event count at which it ends (slices by events; else ``never``) and
+    ``never``, a count no run reaches."""
+    never = np.int64(2) ** 62
+    boundary = math.inf
+    next_slice_at = never
+    if by_time:
+        s = min(int(t / width), n_slices - 1)
+        if s < n_slices - 1:
+            boundary = (s + 1) * width
+    else:
+        s = min(events // per_slice, n_slices - 1)
+        if s < n_slices - 1:
+            next_slice_at = (s + 1) * per_slice
+    return s, boundary, next_slice_at, never
 
 
 @numba.njit(cache=True, inline="always")
@@ -132,17 +152,8 @@ def ctmc_kernel(indptr: np.ndarray, indices: np.ndarray, rates: np.ndarray, exit
     status = OK
     # the current slice and where it ends (by time or by events), tracked without a division
     # per event
-    never = np.int64(2) ** 62
-    boundary = math.inf
-    next_slice_at = never
-    if by_time:
-        s = min(int(t / width), n_slices - 1)
-        if s < n_slices - 1:
-            boundary = (s + 1) * width
-    else:
-        s = min(events // per_slice, n_slices - 1)
-        if s < n_slices - 1:
-            next_slice_at = (s + 1) * per_slice
+    s, boundary, next_slice_at, never = slice_at(t, events, by_time, width, per_slice,
+                                                 n_slices)
     limit = min(e_stop, e_cap)
     timed = False
     while events < limit:
@@ -253,17 +264,10 @@ def declared_kernel(rates_fn: Any, update_fn: Any, reward_fn: Any, p: np.ndarray
     t = clock[0]
     t_next = clock[1]
     status = OK
-    never = np.int64(2) ** 62
-    boundary = math.inf
-    next_slice_at = never
-    if by_time:
-        s = min(int(t / width), n_slices - 1)
-        if s < n_slices - 1:
-            boundary = (s + 1) * width
-    else:
-        s = min(events // per_slice, n_slices - 1)
-        if s < n_slices - 1:
-            next_slice_at = (s + 1) * per_slice
+    # the current slice and where it ends (by time or by events), tracked without a division
+    # per event
+    s, boundary, next_slice_at, never = slice_at(t, events, by_time, width, per_slice,
+                                                 n_slices)
     limit = min(e_stop, e_cap)
     timed = False
     rates = np.empty(n_jumps)
