@@ -83,6 +83,8 @@ USER_NAMES = {"U": "umax", "thresholds": "h"}
 SIM_WORK_LIMIT = 4e9
 #: Largest ``m`` for SITA-opt's coordinate search (quadratic in ``m``) and SITA-E.
 SITA_OPT_M_MAX, SITA_M_MAX = 12, 100_000
+#: The mean job size of the ``dispatch`` model (its time unit).
+MEAN_SIZE = 1.0
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,15 @@ class DispatchSolution(ResultBase):
         Mean response time per job.
     ET_half_width : float or None
         Half width of the simulation interval.
+    EW : float, ConfidenceInterval or None
+        Mean waiting time per job (FCFS: a job's response time is its wait plus its own size,
+        so with identical servers ``EW = ET - E[X] = ET - 1``, exact, with the error of
+        ``ET``); the simulated interval when simulated; None for value iteration with speeds
+        (the size is served at the speed of the server the policy picks).
+    EW_half_width : float or None
+        Half width of the simulated ``EW`` interval.
+    loads : list of float or None
+        Per-server utilisations (work dispatched per unit time over the speed) of a simulation.
     level : float or None
         Confidence level of the simulation interval.
     error_estimate : float or None
@@ -120,10 +131,13 @@ class DispatchSolution(ResultBase):
     """
 
     summary: ClassVar[tuple[str, ...]] = ("ET", "error_estimate", "ET_half_width")
-    uncertainty: ClassVar[dict[str, str]] = {"ET": "error_estimate"}
+    uncertainty: ClassVar[dict[str, str]] = {"ET": "error_estimate", "EW": "error_estimate"}
 
     ET: float | ConfidenceInterval
     ET_half_width: float | None = None
+    EW: float | ConfidenceInterval | None = None
+    EW_half_width: float | None = None
+    loads: list[float] | None = None
     level: float | None = None
     error_estimate: float | None = None
     error_parts: dict[str, float] | None = None
@@ -200,6 +214,7 @@ def _solve_optimal(m: int, rho: float, law: Distribution, delta: float | None, u
                          coarse=delta, U=umax, names=names, speeds=speeds, progress=progress)
     return DispatchSolution(
         ET=est.ET,
+        EW=None if speeds is not None else est.ET - MEAN_SIZE,
         error_estimate=est.error_estimate,
         error_parts=est.error_parts,
         error_note=("error_estimate = bracket (Odoni brackets of the grids through the "
@@ -389,7 +404,8 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
         # the exact formulas are for identical servers: with speeds, simulate
         et = None if spd is not None else _exact_value(key, m, rho, law, thresholds)
         if et is not None:
-            out = DispatchSolution(ET=float(et), method="exact", exactness=Exactness.EXACT)
+            out = DispatchSolution(ET=float(et), EW=float(et) - MEAN_SIZE, method="exact",
+                                   exactness=Exactness.EXACT)
         else:
             from .policies import get_policy
             from .simulation.simulate import simulate_dispatch
@@ -400,6 +416,8 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
                                     rng=seed, level=0.99, speeds=spd)
             # the estimate stays an interval: a claim compares it as simulation evidence
             out = DispatchSolution(ET=est.ET, ET_half_width=float(est.ET.half_width),
+                                   EW=est.EW, EW_half_width=float(est.EW.half_width),
+                                   loads=[float(x) for x in est.loads],
                                    level=0.99, method="simulation",
                                    exactness=Exactness.SIMULATED)
     et_value = float(getattr(out.ET, "mean", out.ET))
@@ -447,6 +465,6 @@ DISPATCH = ModelSpec(
     ),
     solve=solve_dispatch,
     scalar_outputs=lambda r: {"ET": float(getattr(r.values["ET"], "mean", r.values["ET"]))},
-    outputs=("ET", "ET_half_width", "level"),
+    outputs=("ET", "ET_half_width", "EW", "EW_half_width", "loads", "level"),
     paper="hyytia-righter",
 )

@@ -99,3 +99,35 @@ def test_speeds_from_the_cli(capsys) -> None:
 def test_speeds_bad_input(capsys, args, needle) -> None:
     code, _, err = run(capsys, "solve", "dispatch", *args)
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_waiting_times_and_loads_against_independent_values():
+    """M/M/2 under least work left is M/M/2 FCFS: E[W] = rho^2/(1 - rho^2) (Erlang C with
+    lam = 2 rho, mu = 1), which the exact route gives.  Join-idle-queue is simulated; its EW
+    interval (99%) must hold E[W] = E[N]/lam - 1 of the same system written as a CTMC of the
+    two queue lengths (idle server first, else an even split) and solved by symq.markov, and
+    each server's load be near rho."""
+    from symq.dispatch.model import solve_dispatch
+    from symq.markov import Jump, MarkovChain, StateVariable, stationary
+
+    rho = 0.6
+    exact = solve_dispatch("lwl", 2, rho)
+    assert exact.EW == pytest.approx(rho ** 2 / (1 - rho ** 2), rel=1e-12)
+    top = 80
+    jiq = MarkovChain(
+        [StateVariable("a", 0, top), StateVariable("b", 0, top)],
+        [Jump("lam/2", {"a": "a + 1"}, guard="a == 0 and b == 0"),
+         Jump("lam/2", {"b": "b + 1"}, guard="a == 0 and b == 0"),
+         Jump("lam", {"a": "a + 1"}, guard="a == 0 and b > 0"),
+         Jump("lam", {"b": "b + 1"}, guard="b == 0 and a > 0"),
+         Jump("lam/2", {"a": "a + 1"}, guard=f"a > 0 and b > 0 and a < {top}"),
+         Jump("lam/2", {"b": "b + 1"}, guard=f"a > 0 and b > 0 and b < {top}"),
+         Jump("1", {"a": "a - 1"}, guard="a > 0"), Jump("1", {"b": "b - 1"}, guard="b > 0")],
+        parameters=("lam",), outputs={"EN": "a + b", "edge": f"a == {top} or b == {top}"})
+    law = stationary(jiq, {"lam": 2 * rho})
+    assert law["edge"] < 1e-12
+    wait = law["EN"] / (2 * rho) - 1.0
+    simulated = solve_dispatch("jiq", 2, rho, n_jobs=1_000_000, seed=3)
+    assert simulated.method == "simulation" and simulated.EW.contains(wait)
+    assert simulated.EW_half_width == pytest.approx(simulated.EW.half_width)
+    assert all(abs(load - rho) < 0.02 for load in simulated.loads)
