@@ -80,10 +80,13 @@ outputs = { EN = "n", P_full = "n == K", X = "throughput:serve" }
 
 _METHOD = Parameter("method", Choice(("sparse", "exact", "simulation")), required=False,
                     default="sparse", typical="sparse",
-                    description="sparse: GTH or sparse LU in floats, residual checked; "
-                                "simulation: a Gillespie run (intervals; n_events, rng); exact: "
-                                "rational arithmetic (small chains; a parameter is read "
-                                "as the decimal it is written as, 0.3 = 3/10)")
+                    description="sparse: GTH or sparse LU in floats, residual checked (a "
+                                "chain with an unbounded level: matrix-geometric or level "
+                                "reduction); simulation: a Gillespie run compiled from the "
+                                "declared rates (intervals; n_events, rng; unbounded chains "
+                                "too); exact: rational arithmetic (finite, small chains; a "
+                                "parameter is read as the decimal it is written as, "
+                                "0.3 = 3/10)")
 _N_EVENTS = Parameter("n_events", IntegerAtLeast(1000), required=False, default=None,
                       typical=1_000_000,
                       description="transitions of a simulation run (method = simulation; "

@@ -49,6 +49,7 @@ An M/M/1 queue, unbounded: :math:`E[N] = \rho/(1 - \rho) = 1` at :math:`\rho = 1
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -90,6 +91,7 @@ class _Compiled:
 
 
 _CACHE: dict[int, tuple[MarkovChain, _Compiled]] = {}
+_LOCK = threading.Lock()
 #: Chains whose compiled functions are kept (the oldest is dropped first).
 CACHED_CHAINS = 32
 
@@ -102,7 +104,8 @@ def _floating(expr: Any) -> Any:
 
 def _compile(chain: MarkovChain) -> _Compiled:
     """Compile the chain's rates, updates and rewards (cached per chain object)."""
-    hit = _CACHE.get(id(chain))
+    with _LOCK:
+        hit = _CACHE.get(id(chain))
     if hit is not None and hit[0] is chain:
         return hit[1]
     x, p = sp.IndexedBase("x", real=True), sp.IndexedBase("p", real=True)
@@ -145,9 +148,10 @@ def _compile(chain: MarkovChain) -> _Compiled:
         shift=shift, delta=delta, reward_names=tuple(reward_names),
         throughput_names=tuple(throughput_names),
         counted=np.array(counted, dtype=float).T.reshape(len(chain.jumps), len(counted)))
-    if len(_CACHE) >= CACHED_CHAINS:
-        _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[id(chain)] = (chain, compiled)
+    with _LOCK:
+        if len(_CACHE) >= CACHED_CHAINS:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[id(chain)] = (chain, compiled)
     return compiled
 
 
