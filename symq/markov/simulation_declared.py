@@ -265,7 +265,7 @@ def _probe(compiled: _Compiled, chain: MarkovChain, p: np.ndarray) -> None:
 def _from_generator(chain: MarkovChain, values: Mapping[str, float], reason: Exception,
                     **run: Any) -> CTMCEstimate:
     """A finite chain whose formulas numba cannot compile: simulate its generator instead."""
-    from .statespace import build_state_space, evaluate
+    from .statespace import build_state_space, output_rewards
 
     if not all(v.bounded for v in chain.variables):
         raise InvalidParameter(
@@ -274,15 +274,8 @@ def _from_generator(chain: MarkovChain, values: Mapping[str, float], reason: Exc
             f"compiling its rates failed: {type(reason).__name__}") from reason
     space = build_state_space(chain, values)
     rewards: dict[str, np.ndarray] = {}
-    for name, out in chain.outputs.items():
-        if out.kind == "throughput":
-            rewards[name] = sum((space.jump_rates[j] for j, jump in enumerate(chain.jumps)
-                                 if jump.label == out.label), np.zeros(space.n_states))
-            continue
-        with np.errstate(all="ignore"):  # checked just below
-            reward = evaluate(out.expr, chain, space.states, space.params)
-        if out.kind == "probability":
-            reward = (reward != 0).astype(float)
+    for name in chain.outputs:
+        reward = output_rewards(space, name)
         if not np.all(np.isfinite(reward)):
             k = int(np.flatnonzero(~np.isfinite(reward))[0])
             raise InvalidParameter(f"outputs.{name}", float(reward[k]), "a finite reward at "

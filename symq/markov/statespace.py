@@ -276,6 +276,20 @@ def build_state_space(chain: MarkovChain, params: Mapping[str, Any] | None = Non
                       np.flatnonzero(exits == 0))
 
 
+def output_rewards(space: StateSpace, name: str) -> np.ndarray:
+    """The per-state vector of the declared output ``name`` on ``space``: the labelled jumps'
+    total rate for ``throughput:LABEL``, the 0/1 indicator for an event, the formula's value for
+    a reward (not checked: a non-finite value is the caller's to refuse, where it matters)."""
+    chain = space.chain
+    out = chain.outputs[name]
+    if out.kind == "throughput":
+        return sum((space.jump_rates[j] for j, jump in enumerate(chain.jumps)
+                    if jump.label == out.label), np.zeros(space.n_states))
+    with np.errstate(all="ignore"):
+        values = evaluate(out.expr, chain, space.states, space.params)
+    return (values != 0).astype(float) if out.kind == "probability" else values
+
+
 def _real(values: Any) -> np.ndarray:
     """``values`` as floats; a complex value (scipy's special functions return complex
     dtypes) is kept where its imaginary part is 0 and made NaN elsewhere, so that the checks

@@ -50,7 +50,7 @@ from .chain import MarkovChain
 from .errors import ReducibleChain
 from .gth import GTH_MAX_STATES, gth_stationary
 from .results import OutputsByName
-from .statespace import StateSpace, build_state_space, evaluate
+from .statespace import StateSpace, build_state_space, output_rewards
 
 __all__ = ["StationaryLaw", "stationary", "closed_classes", "one_closed_class",
            "output_values", "residual_of"]
@@ -164,16 +164,12 @@ def output_values(space: StateSpace, pi: np.ndarray) -> dict[str, float]:
     chain: MarkovChain = space.chain
     values: dict[str, float] = {}
     for name, out in chain.outputs.items():
+        reward = output_rewards(space, name)
         if out.kind == "throughput":
-            rate = sum((space.jump_rates[j] for j, jump in enumerate(chain.jumps)
-                        if jump.label == out.label), np.zeros(space.n_states))
-            values[name] = float(pi @ rate)
+            values[name] = float(pi @ reward)
         elif out.kind == "probability":
-            mask = evaluate(out.expr, chain, space.states, space.params) != 0
-            values[name] = float(min(max(pi[mask].sum(), 0.0), 1.0))
+            values[name] = float(min(max(pi[reward != 0].sum(), 0.0), 1.0))
         else:
-            with np.errstate(all="ignore"):  # checked just below
-                reward = evaluate(out.expr, chain, space.states, space.params)
             bad = (pi > 0) & ~np.isfinite(reward)
             if bad.any():
                 k = int(np.flatnonzero(bad)[0])
