@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from symq.core.errors import (
@@ -61,9 +61,10 @@ from symq.core.result import Exactness, ResultBase
 from symq.core.simstats import ConfidenceInterval
 from symq.laws import FIXED_SCV, SIZE_LAWS, Distribution
 
-from .policies.exact import exact_mean_response
+from .policies.exact import ExactResult, exact_mean_response, sita_class_stats
 from .policies.speeds import check_speeds
 from .simplex import M_MAX
+from .sizebins import MAX_BINS, bin_means, bin_probabilities, size_edges
 from .sizes import named_sizes, size_scv
 from .vi.speed_passes import M_SPEEDS
 
@@ -85,6 +86,9 @@ SIM_WORK_LIMIT = 4e9
 SITA_OPT_M_MAX, SITA_M_MAX = 12, 100_000
 #: The mean job size of the ``dispatch`` model (its time unit).
 MEAN_SIZE = 1.0
+#: Policies whose decision does not read the job's size: a job's wait is independent of its
+#: own size, so :math:`E[T \mid X \in B] = E[X \mid B] + E[W]` exactly.
+SIZE_BLIND = ("rnd", "rr", "jsq", "jiq", "jiq-jsq", "lwl", "fpi-rnd")
 
 
 @dataclass(frozen=True)
@@ -109,8 +113,39 @@ class DispatchSolution(ResultBase):
         (the size is served at the speed of the server the policy picks).
     EW_half_width : float or None
         Half width of the simulated ``EW`` interval.
+    P_wait : float or None
+        Probability that an arriving job waits (finds the backlog of the server it is sent to
+        positive).  Exact where a formula gives it: RND ``rho`` (each server an M/G/1 queue of
+        load ``rho``, any size law); SITA :math:`\\sum_j p_j \rho_j` (class ``j`` of
+        probability :math:`p_j` sees an M/G/1 queue of load :math:`\rho_j`); LWL (and FPI-RND,
+        which is LWL) with exponential sizes Erlang C, :math:`(E[T] - 1) m (1 - \rho)`;
+        round-robin with exponential sizes the E_m/M/1 root :math:`\\sigma = 1 - 1/E[T]`.  The
+        simulated fraction of waiting jobs when simulated (interval ``P_wait +-
+        P_wait_half_width`` clipped to [0, 1]).  None for JSQ's CTMC and value iteration (the
+        reason in ``notes``).
+    P_wait_half_width : float or None
+        Half width of the simulated ``P_wait`` interval (at ``level``).
     loads : list of float or None
         Per-server utilisations (work dispatched per unit time over the speed) of a simulation.
+    size_edges : list of float or None
+        With ``size_bins=k``: the edges :math:`0 = e_0 < \\dots < e_k = \\infty` of ``k``
+        equiprobable size bins (the ``j/k`` quantiles of the size law,
+        :func:`~symq.dispatch.sizebins.size_edges`).
+    size_means : list of float or None
+        :math:`E[X \\mid e_q \\le X < e_{q+1}]` per bin (exact, from the law's partial moments):
+        the natural abscissa of ``ET_by_size``.
+    ET_by_size : list of float or None
+        :math:`E[T \\mid e_q \\le X < e_{q+1}]` per bin: exact where ``ET`` is exact (a
+        size-blind policy, RND, RR, JSQ, LWL, FPI-RND: ``size_means + EW``; SITA: ``size_means``
+        plus the Pollaczek-Khinchine wait of each class weighted by its share of the bin);
+        simulated otherwise (batch means per bin).
+    ET_by_size_half_width : list of float or None
+        Half widths of the simulated per-bin intervals, each at ``size_level``.
+    size_level : float or None
+        Level of each bin's interval: ``1 - (1 - level)/k`` (Bonferroni: the ``k`` intervals
+        hold jointly at ``level``).
+    notes : str or None
+        Why an output is None (``P_wait`` of JSQ and of value iteration).
     level : float or None
         Confidence level of the simulation interval.
     error_estimate : float or None
@@ -137,7 +172,15 @@ class DispatchSolution(ResultBase):
     ET_half_width: float | None = None
     EW: float | ConfidenceInterval | None = None
     EW_half_width: float | None = None
+    P_wait: float | None = None
+    P_wait_half_width: float | None = None
     loads: list[float] | None = None
+    size_edges: list[float] | None = None
+    size_means: list[float] | None = None
+    ET_by_size: list[float] | None = None
+    ET_by_size_half_width: list[float] | None = None
+    size_level: float | None = None
+    notes: str | None = None
     level: float | None = None
     error_estimate: float | None = None
     error_parts: dict[str, float] | None = None
@@ -230,21 +273,86 @@ def _solve_optimal(m: int, rho: float, law: Distribution, delta: float | None, u
 
 
 def _exact_value(key: str, m: int, rho: float, law: Distribution,
-                 thresholds: list[float] | None) -> float | None:
+                 thresholds: list[float] | None) -> ExactResult | None:
     """The exact mean response time, or ``None`` where there is no formula for this policy and
     size law (or, for JSQ, the CTMC is too large to solve): then the policy is simulated."""
     try:
         if key == "fpi-rnd":  # FPI from an equal split is LWL (symq.dispatch.symbolic)
-            return exact_mean_response("lwl", m, rho, law).ET
+            return exact_mean_response("lwl", m, rho, law)
         if key == "fpi-sita":
             return None
-        return exact_mean_response(key, m, rho, law, thresholds=thresholds).ET
+        return exact_mean_response(key, m, rho, law, thresholds=thresholds)
     except (TruncationError, UnknownName):   # no exact form for this policy: simulated
         return None
     except InvalidParameter as exc:
         if exc.name in ("policy", "sizes") or (key == "jsq" and exc.name == "m"):
             return None
         raise
+
+
+def _erlang_c(m: int, rho: float, ET: float) -> float:
+    """Erlang C, the probability of waiting in M/M/m at load ``rho`` (offered ``a = m rho``):
+    the Erlang B recursion :math:`B_k = a B_{k-1}/(k + a B_{k-1})`,
+    :math:`C = B_m/(1 - \\rho + \\rho B_m)`; beyond 100000 servers from the exact mean
+    response time, :math:`C = (E[T] - 1) m (1 - \\rho)` (absolute error about
+    :math:`10^{-16} m`)."""
+    if m > 100_000:
+        return min(max((ET - MEAN_SIZE) * m * (1.0 - rho), 0.0), 1.0)
+    a, b = m * rho, 1.0
+    for k in range(1, m + 1):
+        b = a * b / (k + a * b)
+    return b / (1.0 - rho + rho * b)
+
+
+def _sita_classes(m: int, rho: float, law: Distribution, thresholds: tuple[float, ...]
+                  ) -> tuple[float, Any]:
+    """SITA's exact ``P_wait`` and the Pollaczek-Khinchine mean wait of each class: server
+    ``j`` is an M/G/1 queue with arrival rate :math:`\\lambda p_j`, load :math:`\\rho_j =
+    \\lambda E[X; j]` and :math:`W_j = \\lambda E[X^2; j]/(2(1 - \\rho_j))`."""
+    import numpy as np
+
+    p, _, rho_j, second = sita_class_stats(m, rho, law, list(thresholds))
+    lam = m * rho / MEAN_SIZE
+    wait = lam * second / (2.0 * (1.0 - rho_j))
+    return float(np.dot(p, rho_j)), (np.concatenate([[0.0], thresholds, [math.inf]]), wait)
+
+
+def _bins(law: Distribution, size_bins: int | None) -> tuple[Any, Any] | None:
+    """The edges of ``size_bins`` equiprobable bins and the exact mean size in each."""
+    if size_bins is None:
+        return None
+    import numpy as np
+
+    edges = size_edges(law, size_bins)
+    probs = bin_probabilities(law, edges)
+    if np.any(np.diff(edges) <= 0) or np.any(probs <= 0):
+        raise InvalidParameter("size_bins", size_bins, "fewer bins: each must hold a positive "
+                               "probability of the size law", f"the {size_bins} equiprobable "
+                               f"bins have edges {edges.tolist()} (a law with atoms has fewer "
+                               "distinct quantiles)")
+    return edges, bin_means(law, edges)
+
+
+def _exact_by_size(key: str, law: Distribution, bins: tuple[Any, Any], EW: float,
+                   classes: Any) -> list[float]:
+    """:math:`E[T \\mid X \\in B]` of an exact policy: a size-blind one waits ``EW`` whatever
+    the size; under SITA a job of bin ``B`` waits :math:`W_j` with probability
+    :math:`P(X \\in B \\cap \\text{class } j)/P(X \\in B)`."""
+    import numpy as np
+
+    edges, means = bins
+    if classes is None:
+        return [float(x) + EW for x in means]
+    bounds, wait = classes
+    cdf = lambda x: 1.0 - float(law.ccdf(x)) if math.isfinite(x) else 1.0  # noqa: E731
+    out = []
+    for q in range(len(means)):
+        lo, hi = float(edges[q]), float(edges[q + 1])
+        share = np.array([max(cdf(min(hi, bounds[j + 1])) - cdf(max(lo, bounds[j])), 0.0)
+                          if min(hi, bounds[j + 1]) > max(lo, bounds[j]) else 0.0
+                          for j in range(wait.size)])
+        out.append(float(means[q]) + float(share @ wait) / float(share.sum()))
+    return out
 
 
 def check_m_for(key: str, m: int, law: Distribution, n_jobs: int) -> None:
@@ -326,8 +434,8 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
                    delta: float | None = None, umax: float | None = None,
                    n_jobs: int = 2_000_000, seed: int = 1, rng: Any = None,
                    rtol: float | None = None, speeds: Any = None,
-                   progress: bool = False) -> DispatchSolution:
-    """Mean response time of one dispatching policy (the module docstring describes the methods).
+                   progress: bool = False, size_bins: int | None = None) -> DispatchSolution:
+    r"""Mean response time of one dispatching policy (the module docstring describes the methods).
 
     Parameters
     ----------
@@ -355,6 +463,10 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
         (``m <= 3``), simulation with speeds for every other policy.
     progress : bool, default False
         tqdm bars on stderr for the value iteration of ``policy="optimal"`` (one per grid).
+    size_bins : int, optional
+        Also give :math:`E[T \mid X \in B]` for ``size_bins`` equiprobable size bins
+        (``size_edges``, ``size_means``, ``ET_by_size``, with half widths when simulated);
+        not with ``policy="optimal"``.
 
     Raises
     ------
@@ -363,7 +475,7 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
     """
     try:
         return _solve_dispatch(policy, m, rho, sizes, scv, h, delta, umax, rtol, n_jobs,
-                               seed if rng is None else rng, speeds, progress)
+                               seed if rng is None else rng, speeds, progress, size_bins)
     except (InvalidParameter, StabilityError) as exc:
         raise user_error(exc) from None
 
@@ -371,19 +483,31 @@ def solve_dispatch(policy: str, m: int, rho: float, sizes: str = "exp",
 def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | None,
                     h: float | None, delta: float | None, umax: float | None,
                     rtol: float | None, n_jobs: int,
-                    seed: Any, speeds: Any = None, progress: bool = False) -> DispatchSolution:
+                    seed: Any, speeds: Any = None, progress: bool = False,
+                    size_bins: int | None = None) -> DispatchSolution:
     key = str(policy).lower()
     if key not in POLICY_CHOICES:
         raise InvalidParameter("policy", policy, "one of " + ", ".join(POLICY_CHOICES))
     check_given(key, sizes, scv, h, delta, umax, rtol)
+    if size_bins is not None and key == "optimal":
+        raise _unused("size_bins", size_bins, "to the policies other than optimal (value "
+                      "iteration gives no stationary backlog law with a stated error; "
+                      "symq.dispatch.vi.by_size.response_by_size_vi gives one grid's for m=2)")
+    if size_bins is not None and not (isinstance(size_bins, numbers.Integral)
+                                      and not isinstance(size_bins, bool)
+                                      and 1 <= size_bins <= MAX_BINS):
+        raise InvalidParameter("size_bins", size_bins, f"an integer in 1..{MAX_BINS}")
     _check_load(m, rho)
     size_key = str(sizes).lower()
     law = named_sizes(sizes, scv)
+    bins = _bins(law, None if size_bins is None else int(size_bins))
     spd = None if speeds is None else check_speeds(speeds, m)
     out: DispatchSolution
     if key == "optimal":
         try:
             out = _solve_optimal(m, rho, law, delta, umax, rtol, spd, progress)
+            out = replace(out, notes="P_wait: None, value iteration gives the mean response "
+                          "time only")
         except InvalidParameter as exc:
             if exc.name in ("U", "umax") and umax is None and not isinstance(exc, ResourceLimit):
                 # the truncation the load needs (not typed) is beyond any grid: name the law
@@ -402,10 +526,29 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
         check_m_for(key, m, law, n_jobs)
         thresholds = None if h is None else [float(h)]
         # the exact formulas are for identical servers: with speeds, simulate
-        et = None if spd is not None else _exact_value(key, m, rho, law, thresholds)
-        if et is not None:
-            out = DispatchSolution(ET=float(et), EW=float(et) - MEAN_SIZE, method="exact",
-                                   exactness=Exactness.EXACT)
+        exact = None if spd is not None else _exact_value(key, m, rho, law, thresholds)
+        if exact is not None:
+            et = float(exact.ET)
+            notes = None
+            classes = None
+            if key == "rnd":
+                p_wait: float | None = rho
+            elif key in ("lwl", "fpi-rnd"):
+                p_wait = _erlang_c(m, rho, et)
+            elif key == "rr":
+                p_wait = min(max(1.0 - MEAN_SIZE / et, 0.0), 1.0)
+            elif exact.thresholds or key.startswith("sita"):
+                p_wait, classes = _sita_classes(m, rho, law, exact.thresholds)
+            else:
+                p_wait = None
+                notes = (f"P_wait: None, the exact solver of {key} (the CTMC of the job "
+                         "counts) gives the mean response time only")
+            by_size: dict[str, Any] = {} if bins is None else {
+                "size_edges": [float(x) for x in bins[0]],
+                "size_means": [float(x) for x in bins[1]],
+                "ET_by_size": _exact_by_size(key, law, bins, et - MEAN_SIZE, classes)}
+            out = DispatchSolution(ET=et, EW=et - MEAN_SIZE, P_wait=p_wait, method="exact",
+                                   exactness=Exactness.EXACT, notes=notes, **by_size)
         else:
             from .policies import get_policy
             from .simulation.simulate import simulate_dispatch
@@ -413,13 +556,22 @@ def _solve_dispatch(policy: str, m: int, rho: float, sizes: str, scv: float | No
             check_simulation(key, m, rho, law, n_jobs, size_key, scv)
             params = {} if h is None else {"h": float(h)}
             est = simulate_dispatch(get_policy(key, **params), m, rho, law, n_jobs=n_jobs,
-                                    rng=seed, level=0.99, speeds=spd)
+                                    rng=seed, level=0.99, speeds=spd,
+                                    size_bins=None if bins is None else bins[0])
+            sim_bins: dict[str, Any] = {} if bins is None or est.ET_by_size is None else {
+                "size_edges": [float(x) for x in bins[0]],
+                "size_means": [float(x) for x in bins[1]],
+                "ET_by_size": [float(c.mean) for c in est.ET_by_size],
+                "ET_by_size_half_width": [float(c.half_width) for c in est.ET_by_size],
+                "size_level": est.size_level}
             # the estimate stays an interval: a claim compares it as simulation evidence
             out = DispatchSolution(ET=est.ET, ET_half_width=float(est.ET.half_width),
                                    EW=est.EW, EW_half_width=float(est.EW.half_width),
+                                   P_wait=float(est.P_wait.mean),
+                                   P_wait_half_width=float(est.P_wait.half_width),
                                    loads=[float(x) for x in est.loads],
                                    level=0.99, method="simulation",
-                                   exactness=Exactness.SIMULATED)
+                                   exactness=Exactness.SIMULATED, **sim_bins)
     et_value = float(getattr(out.ET, "mean", out.ET))
     if not (math.isfinite(et_value) and et_value > 0):
         raise SymqError(f"dispatch: the mean response time came out as {et_value!r}; the "
@@ -462,9 +614,20 @@ DISPATCH = ModelSpec(
                   description="server speeds, m positive reals (default all 1; the load is "
                               "then rho = lam E[X]/sum(speeds)): value iteration with speeds "
                               "for policy=optimal (m <= 3), simulation for the others"),
+        Parameter("size_bins", IntegerAtLeast(1), required=False,
+                  description=f"also E[T | size bin] for this many equiprobable size bins "
+                              f"(1..{MAX_BINS}; edges 0, the j/k quantiles of the size law, "
+                              f"inf): outputs size_edges, size_means (E[X | bin], exact), "
+                              f"ET_by_size (exact where ET is: size-blind policies "
+                              f"size_means + EW, SITA per class; simulated otherwise, "
+                              f"with ET_by_size_half_width at size_level = 1 - (1 - level)/k, "
+                              f"jointly at level); not with policy=optimal"),
     ),
     solve=solve_dispatch,
     scalar_outputs=lambda r: {"ET": float(getattr(r.values["ET"], "mean", r.values["ET"]))},
-    outputs=("ET", "ET_half_width", "EW", "EW_half_width", "loads", "level"),
+    outputs=("ET", "ET_half_width", "EW", "EW_half_width", "P_wait", "P_wait_half_width",
+             "loads", "size_edges", "size_means", "ET_by_size", "ET_by_size_half_width",
+             "size_level", "notes", "level"),
+    allow_infinite=("size_edges",),
     paper="hyytia-righter",
 )

@@ -173,11 +173,14 @@ def _sorted_rank(idx, tmp, B):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True)
-def simplex_value(V, B, N, delta, c_M, u):  # pragma: no cover - numba
+def simplex_value(V, B, N, delta, c_M, u, tail_slope=0.0):  # pragma: no cover - numba
     r"""Multilinear interpolation of the packed value ``V`` at backlogs ``u`` (any order).
 
     Components beyond :math:`U = N\delta` are clamped to ``U`` and add the fixed analytic tail
-    :math:`c_M(u_i^2 - U^2)`; each of the :math:`2^m` corners is sorted and ranked.
+    :math:`c_M(u_i^2 - U^2) + \beta (u_i - U)` with :math:`\beta` = ``tail_slope`` (default 0:
+    the quadratic tail alone, as
+    :func:`~symq.dispatch.policies.decisions.lookup_value`); each of the :math:`2^m` corners is
+    sorted and ranked.
     """
     m = u.size
     U = N * delta
@@ -187,7 +190,7 @@ def simplex_value(V, B, N, delta, c_M, u):  # pragma: no cover - numba
     for r in range(m):
         x = u[r]
         if x > U:
-            extra += c_M * (x * x - U * U)
+            extra += c_M * (x * x - U * U) + tail_slope * (x - U)
             x = U
         f = x / delta
         i = int(f)

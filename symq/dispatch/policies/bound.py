@@ -60,6 +60,9 @@ class BoundPolicy:
         Value table (``lookup`` with ``m = 2``; a dummy 2x2 array otherwise).
     delta, c_M : float
         Grid step and tail curvature (``lookup``).
+    tail_slope : float
+        Linear term of the look-up tail beyond ``U``
+        (:func:`~symq.dispatch.policies.decisions.lookup_value`; ``lookup``, default 0).
     score : numba function or None
         The compiled score ``s(u, n, x, i, p)`` of a score policy
         (:data:`~symq.dispatch.policies.score.SCORE_SIGNATURE`).
@@ -96,13 +99,15 @@ class BoundPolicy:
     B: np.ndarray = field(default_factory=lambda: np.zeros((1, 1), dtype=np.int64), repr=False)
     speeds: np.ndarray | None = None
     cum: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+    tail_slope: float = 0.0
 
     def arrays(self) -> tuple[Any, ...]:
-        """``(thresholds, lam_i, rho_i, v, delta, c_M, vp, B, spd, cum)`` as passed to
-        :func:`~symq.dispatch.policies.decisions.choose_server` (``spd`` empty for unit speeds)."""
+        """``(thresholds, lam_i, rho_i, v, delta, c_M, vp, B, spd, cum, tail_slope)`` as passed
+        to :func:`~symq.dispatch.policies.decisions.choose_server` (``spd`` empty for unit
+        speeds)."""
         spd = np.empty(0) if self.speeds is None else self.speeds
         return (self.thresholds, self.lam_i, self.rho_i, self.v, self.delta, self.c_M, self.vp,
-                self.B, spd, self.cum)
+                self.B, spd, self.cum, float(self.tail_slope))
 
     @property
     def tracks_counts(self) -> bool:

@@ -31,20 +31,32 @@ _NO_SPD = np.empty(0)
 
 
 @numba.njit(cache=True, inline="always")
-def lookup_value(v: np.ndarray, delta: float, c_M: float, a: float, b: float) -> float:
-    """Bilinear interpolation of the table ``v`` at backlogs ``(a, b)``, quadratic tail beyond U.
+def lookup_value(v: np.ndarray, delta: float, c_M: float, a: float, b: float,
+                 tail_slope: float = 0.0) -> float:
+    r"""Bilinear interpolation of the table ``v`` at backlogs ``(a, b)``, analytic tail beyond U.
 
     ``v[i, j]`` is the value at ``(i delta, j delta)``, ``U = (v.shape[0] - 1) delta``; beyond
-    ``U`` each coordinate adds ``c_M ((U + s)^2 - U^2)``.
+    ``U`` each coordinate adds the tail of the boundary (Hyytiä & Righter, arXiv 2402.08142,
+    Part 1, the truncated value iteration)
+
+    .. math::
+
+        v(\dots, U + s, \dots) = v(\dots, U, \dots) + c_Migl((U + s)^2 - U^2igr)
+        + eta s, \qquad s > 0,
+
+    with ``c_M`` the quadratic curvature and :math:`eta` = ``tail_slope`` a linear term
+    (default 0: the quadratic tail alone, the same bits as before the slope existed).  The
+    slope is the last parameter so that positional calls ``lookup_value(v, delta, c_M, a, b)``
+    keep their meaning.
     """
     n = v.shape[0] - 1
     U = n * delta
     extra = 0.0
     if a > U:
-        extra += c_M * (a * a - U * U)
+        extra += c_M * (a * a - U * U) + tail_slope * (a - U)
         a = U
     if b > U:
-        extra += c_M * (b * b - U * U)
+        extra += c_M * (b * b - U * U) + tail_slope * (b - U)
         b = U
     fa = a / delta
     ia = int(fa)
@@ -146,7 +158,7 @@ def _idle(u: np.ndarray, spd: np.ndarray) -> int:  # pragma: no cover - numba
 
 
 @numba.njit(cache=True)
-def _lookup_simplex(u, x, vp, B, delta, c_M, spd):  # pragma: no cover - numba
+def _lookup_simplex(u, x, vp, B, delta, c_M, spd, tail_slope):  # pragma: no cover - numba
     """argmin_i {T_i + v(u + x e_i)} with the packed sorted-simplex value ``vp`` (any m)."""
     m = u.shape[0]
     N = B.shape[0] - m - 1
@@ -157,7 +169,7 @@ def _lookup_simplex(u, x, vp, B, delta, c_M, spd):  # pragma: no cover - numba
     for i in range(m):
         w[i] = u[i] + x
         c = (u[i] + x) / spd[i] if het else u[i] + x
-        c += simplex_value(vp, B, N, delta, c_M, w)
+        c += simplex_value(vp, B, N, delta, c_M, w, tail_slope)
         w[i] = u[i]
         if c < best_c:
             best_c = c
@@ -211,17 +223,17 @@ def _lwl_unit(u: np.ndarray) -> int:  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, inline="always")
-def _lookup_unit(u: np.ndarray, x: float, v: np.ndarray, delta: float,
-                c_M: float) -> int:  # pragma: no cover - numba
+def _lookup_unit(u: np.ndarray, x: float, v: np.ndarray, delta: float, c_M: float,
+                 tail_slope: float) -> int:  # pragma: no cover - numba
     """The two-server table policy with unit speeds (ties to server 0)."""
-    c0 = u[0] + x + lookup_value(v, delta, c_M, u[0] + x, u[1])
-    c1 = u[1] + x + lookup_value(v, delta, c_M, u[0], u[1] + x)
+    c0 = u[0] + x + lookup_value(v, delta, c_M, u[0] + x, u[1], tail_slope)
+    c1 = u[1] + x + lookup_value(v, delta, c_M, u[0], u[1] + x, tail_slope)
     return 0 if c0 <= c1 else 1
 
 
 @numba.njit(cache=True, inline="always")
-def choose_unit(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta,
-                 c_M):  # pragma: no cover - numba
+def choose_unit(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M,
+                tail_slope):  # pragma: no cover - numba
     """:func:`choose_server` with unit speeds and no packed value (the same comparisons and
     draws as before speeds), inlined into its callers: with ``code`` a compile-time constant
     (the simulator's kernel for one policy) only that policy's decision is left in the loop."""
@@ -245,15 +257,15 @@ def choose_unit(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta,
     if code == FPI:
         return _fpi_best(u, x, lam_i, rho_i, _NO_SPD)
     # LOOKUP, m = 2
-    return _lookup_unit(u, x, v, delta, c_M)
+    return _lookup_unit(u, x, v, delta, c_M, tail_slope)
 
 
 @numba.njit(cache=True)
 def choose_general(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M, vp, B, spd,
-                    cum):  # pragma: no cover - numba
+                   cum, tail_slope):  # pragma: no cover - numba
     """:func:`choose_server` with speeds (``spd`` non-empty) or a packed value (any speeds)."""
     if code == LOOKUP_SIMPLEX:
-        return _lookup_simplex(u, x, vp, B, delta, c_M, spd)
+        return _lookup_simplex(u, x, vp, B, delta, c_M, spd, tail_slope)
     m = u.shape[0]
     if code == RND:
         return _by_shares(cum)
@@ -282,8 +294,8 @@ def choose_general(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M, v
     if code == FPI:
         return _fpi_best(u, x, lam_i, rho_i, spd)
     # LOOKUP, m = 2: the full (N+1, N+1) table
-    c0 = (u[0] + x) / spd[0] + lookup_value(v, delta, c_M, u[0] + x, u[1])
-    c1 = (u[1] + x) / spd[1] + lookup_value(v, delta, c_M, u[0], u[1] + x)
+    c0 = (u[0] + x) / spd[0] + lookup_value(v, delta, c_M, u[0] + x, u[1], tail_slope)
+    c1 = (u[1] + x) / spd[1] + lookup_value(v, delta, c_M, u[0], u[1] + x, tail_slope)
     return 0 if c0 <= c1 else 1
 
 
@@ -291,28 +303,30 @@ def choose_general(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M, v
 def choose_server(code: int, u: np.ndarray, cnt: np.ndarray, x: float, rr_next: int,
                   thr: np.ndarray, lam_i: np.ndarray, rho_i: np.ndarray, v: np.ndarray,
                   delta: float, c_M: float, vp: np.ndarray = _NO_VP, B: np.ndarray = _NO_B,
-                  spd: np.ndarray = _NO_SPD, cum: np.ndarray = _NO_SPD) -> int:
+                  spd: np.ndarray = _NO_SPD, cum: np.ndarray = _NO_SPD,
+                  tail_slope: float = 0.0) -> int:
     """Server index (0-based) chosen by policy ``code`` for a job of size ``x``.
 
     ``u`` are the backlogs (work), ``cnt`` the job counts (read by JSQ and JIQ-JSQ only),
     ``rr_next`` the round-robin pointer (the caller advances it).  ``vp`` and ``B`` are the
     packed sorted-simplex value and its binomial table (``LOOKUP_SIMPLEX``), ``spd`` the
-    speeds and ``cum`` the cumulative speed shares (both empty for unit speeds).  Random
+    speeds and ``cum`` the cumulative speed shares (both empty for unit speeds), ``tail_slope``
+    the linear term of the look-up tail (:func:`lookup_value`).  Random
     choices (RND, ties of JSQ and JIQ) draw from numba's random stream.
     """
     if spd.shape[0] > 0 or code == LOOKUP_SIMPLEX:
         return choose_general(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M,
-                               vp, B, spd, cum)
-    return choose_unit(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M)
+                              vp, B, spd, cum, tail_slope)
+    return choose_unit(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M, tail_slope)
 
 
 @numba.njit(cache=True)
-def decide_many(code, U, N, X, thr, lam_i, rho_i, v, delta, c_M, vp, B, spd, cum,
+def decide_many(code, U, N, X, thr, lam_i, rho_i, v, delta, c_M, vp, B, spd, cum, tail_slope,
                 seed):  # pragma: no cover - numba
     """:func:`choose_server` for every row ``k`` of ``U, N, X`` (round-robin pointer ``k``)."""
     np.random.seed(seed)
     out = np.empty(X.shape[0], dtype=np.int64)
     for k in range(X.shape[0]):
         out[k] = choose_server(code, U[k], N[k], X[k], k, thr, lam_i, rho_i, v, delta, c_M,
-                               vp, B, spd, cum)
+                               vp, B, spd, cum, tail_slope)
     return out

@@ -30,8 +30,9 @@ job counts ``n``; a policy picks the server.  Policies (Hyytiä & Righter, arXiv
               (:func:`~symq.dispatch.policies.policy.score_policy`,
               :meth:`~symq.dispatch.policies.policy.DispatchPolicy.from_score`).
 ``lookup``    a policy given by a post-assignment relative value ``v`` on the backlog grid of
-              step ``delta``, tail curvature ``c_M`` beyond ``U = N delta``:
-              :math:`v(\dots, U+s, \dots) = v(\dots, U, \dots) + c_M((U+s)^2 - U^2)`; decision
+              step ``delta``, tail curvature ``c_M`` and slope :math:`\beta` (``tail_slope``,
+              default 0) beyond ``U = N delta``: :math:`v(\dots, U+s, \dots) = v(\dots, U,
+              \dots) + c_M((U+s)^2 - U^2) + \beta s`; decision
               :math:`\arg\min_i \{u_i + x + v(u + x e_i)\}` (ties to the lowest index), the
               optimality operator of the Bellman equation (report, Part 1).  For ``m = 2``
               ``v`` is the full ``(N+1, N+1)`` table (bilinear interpolation); for any ``m``
@@ -115,7 +116,7 @@ _ALLOWED = {
     "rnd": (), "rr": (), "jsq": (), "lwl": (), "jiq": (), "jiq-jsq": (), "sita-e": (),
     "sita-opt": (), "fpi-rnd": (),
     "sita": ("h", "thresholds"), "fpi-sita": ("h", "thresholds"),
-    "lookup": ("v", "delta", "c_M", "result"),
+    "lookup": ("v", "delta", "c_M", "tail_slope", "result"),
 }
 
 
@@ -131,11 +132,14 @@ def get_policy(name: str, **params: Any) -> DispatchPolicy:
         ``sita``/``fpi-sita``: ``h`` (``m = 2``) or ``thresholds``.  ``lookup``: ``v`` (a square
         array ``(N+1, N+1)``, ``N >= 1``, for ``m = 2``; or a 1-D packed sorted-simplex value
         of length :math:`\\binom{N+m}{m}` in colex order, any ``m``), ``delta`` (> 0), ``c_M``
-        (>= 0, tail curvature); or ``result``: a value-iteration result such as
-        :class:`symq.dispatch.vi.iteration.VIResult`: with ``m = 2`` (or no ``m``) its
-        ``export_table() -> (v, delta, c_M)`` is read; otherwise its attributes ``m``, ``v``
-        (packed, colex order), ``N``, ``delta``, ``c_M`` and, if present, ``symmetric``
-        (which must be true).
+        (>= 0, tail curvature), ``tail_slope`` (a finite real, default 0: the linear term
+        :math:`\\beta s` of the tail beyond ``U``,
+        :func:`~symq.dispatch.policies.decisions.lookup_value`); or ``result``: a
+        value-iteration result such as :class:`symq.dispatch.vi.iteration.VIResult`: with
+        ``m = 2`` (or no ``m``) its ``export_table() -> (v, delta, c_M)`` is read; otherwise its
+        attributes ``m``, ``v`` (packed, colex order), ``N``, ``delta``, ``c_M`` and, if
+        present, ``symmetric`` (which must be true); in both cases its ``tail_slope`` if it
+        has one (else 0).
 
     Raises
     ------
@@ -188,7 +192,8 @@ def _lookup_params(params: dict[str, Any]) -> dict[str, Any]:
             v, delta, c_M = result.v, result.delta, result.c_M
             extra = {"m": integer_value("result.m", rm, 1),
                      "N": integer_value("result.N", result.N, 1)}
-        params = {"v": v, "delta": delta, "c_M": c_M}
+        params = {"v": v, "delta": delta, "c_M": c_M,
+                  "tail_slope": getattr(result, "tail_slope", 0.0)}
     for k in ("v", "delta", "c_M"):
         if k not in params:
             raise InvalidParameter(k, None, "given for the lookup policy (v, delta, c_M)")
@@ -205,8 +210,9 @@ def _lookup_params(params: dict[str, Any]) -> dict[str, Any]:
         raise InvalidParameter("v", "<array>", "an array of finite values")
     delta = real_value("delta", params["delta"], "a finite real number > 0", lambda d: d > 0)
     c_M = real_value("c_M", params["c_M"], "a finite real number >= 0", lambda c: c >= 0)
+    slope = real_value("tail_slope", params.get("tail_slope", 0.0), "a finite real number")
     v.setflags(write=False)
-    return {"v": v, "delta": delta, "c_M": c_M, **extra}
+    return {"v": v, "delta": delta, "c_M": c_M, "tail_slope": slope, **extra}
 
 
 def rnd_value_table(m: int, rho: float, sizes: Any, N: int,

@@ -173,7 +173,8 @@ class DispatchPolicy:
             if m != 2:
                 raise InvalidParameter("m", m, "2 for the lookup policy with a two-dimensional "
                                        "table (a packed sorted-simplex value serves any m)")
-            return make(LOOKUP, v=v, delta=p["delta"], c_M=p["c_M"])
+            return make(LOOKUP, v=v, delta=p["delta"], c_M=p["c_M"],
+                        tail_slope=float(p.get("tail_slope", 0.0)))
         if p.get("m", m) != m:
             raise InvalidParameter("m", m, f"{p['m']}, the number of servers of the value "
                                    "the lookup policy was built from")
@@ -190,7 +191,7 @@ class DispatchPolicy:
                                    "packed sorted-simplex value", "the value of identical "
                                    "servers is symmetric; unequal speeds need a full table")
         return make(LOOKUP_SIMPLEX, delta=p["delta"], c_M=p["c_M"], vp=v,
-                    B=binomial_table(m, N))
+                    B=binomial_table(m, N), tail_slope=float(p.get("tail_slope", 0.0)))
 
 
 def _packed_steps(length: int, m: int) -> int:

@@ -3,7 +3,8 @@ r"""The numba kernel of the dispatching simulator and one run of it.
 :func:`run_policy` simulates ``n_jobs`` jobs of a :class:`~symq.dispatch.policies.BoundPolicy`
 (Poisson arrivals, backlogs drained by the server speeds, the decision of
 :func:`~symq.dispatch.policies.decisions.choose_server` or of a compiled score) and returns
-:class:`RunSums`: per-batch means of the response and waiting times, per-server loads and the
+:class:`RunSums`: per-batch means of the response and waiting times and the fraction of jobs
+that wait (P(wait): the job finds its server's backlog positive), per-server loads and the
 per-size-bin sums; :func:`~symq.dispatch.simulation.simulate.simulate_dispatch` turns runs into
 intervals.  The kernel keeps its state in arrays, so a run continues across the chunks of
 :func:`symq.core.simrun.run_chunked` and is the same with and without a progress bar.  It is
@@ -57,8 +58,8 @@ def _make_kernel(CODE: int, HET: bool, TRACK: bool) -> Any:
     policy's decision, inlined, is all that is left of the branches in the job loop."""
 
     def kernel(code, lam, xs, exp_mean, n_do, n_warm, batch_size, n_batches, thr, lam_i,
-               rho_i, v, delta, c_M, vp, B, spd, cum, u, cnt, head, comp, state_i, state_f,
-               sum_T, sum_W, work, track, score, score_params, edges, bin_T,
+               rho_i, v, delta, c_M, vp, B, spd, cum, tail_slope, u, cnt, head, comp, state_i,
+               state_f, sum_T, sum_W, sum_P, work, track, score, score_params, edges, bin_T,
                bin_n):  # pragma: no cover - numba
         """Simulate ``n_do`` more jobs; the state lives in the arrays (runs continue across
         chunks).
@@ -69,7 +70,9 @@ def _make_kernel(CODE: int, HET: bool, TRACK: bool) -> Any:
         JSQ, JIQ-JSQ, a score reading ``n``).  ``score`` (a first-class function of
         :data:`~symq.dispatch.policies.score.SCORE_TYPE`) decides for ``SCORE``.  ``spd``:
         server speeds (empty: unit speeds, the unit-speed arithmetic exactly as without
-        speeds; non-empty exactly when ``HET``).  ``bin_T``, ``bin_n`` (batches x bins, zero
+        speeds; non-empty exactly when ``HET``).  ``sum_T``, ``sum_W``, ``sum_P``: per batch,
+        the sums of T, of W and of the jobs that wait (find their server's backlog positive).
+        ``bin_T``, ``bin_n`` (batches x bins, zero
         bins: off): the sums of T and the job counts per size bin
         ``edges[q] <= x < edges[q + 1]``.
         """
@@ -86,6 +89,7 @@ def _make_kernel(CODE: int, HET: bool, TRACK: bool) -> Any:
         # the open batch's sums and the last arrival in registers, stored when it closes
         acc_T = sum_T[b] if b < n_batches else 0.0
         acc_W = sum_W[b] if b < n_batches else 0.0
+        acc_P = sum_P[b] if b < n_batches else 0.0
         last = state_f[2]
         for j in range(n_do):
             a = -math.log(1.0 - np.random.random()) / lam
@@ -118,9 +122,10 @@ def _make_kernel(CODE: int, HET: bool, TRACK: bool) -> Any:
                     break
             elif HET or CODE == LOOKUP_SIMPLEX:
                 s = choose_general(CODE, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M, vp,
-                                   B, spd, cum)
+                                   B, spd, cum, tail_slope)
             else:   # the unit-speed decision of CODE alone (choose_unit is inlined)
-                s = choose_unit(CODE, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M)
+                s = choose_unit(CODE, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M,
+                                tail_slope)
             if CODE == RR:
                 rr = rr + 1 if rr + 1 < m else 0
             wait = u[s]
@@ -144,6 +149,7 @@ def _make_kernel(CODE: int, HET: bool, TRACK: bool) -> Any:
                 if b < n_batches:
                     acc_T += resp
                     acc_W += queued
+                    acc_P += 1.0 if wait > 0.0 else 0.0
                     work[s] += x
                     last = t
                     if nbins > 0 and x >= edges[0] and x < edges[nbins]:
@@ -162,14 +168,17 @@ def _make_kernel(CODE: int, HET: bool, TRACK: bool) -> Any:
                     if b < n_batches:
                         sum_T[b] = acc_T
                         sum_W[b] = acc_W
+                        sum_P[b] = acc_P
                     r = 0
                     b += 1
                     acc_T = sum_T[b] if b < n_batches else 0.0
                     acc_W = sum_W[b] if b < n_batches else 0.0
+                    acc_P = sum_P[b] if b < n_batches else 0.0
             k += 1
         if b < n_batches:
             sum_T[b] = acc_T
             sum_W[b] = acc_W
+            sum_P[b] = acc_P
         state_f[2] = last
         state_i[0] = k
         state_i[1] = rr
@@ -187,18 +196,19 @@ def _kernel(code: int, het: bool, track: bool) -> Any:
     a1, a2, i1 = f8[::1], f8[:, ::1], i8[::1]
     r1, r2 = (types.Array(f8, d, "C", readonly=True) for d in (1, 2))   # inputs: any array
     rb = types.Array(i8, 2, "C", readonly=True)
-    sig = i8(i8, f8, r1, f8, i8, i8, i8, i8, r1, r1, r1, r2, f8, f8, r1, rb, r1, r1, a1, i1, i1,
-             a2, i1, a1, a1, a1, a1, types.boolean, SCORE_TYPE, a1, r1, a2, a2)
+    sig = i8(i8, f8, r1, f8, i8, i8, i8, i8, r1, r1, r1, r2, f8, f8, r1, rb, r1, r1, f8, a1, i1,
+             i1, a2, i1, a1, a1, a1, a1, a1, types.boolean, SCORE_TYPE, a1, r1, a2, a2)
     return numba.njit(sig, cache=True)(_make_kernel(int(code), bool(het), bool(track)))
 
 
 @dataclass
 class RunSums:
-    """Per-batch outputs of one run: means of T and W, per-server loads, per-bin sums of T
-    and job counts (``n_batches`` rows)."""
+    """Per-batch outputs of one run: means of T and W and the fraction of jobs that wait
+    (``P``), per-server loads, per-bin sums of T and job counts (``n_batches`` rows)."""
 
     T: np.ndarray
     W: np.ndarray
+    P: np.ndarray
     loads: np.ndarray
     bin_T: np.ndarray
     bin_n: np.ndarray
@@ -217,7 +227,8 @@ def draw_sizes(sizes: Distribution, n: int, gen: np.random.Generator) -> np.ndar
 def run_policy(pol: BoundPolicy, sizes: Distribution, n_jobs: int, n_warm: int, n_batches: int,
                gen: np.random.Generator, progress: bool, desc: str, max_queue: int,
                edges: np.ndarray) -> RunSums:
-    """One run of ``n_jobs`` jobs: batch means of T and W, per-server loads, bin sums.
+    """One run of ``n_jobs`` jobs: batch means of T, W and of waiting (the fraction of jobs
+    that find their server's backlog positive), per-server loads, bin sums.
 
     The kernel keeps its state between calls of :func:`symq.core.simrun.run_chunked`; sizes
     other than exponential are drawn in blocks of ``2**20`` whatever the chunks, so the run is
@@ -238,6 +249,7 @@ def run_policy(pol: BoundPolicy, sizes: Distribution, n_jobs: int, n_warm: int, 
     state_f = np.zeros(3)
     sum_T = np.zeros(n_batches)
     sum_W = np.zeros(n_batches)
+    sum_P = np.zeros(n_batches)
     work = np.zeros(m)
     nbins = max(edges.size - 1, 0)
     bin_T = np.zeros((n_batches, nbins))
@@ -264,7 +276,8 @@ def run_policy(pol: BoundPolicy, sizes: Distribution, n_jobs: int, n_warm: int, 
                 block["pos"] += n_do
             status = kernel(pol.code, pol.lam, xs, exp_mean, n_do, n_warm, batch_size,
                             n_batches, *arrays, u, cnt, head, comp, state_i, state_f,
-                            sum_T, sum_W, work, track, score, score_params, edges, bin_T, bin_n)
+                            sum_T, sum_W, sum_P, work, track, score, score_params, edges,
+                            bin_T, bin_n)
             if status == _NAN_SCORE:
                 raise nan_score(pol.name, f"backlogs u={u.tolist()}, job {int(state_i[0])}")
             if status != _OK:
@@ -280,4 +293,5 @@ def run_policy(pol: BoundPolicy, sizes: Distribution, n_jobs: int, n_warm: int, 
     loads = work / span if span > 0 else np.zeros(m) if math.isnan(span) else np.full(m, np.nan)
     if pol.speeds is not None:
         loads = loads / pol.speeds
-    return RunSums(sum_T / batch_size, sum_W / batch_size, loads, bin_T, bin_n)
+    return RunSums(sum_T / batch_size, sum_W / batch_size, sum_P / batch_size, loads, bin_T,
+                   bin_n)

@@ -72,6 +72,13 @@ class DispatchEstimate(ResultBase):
     ET, EW : ConfidenceInterval
         Mean response time and mean waiting time per job (time units: with speeds a job of
         size ``x`` at backlog ``u_i`` has :math:`T = (u_i + x)/s_i`, :math:`W = u_i/s_i`).
+    P_wait : ConfidenceInterval
+        Probability that an arriving job waits (finds the backlog of the server it is sent to
+        positive), by the same batch means or replications as ``ET``.  Its point estimate is a
+        fraction of jobs, in [0, 1]; the interval is ``mean +- half_width`` as every
+        :class:`~symq.core.simstats.ConfidenceInterval` (symmetric), and
+        :attr:`P_wait_bounds` gives its ends clipped to [0, 1] (the same coverage: the
+        probability lies in [0, 1]).
     n_jobs : int
         Jobs simulated (all replications, warm-up included).
     n_batches : int
@@ -102,10 +109,11 @@ class DispatchEstimate(ResultBase):
         ``1 - (1 - level)/k``, so that the ``k`` intervals hold jointly at ``level``).
     """
 
-    summary: ClassVar[tuple[str, ...]] = ("ET", "EW", "policy", "n_jobs")
+    summary: ClassVar[tuple[str, ...]] = ("ET", "EW", "P_wait", "policy", "n_jobs")
 
     ET: ConfidenceInterval
     EW: ConfidenceInterval
+    P_wait: ConfidenceInterval
     n_jobs: int
     n_batches: int
     jobs_per_second: float
@@ -120,6 +128,11 @@ class DispatchEstimate(ResultBase):
     ET_by_size: tuple[ConfidenceInterval, ...] | None = None
     jobs_by_size: np.ndarray | None = None
     size_level: float | None = None
+
+    @property
+    def P_wait_bounds(self) -> tuple[float, float]:
+        """The ends of the :attr:`P_wait` interval clipped to [0, 1] (the mean is not moved)."""
+        return max(self.P_wait.low, 0.0), min(self.P_wait.high, 1.0)
 
 
 def _slices(jobs: int, n_batches: int) -> int:
@@ -314,9 +327,9 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
                            edges)]
         ones = np.ones(slices)
         short = _shortrun_policy(plan, pol, sizes)
-        ET, EW = (_with_doubt(analyse_ratio(x, ones, plan.n_batches, plan.level,
-                                            run_length=plan.n_jobs), short)
-                  for x in (sums[0].T, sums[0].W))
+        ET, EW, P_wait = (_with_doubt(analyse_ratio(x, ones, plan.n_batches, plan.level,
+                                                    run_length=plan.n_jobs), short)
+                          for x in (sums[0].T, sums[0].W, sums[0].P))
         loads = sums[0].loads
         n_done = plan.n_jobs
     else:
@@ -329,6 +342,7 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
         n_done = per * reps
         ET = replace(replication_ci([r.T[0] for r in sums], plan.level), run_length=n_done)
         EW = replace(replication_ci([r.W[0] for r in sums], plan.level), run_length=n_done)
+        P_wait = replace(replication_ci([r.P[0] for r in sums], plan.level), run_length=n_done)
         loads = np.mean([r.loads for r in sums], axis=0)
     elapsed = time.perf_counter() - start
     if pol.speeds is not None and ET.half_width > ET.mean:
@@ -350,7 +364,8 @@ def simulate_dispatch(policy: str | DispatchPolicy | BoundPolicy, m: int, rho: f
                                                  typed_speeds) for c in cis),
                    "jobs_by_size": counts, "size_level": bin_level}
     return DispatchEstimate(ET=_unscaled(ET, shift, typed_speeds),
-                            EW=_unscaled(EW, shift, typed_speeds), n_jobs=int(n_done),
+                            EW=_unscaled(EW, shift, typed_speeds), P_wait=P_wait,
+                            n_jobs=int(n_done),
                             n_batches=plan.n_batches,
                             jobs_per_second=n_done / elapsed if elapsed > 0 else math.inf,
                             loads=np.asarray(loads), policy=pol.name, m=m, rho=rho,
