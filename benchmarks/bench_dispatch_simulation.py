@@ -33,6 +33,32 @@ JSQ        4    128 ns, 0.67         92 ns, 0.93
 lookup     2    88 ns, 0.50-0.51     78 ns, 0.56
 =========  ===  ===================  ===================
 
+Issue 33 (P(wait) counted in the kernel, the lookup tail slope), on a 2-core machine shared with
+other work (load 1 to 2.4), CPU-time ratios symq / plain, three runs of ``--repeats 3`` each, median
+(runs), symq's ns per job before -> after:
+
+=========  ===  ======================  ======================  ===========
+policy     m    before                  after                   ns/job
+=========  ===  ======================  ======================  ===========
+LWL        2    0.94 (0.97 0.93 0.94)   0.93 (0.92 0.94 0.93)   55 -> 56
+LWL        4    0.94 (0.94 0.95 0.94)   0.95 (0.92 0.95 0.96)   61 -> 62
+JSQ        2    0.90 (0.69 0.90 0.90)   0.87 (0.87 0.87 0.88)   88 -> 92
+JSQ        4    0.93 (0.90 0.94 0.93)   0.93 (0.93 0.91 0.94)   114 -> 116
+lookup     2    0.94 (0.94 0.96 0.94)   0.85 (0.84 0.87 0.85)   79 -> 81
+=========  ===  ======================  ======================  ===========
+
+The lookup row's baseline changed: its plain loop now keeps the two backlogs in an array like the
+LWL loop and the simulator (68 ns per job here), which on this machine is faster than the scalar
+loop used before (73-75 ns; row ``lookup-s``, 0.92-0.96 after), so the ratio is against the
+faster hand loop.  The 0.56 measured before did not reproduce on this machine: the plain lookup
+loop ran at 73-75 ns, not 44, while the simulator ran at 76-82 ns as then.  Profiled (variants of
+the kernel in one run): ``lookup_value`` is inlined into the kernel (its four divisions ``a /
+delta`` and four float->int conversions appear in the kernel's machine code, no call), ``v`` is
+typed C-contiguous 2-D read-only, the policy branch is a compile-time constant; a kernel with
+``m`` fixed at 2, one without the per-server work sum and one without the size-bin branch all ran
+within 2 ns of it (noise).  The lookup work itself (two bilinear interpolations in a 323 kB table,
+four dependent divisions) costs 20-25 ns per job beyond LWL in both loops.
+
 The same seed gives the same E[T] before and after.  What moved it: one kernel per policy
 code (the code, the speeds and the job counts constants of the loop, the decision inlined),
 the batch index counted instead of divided per job, the open batch's sums kept in registers,
@@ -144,7 +170,29 @@ def _table(v: np.ndarray, delta: float, c: float, a: float, b: float) -> float:
 
 @numba.njit(cache=True)
 def plain_lookup(lam: float, v: np.ndarray, delta: float, c: float, n: int, seed: int) -> float:
-    """The two-server table policy by hand: argmin of ``u_i + x + v(u + x e_i)``."""
+    """The two-server table policy by hand: argmin of ``u_i + x + v(u + x e_i)``, the backlogs
+    in an array (as in the LWL loop and the simulator; faster here than in two scalars)."""
+    np.random.seed(seed)
+    u = np.zeros(2)
+    total = 0.0
+    for _ in range(n):
+        a = -math.log(1.0 - np.random.random()) / lam
+        for i in range(2):
+            w = u[i] - a
+            u[i] = w if w > 0.0 else 0.0
+        x = -math.log(1.0 - np.random.random())
+        c0 = u[0] + x + _table(v, delta, c, u[0] + x, u[1])
+        c1 = u[1] + x + _table(v, delta, c, u[0], u[1] + x)
+        s = 0 if c0 <= c1 else 1
+        total += u[s] + x
+        u[s] += x
+    return total / n
+
+
+@numba.njit(cache=True)
+def plain_lookup_scalars(lam: float, v: np.ndarray, delta: float, c: float, n: int,
+                         seed: int) -> float:
+    """:func:`plain_lookup` with the two backlogs in scalars (the baseline before)."""
     np.random.seed(seed)
     u0 = 0.0
     u1 = 0.0
@@ -173,8 +221,11 @@ def cases() -> list[tuple[str, int, object, dict, object]]:
         lam = RHO * m
         out.append(("lwl", m, "lwl", {}, lambda n, s, m=m, lam=lam: plain_lwl(m, lam, n, s)))
         out.append(("jsq", m, "jsq", {}, lambda n, s, m=m, lam=lam: plain_jsq(m, lam, n, s)))
-    out.append(("lookup", 2, "lookup", {"v": v, "delta": 0.05, "c_M": c},
+    table = {"v": v, "delta": 0.05, "c_M": c}
+    out.append(("lookup", 2, "lookup", table,
                 lambda n, s: plain_lookup(2 * RHO, v, 0.05, c, n, s)))
+    out.append(("lookup-s", 2, "lookup", table,
+                lambda n, s: plain_lookup_scalars(2 * RHO, v, 0.05, c, n, s)))
     return out
 
 

@@ -20,6 +20,12 @@ time ``ET`` comes from
     ``ET``;
 * simulation otherwise (``method: simulation``, with a 99% confidence interval).
 
+Every result also gives ``P_wait`` (the probability that an arriving job waits: exact for RND,
+SITA, and LWL and round-robin with exponential sizes; simulated otherwise) and, with
+``size_bins=k``, ``E[T | X in bin]`` for ``k`` equiprobable size bins
+(``size_edges``, ``size_means``, ``ET_by_size``; exact for the policies that do not read the
+size and for SITA, simulated otherwise).
+
 ``speeds=2,1`` gives the servers speeds (server ``i`` drains its work at rate ``s_i``; the load
 is then ``rho = lam E[X]/sum(speeds)``): ``policy=optimal`` solves the value iteration with
 speeds on the full time lattice (``m <= 3``, :mod:`symq.dispatch.vi.speed_solvers`) with the same
@@ -86,10 +92,6 @@ SIM_WORK_LIMIT = 4e9
 SITA_OPT_M_MAX, SITA_M_MAX = 12, 100_000
 #: The mean job size of the ``dispatch`` model (its time unit).
 MEAN_SIZE = 1.0
-#: Policies whose decision does not read the job's size: a job's wait is independent of its
-#: own size, so :math:`E[T \mid X \in B] = E[X \mid B] + E[W]` exactly.
-SIZE_BLIND = ("rnd", "rr", "jsq", "jiq", "jiq-jsq", "lwl", "fpi-rnd")
-
 
 @dataclass(frozen=True)
 class DispatchSolution(ResultBase):
@@ -116,9 +118,9 @@ class DispatchSolution(ResultBase):
     P_wait : float or None
         Probability that an arriving job waits (finds the backlog of the server it is sent to
         positive).  Exact where a formula gives it: RND ``rho`` (each server an M/G/1 queue of
-        load ``rho``, any size law); SITA :math:`\\sum_j p_j \rho_j` (class ``j`` of
-        probability :math:`p_j` sees an M/G/1 queue of load :math:`\rho_j`); LWL (and FPI-RND,
-        which is LWL) with exponential sizes Erlang C, :math:`(E[T] - 1) m (1 - \rho)`;
+        load ``rho``, any size law); SITA :math:`\\sum_j p_j \\rho_j` (class ``j`` of
+        probability :math:`p_j` sees an M/G/1 queue of load :math:`\\rho_j`); LWL (and FPI-RND,
+        which is LWL) with exponential sizes Erlang C, :math:`(E[T] - 1) m (1 - \\rho)`;
         round-robin with exponential sizes the E_m/M/1 root :math:`\\sigma = 1 - 1/E[T]`.  The
         simulated fraction of waiting jobs when simulated (interval ``P_wait +-
         P_wait_half_width`` clipped to [0, 1]).  None for JSQ's CTMC and value iteration (the

@@ -41,10 +41,10 @@ def lookup_value(v: np.ndarray, delta: float, c_M: float, a: float, b: float,
 
     .. math::
 
-        v(\dots, U + s, \dots) = v(\dots, U, \dots) + c_Migl((U + s)^2 - U^2igr)
-        + eta s, \qquad s > 0,
+        v(\dots, U + s, \dots) = v(\dots, U, \dots) + c_M\bigl((U + s)^2 - U^2\bigr)
+        + \beta s, \qquad s > 0,
 
-    with ``c_M`` the quadratic curvature and :math:`eta` = ``tail_slope`` a linear term
+    with ``c_M`` the quadratic curvature and :math:`\beta` = ``tail_slope`` a linear term
     (default 0: the quadratic tail alone, the same bits as before the slope existed).  The
     slope is the last parameter so that positional calls ``lookup_value(v, delta, c_M, a, b)``
     keep their meaning.
