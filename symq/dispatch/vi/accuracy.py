@@ -17,7 +17,7 @@ of 1e-10:
   :math:`g_0 + c_2\delta^2 + c_3\delta^3` through all three, :math:`g_0^{(3)}`; their
   difference, the size of the next term, is the extrapolation error estimate;
 * **truncation** -- the fixed analytic tail beyond :math:`U`.  The coarsest grid is solved again
-  with the truncations :math:`U + D` and :math:`U + 2D`, :math:`D = \max(4E[X], U/2)`; the
+  with the truncations :math:`U + D` and :math:`U + 2D`, :math:`D = \max(4E[X], U/4)`; the
   changes :math:`d_1 = |g(U+D) - g(U)|`, :math:`d_2 = |g(U+2D) - g(U+D)|` decay geometrically
   with the backlog's tail, so the error of :math:`g(U)` is estimated by the geometric sum
   :math:`d_1/(1 - d_2/d_1)` (``2 (d_1 + d_2)`` when they do not decay).  When it exceeds a
@@ -53,6 +53,7 @@ from symq.core.result import Exactness, ResultBase
 from symq.laws import Distribution
 
 from ..sizes import as_sizes
+from .boundary import TAIL_REFITS, fit_tail
 from .iteration import VIResult
 from .planning import (
     VI_RATE,
@@ -100,7 +101,7 @@ def default_truncation(m: int, rho: float) -> float:
         return 16.0 if m <= 2 else 12.0
     if rho <= 0.8:
         return 48.0 if m <= 2 else 32.0
-    return 96.0 if m <= 2 else 64.0
+    return 64.0 if m <= 2 else 48.0
 
 
 def default_steps(m: int, rho: float, coarse: float | None = None
@@ -211,24 +212,29 @@ class _Lattice:
 
     unit: float
     u_min: float
-    #: ``solve(delta, U, warm, span_rtol)``: one grid
-    solve: Callable[[float, float, VIResult | None, float], VIResult]
+    #: ``solve(delta, U, warm, span_rtol, tail)``: one grid (``tail`` as
+    #: :func:`~symq.dispatch.vi.solvers.solve_optimal` takes it, or None)
+    solve: Callable[[float, float, VIResult | None, float, tuple[float, float] | None],
+                    VIResult]
     #: ``check(d1, U, U_big)``: refuse grids that do not fit in memory (the finest at ``U``,
     #: the coarse one at the largest truncation check)
     check: Callable[[float, float, float], None]
     #: ``seconds(delta, U)``: estimated time of one grid
     seconds: Callable[[float, float], float]
+    #: whether the tail beyond U is fitted to the solution (:mod:`~symq.dispatch.vi.boundary`)
+    fits_tail: bool = False
 
 
 def _identical(m: int, rho: float, law: Distribution, key: str, method: str, progress: bool,
                names: dict[str, str] | None, blame: str) -> _Lattice:
     table = method == "pi"
 
-    def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float) -> VIResult:
+    def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float,
+              tail: tuple[float, float] | None = None) -> VIResult:
         stop = dict(tol=1e-14, span_rtol=span_rtol)
         if key == "optimal":
             return solve_optimal(m, rho, law, delta=delta, U=top_u, warm_start=warm,
-                                 method=method, progress=progress, **stop)
+                                 method=method, progress=progress, tail=tail, **stop)
         return evaluate_policy(key, m, rho, law, delta=delta, U=top_u, warm_start=warm,
                                progress=progress, **stop)
 
@@ -239,7 +245,8 @@ def _identical(m: int, rho: float, law: Distribution, key: str, method: str, pro
     def seconds(delta: float, top_u: float) -> float:
         return plan_optimal(m, rho, law, delta, top_u, levels=1, time_limit=math.inf)["seconds"]
 
-    return _Lattice(float(law.mean()), min_truncation(m, rho, law), solve, check, seconds)
+    return _Lattice(float(law.mean()), min_truncation(m, rho, law), solve, check, seconds,
+                    fits_tail=key == "optimal")
 
 
 def _with_speeds(speeds: np.ndarray, rho: float, law: Distribution, key: str, progress: bool,
@@ -250,7 +257,8 @@ def _with_speeds(speeds: np.ndarray, rho: float, law: Distribution, key: str, pr
     g_floor = mean / float(speeds.max())
     s_min = float(speeds.min())
 
-    def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float) -> VIResult:
+    def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float,
+              tail: tuple[float, float] | None = None) -> VIResult:
         options = dict(delta=delta, U=top_u, tol=span_rtol * g_floor, max_iter=50_000,
                        warm_start=warm, multigrid=warm is None, progress=progress)
         if key == "optimal":
@@ -413,7 +421,7 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
                                f"{nm['U']}")
 
     def truncation_step(top_u: float) -> float:
-        return _multiple(max(4 * unit, top_u / 2), 2 * d1)
+        return _multiple(max(4 * unit, top_u / 4), 2 * d1)
 
     def plan(top_u: float, step1: float | None = None) -> None:
         """Refuse before allocating: memory of the largest grids, time of all five grids."""
@@ -424,6 +432,8 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         seconds = sum(lattice.seconds(d, u)
                       for d, u in ((c1, top_u), (c1, top_u + step), (c1, top_u + 2 * step),
                                    (c2, top_u), (c3, top_u)))
+        if lattice.fits_tail:            # the refits of the tail (warm: an overestimate)
+            seconds += TAIL_REFITS * lattice.seconds(c1, top_u)
         allowed = _time_limit()
         if seconds > allowed:
             raise ResourceLimit(
@@ -451,16 +461,23 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
                                 fits) from None
     grids: list[dict[str, Any]] = []
 
+    tail: tuple[float, float] | None = None
+
     def solve(delta: float, top_u: float, warm: VIResult | None, role: str) -> VIResult:
         start = time.perf_counter()
-        r = lattice.solve(delta, top_u, warm, rtol / 100)
+        r = lattice.solve(delta, top_u, warm, rtol / 100, tail)
         grids.append({"role": role, "delta": delta, "U": top_u, "g": r.ET,
                       "g_bracket_discrete": [r.ET_low, r.ET_high],
                       "iterations": r.total_iterations,
-                      "seconds": time.perf_counter() - start})
+                      "seconds": time.perf_counter() - start,
+                      "tail": [r.c_M, r.tail_slope]})
         return r
 
     coarse_r = solve(d1, U, None, "coarse")
+    if lattice.fits_tail:       # the tail beyond U fitted to the solution, then fixed
+        for _ in range(TAIL_REFITS):
+            tail = fit_tail(coarse_r)
+            coarse_r = solve(d1, U, coarse_r, "coarse, fitted tail")
     truncation = math.inf
     for attempt in range(max_enlarge + 1):
         step_u = truncation_step(U)

@@ -218,8 +218,13 @@ class DispatchGrid:
     a, b, q : float
         Exact exponential weights of the diagonal recursion.
     c_M : float
-        Tail curvature :math:`(\lambda/m)/(2(1-\rho))`.
+        Tail curvature: by default the equal random split's :math:`(\lambda/m)/(2(1-\rho))`,
+        or the curvature fitted by :func:`~symq.dispatch.vi.boundary.fit_tail`.
     size_name : str
+    mean_size : float
+    tail_slope : float
+        Linear coefficient ``b`` of the tail: beyond ``U`` a coordinate adds
+        :math:`c_M((U + s)^2 - U^2) + b s` (0 unless fitted).
     """
 
     m: int
@@ -236,18 +241,21 @@ class DispatchGrid:
     c_M: float
     size_name: str
     mean_size: float
+    tail_slope: float = 0.0
 
     @classmethod
     def build(cls, m: int, rho: float, sizes: Any, delta: float, U: float,
-              tail_tol: float = 1e-10, *, names: Mapping[str, str] | None = None
-              ) -> DispatchGrid:
+              tail_tol: float = 1e-10, *, names: Mapping[str, str] | None = None,
+              tail: tuple[float, float] | None = None) -> DispatchGrid:
         """Validate the parameters and discretise (the rules of
         :func:`~symq.dispatch.vi.solvers.solve_optimal`).
 
         ``names`` maps ``"delta"``, ``"U"``, ``"m"``, ``"rho"`` to the names the caller's user
-        typed (the ``dispatch`` model passes ``{"U": "umax"}``), so errors name those.  The
-        memory of one grid is checked (:func:`symq.core.resources.require_memory`) before the
-        size atoms or any state array is allocated.
+        typed (the ``dispatch`` model passes ``{"U": "umax"}``), so errors name those.
+        ``tail = (curvature, slope)`` replaces the equal split's tail beyond ``U`` (fitted by
+        :func:`~symq.dispatch.vi.boundary.fit_tail`).  The memory of one grid is checked
+        (:func:`symq.core.resources.require_memory`) before the size atoms or any state array
+        is allocated.
         """
         sizes = as_sizes(sizes)
         m, rho, delta, U, N, mean, second, lam = validate_grid(m, rho, sizes, delta, U,
@@ -260,10 +268,13 @@ class DispatchGrid:
                              f"{nm['delta']}")
         p = hat_atoms(sizes, delta, tail_tol)
         a, b, q = diagonal_weights(lam, delta)
-        c_M = float(tail_curvature_fn().scalar(lam / m, rho))   # the equal split's M/G/1 value
+        if tail is None:     # the equal split's M/G/1 value
+            c_M, slope = float(tail_curvature_fn().scalar(lam / m, rho)), 0.0
+        else:
+            c_M, slope = (float(t) for t in tail)
         return cls(m=m, rho=rho, lam=lam, delta=delta, U=N * delta, N=N, K=p.size - 1, p=p,
                    a=a, b=b, q=q, c_M=c_M, size_name=str(getattr(sizes, "name", "sizes")),
-                   mean_size=mean)
+                   mean_size=mean, tail_slope=slope)
 
     @property
     def n_states(self) -> int:
@@ -276,9 +287,10 @@ class DispatchGrid:
         return float((self.p * self.delta * np.arange(self.K + 1)).sum())
 
     def tail(self) -> NDArray[np.float64]:
-        """Tail increments ``c_M((U + s delta)^2 - U^2)`` for ``s = 0..K``."""
+        """Tail increments ``c_M((U + s delta)^2 - U^2) + tail_slope s delta``, ``s = 0..K``."""
         s = np.arange(self.K + 1, dtype=float)
-        return self.c_M * self.delta ** 2 * ((self.N + s) ** 2 - self.N ** 2)
+        curved = self.c_M * self.delta ** 2 * ((self.N + s) ** 2 - self.N ** 2)
+        return curved if self.tail_slope == 0.0 else curved + self.tail_slope * self.delta * s
 
     def shape(self) -> tuple[int, ...]:
         """Shape of the stored value array."""

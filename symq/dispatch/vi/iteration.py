@@ -345,6 +345,9 @@ class VIResult(ResultBase):
         ``"optimal"``, ``"rnd"``, ``"lwl"`` or ``"table"``.
     c_M : float
         Tail curvature used beyond ``U``.
+    tail_slope : float
+        Linear coefficient of the tail: a coordinate ``U + s`` adds
+        ``c_M((U + s)^2 - U^2) + tail_slope s`` (0 for the equal split's tail).
     curvatures : numpy.ndarray, optional
         Per-server tail curvatures (servers of different speeds, :attr:`symmetric` false);
         when given they replace :attr:`c_M` component by component.
@@ -383,6 +386,7 @@ class VIResult(ResultBase):
     levels: list[tuple[float, int, float]] = field(default_factory=list, repr=False)
     method: str = "relative value iteration (Odoni bounds, Anderson mixing)"
     curvatures: NDArray[np.float64] | None = field(default=None, repr=False)
+    tail_slope: float = 0.0
     exactness: Exactness = Exactness.NUMERIC
 
     @property
@@ -421,7 +425,8 @@ class VIResult(ResultBase):
 
         Multilinear interpolation on the lattice, symmetric in the components (unless
         :attr:`symmetric` is false); a component
-        beyond ``U`` gets the fixed analytic tail :math:`c_M(u_i^2 - U^2)`.
+        beyond ``U`` gets the fixed analytic tail :math:`c_M(u_i^2 - U^2) + b(u_i - U)`
+        (``b`` = :attr:`tail_slope`).
 
         Parameters
         ----------
@@ -438,7 +443,8 @@ class VIResult(ResultBase):
             raise InvalidParameter("u", u, "finite backlogs >= 0")
         U = self.U
         curv = self.c_M if self.curvatures is None else np.asarray(self.curvatures)
-        extra = np.where(u > U, curv * (u * u - U * U), 0.0).sum(axis=-1)
+        extra = np.where(u > U, curv * (u * u - U * U) + self.tail_slope * (u - U),
+                         0.0).sum(axis=-1)
         x = np.minimum(u, U) / self.delta
         i0 = np.minimum(np.floor(x).astype(np.int64), self.N - 1)
         t = x - i0

@@ -134,7 +134,7 @@ class _Stop:
 def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
            table_fn: Callable[[DispatchGrid], NDArray[np.int8] | None], policy: str,
            stop: _Stop, progress: bool, warm_start: VIResult | None, multigrid: bool,
-           method: str = "vi") -> VIResult:
+           method: str = "vi", tail: tuple[float, float] | None = None) -> VIResult:
     t0 = time.perf_counter()
     sizes = as_sizes(sizes)            # once: every grid below uses the same law
     if method not in ("vi", "pi"):
@@ -142,7 +142,7 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
                                "iteration)")
     plan_optimal(m, rho, sizes, delta, U, levels=1, table=mode in (MODE_TABLE, MODE_FULL)
                  or method == "pi")
-    grid = DispatchGrid.build(m, rho, sizes, delta, U)
+    grid = DispatchGrid.build(m, rho, sizes, delta, U, tail=tail)
     stop = stop.checked()
     levels: list[tuple[float, int, float]] = []
     prev = warm_start
@@ -151,7 +151,7 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
     label = f"{'PI' if method == 'pi' else 'VI'}[{policy}]"
     if prev is None and multigrid:
         for d in _coarse_levels(grid.delta, grid.U, grid.mean_size, 30):
-            cg = DispatchGrid.build(m, rho, sizes, d, grid.U)
+            cg = DispatchGrid.build(m, rho, sizes, d, grid.U, tail=tail)
             v0 = None if prev is None else _interpolate_to(prev, cg)
             v, g, gl, gh, it, sp = _iterate(cg, mode, table_fn(cg), v0,
                                             max(stop.tol, stop.coarse_tol), None, None,
@@ -161,7 +161,7 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
             levels.append((d, it, g))
             prev = VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=cg.delta, U=cg.U, m=m,
                             lam=cg.lam, rho=cg.rho, iterations=it, residual=sp, policy=policy,
-                            c_M=cg.c_M, symmetric=symmetric)
+                            c_M=cg.c_M, tail_slope=cg.tail_slope, symmetric=symmetric)
     v0 = None if prev is None else _interpolate_to(prev, grid)
     if method == "pi" and mode == MODE_OPT:
         v, g, gl, gh, it, sp = policy_iteration(grid, v0, stop.tol, stop.span_rtol,
@@ -174,7 +174,8 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
     levels.append((grid.delta, it, g))
     return VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=grid.delta, U=grid.U, m=grid.m,
                     lam=grid.lam, rho=grid.rho, iterations=it, residual=sp, policy=policy,
-                    c_M=grid.c_M, symmetric=symmetric, total_iterations=total,
+                    c_M=grid.c_M, tail_slope=grid.tail_slope, symmetric=symmetric,
+                    total_iterations=total,
                     seconds=time.perf_counter() - t0, levels=levels,
                     method=("policy iteration (GMRES evaluation, Odoni bounds)"
                             if method == "pi" and mode == MODE_OPT else
@@ -186,7 +187,7 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
                   warm_start: VIResult | None = None, *, tol_g: float | None = None,
                   span_cap: float | None = None, multigrid: bool = True,
                   coarse_tol: float = 1e-5, span_rtol: float | None = None,
-                  method: str = "vi") -> VIResult:
+                  method: str = "vi", tail: tuple[float, float] | None = None) -> VIResult:
     r"""Optimal size-aware dispatching by relative value iteration.
 
     Parameters
@@ -229,6 +230,11 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
         Value iteration (default) or policy iteration with GMRES policy evaluation
         (:mod:`~symq.dispatch.vi.policy_iteration`) on this grid; the coarse warm-start grids use
         VI.  Both stop on the same certified Odoni span.
+    tail : (float, float), optional
+        ``(curvature, slope)`` of the value beyond ``U``: a coordinate ``U + s`` adds
+        ``curvature ((U + s)^2 - U^2) + slope s`` to the value at ``U``.  Default: the equal
+        random split's curvature ``(lam/m)/(2(1 - rho))`` and slope 0;
+        :func:`~symq.dispatch.vi.boundary.fit_tail` fits one to a solution.
 
     Returns
     -------
@@ -250,7 +256,7 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
     """
     stop = _Stop(tol, tol_g, span_cap, span_rtol, max_iter, coarse_tol)
     return _solve(m, rho, sizes, delta, U, MODE_OPT, lambda g: None, "optimal", stop, progress,
-                  warm_start, multigrid, method)
+                  warm_start, multigrid, method, tail)
 
 
 def lwl_table(grid: DispatchGrid) -> NDArray[np.int8]:
