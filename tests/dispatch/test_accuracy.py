@@ -63,7 +63,8 @@ def test_optimal_error_estimate_covers_a_finer_reference():
     reference = _reference(0.4, 24.0)      # steps 0.1, 0.05 and U = 24 against 0.2..0.1, U = 16
     assert abs(est.ET - reference) <= est.error_estimate <= 1e-3 * est.ET
     assert est.deltas == pytest.approx((0.2, 0.2 * 2 / 3, 0.1))
-    assert [g["role"] for g in est.grids] == ["coarse", "coarse, fitted tail",
+    assert [g["role"] for g in est.grids] == ["coarse, for the tail fit",
+                                              "coarse, for the tail fit",
                                               "coarse, fitted tail", "truncation check",
                                               "truncation check", "middle", "fine"]
 

@@ -53,7 +53,7 @@ from symq.core.result import Exactness, ResultBase
 from symq.laws import Distribution
 
 from ..sizes import as_sizes
-from .boundary import TAIL_REFITS, fit_tail
+from .boundary import FIT_SPAN_RTOL, TAIL_REFITS, fit_tail
 from .iteration import VIResult
 from .planning import (
     VI_RATE,
@@ -162,8 +162,11 @@ class DispatchVIEstimate(ResultBase):
     deltas : tuple of float
         The three steps, coarse first.
     grids : list of dict
-        ``role`` (``coarse``, ``truncation check``, ``middle``, ``fine``), ``delta``, ``U``,
-        ``g``, ``g_bracket_discrete``, ``iterations``, ``seconds`` per grid solved, in order.
+        ``role`` (``coarse``; for the optimal policy on identical servers ``coarse, for the
+        tail fit`` and ``coarse, fitted tail`` instead, :mod:`~symq.dispatch.vi.boundary`;
+        ``truncation check``, ``middle``, ``fine``), ``delta``, ``U``, ``g``,
+        ``g_bracket_discrete``, ``iterations``, ``seconds`` and ``tail`` (curvature, slope)
+        per grid solved, in order.
     meets_rtol : bool
         Whether ``error_estimate <= rtol * ET``.
     fine : VIResult
@@ -463,9 +466,11 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
 
     tail: tuple[float, float] | None = None
 
-    def solve(delta: float, top_u: float, warm: VIResult | None, role: str) -> VIResult:
+    def solve(delta: float, top_u: float, warm: VIResult | None, role: str,
+              span_rtol: float | None = None) -> VIResult:
         start = time.perf_counter()
-        r = lattice.solve(delta, top_u, warm, rtol / 100, tail)
+        r = lattice.solve(delta, top_u, warm, rtol / 100 if span_rtol is None else span_rtol,
+                          tail)
         grids.append({"role": role, "delta": delta, "U": top_u, "g": r.ET,
                       "g_bracket_discrete": [r.ET_low, r.ET_high],
                       "iterations": r.total_iterations,
@@ -473,11 +478,19 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
                       "tail": [r.c_M, r.tail_slope]})
         return r
 
-    coarse_r = solve(d1, U, None, "coarse")
     if lattice.fits_tail:       # the tail beyond U fitted to the solution, then fixed
-        for _ in range(TAIL_REFITS):
+        # the solves that only feed the fit stop at a looser span (the fit reads the shape of
+        # v along one axis, which a span of FIT_SPAN_RTOL g resolves: the same tail to 1e-4)
+        fit_span = max(FIT_SPAN_RTOL, rtol / 100)
+        coarse_r = solve(d1, U, None, "coarse, for the tail fit", fit_span)
+        for refit in range(TAIL_REFITS):
             tail = fit_tail(coarse_r)
-            coarse_r = solve(d1, U, coarse_r, "coarse, fitted tail")
+            last = refit == TAIL_REFITS - 1
+            coarse_r = solve(d1, U, coarse_r,
+                             "coarse, fitted tail" if last else "coarse, for the tail fit",
+                             None if last else fit_span)
+    else:
+        coarse_r = solve(d1, U, None, "coarse")
     truncation = math.inf
     for attempt in range(max_enlarge + 1):
         step_u = truncation_step(U)
