@@ -7,10 +7,11 @@ time ``ET`` comes from
 * an exact formula where one exists (``method: exact``: Pollaczek-Khinchine for RND and SITA,
   E_m/M/1 for round-robin, M/M/m for LWL and the JSQ CTMC with exponential sizes);
 * value iteration for ``optimal`` with 1 to 6 servers (``method: value-iteration``,
-  :func:`~symq.dispatch.vi.accuracy.solve_accurate`): three grids ``delta, 2 delta/3, delta/2``
-  (default ``delta`` by ``m`` and the load) and a truncation ``umax`` by load, checked by one
-  larger ``umax`` and enlarged until its error is below ``rtol/3`` (Hyytiä & Righter,
-  arXiv 2402.08142, Part 1), with
+  :func:`~symq.dispatch.vi.accuracy.solve_accurate`): grids ``delta, 4 delta/5, 2 delta/3``
+  (and ``delta/2`` where those miss ``rtol``; default ``delta`` by ``m`` and the load) and a
+  truncation ``umax`` by load with a fitted tail beyond it, checked by two larger ``umax`` and
+  enlarged until its error is below ``rtol/3`` (Hyytiä & Righter, arXiv 2402.08142, Part 1),
+  with
 
   - ``error_estimate``: the stated error of ``ET``, the sum of ``error_parts``: ``bracket``
     (the grids' Odoni brackets through the extrapolation weights), ``extrapolation`` (the

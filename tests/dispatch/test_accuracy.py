@@ -62,11 +62,12 @@ def test_optimal_error_estimate_covers_a_finer_reference():
     est = solve_accurate(2, 0.4, EXP, rtol=1e-3)
     reference = _reference(0.4, 24.0)      # steps 0.1, 0.05 and U = 24 against 0.2..0.1, U = 16
     assert abs(est.ET - reference) <= est.error_estimate <= 1e-3 * est.ET
-    assert est.deltas == pytest.approx((0.2, 0.2 * 2 / 3, 0.1))
+    # the close triple (d, 4d/5, 2d/3) met rtol: the step d/2 was not needed
+    assert est.deltas == pytest.approx((0.2, 0.2 * 4 / 5, 0.2 * 2 / 3))
     assert [g["role"] for g in est.grids] == ["coarse, for the tail fit",
                                               "coarse, for the tail fit",
                                               "coarse, fitted tail", "truncation check",
-                                              "truncation check", "middle", "fine"]
+                                              "truncation check", "refinement", "refinement"]
 
 
 def test_a_given_truncation_is_checked_not_enlarged():
@@ -133,17 +134,18 @@ def test_an_enlargement_that_does_not_fit_is_not_made(monkeypatch):
     from symq.dispatch.vi import accuracy
     from symq.dispatch.vi.planning import plan_optimal
 
-    def five_grids(u: float, step: float) -> float:
-        grids = ((0.5, u), (0.5, u + step), (0.5, u + 2 * step), (1 / 3, u), (0.25, u))
+    def planned(u: float, step: float) -> float:    # every step counted, as the plan does
+        grids = ((0.25, u), (0.25, u + step), (0.25, u + 2 * step), (0.2, u), (1 / 6, u),
+                 (0.125, u))
         return sum(plan_optimal(2, 0.4, EXP, d, x, levels=1, time_limit=math.inf)["seconds"]
                    for d, x in grids)
 
-    first, enlarged = five_grids(5.0, 4.0), five_grids(9.0, 5.0)
+    first, enlarged = planned(5.0, 4.0), planned(9.0, 4.0)
     assert first < enlarged
     reference = _reference(0.4, 24.0)               # before the time limit is lowered
     monkeypatch.setattr(accuracy, "default_truncation", lambda m, rho: 5.0)
     monkeypatch.setenv("SYMQ_VI_TIME_LIMIT", str((first + enlarged) / 2))
-    est = solve_accurate(2, 0.4, EXP, coarse=0.5)
+    est = solve_accurate(2, 0.4, EXP, coarse=0.25)
     assert est.U == 5.0 and not est.meets_rtol
     assert est.truncation > 1e-3 * est.ET / 3
     assert abs(est.ET - reference) <= est.error_estimate

@@ -78,7 +78,7 @@ def test_brackets_are_not_the_uncertainty() -> None:
     v = solve_dispatch("optimal", 2, 0.4, delta=0.2, umax=16.0)
     coarse = [g for g in v.grids if g["role"] == "coarse, fitted tail"][0]
     fine = v.grids[-1]
-    assert fine["role"] == "fine"
+    assert fine["role"] == "refinement"
     # the two discrete brackets do not overlap: they are not the uncertainty of ET ...
     assert coarse["g_bracket_discrete"][0] > fine["g_bracket_discrete"][1]
     # ... the error estimate is: it covers the distance to an independent reference (other

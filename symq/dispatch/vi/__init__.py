@@ -7,7 +7,7 @@ with Odoni bounds.
 * :mod:`~symq.dispatch.vi.solvers`: :func:`solve_optimal`, :func:`evaluate_policy` (1 to 6
   identical servers);
 * :mod:`~symq.dispatch.vi.accuracy`: :func:`solve_accurate`, value iteration at the accuracy
-  asked for (three grids, a checked truncation, the errors stated separately);
+  asked for (three or four grids, a checked truncation, the errors stated separately);
 * :mod:`~symq.dispatch.vi.planning`: grid checks, memory and time estimates (:func:`plan_optimal`);
 * :mod:`~symq.dispatch.vi.grid`: the lattice, hat-kernel size atoms, sorted states, analytic tail;
 * :mod:`~symq.dispatch.vi.passes` and :mod:`~symq.dispatch.vi.simplex_passes`: the numba passes
