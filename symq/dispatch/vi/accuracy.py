@@ -98,7 +98,7 @@ ORDERS = {"optimal": (2, 3), "lwl": (2, 3), "rnd": (2, 3), "jiq": (1, 2)}
 #: multiple of ``2 d`` but not of ``4 d`` runs ``d, 2d/3, d/2``), the next ones only while the
 #: stated error exceeds the accuracy asked for.  Measured at m = 2, rho = 0.9 on exact LWL
 #: (Erlang C, U = 48): the triple (0.5, 0.4, 1/3) states 2.5e-3 for an error of 1.8e-3, the
-#: triple (0.5, 1/3, 0.25) 1.1e-3 for 7.8e-4, at a fifth of the work for m = 3.
+#: triple (0.5, 1/3, 0.25) 1.1e-3 for 7.8e-4; at m = 3 the step 1/3 is a third of the work of 1/4.
 STEP_FRACTIONS = (1.0, 4 / 5, 2 / 3, 1 / 2)
 POLICIES = tuple(ORDERS)
 
