@@ -125,6 +125,18 @@ def default_steps(m: int, rho: float, coarse: float | None = None) -> tuple[floa
     return tuple(d * f for f in STEP_FRACTIONS)
 
 
+def _extrapolate(deltas: tuple[float, float, float], results: tuple[VIResult, ...],
+                 powers: tuple[int, ...]) -> tuple[float, float, float]:
+    """``(g2, bracket, extrapolation)`` of three grids, coarse first: the Richardson value of
+    the two finest in the leading power, the Odoni brackets through its weights, and its
+    distance from the exact fit through all three (see the module docstring)."""
+    w2 = _weights(deltas[1:], powers[:1])
+    g2 = float(w2 @ np.array([r.ET for r in results[1:]]))
+    g3 = float(_weights(deltas, powers) @ np.array([r.ET for r in results]))
+    bracket = float(sum(abs(w) * (r.ET_high - r.ET_low) for w, r in zip(w2, results[1:])))
+    return g2, bracket, abs(g3 - g2)
+
+
 def _divides(step: float, top_u: float) -> bool:
     """Whether ``top_u`` is a whole number of ``step``."""
     n = round(top_u / step)
@@ -455,16 +467,16 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         c1 = d1 if step1 is None else step1
         step = truncation_step(top_u)
         lattice.check(c1, top_u, top_u + 2 * step)
-        grids = [(c1, top_u), (c1, top_u + step), (c1, top_u + 2 * step)]
-        grids += [(c1 * d / d1, top_u) for d in steps[1:] if _divides(c1 * d / d1, top_u)]
-        seconds = sum(lattice.seconds(d, u) for d, u in grids)
+        planned = [(c1, top_u), (c1, top_u + step), (c1, top_u + 2 * step)]
+        planned += [(c1 * d / d1, top_u) for d in steps[1:] if _divides(c1 * d / d1, top_u)]
+        seconds = sum(lattice.seconds(d, u) for d, u in planned)
         if lattice.fits_tail:            # the refits of the tail (warm: an overestimate)
             seconds += TAIL_REFITS * lattice.seconds(c1, top_u)
         allowed = _time_limit()
         if seconds > allowed:
             raise ResourceLimit(
                 nm[blame], d1 if blame == "delta" else top_u,
-                f"about {format_seconds(seconds)} of value iteration on its {len(grids)} grids "
+                f"about {format_seconds(seconds)} of value iteration on its {len(planned)} grids "
                 f"(refused beyond {format_seconds(allowed)}; "
                 f"{nm['U']}={top_u:g} at {nm['rho']}={rho:g})",
                 f"{'coarser' if blame == 'delta' else 'smaller'}, or a lower load")
@@ -536,14 +548,9 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         used.append(delta)
         if len(solved) < 3:
             continue
-        triple = (solved[0], solved[-2], solved[-1])
         deltas = (used[0], used[-2], used[-1])
-        w2 = _weights(deltas[1:], powers[:1])
-        g2 = float(w2 @ np.array([r.ET for r in triple[1:]]))
-        w3 = _weights(deltas, powers)
-        g3 = float(w3 @ np.array([r.ET for r in triple]))
-        bracket = float(sum(abs(w) * (r.ET_high - r.ET_low) for w, r in zip(w2, triple[1:])))
-        extrapolation = abs(g3 - g2)
+        g2, bracket, extrapolation = _extrapolate(deltas, (solved[0], solved[-2], solved[-1]),
+                                                  powers)
         total = bracket + extrapolation + truncation
         if total <= rtol * abs(g2):
             break
