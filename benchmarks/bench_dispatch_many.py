@@ -8,9 +8,12 @@ issue 14: m = 2, rho = 0.9 under 30 s with a relative error below 1e-3; m = 2, r
 then an enlargement, take hours) and m = 5, 6 at rho = 0.4 (coarse 0.5, U = 12 and 8), printing
 each grid's iterations and time per iteration, and
 ``--baseline`` the previous CLI default for m = 2, rho = 0.9 (Richardson over delta = 0.1, 0.05
-at U = 96, each grid to a span of 1e-10), run in the same session for the ratio.
+at U = 96, each grid to a span of 1e-10), run in the same session for the ratio, and
+``--correction`` each case with and without the coarse-grid correction of
+:mod:`symq.dispatch.vi.coarse_correction`, alternated (plain, corrected, plain, corrected) in
+one run, with the ratio of the better times and both values with their errors.
 
-Run: ``python benchmarks/bench_dispatch_many.py [--big] [--baseline]``.
+Run: ``python benchmarks/bench_dispatch_many.py [--big] [--baseline] [--correction]``.
 """
 
 from __future__ import annotations
@@ -41,11 +44,30 @@ def _run(m: int, rho: float, verbose: bool = False, **options: object) -> float:
     return seconds
 
 
+#: The cases of ``--correction``: (m, rho) at the default grids of solve_accurate.
+CORRECTION_CASES = ((2, 0.9), (3, 0.4), (3, 0.6), (4, 0.4))
+
+
+def _correction() -> None:
+    solve_accurate(2, 0.4, Exponential(1.0), coarse=0.5, U=8.0)     # load the kernels
+    solve_accurate(2, 0.4, Exponential(1.0), coarse=0.5, U=8.0, coarse_correction=False)
+    for m, rho in CORRECTION_CASES:
+        times: dict[bool, list[float]] = {False: [], True: []}
+        for flag in (False, True, False, True):
+            times[flag].append(_run(m, rho, coarse_correction=flag))
+        print(f"  m={m} rho={rho}: plain {min(times[False]):.1f} s, corrected "
+              f"{min(times[True]):.1f} s, ratio {min(times[False]) / min(times[True]):.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--big", action="store_true")
     parser.add_argument("--baseline", action="store_true")
+    parser.add_argument("--correction", action="store_true")
     args = parser.parse_args()
+    if args.correction:
+        _correction()
+        return
     solve_accurate(2, 0.4, Exponential(1.0), coarse=0.5, U=8.0)     # load the kernels
     new = _run(2, 0.9)
     if args.baseline:

@@ -261,12 +261,12 @@ class _Lattice:
 
 
 def _identical(m: int, rho: float, law: Distribution, key: str, method: str, progress: bool,
-               names: dict[str, str] | None, blame: str) -> _Lattice:
+               names: dict[str, str] | None, blame: str, correction: bool) -> _Lattice:
     table = method == "pi"
 
     def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float,
               tail: tuple[float, float] | None = None) -> VIResult:
-        stop = dict(tol=1e-14, span_rtol=span_rtol)
+        stop = dict(tol=1e-14, span_rtol=span_rtol, coarse_correction=correction)
         if key == "optimal":
             return solve_optimal(m, rho, law, delta=delta, U=top_u, warm_start=warm,
                                  method=method, progress=progress, tail=tail, **stop)
@@ -352,7 +352,7 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
                    rtol: float = 1e-3, coarse: float | None = None, U: float | None = None,
                    method: str = "vi", max_enlarge: int = 3, progress: bool = False,
                    names: dict[str, str] | None = None,
-                   speeds: Any = None) -> DispatchVIEstimate:
+                   speeds: Any = None, coarse_correction: bool = True) -> DispatchVIEstimate:
     r"""Mean response time of the optimal (or a fixed) policy with a measured error.
 
     Parameters
@@ -394,6 +394,10 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     speeds : sequence of m positive reals, optional
         Server speeds (:mod:`symq.dispatch.vi.speed_solvers`: the full time lattice, ``m <= 3``);
         default identical unit-speed servers (the sorted grids).
+    coarse_correction : bool
+        Correct each grid's iterate from the grid of twice its step
+        (:mod:`~symq.dispatch.vi.coarse_correction`; identical servers): the same values and
+        brackets, fewer sweeps; ``False`` runs plain value iteration (for comparison).
 
     Returns
     -------
@@ -419,7 +423,8 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         if not (isinstance(m, int) and m in COARSE_STEP):    # names m and its domain
             validate_grid(m, rho, law, 0.1 * float(law.mean()), 1e3 * float(law.mean()),
                           names=names)
-        lattice = _identical(m, rho, law, key, method, progress, names, blame)
+        lattice = _identical(m, rho, law, key, method, progress, names, blame,
+                             bool(coarse_correction))
     else:
         spd = check_speed_vector(speeds)
         if spd.size != m:

@@ -246,9 +246,13 @@ class DispatchGrid:
     @classmethod
     def build(cls, m: int, rho: float, sizes: Any, delta: float, U: float,
               tail_tol: float = 1e-10, *, names: Mapping[str, str] | None = None,
-              tail: tuple[float, float] | None = None) -> DispatchGrid:
+              tail: tuple[float, float] | None = None,
+              correction_level: bool = False) -> DispatchGrid:
         """Validate the parameters and discretise (the rules of
         :func:`~symq.dispatch.vi.solvers.solve_optimal`).
+
+        ``correction_level``: a grid that only carries the coarse-grid correction of a finer
+        one (:mod:`~symq.dispatch.vi.coarse_correction`), whose step may reach ``E[X]``.
 
         ``names`` maps ``"delta"``, ``"U"``, ``"m"``, ``"rho"`` to the names the caller's user
         typed (the ``dispatch`` model passes ``{"U": "umax"}``), so errors name those.
@@ -258,8 +262,8 @@ class DispatchGrid:
         is allocated.
         """
         sizes = as_sizes(sizes)
-        m, rho, delta, U, N, mean, second, lam = validate_grid(m, rho, sizes, delta, U,
-                                                               names=names)
+        m, rho, delta, U, N, mean, second, lam = validate_grid(
+            m, rho, sizes, delta, U, names=names, max_step=1.0 if correction_level else 0.5)
         K_est = int(math.ceil(size_tail_point(sizes, tail_tol) / delta)) + 1
         nm = _names(names)
         require_memory(nm["delta"], delta, grid_bytes(m, N, K_est, levels=1),

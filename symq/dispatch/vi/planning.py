@@ -115,14 +115,15 @@ def _is_real(val: Any) -> bool:
 
 
 def validate_grid(m: Any, rho: Any, sizes: Any, delta: Any, U: Any, *,
-                  names: Mapping[str, str] | None = None
+                  names: Mapping[str, str] | None = None, max_step: float = 0.5
                   ) -> tuple[int, float, float, float, int, float, float, float]:
     r"""Check ``m, rho, sizes, delta, U`` for the VI grid; no array is allocated.
 
     Rules: ``m`` in 1..6 (the sorted-state reduction); :math:`0 < \rho < 1`; ``delta`` and
     ``U`` finite and positive, ``U`` an integer multiple of ``delta`` with at least 8 steps;
-    ``delta <= E[X]/2``; ``U >= 5 max(E[X], W)`` with ``W`` the M/G/1 wait of an equal random
-    split.  ``names`` gives the names to use in the messages (see :meth:`DispatchGrid.build`).
+    ``delta <= max_step E[X]`` (``E[X]/2``); ``U >= 5 max(E[X], W)`` with ``W`` the M/G/1
+    wait of an equal random split.  ``names`` gives the names to use in the messages (see
+    :meth:`DispatchGrid.build`).
 
     Returns
     -------
@@ -147,7 +148,7 @@ def validate_grid(m: Any, rho: Any, sizes: Any, delta: Any, U: Any, *,
     if not (math.isfinite(mean) and mean > 0 and math.isfinite(second) and second > 0):
         raise InvalidParameter("sizes", getattr(sizes, "name", sizes),
                                "a law with finite positive first and second moments")
-    if delta > 0.5 * mean:
+    if delta > max_step * mean:
         raise InvalidParameter(nm["delta"], delta, f"<= E[X]/2 = {0.5 * mean:g}",
                                "the size lattice needs at least two steps per mean size")
     ratio = U / delta

@@ -101,6 +101,7 @@ from symq.laws import Distribution
 from ..policies import BoundPolicy, DispatchPolicy
 from ..policies.decisions import JIQ, JSQ, RND, RR
 from ..sizes import as_sizes
+from .coarse_correction import corrected_iteration, correction_grid
 from .grid import DispatchGrid, sorted_states
 from .iteration import VIResult, _iterate
 from .multigrid import _coarse_levels, _interpolate_to
@@ -113,7 +114,8 @@ __all__ = ["evaluate_policy", "lwl_table", "full_table", "solve_optimal"]
 
 @dataclass(frozen=True)
 class _Stop:
-    """Stopping rules of every grid (see :func:`solve_optimal`)."""
+    """Stopping rules of every grid, and whether the coarse-grid correction is used (see
+    :func:`solve_optimal`)."""
 
     tol: float
     tol_g: float | None = None
@@ -121,6 +123,7 @@ class _Stop:
     span_rtol: float | None = None
     max_iter: int = 20000
     coarse_tol: float = 1e-5
+    coarse_correction: bool = True
 
     def checked(self) -> _Stop:
         real_value("tol", self.tol, "a real number > 0", lambda t: t > 0)
@@ -134,7 +137,8 @@ class _Stop:
 def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
            table_fn: Callable[[DispatchGrid], NDArray[np.int8] | None], policy: str,
            stop: _Stop, progress: bool, warm_start: VIResult | None, multigrid: bool,
-           method: str = "vi", tail: tuple[float, float] | None = None) -> VIResult:
+           method: str = "vi", tail: tuple[float, float] | None = None,
+           correct: bool = True) -> VIResult:
     t0 = time.perf_counter()
     sizes = as_sizes(sizes)            # once: every grid below uses the same law
     if method not in ("vi", "pi"):
@@ -166,6 +170,13 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
     if method == "pi" and mode == MODE_OPT:
         v, g, gl, gh, it, sp = policy_iteration(grid, v0, stop.tol, stop.span_rtol,
                                                 max_sweeps=stop.max_iter, label=label)
+    elif correct and stop.coarse_correction and stop.tol_g is None and not progress and (
+            coarse := correction_grid(grid, sizes)) is not None:
+        v, g, gl, gh, it, sp, coarse_it = corrected_iteration(
+            grid, mode, table_fn, v0, stop.tol, span_rtol=stop.span_rtol,
+            max_iter=stop.max_iter, label=label, coarse=coarse)
+        total += coarse_it
+        levels.append((coarse.delta, coarse_it, g))
     else:
         v, g, gl, gh, it, sp = _iterate(grid, mode, table_fn(grid), v0, stop.tol, stop.tol_g,
                                         stop.span_cap, stop.max_iter, progress, label,
@@ -187,7 +198,8 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
                   warm_start: VIResult | None = None, *, tol_g: float | None = None,
                   span_cap: float | None = None, multigrid: bool = True,
                   coarse_tol: float = 1e-5, span_rtol: float | None = None,
-                  method: str = "vi", tail: tuple[float, float] | None = None) -> VIResult:
+                  method: str = "vi", tail: tuple[float, float] | None = None,
+                  coarse_correction: bool = True) -> VIResult:
     r"""Optimal size-aware dispatching by relative value iteration.
 
     Parameters
@@ -235,6 +247,12 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
         ``curvature ((U + s)^2 - U^2) + slope s`` to the value at ``U``.  Default: the equal
         random split's curvature ``(lam/m)/(2(1 - rho))`` and slope 0;
         :func:`~symq.dispatch.vi.boundary.fit_tail` fits one to a solution.
+    coarse_correction : bool
+        Correct the iterate from the grid of step ``2 delta``
+        (:mod:`~symq.dispatch.vi.coarse_correction`) on grids of an even number of steps and
+        at least :data:`~symq.dispatch.vi.coarse_correction.MIN_STATES` states, unless
+        ``tol_g`` is given or ``progress`` shown; the fixed point and the certified bracket
+        are those of plain value iteration.
 
     Returns
     -------
@@ -254,7 +272,7 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
     >>> r.ET_low <= r.ET <= r.ET_high < 1 / (1 - 0.4 ** 2)    # beats LWL (M/M/2)
     True
     """
-    stop = _Stop(tol, tol_g, span_cap, span_rtol, max_iter, coarse_tol)
+    stop = _Stop(tol, tol_g, span_cap, span_rtol, max_iter, coarse_tol, coarse_correction)
     return _solve(m, rho, sizes, delta, U, MODE_OPT, lambda g: None, "optimal", stop, progress,
                   warm_start, multigrid, method, tail)
 
@@ -346,7 +364,8 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPo
                     sizes: Any, delta: float = 0.05, U: float = 24.0, tol: float = 1e-10,
                     max_iter: int = 20000, progress: bool = False,
                     warm_start: VIResult | None = None, *, multigrid: bool = True,
-                    coarse_tol: float = 1e-5, span_rtol: float | None = None) -> VIResult:
+                    coarse_tol: float = 1e-5, span_rtol: float | None = None,
+                    coarse_correction: bool = True) -> VIResult:
     r"""Relative value and mean response time of a FIXED policy on the VI grid.
 
     The min over servers of the optimality operator is replaced by the policy's choice
@@ -373,6 +392,8 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPo
         in :func:`~symq.dispatch.vi.grid.sorted_states` order (only without multigrid).
     m, rho, sizes, delta, U, tol, max_iter, progress, warm_start, multigrid, coarse_tol, span_rtol
         As in :func:`solve_optimal`.
+    coarse_correction : bool
+        As in :func:`solve_optimal` (not with a ready table, which fits one grid only).
 
     Returns
     -------
@@ -385,7 +406,7 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPo
     >>> abs(r.ET - 1 / (1 - 0.25)) < 2e-3             # M/M/2: 1/(1 - rho^2)
     True
     """
-    stop = _Stop(tol, None, None, span_rtol, max_iter, coarse_tol)
+    stop = _Stop(tol, None, None, span_rtol, max_iter, coarse_tol, coarse_correction)
     if isinstance(policy, (DispatchPolicy, BoundPolicy)):
         return _evaluate_object(policy, m, rho, sizes, delta, U, stop, progress, warm_start,
                                 multigrid)
@@ -417,5 +438,6 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPo
                                    f"server indices 0..{g.m - 1}")
         return np.ascontiguousarray(table, dtype=np.int8)
 
+    # a table is given for one grid only: no coarse-grid correction either
     return _solve(m, rho, sizes, delta, U, MODE_TABLE, fixed, "table", stop, progress,
-                  warm_start, False)
+                  warm_start, False, correct=False)
