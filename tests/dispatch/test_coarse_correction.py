@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from symq.dispatch import score_policy
 from symq.dispatch.simplex import colex_states
 from symq.dispatch.sizes import named_sizes
 from symq.dispatch.vi.coarse_correction import (
@@ -22,7 +23,7 @@ from symq.dispatch.vi.coarse_correction import (
 from symq.dispatch.vi.grid import DispatchGrid
 from symq.dispatch.vi.iteration import _iterate
 from symq.dispatch.vi.passes import MODE_OPT, MODE_RND, MODE_TABLE
-from symq.dispatch.vi.solvers import lwl_table
+from symq.dispatch.vi.solvers import evaluate_policy, lwl_table
 from symq.laws import Exponential
 
 EXP = Exponential(1.0)
@@ -102,3 +103,15 @@ def test_correction_grid_only_where_it_pays():
     big = DispatchGrid.build(2, 0.9, EXP, 0.4, 64.0)
     coarse = correction_grid(big, EXP)
     assert coarse is not None and coarse.delta == pytest.approx(0.8) and coarse.N == 80
+
+
+def test_policy_on_the_full_lattice_through_the_public_api():
+    # a policy that need not be symmetric in the servers (the full-lattice table of m = 2),
+    # evaluated with and without the correction by evaluate_policy
+    kw = dict(delta=0.25, U=32.0, tol=1e-8, multigrid=False)
+    plain = evaluate_policy(score_policy("u", "u"), 2, 0.7, EXP, coarse_correction=False, **kw)
+    corrected = evaluate_policy(score_policy("u", "u"), 2, 0.7, EXP, **kw)
+    assert [level[0] for level in corrected.levels] == [0.5, 0.25]   # the correction ran
+    assert plain.levels == [(0.25, plain.iterations, plain.ET)]
+    assert max(plain.ET_low, corrected.ET_low) <= min(plain.ET_high, corrected.ET_high)
+    assert corrected.ET_high - corrected.ET_low < 1e-8

@@ -196,7 +196,8 @@ class DispatchVIEstimate(ResultBase):
         tail fit`` and ``coarse, fitted tail`` instead, :mod:`~symq.dispatch.vi.boundary`;
         ``truncation check``, ``refinement``: the steps of :data:`STEP_FRACTIONS` after the
         coarse one, as many as the accuracy needed), ``delta``, ``U``, ``g``,
-        ``g_bracket_discrete``, ``iterations``, ``seconds`` and ``tail`` (curvature, slope)
+        ``g_bracket_discrete``, ``iterations`` (sweeps of all the grids behind it, the
+        correction grid's included), ``seconds`` and ``tail`` (curvature, slope)
         per grid solved, in order.
     meets_rtol : bool
         Whether ``error_estimate <= rtol * ET``.

@@ -338,7 +338,8 @@ class VIResult(ResultBase):
     m : int
     lam, rho : float
     iterations : int
-        Iterations on this grid (:attr:`total_iterations` adds the warm-start levels).
+        Iterations on this grid (:attr:`total_iterations` adds the warm-start levels and the
+        sweeps of the correction grid).
     residual : float
         The final Odoni span ``ET_high - ET_low`` (the stopping rule is ``residual < tol``).
     policy : str
@@ -358,7 +359,9 @@ class VIResult(ResultBase):
     seconds : float
         Wall time including warm-start levels.
     levels : list of (delta, iterations, ET)
-        One entry per grid solved, coarse first.
+        One entry per grid solved, coarse first; the grid of step ``2 delta`` that corrected
+        this one (:mod:`~symq.dispatch.vi.coarse_correction`) is listed with its sweeps and
+        this grid's ``ET``.
     method : str
     exactness : Exactness
         ``numeric``: the value of the discretised problem.
