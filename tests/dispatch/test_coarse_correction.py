@@ -115,3 +115,13 @@ def test_policy_on_the_full_lattice_through_the_public_api():
     assert plain.levels == [(0.25, plain.iterations, plain.ET)]
     assert max(plain.ET_low, corrected.ET_low) <= min(plain.ET_high, corrected.ET_high)
     assert corrected.ET_high - corrected.ET_low < 1e-8
+
+
+def test_progress_bar_run_gives_the_same_bracket(capsys):
+    grid = DispatchGrid.build(2, 0.7, EXP, 0.25, 24.0)
+    coarse = DispatchGrid.build(2, 0.7, EXP, 0.5, 24.0, correction_level=True)
+    _, _, lo0, hi0, *_ = _plain(grid, MODE_OPT, lambda g: None, 1e-9)
+    _, _, lo1, hi1, *_ = corrected_iteration(grid, MODE_OPT, lambda g: None, None, 1e-9,
+                                             coarse=coarse, progress=True)
+    assert hi1 - lo1 < 1e-9 and max(lo0, lo1) <= min(hi0, hi1)
+    assert "corrected" in capsys.readouterr().err

@@ -151,7 +151,7 @@ def corrected_iteration(grid: DispatchGrid, mode: int,
                         v0: NDArray[np.float64] | None, tol: float, *,
                         span_rtol: float | None = None, max_iter: int = 20000,
                         sizes: Any = None, label: str = "VI",
-                        coarse: DispatchGrid | None = None
+                        coarse: DispatchGrid | None = None, progress: bool = False
                         ) -> tuple[NDArray[np.float64], float, float, float, int, float, int]:
     """Relative VI on ``grid`` with the coarse-grid correction (see the module docstring).
 
@@ -172,6 +172,8 @@ def corrected_iteration(grid: DispatchGrid, mode: int,
         is given.
     coarse : DispatchGrid, optional
         The correction grid (default :func:`correction_grid` of ``grid`` and ``sizes``).
+    progress : bool
+        A tqdm bar of the fine sweeps (span and ``g`` shown).
 
     Returns
     -------
@@ -190,8 +192,8 @@ def corrected_iteration(grid: DispatchGrid, mode: int,
     lay = _Layout(grid, mode)
     if coarse is None:
         v, g, lo, hi, it, span = _relative_iteration(
-            _Operator(grid, mode, table_fn(grid)), lay, v0, tol, None, None, max_iter, False,
-            label, span_rtol=span_rtol, delta=grid.delta)
+            _Operator(grid, mode, table_fn(grid)), lay, v0, tol, None, None, max_iter,
+            progress, label, span_rtol=span_rtol, delta=grid.delta)
         return v, g, lo, hi, it, span, 0
     op_f = _Operator(grid, mode, table_fn(grid))
     op_c = _Operator(coarse, mode, table_fn(coarse))
@@ -207,6 +209,11 @@ def corrected_iteration(grid: DispatchGrid, mode: int,
     previous_start = math.inf
     w_prev: NDArray[np.float64] | None = None
     g = lo = hi = span = math.nan
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=max_iter, desc=f"{label} delta={grid.delta:g} (corrected)",
+                   leave=False)
 
     def sweep() -> bool:
         nonlocal g, lo, hi, span, sweeps
@@ -214,62 +221,69 @@ def corrected_iteration(grid: DispatchGrid, mode: int,
         sweeps += 1
         g, lo, hi = lay.step(v, tv, f, r)
         span = hi - lo
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(span=f"{span:.2e}", g=f"{g:.8f}")
         if not math.isfinite(span):
             raise NotConverged(f"{label} (non-finite iterate)", span, tol, sweeps)
         return span < tol or (span_rtol is not None and span < span_rtol * abs(g))
 
-    while sweeps < max_iter:
-        start_span = math.inf
-        done = False
-        for s in range(smoothing):
-            done = sweep()
-            if s == 0:
-                start_span = span
-            if done or s == smoothing - 1 or sweeps >= max_iter:
+    try:
+        while sweeps < max_iter:
+            start_span = math.inf
+            done = False
+            for s in range(smoothing):
+                done = sweep()
+                if s == 0:
+                    start_span = span
+                if done or s == smoothing - 1 or sweeps >= max_iter:
+                    break
+                np.subtract(tv, g, out=v)
+            if done:
+                np.subtract(tv, g, out=v)
+                return v, g, lo, hi, sweeps, span, coarse_sweeps
+            if sweeps >= max_iter:
                 break
-            np.subtract(tv, g, out=v)
-        if done:
-            np.subtract(tv, g, out=v)
-            return v, g, lo, hi, sweeps, span, coarse_sweeps
-        if sweeps >= max_iter:
-            break
-        if stalled >= PLAIN_AFTER:        # the correction does not help here: plain VI
-            np.subtract(tv, g, out=v)
-            v, g, lo, hi, it, span = _relative_iteration(
-                op_f, lay, v, tol, None, None, max_iter - sweeps, False, label,
-                span_rtol=span_rtol, delta=grid.delta)
-            return v, g, lo, hi, sweeps + it, span, coarse_sweeps
-        # the defect of the coarse operator at the restricted iterate (tv = T_f v)
-        rv = transfer.restrict(v)
-        op_c(rv, tc)
-        tau = tc - transfer.restrict(tv)
+            if stalled >= PLAIN_AFTER:        # the correction does not help here: plain VI
+                np.subtract(tv, g, out=v)
+                v, g, lo, hi, it, span = _relative_iteration(
+                    op_f, lay, v, tol, None, None, max_iter - sweeps, progress, label,
+                    span_rtol=span_rtol, delta=grid.delta)
+                return v, g, lo, hi, sweeps + it, span, coarse_sweeps
+            # the defect of the coarse operator at the restricted iterate (tv = T_f v)
+            rv = transfer.restrict(v)
+            op_c(rv, tc)
+            tau = tc - transfer.restrict(tv)
 
-        def op_defect(x: NDArray[np.float64], out: NDArray[np.float64],
-                      tau: NDArray[np.float64] = tau) -> None:
-            op_c(x, out)
-            out -= tau
+            def op_defect(x: NDArray[np.float64], out: NDArray[np.float64],
+                          tau: NDArray[np.float64] = tau) -> None:
+                op_c(x, out)
+                out -= tau
 
-        try:
-            w, _, _, _, it, _ = _relative_iteration(
-                op_defect, lay_c, rv if w_prev is None else w_prev, COARSE_FRACTION * span,
-                None, None, max_iter, False, label + " (coarse correction)",
-                delta=coarse.delta)
-        except NotConverged:              # no correction from this grid: plain VI
-            stalled = PLAIN_AFTER
-            continue
-        coarse_sweeps += it
-        w_prev = w
-        v += transfer.prolong(w - rv)
-        v -= v.reshape(-1)[0]
-        # a cycle stalls when its coarse problem was solved already (nothing to correct) or
-        # the span at its first sweep is not half that of the cycle before
-        if it <= 2 or start_span > 0.5 * previous_start:
-            stalled += 1
-            smoothing = min(2 * smoothing, SMOOTHING_MAX)
-        else:
-            stalled = 0
-            smoothing = SMOOTHING
-        previous_start = start_span
+            try:
+                w, _, _, _, it, _ = _relative_iteration(
+                    op_defect, lay_c, rv if w_prev is None else w_prev, COARSE_FRACTION * span,
+                    None, None, max_iter, False, label + " (coarse correction)",
+                    delta=coarse.delta)
+            except NotConverged:              # no correction from this grid: plain VI
+                stalled = PLAIN_AFTER
+                continue
+            coarse_sweeps += it
+            w_prev = w
+            v += transfer.prolong(w - rv)
+            v -= v.reshape(-1)[0]
+            # a cycle stalls when its coarse problem was solved already (nothing to correct) or
+            # the span at its first sweep is not half that of the cycle before
+            if it <= 2 or start_span > 0.5 * previous_start:
+                stalled += 1
+                smoothing = min(2 * smoothing, SMOOTHING_MAX)
+            else:
+                stalled = 0
+                smoothing = SMOOTHING
+            previous_start = start_span
+    finally:
+        if bar is not None:
+            bar.close()
     err = NotConverged(label, span, tol, sweeps)
     err.args = (f"{err.args[0]}; Odoni bounds {lo:.10g} <= g <= {hi:.10g}",)
     err.g_low, err.g_high = lo, hi  # type: ignore[attr-defined]

@@ -170,11 +170,11 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
     if method == "pi" and mode == MODE_OPT:
         v, g, gl, gh, it, sp = policy_iteration(grid, v0, stop.tol, stop.span_rtol,
                                                 max_sweeps=stop.max_iter, label=label)
-    elif correct and stop.coarse_correction and stop.tol_g is None and not progress and (
+    elif correct and stop.coarse_correction and stop.tol_g is None and (
             coarse := correction_grid(grid, sizes)) is not None:
         v, g, gl, gh, it, sp, coarse_it = corrected_iteration(
             grid, mode, table_fn, v0, stop.tol, span_rtol=stop.span_rtol,
-            max_iter=stop.max_iter, label=label, coarse=coarse)
+            max_iter=stop.max_iter, label=label, coarse=coarse, progress=progress)
         total += coarse_it
         levels.append((coarse.delta, coarse_it, g))
     else:
@@ -251,7 +251,7 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
         Correct the iterate from the grid of step ``2 delta``
         (:mod:`~symq.dispatch.vi.coarse_correction`) on grids of an even number of steps and
         at least :data:`~symq.dispatch.vi.coarse_correction.MIN_STATES` states, unless
-        ``tol_g`` is given or ``progress`` shown; the fixed point and the certified bracket
+        ``tol_g`` is given; the fixed point and the certified bracket
         are those of plain value iteration.
 
     Returns
