@@ -15,7 +15,8 @@ time ``ET`` comes from
 
   - ``error_estimate``: the stated error of ``ET``, the sum of ``error_parts``: ``bracket``
     (the grids' Odoni brackets through the extrapolation weights), ``extrapolation`` (the
-    next term of the expansion in the step) and ``truncation`` (``|g(umax') - g(umax)|``);
+    next term of the expansion in the step), ``truncation`` (``|g(umax') - g(umax)|``) and
+    ``cap`` (the same for the cap on the second-largest backlog, ``m >= 3`` at high load);
   - ``grids[i].g_bracket_discrete``: the Odoni bracket of each grid's DISCRETISED MDP, which
     certifies convergence of the iteration on that grid only: it is not the uncertainty of
     ``ET``;
@@ -154,7 +155,7 @@ class DispatchSolution(ResultBase):
     error_estimate : float or None
         Stated error of the value-iteration ``ET``: the sum of ``error_parts``.
     error_parts : dict or None
-        ``bracket``, ``extrapolation`` and ``truncation``.
+        ``bracket``, ``extrapolation``, ``truncation`` and ``cap``.
     error_note : str or None
         What ``error_estimate`` covers.
     meets_rtol : bool or None
@@ -265,8 +266,9 @@ def _solve_optimal(m: int, rho: float, law: Distribution, delta: float | None, u
         error_parts=est.error_parts,
         error_note=("error_estimate = bracket (Odoni brackets of the grids through the "
                     "extrapolation) + extrapolation (|3-grid fit - Richardson of the two "
-                    "finest|) + truncation (|g(umax') - g(umax)| on the coarsest grid); "
-                    "g_bracket_discrete brackets each grid's discretised MDP only"),
+                    "finest|) + truncation (|g(umax') - g(umax)| on the coarsest grid) + cap "
+                    "(the same for the cap on the second-largest backlog, m >= 3 at high "
+                    "load); g_bracket_discrete brackets each grid's discretised MDP only"),
         meets_rtol=est.meets_rtol,
         umax=est.U,
         grids=[{"role": g["role"], "delta": g["delta"], "umax": g["U"], "g": g["g"],

@@ -1,7 +1,7 @@
 r"""Value iteration at the accuracy the model can deliver: grids, truncation and stated error.
 
 The value :math:`g` of the discretised, truncated MDP of Hyytiä & Righter (arXiv 2402.08142,
-Part 1) differs from the mean response time of the continuous model by three separate
+Part 1) differs from the mean response time of the continuous model by separate
 amounts, and :func:`solve_accurate` measures each one instead of solving every grid to a span
 of 1e-10:
 
@@ -26,9 +26,15 @@ of 1e-10:
   changes :math:`d_1 = |g(U+D) - g(U)|`, :math:`d_2 = |g(U+2D) - g(U+D)|` decay geometrically
   with the backlog's tail, so the error of :math:`g(U)` is estimated by the geometric sum
   :math:`d_1/(1 - d_2/d_1)` (``2 (d_1 + d_2)`` when they do not decay).  When it exceeds a
-  third of the accuracy asked for, :math:`U` is enlarged and the check repeated.
+  third of the accuracy asked for, :math:`U` is enlarged and the check repeated;
+* **cap** -- for the optimal policy on three servers or more above :data:`HIGH_LOAD`, the
+  grids cap the second-largest backlog at :math:`U_2` (default :math:`U/2`; see
+  :meth:`~symq.dispatch.vi.grid.DispatchGrid.build`): the optimal policy keeps one long queue,
+  so the cap changes little and removes most states.  It is checked like :math:`U` (caps
+  :math:`U_2 + D_2`, :math:`U_2 + 2D_2` on the coarse grid at the final :math:`U`) and raised
+  while its estimate exceeds a third of the accuracy asked for.
 
-:attr:`~DispatchVIEstimate.error_estimate` is the sum of the three, and
+:attr:`~DispatchVIEstimate.error_estimate` is the sum of the four, and
 ``tests/dispatch/test_accuracy.py`` checks that it covers the exact values of LWL (Erlang C) and
 the equal random split, and a much finer reference computation of the optimal policy.
 
@@ -169,14 +175,14 @@ def _weights(deltas: tuple[float, ...], powers: tuple[int, ...]) -> np.ndarray:
 
 @dataclass(frozen=True)
 class DispatchVIEstimate(ResultBase):
-    r"""Mean response time from value iteration with its three separate errors.
+    r"""Mean response time from value iteration with its separate errors.
 
     Attributes
     ----------
     ET : float
         Richardson value :math:`g_0^{(2)}` of the two finest grids solved.
     error_estimate : float
-        The stated uncertainty of :attr:`ET`: ``bracket + extrapolation + truncation``.
+        The stated uncertainty of :attr:`ET`: ``bracket + extrapolation + truncation + cap``.
     bracket : float
         Width of the Odoni brackets propagated through the extrapolation (the discretised
         MDPs only).
@@ -184,6 +190,11 @@ class DispatchVIEstimate(ResultBase):
         :math:`|g_0^{(3)} - g_0^{(2)}|`, the estimated error of the extrapolation in the step.
     truncation : float
         The geometric estimate from :math:`g(U), g(U+D), g(U+2D)` on the coarsest grid.
+    cap : float
+        The same estimate for the cap :attr:`U2` on the second-largest backlog (0 without
+        a cap).
+    U2 : float or None
+        The final cap on the second-largest backlog (``m >= 3``, optimal policy), or None.
     policy : str
     m : int
     rho : float
@@ -194,8 +205,9 @@ class DispatchVIEstimate(ResultBase):
     grids : list of dict
         ``role`` (``coarse``; for the optimal policy on identical servers ``coarse, for the
         tail fit`` and ``coarse, fitted tail`` instead, :mod:`~symq.dispatch.vi.boundary`;
-        ``truncation check``, ``refinement``: the steps of :data:`STEP_FRACTIONS` after the
-        coarse one, as many as the accuracy needed), ``delta``, ``U``, ``g``,
+        ``truncation check``, ``cap check``, ``refinement``: the steps of
+        :data:`STEP_FRACTIONS` after the coarse one, as many as the accuracy needed),
+        ``delta``, ``U``, ``U2`` (the cap, or None), ``g``,
         ``g_bracket_discrete``, ``iterations`` (sweeps of all the grids behind it, the
         correction grid's included), ``seconds`` and ``tail`` (curvature, slope)
         per grid solved, in order.
@@ -224,15 +236,17 @@ class DispatchVIEstimate(ResultBase):
     meets_rtol: bool
     fine: VIResult = field(repr=False)
     seconds: float = 0.0
+    cap: float = 0.0
+    U2: float | None = None
     method: str = ("value iteration on three or four grids, Richardson extrapolation, "
                    "truncation check")
     exactness: Exactness = Exactness.NUMERIC
 
     @property
     def error_parts(self) -> dict[str, float]:
-        """The three errors by name (their sum is :attr:`error_estimate`)."""
+        """The errors by name (their sum is :attr:`error_estimate`)."""
         return {"bracket": self.bracket, "extrapolation": self.extrapolation,
-                "truncation": self.truncation}
+                "truncation": self.truncation, "cap": self.cap}
 
 
 @dataclass(frozen=True)
@@ -248,10 +262,10 @@ class _Lattice:
 
     unit: float
     u_min: float
-    #: ``solve(delta, U, warm, span_rtol, tail)``: one grid (``tail`` as
-    #: :func:`~symq.dispatch.vi.solvers.solve_optimal` takes it, or None)
-    solve: Callable[[float, float, VIResult | None, float, tuple[float, float] | None],
-                    VIResult]
+    #: ``solve(delta, U, warm, span_rtol, tail, U2)``: one grid (``tail`` and the cap ``U2``
+    #: as :func:`~symq.dispatch.vi.solvers.solve_optimal` takes them, or None)
+    solve: Callable[[float, float, VIResult | None, float, tuple[float, float] | None,
+                     float | None], VIResult]
     #: ``check(d1, U, U_big)``: refuse grids that do not fit in memory (the finest at ``U``,
     #: the coarse one at the largest truncation check)
     check: Callable[[float, float, float], None]
@@ -259,6 +273,8 @@ class _Lattice:
     seconds: Callable[[float, float], float]
     #: whether the tail beyond U is fitted to the solution (:mod:`~symq.dispatch.vi.boundary`)
     fits_tail: bool = False
+    #: whether the second-largest backlog may be capped (the optimal policy, m >= 3)
+    caps: bool = False
 
 
 def _identical(m: int, rho: float, law: Distribution, key: str, method: str, progress: bool,
@@ -266,11 +282,12 @@ def _identical(m: int, rho: float, law: Distribution, key: str, method: str, pro
     table = method == "pi"
 
     def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float,
-              tail: tuple[float, float] | None = None) -> VIResult:
+              tail: tuple[float, float] | None = None, cap: float | None = None
+              ) -> VIResult:
         stop = dict(tol=1e-14, span_rtol=span_rtol, coarse_correction=correction)
         if key == "optimal":
             return solve_optimal(m, rho, law, delta=delta, U=top_u, warm_start=warm,
-                                 method=method, progress=progress, tail=tail, **stop)
+                                 method=method, progress=progress, tail=tail, U2=cap, **stop)
         return evaluate_policy(key, m, rho, law, delta=delta, U=top_u, warm_start=warm,
                                progress=progress, **stop)
 
@@ -282,7 +299,8 @@ def _identical(m: int, rho: float, law: Distribution, key: str, method: str, pro
         return plan_optimal(m, rho, law, delta, top_u, levels=1, time_limit=math.inf)["seconds"]
 
     return _Lattice(float(law.mean()), min_truncation(m, rho, law), solve, check, seconds,
-                    fits_tail=key == "optimal")
+                    fits_tail=key == "optimal", caps=key == "optimal" and m >= 3
+                    and method == "vi")
 
 
 def _with_speeds(speeds: np.ndarray, rho: float, law: Distribution, key: str, progress: bool,
@@ -294,7 +312,8 @@ def _with_speeds(speeds: np.ndarray, rho: float, law: Distribution, key: str, pr
     s_min = float(speeds.min())
 
     def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float,
-              tail: tuple[float, float] | None = None) -> VIResult:
+              tail: tuple[float, float] | None = None, cap: float | None = None
+              ) -> VIResult:
         options = dict(delta=delta, U=top_u, tol=span_rtol * g_floor, max_iter=50_000,
                        warm_start=warm, multigrid=warm is None, progress=progress)
         if key == "optimal":
@@ -353,7 +372,8 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
                    rtol: float = 1e-3, coarse: float | None = None, U: float | None = None,
                    method: str = "vi", max_enlarge: int = 3, progress: bool = False,
                    names: dict[str, str] | None = None,
-                   speeds: Any = None, coarse_correction: bool = True) -> DispatchVIEstimate:
+                   speeds: Any = None, coarse_correction: bool = True,
+                   U2: float | None = None) -> DispatchVIEstimate:
     r"""Mean response time of the optimal (or a fixed) policy with a measured error.
 
     Parameters
@@ -372,7 +392,7 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     rtol : float
         Relative accuracy asked for: the span of each grid is stopped at ``rtol/100`` of ``g``
         and the truncation is enlarged until its estimate is below ``rtol/3`` of ``g``; a finer
-        grid is added while the sum of the three errors exceeds ``rtol`` of ``g`` and a step
+        grid is added while the sum of the errors exceeds ``rtol`` of ``g`` and a step
         of :data:`STEP_FRACTIONS` is left.  :attr:`~DispatchVIEstimate.meets_rtol` says whether
         the sum met ``rtol``.
     coarse : float, optional
@@ -395,6 +415,14 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     speeds : sequence of m positive reals, optional
         Server speeds (:mod:`symq.dispatch.vi.speed_solvers`: the full time lattice, ``m <= 3``);
         default identical unit-speed servers (the sorted grids).
+    U2 : float, optional
+        Cap on the second-largest backlog (the optimal policy on ``m >= 3`` identical
+        servers; :meth:`~symq.dispatch.vi.grid.DispatchGrid.build`): default half the
+        initial ``U`` above :data:`HIGH_LOAD` (the optimal policy keeps one long queue), no
+        cap otherwise.  It is checked like ``U``: the coarse grid solved again with the caps
+        ``U2 + D2`` and ``U2 + 2 D2`` (at most ``U``, where there is no cap), the geometric
+        estimate added to the stated error as ``cap``, and a default cap raised while that
+        exceeds a third of ``rtol``.  ``U2 = U`` turns the cap off.
     coarse_correction : bool
         Correct each grid's iterate from the grid of twice its step
         (:mod:`~symq.dispatch.vi.coarse_correction`; identical servers): the same values and
@@ -464,6 +492,22 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
                                f"the grids {nm['delta']}, 2/3 and 1/2 of it must all divide "
                                f"{nm['U']}")
 
+    cap_name = nm.get("U2", "U2")
+    cap: float | None = None
+    if U2 is not None:
+        if not lattice.caps:
+            raise InvalidParameter(cap_name, U2, "None (a cap on the second-largest backlog "
+                                   "is for the optimal policy on three or more identical "
+                                   "servers, by value iteration)")
+        cap = real_value(cap_name, U2, f"a real number in (0, {nm['U']}={U:g}]",
+                         lambda x: 0 < x <= U * (1 + 1e-12))
+        if not _divides(2 * d1, cap):
+            raise InvalidParameter(cap_name, U2, f"a multiple of 2 {nm['delta']} = {2 * d1:g}")
+        cap = None if cap >= U else cap
+    elif lattice.caps and rho > HIGH_LOAD:
+        cap = _multiple(U / 2, 4 * d1)
+        cap = None if cap >= U else cap
+
     def truncation_step(top_u: float) -> float:
         return _multiple(max(4 * unit, top_u / 4), 4 * d1)   # keeps the steps dividing U
 
@@ -511,8 +555,8 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
               span_rtol: float | None = None) -> VIResult:
         start = time.perf_counter()
         r = lattice.solve(delta, top_u, warm, rtol / 100 if span_rtol is None else span_rtol,
-                          tail)
-        grids.append({"role": role, "delta": delta, "U": top_u, "g": r.ET,
+                          tail, cap)
+        grids.append({"role": role, "delta": delta, "U": top_u, "U2": cap, "g": r.ET,
                       "g_bracket_discrete": [r.ET_low, r.ET_high],
                       "iterations": r.total_iterations,
                       "seconds": time.perf_counter() - start,
@@ -545,8 +589,30 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         except ResourceLimit:   # the larger U does not fit: keep this one, its error stated
             break
         U, coarse_r = U + step_u, once
-    # refinements coarse to fine until the three errors meet rtol (the first two always)
-    finer = [d for d in steps[1:] if _divides(d, U)]
+    # the cap on the second-largest backlog, checked like U at the final U
+    cap_error = 0.0
+    for attempt in range(max_enlarge + 1):
+        if cap is None:
+            break
+        step2 = _multiple(max(4 * unit, cap / 4), 4 * d1)
+        c1, c2 = min(cap + step2, U), min(cap + 2 * step2, U)
+        saved, cap = cap, c1 if c1 < U else None
+        once = solve(d1, U, coarse_r, "cap check")
+        if c2 > c1:
+            cap = c2 if c2 < U else None
+            twice_g = solve(d1, U, once, "cap check").ET
+        else:
+            twice_g = once.ET
+        cap = saved
+        cap_error = _tail_sum(abs(once.ET - coarse_r.ET), abs(twice_g - once.ET))
+        if cap_error <= rtol * abs(coarse_r.ET) / 3 or U2 is not None \
+                or attempt == max_enlarge:
+            break
+        cap, coarse_r = (c1 if c1 < U else None), once
+        if cap is None:
+            cap_error = 0.0
+    # refinements coarse to fine until the errors meet rtol (the first two always)
+    finer = [d for d in steps[1:] if _divides(d, U) and (cap is None or _divides(d, cap))]
     solved, used = [coarse_r], [d1]
     powers = ORDERS[key]
     for delta in finer:
@@ -557,12 +623,13 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         deltas = (used[0], used[-2], used[-1])
         g2, bracket, extrapolation = _extrapolate(deltas, (solved[0], solved[-2], solved[-1]),
                                                   powers)
-        total = bracket + extrapolation + truncation
+        total = bracket + extrapolation + truncation + cap_error
         if total <= rtol * abs(g2):
             break
     fine = solved[-1]
     return DispatchVIEstimate(
         ET=g2, error_estimate=total, bracket=bracket, extrapolation=extrapolation,
-        truncation=truncation, policy=key, m=m, rho=float(rho), U=U, deltas=deltas,
+        truncation=truncation, cap=cap_error, U2=cap, policy=key, m=m, rho=float(rho), U=U,
+        deltas=deltas,
         grids=grids, meets_rtol=total <= rtol * abs(g2), fine=fine,
         seconds=time.perf_counter() - t0)

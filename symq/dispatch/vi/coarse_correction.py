@@ -77,15 +77,16 @@ COARSE_FRACTION = 0.1
 def correction_grid(grid: DispatchGrid, sizes: Any) -> DispatchGrid | None:
     """The grid of step ``2 delta`` for the correction of ``grid``, or None where there is none.
 
-    Needs an even number of steps, at least :data:`MIN_STATES` stored states and a coarse step
-    of at most ``E[X]`` (a coarser lattice than the solvers accept for an answer, but only the
-    smooth part of the error is taken from it).
+    Needs an even number of steps (and of the cap's steps), at least :data:`MIN_STATES`
+    stored states and a coarse step of at most ``E[X]`` (a coarser lattice than the solvers
+    accept for an answer, but only the smooth part of the error is taken from it).
     """
-    if grid.N % 2 or grid.N < 16 or grid.n_states < MIN_STATES:
+    if grid.N % 2 or grid.N2 % 2 or grid.N < 16 or grid.n_states < MIN_STATES:
         return None
     try:
         return DispatchGrid.build(grid.m, grid.rho, sizes, 2 * grid.delta, grid.U,
-                                  tail=(grid.c_M, grid.tail_slope), correction_level=True)
+                                  tail=(grid.c_M, grid.tail_slope), correction_level=True,
+                                  U2=grid.U2 if grid.capped else None)
     except InvalidParameter:
         return None
 

@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter
+from symq.core.parameters import real_value
 from symq.core.resources import require_memory
 from symq.core.threads import limit_blas_threads
 from symq.laws import Distribution, Exponential
@@ -197,6 +198,20 @@ def sorted_states(m: int, N: int) -> NDArray[np.int64]:
     raise InvalidParameter("m", m, f"1..{M_MAX} for the reduced VI grid")
 
 
+def _cap_steps(m: int, U2: Any, delta: float, U: float, nm: Mapping[str, str]) -> int:
+    """Steps of the cap ``U2`` on the second-largest backlog, validated."""
+    name = nm.get("U2", "U2")
+    if m < 3:
+        raise InvalidParameter(name, U2, "None for m < 3 (a cap on the second-largest "
+                               "backlog needs three servers or more)")
+    U2 = real_value(name, U2, f"a real number in (0, {nm['U']}={U:g}]",
+                    lambda x: 0 < x <= U * (1 + 1e-12))
+    n2 = int(round(U2 / delta))
+    if n2 < 1 or abs(n2 * delta - U2) > 1e-9 * max(U2, 1.0):
+        raise InvalidParameter(name, U2, f"a positive multiple of {nm['delta']}={delta!r}")
+    return min(n2, int(round(U / delta)))
+
+
 @dataclass(frozen=True)
 class DispatchGrid:
     r"""The discretised model: grid, size atoms, arrival weights and tail curvature.
@@ -225,6 +240,12 @@ class DispatchGrid:
     tail_slope : float
         Linear coefficient ``b`` of the tail: beyond ``U`` a coordinate adds
         :math:`c_M((U + s)^2 - U^2) + b s` (0 unless fitted).
+    N2 : int
+        Steps of the cap ``U2 = N2 delta`` on the second-largest backlog (``m >= 3``; ``N``:
+        no cap).  With a cap the grid holds the optimal policy among those that never make
+        the second-largest backlog exceed ``U2``: only the sorted states with
+        :math:`u_{m-1} \le U_2` are computed (:meth:`active_ranges`), a set that such
+        policies and the drain never leave.
     """
 
     m: int
@@ -242,17 +263,67 @@ class DispatchGrid:
     size_name: str
     mean_size: float
     tail_slope: float = 0.0
+    N2: int = -1
+
+    def __post_init__(self) -> None:
+        if self.N2 < 0:
+            object.__setattr__(self, "N2", self.N)
+
+    @property
+    def capped(self) -> bool:
+        """Whether the second-largest backlog is capped below ``U``."""
+        return self.m >= 3 and self.N2 < self.N
+
+    @property
+    def U2(self) -> float:
+        """The cap on the second-largest backlog, ``N2 delta``."""
+        return self.N2 * self.delta
+
+    def active_ranges(self, chunks: int = 1) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        r"""``(starts, ends)``: the rank ranges of the states computed (all, or those within the
+        cap), in at least ``chunks`` pieces of about equal size (parallel load balance).
+
+        In colex order the states whose largest component is ``t`` are the ranks from
+        :math:`\binom{t+m-1}{m}` on, and those of them within the cap their first
+        :math:`\binom{\min(t, N_2)+m-1}{m-1}`.
+        """
+        m, N = self.m, self.N
+        if not self.capped:
+            total = self.n_states
+            bounds = np.linspace(0, total, max(1, min(chunks, total)) + 1).round().astype(
+                np.int64)
+            return bounds[:-1], bounds[1:]
+        t = np.arange(N + 1)
+        first = np.array([math.comb(int(x) + m - 1, m) for x in t], dtype=np.int64)
+        size = np.array([math.comb(min(int(x), self.N2) + m - 1, m - 1) for x in t],
+                        dtype=np.int64)
+        piece = max(1, int(size.sum()) // max(1, chunks))
+        starts, ends = [], []
+        for a, n in zip(first.tolist(), size.tolist()):
+            for s0 in range(a, a + n, piece):
+                starts.append(s0)
+                ends.append(min(s0 + piece, a + n))
+        return np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+
+    def active_states(self) -> NDArray[np.int64]:
+        """Ranks of the states computed, in storage order."""
+        if not self.capped:
+            return np.arange(self.n_states, dtype=np.int64)
+        starts, ends = self.active_ranges()
+        return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(starts, ends)])
 
     @classmethod
     def build(cls, m: int, rho: float, sizes: Any, delta: float, U: float,
               tail_tol: float = 1e-10, *, names: Mapping[str, str] | None = None,
               tail: tuple[float, float] | None = None,
-              correction_level: bool = False) -> DispatchGrid:
+              correction_level: bool = False, U2: float | None = None) -> DispatchGrid:
         """Validate the parameters and discretise (the rules of
         :func:`~symq.dispatch.vi.solvers.solve_optimal`).
 
         ``correction_level``: a grid that only carries the coarse-grid correction of a finer
         one (:mod:`~symq.dispatch.vi.coarse_correction`), whose step may reach ``E[X]``.
+        ``U2``: the cap on the second-largest backlog (``m >= 3``, a multiple of ``delta`` in
+        ``(0, U]``; see :attr:`N2`).
 
         ``names`` maps ``"delta"``, ``"U"``, ``"m"``, ``"rho"`` to the names the caller's user
         typed (the ``dispatch`` model passes ``{"U": "umax"}``), so errors name those.
@@ -276,9 +347,12 @@ class DispatchGrid:
             c_M, slope = float(tail_curvature_fn().scalar(lam / m, rho)), 0.0
         else:
             c_M, slope = (float(t) for t in tail)
+        N2 = N
+        if U2 is not None:
+            N2 = _cap_steps(m, U2, delta, U, nm)
         return cls(m=m, rho=rho, lam=lam, delta=delta, U=N * delta, N=N, K=p.size - 1, p=p,
                    a=a, b=b, q=q, c_M=c_M, size_name=str(getattr(sizes, "name", "sizes")),
-                   mean_size=mean, tail_slope=slope)
+                   mean_size=mean, tail_slope=slope, N2=N2)
 
     @property
     def n_states(self) -> int:

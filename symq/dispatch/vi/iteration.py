@@ -40,7 +40,13 @@ from .grid import DispatchGrid
 from .passes import MODE_FULL, _Operator
 from .planning import _time_limit
 
-__all__ = ["VIResult"]
+__all__ = ["VIResult", "FORBIDDEN"]
+
+#: The stored value of a state outside the cap on the second-largest backlog
+#: (:attr:`VIResult.U2`): the cost of a decision the capped problem does not allow.  Finite,
+#: so that a multilinear weight of zero keeps it out of an interpolated value; any positive
+#: weight makes the decision lose every comparison.
+FORBIDDEN = 1e300
 
 
 @numba.njit(cache=True)
@@ -179,21 +185,34 @@ class _Layout(_FlatLayout):
         self.triangle = grid.m == 2 and mode != MODE_FULL
         if self.triangle:
             self.size = grid.n_states
+        # a capped simplex: only the states within the cap are stored (rank 0 first)
+        self.active = grid.active_states() if grid.capped else None
+        if self.active is not None:
+            self.size = int(self.active.size)
 
     def step(self, v: NDArray[np.float64], tv: NDArray[np.float64], f: NDArray[np.float64],
              r: NDArray[np.float64]) -> tuple[float, float, float]:
         if self.triangle:
             return _step_triangle(v, tv, f, r)
+        if self.active is not None:
+            return _step_flat(v[self.active], tv[self.active], f, r)
         return super().step(v, tv, f, r)
 
     def unpack(self, x: NDArray[np.float64], v: NDArray[np.float64]) -> None:
         if self.triangle:
             _unpack_triangle(x, v)
+        elif self.active is not None:
+            v[self.active] = x
         else:
             super().unpack(x, v)
 
     def pack(self, v: NDArray[np.float64],
              out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        if self.active is not None:
+            if out is None:
+                out = np.empty(self.size)
+            out[:] = v[self.active]
+            return out
         if not self.triangle:
             return super().pack(v, out)
         if out is None:
@@ -358,6 +377,12 @@ class VIResult(ResultBase):
         at backlogs ``(i delta, j delta)`` in server order.
     seconds : float
         Wall time including warm-start levels.
+    U2 : float, optional
+        The cap on the second-largest backlog (``m >= 3``,
+        :meth:`~symq.dispatch.vi.grid.DispatchGrid.build`): ``v`` and :attr:`ET` are those
+        of the optimal policy among those that never make the second-largest backlog exceed
+        ``U2``; the states beyond it hold :data:`FORBIDDEN`, and so does :meth:`value` there
+        (a decision into them is never chosen).  None: no cap.
     levels : list of (delta, iterations, ET)
         One entry per grid solved, coarse first; the grid of step ``2 delta`` that corrected
         this one (:mod:`~symq.dispatch.vi.coarse_correction`) is listed with its sweeps and
@@ -390,6 +415,7 @@ class VIResult(ResultBase):
     method: str = "relative value iteration (Odoni bounds, Anderson mixing)"
     curvatures: NDArray[np.float64] | None = field(default=None, repr=False)
     tail_slope: float = 0.0
+    U2: float | None = None
     exactness: Exactness = Exactness.NUMERIC
 
     @property

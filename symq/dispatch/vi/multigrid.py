@@ -39,6 +39,8 @@ def _interpolate_to(prev: VIResult, grid: DispatchGrid) -> NDArray[np.float64]:
         g = np.arange(grid.N + 1) * grid.delta
         return prev.value(np.stack(np.meshgrid(g, g, indexing="ij"), axis=-1))
     pts = sorted_states(grid.m, grid.N) * grid.delta
+    if prev.U2 is not None:      # beyond the previous cap: the value at the cap (a start)
+        pts[:, :-1] = np.minimum(pts[:, :-1], prev.U2)
     if grid.m == 2:
         vals = prev.value(pts)
         out = np.zeros((grid.N + 1, grid.N + 1))

@@ -47,7 +47,7 @@ from symq.core.errors import InvalidParameter
 
 from ..simplex import binomial_table, predecessors
 from .grid import DispatchGrid, diagonal_weights
-from .simplex_passes import MODE_JIQ, _renamed, chunk_starts, ea_pass, ex_pass
+from .simplex_passes import MODE_JIQ, _renamed, ea_pass, ex_pass
 
 __all__ = ["diagonal_expectation", "MODE_OPT", "MODE_RND", "MODE_TABLE", "MODE_FULL",
            "MODE_JIQ"]
@@ -250,8 +250,7 @@ class _Operator:
         if grid.m >= 3:
             self.B = binomial_table(grid.m, grid.N)
             self.pred = predecessors(grid.m, grid.N, self.B)
-            self.starts = {True: chunk_starts(grid.n_states, 256),
-                           False: chunk_starts(grid.n_states, 1)}
+            self.ranges = {True: grid.active_ranges(256), False: grid.active_ranges(1)}
 
     def __call__(self, v: NDArray[np.float64], out: NDArray[np.float64]) -> None:
         g = self.grid
@@ -273,7 +272,8 @@ class _Operator:
         else:
             self._builds.run(lambda par: ex_pass(
                 v, self.B, g.N, g.p, self.tail, g.delta, self.mode, self.table, self.h,
-                record=self.record, parallel=par, starts=self.starts[par]))
+                record=self.record, parallel=par, starts=self.ranges[par][0],
+                ends=self.ranges[par][1], cap=g.N2))
             self.h += self.EX
             ea_pass(self.h, self.pred, g.a, g.b, g.q, out)
 

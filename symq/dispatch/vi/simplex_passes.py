@@ -51,8 +51,13 @@ MODE_JIQ = 4
 
 
 @numba.njit(cache=True, inline="always")
-def _server_costs(V, BT, N, K, m, tail, delta, o, base, j, cj, cost):  # pragma: no cover
-    """cost[k] = c_j delta + v(c + k e_j) for k = 0..K: segments of constant position."""
+def _server_costs(V, BT, N, K, m, tail, delta, o, base, j, cj, cap, cost
+                  ):  # pragma: no cover
+    """cost[k] = c_j delta + v(c + k e_j) for k = 0..K: segments of constant position.
+
+    With ``cap < N`` a job that would make the second-largest backlog exceed ``cap`` steps is
+    not allowed: its cost is ``inf`` (the grown component second-largest beyond ``cap``, or
+    largest while the largest of the others is beyond ``cap``)."""
     k = 0
     pp = j
     while pp < m:
@@ -60,33 +65,54 @@ def _server_costs(V, BT, N, K, m, tail, delta, o, base, j, cj, cost):  # pragma:
         b0 = base[pp]
         col = BT[pp + 1]
         kend = min(K, wend - cj)
-        while k <= kend:
-            cost[k] = V[b0 + col[cj + k + pp]]
-            k += 1
+        if pp == m - 1 and o[m - 2] > cap:
+            while k <= kend:
+                cost[k] = np.inf
+                k += 1
+        elif pp == m - 2 and kend > cap - cj:
+            while k <= min(kend, cap - cj):
+                cost[k] = V[b0 + col[cj + k + pp]]
+                k += 1
+            while k <= kend:
+                cost[k] = np.inf
+                k += 1
+        else:
+            while k <= kend:
+                cost[k] = V[b0 + col[cj + k + pp]]
+                k += 1
         pp += 1
     if k <= K:                       # beyond U: the value at U plus the analytic tail
-        top = V[base[m - 1] + BT[m, N + m - 1]]
-        while k <= K:
-            cost[k] = top + tail[cj + k - N]
-            k += 1
+        if o[m - 2] > cap:
+            while k <= K:
+                cost[k] = np.inf
+                k += 1
+        else:
+            top = V[base[m - 1] + BT[m, N + m - 1]]
+            while k <= K:
+                cost[k] = top + tail[cj + k - N]
+                k += 1
     off = cj * delta
     for k in range(K + 1):
         cost[k] += off
 
 
-def _ex_pass_py(V, BT, N, p, tail, delta, mode, table, record, starts, out):  # pragma: no cover
-    """h(c) - E[X] on the packed simplex; ``record``: write the argmin positions to ``table``."""
+def _ex_pass_py(V, BT, N, p, tail, delta, mode, table, record, starts, ends, cap,
+                out):  # pragma: no cover
+    """h(c) - E[X] on the packed simplex; ``record``: write the argmin positions to ``table``.
+
+    Chunk ``ch`` covers the ranks ``starts[ch] <= s < ends[ch]``; ``cap`` (steps) is the
+    largest second-largest backlog a decision may create (``N``: no cap)."""
     m = BT.shape[0] - 2
     K = p.size - 1
     B = BT.T
-    for ch in numba.prange(starts.size - 1):
+    for ch in numba.prange(starts.size):
         c = np.empty(m, dtype=np.int64)
         unrank(starts[ch], B, c)
         o = np.zeros(max(m - 1, 1), dtype=np.int64)
         base = np.empty(m, dtype=np.int64)
         best = np.empty(K + 1)
         cost = np.empty(K + 1)
-        for s in range(starts[ch], starts[ch + 1]):
+        for s in range(starts[ch], ends[ch]):
             random = mode == 1 or (mode == 4 and c[0] > 0)
             first = True
             i = 0
@@ -109,7 +135,7 @@ def _ex_pass_py(V, BT, N, p, tail, delta, mode, table, record, starts, out):  # 
                 for r in range(m - 2, -1, -1):
                     suf += BT[r + 2, o[r] + r + 1]
                     base[r] += suf
-                _server_costs(V, BT, N, K, m, tail, delta, o, base, j, c[j], cost)
+                _server_costs(V, BT, N, K, m, tail, delta, o, base, j, c[j], cap, cost)
                 if random:
                     if first:
                         for k in range(K + 1):
@@ -169,16 +195,23 @@ def chunk_starts(n_states: int, chunks: int) -> NDArray[np.int64]:
 def ex_pass(V: NDArray[np.float64], B: NDArray[np.int64], N: int, p: NDArray[np.float64],
             tail: NDArray[np.float64], delta: float, mode: int, table: NDArray[np.int8],
             out: NDArray[np.float64], *, record: bool = False, parallel: bool = False,
-            starts: NDArray[np.int64] | None = None) -> None:
+            starts: NDArray[np.int64] | None = None, ends: NDArray[np.int64] | None = None,
+            cap: int | None = None) -> None:
     """The :math:`E_X` pass (minus the lattice mean) into ``out``; see the module docstring.
 
     ``table`` has shape ``(n_states, K + 1)`` in modes 2 (read) and with ``record`` (written);
-    any ``(1, 1)`` array otherwise.
+    any ``(1, 1)`` array otherwise.  ``starts``/``ends``: the rank ranges to compute (default
+    all, in chunks: ``starts`` of :func:`chunk_starts` alone gives consecutive chunks);
+    ``cap``: see :func:`_server_costs` (mode 0 only; default none).
     """
     if starts is None:
         starts = chunk_starts(V.size, 256 if parallel else 1)
+    if ends is None:
+        starts, ends = starts[:-1], starts[1:]
     kernel = _ex_parallel if parallel else _ex_serial
-    kernel(V, np.ascontiguousarray(B.T), N, p, tail, delta, mode, table, record, starts, out)
+    kernel(V, np.ascontiguousarray(B.T), N, p, tail, delta, mode, table, record,
+           np.ascontiguousarray(starts), np.ascontiguousarray(ends), N if cap is None else cap,
+           out)
 
 
 @numba.njit(cache=True)

@@ -103,7 +103,7 @@ from ..policies.decisions import JIQ, JSQ, RND, RR
 from ..sizes import as_sizes
 from .coarse_correction import corrected_iteration, correction_grid
 from .grid import DispatchGrid, sorted_states
-from .iteration import VIResult, _iterate
+from .iteration import FORBIDDEN, VIResult, _iterate
 from .multigrid import _coarse_levels, _interpolate_to
 from .passes import MODE_FULL, MODE_JIQ, MODE_OPT, MODE_RND, MODE_TABLE
 from .planning import plan_optimal
@@ -134,11 +134,21 @@ class _Stop:
         return self
 
 
+def _forbid(grid: DispatchGrid, v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``v`` with :data:`~symq.dispatch.vi.iteration.FORBIDDEN` at the states outside the cap
+    (the cost of a decision the capped problem does not allow)."""
+    if grid.capped:
+        keep = np.zeros(v.size, dtype=bool)
+        keep[grid.active_states()] = True
+        v[~keep] = FORBIDDEN
+    return v
+
+
 def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
            table_fn: Callable[[DispatchGrid], NDArray[np.int8] | None], policy: str,
            stop: _Stop, progress: bool, warm_start: VIResult | None, multigrid: bool,
            method: str = "vi", tail: tuple[float, float] | None = None,
-           correct: bool = True) -> VIResult:
+           correct: bool = True, U2: float | None = None) -> VIResult:
     t0 = time.perf_counter()
     sizes = as_sizes(sizes)            # once: every grid below uses the same law
     if method not in ("vi", "pi"):
@@ -146,7 +156,11 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
                                "iteration)")
     plan_optimal(m, rho, sizes, delta, U, levels=1, table=mode in (MODE_TABLE, MODE_FULL)
                  or method == "pi")
-    grid = DispatchGrid.build(m, rho, sizes, delta, U, tail=tail)
+    grid = DispatchGrid.build(m, rho, sizes, delta, U, tail=tail, U2=U2)
+    if grid.capped and (mode != MODE_OPT or method != "vi"):
+        raise InvalidParameter("U2", U2, "None except for the optimal policy by value "
+                               "iteration (a cap restricts the decisions)")
+    cap = grid.U2 if grid.capped else None
     stop = stop.checked()
     levels: list[tuple[float, int, float]] = []
     prev = warm_start
@@ -155,7 +169,9 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
     label = f"{'PI' if method == 'pi' else 'VI'}[{policy}]"
     if prev is None and multigrid:
         for d in _coarse_levels(grid.delta, grid.U, grid.mean_size, 30):
-            cg = DispatchGrid.build(m, rho, sizes, d, grid.U, tail=tail)
+            if cap is not None and abs(round(cap / d) * d - cap) > 1e-9 * cap:
+                continue             # the cap is not on this level's lattice
+            cg = DispatchGrid.build(m, rho, sizes, d, grid.U, tail=tail, U2=cap)
             v0 = None if prev is None else _interpolate_to(prev, cg)
             v, g, gl, gh, it, sp = _iterate(cg, mode, table_fn(cg), v0,
                                             max(stop.tol, stop.coarse_tol), None, None,
@@ -163,9 +179,10 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
                                             span_rtol=stop.span_rtol)
             total += it
             levels.append((d, it, g))
-            prev = VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=cg.delta, U=cg.U, m=m,
-                            lam=cg.lam, rho=cg.rho, iterations=it, residual=sp, policy=policy,
-                            c_M=cg.c_M, tail_slope=cg.tail_slope, symmetric=symmetric)
+            prev = VIResult(ET=g, ET_low=gl, ET_high=gh, v=_forbid(cg, v), delta=cg.delta,
+                            U=cg.U, m=m, lam=cg.lam, rho=cg.rho, iterations=it, residual=sp,
+                            policy=policy, c_M=cg.c_M, tail_slope=cg.tail_slope,
+                            symmetric=symmetric, U2=cap)
     v0 = None if prev is None else _interpolate_to(prev, grid)
     if method == "pi" and mode == MODE_OPT:
         v, g, gl, gh, it, sp = policy_iteration(grid, v0, stop.tol, stop.span_rtol,
@@ -183,7 +200,8 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
                                         span_rtol=stop.span_rtol)
     total += it
     levels.append((grid.delta, it, g))
-    return VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=grid.delta, U=grid.U, m=grid.m,
+    return VIResult(ET=g, ET_low=gl, ET_high=gh, v=_forbid(grid, v), delta=grid.delta,
+                    U=grid.U, m=grid.m, U2=cap,
                     lam=grid.lam, rho=grid.rho, iterations=it, residual=sp, policy=policy,
                     c_M=grid.c_M, tail_slope=grid.tail_slope, symmetric=symmetric,
                     total_iterations=total,
@@ -199,7 +217,7 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
                   span_cap: float | None = None, multigrid: bool = True,
                   coarse_tol: float = 1e-5, span_rtol: float | None = None,
                   method: str = "vi", tail: tuple[float, float] | None = None,
-                  coarse_correction: bool = True) -> VIResult:
+                  coarse_correction: bool = True, U2: float | None = None) -> VIResult:
     r"""Optimal size-aware dispatching by relative value iteration.
 
     Parameters
@@ -253,6 +271,13 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
         at least :data:`~symq.dispatch.vi.coarse_correction.MIN_STATES` states, unless
         ``tol_g`` is given; the fixed point and the certified bracket
         are those of plain value iteration.
+    U2 : float, optional
+        A cap on the second-largest backlog (``m >= 3``; a multiple of ``delta`` up to
+        ``U``): the optimal policy among those that never make the second-largest backlog
+        exceed ``U2``, computed on the states within the cap only (at high load the optimal
+        policy keeps one long queue, so a cap well below ``U`` changes ``g`` little and
+        removes most states).  ``g`` is at least the uncapped value; check the cap by
+        raising it (:attr:`~symq.dispatch.vi.iteration.VIResult.U2`).
 
     Returns
     -------
@@ -274,7 +299,7 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
     """
     stop = _Stop(tol, tol_g, span_cap, span_rtol, max_iter, coarse_tol, coarse_correction)
     return _solve(m, rho, sizes, delta, U, MODE_OPT, lambda g: None, "optimal", stop, progress,
-                  warm_start, multigrid, method, tail)
+                  warm_start, multigrid, method, tail, U2=U2)
 
 
 def lwl_table(grid: DispatchGrid) -> NDArray[np.int8]:

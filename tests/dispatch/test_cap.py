@@ -1,0 +1,121 @@
+"""The cap on the second-largest backlog (m >= 3): the restricted problem, checked independently.
+
+A capped grid computes the optimal policy among those that never make the second-largest
+backlog exceed ``U2``, on the states within the cap only.  The tests compare it with
+
+* a plain implementation of the same restricted Bellman operator over ALL sorted states
+  (every decision enumerated and re-sorted in numpy, a forbidden one costing ``inf``), which
+  shares only the diagonal E_A recursion and the size atoms with the solver;
+* the uncapped problem, whose value it may not beat and which it equals at ``U2 = U``;
+* through :func:`solve_accurate`, the uncapped answer within the two stated errors.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from symq.core.errors import InvalidParameter
+from symq.dispatch.simplex import binomial_table, colex_states, predecessors
+from symq.dispatch.vi.accuracy import solve_accurate
+from symq.dispatch.vi.grid import DispatchGrid
+from symq.dispatch.vi.iteration import FORBIDDEN
+from symq.dispatch.vi.simplex_passes import ea_pass
+from symq.dispatch.vi.solvers import solve_optimal
+from symq.laws import Exponential
+
+EXP = Exponential(1.0)
+
+
+def _restricted_gain(grid: DispatchGrid, tol: float) -> tuple[float, float]:
+    """Odoni bounds of the capped problem by plain VI on all sorted states (m = 3)."""
+    m, N, K, d = grid.m, grid.N, grid.K, grid.delta
+    states = colex_states(m, N)
+    index = {tuple(s): r for r, s in enumerate(states.tolist())}
+    tail = grid.tail()
+    n = len(states)
+    # target[s, j, k]: rank of sort(c + k e_j) (clamped at N), extra tail, or -1 if forbidden
+    target = np.zeros((n, m, K + 1), dtype=np.int64)
+    extra = np.zeros((n, m, K + 1))
+    for r, c in enumerate(states.tolist()):
+        for j, k in itertools.product(range(m), range(K + 1)):
+            w = list(c)
+            w[j] += k
+            w.sort()
+            if w[m - 2] > grid.N2:
+                target[r, j, k] = -1
+                continue
+            over = max(0, w[m - 1] - N)
+            w[m - 1] -= over
+            target[r, j, k] = index[tuple(w)]
+            extra[r, j, k] = tail[over] + c[j] * d
+    inside = states[:, m - 2] <= grid.N2
+    B = binomial_table(m, N)
+    pred = predecessors(m, N, B)
+    v = np.zeros(n)
+    lo = hi = math.nan
+    for _ in range(20_000):
+        cost = np.where(target >= 0, v[np.maximum(target, 0)] + extra, np.inf)
+        h = (grid.p * cost.min(axis=1)).sum(axis=1) + grid.lattice_mean
+        h[~inside] = 0.0                   # never read from inside the cap
+        tv = ea_pass(h, pred, grid.a, grid.b, grid.q)
+        diff = (tv - v)[inside]
+        lo, hi = float(diff.min()), float(diff.max())
+        v = tv - tv[0]
+        if hi - lo < tol:
+            return lo, hi
+    raise AssertionError("the reference iteration did not converge")
+
+
+@pytest.mark.parametrize(("rho", "U", "U2"), [(0.5, 6.0, 2.0), (0.7, 12.0, 4.0)])
+def test_capped_grid_against_a_plain_restricted_iteration(rho, U, U2):
+    kw = dict(delta=0.5, U=U, tol=1e-10, multigrid=False)
+    capped = solve_optimal(3, rho, EXP, U2=U2, **kw)
+    grid = DispatchGrid.build(3, rho, EXP, 0.5, U, U2=U2)
+    lo, hi = _restricted_gain(grid, 1e-10)
+    assert max(lo, capped.ET_low) <= min(hi, capped.ET_high)     # the same fixed point
+    uncapped = solve_optimal(3, rho, EXP, **kw)
+    assert capped.ET_high >= uncapped.ET_low         # a restriction cannot do better
+
+
+def test_cap_at_U_is_no_cap_and_values_beyond_the_cap_are_forbidden():
+    kw = dict(delta=0.5, U=16.0, tol=1e-9)
+    free = solve_optimal(3, 0.7, EXP, **kw)
+    same = solve_optimal(3, 0.7, EXP, U2=16.0, **kw)
+    assert same.ET == free.ET and same.U2 is None
+    capped = solve_optimal(3, 0.7, EXP, U2=8.0, **kw)
+    assert capped.U2 == 8.0 and capped.ET_high >= free.ET_low
+    assert capped.value(np.array([0.0, 9.0, 12.0])) >= FORBIDDEN / 2
+    inside = capped.value(np.array([0.0, 7.5, 12.0]))
+    assert abs(inside) < 1e3
+    # a job that would make the second-largest backlog exceed the cap is never sent there:
+    # 3 more on the backlog 7 gives (1, 10, 12); on 1 or 12 the second-largest stays 7
+    u = np.array([1.0, 7.0, 12.0])
+    costs = capped.costs(u, 3.0)
+    assert costs[1] >= FORBIDDEN / 2 and max(costs[0], costs[2]) < 1e3
+    assert capped.decision(u, 3.0) != 1 and free.costs(u, 3.0).max() < 1e3
+
+
+def test_cap_errors():
+    with pytest.raises(InvalidParameter, match="U2"):
+        solve_optimal(2, 0.7, EXP, delta=0.5, U=16.0, U2=8.0)       # m < 3
+    with pytest.raises(InvalidParameter, match="U2"):
+        solve_optimal(3, 0.7, EXP, delta=0.5, U=16.0, U2=7.25)      # not on the lattice
+    with pytest.raises(InvalidParameter, match="U2"):
+        solve_optimal(3, 0.7, EXP, delta=0.5, U=16.0, U2=20.0)      # beyond U
+    with pytest.raises(InvalidParameter, match="U2"):
+        solve_accurate(3, 0.7, EXP, policy="lwl", U2=8.0)
+
+
+def test_accurate_capped_agrees_with_uncapped_within_stated_errors():
+    options = dict(coarse=0.5, U=16.0, rtol=1e-2)
+    capped = solve_accurate(3, 0.75, EXP, **options)
+    assert capped.U2 == 8.0                                    # the default: U/2 at high load
+    assert "cap check" in [g["role"] for g in capped.grids]
+    assert capped.error_parts["cap"] == capped.cap >= 0
+    free = solve_accurate(3, 0.75, EXP, U2=16.0, **options)
+    assert free.U2 is None and free.cap == 0.0
+    assert abs(capped.ET - free.ET) <= capped.error_estimate + free.error_estimate
