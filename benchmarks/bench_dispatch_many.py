@@ -11,9 +11,11 @@ each grid's iterations and time per iteration, and
 at U = 96, each grid to a span of 1e-10), run in the same session for the ratio, and
 ``--correction`` each case with and without the coarse-grid correction of
 :mod:`symq.dispatch.vi.coarse_correction`, alternated (plain, corrected, plain, corrected) in
-one run, with the ratio of the better times and both values with their errors.
+one run, with the ratio of the better times and both values with their errors, and ``--cap``
+the cap on the second-largest backlog (the default above load 0.7 at m >= 3) against no cap
+(``U2 = U``), alternated the same way: m = 3 at rho = 0.75 (default grids) and 0.9 (U = 48).
 
-Run: ``python benchmarks/bench_dispatch_many.py [--big] [--baseline] [--correction]``.
+Run: ``python benchmarks/bench_dispatch_many.py [--big] [--baseline] [--correction] [--cap]``.
 """
 
 from __future__ import annotations
@@ -59,14 +61,34 @@ def _correction() -> None:
               f"{min(times[True]):.1f} s, ratio {min(times[False]) / min(times[True]):.2f}x")
 
 
+#: The cases of ``--cap``: (m, rho, U or None for the default).
+CAP_CASES = ((3, 0.75, None), (3, 0.9, 48.0))
+
+
+def _cap() -> None:
+    solve_accurate(3, 0.75, Exponential(1.0), coarse=0.5, U=16.0, rtol=1e-2)   # load kernels
+    for m, rho, top in CAP_CASES:
+        U = 32.0 if top is None else top          # the default U at rho = 0.75
+        extra = {} if top is None else {"U": top}
+        times: dict[bool, list[float]] = {False: [], True: []}
+        for capped in (False, True, False, True):
+            times[capped].append(_run(m, rho, **extra, **({} if capped else {"U2": U})))
+        print(f"  m={m} rho={rho}: no cap {min(times[False]):.1f} s, capped "
+              f"{min(times[True]):.1f} s, ratio {min(times[False]) / min(times[True]):.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--big", action="store_true")
     parser.add_argument("--baseline", action="store_true")
     parser.add_argument("--correction", action="store_true")
+    parser.add_argument("--cap", action="store_true")
     args = parser.parse_args()
     if args.correction:
         _correction()
+    if args.cap:
+        _cap()
+    if args.correction or args.cap:
         return
     solve_accurate(2, 0.4, Exponential(1.0), coarse=0.5, U=8.0)     # load the kernels
     new = _run(2, 0.9)

@@ -23,6 +23,7 @@ from symq.dispatch.simplex import binomial_table, colex_states, predecessors
 from symq.dispatch.vi.accuracy import solve_accurate
 from symq.dispatch.vi.grid import DispatchGrid
 from symq.dispatch.vi.iteration import FORBIDDEN
+from symq.dispatch.vi.planning import capped_states
 from symq.dispatch.vi.simplex_passes import ea_pass
 from symq.dispatch.vi.solvers import solve_optimal
 from symq.laws import Exponential
@@ -119,3 +120,16 @@ def test_accurate_capped_agrees_with_uncapped_within_stated_errors():
     free = solve_accurate(3, 0.75, EXP, U2=16.0, **options)
     assert free.U2 is None and free.cap == 0.0
     assert abs(capped.ET - free.ET) <= capped.error_estimate + free.error_estimate
+
+
+@pytest.mark.parametrize(("m", "N", "N2"), [(3, 12, 4), (3, 12, 12), (4, 10, 3), (5, 10, 0)])
+def test_active_states_are_those_within_the_cap(m, N, N2):
+    """The rank ranges, the count of the time plan and a direct enumeration agree."""
+    grid = DispatchGrid.build(m, 0.5, EXP, 0.5, N * 0.5)
+    grid = DispatchGrid(**{**grid.__dict__, "N2": N2})
+    states = colex_states(m, N)
+    expected = np.nonzero(states[:, m - 2] <= N2)[0]
+    np.testing.assert_array_equal(grid.active_states(), expected)
+    starts, ends = grid.active_ranges(7)
+    assert np.all(starts < ends) and int((ends - starts).sum()) == expected.size
+    assert capped_states(m, N, N2) == expected.size

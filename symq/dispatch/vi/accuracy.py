@@ -269,8 +269,8 @@ class _Lattice:
     #: ``check(d1, U, U_big)``: refuse grids that do not fit in memory (the finest at ``U``,
     #: the coarse one at the largest truncation check)
     check: Callable[[float, float, float], None]
-    #: ``seconds(delta, U)``: estimated time of one grid
-    seconds: Callable[[float, float], float]
+    #: ``seconds(delta, U, U2)``: estimated time of one grid (``U2``: the cap, or None)
+    seconds: Callable[[float, float, float | None], float]
     #: whether the tail beyond U is fitted to the solution (:mod:`~symq.dispatch.vi.boundary`)
     fits_tail: bool = False
     #: whether the second-largest backlog may be capped (the optimal policy, m >= 3)
@@ -295,8 +295,9 @@ def _identical(m: int, rho: float, law: Distribution, key: str, method: str, pro
         plan_optimal(m, rho, law, d1, top_u, levels=2, names=names, table=table, blame=blame)
         plan_optimal(m, rho, law, d1, big_u, levels=1, names=names, table=table, blame=blame)
 
-    def seconds(delta: float, top_u: float) -> float:
-        return plan_optimal(m, rho, law, delta, top_u, levels=1, time_limit=math.inf)["seconds"]
+    def seconds(delta: float, top_u: float, cap: float | None = None) -> float:
+        return plan_optimal(m, rho, law, delta, top_u, levels=1, time_limit=math.inf,
+                            U2=cap)["seconds"]
 
     return _Lattice(float(law.mean()), min_truncation(m, rho, law), solve, check, seconds,
                     fits_tail=key == "optimal", caps=key == "optimal" and m >= 3
@@ -332,7 +333,7 @@ def _with_speeds(speeds: np.ndarray, rho: float, law: Distribution, key: str, pr
                                 f"({names['U']}={u:g}, step {delta:g})",
                            limit="coarser" if blame == "delta" else "smaller")
 
-    def seconds(delta: float, top_u: float) -> float:
+    def seconds(delta: float, top_u: float, cap: float | None = None) -> float:
         n, atoms = size(delta, top_u)
         return float(n + 1) ** m * atoms * m * vi_iterations(rho) / VI_RATE
 
@@ -519,9 +520,9 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         lattice.check(c1, top_u, top_u + 2 * step)
         planned = [(c1, top_u), (c1, top_u + step), (c1, top_u + 2 * step)]
         planned += [(c1 * d / d1, top_u) for d in steps[1:] if _divides(c1 * d / d1, top_u)]
-        seconds = sum(lattice.seconds(d, u) for d, u in planned)
+        seconds = sum(lattice.seconds(d, u, cap) for d, u in planned)
         if lattice.fits_tail:            # the refits of the tail (warm: an overestimate)
-            seconds += TAIL_REFITS * lattice.seconds(c1, top_u)
+            seconds += TAIL_REFITS * lattice.seconds(c1, top_u, cap)
         allowed = _time_limit()
         if seconds > allowed:
             raise ResourceLimit(

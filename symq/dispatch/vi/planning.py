@@ -204,6 +204,13 @@ def grid_bytes(m: int, N: int, K: int, levels: int = 1) -> float:
     return 8.0 * floats
 
 
+def capped_states(m: int, N: int, N2: int) -> float:
+    r"""Sorted states of ``N`` steps whose second-largest component is at most ``N2``:
+    :math:`\sum_{t=0}^{N}inom{\min(t, N_2)+m-1}{m-1}`."""
+    N2 = min(N2, N)
+    return float(math.comb(N2 + m, m) + (N - N2) * math.comb(N2 + m - 1, m - 1))
+
+
 def grid_work(m: int, N: int, K: int) -> float:
     """(state, size atom, server) evaluations of one E_X sweep on a grid (sorted states)."""
     return float(math.comb(N + m, m)) * (K + 1) * m
@@ -240,7 +247,7 @@ def _round_sig(x: float, up: bool, digits: int = 3) -> float:
 def plan_optimal(m: int, rho: float, sizes: Any, delta: float, U: float, *, levels: int = 2,
                  names: Mapping[str, str] | None = None, blame: str = "delta",
                  time_limit: float | None = None, table: bool = False,
-                 tail_tol: float = 1e-10) -> dict[str, float]:
+                 tail_tol: float = 1e-10, U2: float | None = None) -> dict[str, float]:
     r"""Estimate memory and time of value iteration on the grids ``delta, delta/2, ...``.
 
     Called before anything is allocated (by :func:`solve_optimal`, :func:`evaluate_policy`
@@ -266,6 +273,9 @@ def plan_optimal(m: int, rho: float, sizes: Any, delta: float, U: float, *, leve
         Seconds allowed (default :data:`VI_TIME_LIMIT`).
     table : bool
         Add the ``int8`` decision table of a fixed policy.
+    U2 : float, optional
+        A cap on the second-largest backlog (``m >= 3``): the time counts the states within
+        it only (:func:`capped_states`); the memory still counts every sorted state.
 
     Returns
     -------
@@ -304,6 +314,8 @@ def plan_optimal(m: int, rho: float, sizes: Any, delta: float, U: float, *, leve
                 b += float(math.comb(n + m, m)) * (K + 1)
             peak = max(peak, b)
             w = grid_work(m, n, K) * iters / VI_RATE
+            if U2 is not None and m >= 3:
+                w *= capped_states(m, n, int(round(U2 / dl))) / math.comb(n + m, m)
             secs += w * (1.2 if lev == 0 else 1.0)
             states = float(math.comb(n + m, m))
         return peak, secs, states, K
