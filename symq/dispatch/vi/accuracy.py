@@ -59,30 +59,21 @@ import numpy as np
 
 from symq.core.errors import InvalidParameter, ResourceLimit
 from symq.core.parameters import real_value
-from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
-from symq.laws import Distribution
 
 from ..sizes import as_sizes
 from .boundary import FIT_SPAN_RTOL, TAIL_REFITS, fit_tail
 from .iteration import VIResult
+from .lattices import identical_lattice, speeds_lattice
 from .planning import (
-    VI_RATE,
     _time_limit,
     format_seconds,
-    min_truncation,
     plan_optimal,
     validate_grid,
-    vi_iterations,
 )
-from .solvers import evaluate_policy, solve_optimal
 from .speed_passes import (
-    atoms_estimate,
     check_speed_vector,
-    min_truncation_speeds,
-    speed_grid_bytes,
 )
-from .speed_solvers import evaluate_policy_speeds, solve_optimal_speeds
 
 __all__ = ["DispatchVIEstimate", "solve_accurate", "default_steps", "default_truncation"]
 
@@ -249,97 +240,6 @@ class DispatchVIEstimate(ResultBase):
                 "truncation": self.truncation, "cap": self.cap}
 
 
-@dataclass(frozen=True)
-class _Lattice:
-    """What :func:`solve_accurate` needs of a family of grids: identical servers (the sorted
-    grids of :mod:`symq.dispatch.vi.solvers`) or servers of different speeds (the full time lattice
-    of
-    :mod:`symq.dispatch.vi.speed_solvers`).
-
-    ``unit`` scales the default steps and truncation (``E[X]``, or ``E[X]/min(speeds)``, the
-    mean service time on the slowest server), ``u_min`` is the least truncation accepted.
-    """
-
-    unit: float
-    u_min: float
-    #: ``solve(delta, U, warm, span_rtol, tail, U2)``: one grid (``tail`` and the cap ``U2``
-    #: as :func:`~symq.dispatch.vi.solvers.solve_optimal` takes them, or None)
-    solve: Callable[[float, float, VIResult | None, float, tuple[float, float] | None,
-                     float | None], VIResult]
-    #: ``check(d1, U, U_big)``: refuse grids that do not fit in memory (the finest at ``U``,
-    #: the coarse one at the largest truncation check)
-    check: Callable[[float, float, float], None]
-    #: ``seconds(delta, U, U2)``: estimated time of one grid (``U2``: the cap, or None)
-    seconds: Callable[[float, float, float | None], float]
-    #: whether the tail beyond U is fitted to the solution (:mod:`~symq.dispatch.vi.boundary`)
-    fits_tail: bool = False
-    #: whether the second-largest backlog may be capped (the optimal policy, m >= 3)
-    caps: bool = False
-
-
-def _identical(m: int, rho: float, law: Distribution, key: str, method: str, progress: bool,
-               names: dict[str, str] | None, blame: str, correction: bool) -> _Lattice:
-    table = method == "pi"
-
-    def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float,
-              tail: tuple[float, float] | None = None, cap: float | None = None
-              ) -> VIResult:
-        stop = dict(tol=1e-14, span_rtol=span_rtol, coarse_correction=correction)
-        if key == "optimal":
-            return solve_optimal(m, rho, law, delta=delta, U=top_u, warm_start=warm,
-                                 method=method, progress=progress, tail=tail, U2=cap, **stop)
-        return evaluate_policy(key, m, rho, law, delta=delta, U=top_u, warm_start=warm,
-                               progress=progress, **stop)
-
-    def check(d1: float, top_u: float, big_u: float) -> None:
-        plan_optimal(m, rho, law, d1, top_u, levels=2, names=names, table=table, blame=blame)
-        plan_optimal(m, rho, law, d1, big_u, levels=1, names=names, table=table, blame=blame)
-
-    def seconds(delta: float, top_u: float, cap: float | None = None) -> float:
-        return plan_optimal(m, rho, law, delta, top_u, levels=1, time_limit=math.inf,
-                            U2=cap)["seconds"]
-
-    return _Lattice(float(law.mean()), min_truncation(m, rho, law), solve, check, seconds,
-                    fits_tail=key == "optimal", caps=key == "optimal" and m >= 3
-                    and method == "vi")
-
-
-def _with_speeds(speeds: np.ndarray, rho: float, law: Distribution, key: str, progress: bool,
-                 names: dict[str, str], blame: str) -> _Lattice:
-    m = int(speeds.size)
-    mean = float(law.mean())
-    # the response time is at least the service time on the fastest server
-    g_floor = mean / float(speeds.max())
-    s_min = float(speeds.min())
-
-    def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float,
-              tail: tuple[float, float] | None = None, cap: float | None = None
-              ) -> VIResult:
-        options = dict(delta=delta, U=top_u, tol=span_rtol * g_floor, max_iter=50_000,
-                       warm_start=warm, multigrid=warm is None, progress=progress)
-        if key == "optimal":
-            return solve_optimal_speeds(speeds, rho, law, **options)
-        return evaluate_policy_speeds(key, speeds, rho, law, **options)
-
-    def size(delta: float, top_u: float) -> tuple[int, int]:
-        return int(round(top_u / delta)), atoms_estimate(law, delta, s_min)
-
-    def check(d1: float, top_u: float, big_u: float) -> None:
-        for delta, u in ((d1 / 2, top_u), (d1, big_u)):
-            n, atoms = size(delta, u)
-            require_memory(names[blame], d1 if blame == "delta" else top_u,
-                           speed_grid_bytes(m, n, atoms),
-                           what=f"{float(n + 1) ** m:.3g} lattice states x {atoms} size atoms "
-                                f"({names['U']}={u:g}, step {delta:g})",
-                           limit="coarser" if blame == "delta" else "smaller")
-
-    def seconds(delta: float, top_u: float, cap: float | None = None) -> float:
-        n, atoms = size(delta, top_u)
-        return float(n + 1) ** m * atoms * m * vi_iterations(rho) / VI_RATE
-
-    return _Lattice(mean / s_min, min_truncation_speeds(speeds, rho, law), solve, check, seconds)
-
-
 #: Smallest relative accuracy :func:`solve_accurate` accepts (its grids stop at rtol/100).
 RTOL_MIN = 1e-10
 
@@ -453,7 +353,7 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         if not (isinstance(m, int) and m in COARSE_STEP):    # names m and its domain
             validate_grid(m, rho, law, 0.1 * float(law.mean()), 1e3 * float(law.mean()),
                           names=names)
-        lattice = _identical(m, rho, law, key, method, progress, names, blame,
+        lattice = identical_lattice(m, rho, law, key, method, progress, names, blame,
                              bool(coarse_correction))
     else:
         spd = check_speed_vector(speeds)
@@ -464,7 +364,7 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
             raise InvalidParameter("policy" if key == "jiq" else "method",
                                    key if key == "jiq" else method,
                                    "optimal, lwl or rnd by value iteration with speeds")
-        lattice = _with_speeds(spd, rho, law, key, progress, nm, blame)
+        lattice = speeds_lattice(spd, rho, law, key, progress, nm, blame)
     unit = lattice.unit
     steps = tuple(d * unit for d in default_steps(m, rho, None if coarse is None
                                                   else coarse / unit))
