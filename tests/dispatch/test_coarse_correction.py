@@ -125,3 +125,9 @@ def test_progress_bar_run_gives_the_same_bracket(capsys):
                                              coarse=coarse, progress=True)
     assert hi1 - lo1 < 1e-9 and max(lo0, lo1) <= min(hi0, hi1)
     assert "corrected" in capsys.readouterr().err
+
+
+def test_no_correction_without_room_for_it(monkeypatch):
+    big = DispatchGrid.build(2, 0.9, EXP, 0.4, 64.0)
+    monkeypatch.setenv("SYMQ_MEMORY_LIMIT", str(2 * 8 * big.n_states * 4))
+    assert correction_grid(big, EXP) is None

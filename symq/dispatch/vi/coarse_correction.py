@@ -53,11 +53,13 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter, NotConverged
+from symq.core.resources import memory_budget
 
 from ..simplex import binomial_table, colex_states
 from .grid import DispatchGrid
 from .iteration import _Layout, _relative_iteration
 from .passes import _Operator
+from .planning import grid_bytes
 
 __all__ = ["corrected_iteration", "correction_grid", "MIN_STATES"]
 
@@ -78,10 +80,19 @@ def correction_grid(grid: DispatchGrid, sizes: Any) -> DispatchGrid | None:
     """The grid of step ``2 delta`` for the correction of ``grid``, or None where there is none.
 
     Needs an even number of steps (and of the cap's steps), at least :data:`MIN_STATES`
-    stored states and a coarse step of at most ``E[X]`` (a coarser lattice than the solvers
-    accept for an answer, but only the smooth part of the error is taken from it).
+    stored states, a coarse step of at most ``E[X]`` (a coarser lattice than the solvers
+    accept for an answer, but only the smooth part of the error is taken from it), and room
+    in the memory budget (:func:`symq.core.resources.memory_budget`) for the coarse grid and
+    the transfer beside the fine grid.
     """
     if grid.N % 2 or grid.N2 % 2 or grid.N < 16 or grid.n_states < MIN_STATES:
+        return None
+    # the coarse grid and the transfer (m >= 3: a sparse prolongation of up to 2^m entries
+    # per state and the states' coordinates) must fit beside the fine grid
+    extra = grid_bytes(grid.m, grid.N // 2, grid.K // 2 + 1)
+    if grid.m >= 3:
+        extra += grid.n_states * (12.0 * 2 ** grid.m + 32.0 * grid.m)
+    if grid_bytes(grid.m, grid.N, grid.K) + extra > memory_budget():
         return None
     try:
         return DispatchGrid.build(grid.m, grid.rho, sizes, 2 * grid.delta, grid.U,
