@@ -35,7 +35,8 @@ def _run(m: int, rho: float, verbose: bool = False, **options: object) -> float:
     fine = est.fine
     print(f"m={m} rho={rho} {options or ''}: ET = {est.ET:.6f} +- {est.error_estimate:.2e} "
           f"(relative {est.error_estimate / est.ET:.1e}; bracket {est.bracket:.1e}, "
-          f"extrapolation {est.extrapolation:.1e}, truncation {est.truncation:.1e}), "
+          f"extrapolation {est.extrapolation:.1e}, truncation {est.truncation:.1e}, "
+          f"cap {est.cap:.1e} at U2 = {est.U2}), "
           f"U = {est.U:g}, "
           f"finest grid {fine.v.size} values, {seconds:.1f} s")
     if verbose:
