@@ -59,7 +59,7 @@ from symq.core.resources import memory_budget
 
 from ..simplex import binomial_table, colex_states
 from .grid import DispatchGrid
-from .iteration import _Layout, _relative_iteration
+from .iteration import _Layout, _relative_iteration, _unconverged
 from .passes import _Operator
 from .planning import grid_bytes
 
@@ -298,7 +298,4 @@ def corrected_iteration(grid: DispatchGrid, mode: int,
     finally:
         if bar is not None:
             bar.close()
-    err = NotConverged(label, span, tol, sweeps)
-    err.args = (f"{err.args[0]}; Odoni bounds {lo:.10g} <= g <= {hi:.10g}",)
-    err.g_low, err.g_high = lo, hi  # type: ignore[attr-defined]
-    raise err
+    raise _unconverged(label, span, tol, sweeps, lo, hi)

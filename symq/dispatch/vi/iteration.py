@@ -329,10 +329,17 @@ def _relative_iteration(op: Callable[[NDArray[np.float64], NDArray[np.float64]],
     finally:
         if bar is not None:
             bar.close()
-    err = NotConverged(label, span, tol, max_iter)
+    raise _unconverged(label, span, tol, max_iter, g_low, g_high)
+
+
+def _unconverged(label: str, span: float, tol: float, iterations: int, g_low: float,
+                 g_high: float) -> NotConverged:
+    """The :class:`NotConverged` of an iteration that ran out of budget: its message gives the
+    last Odoni bounds, also kept as the attributes ``g_low``, ``g_high``."""
+    err = NotConverged(label, span, tol, iterations)
     err.args = (f"{err.args[0]}; Odoni bounds {g_low:.10g} <= g <= {g_high:.10g}",)
     err.g_low, err.g_high = g_low, g_high  # type: ignore[attr-defined]
-    raise err
+    return err
 
 
 @dataclass(frozen=True)

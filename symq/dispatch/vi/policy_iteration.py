@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 from symq.core.errors import NotConverged
 
 from .grid import DispatchGrid
-from .iteration import _iterate, _Layout
+from .iteration import _iterate, _Layout, _unconverged
 from .passes import MODE_OPT, MODE_TABLE, _Operator
 
 __all__ = ["policy_iteration"]
@@ -171,6 +171,4 @@ def policy_iteration(grid: DispatchGrid, v0: NDArray[np.float64] | None, tol: fl
         x, used = _evaluate(grid, opt.table.copy(), lay, v, gn, atol, max_sweeps - sweeps)
         sweeps += used
         lay.unpack(x, v)
-    err = NotConverged(label, span, tol, sweeps)
-    err.args = (f"{err.args[0]}; Odoni bounds {g_low:.10g} <= g <= {g_high:.10g}",)
-    raise err
+    raise _unconverged(label, span, tol, sweeps, g_low, g_high)

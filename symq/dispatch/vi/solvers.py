@@ -86,6 +86,7 @@ Pollaczek-Khinchine, :math:`1/(1-\rho) = 2` at :math:`\rho = 1/2`:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -148,7 +149,7 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
            table_fn: Callable[[DispatchGrid], NDArray[np.int8] | None], policy: str,
            stop: _Stop, progress: bool, warm_start: VIResult | None, multigrid: bool,
            method: str = "vi", tail: tuple[float, float] | None = None,
-           correct: bool = True, U2: float | None = None) -> VIResult:
+           U2: float | None = None) -> VIResult:
     t0 = time.perf_counter()
     sizes = as_sizes(sizes)            # once: every grid below uses the same law
     if method not in ("vi", "pi"):
@@ -187,7 +188,7 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
     if method == "pi" and mode == MODE_OPT:
         v, g, gl, gh, it, sp = policy_iteration(grid, v0, stop.tol, stop.span_rtol,
                                                 max_sweeps=stop.max_iter, label=label)
-    elif correct and stop.coarse_correction and stop.tol_g is None and (
+    elif stop.coarse_correction and stop.tol_g is None and (
             coarse := correction_grid(grid, sizes)) is not None:
         v, g, gl, gh, it, sp, coarse_it = corrected_iteration(
             grid, mode, table_fn, v0, stop.tol, span_rtol=stop.span_rtol,
@@ -464,5 +465,6 @@ def evaluate_policy(policy: str | Callable[..., Any] | NDArray[Any] | DispatchPo
         return np.ascontiguousarray(table, dtype=np.int8)
 
     # a table is given for one grid only: no coarse-grid correction either
-    return _solve(m, rho, sizes, delta, U, MODE_TABLE, fixed, "table", stop, progress,
-                  warm_start, False, correct=False)
+    return _solve(m, rho, sizes, delta, U, MODE_TABLE, fixed, "table",
+                  dataclasses.replace(stop, coarse_correction=False), progress, warm_start,
+                  False)
