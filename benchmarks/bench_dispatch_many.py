@@ -13,17 +13,24 @@ at U = 96, each grid to a span of 1e-10), run in the same session for the ratio,
 :mod:`symq.dispatch.vi.coarse_correction`, alternated (plain, corrected, plain, corrected) in
 one run, with the ratio of the better times and both values with their errors, and ``--cap``
 the cap on the second-largest backlog (the default above load 0.7 at m >= 3) against no cap
-(``U2 = U``), alternated the same way: m = 3 at rho = 0.75 (default grids) and 0.9 (U = 48).
+(``U2 = U``), alternated the same way: m = 3 at rho = 0.75 (default grids) and 0.9 (U = 48),
+and ``--refinement`` the refinement grids of the default flow (started from the two grids
+before them extrapolated in the step, span rtol/30) against the previous ones (started from
+the grid before, span rtol/100), alternated: m = 2 at rho = 0.9, m = 3 at 0.6 and 0.9.
 
-Run: ``python benchmarks/bench_dispatch_many.py [--big] [--baseline] [--correction] [--cap]``.
+Run: ``python benchmarks/bench_dispatch_many.py [--big] [--baseline] [--correction] [--cap]
+[--refinement]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
+from collections.abc import Iterator
 
 from symq.dispatch import richardson, solve_optimal
+from symq.dispatch.vi import accuracy
 from symq.dispatch.vi.accuracy import solve_accurate
 from symq.laws import Exponential
 
@@ -78,13 +85,46 @@ def _cap() -> None:
               f"{min(times[True]):.1f} s, ratio {min(times[False]) / min(times[True]):.2f}x")
 
 
+#: The cases of ``--refinement``: (m, rho, rounds of the alternation).
+REFINEMENT_CASES = ((2, 0.9, 2), (3, 0.6, 2), (3, 0.9, 1))
+
+
+@contextlib.contextmanager
+def _previous_refinements() -> Iterator[None]:
+    """The refinement grids as before: a span of rtol/100 and a start from the previous grid
+    alone (no extrapolation in the step)."""
+    saved = accuracy.REFINEMENT_SPAN, accuracy.extrapolated_start
+    accuracy.REFINEMENT_SPAN = 1 / 100
+    accuracy.extrapolated_start = lambda coarser, finer, delta, power: finer
+    try:
+        yield
+    finally:
+        accuracy.REFINEMENT_SPAN, accuracy.extrapolated_start = saved
+
+
+def _refinement() -> None:
+    solve_accurate(2, 0.4, Exponential(1.0), coarse=0.5, U=8.0)     # load the kernels
+    for m, rho, rounds in REFINEMENT_CASES:
+        times: dict[bool, list[float]] = {False: [], True: []}
+        for new in (False, True) * rounds:
+            with contextlib.nullcontext() if new else _previous_refinements():
+                times[new].append(_run(m, rho, verbose=m == 3 and rho == 0.9))
+        print(f"  m={m} rho={rho}: previous refinements {min(times[False]):.1f} s, "
+              f"extrapolated starts and span rtol/30 {min(times[True]):.1f} s, ratio "
+              f"{min(times[False]) / min(times[True]):.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--big", action="store_true")
     parser.add_argument("--baseline", action="store_true")
     parser.add_argument("--correction", action="store_true")
     parser.add_argument("--cap", action="store_true")
+    parser.add_argument("--refinement", action="store_true")
     args = parser.parse_args()
+    if args.refinement:
+        _refinement()
+        return
     if args.correction:
         _correction()
     if args.cap:

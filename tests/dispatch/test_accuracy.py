@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter
@@ -149,3 +150,35 @@ def test_an_enlargement_that_does_not_fit_is_not_made(monkeypatch):
     assert est.U == 5.0 and not est.meets_rtol
     assert est.truncation > 1e-3 * est.ET / 3
     assert abs(est.ET - reference) <= est.error_estimate
+
+
+def test_four_grids_state_the_error_from_the_three_finest():
+    # at rho = 0.9 the close triple does not meet rtol = 1e-4: the step d/2 is added and the
+    # extrapolation uses (4d/5, 2d/3, d/2); Erlang C is the independent value
+    est = solve_accurate(2, 0.9, EXP, policy="lwl", rtol=1e-4)
+    exact = exact_mean_response("lwl", 2, 0.9, EXP).ET
+    assert est.deltas == pytest.approx((0.32, 0.4 * 2 / 3, 0.2))
+    assert [g["role"] for g in est.grids].count("refinement") == 3
+    assert abs(est.ET - exact) <= est.error_estimate
+
+
+def test_extrapolated_start_is_closer_and_changes_nothing_else():
+    from symq.dispatch.vi.grid import sorted_states
+    from symq.dispatch.vi.multigrid import extrapolated_start
+
+    kw = dict(U=12.0, tol=1e-12)
+    a = solve_optimal(3, 0.7, EXP, delta=0.5, **kw)
+    b = solve_optimal(3, 0.7, EXP, delta=0.4, warm_start=a, **kw)
+    c = solve_optimal(3, 0.7, EXP, delta=1 / 3, warm_start=b, **kw)
+    start = extrapolated_start(a, b, 1 / 3, 2)
+    points = sorted_states(3, c.N)
+    target = c.v
+    plain = b.value(points * c.delta)
+    moved = start.value(points * c.delta)
+    # the value of the step 1/3 itself (solved to 1e-12) is the independent reference
+    assert np.max(np.abs(moved - target)) < 0.5 * np.max(np.abs(plain - target))
+    again = solve_optimal(3, 0.7, EXP, delta=1 / 3, warm_start=start, **kw)
+    assert max(again.ET_low, c.ET_low) <= min(again.ET_high, c.ET_high)
+    # a grid of another truncation is not moved
+    other = solve_optimal(3, 0.7, EXP, delta=0.5, U=16.0, tol=1e-8)
+    assert extrapolated_start(other, b, 1 / 3, 2) is b

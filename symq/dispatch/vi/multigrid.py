@@ -17,6 +17,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from symq.core.parameters import integer_value
 from symq.core.result import Exactness, ResultBase
 
 from .grid import DispatchGrid, sorted_states
-from .iteration import VIResult
+from .iteration import FORBIDDEN, VIResult
 
 __all__ = ["RichardsonResult", "richardson"]
 
@@ -50,6 +51,41 @@ def _interpolate_to(prev: VIResult, grid: DispatchGrid) -> NDArray[np.float64]:
         return out
     vals = prev.value(pts)
     return vals.reshape(grid.shape())
+
+
+def extrapolated_start(coarser: VIResult, finer: VIResult, delta: float,
+                       power: int) -> VIResult:
+    r"""A warm start for the step ``delta`` from two solved grids, extrapolated in the step.
+
+    The relative value of the grid of step :math:`\delta` is :math:`v_\delta(u) = v_0(u) +
+    w(u)\delta^p + \dots` like its gain, so the value of ``finer`` (step :math:`\delta_b`),
+    moved by :math:`(v_b - v_a)(\delta^p - \delta_b^p)/(\delta_b^p - \delta_a^p)` with
+    ``coarser``'s value :math:`v_a` interpolated onto ``finer``'s lattice, starts the grid
+    ``delta`` an order closer to its own solution than ``finer`` alone.  Measured at m = 3,
+    rho = 0.9 (U = 48, cap 24, steps 0.5, 0.4 to 1/3, span 1e-5 of g): 331 sweeps instead of
+    520.  A start only: the fixed point and the Odoni bracket of the grid do not depend on it.
+    The result is ``finer`` with the moved value (sorted storage of identical servers only;
+    any other grid, or grids of different truncations or caps, give ``finer`` unchanged).
+    """
+    same = (coarser.U == finer.U and coarser.U2 == finer.U2 and coarser.m == finer.m
+            and finer.symmetric and coarser.symmetric and coarser.delta > finer.delta > delta)
+    if not same:
+        return finer
+    m, N = finer.m, finer.N
+    if m == 1:
+        pts = np.arange(N + 1, dtype=float)[:, None] * finer.delta
+    elif m == 2:
+        g = np.arange(N + 1) * finer.delta
+        pts = np.stack(np.meshgrid(g, g, indexing="ij"), axis=-1)
+    else:
+        pts = sorted_states(m, N) * finer.delta
+    va = coarser.value(pts).reshape(finer.v.shape)
+    vb = np.array(finer.v, dtype=np.float64)
+    inside = (np.abs(vb) < FORBIDDEN / 2) & (np.abs(va) < FORBIDDEN / 2) & np.isfinite(va)
+    factor = (delta ** power - finer.delta ** power) \
+        / (finer.delta ** power - coarser.delta ** power)
+    vb[inside] += (vb[inside] - va[inside]) * factor
+    return dataclasses.replace(finer, v=vb)
 
 
 def _coarse_levels(delta: float, U: float, mean: float, min_steps: int) -> list[float]:
