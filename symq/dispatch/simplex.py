@@ -43,8 +43,8 @@ from numpy.typing import NDArray
 
 from symq.core.errors import InvalidParameter
 
-__all__ = ["binomial_table", "colex_states", "predecessors", "rank_of", "n_sorted_states",
-           "simplex_value", "M_MAX", "unrank", "next_colex"]
+__all__ = ["binomial_table", "colex_block", "colex_states", "predecessors", "rank_of",
+           "n_sorted_states", "simplex_value", "M_MAX", "unrank", "next_colex"]
 
 #: Largest number of servers of the sorted-simplex value iteration.
 M_MAX = 6
@@ -149,6 +149,31 @@ def _fill_states(N, out):  # pragma: no cover - numba
     for s in range(out.shape[0]):
         out[s] = c
         next_colex(c, N)
+
+
+@numba.njit(cache=True)
+def _fill_block(N, start, B, out):  # pragma: no cover - numba
+    c = np.empty(out.shape[1], dtype=np.int64)
+    unrank(start, B, c)
+    for s in range(out.shape[0]):
+        out[s] = c
+        next_colex(c, N)
+
+
+def colex_block(m: int, N: int, start: int, stop: int) -> NDArray[np.int64]:
+    """The sorted states of colex ranks ``start <= rank < stop`` (a slice of
+    :func:`colex_states` without the whole array).
+
+    Examples
+    --------
+    >>> colex_block(3, 2, 2, 5).tolist() == colex_states(3, 2)[2:5].tolist()
+    True
+    """
+    stop = min(stop, n_sorted_states(m, N))
+    out = np.empty((max(stop - start, 0), m), dtype=np.int64)
+    if out.shape[0]:
+        _fill_block(N, start, binomial_table(m, N), out)
+    return out
 
 
 def predecessors(m: int, N: int, B: NDArray[np.int64]) -> NDArray[np.int64]:

@@ -29,28 +29,46 @@ from numpy.typing import NDArray
 from symq.core.parameters import integer_value
 from symq.core.result import Exactness, ResultBase
 
+from ..simplex import colex_block, n_sorted_states
+from . import planning
 from .grid import DispatchGrid, sorted_states
 from .iteration import FORBIDDEN, VIResult
 
 __all__ = ["RichardsonResult", "richardson"]
 
 
+def _simplex_values(prev: VIResult, m: int, N: int, delta: float,
+                    cap: float | None) -> NDArray[np.float64]:
+    """``prev.value`` at every sorted state of the simplex ``(m, N)`` of step ``delta``, block
+    by block (:data:`~symq.dispatch.vi.planning.INTERPOLATION_BLOCK`, counted by
+    :func:`~symq.dispatch.vi.planning.grid_bytes`), lower components clamped to ``cap`` if
+    given."""
+    n = n_sorted_states(m, N)
+    out = np.empty(n)
+    block = planning.INTERPOLATION_BLOCK
+    for start in range(0, n, block):
+        pts = colex_block(m, N, start, start + block) * delta
+        if cap is not None:
+            pts[:, :-1] = np.minimum(pts[:, :-1], cap)
+        out[start:start + pts.shape[0]] = prev.value(pts)
+    return out
+
+
 def _interpolate_to(prev: VIResult, grid: DispatchGrid) -> NDArray[np.float64]:
     if not prev.symmetric:            # a value on the full lattice (m = 2)
         g = np.arange(grid.N + 1) * grid.delta
         return prev.value(np.stack(np.meshgrid(g, g, indexing="ij"), axis=-1))
+    if grid.m >= 3:   # beyond the previous cap: the value at the cap (a start)
+        return _simplex_values(prev, grid.m, grid.N, grid.delta, prev.U2)
     pts = sorted_states(grid.m, grid.N) * grid.delta
-    if prev.U2 is not None:      # beyond the previous cap: the value at the cap (a start)
-        pts[:, :-1] = np.minimum(pts[:, :-1], prev.U2)
-    if grid.m == 2:
-        vals = prev.value(pts)
-        out = np.zeros((grid.N + 1, grid.N + 1))
-        i, j = np.triu_indices(grid.N + 1)
-        out[i, j] = vals
-        out[j, i] = vals
-        return out
     vals = prev.value(pts)
-    return vals.reshape(grid.shape())
+    if grid.m == 1:
+        return vals.reshape(grid.shape())
+    out = np.zeros((grid.N + 1, grid.N + 1))
+    i, j = np.triu_indices(grid.N + 1)
+    out[i, j] = vals
+    out[j, i] = vals
+    return out
 
 
 def extrapolated_start(coarser: VIResult, finer: VIResult, delta: float,
@@ -72,14 +90,15 @@ def extrapolated_start(coarser: VIResult, finer: VIResult, delta: float,
     if not same:
         return finer
     m, N = finer.m, finer.N
-    if m == 1:
-        pts = np.arange(N + 1, dtype=float)[:, None] * finer.delta
-    elif m == 2:
-        g = np.arange(N + 1) * finer.delta
-        pts = np.stack(np.meshgrid(g, g, indexing="ij"), axis=-1)
+    if m >= 3:
+        va = _simplex_values(coarser, m, N, finer.delta, None)
     else:
-        pts = sorted_states(m, N) * finer.delta
-    va = coarser.value(pts).reshape(finer.v.shape)
+        if m == 1:
+            pts = np.arange(N + 1, dtype=float)[:, None] * finer.delta
+        else:
+            g = np.arange(N + 1) * finer.delta
+            pts = np.stack(np.meshgrid(g, g, indexing="ij"), axis=-1)
+        va = coarser.value(pts).reshape(finer.v.shape)
     vb = np.array(finer.v, dtype=np.float64)
     inside = (np.abs(vb) < FORBIDDEN / 2) & (np.abs(va) < FORBIDDEN / 2) & np.isfinite(va)
     factor = (delta ** power - finer.delta ** power) \

@@ -180,20 +180,26 @@ def min_truncation(m: int, rho: float, sizes: Any) -> float:
     return 5.0 * max(mean, wait)
 
 
+#: States interpolated at a time on the simplex (``m >= 3``) by the warm starts of
+#: :mod:`~symq.dispatch.vi.multigrid`: the temporaries of the interpolation (about ``7m + 3``
+#: values per state, measured with :mod:`tracemalloc` at 192-360 bytes per state for
+#: m = 3..6) stay at a few tens of MB instead of growing with the grid.
+INTERPOLATION_BLOCK = 1 << 18
+
+
 def grid_bytes(m: int, N: int, K: int, levels: int = 1) -> float:
     """Bytes value iteration keeps alive on one grid with ``N`` steps and ``K + 1`` atoms.
 
-    Counted (float64): the stored value ``v``, ``Tv``, the E_X result ``h`` (full arrays for
-    ``m <= 2``), the Anderson ring buffers (2 x 4 packed copies) and the packed step, the
-    extended rows of the ``m = 2`` kernel or the predecessor ranks of the simplex (``m >= 3``)
-    and, with ``levels = 2``, the previous (coarse) grid's value kept by :func:`richardson`.
-    For ``m <= 2`` about ``m + 2`` values per state for the warm-start interpolation are
-    added; on the simplex (``m >= 3``) the interpolation runs before the iteration's arrays
-    exist and needs more (its corner indices, sorted, per state): the peak is the larger of
-    the two phases, the interpolation's measured with :mod:`tracemalloc` at 192, 248, 304 and
-    360 bytes per state for m = 3, 4, 5 and 6 (``7m + 3`` values; ``7m + 6`` are counted).
-    A decision table (int8, ``K + 1`` per state: a fixed policy's, or policy iteration's) is
-    added by :func:`plan_optimal` where one is used.
+    Counted (float64): the stored value ``v``, its warm start, ``Tv``, the E_X result ``h``
+    (full arrays for ``m <= 2``), the Anderson ring buffers (2 x 4 packed copies) and the
+    packed step, the extended rows of the ``m = 2`` kernel or the predecessor ranks of the
+    simplex (``m >= 3``) and, with ``levels = 2``, the previous (coarse) grid's value kept
+    by :func:`richardson`.  For ``m <= 2`` about ``m + 2`` values per state for the
+    warm-start interpolation are added; on the simplex (``m >= 3``) the interpolation runs
+    block by block before the iteration's arrays exist (``7m + 6`` values per state of a
+    block of :data:`INTERPOLATION_BLOCK` are counted) and the peak is the larger of the two
+    phases.  A decision table (int8, ``K + 1`` per state: a fixed policy's, or policy
+    iteration's) is added by :func:`plan_optimal` where one is used.
     """
     sorted_n = math.comb(N + m, m)
     if m == 1:
@@ -202,11 +208,11 @@ def grid_bytes(m: int, N: int, K: int, levels: int = 1) -> float:
         stored, extra = (N + 1) ** 2, (N + 1) * (N + 1 + K)
     else:
         stored, extra = sorted_n, sorted_n
-    iteration = 3 * stored + 10 * sorted_n + extra
+    iteration = 4 * stored + 10 * sorted_n + extra      # with the warm start beside v
     if m <= 2:
         floats = iteration + (m + 2) * sorted_n
     else:
-        floats = max(iteration, stored + (7 * m + 5) * sorted_n)
+        floats = max(iteration, stored + (7 * m + 6) * min(sorted_n, INTERPOLATION_BLOCK))
     floats += 8 * (K + 1)
     if levels >= 2:
         floats += stored / 2 ** m
