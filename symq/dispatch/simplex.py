@@ -44,7 +44,8 @@ from numpy.typing import NDArray
 from symq.core.errors import InvalidParameter
 
 __all__ = ["binomial_table", "colex_block", "colex_states", "predecessors", "rank_of",
-           "n_sorted_states", "simplex_value", "M_MAX", "unrank", "next_colex"]
+           "n_sorted_states", "simplex_value", "M_MAX", "unrank", "next_colex",
+           "values_at_states"]
 
 #: Largest number of servers of the sorted-simplex value iteration.
 M_MAX = 6
@@ -238,3 +239,43 @@ def simplex_value(V, B, N, delta, c_M, u, tail_slope=0.0):  # pragma: no cover -
         if w != 0.0:
             out += w * V[_sorted_rank(idx, tmp, B)]
     return out + extra
+
+
+@numba.njit(cache=True, parallel=True)
+def _values_at_states(V, B, N, delta, c_M, tail_slope, states, step, cap, out
+                      ):  # pragma: no cover - numba
+    n, m = states.shape
+    chunks = (n + 4095) // 4096
+    for ch in numba.prange(chunks):
+        u = np.empty(m)
+        for s in range(ch * 4096, min(n, (ch + 1) * 4096)):
+            for r in range(m):
+                x = states[s, r] * step
+                if r < m - 1 and x > cap:
+                    x = cap
+                u[r] = x
+            out[s] = simplex_value(V, B, N, delta, c_M, u, tail_slope)
+
+
+def values_at_states(V: NDArray[np.float64], N: int, delta: float, c_M: float,
+                     tail_slope: float, states: NDArray[np.int64], step: float,
+                     cap: float = math.inf) -> NDArray[np.float64]:
+    """:func:`simplex_value` of the packed value ``V`` (``N`` steps of ``delta``) at the sorted
+    lattice states ``states`` of another step ``step`` (rows of lattice indices), the lower
+    components clamped to ``cap``: the warm start of a grid from another one, compiled and
+    parallel over the states.
+
+    Examples
+    --------
+    >>> B = binomial_table(3, 2)
+    >>> V = colex_states(3, 2).sum(axis=1).astype(float)      # v(c) = c_0 + c_1 + c_2 (linear)
+    >>> values_at_states(V, 2, 1.0, 0.0, 0.0, np.array([[0, 1, 3]]), 0.5).tolist()
+    [2.0]
+    """
+    states = np.ascontiguousarray(states, dtype=np.int64)
+    out = np.empty(states.shape[0])
+    m = states.shape[1]
+    _values_at_states(np.ascontiguousarray(V, dtype=np.float64), binomial_table(m, N), N,
+                      float(delta), float(c_M), float(tail_slope), states, float(step),
+                      float(cap), out)
+    return out

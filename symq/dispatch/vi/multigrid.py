@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from symq.core.parameters import integer_value
 from symq.core.result import Exactness, ResultBase
 
-from ..simplex import colex_block, n_sorted_states
+from ..simplex import colex_block, n_sorted_states, values_at_states
 from . import planning
 from .grid import DispatchGrid, sorted_states
 from .iteration import FORBIDDEN, VIResult
@@ -47,10 +47,10 @@ def _simplex_values(prev: VIResult, m: int, N: int, delta: float,
     out = np.empty(n)
     block = planning.INTERPOLATION_BLOCK
     for start in range(0, n, block):
-        pts = colex_block(m, N, start, start + block) * delta
-        if cap is not None:
-            pts[:, :-1] = np.minimum(pts[:, :-1], cap)
-        out[start:start + pts.shape[0]] = prev.value(pts)
+        states = colex_block(m, N, start, start + block)
+        out[start:start + states.shape[0]] = values_at_states(
+            prev.v, prev.N, prev.delta, prev.c_M, prev.tail_slope, states, delta,
+            math.inf if cap is None else cap)
     return out
 
 
