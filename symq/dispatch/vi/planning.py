@@ -181,9 +181,11 @@ def min_truncation(m: int, rho: float, sizes: Any) -> float:
 
 
 #: States interpolated at a time on the simplex (``m >= 3``) by the warm starts of
-#: :mod:`~symq.dispatch.vi.multigrid`: the temporaries of the interpolation (about ``7m + 3``
-#: values per state, measured with :mod:`tracemalloc` at 192-360 bytes per state for
-#: m = 3..6) stay at a few tens of MB instead of growing with the grid.
+#: :mod:`~symq.dispatch.vi.multigrid` (compiled, :func:`~symq.dispatch.simplex.
+#: values_at_states`): only a block's lattice coordinates are held beside the result.  The
+#: interpolation through :meth:`~symq.dispatch.vi.iteration.VIResult.value` over whole arrays
+#: needed 192-360 bytes per state for m = 3..6 (measured with :mod:`tracemalloc`), more than
+#: the iteration itself.
 INTERPOLATION_BLOCK = 1 << 18
 
 
@@ -195,11 +197,10 @@ def grid_bytes(m: int, N: int, K: int, levels: int = 1) -> float:
     packed step, the extended rows of the ``m = 2`` kernel or the predecessor ranks of the
     simplex (``m >= 3``) and, with ``levels = 2``, the previous (coarse) grid's value kept
     by :func:`richardson`.  For ``m <= 2`` about ``m + 2`` values per state for the
-    warm-start interpolation are added; on the simplex (``m >= 3``) the interpolation runs
-    block by block before the iteration's arrays exist (``7m + 6`` values per state of a
-    block of :data:`INTERPOLATION_BLOCK` are counted) and the peak is the larger of the two
-    phases.  A decision table (int8, ``K + 1`` per state: a fixed policy's, or policy
-    iteration's) is added by :func:`plan_optimal` where one is used.
+    warm-start interpolation are added; on the simplex (``m >= 3``) the interpolation holds
+    the coordinates of one block of :data:`INTERPOLATION_BLOCK` states.  A decision table
+    (int8, ``K + 1`` per state: a fixed policy's, or policy iteration's) is added by
+    :func:`plan_optimal` where one is used.
     """
     sorted_n = math.comb(N + m, m)
     if m == 1:
@@ -212,7 +213,7 @@ def grid_bytes(m: int, N: int, K: int, levels: int = 1) -> float:
     if m <= 2:
         floats = iteration + (m + 2) * sorted_n
     else:
-        floats = max(iteration, stored + (7 * m + 6) * min(sorted_n, INTERPOLATION_BLOCK))
+        floats = iteration + m * min(sorted_n, INTERPOLATION_BLOCK)
     floats += 8 * (K + 1)
     if levels >= 2:
         floats += stored / 2 ** m
