@@ -181,11 +181,11 @@ def min_truncation(m: int, rho: float, sizes: Any) -> float:
 
 
 #: States interpolated at a time on the simplex (``m >= 3``) by the warm starts of
-#: :mod:`~symq.dispatch.vi.multigrid` (compiled, :func:`~symq.dispatch.simplex.
-#: values_at_states`): only a block's lattice coordinates are held beside the result.  The
-#: interpolation through :meth:`~symq.dispatch.vi.iteration.VIResult.value` over whole arrays
-#: needed 192-360 bytes per state for m = 3..6 (measured with :mod:`tracemalloc`), more than
-#: the iteration itself.
+#: :mod:`~symq.dispatch.vi.multigrid`, compiled
+#: (:func:`~symq.dispatch.simplex.values_at_states`): only a block's lattice coordinates are
+#: held beside the result.  The interpolation through
+#: :meth:`~symq.dispatch.vi.iteration.VIResult.value` over whole arrays needed 192-360 bytes
+#: per state for m = 3..6 (measured with :mod:`tracemalloc`), more than the iteration.
 INTERPOLATION_BLOCK = 1 << 18
 
 
