@@ -255,6 +255,8 @@ RTOL_MIN = 1e-10
 #: accuracy asked for.  Measured at m = 3, rho = 0.9 on the step 1/3: 404 sweeps against 550
 #: at rtol/100, and no fewer at rtol/10.
 REFINEMENT_SPAN = 1 / 30
+#: ``solve``'s default ``at_cap`` inside :func:`solve_accurate`: the current cap.
+_CAP = object()
 
 
 def _defaults_refused(exc: ResourceLimit, m: int, rho: float, d1: float, U: float,
@@ -466,11 +468,13 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     tail: tuple[float, float] | None = None
 
     def solve(delta: float, top_u: float, warm: VIResult | None, role: str,
-              span_rtol: float | None = None) -> VIResult:
+              span_rtol: float | None = None, *, at_cap: Any = _CAP) -> VIResult:
+        """One grid; ``at_cap``: another cap than the current one (None: no cap)."""
+        grid_cap = cap if at_cap is _CAP else at_cap
         start = time.perf_counter()
         r = lattice.solve(delta, top_u, warm, rtol / 100 if span_rtol is None else span_rtol,
-                          tail, cap)
-        grids.append({"role": role, "delta": delta, "U": top_u, "U2": cap, "g": r.ET,
+                          tail, grid_cap)
+        grids.append({"role": role, "delta": delta, "U": top_u, "U2": grid_cap, "g": r.ET,
                       "g_bracket_discrete": [r.ET_low, r.ET_high],
                       "iterations": r.total_iterations,
                       "seconds": time.perf_counter() - start,
@@ -509,20 +513,15 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         if cap is None:
             break
         step2 = _multiple(max(4 * unit, cap / 4), 4 * d1)
-        c1, c2 = min(cap + step2, U), min(cap + 2 * step2, U)
-        saved, cap = cap, c1 if c1 < U else None
-        once = solve(d1, U, coarse_r, "cap check")
-        if c2 > c1:
-            cap = c2 if c2 < U else None
-            twice_g = solve(d1, U, once, "cap check").ET
-        else:
-            twice_g = once.ET
-        cap = saved
+        # the raised caps, None where they reach U (no cap)
+        c1, c2 = (c if c < U else None for c in (cap + step2, cap + 2 * step2))
+        once = solve(d1, U, coarse_r, "cap check", at_cap=c1)
+        twice_g = once.ET if c1 is None else solve(d1, U, once, "cap check", at_cap=c2).ET
         cap_error = _tail_sum(abs(once.ET - coarse_r.ET), abs(twice_g - once.ET))
         if cap_error <= rtol * abs(coarse_r.ET) / 3 or U2 is not None \
                 or attempt == max_enlarge:
             break
-        cap, coarse_r = (c1 if c1 < U else None), once
+        cap, coarse_r = c1, once
         if cap is None:
             cap_error = 0.0
     # refinements coarse to fine until the errors meet rtol (the first two always)

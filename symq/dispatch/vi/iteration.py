@@ -96,6 +96,23 @@ def _step_flat(v, tv, f, r):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True)
+def _step_active(v, tv, active, f, r):  # pragma: no cover - numba
+    """:func:`_step_flat` on the entries ``active`` of ``v`` and ``tv`` (a capped simplex;
+    ``active[0] = 0``), read in place instead of gathered into copies every sweep."""
+    g = tv[0]
+    lo = np.inf
+    hi = -np.inf
+    for l in range(active.size):
+        s = active[l]
+        d = tv[s] - v[s]
+        lo = min(lo, d)
+        hi = max(hi, d)
+        f[l] = tv[s] - g
+        r[l] = d - g
+    return g, lo, hi
+
+
+@numba.njit(cache=True)
 def _step_triangle(v, tv, f, r):  # pragma: no cover - numba
     """The same on the triangle i <= j of a symmetric (N+1, N+1) array (packed row by row)."""
     n = v.shape[0]
@@ -195,7 +212,7 @@ class _Layout(_FlatLayout):
         if self.triangle:
             return _step_triangle(v, tv, f, r)
         if self.active is not None:
-            return _step_flat(v[self.active], tv[self.active], f, r)
+            return _step_active(v, tv, self.active, f, r)
         return super().step(v, tv, f, r)
 
     def unpack(self, x: NDArray[np.float64], v: NDArray[np.float64]) -> None:

@@ -222,7 +222,7 @@ def grid_bytes(m: int, N: int, K: int, levels: int = 1) -> float:
 
 def capped_states(m: int, N: int, N2: int) -> float:
     r"""Sorted states of ``N`` steps whose second-largest component is at most ``N2``:
-    :math:`\sum_{t=0}^{N}inom{\min(t, N_2)+m-1}{m-1}`."""
+    :math:`\sum_{t=0}^{N}\binom{\min(t, N_2)+m-1}{m-1}`."""
     N2 = min(N2, N)
     return float(math.comb(N2 + m, m) + (N - N2) * math.comb(N2 + m - 1, m - 1))
 
