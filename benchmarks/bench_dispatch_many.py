@@ -16,10 +16,12 @@ the cap on the second-largest backlog (the default above load 0.7 at m >= 3) aga
 (``U2 = U``), alternated the same way: m = 3 at rho = 0.75 (default grids) and 0.9 (U = 48),
 and ``--refinement`` the refinement grids of the default flow (started from the two grids
 before them extrapolated in the step, span rtol/30) against the previous ones (started from
-the grid before, span rtol/100), alternated: m = 2 at rho = 0.9, m = 3 at 0.6 and 0.9.
+the grid before, span rtol/100), alternated: m = 2 at rho = 0.9, m = 3 at 0.6 and 0.9, and
+``--cap-size`` the default cap ``max(U/3, 16 E[X])`` against the previous default ``U/2``,
+alternated, at m = 3, rho = 0.9 (default grids and truncation).
 
 Run: ``python benchmarks/bench_dispatch_many.py [--big] [--baseline] [--correction] [--cap]
-[--refinement]``.
+[--refinement] [--cap-size]``.
 """
 
 from __future__ import annotations
@@ -114,6 +116,27 @@ def _refinement() -> None:
               f"{min(times[False]) / min(times[True]):.2f}x")
 
 
+@contextlib.contextmanager
+def _previous_cap() -> Iterator[None]:
+    """The default cap as before: half the initial U, no floor."""
+    saved = accuracy.CAP_FRACTION, accuracy.CAP_LEAST
+    accuracy.CAP_FRACTION, accuracy.CAP_LEAST = 1 / 2, 0.0
+    try:
+        yield
+    finally:
+        accuracy.CAP_FRACTION, accuracy.CAP_LEAST = saved
+
+
+def _cap_size() -> None:
+    solve_accurate(3, 0.75, Exponential(1.0), coarse=0.5, U=24.0, rtol=1e-2)   # load kernels
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for new in (False, True, False, True):
+        with contextlib.nullcontext() if new else _previous_cap():
+            times[new].append(_run(3, 0.9, verbose=True))
+    print(f"  m=3 rho=0.9: previous cap U/2 {min(times[False]):.1f} s, cap max(U/3, 16) "
+          f"{min(times[True]):.1f} s, ratio {min(times[False]) / min(times[True]):.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--big", action="store_true")
@@ -121,7 +144,11 @@ def main() -> None:
     parser.add_argument("--correction", action="store_true")
     parser.add_argument("--cap", action="store_true")
     parser.add_argument("--refinement", action="store_true")
+    parser.add_argument("--cap-size", action="store_true")
     args = parser.parse_args()
+    if args.cap_size:
+        _cap_size()
+        return
     if args.refinement:
         _refinement()
         return

@@ -63,7 +63,7 @@ def main() -> None:
         for m, rho, delta, U, U2 in CASES:
             grid = DispatchGrid.build(m, rho, Exponential(1.0), delta, U, U2=U2)
             op = _Operator(grid, 0, None)
-            states = grid.n_states if not grid.capped else grid.active_states().size
+            states = grid.n_states
             # a smooth value with the shape of the solution (quadratic in the backlogs)
             v = np.zeros(grid.shape())
             if m == 2:

@@ -19,6 +19,17 @@ most ``m - 1`` times as the size grows: :mod:`symq.dispatch.vi.simplex_passes` r
 :math:`v(u + k\delta e_i)` for all size atoms ``k`` with one table look-up and one addition
 each.
 
+A *capped* simplex keeps only the states whose second-largest component is at most
+:math:`N_2` (the optimal policy at high load keeps one long queue:
+:meth:`~symq.dispatch.vi.grid.DispatchGrid.build`).  In colex order the states of largest
+component :math:`t > N_2` form a block of :math:`P = \binom{N_2+m-1}{m-1}` (their lower
+components, any sorted tuple within :math:`N_2`, come first in their block), so replacing the
+largest component's term :math:`\binom{t+m-1}{m}` by :math:`\binom{N_2+m}{m} + (t - N_2 - 1)P`
+ranks the capped states densely, :math:`0, \dots, \binom{N_2+m}{m} + (N - N_2)P - 1`, with
+every other property kept: :func:`binomial_table` with ``N2`` holds that column (and the cap
+itself, :func:`table_cap`), and the functions below take ``N2`` (``N``, or None, for the full
+simplex).
+
 This module holds the index arithmetic (numba functions for the kernels, numpy wrappers for
 the rest) and :func:`simplex_value`, the multilinear interpolation of a packed value with the
 fixed analytic tail, which the simulator's look-up policy and :class:`~symq.dispatch.vi.iteration.
@@ -45,19 +56,37 @@ from symq.core.errors import InvalidParameter
 
 __all__ = ["binomial_table", "colex_block", "colex_states", "predecessors", "rank_of",
            "n_sorted_states", "simplex_value", "M_MAX", "unrank", "next_colex",
-           "values_at_states"]
+           "values_at_states", "FORBIDDEN", "cap_steps", "table_cap"]
 
 #: Largest number of servers of the sorted-simplex value iteration.
 M_MAX = 6
+#: The value of a state outside a cap (not stored): a decision that would reach it is never
+#: taken, and an interpolation that reads it says so by its size.
+FORBIDDEN = 1e300
 
 
-def n_sorted_states(m: int, N: int) -> int:
-    """Number of sorted lattice states, :math:`\\binom{N+m}{m}`."""
-    return math.comb(N + m, m)
+def cap_steps(m: int, N: int, N2: int | None) -> int:
+    """The cap in steps as the kernels take it: ``N`` (no cap) unless ``m >= 2`` and
+    ``0 <= N2 < N``."""
+    return N if N2 is None or m < 2 or not 0 <= N2 < N else int(N2)
 
 
-def binomial_table(m: int, N: int, extra: int = 0) -> NDArray[np.int64]:
-    """``B[n, r] = C(n, r)`` for ``n <= N + m + extra``, ``r <= m + 1`` (int64, exact).
+def n_sorted_states(m: int, N: int, N2: int | None = None) -> int:
+    """Number of sorted lattice states, :math:`\\binom{N+m}{m}`, or with the second-largest
+    component capped at ``N2``, :math:`\\binom{N_2+m}{m} + (N - N_2)\\binom{N_2+m-1}{m-1}`."""
+    N2 = cap_steps(m, N, N2)
+    if N2 == N:
+        return math.comb(N + m, m)
+    return math.comb(N2 + m, m) + (N - N2) * math.comb(N2 + m - 1, m - 1)
+
+
+def binomial_table(m: int, N: int, extra: int = 0, N2: int | None = None
+                   ) -> NDArray[np.int64]:
+    """``B[n, r] = C(n, r)`` for ``n <= N + m + extra``, ``r <= m + 1`` (int64, exact); with a
+    cap ``N2 < N`` the largest component's column ``r = m`` is the dense one of the module
+    docstring from ``n = N2 + m`` on, and ``B[0, m + 1]`` (:math:`\\binom{0}{m+1} = 0`, never
+    read by a rank) holds ``N2 + 1``: the table describes the storage it ranks
+    (:func:`table_cap`).
 
     Raises :class:`~symq.core.errors.InvalidParameter` when a rank would not fit in int64.
     """
@@ -68,7 +97,19 @@ def binomial_table(m: int, N: int, extra: int = 0) -> NDArray[np.int64]:
     for n in range(top + 1):
         for r in range(min(n, m + 1) + 1):
             B[n, r] = math.comb(n, r)
+    N2 = cap_steps(m, N, N2)
+    if N2 < N:
+        block, first = math.comb(N2 + m - 1, m - 1), math.comb(N2 + m, m)
+        for n in range(N2 + m, top + 1):
+            B[n, m] = first + (n - N2 - m) * block
+        B[0, m + 1] = N2 + 1
     return B
+
+
+@numba.njit(cache=True)
+def table_cap(B):  # pragma: no cover - numba
+    """The cap ``N2`` of a table of :func:`binomial_table` (``-1``: the full simplex)."""
+    return B[0, B.shape[1] - 1] - 1
 
 
 @numba.njit(cache=True)
@@ -96,11 +137,14 @@ def unrank(rank, B, c):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True)
-def next_colex(c, N):  # pragma: no cover - numba
-    """Advance ``c`` to the next sorted tuple in colex order (within ``0..N``)."""
+def next_colex(c, N, N2):  # pragma: no cover - numba
+    """Advance ``c`` to the next sorted tuple in colex order (within ``0..N``, the
+    second-largest component within ``N2``; ``N2 = N``: no cap)."""
     m = c.size
     for r in range(m):
         top = c[r + 1] if r + 1 < m else N
+        if r == m - 2 and top > N2:
+            top = N2
         if c[r] < top:
             c[r] += 1
             for s in range(r):
@@ -109,7 +153,7 @@ def next_colex(c, N):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True)
-def _predecessors(m, N, B, out):  # pragma: no cover - numba
+def _predecessors(m, N, N2, B, out):  # pragma: no cover - numba
     """Rank of ``c - 1`` on the positive components, -1 at the origin."""
     c = np.zeros(m, dtype=np.int64)
     d = np.empty(m, dtype=np.int64)
@@ -122,7 +166,7 @@ def _predecessors(m, N, B, out):  # pragma: no cover - numba
             else:
                 d[r] = 0
         out[s] = _rank(d, B) if pos else -1
-        next_colex(c, N)
+        next_colex(c, N, N2)
 
 
 def rank_of(c: NDArray[np.int64], B: NDArray[np.int64]) -> int:
@@ -130,7 +174,7 @@ def rank_of(c: NDArray[np.int64], B: NDArray[np.int64]) -> int:
     return int(_rank(np.ascontiguousarray(c, dtype=np.int64), B))
 
 
-def colex_states(m: int, N: int) -> NDArray[np.int64]:
+def colex_states(m: int, N: int, N2: int | None = None) -> NDArray[np.int64]:
     """The sorted states in storage (colex) order, shape ``(C(N+m, m), m)``.
 
     Examples
@@ -138,30 +182,31 @@ def colex_states(m: int, N: int) -> NDArray[np.int64]:
     >>> colex_states(3, 1).tolist()
     [[0, 0, 0], [0, 0, 1], [0, 1, 1], [1, 1, 1]]
     """
-    n = n_sorted_states(m, N)
+    n = n_sorted_states(m, N, N2)
     out = np.empty((n, m), dtype=np.int64)
-    _fill_states(N, out)
+    _fill_states(N, cap_steps(m, N, N2), out)
     return out
 
 
 @numba.njit(cache=True)
-def _fill_states(N, out):  # pragma: no cover - numba
+def _fill_states(N, N2, out):  # pragma: no cover - numba
     c = np.zeros(out.shape[1], dtype=np.int64)
     for s in range(out.shape[0]):
         out[s] = c
-        next_colex(c, N)
+        next_colex(c, N, N2)
 
 
 @numba.njit(cache=True)
-def _fill_block(N, start, B, out):  # pragma: no cover - numba
+def _fill_block(N, N2, start, B, out):  # pragma: no cover - numba
     c = np.empty(out.shape[1], dtype=np.int64)
     unrank(start, B, c)
     for s in range(out.shape[0]):
         out[s] = c
-        next_colex(c, N)
+        next_colex(c, N, N2)
 
 
-def colex_block(m: int, N: int, start: int, stop: int) -> NDArray[np.int64]:
+def colex_block(m: int, N: int, start: int, stop: int, N2: int | None = None
+                ) -> NDArray[np.int64]:
     """The sorted states of colex ranks ``start <= rank < stop`` (a slice of
     :func:`colex_states` without the whole array).
 
@@ -170,17 +215,19 @@ def colex_block(m: int, N: int, start: int, stop: int) -> NDArray[np.int64]:
     >>> colex_block(3, 2, 2, 5).tolist() == colex_states(3, 2)[2:5].tolist()
     True
     """
-    stop = min(stop, n_sorted_states(m, N))
+    stop = min(stop, n_sorted_states(m, N, N2))
     out = np.empty((max(stop - start, 0), m), dtype=np.int64)
     if out.shape[0]:
-        _fill_block(N, start, binomial_table(m, N), out)
+        _fill_block(N, cap_steps(m, N, N2), start, binomial_table(m, N, N2=N2), out)
     return out
 
 
-def predecessors(m: int, N: int, B: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Rank of the diagonal predecessor of every stored state (``-1`` for the origin)."""
-    out = np.empty(n_sorted_states(m, N), dtype=np.int64)
-    _predecessors(m, N, B, out)
+def predecessors(m: int, N: int, B: NDArray[np.int64], N2: int | None = None
+                 ) -> NDArray[np.int64]:
+    """Rank of the diagonal predecessor of every stored state (``-1`` for the origin); ``B``
+    is the table of the same cap ``N2``."""
+    out = np.empty(n_sorted_states(m, N, N2), dtype=np.int64)
+    _predecessors(m, N, cap_steps(m, N, N2), B, out)
     return out
 
 
@@ -206,7 +253,8 @@ def simplex_value(V, B, N, delta, c_M, u, tail_slope=0.0):  # pragma: no cover -
     :math:`c_M(u_i^2 - U^2) + \beta (u_i - U)` with :math:`\beta` = ``tail_slope`` (default 0:
     the quadratic tail alone, as
     :func:`~symq.dispatch.policies.decisions.lookup_value`); each of the :math:`2^m` corners is
-    sorted and ranked.
+    sorted and ranked.  With the table ``B`` of a capped simplex (:func:`table_cap`) a corner
+    beyond the cap counts :data:`FORBIDDEN`.
     """
     m = u.size
     U = N * delta
@@ -226,6 +274,7 @@ def simplex_value(V, B, N, delta, c_M, u, tail_slope=0.0):  # pragma: no cover -
         t[r] = f - i
     idx = np.empty(m, dtype=np.int64)
     tmp = np.empty(m, dtype=np.int64)
+    N2 = table_cap(B)
     out = 0.0
     for corner in range(1 << m):
         w = 1.0
@@ -237,7 +286,11 @@ def simplex_value(V, B, N, delta, c_M, u, tail_slope=0.0):  # pragma: no cover -
                 idx[r] = i0[r]
                 w *= 1.0 - t[r]
         if w != 0.0:
-            out += w * V[_sorted_rank(idx, tmp, B)]
+            rank = _sorted_rank(idx, tmp, B)
+            if m >= 2 and 0 <= N2 < tmp[m - 2]:
+                out += w * FORBIDDEN
+            else:
+                out += w * V[rank]
     return out + extra
 
 
@@ -259,11 +312,12 @@ def _values_at_states(V, B, N, delta, c_M, tail_slope, states, step, cap, out
 
 def values_at_states(V: NDArray[np.float64], N: int, delta: float, c_M: float,
                      tail_slope: float, states: NDArray[np.int64], step: float,
-                     cap: float = math.inf) -> NDArray[np.float64]:
-    """:func:`simplex_value` of the packed value ``V`` (``N`` steps of ``delta``) at the sorted
-    lattice states ``states`` of another step ``step`` (rows of lattice indices), the lower
-    components clamped to ``cap``: the warm start of a grid from another one, compiled and
-    parallel over the states.
+                     N2: int | None = None) -> NDArray[np.float64]:
+    """:func:`simplex_value` of the packed value ``V`` (``N`` steps of ``delta``, the capped
+    simplex of ``N2`` if given) at the sorted lattice states ``states`` of another step
+    ``step`` (rows of lattice indices), the lower components clamped to the cap
+    ``N2 delta``: the warm start of a grid from another one, compiled and parallel over the
+    states.
 
     Examples
     --------
@@ -275,7 +329,8 @@ def values_at_states(V: NDArray[np.float64], N: int, delta: float, c_M: float,
     states = np.ascontiguousarray(states, dtype=np.int64)
     out = np.empty(states.shape[0])
     m = states.shape[1]
-    _values_at_states(np.ascontiguousarray(V, dtype=np.float64), binomial_table(m, N), N,
-                      float(delta), float(c_M), float(tail_slope), states, float(step),
-                      float(cap), out)
+    N2 = cap_steps(m, N, N2)
+    _values_at_states(np.ascontiguousarray(V, dtype=np.float64), binomial_table(m, N, N2=N2),
+                      N, float(delta), float(c_M), float(tail_slope), states, float(step),
+                      N2 * float(delta) if N2 < N else math.inf, out)
     return out

@@ -235,8 +235,8 @@ def _symbolic_claims() -> list[Claim]:
 #: lengths of the exported policies and of JSQ/JIQ.
 MANY, MANY_QUICK = (3, 4), (3,)
 MANY_JOBS, MANY_JOBS_QUICK = 4_000_000, 1_000_000
-#: Three servers at rho = 0.9 (full form only: the accuracy-matched VI takes 3-4 minutes on two
-#: cores, a capped second-largest backlog U2 = 24 at U = 76; measured 2.79106 +- 2.5e-3).  The
+#: Three servers at rho = 0.9 (full form only: the accuracy-matched VI takes 75 s on two
+#: cores, a capped second-largest backlog U2 = 16 at U = 76; measured 2.79121 +- 2.4e-3).  The
 #: simulation of its exported policy needs 16e6 jobs to resolve 1% (the response time's
 #: autocorrelation at this load), so the band is 2%: ten times the VI value's own stated error.
 HIGH_LOAD, HIGH_LOAD_M, HIGH_LOAD_JOBS = 0.9, 3, 16_000_000

@@ -19,11 +19,18 @@ import numpy as np
 import pytest
 
 from symq.core.errors import InvalidParameter
-from symq.dispatch.simplex import binomial_table, colex_states, predecessors
-from symq.dispatch.vi.accuracy import solve_accurate
+from symq.dispatch.simplex import (
+    FORBIDDEN,
+    binomial_table,
+    colex_block,
+    colex_states,
+    n_sorted_states,
+    predecessors,
+    rank_of,
+    table_cap,
+)
+from symq.dispatch.vi.accuracy import default_cap, solve_accurate
 from symq.dispatch.vi.grid import DispatchGrid
-from symq.dispatch.vi.iteration import FORBIDDEN
-from symq.dispatch.vi.planning import capped_states
 from symq.dispatch.vi.simplex_passes import ea_pass
 from symq.dispatch.vi.solvers import solve_optimal
 from symq.laws import Exponential
@@ -111,25 +118,49 @@ def test_cap_errors():
         solve_accurate(3, 0.7, EXP, policy="lwl", U2=8.0)
 
 
+def test_default_cap_is_a_third_of_U_at_least_16_mean_sizes_on_the_lattice():
+    assert default_cap(48.0, 1.0, 0.5) == 16.0
+    assert default_cap(60.0, 1.0, 0.5) == 20.0
+    assert default_cap(64.0, 1.0, 0.5) == 22.0           # 21.33 rounded up to 4 steps = 2
+    assert default_cap(32.0, 1.0, 0.5) == 16.0           # the floor
+    assert default_cap(16.0, 1.0, 0.5) is None           # the floor reaches U: no cap
+    assert default_cap(48.0, 2.0, 1.0) == 32.0           # in units of E[X] = 2
+
+
 def test_accurate_capped_agrees_with_uncapped_within_stated_errors():
-    options = dict(coarse=0.5, U=16.0, rtol=1e-2)
+    options = dict(coarse=0.5, U=24.0, rtol=1e-2)
     capped = solve_accurate(3, 0.75, EXP, **options)
-    assert capped.U2 == 8.0                                    # the default: U/2 at high load
+    assert capped.U2 == 16.0                                 # the default at high load
     assert "cap check" in [g["role"] for g in capped.grids]
     assert capped.error_parts["cap"] == capped.cap >= 0
-    free = solve_accurate(3, 0.75, EXP, U2=16.0, **options)
+    free = solve_accurate(3, 0.75, EXP, U2=24.0, **options)
     assert free.U2 is None and free.cap == 0.0
     assert abs(capped.ET - free.ET) <= capped.error_estimate + free.error_estimate
 
 
 @pytest.mark.parametrize(("m", "N", "N2"), [(3, 12, 4), (3, 12, 12), (4, 10, 3), (5, 10, 0)])
-def test_active_states_are_those_within_the_cap(m, N, N2):
-    """The rank ranges, the count of the time plan and a direct enumeration agree."""
+def test_capped_simplex_ranks_the_states_within_the_cap_densely(m, N, N2):
+    """Against an enumeration of all sorted tuples (itertools): the capped states in colex
+    order, their count, ranks 0..n-1 from the capped table, unranking, the predecessors and
+    the grid's state count."""
+    everything = sorted(itertools.combinations_with_replacement(range(N + 1), m),
+                        key=lambda c: c[::-1])                     # colex order
+    expected = np.array([c for c in everything if c[m - 2] <= N2], dtype=np.int64)
+    states = colex_states(m, N, N2)
+    np.testing.assert_array_equal(states, expected)
+    assert n_sorted_states(m, N, N2) == len(expected)
+    B = binomial_table(m, N, N2=N2)
+    assert table_cap(B) == (N2 if N2 < N else -1)
+    ranks = [rank_of(c, B) for c in expected]
+    assert ranks == list(range(len(expected)))
+    np.testing.assert_array_equal(colex_block(m, N, 3, 9, N2), expected[3:9])
+    index = {tuple(c): r for r, c in enumerate(expected.tolist())}
+    pred = predecessors(m, N, B, N2)
+    for r, c in enumerate(expected.tolist()):
+        below = tuple(max(x - 1, 0) for x in c)
+        assert pred[r] == (-1 if not any(c) else index[below])
     grid = DispatchGrid.build(m, 0.5, EXP, 0.5, N * 0.5)
     grid = DispatchGrid(**{**grid.__dict__, "N2": N2})
-    states = colex_states(m, N)
-    expected = np.nonzero(states[:, m - 2] <= N2)[0]
-    np.testing.assert_array_equal(grid.active_states(), expected)
-    starts, ends = grid.active_ranges(7)
-    assert np.all(starts < ends) and int((ends - starts).sum()) == expected.size
-    assert capped_states(m, N, N2) == expected.size
+    assert grid.n_states == len(expected)
+    starts, ends = grid.rank_chunks(7)
+    assert starts[0] == 0 and ends[-1] == len(expected) and np.all(starts[1:] == ends[:-1])

@@ -287,13 +287,16 @@ def test_slow_mixing_value_iteration_stops_at_its_deadline(monkeypatch):
     assert time.perf_counter() - start < 30
 
 
-@pytest.mark.parametrize("m, U, block", [(3, 24.0, None), (5, 6.0, None), (4, 12.0, 1 << 14),
-                                         (5, 6.0, 1 << 14)])
-def test_memory_estimate_covers_the_measured_peak(monkeypatch, m, U, block) -> None:
+@pytest.mark.parametrize("m, U, block, cap", [(3, 24.0, None, None), (5, 6.0, None, None),
+                                              (4, 12.0, 1 << 14, None),
+                                              (5, 6.0, 1 << 14, None), (3, 48.0, None, 12.0),
+                                              (4, 24.0, 1 << 14, 6.0)])
+def test_memory_estimate_covers_the_measured_peak(monkeypatch, m, U, block, cap) -> None:
     """grid_bytes against tracemalloc's peak of a warm-started solve (numpy's arrays are
     traced).  On the simplex the interpolation of the coarse value runs compiled, block by
     block, below the iteration's arrays (through VIResult.value over whole arrays it needed
-    304 bytes per state at m = 5, above the 286 the estimate then counted)."""
+    304 bytes per state at m = 5, above the 286 the estimate then counted).  A capped grid
+    stores the states within its cap only, and the estimate counts those."""
     import tracemalloc
 
     from symq.dispatch.vi import planning
@@ -302,15 +305,15 @@ def test_memory_estimate_covers_the_measured_peak(monkeypatch, m, U, block) -> N
     if block is not None:
         monkeypatch.setattr(planning, "INTERPOLATION_BLOCK", block)
     X = Exponential(1.0)
-    coarse = solve_optimal(m, 0.4, X, delta=0.5, U=U, tol=1e-3)
-    grid = DispatchGrid.build(m, 0.4, X, 0.25, U)
+    coarse = solve_optimal(m, 0.4, X, delta=0.5, U=U, tol=1e-3, U2=cap)
+    grid = DispatchGrid.build(m, 0.4, X, 0.25, U, U2=cap)
     tracemalloc.start()
     try:
         solve_optimal(m, 0.4, X, delta=0.25, U=U, tol=1e-3, warm_start=coarse,
-                      coarse_correction=False)
+                      coarse_correction=False, U2=cap)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    estimate = planning.grid_bytes(m, grid.N, grid.K)
+    estimate = planning.grid_bytes(m, grid.N, grid.K, N2=None if cap is None else grid.N2)
     assert peak <= estimate < 2.5 * peak
     assert peak < 130 * grid.n_states        # v, its start, Tv, h, Anderson: 15 values

@@ -38,7 +38,9 @@ job counts ``n``; a policy picks the server.  Policies (Hyytiä & Righter, arXiv
               ``v`` is the full ``(N+1, N+1)`` table (bilinear interpolation); for any ``m``
               it may be the packed sorted-simplex value of identical servers (1-D, colex order,
               length :math:`\binom{N+m}{m}`, :mod:`symq.dispatch.simplex`; multilinear
-              interpolation by :func:`~symq.dispatch.simplex.simplex_value`).
+              interpolation by :func:`~symq.dispatch.simplex.simplex_value`), or the capped
+              simplex of a capped value iteration (``result`` with ``N2``), whose states
+              beyond the cap are never chosen.
 ============  ==================================================================================
 
 Per-server speeds
@@ -192,6 +194,8 @@ def _lookup_params(params: dict[str, Any]) -> dict[str, Any]:
             v, delta, c_M = result.v, result.delta, result.c_M
             extra = {"m": integer_value("result.m", rm, 1),
                      "N": integer_value("result.N", result.N, 1)}
+            if getattr(result, "N2", None) is not None:      # a capped simplex
+                extra["N2"] = integer_value("result.N2", result.N2, 0)
         params = {"v": v, "delta": delta, "c_M": c_M,
                   "tail_slope": getattr(result, "tail_slope", 0.0)}
     for k in ("v", "delta", "c_M"):

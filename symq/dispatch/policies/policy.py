@@ -178,20 +178,21 @@ class DispatchPolicy:
         if p.get("m", m) != m:
             raise InvalidParameter("m", m, f"{p['m']}, the number of servers of the value "
                                    "the lookup policy was built from")
-        N = p.get("N")
+        N, N2 = p.get("N"), p.get("N2")
         if N is None:
             N = _packed_steps(v.size, m)
-        if N < 1 or n_sorted_states(m, N) != v.size:
+        if N < 1 or n_sorted_states(m, N, N2) != v.size:
             raise InvalidParameter("v", f"<array of length {v.size}>", "a packed "
                                    f"sorted-simplex value of length C(N+m, m) for m={m}, N >= 1"
-                                   + (f" (N={N} gives {n_sorted_states(m, N)})"
-                                      if p.get("N") is not None else ""))
+                                   + (f" (N={N} gives {n_sorted_states(m, N, N2)}"
+                                      + (f" with the cap N2={N2}" if N2 is not None else "")
+                                      + ")" if p.get("N") is not None else ""))
         if not _speeds.equal_speeds(spd):
             raise InvalidParameter("speeds", spd.tolist(), "equal speeds for a lookup policy of a "
                                    "packed sorted-simplex value", "the value of identical "
                                    "servers is symmetric; unequal speeds need a full table")
         return make(LOOKUP_SIMPLEX, delta=p["delta"], c_M=p["c_M"], vp=v,
-                    B=binomial_table(m, N), tail_slope=float(p.get("tail_slope", 0.0)))
+                    B=binomial_table(m, N, N2=N2), tail_slope=float(p.get("tail_slope", 0.0)))
 
 
 def _packed_steps(length: int, m: int) -> int:

@@ -57,7 +57,7 @@ from numpy.typing import NDArray
 from symq.core.errors import InvalidParameter, NotConverged
 from symq.core.resources import memory_budget
 
-from ..simplex import binomial_table, colex_states
+from ..simplex import binomial_table, colex_states, n_sorted_states
 from .grid import DispatchGrid
 from .iteration import _Layout, _relative_iteration, _unconverged
 from .passes import _Operator
@@ -91,10 +91,12 @@ def correction_grid(grid: DispatchGrid, sizes: Any) -> DispatchGrid | None:
         return None
     # the coarse grid and the transfer (m >= 3: a sparse prolongation of up to 2^m entries
     # per state and the states' coordinates) must fit beside the fine grid
-    extra = grid_bytes(grid.m, grid.N // 2, grid.K // 2 + 1)
+    N2 = grid.N2 if grid.capped else None
+    extra = grid_bytes(grid.m, grid.N // 2, grid.K // 2 + 1,
+                       N2=None if N2 is None else N2 // 2)
     if grid.m >= 3:
         extra += grid.n_states * (12.0 * 2 ** grid.m + 32.0 * grid.m)
-    if grid_bytes(grid.m, grid.N, grid.K) + extra > memory_budget():
+    if grid_bytes(grid.m, grid.N, grid.K, N2=N2) + extra > memory_budget():
         return None
     try:
         return DispatchGrid.build(grid.m, grid.rho, sizes, 2 * grid.delta, grid.U,
@@ -123,9 +125,12 @@ class _Transfer:
         if self.dense:
             return
         m, N = fine.m, fine.N
-        Bf, Bc = binomial_table(m, N), binomial_table(m, N // 2)
-        self.inject = _simplex_rank(2 * colex_states(m, N // 2), Bf)
-        states = colex_states(m, N)
+        # a capped fine grid (its cap N2 even: the correction grid's is N2 / 2)
+        N2 = fine.N2 if fine.capped else None
+        N2c = None if N2 is None else N2 // 2
+        Bf, Bc = binomial_table(m, N, N2=N2), binomial_table(m, N // 2, N2=N2c)
+        self.inject = _simplex_rank(2 * colex_states(m, N // 2, N2c), Bf)
+        states = colex_states(m, N, N2)
         base, odd = states // 2, states % 2
         rows, cols, vals = [], [], []
         for corner in range(2 ** m):
@@ -136,7 +141,7 @@ class _Transfer:
             vals.append(np.prod(np.where(odd[use] == 1, 0.5, 1.0), axis=1))
         self.P = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows),
                                                        np.concatenate(cols))),
-                               shape=(states.shape[0], Bc[N // 2 + m, m]))
+                               shape=(states.shape[0], n_sorted_states(m, N // 2, N2c)))
 
     def restrict(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         if self.dense:

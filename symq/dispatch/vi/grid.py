@@ -35,7 +35,7 @@ from symq.core.resources import require_memory
 from symq.core.threads import limit_blas_threads
 from symq.laws import Distribution, Exponential
 
-from ..simplex import M_MAX, colex_states
+from ..simplex import M_MAX, colex_states, n_sorted_states
 from ..sizes import as_sizes, size_cdf
 from ..symbolic import tail_curvature_fn
 from .planning import SECOND_MOMENT_TOL, _names, grid_bytes, size_tail_point, validate_grid
@@ -244,8 +244,8 @@ class DispatchGrid:
         Steps of the cap ``U2 = N2 delta`` on the second-largest backlog (``m >= 3``; ``N``:
         no cap).  With a cap the grid holds the optimal policy among those that never make
         the second-largest backlog exceed ``U2``: only the sorted states with
-        :math:`u_{m-1} \le U_2` are computed (:meth:`active_ranges`), a set that such
-        policies and the drain never leave.
+        :math:`u_{m-1} \le U_2` are stored, ranked densely (the capped simplex of
+        :mod:`symq.dispatch.simplex`), a set that such policies and the drain never leave.
     """
 
     m: int
@@ -279,38 +279,12 @@ class DispatchGrid:
         """The cap on the second-largest backlog, ``N2 delta``."""
         return self.N2 * self.delta
 
-    def active_ranges(self, chunks: int = 1) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        r"""``(starts, ends)``: the rank ranges of the states computed (all, or those within the
-        cap), in at least ``chunks`` pieces of about equal size (parallel load balance).
-
-        In colex order the states whose largest component is ``t`` are the ranks from
-        :math:`\binom{t+m-1}{m}` on, and those of them within the cap their first
-        :math:`\binom{\min(t, N_2)+m-1}{m-1}`.
-        """
-        m, N = self.m, self.N
-        if not self.capped:
-            total = self.n_states
-            bounds = np.linspace(0, total, max(1, min(chunks, total)) + 1).round().astype(
-                np.int64)
-            return bounds[:-1], bounds[1:]
-        t = np.arange(N + 1)
-        first = np.array([math.comb(int(x) + m - 1, m) for x in t], dtype=np.int64)
-        size = np.array([math.comb(min(int(x), self.N2) + m - 1, m - 1) for x in t],
-                        dtype=np.int64)
-        piece = max(1, int(size.sum()) // max(1, chunks))
-        starts, ends = [], []
-        for a, n in zip(first.tolist(), size.tolist()):
-            for s0 in range(a, a + n, piece):
-                starts.append(s0)
-                ends.append(min(s0 + piece, a + n))
-        return np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
-
-    def active_states(self) -> NDArray[np.int64]:
-        """Ranks of the states computed, in storage order."""
-        if not self.capped:
-            return np.arange(self.n_states, dtype=np.int64)
-        starts, ends = self.active_ranges()
-        return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(starts, ends)])
+    def rank_chunks(self, chunks: int = 1) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """``(starts, ends)``: the stored ranks ``0 .. n_states - 1`` in ``chunks`` contiguous
+        pieces of about equal size (the parallel kernels' load balance)."""
+        total = self.n_states
+        bounds = np.linspace(0, total, max(1, min(chunks, total)) + 1).round().astype(np.int64)
+        return bounds[:-1], bounds[1:]
 
     @classmethod
     def build(cls, m: int, rho: float, sizes: Any, delta: float, U: float,
@@ -337,8 +311,10 @@ class DispatchGrid:
             m, rho, sizes, delta, U, names=names, max_step=1.0 if correction_level else 0.5)
         K_est = int(math.ceil(size_tail_point(sizes, tail_tol) / delta)) + 1
         nm = _names(names)
-        require_memory(nm["delta"], delta, grid_bytes(m, N, K_est, levels=1),
-                       what=f"{math.comb(N + m, m):.3g} sorted states x {K_est} size atoms",
+        N2 = N if U2 is None else _cap_steps(m, U2, delta, U, nm)
+        require_memory(nm["delta"], delta, grid_bytes(m, N, K_est, levels=1, N2=N2),
+                       what=f"{n_sorted_states(m, N, N2):.3g} sorted states x {K_est} size "
+                            "atoms",
                        limit=f"coarse enough to fit: lower {nm['U']}={U:g} or raise "
                              f"{nm['delta']}")
         p = hat_atoms(sizes, delta, tail_tol)
@@ -347,17 +323,14 @@ class DispatchGrid:
             c_M, slope = float(tail_curvature_fn().scalar(lam / m, rho)), 0.0
         else:
             c_M, slope = (float(t) for t in tail)
-        N2 = N
-        if U2 is not None:
-            N2 = _cap_steps(m, U2, delta, U, nm)
         return cls(m=m, rho=rho, lam=lam, delta=delta, U=N * delta, N=N, K=p.size - 1, p=p,
                    a=a, b=b, q=q, c_M=c_M, size_name=str(getattr(sizes, "name", "sizes")),
                    mean_size=mean, tail_slope=slope, N2=N2)
 
     @property
     def n_states(self) -> int:
-        """Number of stored (sorted) states."""
-        return math.comb(self.N + self.m, self.m)
+        """Number of stored (sorted) states (within the cap, if any)."""
+        return n_sorted_states(self.m, self.N, self.N2 if self.m >= 3 else None)
 
     @property
     def lattice_mean(self) -> float:

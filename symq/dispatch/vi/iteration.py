@@ -35,18 +35,12 @@ from numpy.typing import ArrayLike, NDArray
 from symq.core.errors import InvalidParameter, NotConverged
 from symq.core.result import Exactness, ResultBase
 
-from ..simplex import binomial_table
+from ..simplex import FORBIDDEN, binomial_table
 from .grid import DispatchGrid
 from .passes import MODE_FULL, _Operator
 from .planning import _time_limit
 
 __all__ = ["VIResult", "FORBIDDEN"]
-
-#: The stored value of a state outside the cap on the second-largest backlog
-#: (:attr:`VIResult.U2`): the cost of a decision the capped problem does not allow.  Finite,
-#: so that a multilinear weight of zero keeps it out of an interpolated value; any positive
-#: weight makes the decision lose every comparison.
-FORBIDDEN = 1e300
 
 
 @numba.njit(cache=True)
@@ -91,23 +85,6 @@ def _step_flat(v, tv, f, r):  # pragma: no cover - numba
         lo = min(lo, d)
         hi = max(hi, d)
         f[l] = tv[l] - g
-        r[l] = d - g
-    return g, lo, hi
-
-
-@numba.njit(cache=True)
-def _step_active(v, tv, active, f, r):  # pragma: no cover - numba
-    """:func:`_step_flat` on the entries ``active`` of ``v`` and ``tv`` (a capped simplex;
-    ``active[0] = 0``), read in place instead of gathered into copies every sweep."""
-    g = tv[0]
-    lo = np.inf
-    hi = -np.inf
-    for l in range(active.size):
-        s = active[l]
-        d = tv[s] - v[s]
-        lo = min(lo, d)
-        hi = max(hi, d)
-        f[l] = tv[s] - g
         r[l] = d - g
     return g, lo, hi
 
@@ -202,34 +179,21 @@ class _Layout(_FlatLayout):
         self.triangle = grid.m == 2 and mode != MODE_FULL
         if self.triangle:
             self.size = grid.n_states
-        # a capped simplex: only the states within the cap are stored (rank 0 first)
-        self.active = grid.active_states() if grid.capped else None
-        if self.active is not None:
-            self.size = int(self.active.size)
 
     def step(self, v: NDArray[np.float64], tv: NDArray[np.float64], f: NDArray[np.float64],
              r: NDArray[np.float64]) -> tuple[float, float, float]:
         if self.triangle:
             return _step_triangle(v, tv, f, r)
-        if self.active is not None:
-            return _step_active(v, tv, self.active, f, r)
         return super().step(v, tv, f, r)
 
     def unpack(self, x: NDArray[np.float64], v: NDArray[np.float64]) -> None:
         if self.triangle:
             _unpack_triangle(x, v)
-        elif self.active is not None:
-            v[self.active] = x
         else:
             super().unpack(x, v)
 
     def pack(self, v: NDArray[np.float64],
              out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-        if self.active is not None:
-            if out is None:
-                out = np.empty(self.size)
-            out[:] = v[self.active]
-            return out
         if not self.triangle:
             return super().pack(v, out)
         if out is None:
@@ -405,8 +369,9 @@ class VIResult(ResultBase):
         The cap on the second-largest backlog (``m >= 3``,
         :meth:`~symq.dispatch.vi.grid.DispatchGrid.build`): ``v`` and :attr:`ET` are those
         of the optimal policy among those that never make the second-largest backlog exceed
-        ``U2``; the states beyond it hold :data:`FORBIDDEN`, and so does :meth:`value` there
-        (a decision into them is never chosen).  None: no cap.
+        ``U2``.  Only the states within the cap are stored (the capped simplex of
+        :mod:`symq.dispatch.simplex`); :meth:`value` is :data:`FORBIDDEN` beyond it (a
+        decision into them is never chosen).  None: no cap.
     levels : list of (delta, iterations, ET)
         One entry per grid solved, coarse first; the grid of step ``2 delta`` that corrected
         this one (:mod:`~symq.dispatch.vi.coarse_correction`) is listed with its sweeps and
@@ -465,13 +430,24 @@ class VIResult(ResultBase):
         if self.m == 2 or not self.symmetric:          # a full lattice in server order
             return self.v[tuple(s[..., r] for r in range(self.m))]
         B = self.binomials
-        rank = sum(B[s[..., r] + r, r + 1] for r in range(self.m))
-        return self.v[rank]
+        N2 = self.N2
+        if N2 is None:
+            return self.v[sum(B[s[..., r] + r, r + 1] for r in range(self.m))]
+        inside = s[..., self.m - 2] <= N2
+        t = np.where(inside[..., None], s, 0)
+        return np.where(inside, self.v[sum(B[t[..., r] + r, r + 1] for r in range(self.m))],
+                        FORBIDDEN)
+
+    @property
+    def N2(self) -> int | None:
+        """The cap :attr:`U2` in steps (None without a cap)."""
+        return None if self.U2 is None else int(round(self.U2 / self.delta))
 
     @functools.cached_property
     def binomials(self) -> NDArray[np.int64]:
-        """The rank table of the packed simplex (``m >= 3``, :mod:`symq.dispatch.simplex`)."""
-        return binomial_table(self.m, self.N)
+        """The rank table of the packed (capped) simplex (``m >= 3``,
+        :mod:`symq.dispatch.simplex`)."""
+        return binomial_table(self.m, self.N, N2=self.N2)
 
     def value(self, u: ArrayLike) -> NDArray[np.float64]:
         r"""Interpolated relative value :math:`v(u)` at arbitrary backlog vectors.

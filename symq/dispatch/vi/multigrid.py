@@ -38,19 +38,19 @@ __all__ = ["RichardsonResult", "richardson"]
 
 
 def _simplex_values(prev: VIResult, m: int, N: int, delta: float,
-                    cap: float | None) -> NDArray[np.float64]:
-    """``prev.value`` at every sorted state of the simplex ``(m, N)`` of step ``delta``, block
-    by block (:data:`~symq.dispatch.vi.planning.INTERPOLATION_BLOCK`, counted by
-    :func:`~symq.dispatch.vi.planning.grid_bytes`), lower components clamped to ``cap`` if
-    given."""
-    n = n_sorted_states(m, N)
+                    N2: int | None) -> NDArray[np.float64]:
+    """``prev.value`` at every stored state of the simplex ``(m, N)`` of step ``delta``
+    (capped at ``N2``, if given), block by block
+    (:data:`~symq.dispatch.vi.planning.INTERPOLATION_BLOCK`, counted by
+    :func:`~symq.dispatch.vi.planning.grid_bytes`), lower components clamped to ``prev``'s
+    cap if it has one."""
+    n = n_sorted_states(m, N, N2)
     out = np.empty(n)
     block = planning.INTERPOLATION_BLOCK
     for start in range(0, n, block):
-        states = colex_block(m, N, start, start + block)
+        states = colex_block(m, N, start, start + block, N2)
         out[start:start + states.shape[0]] = values_at_states(
-            prev.v, prev.N, prev.delta, prev.c_M, prev.tail_slope, states, delta,
-            math.inf if cap is None else cap)
+            prev.v, prev.N, prev.delta, prev.c_M, prev.tail_slope, states, delta, prev.N2)
     return out
 
 
@@ -59,7 +59,8 @@ def _interpolate_to(prev: VIResult, grid: DispatchGrid) -> NDArray[np.float64]:
         g = np.arange(grid.N + 1) * grid.delta
         return prev.value(np.stack(np.meshgrid(g, g, indexing="ij"), axis=-1))
     if grid.m >= 3:   # beyond the previous cap: the value at the cap (a start)
-        return _simplex_values(prev, grid.m, grid.N, grid.delta, prev.U2)
+        return _simplex_values(prev, grid.m, grid.N, grid.delta,
+                               grid.N2 if grid.capped else None)
     pts = sorted_states(grid.m, grid.N) * grid.delta
     vals = prev.value(pts)
     if grid.m == 1:
@@ -91,7 +92,7 @@ def extrapolated_start(coarser: VIResult, finer: VIResult, delta: float,
         return finer
     m, N = finer.m, finer.N
     if m >= 3:
-        va = _simplex_values(coarser, m, N, finer.delta, None)
+        va = _simplex_values(coarser, m, N, finer.delta, finer.N2)
     else:
         if m == 1:
             pts = np.arange(N + 1, dtype=float)[:, None] * finer.delta

@@ -248,9 +248,9 @@ class _Operator:
         work = grid.n_states * (grid.K + 1) * grid.m
         self._builds = _KernelChoice(work >= _PARALLEL_WORK)
         if grid.m >= 3:
-            self.B = binomial_table(grid.m, grid.N)
-            self.pred = predecessors(grid.m, grid.N, self.B)
-            self.ranges = {True: grid.active_ranges(256), False: grid.active_ranges(1)}
+            self.B = binomial_table(grid.m, grid.N, N2=grid.N2)
+            self.pred = predecessors(grid.m, grid.N, self.B, grid.N2)
+            self.ranges = {True: grid.rank_chunks(256), False: grid.rank_chunks(1)}
 
     def __call__(self, v: NDArray[np.float64], out: NDArray[np.float64]) -> None:
         g = self.grid

@@ -22,7 +22,7 @@ from symq.core.errors import InvalidParameter, ResourceLimit, StabilityError
 from symq.core.parameters import integer_value, real_value
 from symq.core.resources import format_bytes, largest_fitting, memory_budget
 
-from ..simplex import M_MAX
+from ..simplex import M_MAX, n_sorted_states
 from ..sizes import as_sizes
 from ..symbolic import wait_fn
 
@@ -189,7 +189,7 @@ def min_truncation(m: int, rho: float, sizes: Any) -> float:
 INTERPOLATION_BLOCK = 1 << 18
 
 
-def grid_bytes(m: int, N: int, K: int, levels: int = 1) -> float:
+def grid_bytes(m: int, N: int, K: int, levels: int = 1, N2: int | None = None) -> float:
     """Bytes value iteration keeps alive on one grid with ``N`` steps and ``K + 1`` atoms.
 
     Counted (float64): the stored value ``v``, its warm start, ``Tv``, the E_X result ``h``
@@ -200,9 +200,10 @@ def grid_bytes(m: int, N: int, K: int, levels: int = 1) -> float:
     warm-start interpolation are added; on the simplex (``m >= 3``) the interpolation holds
     the coordinates of one block of :data:`INTERPOLATION_BLOCK` states.  A decision table
     (int8, ``K + 1`` per state: a fixed policy's, or policy iteration's) is added by
-    :func:`plan_optimal` where one is used.
+    :func:`plan_optimal` where one is used.  ``N2``: the cap of a capped simplex (``m >= 3``),
+    whose states alone are stored (:func:`~symq.dispatch.simplex.n_sorted_states`).
     """
-    sorted_n = math.comb(N + m, m)
+    sorted_n = n_sorted_states(m, N, N2 if m >= 3 else None)
     if m == 1:
         stored, extra = N + 1, 0
     elif m == 2:
@@ -218,13 +219,6 @@ def grid_bytes(m: int, N: int, K: int, levels: int = 1) -> float:
     if levels >= 2:
         floats += stored / 2 ** m
     return 8.0 * floats
-
-
-def capped_states(m: int, N: int, N2: int) -> float:
-    r"""Sorted states of ``N`` steps whose second-largest component is at most ``N2``:
-    :math:`\sum_{t=0}^{N}\binom{\min(t, N_2)+m-1}{m-1}`."""
-    N2 = min(N2, N)
-    return float(math.comb(N2 + m, m) + (N - N2) * math.comb(N2 + m - 1, m - 1))
 
 
 def grid_work(m: int, N: int, K: int) -> float:
@@ -290,8 +284,9 @@ def plan_optimal(m: int, rho: float, sizes: Any, delta: float, U: float, *, leve
     table : bool
         Add the ``int8`` decision table of a fixed policy.
     U2 : float, optional
-        A cap on the second-largest backlog (``m >= 3``): the time counts the states within
-        it only (:func:`capped_states`); the memory still counts every sorted state.
+        A cap on the second-largest backlog (``m >= 3``): memory and time count the states
+        within it only (:func:`~symq.dispatch.simplex.n_sorted_states`), the only ones
+        stored.
 
     Returns
     -------
@@ -324,16 +319,15 @@ def plan_optimal(m: int, rho: float, sizes: Any, delta: float, U: float, *, leve
         for lev in range(levels):
             dl = d / 2 ** lev
             n = max(int(round(u / dl)), 1)
+            n2 = int(round(U2 / dl)) if U2 is not None and m >= 3 else None
             K = int(math.ceil(x_tail / dl)) + 1
-            b = grid_bytes(m, n, K, levels=2 if lev else 1)
+            b = grid_bytes(m, n, K, levels=2 if lev else 1, N2=n2)
+            states = float(n_sorted_states(m, n, n2))
             if table:
-                b += float(math.comb(n + m, m)) * (K + 1)
+                b += states * (K + 1)
             peak = max(peak, b)
-            w = grid_work(m, n, K) * iters / VI_RATE
-            if U2 is not None and m >= 3:
-                w *= capped_states(m, n, int(round(U2 / dl))) / math.comb(n + m, m)
+            w = grid_work(m, n, K) * iters / VI_RATE * states / math.comb(n + m, m)
             secs += w * (1.2 if lev == 0 else 1.0)
-            states = float(math.comb(n + m, m))
         return peak, secs, states, K
 
     budget = memory_budget()

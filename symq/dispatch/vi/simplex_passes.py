@@ -169,7 +169,7 @@ def _ex_pass_py(V, BT, N, p, tail, delta, mode, table, record, starts, ends, cap
             for k in range(K + 1):
                 acc_s += p[k] * best[k]
             out[s] = acc_s / m if random else acc_s
-            next_colex(c, N)
+            next_colex(c, N, cap)
 
 
 def _renamed(func: Callable[..., Any], name: str) -> Callable[..., Any]:

@@ -104,7 +104,7 @@ from ..policies.decisions import JIQ, JSQ, RND, RR
 from ..sizes import as_sizes
 from .coarse_correction import corrected_iteration, correction_grid
 from .grid import DispatchGrid, sorted_states
-from .iteration import FORBIDDEN, VIResult, _iterate
+from .iteration import VIResult, _iterate
 from .multigrid import _coarse_levels, _interpolate_to
 from .passes import MODE_FULL, MODE_JIQ, MODE_OPT, MODE_RND, MODE_TABLE
 from .planning import plan_optimal
@@ -133,16 +133,6 @@ class _Stop:
                        lambda t: 0 < t < 1)
         integer_value("max_iter", self.max_iter, 1)
         return self
-
-
-def _forbid(grid: DispatchGrid, v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``v`` with :data:`~symq.dispatch.vi.iteration.FORBIDDEN` at the states outside the cap
-    (the cost of a decision the capped problem does not allow)."""
-    if grid.capped:
-        keep = np.zeros(v.size, dtype=bool)
-        keep[grid.active_states()] = True
-        v[~keep] = FORBIDDEN
-    return v
 
 
 def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
@@ -180,7 +170,7 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
                                             span_rtol=stop.span_rtol)
             total += it
             levels.append((d, it, g))
-            prev = VIResult(ET=g, ET_low=gl, ET_high=gh, v=_forbid(cg, v), delta=cg.delta,
+            prev = VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=cg.delta,
                             U=cg.U, m=m, lam=cg.lam, rho=cg.rho, iterations=it, residual=sp,
                             policy=policy, c_M=cg.c_M, tail_slope=cg.tail_slope,
                             symmetric=symmetric, U2=cap)
@@ -201,7 +191,7 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
                                         span_rtol=stop.span_rtol)
     total += it
     levels.append((grid.delta, it, g))
-    return VIResult(ET=g, ET_low=gl, ET_high=gh, v=_forbid(grid, v), delta=grid.delta,
+    return VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=grid.delta,
                     U=grid.U, m=grid.m, U2=cap,
                     lam=grid.lam, rho=grid.rho, iterations=it, residual=sp, policy=policy,
                     c_M=grid.c_M, tail_slope=grid.tail_slope, symmetric=symmetric,
