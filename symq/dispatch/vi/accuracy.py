@@ -451,7 +451,7 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         (every step of the sequence counted, as if the finest were needed)."""
         c1 = d1 if step1 is None else step1
         step = truncation_step(top_u)
-        lattice.check(c1, top_u, top_u + 2 * step)
+        lattice.check(c1, top_u, top_u + 2 * step, cap)
         planned = [(c1, top_u), (c1, top_u + step), (c1, top_u + 2 * step)]
         planned += [(c1 * d / d1, top_u) for d in steps[1:] if _divides(c1 * d / d1, top_u)]
         seconds = sum(lattice.seconds(d, u, cap) for d, u in planned)

@@ -43,9 +43,9 @@ class Lattice:
     #: as :func:`~symq.dispatch.vi.solvers.solve_optimal` takes them, or None)
     solve: Callable[[float, float, VIResult | None, float, tuple[float, float] | None,
                      float | None], VIResult]
-    #: ``check(d1, U, U_big)``: refuse grids that do not fit in memory (the finest at ``U``,
-    #: the coarse one at the largest truncation check)
-    check: Callable[[float, float, float], None]
+    #: ``check(d1, U, U_big, U2)``: refuse grids that do not fit in memory (the finest at
+    #: ``U``, the coarse one at the largest truncation check; ``U2``: their cap, or None)
+    check: Callable[[float, float, float, float | None], None]
     #: ``seconds(delta, U, U2)``: estimated time of one grid (``U2``: the cap, or None)
     seconds: Callable[[float, float, float | None], float]
     #: whether the tail beyond U is fitted to the solution (:mod:`~symq.dispatch.vi.boundary`)
@@ -72,9 +72,11 @@ def identical_lattice(m: int, rho: float, law: Distribution, key: str, method: s
         return evaluate_policy(key, m, rho, law, delta=delta, U=top_u, warm_start=warm,
                                progress=progress, **stop)
 
-    def check(d1: float, top_u: float, big_u: float) -> None:
-        plan_optimal(m, rho, law, d1, top_u, levels=2, names=names, table=table, blame=blame)
-        plan_optimal(m, rho, law, d1, big_u, levels=1, names=names, table=table, blame=blame)
+    def check(d1: float, top_u: float, big_u: float, cap: float | None = None) -> None:
+        plan_optimal(m, rho, law, d1, top_u, levels=2, names=names, table=table, blame=blame,
+                     U2=cap)
+        plan_optimal(m, rho, law, d1, big_u, levels=1, names=names, table=table, blame=blame,
+                     U2=cap)
 
     def seconds(delta: float, top_u: float, cap: float | None = None) -> float:
         return plan_optimal(m, rho, law, delta, top_u, levels=1, time_limit=math.inf,
@@ -106,7 +108,7 @@ def speeds_lattice(speeds: np.ndarray, rho: float, law: Distribution, key: str,
     def size(delta: float, top_u: float) -> tuple[int, int]:
         return int(round(top_u / delta)), atoms_estimate(law, delta, s_min)
 
-    def check(d1: float, top_u: float, big_u: float) -> None:
+    def check(d1: float, top_u: float, big_u: float, cap: float | None = None) -> None:
         for delta, u in ((d1 / 2, top_u), (d1, big_u)):
             n, atoms = size(delta, u)
             require_memory(names[blame], d1 if blame == "delta" else top_u,

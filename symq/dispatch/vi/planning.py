@@ -227,12 +227,17 @@ def grid_work(m: int, N: int, K: int) -> float:
 
 
 def vi_iterations(rho: float) -> float:
-    """Rough iteration count of relative VI per grid: ``80 / (1 - rho)^1.4``.
+    """Rough sweep count of relative VI per grid: ``50 / (1 - rho)^1.4`` (102 at ``rho = 0.4``,
+    1 256 at ``rho = 0.9``).
 
-    Calibrated on the runs listed in the module docstring (about 65-160 per grid at
-    ``rho = 0.4``, 1 000-2 000 at ``rho = 0.9``); used only to refuse runs of hours.
+    Calibrated on :func:`~symq.dispatch.vi.accuracy.solve_accurate`'s grids with the
+    coarse-grid correction and warm starts (sweeps of the grid and its correction grid
+    together, the first grid started cold): 15-101 per grid at ``rho = 0.4`` (m = 3, 4) and
+    270-1 093 at ``rho = 0.9`` (m = 3, 4); the previous ``80 / (1 - rho)^1.4`` (2 010 at
+    0.9) had been fitted to plain VI and refused m = 4 at rho = 0.9, planned at 1.5 h, which
+    ran in 10 minutes.  Used only to refuse runs of hours.
     """
-    return 80.0 / (1.0 - rho) ** 1.4
+    return 50.0 / (1.0 - rho) ** 1.4
 
 
 def format_seconds(t: float) -> str:
