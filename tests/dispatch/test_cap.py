@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pytest
 
-from symq.core.errors import InvalidParameter
+from symq.core.errors import InvalidParameter, ResourceLimit
 from symq.dispatch.simplex import (
     FORBIDDEN,
     binomial_table,
@@ -164,3 +164,13 @@ def test_capped_simplex_ranks_the_states_within_the_cap_densely(m, N, N2):
     assert grid.n_states == len(expected)
     starts, ends = grid.rank_chunks(7)
     assert starts[0] == 0 and ends[-1] == len(expected) and np.all(starts[1:] == ends[:-1])
+
+
+def test_the_time_plan_counts_the_states_within_the_cap(monkeypatch):
+    """A limit between the capped and the uncapped plan (1.6 s and 19 s estimated at m = 3,
+    rho = 0.9, step 0.5, U = 48): the capped grid runs, the uncapped one is refused."""
+    monkeypatch.setenv("SYMQ_VI_TIME_LIMIT", "5")
+    with pytest.raises(ResourceLimit, match="value iteration"):
+        solve_optimal(3, 0.9, EXP, delta=0.5, U=48.0, tol=1e-3)
+    capped = solve_optimal(3, 0.9, EXP, delta=0.5, U=48.0, U2=8.0, tol=1e-3)
+    assert capped.U2 == 8.0 and capped.v.size == n_sorted_states(3, 96, 16)

@@ -145,8 +145,11 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
     if method not in ("vi", "pi"):
         raise InvalidParameter("method", method, "'vi' (value iteration) or 'pi' (policy "
                                "iteration)")
+    # the plan counts the states within a cap (a cap that is not a number in (0, U) is
+    # refused by DispatchGrid.build below)
+    planned_cap = U2 if isinstance(U2, (int, float)) and 0 < U2 < U else None
     plan_optimal(m, rho, sizes, delta, U, levels=1, table=mode in (MODE_TABLE, MODE_FULL)
-                 or method == "pi")
+                 or method == "pi", U2=planned_cap)
     grid = DispatchGrid.build(m, rho, sizes, delta, U, tail=tail, U2=U2)
     if grid.capped and (mode != MODE_OPT or method != "vi"):
         raise InvalidParameter("U2", U2, "None except for the optimal policy by value "
