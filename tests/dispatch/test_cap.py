@@ -174,3 +174,23 @@ def test_the_time_plan_counts_the_states_within_the_cap(monkeypatch):
         solve_optimal(3, 0.9, EXP, delta=0.5, U=48.0, tol=1e-3)
     capped = solve_optimal(3, 0.9, EXP, delta=0.5, U=48.0, U2=8.0, tol=1e-3)
     assert capped.U2 == 8.0 and capped.v.size == n_sorted_states(3, 96, 16)
+
+
+def test_lookup_policy_of_a_capped_result_decides_as_the_value_does():
+    """The simulator's compiled look-up (simplex_value on the capped table) against
+    VIResult.decision (numpy): the same server on states within the cap, and never a server
+    that would make the second-largest backlog exceed it."""
+    from symq.dispatch.policies.named import get_policy
+
+    r = solve_optimal(3, 0.7, EXP, delta=0.5, U=16.0, U2=4.0, tol=1e-8)
+    bound = get_policy("lookup", result=r).bind(3, 0.7, EXP)
+    rng = np.random.default_rng(5)
+    u = np.sort(rng.uniform(0.0, 20.0, size=(3000, 3)), axis=1)
+    u[:, :2] = np.minimum(u[:, :2], rng.uniform(0.0, 4.0, size=(3000, 1)))   # within the cap
+    u = rng.permuted(u, axis=1)
+    x = rng.exponential(1.0, size=3000)
+    chosen = np.asarray(bound.decide(u, x))
+    np.testing.assert_array_equal(chosen, r.decision(u, x))
+    after = u.copy()
+    after[np.arange(3000), chosen] += x
+    assert np.all(np.sort(after, axis=1)[:, 1] <= 4.0 + 1e-12)
