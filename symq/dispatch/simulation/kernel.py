@@ -42,6 +42,7 @@ from symq.core.simrun import kernel_seed, run_chunked, seed_numba
 from symq.laws import Distribution, Hyperexponential
 
 from ..policies import BoundPolicy
+
 # compiled with the decisions (and simplex_value) inside: numba's cache does not track those
 # files, so a change to them needs a change here too (the capped simplex's table_cap)
 from ..policies.decisions import LOOKUP_SIMPLEX, RR, SCORE, choose_general, choose_unit
