@@ -175,7 +175,8 @@ def rank_of(c: NDArray[np.int64], B: NDArray[np.int64]) -> int:
 
 
 def colex_states(m: int, N: int, N2: int | None = None) -> NDArray[np.int64]:
-    """The sorted states in storage (colex) order, shape ``(C(N+m, m), m)``.
+    """The sorted states in storage (colex) order, shape ``(n_sorted_states(m, N, N2), m)``
+    (those within the cap ``N2``, if given).
 
     Examples
     --------

@@ -16,7 +16,7 @@ import numpy as np
 
 # numba's cache keys a compiled function on its own file only: the kernels here are compiled
 # with simplex_value inside, so a change to symq/dispatch/simplex.py needs a change to this
-# file too (or a cleared cache); the capped simplex's table (table_cap) came in this way.
+# file too (or a cleared cache): the capped simplex's table_cap came in this way.
 from ..simplex import simplex_value
 
 __all__ = ["RND", "RR", "JSQ", "LWL", "SITA", "FPI", "LOOKUP", "SCORE", "JIQ", "JIQ_JSQ",
