@@ -113,8 +113,8 @@ POLICIES = tuple(ORDERS)
 #: 4.9e-5 from the cap 24 to 16 and by 1.5e-3 from 16 to 12; the whole default computation
 #: took 57 s at the cap 16 against 147 s at 24 (U/2, the previous default; alternated in one
 #: run of ``benchmarks/bench_dispatch_many.py --cap-size``), with values 1.5e-4 apart and
-#: stated errors of 2.4e-3 and 2.5e-3.  At rho = 0.8 (U = 32) the cap 12 moved g
-#: by 4.7e-5 against 16, whence the floor: below it the saving is small (9 s against 11 s).
+#: stated errors of 2.4e-3 and 2.5e-3.  At rho = 0.8 (U = 32) the cap 12 (a stated cap error
+#: of 4.7e-5, ET 2.2e-5 from the cap 16's) saved little (9 s against 11 s), whence the floor.
 CAP_FRACTION = 1 / 3
 CAP_LEAST = 16.0
 
