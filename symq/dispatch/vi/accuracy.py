@@ -419,20 +419,8 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
     top = U is None
     if U is None:
         U = _multiple(max(default_truncation(m, rho) * unit, lattice.u_min), 4 * d1)
-    else:                  # a given U: validated and sized first (huge values, multiples)
+    else:                  # a given U: validated here, sized below (huge values, multiples)
         U = real_value(nm["U"], U, "a finite real number > 0", lambda u: 0 < u < math.inf)
-        if speeds is None:        # with the cap the grids will have (checked again below)
-            early_cap = None
-            if lattice.caps and isinstance(U2, (int, float)) and 0 < U2 < U:
-                early_cap = float(U2)
-            elif lattice.caps and U2 is None and rho > HIGH_LOAD:
-                early_cap = default_cap(U, unit, d1)
-            plan_optimal(m, rho, law, d1, U, levels=2, names=names, table=method == "pi",
-                         blame="U" if coarse is None else "delta", U2=early_cap)
-    if not _divides(2 * d1, U):
-        raise InvalidParameter(nm["U"], U, f"a multiple of 2 {nm['delta']} = {2 * d1:g}",
-                               f"the grids {nm['delta']}, 2/3 and 1/2 of it must all divide "
-                               f"{nm['U']}")
 
     cap_name = nm.get("U2", "U2")
     cap: float | None = None
@@ -448,6 +436,14 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         cap = None if cap >= U else cap
     elif lattice.caps and rho > HIGH_LOAD:
         cap = default_cap(U, unit, d1)
+
+    if not top and speeds is None:     # a given U sized first, with the grids' cap
+        plan_optimal(m, rho, law, d1, U, levels=2, names=names, table=method == "pi",
+                     blame="U" if coarse is None else "delta", U2=cap)
+    if not _divides(2 * d1, U):
+        raise InvalidParameter(nm["U"], U, f"a multiple of 2 {nm['delta']} = {2 * d1:g}",
+                               f"the grids {nm['delta']}, 2/3 and 1/2 of it must all divide "
+                               f"{nm['U']}")
 
     def truncation_step(top_u: float) -> float:
         return _multiple(max(4 * unit, top_u / 4), 4 * d1)   # keeps the steps dividing U
