@@ -40,11 +40,11 @@ def _pass(op: _Operator, v: np.ndarray, parallel: bool) -> float:
     start = time.perf_counter()
     if g.m == 2:
         (_ex_pass_2 if parallel else _ex_pass_2_serial)(
-            v, op.tail, g.p, g.delta, op.mode, op.table, False, op.h, _TILE)
+            v, op.tail, op.cross, g.p, g.delta, op.mode, op.table, False, op.h, _TILE)
     else:
         starts, ends = op.ranges[parallel]
         ex_pass(v, op.B, g.N, g.p, op.tail, g.delta, op.mode, op.table, op.h,
-                parallel=parallel, starts=starts, ends=ends, cap=g.N2)
+                parallel=parallel, starts=starts, ends=ends, cap=g.N2, cross=op.cross)
     return time.perf_counter() - start
 
 

@@ -56,7 +56,8 @@ from symq.core.errors import InvalidParameter
 
 __all__ = ["binomial_table", "colex_block", "colex_states", "predecessors", "rank_of",
            "n_sorted_states", "simplex_value", "M_MAX", "unrank", "next_colex",
-           "values_at_states", "FORBIDDEN", "cap_steps", "table_cap"]
+           "values_at_states", "FORBIDDEN", "cap_steps", "table_cap", "cross_slope",
+           "NO_CROSS"]
 
 #: Largest number of servers of the sorted-simplex value iteration.
 M_MAX = 6
@@ -246,16 +247,40 @@ def _sorted_rank(idx, tmp, B):  # pragma: no cover - numba
     return _rank(tmp, B)
 
 
+#: No cross term of the tail (:func:`cross_slope`): the slope beyond ``U`` is ``tail_slope``.
+NO_CROSS = np.zeros(0)
+
+
+@numba.njit(cache=True, inline="always")
+def cross_slope(tail_cross, f):  # pragma: no cover - numba
+    r"""The tail's cross term :math:`\varphi` at ``f`` steps of the other components' sum:
+    linear interpolation in ``tail_cross`` (:math:`\varphi` at ``0, 1, 2, ...`` steps; the
+    last segment continued beyond its end), 0 for an empty table."""
+    n = tail_cross.size
+    if n == 0:
+        return 0.0
+    if n == 1:
+        return tail_cross[0]
+    i = int(f)
+    if i > n - 2:
+        i = n - 2
+    t = f - i
+    return (1.0 - t) * tail_cross[i] + t * tail_cross[i + 1]
+
+
 @numba.njit(cache=True)
-def simplex_value(V, B, N, delta, c_M, u, tail_slope=0.0):  # pragma: no cover - numba
+def simplex_value(V, B, N, delta, c_M, u, tail_slope=0.0, tail_cross=NO_CROSS
+                  ):  # pragma: no cover - numba
     r"""Multilinear interpolation of the packed value ``V`` at backlogs ``u`` (any order).
 
-    Components beyond :math:`U = N\delta` are clamped to ``U`` and add the fixed analytic tail
-    :math:`c_M(u_i^2 - U^2) + \beta (u_i - U)` with :math:`\beta` = ``tail_slope`` (default 0:
-    the quadratic tail alone, as
-    :func:`~symq.dispatch.policies.decisions.lookup_value`); each of the :math:`2^m` corners is
-    sorted and ranked.  With the table ``B`` of a capped simplex (:func:`table_cap`) a corner
-    beyond the cap counts :data:`FORBIDDEN`.
+    Components beyond :math:`U = N\delta` are clamped to ``U`` and add the analytic tail
+    :math:`c_M(u_i^2 - U^2) + (\beta + \varphi(\sigma_i))(u_i - U)` with :math:`\beta` =
+    ``tail_slope`` (default 0: the quadratic tail alone, as
+    :func:`~symq.dispatch.policies.decisions.lookup_value`) and :math:`\varphi` the cross term
+    ``tail_cross`` (:func:`cross_slope`) at the sum :math:`\sigma_i` of the other components
+    clamped to ``U`` (:class:`~symq.dispatch.vi.boundary.Tail`; default none); each of the
+    :math:`2^m` corners is sorted and ranked.  With the table ``B`` of a capped simplex
+    (:func:`table_cap`) a corner beyond the cap counts :data:`FORBIDDEN`.
     """
     m = u.size
     U = N * delta
@@ -265,7 +290,14 @@ def simplex_value(V, B, N, delta, c_M, u, tail_slope=0.0):  # pragma: no cover -
     for r in range(m):
         x = u[r]
         if x > U:
-            extra += c_M * (x * x - U * U) + tail_slope * (x - U)
+            slope = tail_slope
+            if tail_cross.size > 0:
+                sig = 0.0
+                for q in range(m):
+                    if q != r:
+                        sig += min(u[q], U)
+                slope += cross_slope(tail_cross, sig / delta)
+            extra += c_M * (x * x - U * U) + slope * (x - U)
             x = U
         f = x / delta
         i = int(f)
@@ -296,7 +328,7 @@ def simplex_value(V, B, N, delta, c_M, u, tail_slope=0.0):  # pragma: no cover -
 
 
 @numba.njit(cache=True, parallel=True)
-def _values_at_states(V, B, N, delta, c_M, tail_slope, states, step, cap, out
+def _values_at_states(V, B, N, delta, c_M, tail_slope, tail_cross, states, step, cap, out
                       ):  # pragma: no cover - numba
     n, m = states.shape
     chunks = (n + 4095) // 4096
@@ -308,17 +340,18 @@ def _values_at_states(V, B, N, delta, c_M, tail_slope, states, step, cap, out
                 if r < m - 1 and x > cap:
                     x = cap
                 u[r] = x
-            out[s] = simplex_value(V, B, N, delta, c_M, u, tail_slope)
+            out[s] = simplex_value(V, B, N, delta, c_M, u, tail_slope, tail_cross)
 
 
 def values_at_states(V: NDArray[np.float64], N: int, delta: float, c_M: float,
                      tail_slope: float, states: NDArray[np.int64], step: float,
-                     N2: int | None = None) -> NDArray[np.float64]:
+                     N2: int | None = None, tail_cross: NDArray[np.float64] | None = None
+                     ) -> NDArray[np.float64]:
     """:func:`simplex_value` of the packed value ``V`` (``N`` steps of ``delta``, the capped
-    simplex of ``N2`` if given) at the sorted lattice states ``states`` of another step
-    ``step`` (rows of lattice indices), the lower components clamped to the cap
-    ``N2 delta``: the warm start of a grid from another one, compiled and parallel over the
-    states.
+    simplex of ``N2`` if given, the tail's cross term ``tail_cross`` if given) at the sorted
+    lattice states ``states`` of another step ``step`` (rows of lattice indices), the lower
+    components clamped to the cap ``N2 delta``: the warm start of a grid from another one,
+    compiled and parallel over the states.
 
     Examples
     --------
@@ -332,6 +365,8 @@ def values_at_states(V: NDArray[np.float64], N: int, delta: float, c_M: float,
     m = states.shape[1]
     N2 = cap_steps(m, N, N2)
     _values_at_states(np.ascontiguousarray(V, dtype=np.float64), binomial_table(m, N, N2=N2),
-                      N, float(delta), float(c_M), float(tail_slope), states, float(step),
+                      N, float(delta), float(c_M), float(tail_slope),
+                      NO_CROSS if tail_cross is None else np.ascontiguousarray(
+                          tail_cross, dtype=np.float64), states, float(step),
                       N2 * float(delta) if N2 < N else math.inf, out)
     return out

@@ -67,6 +67,7 @@ def test_optimal_error_estimate_covers_a_finer_reference():
     assert est.deltas == pytest.approx((0.2, 0.2 * 4 / 5, 0.2 * 2 / 3))
     assert [g["role"] for g in est.grids] == ["coarse, for the tail fit",
                                               "coarse, for the tail fit",
+                                              "coarse, for the tail fit",
                                               "coarse, fitted tail", "truncation check",
                                               "truncation check", "refinement", "refinement"]
 

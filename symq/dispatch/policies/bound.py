@@ -63,6 +63,9 @@ class BoundPolicy:
     tail_slope : float
         Linear term of the look-up tail beyond ``U``
         (:func:`~symq.dispatch.policies.decisions.lookup_value`; ``lookup``, default 0).
+    tail_cross : float64 array
+        The tail's cross term at the other backlogs' sums ``0, delta, 2 delta, ...``
+        (:class:`~symq.dispatch.vi.boundary.Tail`; ``lookup``, default empty: none).
     score : numba function or None
         The compiled score ``s(u, n, x, i, p)`` of a score policy
         (:data:`~symq.dispatch.policies.score.SCORE_SIGNATURE`).
@@ -100,14 +103,17 @@ class BoundPolicy:
     speeds: np.ndarray | None = None
     cum: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
     tail_slope: float = 0.0
+    tail_cross: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
 
     def arrays(self) -> tuple[Any, ...]:
-        """``(thresholds, lam_i, rho_i, v, delta, c_M, vp, B, spd, cum, tail_slope)`` as passed
+        """``(thresholds, lam_i, rho_i, v, delta, c_M, vp, B, spd, cum, tail_slope,
+        tail_cross)`` as passed
         to :func:`~symq.dispatch.policies.decisions.choose_server` (``spd`` empty for unit
         speeds)."""
         spd = np.empty(0) if self.speeds is None else self.speeds
         return (self.thresholds, self.lam_i, self.rho_i, self.v, self.delta, self.c_M, self.vp,
-                self.B, spd, self.cum, float(self.tail_slope))
+                self.B, spd, self.cum, float(self.tail_slope),
+                np.ascontiguousarray(self.tail_cross, dtype=np.float64))
 
     @property
     def tracks_counts(self) -> bool:

@@ -17,7 +17,7 @@ import numpy as np
 # numba's cache keys a compiled function on its own file only: the kernels here are compiled
 # with simplex_value inside, so a change to symq/dispatch/simplex.py needs a change to this
 # file too (or a cleared cache): the capped simplex's table_cap came in this way.
-from ..simplex import simplex_value
+from ..simplex import NO_CROSS, cross_slope, simplex_value
 
 __all__ = ["RND", "RR", "JSQ", "LWL", "SITA", "FPI", "LOOKUP", "SCORE", "JIQ", "JIQ_JSQ",
            "LOOKUP_SIMPLEX", "choose_server", "choose_unit", "choose_general", "lookup_value",
@@ -35,7 +35,7 @@ _NO_SPD = np.empty(0)
 
 @numba.njit(cache=True, inline="always")
 def lookup_value(v: np.ndarray, delta: float, c_M: float, a: float, b: float,
-                 tail_slope: float = 0.0) -> float:
+                 tail_slope: float = 0.0, tail_cross: np.ndarray = NO_CROSS) -> float:
     r"""Bilinear interpolation of the table ``v`` at backlogs ``(a, b)``, analytic tail beyond U.
 
     ``v[i, j]`` is the value at ``(i delta, j delta)``, ``U = (v.shape[0] - 1) delta``; beyond
@@ -48,18 +48,24 @@ def lookup_value(v: np.ndarray, delta: float, c_M: float, a: float, b: float,
         + \beta s, \qquad s > 0,
 
     with ``c_M`` the quadratic curvature and :math:`\beta` = ``tail_slope`` a linear term
-    (default 0: the quadratic tail alone, the same bits as before the slope existed).  The
-    slope is the last parameter so that positional calls ``lookup_value(v, delta, c_M, a, b)``
+    (default 0: the quadratic tail alone, the same bits as before the slope existed), raised by
+    the tail's cross term ``tail_cross`` at the other coordinate clamped to ``U``
+    (:func:`~symq.dispatch.simplex.cross_slope`; default none).  The slope and the cross term
+    are the last parameters so that positional calls ``lookup_value(v, delta, c_M, a, b)``
     keep their meaning.
     """
     n = v.shape[0] - 1
     U = n * delta
     extra = 0.0
+    a_in = min(a, U)
+    b_in = min(b, U)
     if a > U:
-        extra += c_M * (a * a - U * U) + tail_slope * (a - U)
+        slope = tail_slope + cross_slope(tail_cross, b_in / delta)
+        extra += c_M * (a * a - U * U) + slope * (a - U)
         a = U
     if b > U:
-        extra += c_M * (b * b - U * U) + tail_slope * (b - U)
+        slope = tail_slope + cross_slope(tail_cross, a_in / delta)
+        extra += c_M * (b * b - U * U) + slope * (b - U)
         b = U
     fa = a / delta
     ia = int(fa)
@@ -161,7 +167,8 @@ def _idle(u: np.ndarray, spd: np.ndarray) -> int:  # pragma: no cover - numba
 
 
 @numba.njit(cache=True)
-def _lookup_simplex(u, x, vp, B, delta, c_M, spd, tail_slope):  # pragma: no cover - numba
+def _lookup_simplex(u, x, vp, B, delta, c_M, spd, tail_slope, tail_cross
+                    ):  # pragma: no cover - numba
     """argmin_i {T_i + v(u + x e_i)} with the packed sorted-simplex value ``vp`` (any m)."""
     m = u.shape[0]
     N = B.shape[0] - m - 1
@@ -172,7 +179,7 @@ def _lookup_simplex(u, x, vp, B, delta, c_M, spd, tail_slope):  # pragma: no cov
     for i in range(m):
         w[i] = u[i] + x
         c = (u[i] + x) / spd[i] if het else u[i] + x
-        c += simplex_value(vp, B, N, delta, c_M, w, tail_slope)
+        c += simplex_value(vp, B, N, delta, c_M, w, tail_slope, tail_cross)
         w[i] = u[i]
         if c < best_c:
             best_c = c
@@ -227,16 +234,16 @@ def _lwl_unit(u: np.ndarray) -> int:  # pragma: no cover - numba
 
 @numba.njit(cache=True, inline="always")
 def _lookup_unit(u: np.ndarray, x: float, v: np.ndarray, delta: float, c_M: float,
-                 tail_slope: float) -> int:  # pragma: no cover - numba
+                 tail_slope: float, tail_cross: np.ndarray) -> int:  # pragma: no cover - numba
     """The two-server table policy with unit speeds (ties to server 0)."""
-    c0 = u[0] + x + lookup_value(v, delta, c_M, u[0] + x, u[1], tail_slope)
-    c1 = u[1] + x + lookup_value(v, delta, c_M, u[0], u[1] + x, tail_slope)
+    c0 = u[0] + x + lookup_value(v, delta, c_M, u[0] + x, u[1], tail_slope, tail_cross)
+    c1 = u[1] + x + lookup_value(v, delta, c_M, u[0], u[1] + x, tail_slope, tail_cross)
     return 0 if c0 <= c1 else 1
 
 
 @numba.njit(cache=True, inline="always")
 def choose_unit(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M,
-                tail_slope):  # pragma: no cover - numba
+                tail_slope, tail_cross):  # pragma: no cover - numba
     """:func:`choose_server` with unit speeds and no packed value (the same comparisons and
     draws as before speeds), inlined into its callers: with ``code`` a compile-time constant
     (the simulator's kernel for one policy) only that policy's decision is left in the loop."""
@@ -260,15 +267,15 @@ def choose_unit(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M,
     if code == FPI:
         return _fpi_best(u, x, lam_i, rho_i, _NO_SPD)
     # LOOKUP, m = 2
-    return _lookup_unit(u, x, v, delta, c_M, tail_slope)
+    return _lookup_unit(u, x, v, delta, c_M, tail_slope, tail_cross)
 
 
 @numba.njit(cache=True)
 def choose_general(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M, vp, B, spd,
-                   cum, tail_slope):  # pragma: no cover - numba
+                   cum, tail_slope, tail_cross):  # pragma: no cover - numba
     """:func:`choose_server` with speeds (``spd`` non-empty) or a packed value (any speeds)."""
     if code == LOOKUP_SIMPLEX:
-        return _lookup_simplex(u, x, vp, B, delta, c_M, spd, tail_slope)
+        return _lookup_simplex(u, x, vp, B, delta, c_M, spd, tail_slope, tail_cross)
     m = u.shape[0]
     if code == RND:
         return _by_shares(cum)
@@ -297,8 +304,10 @@ def choose_general(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M, v
     if code == FPI:
         return _fpi_best(u, x, lam_i, rho_i, spd)
     # LOOKUP, m = 2: the full (N+1, N+1) table
-    c0 = (u[0] + x) / spd[0] + lookup_value(v, delta, c_M, u[0] + x, u[1], tail_slope)
-    c1 = (u[1] + x) / spd[1] + lookup_value(v, delta, c_M, u[0], u[1] + x, tail_slope)
+    c0 = (u[0] + x) / spd[0] + lookup_value(v, delta, c_M, u[0] + x, u[1], tail_slope,
+                                            tail_cross)
+    c1 = (u[1] + x) / spd[1] + lookup_value(v, delta, c_M, u[0], u[1] + x, tail_slope,
+                                            tail_cross)
     return 0 if c0 <= c1 else 1
 
 
@@ -307,29 +316,31 @@ def choose_server(code: int, u: np.ndarray, cnt: np.ndarray, x: float, rr_next: 
                   thr: np.ndarray, lam_i: np.ndarray, rho_i: np.ndarray, v: np.ndarray,
                   delta: float, c_M: float, vp: np.ndarray = _NO_VP, B: np.ndarray = _NO_B,
                   spd: np.ndarray = _NO_SPD, cum: np.ndarray = _NO_SPD,
-                  tail_slope: float = 0.0) -> int:
+                  tail_slope: float = 0.0, tail_cross: np.ndarray = NO_CROSS) -> int:
     """Server index (0-based) chosen by policy ``code`` for a job of size ``x``.
 
     ``u`` are the backlogs (work), ``cnt`` the job counts (read by JSQ and JIQ-JSQ only),
     ``rr_next`` the round-robin pointer (the caller advances it).  ``vp`` and ``B`` are the
     packed sorted-simplex value and its binomial table (``LOOKUP_SIMPLEX``), ``spd`` the
     speeds and ``cum`` the cumulative speed shares (both empty for unit speeds), ``tail_slope``
-    the linear term of the look-up tail (:func:`lookup_value`).  Random
+    and ``tail_cross`` the linear term of the look-up tail and its cross term
+    (:func:`lookup_value`).  Random
     choices (RND, ties of JSQ and JIQ) draw from numba's random stream.
     """
     if spd.shape[0] > 0 or code == LOOKUP_SIMPLEX:
         return choose_general(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M,
-                              vp, B, spd, cum, tail_slope)
-    return choose_unit(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M, tail_slope)
+                              vp, B, spd, cum, tail_slope, tail_cross)
+    return choose_unit(code, u, cnt, x, rr_next, thr, lam_i, rho_i, v, delta, c_M, tail_slope,
+                       tail_cross)
 
 
 @numba.njit(cache=True)
 def decide_many(code, U, N, X, thr, lam_i, rho_i, v, delta, c_M, vp, B, spd, cum, tail_slope,
-                seed):  # pragma: no cover - numba
+                tail_cross, seed):  # pragma: no cover - numba
     """:func:`choose_server` for every row ``k`` of ``U, N, X`` (round-robin pointer ``k``)."""
     np.random.seed(seed)
     out = np.empty(X.shape[0], dtype=np.int64)
     for k in range(X.shape[0]):
         out[k] = choose_server(code, U[k], N[k], X[k], k, thr, lam_i, rho_i, v, delta, c_M,
-                               vp, B, spd, cum, tail_slope)
+                               vp, B, spd, cum, tail_slope, tail_cross)
     return out

@@ -118,7 +118,7 @@ _ALLOWED = {
     "rnd": (), "rr": (), "jsq": (), "lwl": (), "jiq": (), "jiq-jsq": (), "sita-e": (),
     "sita-opt": (), "fpi-rnd": (),
     "sita": ("h", "thresholds"), "fpi-sita": ("h", "thresholds"),
-    "lookup": ("v", "delta", "c_M", "tail_slope", "result"),
+    "lookup": ("v", "delta", "c_M", "tail_slope", "tail_cross", "result"),
 }
 
 
@@ -136,12 +136,14 @@ def get_policy(name: str, **params: Any) -> DispatchPolicy:
         of length :math:`\\binom{N+m}{m}` in colex order, any ``m``), ``delta`` (> 0), ``c_M``
         (>= 0, tail curvature), ``tail_slope`` (a finite real, default 0: the linear term
         :math:`\\beta s` of the tail beyond ``U``,
-        :func:`~symq.dispatch.policies.decisions.lookup_value`); or ``result``: a
+        :func:`~symq.dispatch.policies.decisions.lookup_value`), ``tail_cross`` (a 1-D array
+        of finite reals, default none: the tail's cross term at the other backlogs' sums
+        ``0, delta, 2 delta, ...``, :class:`~symq.dispatch.vi.boundary.Tail`); or ``result``: a
         value-iteration result such as :class:`symq.dispatch.vi.iteration.VIResult`: with
         ``m = 2`` (or no ``m``) its ``export_table() -> (v, delta, c_M)`` is read; otherwise its
         attributes ``m``, ``v`` (packed, colex order), ``N``, ``delta``, ``c_M`` and, if
-        present, ``symmetric`` (which must be true); in both cases its ``tail_slope`` if it
-        has one (else 0).
+        present, ``symmetric`` (which must be true); in both cases its ``tail_slope`` and
+        ``tail_cross`` if it has them (else none).
 
     Raises
     ------
@@ -198,6 +200,8 @@ def _lookup_params(params: dict[str, Any]) -> dict[str, Any]:
                 extra["N2"] = integer_value("result.N2", result.N2, 0)
         params = {"v": v, "delta": delta, "c_M": c_M,
                   "tail_slope": getattr(result, "tail_slope", 0.0)}
+        if getattr(result, "tail_cross", None) is not None:
+            params["tail_cross"] = result.tail_cross
     for k in ("v", "delta", "c_M"):
         if k not in params:
             raise InvalidParameter(k, None, "given for the lookup policy (v, delta, c_M)")
@@ -215,6 +219,17 @@ def _lookup_params(params: dict[str, Any]) -> dict[str, Any]:
     delta = real_value("delta", params["delta"], "a finite real number > 0", lambda d: d > 0)
     c_M = real_value("c_M", params["c_M"], "a finite real number >= 0", lambda c: c >= 0)
     slope = real_value("tail_slope", params.get("tail_slope", 0.0), "a finite real number")
+    if params.get("tail_cross") is not None:
+        cross_domain = "a 1-D array of finite reals (the tail's cross term)"
+        try:
+            cross = np.array(params["tail_cross"], dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidParameter("tail_cross", "<object>", cross_domain) from None
+        if cross.ndim != 1 or not np.all(np.isfinite(cross)):
+            raise InvalidParameter("tail_cross", f"<array of shape {cross.shape}>",
+                                   cross_domain)
+        cross.setflags(write=False)
+        extra["tail_cross"] = cross
     v.setflags(write=False)
     return {"v": v, "delta": delta, "c_M": c_M, "tail_slope": slope, **extra}
 

@@ -174,7 +174,8 @@ class DispatchPolicy:
                 raise InvalidParameter("m", m, "2 for the lookup policy with a two-dimensional "
                                        "table (a packed sorted-simplex value serves any m)")
             return make(LOOKUP, v=v, delta=p["delta"], c_M=p["c_M"],
-                        tail_slope=float(p.get("tail_slope", 0.0)))
+                        tail_slope=float(p.get("tail_slope", 0.0)),
+                        tail_cross=_cross(p))
         if p.get("m", m) != m:
             raise InvalidParameter("m", m, f"{p['m']}, the number of servers of the value "
                                    "the lookup policy was built from")
@@ -192,7 +193,14 @@ class DispatchPolicy:
                                    "packed sorted-simplex value", "the value of identical "
                                    "servers is symmetric; unequal speeds need a full table")
         return make(LOOKUP_SIMPLEX, delta=p["delta"], c_M=p["c_M"], vp=v,
-                    B=binomial_table(m, N, N2=N2), tail_slope=float(p.get("tail_slope", 0.0)))
+                    B=binomial_table(m, N, N2=N2), tail_slope=float(p.get("tail_slope", 0.0)),
+                    tail_cross=_cross(p))
+
+
+def _cross(params: dict[str, Any]) -> np.ndarray:
+    """The lookup policy's cross term of the tail (empty: none)."""
+    cross = params.get("tail_cross")
+    return np.zeros(0) if cross is None else np.ascontiguousarray(cross, dtype=np.float64)
 
 
 def _packed_steps(length: int, m: int) -> int:

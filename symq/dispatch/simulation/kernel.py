@@ -61,7 +61,8 @@ def _make_kernel(CODE: int, HET: bool, TRACK: bool) -> Any:
     policy's decision, inlined, is all that is left of the branches in the job loop."""
 
     def kernel(code, lam, xs, exp_mean, n_do, n_warm, batch_size, n_batches, thr, lam_i,
-               rho_i, v, delta, c_M, vp, B, spd, cum, tail_slope, u, cnt, head, comp, state_i,
+               rho_i, v, delta, c_M, vp, B, spd, cum, tail_slope, tail_cross, u, cnt, head, comp,
+               state_i,
                state_f, sum_T, sum_W, sum_P, work, track, score, score_params, edges, bin_T,
                bin_n):  # pragma: no cover - numba
         """Simulate ``n_do`` more jobs; the state lives in the arrays (runs continue across
@@ -125,10 +126,10 @@ def _make_kernel(CODE: int, HET: bool, TRACK: bool) -> Any:
                     break
             elif HET or CODE == LOOKUP_SIMPLEX:
                 s = choose_general(CODE, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M, vp,
-                                   B, spd, cum, tail_slope)
+                                   B, spd, cum, tail_slope, tail_cross)
             else:   # the unit-speed decision of CODE alone (choose_unit is inlined)
                 s = choose_unit(CODE, u, cnt, x, rr, thr, lam_i, rho_i, v, delta, c_M,
-                                tail_slope)
+                                tail_slope, tail_cross)
             if CODE == RR:
                 rr = rr + 1 if rr + 1 < m else 0
             wait = u[s]
@@ -199,7 +200,7 @@ def _kernel(code: int, het: bool, track: bool) -> Any:
     a1, a2, i1 = f8[::1], f8[:, ::1], i8[::1]
     r1, r2 = (types.Array(f8, d, "C", readonly=True) for d in (1, 2))   # inputs: any array
     rb = types.Array(i8, 2, "C", readonly=True)
-    sig = i8(i8, f8, r1, f8, i8, i8, i8, i8, r1, r1, r1, r2, f8, f8, r1, rb, r1, r1, f8, a1, i1,
+    sig = i8(i8, f8, r1, f8, i8, i8, i8, i8, r1, r1, r1, r2, f8, f8, r1, rb, r1, r1, f8, r1, a1, i1,
              i1, a2, i1, a1, a1, a1, a1, a1, types.boolean, SCORE_TYPE, a1, r1, a2, a2)
     return numba.njit(sig, cache=True)(_make_kernel(int(code), bool(het), bool(track)))
 

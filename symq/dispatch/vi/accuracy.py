@@ -69,7 +69,7 @@ from symq.core.parameters import real_value
 from symq.core.result import Exactness, ResultBase
 
 from ..sizes import as_sizes
-from .boundary import FIT_SPAN_RTOL, TAIL_REFITS, fit_tail
+from .boundary import FIT_SPAN_RTOL, TAIL_REFITS, Tail, accelerated, fit_boundary
 from .iteration import VIResult
 from .lattices import identical_lattice, speeds_lattice
 from .multigrid import extrapolated_start
@@ -486,7 +486,7 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
                                 fits) from None
     grids: list[dict[str, Any]] = []
 
-    tail: tuple[float, float] | None = None
+    tail: Tail | None = None
 
     def solve(delta: float, top_u: float, warm: VIResult | None, role: str,
               span_rtol: float | None = None, *, at_cap: Any = _CAP) -> VIResult:
@@ -507,12 +507,14 @@ def solve_accurate(m: int, rho: float, sizes: Any, *, policy: str = "optimal",
         # v along one axis, which a span of FIT_SPAN_RTOL g resolves: the same tail to 1e-4)
         fit_span = max(FIT_SPAN_RTOL, rtol / 100)
         coarse_r = solve(d1, U, None, "coarse, for the tail fit", fit_span)
+        fits: list[Tail] = []
         for refit in range(TAIL_REFITS):
-            tail = fit_tail(coarse_r)
-            last = refit == TAIL_REFITS - 1
-            coarse_r = solve(d1, U, coarse_r,
-                             "coarse, fitted tail" if last else "coarse, for the tail fit",
-                             None if last else fit_span)
+            fits.append(fit_boundary(coarse_r))
+            tail = fits[-1]
+            if refit < TAIL_REFITS - 1:
+                coarse_r = solve(d1, U, coarse_r, "coarse, for the tail fit", fit_span)
+        tail = accelerated(fits, U)      # the refits' fixed point
+        coarse_r = solve(d1, U, coarse_r, "coarse, fitted tail")
     else:
         coarse_r = solve(d1, U, None, "coarse")
     truncation = math.inf

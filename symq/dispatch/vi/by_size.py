@@ -282,7 +282,7 @@ class VIResponseBySize(ResultBase):
 
 
 @numba.njit(cache=True)
-def _lookup_table(v, delta, c_M, K, table, slope):  # pragma: no cover - numba
+def _lookup_table(v, delta, c_M, K, table, slope, cross):  # pragma: no cover - numba
     """``table[t, k]``: the server (0 shorter, 1 longer) of the VI policy at sorted lattice
     backlogs ``(i, j) delta`` (packed index ``t``) and size ``k delta``: the comparison of the
     simulated ``lookup`` policy (:func:`~symq.dispatch.policies.decisions.lookup_value`, ties to the
@@ -294,8 +294,8 @@ def _lookup_table(v, delta, c_M, K, table, slope):  # pragma: no cover - numba
             a, b = i * delta, j * delta
             for k in range(K + 1):
                 x = k * delta
-                c0 = a + x + lookup_value(v, delta, c_M, a + x, b, slope)
-                c1 = b + x + lookup_value(v, delta, c_M, a, b + x, slope)
+                c0 = a + x + lookup_value(v, delta, c_M, a + x, b, slope, cross)
+                c1 = b + x + lookup_value(v, delta, c_M, a, b + x, slope, cross)
                 table[off + j, k] = 0 if c0 <= c1 else 1
 
 
@@ -363,7 +363,7 @@ def response_by_size_vi(policy: str | VIResult, m: int, rho: float, sizes: Any,
         if abs(float(rho) - policy.rho) > 1e-12:
             raise InvalidParameter("rho", rho, f"the result's own rho={policy.rho:g}")
         grid = DispatchGrid.build(2, rho, law, policy.delta, policy.U,
-                                  tail=(policy.c_M, policy.tail_slope))
+                                  tail=policy.tail)
         if abs(grid.lam - policy.lam) > 1e-9 * policy.lam:
             raise InvalidParameter("sizes", size_name(law), "the size law the result was computed "
                                    f"for (its arrival rate is {policy.lam:g}, this law gives "
@@ -371,7 +371,8 @@ def response_by_size_vi(policy: str | VIResult, m: int, rho: float, sizes: Any,
         name, mode = "optimal", _TABLE
         table = np.empty((grid.n_states, grid.K + 1), dtype=np.int8)
         _lookup_table(np.ascontiguousarray(policy.v, dtype=float), policy.delta, policy.c_M,
-                      grid.K, table, float(policy.tail_slope))
+                      grid.K, table, float(policy.tail_slope),
+                      np.zeros(0) if policy.tail_cross is None else policy.tail_cross)
         g_vi: float | None = float(policy.ET)
     elif isinstance(policy, str) and policy.lower() in NAMED:
         grid = DispatchGrid.build(2, rho, law, 0.1 if delta is None else delta,

@@ -38,6 +38,7 @@ from symq.laws import Distribution, Exponential
 from ..simplex import M_MAX, colex_states, n_sorted_states
 from ..sizes import as_sizes, size_cdf
 from ..symbolic import tail_curvature_fn
+from .boundary import Tail, TailLike, as_tail
 from .planning import SECOND_MOMENT_TOL, _names, grid_bytes, size_tail_point, validate_grid
 
 __all__ = ["DispatchGrid", "diagonal_weights", "hat_atoms", "sorted_states"]
@@ -246,6 +247,11 @@ class DispatchGrid:
         the second-largest backlog exceed ``U2``: only the sorted states with
         :math:`u_{m-1} \le U_2` are stored, ranked densely (the capped simplex of
         :mod:`symq.dispatch.simplex`), a set that such policies and the drain never leave.
+    tail_cross : numpy.ndarray, optional
+        The cross term :math:`\varphi(i\delta)`, ``i = 0..(m-1)N``, of the tail
+        (:class:`~symq.dispatch.vi.boundary.Tail`): beyond ``U`` a coordinate's slope is
+        ``tail_slope + tail_cross[i]`` where the other coordinates sum to ``i`` steps.  None:
+        no cross term.
     """
 
     m: int
@@ -264,6 +270,7 @@ class DispatchGrid:
     mean_size: float
     tail_slope: float = 0.0
     N2: int = -1
+    tail_cross: NDArray[np.float64] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.N2 < 0:
@@ -289,7 +296,7 @@ class DispatchGrid:
     @classmethod
     def build(cls, m: int, rho: float, sizes: Any, delta: float, U: float,
               tail_tol: float = 1e-10, *, names: Mapping[str, str] | None = None,
-              tail: tuple[float, float] | None = None,
+              tail: TailLike = None,
               correction_level: bool = False, U2: float | None = None) -> DispatchGrid:
         """Validate the parameters and discretise (the rules of
         :func:`~symq.dispatch.vi.solvers.solve_optimal`).
@@ -301,12 +308,14 @@ class DispatchGrid:
 
         ``names`` maps ``"delta"``, ``"U"``, ``"m"``, ``"rho"`` to the names the caller's user
         typed (the ``dispatch`` model passes ``{"U": "umax"}``), so errors name those.
-        ``tail = (curvature, slope)`` replaces the equal split's tail beyond ``U`` (fitted by
-        :func:`~symq.dispatch.vi.boundary.fit_tail`).  The memory of one grid is checked
+        ``tail`` (a :class:`~symq.dispatch.vi.boundary.Tail` or a pair ``(curvature, slope)``)
+        replaces the equal split's tail beyond ``U`` (fitted by
+        :func:`~symq.dispatch.vi.boundary.fit_boundary`).  The memory of one grid is checked
         (:func:`symq.core.resources.require_memory`) before the size atoms or any state array
         is allocated.
         """
         sizes = as_sizes(sizes)
+        fitted = as_tail(tail)
         m, rho, delta, U, N, mean, second, lam = validate_grid(
             m, rho, sizes, delta, U, names=names, max_step=1.0 if correction_level else 0.5)
         K_est = int(math.ceil(size_tail_point(sizes, tail_tol) / delta)) + 1
@@ -319,13 +328,16 @@ class DispatchGrid:
                              f"{nm['delta']}")
         p = hat_atoms(sizes, delta, tail_tol)
         a, b, q = diagonal_weights(lam, delta)
-        if tail is None:     # the equal split's M/G/1 value
+        cross = None
+        if fitted is None:     # the equal split's M/G/1 value
             c_M, slope = float(tail_curvature_fn().scalar(lam / m, rho)), 0.0
         else:
-            c_M, slope = (float(t) for t in tail)
+            c_M, slope = fitted.curvature, fitted.slope
+            if m >= 2:
+                cross = fitted.cross_slopes(delta, (m - 1) * N + 1)
         return cls(m=m, rho=rho, lam=lam, delta=delta, U=N * delta, N=N, K=p.size - 1, p=p,
                    a=a, b=b, q=q, c_M=c_M, size_name=str(getattr(sizes, "name", "sizes")),
-                   mean_size=mean, tail_slope=slope, N2=N2)
+                   mean_size=mean, tail_slope=slope, N2=N2, tail_cross=cross)
 
     @property
     def n_states(self) -> int:
@@ -342,6 +354,22 @@ class DispatchGrid:
         s = np.arange(self.K + 1, dtype=float)
         curved = self.c_M * self.delta ** 2 * ((self.N + s) ** 2 - self.N ** 2)
         return curved if self.tail_slope == 0.0 else curved + self.tail_slope * self.delta * s
+
+    def cross_increments(self) -> NDArray[np.float64]:
+        """``tail_cross * delta``: the tail's extra increment per step beyond ``U``, per step of
+        the other coordinates' sum (zeros without a cross term; one entry for ``m = 1``)."""
+        if self.tail_cross is None:
+            return np.zeros(max(self.m - 1, 1) * self.N + 1)
+        return self.tail_cross * self.delta
+
+    @property
+    def tail_spec(self) -> Tail:
+        """The grid's tail as a :class:`~symq.dispatch.vi.boundary.Tail` (its cross term on
+        this grid's knots)."""
+        if self.tail_cross is None:
+            return Tail(self.c_M, self.tail_slope)
+        return Tail(self.c_M, self.tail_slope, self.delta,
+                    tuple(float(x) for x in self.tail_cross))
 
     def shape(self) -> tuple[int, ...]:
         """Shape of the stored value array."""

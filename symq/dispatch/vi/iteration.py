@@ -36,6 +36,7 @@ from symq.core.errors import InvalidParameter, NotConverged
 from symq.core.result import Exactness, ResultBase
 
 from ..simplex import FORBIDDEN, binomial_table
+from .boundary import Tail
 from .grid import DispatchGrid
 from .passes import MODE_FULL, _Operator
 from .planning import _time_limit
@@ -355,7 +356,13 @@ class VIResult(ResultBase):
         Tail curvature used beyond ``U``.
     tail_slope : float
         Linear coefficient of the tail: a coordinate ``U + s`` adds
-        ``c_M((U + s)^2 - U^2) + tail_slope s`` (0 for the equal split's tail).
+        ``c_M((U + s)^2 - U^2) + tail_slope s`` (0 for the equal split's tail), plus the
+        cross term's share.
+    tail_cross : numpy.ndarray, optional
+        The tail's cross term :math:`\varphi` at the other coordinates' sums ``0, delta,
+        2 delta, ...`` (:class:`~symq.dispatch.vi.boundary.Tail`): a coordinate ``U + s``
+        adds ``phi(sigma) s`` more, ``sigma`` the sum of the others clamped to ``U``.  None:
+        no cross term.
     curvatures : numpy.ndarray, optional
         Per-server tail curvatures (servers of different speeds, :attr:`symmetric` false);
         when given they replace :attr:`c_M` component by component.
@@ -406,6 +413,7 @@ class VIResult(ResultBase):
     tail_slope: float = 0.0
     U2: float | None = None
     exactness: Exactness = Exactness.NUMERIC
+    tail_cross: NDArray[np.float64] | None = field(default=None, repr=False)
 
     @property
     def N(self) -> int:
@@ -439,6 +447,15 @@ class VIResult(ResultBase):
                         FORBIDDEN)
 
     @property
+    def tail(self) -> Tail:
+        """The tail beyond :attr:`U` (:class:`~symq.dispatch.vi.boundary.Tail`): the one this
+        grid was solved with."""
+        if self.tail_cross is None:
+            return Tail(self.c_M, self.tail_slope)
+        return Tail(self.c_M, self.tail_slope, self.delta,
+                    tuple(float(x) for x in self.tail_cross))
+
+    @property
     def N2(self) -> int | None:
         """The cap :attr:`U2` in steps (None without a cap)."""
         return None if self.U2 is None else int(round(self.U2 / self.delta))
@@ -454,8 +471,10 @@ class VIResult(ResultBase):
 
         Multilinear interpolation on the lattice, symmetric in the components (unless
         :attr:`symmetric` is false); a component
-        beyond ``U`` gets the fixed analytic tail :math:`c_M(u_i^2 - U^2) + b(u_i - U)`
-        (``b`` = :attr:`tail_slope`).
+        beyond ``U`` gets the fixed analytic tail
+        :math:`c_M(u_i^2 - U^2) + (b + \varphi(\sigma_i))(u_i - U)` (``b`` =
+        :attr:`tail_slope`, :math:`\varphi` = :attr:`tail_cross` at the sum :math:`\sigma_i`
+        of the other components clamped to ``U``).
 
         Parameters
         ----------
@@ -472,8 +491,12 @@ class VIResult(ResultBase):
             raise InvalidParameter("u", u, "finite backlogs >= 0")
         U = self.U
         curv = self.c_M if self.curvatures is None else np.asarray(self.curvatures)
-        extra = np.where(u > U, curv * (u * u - U * U) + self.tail_slope * (u - U),
-                         0.0).sum(axis=-1)
+        slope = self.tail_slope
+        if self.tail_cross is not None:
+            clamped = np.minimum(u, U)
+            others = clamped.sum(axis=-1, keepdims=True) - clamped
+            slope = slope + self.tail.cross_at(others)
+        extra = np.where(u > U, curv * (u * u - U * U) + slope * (u - U), 0.0).sum(axis=-1)
         x = np.minimum(u, U) / self.delta
         i0 = np.minimum(np.floor(x).astype(np.int64), self.N - 1)
         t = x - i0

@@ -18,6 +18,7 @@ import numpy as np
 from symq.core.resources import require_memory
 from symq.laws import Distribution
 
+from .boundary import TailLike
 from .iteration import VIResult
 from .planning import VI_RATE, min_truncation, plan_optimal, vi_iterations
 from .solvers import evaluate_policy, solve_optimal
@@ -63,7 +64,7 @@ def identical_lattice(m: int, rho: float, law: Distribution, key: str, method: s
     table = method == "pi"
 
     def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float,
-              tail: tuple[float, float] | None = None, cap: float | None = None
+              tail: TailLike = None, cap: float | None = None
               ) -> VIResult:
         stop = dict(tol=1e-14, span_rtol=span_rtol, coarse_correction=correction)
         if key == "optimal":
@@ -97,7 +98,7 @@ def speeds_lattice(speeds: np.ndarray, rho: float, law: Distribution, key: str,
     s_min = float(speeds.min())
 
     def solve(delta: float, top_u: float, warm: VIResult | None, span_rtol: float,
-              tail: tuple[float, float] | None = None, cap: float | None = None
+              tail: TailLike = None, cap: float | None = None
               ) -> VIResult:
         options = dict(delta=delta, U=top_u, tol=span_rtol * g_floor, max_iter=50_000,
                        warm_start=warm, multigrid=warm is None, progress=progress)

@@ -50,7 +50,8 @@ def _simplex_values(prev: VIResult, m: int, N: int, delta: float,
     for start in range(0, n, block):
         states = colex_block(m, N, start, start + block, N2)
         out[start:start + states.shape[0]] = values_at_states(
-            prev.v, prev.N, prev.delta, prev.c_M, prev.tail_slope, states, delta, prev.N2)
+            prev.v, prev.N, prev.delta, prev.c_M, prev.tail_slope, states, delta, prev.N2,
+            prev.tail_cross)
     return out
 
 

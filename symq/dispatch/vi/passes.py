@@ -78,8 +78,13 @@ def _ex_pass_1(V, tail, p, delta, mode, table, out):  # pragma: no cover - numba
         out[i] = i * delta + s
 
 
-def _ex_pass_2_py(V, tail, p, delta, mode, table, record, out, tile):  # pragma: no cover
+def _ex_pass_2_py(V, tail, cross, p, delta, mode, table, record, out, tile
+                  ):  # pragma: no cover
     """h(i, j) - E[X] for i <= j: sum_k p_k min(i d + V(i+k, j), j d + V(i, j+k)).
+
+    Beyond ``U`` a coordinate whose other coordinate is ``r`` steps adds ``tail[s] +
+    cross[r] s`` to the value at ``U`` (:meth:`DispatchGrid.tail`,
+    :meth:`DispatchGrid.cross_increments`).
 
     ``record`` (mode 0): write the argmin (0: the shorter queue, ties included; 1: the longer)
     to ``table``; mode 4 (JIQ): the shorter queue if it is idle (``i = 0``), else the split.
@@ -93,7 +98,7 @@ def _ex_pass_2_py(V, tail, p, delta, mode, table, record, out, tile):  # pragma:
         for c in range(N + 1):
             ext[r, c] = V[r, c]
         for s in range(1, K + 1):
-            ext[r, N + s] = V[r, N] + tail[s]
+            ext[r, N + s] = V[r, N] + tail[s] + cross[r] * s
     nb = (N + tile) // tile                     # tiles of tile x tile states, bi <= bj
     n_tiles = nb * (nb + 1) // 2
     for chunk in numba.prange(_NCHUNK):
@@ -151,7 +156,7 @@ def _ex_cell_row(ext, p, delta, mode, table, record, out, N, K, i, j0, j1
         out[i, j] = i * delta + s
 
 
-def _ex_pass_full_py(V, tail, p, delta, table, out):  # pragma: no cover - numba
+def _ex_pass_full_py(V, tail, cross, p, delta, table, out):  # pragma: no cover - numba
     """h(i, j) - E[X] on the full lattice (m = 2, no symmetry): ``table[i (N+1) + j, k]`` is
     the server (0 or 1) that takes a job of size ``k delta`` at backlogs ``(i, j) delta``."""
     N = V.shape[0] - 1
@@ -164,8 +169,8 @@ def _ex_pass_full_py(V, tail, p, delta, table, out):  # pragma: no cover - numba
             ext[r, c] = V[r, c]
             ext_t[r, c] = V[c, r]
         for s in range(1, K + 1):
-            ext[r, N + s] = V[r, N] + tail[s]
-            ext_t[r, N + s] = V[N, r] + tail[s]
+            ext[r, N + s] = V[r, N] + tail[s] + cross[r] * s
+            ext_t[r, N + s] = V[N, r] + tail[s] + cross[r] * s
     for chunk in numba.prange(_NCHUNK):
         for i in range(chunk, N + 1, _NCHUNK):
             for j in range(N + 1):
@@ -243,6 +248,7 @@ class _Operator:
             table = np.zeros((grid.n_states, grid.K + 1), dtype=np.int8)
         self.table = table if table is not None else np.zeros((1, 1), dtype=np.int8)
         self.tail = grid.tail()
+        self.cross = grid.cross_increments()
         self.EX = grid.lattice_mean
         self.h = np.zeros(grid.shape())
         work = grid.n_states * (grid.K + 1) * grid.m
@@ -261,19 +267,20 @@ class _Operator:
             return
         if g.m == 2 and self.mode == MODE_FULL:
             self._builds.run(lambda par: (_ex_pass_full if par else _ex_pass_full_serial)(
-                v, self.tail, g.p, g.delta, self.table, self.h))
+                v, self.tail, self.cross, g.p, g.delta, self.table, self.h))
             self.h += self.EX
             _ea_pass_full(self.h, g.a, g.b, g.q, out)
         elif g.m == 2:
             self._builds.run(lambda par: (_ex_pass_2 if par else _ex_pass_2_serial)(
-                v, self.tail, g.p, g.delta, self.mode, self.table, self.record, self.h, _TILE))
+                v, self.tail, self.cross, g.p, g.delta, self.mode, self.table, self.record,
+                self.h, _TILE))
             self.h += self.EX
             _ea_pass_2(self.h, g.a, g.b, g.q, out)
         else:
             self._builds.run(lambda par: ex_pass(
                 v, self.B, g.N, g.p, self.tail, g.delta, self.mode, self.table, self.h,
                 record=self.record, parallel=par, starts=self.ranges[par][0],
-                ends=self.ranges[par][1], cap=g.N2))
+                ends=self.ranges[par][1], cap=g.N2, cross=self.cross))
             self.h += self.EX
             ea_pass(self.h, self.pred, g.a, g.b, g.q, out)
 

@@ -51,7 +51,7 @@ MODE_JIQ = 4
 
 
 @numba.njit(cache=True, inline="always")
-def _server_costs(V, BT, N, K, m, tail, delta, o, base, j, cj, cap, cost
+def _server_costs(V, BT, N, K, m, tail, cross, delta, o, base, j, cj, cap, cost
                   ):  # pragma: no cover
     """cost[k] = c_j delta + v(c + k e_j) for k = 0..K: segments of constant position.
 
@@ -88,15 +88,19 @@ def _server_costs(V, BT, N, K, m, tail, delta, o, base, j, cj, cap, cost
                 k += 1
         else:
             top = V[base[m - 1] + BT[m, N + m - 1]]
+            so = 0
+            for r in range(m - 1):
+                so += o[r]
+            lin = cross[so]
             while k <= K:
-                cost[k] = top + tail[cj + k - N]
+                cost[k] = top + tail[cj + k - N] + lin * (cj + k - N)
                 k += 1
     off = cj * delta
     for k in range(K + 1):
         cost[k] += off
 
 
-def _ex_pass_py(V, BT, N, p, tail, delta, mode, table, record, starts, ends, cap,
+def _ex_pass_py(V, BT, N, p, tail, cross, delta, mode, table, record, starts, ends, cap,
                 out):  # pragma: no cover
     """h(c) - E[X] on the packed simplex; ``record``: write the argmin positions to ``table``.
 
@@ -135,7 +139,7 @@ def _ex_pass_py(V, BT, N, p, tail, delta, mode, table, record, starts, ends, cap
                 for r in range(m - 2, -1, -1):
                     suf += BT[r + 2, o[r] + r + 1]
                     base[r] += suf
-                _server_costs(V, BT, N, K, m, tail, delta, o, base, j, c[j], cap, cost)
+                _server_costs(V, BT, N, K, m, tail, cross, delta, o, base, j, c[j], cap, cost)
                 if random:
                     if first:
                         for k in range(K + 1):
@@ -196,7 +200,7 @@ def ex_pass(V: NDArray[np.float64], B: NDArray[np.int64], N: int, p: NDArray[np.
             tail: NDArray[np.float64], delta: float, mode: int, table: NDArray[np.int8],
             out: NDArray[np.float64], *, record: bool = False, parallel: bool = False,
             starts: NDArray[np.int64] | None = None, ends: NDArray[np.int64] | None = None,
-            cap: int | None = None) -> None:
+            cap: int | None = None, cross: NDArray[np.float64] | None = None) -> None:
     """The :math:`E_X` pass (minus the lattice mean) into ``out``; see the module docstring.
 
     ``table`` has shape ``(n_states, K + 1)`` in modes 2 (read) and with ``record`` (written);
@@ -209,7 +213,9 @@ def ex_pass(V: NDArray[np.float64], B: NDArray[np.int64], N: int, p: NDArray[np.
     if ends is None:
         starts, ends = starts[:-1], starts[1:]
     kernel = _ex_parallel if parallel else _ex_serial
-    kernel(V, np.ascontiguousarray(B.T), N, p, tail, delta, mode, table, record,
+    if cross is None:
+        cross = np.zeros((B.shape[1] - 3) * N + 1)
+    kernel(V, np.ascontiguousarray(B.T), N, p, tail, cross, delta, mode, table, record,
            np.ascontiguousarray(starts), np.ascontiguousarray(ends), N if cap is None else cap,
            out)
 

@@ -102,6 +102,7 @@ from symq.laws import Distribution
 from ..policies import BoundPolicy, DispatchPolicy
 from ..policies.decisions import JIQ, JSQ, RND, RR
 from ..sizes import as_sizes
+from .boundary import TailLike
 from .coarse_correction import corrected_iteration, correction_grid
 from .grid import DispatchGrid, sorted_states
 from .iteration import VIResult, _iterate
@@ -138,7 +139,7 @@ class _Stop:
 def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
            table_fn: Callable[[DispatchGrid], NDArray[np.int8] | None], policy: str,
            stop: _Stop, progress: bool, warm_start: VIResult | None, multigrid: bool,
-           method: str = "vi", tail: tuple[float, float] | None = None,
+           method: str = "vi", tail: TailLike = None,
            U2: float | None = None) -> VIResult:
     t0 = time.perf_counter()
     sizes = as_sizes(sizes)            # once: every grid below uses the same law
@@ -176,7 +177,7 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
             prev = VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=cg.delta,
                             U=cg.U, m=m, lam=cg.lam, rho=cg.rho, iterations=it, residual=sp,
                             policy=policy, c_M=cg.c_M, tail_slope=cg.tail_slope,
-                            symmetric=symmetric, U2=cap)
+                            tail_cross=cg.tail_cross, symmetric=symmetric, U2=cap)
     v0 = None if prev is None else _interpolate_to(prev, grid)
     if method == "pi" and mode == MODE_OPT:
         v, g, gl, gh, it, sp = policy_iteration(grid, v0, stop.tol, stop.span_rtol,
@@ -197,7 +198,8 @@ def _solve(m: int, rho: float, sizes: Any, delta: float, U: float, mode: int,
     return VIResult(ET=g, ET_low=gl, ET_high=gh, v=v, delta=grid.delta,
                     U=grid.U, m=grid.m, U2=cap,
                     lam=grid.lam, rho=grid.rho, iterations=it, residual=sp, policy=policy,
-                    c_M=grid.c_M, tail_slope=grid.tail_slope, symmetric=symmetric,
+                    c_M=grid.c_M, tail_slope=grid.tail_slope, tail_cross=grid.tail_cross,
+                    symmetric=symmetric,
                     total_iterations=total,
                     seconds=time.perf_counter() - t0, levels=levels,
                     method=("policy iteration (GMRES evaluation, Odoni bounds)"
@@ -210,7 +212,7 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
                   warm_start: VIResult | None = None, *, tol_g: float | None = None,
                   span_cap: float | None = None, multigrid: bool = True,
                   coarse_tol: float = 1e-5, span_rtol: float | None = None,
-                  method: str = "vi", tail: tuple[float, float] | None = None,
+                  method: str = "vi", tail: TailLike = None,
                   coarse_correction: bool = True, U2: float | None = None) -> VIResult:
     r"""Optimal size-aware dispatching by relative value iteration.
 
@@ -254,11 +256,12 @@ def solve_optimal(m: int, rho: float, sizes: Any, delta: float = 0.05, U: float 
         Value iteration (default) or policy iteration with GMRES policy evaluation
         (:mod:`~symq.dispatch.vi.policy_iteration`) on this grid; the coarse warm-start grids use
         VI.  Both stop on the same certified Odoni span.
-    tail : (float, float), optional
-        ``(curvature, slope)`` of the value beyond ``U``: a coordinate ``U + s`` adds
-        ``curvature ((U + s)^2 - U^2) + slope s`` to the value at ``U``.  Default: the equal
+    tail : Tail or (float, float), optional
+        The value beyond ``U`` (:class:`~symq.dispatch.vi.boundary.Tail`), or its
+        ``(curvature, slope)``: a coordinate ``U + s`` adds ``curvature ((U + s)^2 - U^2) +
+        slope s`` to the value at ``U`` (plus the Tail's cross term).  Default: the equal
         random split's curvature ``(lam/m)/(2(1 - rho))`` and slope 0;
-        :func:`~symq.dispatch.vi.boundary.fit_tail` fits one to a solution.
+        :func:`~symq.dispatch.vi.boundary.fit_boundary` fits one to a solution.
     coarse_correction : bool
         Correct the iterate from the grid of step ``2 delta``
         (:mod:`~symq.dispatch.vi.coarse_correction`) on grids of an even number of steps and
