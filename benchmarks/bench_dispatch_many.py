@@ -18,10 +18,14 @@ and ``--refinement`` the refinement grids of the default flow (started from the 
 before them extrapolated in the step, span rtol/30) against the previous ones (started from
 the grid before, span rtol/100), alternated: m = 2 at rho = 0.9, m = 3 at 0.6 and 0.9, and
 ``--cap-size`` the default cap ``max(U/3, 16 E[X])`` against the previous default ``U/2``,
-alternated, at m = 3, rho = 0.9 (default grids and truncation).
+alternated, at m = 3, rho = 0.9 (default grids and truncation), and ``--tail`` the tail beyond
+U with its cross term, fitted three times and accelerated
+(:func:`symq.dispatch.vi.boundary.fit_boundary`, :func:`~symq.dispatch.vi.boundary.accelerated`)
+at every truncation tried, against the previous quadratic fitted twice at the first,
+alternated, at m = 2 and 3, rho = 0.9 (defaults; ``--big`` adds m = 4 once each).
 
 Run: ``python benchmarks/bench_dispatch_many.py [--big] [--baseline] [--correction] [--cap]
-[--refinement] [--cap-size]``.
+[--refinement] [--cap-size] [--tail]``.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import time
 from collections.abc import Iterator
 
 from symq.dispatch import richardson, solve_optimal
-from symq.dispatch.vi import accuracy
+from symq.dispatch.vi import accuracy, boundary
 from symq.dispatch.vi.accuracy import solve_accurate
 from symq.laws import Exponential
 
@@ -137,6 +141,34 @@ def _cap_size() -> None:
           f"{min(times[True]):.1f} s, ratio {min(times[False]) / min(times[True]):.2f}x")
 
 
+@contextlib.contextmanager
+def _previous_tail() -> Iterator[None]:
+    """The tail as before: the quadratic of fit_tail, fitted twice at the first U only, not
+    accelerated."""
+    saved = (accuracy.fit_boundary, accuracy.accelerated, accuracy.TAIL_REFITS,
+             accuracy.REFIT_ON_ENLARGE)
+    accuracy.fit_boundary = lambda r: boundary.Tail(*boundary.fit_tail(r))
+    accuracy.accelerated = lambda fits, U: fits[-1]
+    accuracy.TAIL_REFITS = 2
+    accuracy.REFIT_ON_ENLARGE = False
+    try:
+        yield
+    finally:
+        (accuracy.fit_boundary, accuracy.accelerated, accuracy.TAIL_REFITS,
+         accuracy.REFIT_ON_ENLARGE) = saved
+
+
+def _tail(big: bool) -> None:
+    solve_accurate(3, 0.75, Exponential(1.0), coarse=0.5, U=24.0, rtol=1e-2)   # load kernels
+    for m, rounds in ((2, 2), (3, 2)) + (((4, 1),) if big else ()):
+        times: dict[bool, list[float]] = {False: [], True: []}
+        for new in (False, True) * rounds:
+            with contextlib.nullcontext() if new else _previous_tail():
+                times[new].append(_run(m, 0.9, verbose=True))
+        print(f"  m={m} rho=0.9: quadratic tail {min(times[False]):.1f} s, with the cross term "
+              f"{min(times[True]):.1f} s, ratio {min(times[False]) / min(times[True]):.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--big", action="store_true")
@@ -145,7 +177,11 @@ def main() -> None:
     parser.add_argument("--cap", action="store_true")
     parser.add_argument("--refinement", action="store_true")
     parser.add_argument("--cap-size", action="store_true")
+    parser.add_argument("--tail", action="store_true")
     args = parser.parse_args()
+    if args.tail:
+        _tail(args.big)
+        return
     if args.cap_size:
         _cap_size()
         return

@@ -43,7 +43,7 @@ def _restricted_gain(grid: DispatchGrid, tol: float) -> tuple[float, float]:
     m, N, K, d = grid.m, grid.N, grid.K, grid.delta
     states = colex_states(m, N)
     index = {tuple(s): r for r, s in enumerate(states.tolist())}
-    tail = grid.tail()
+    tail = grid.tail_increments()
     n = len(states)
     # target[s, j, k]: rank of sort(c + k e_j) (clamped at N), extra tail, or -1 if forbidden
     target = np.zeros((n, m, K + 1), dtype=np.int64)

@@ -123,7 +123,7 @@ def test_the_analytic_tail_is_the_mg1_value_of_an_equal_split(rho, m, n, beyond)
     U = n * delta
     increments = [float(value.subs(symbolic.U, U + s * delta) - value.subs(symbolic.U, U))
                   for s in range(5)]
-    assert np.allclose(grid.tail(), increments, rtol=1e-12, atol=1e-12)
+    assert np.allclose(grid.tail_increments(), increments, rtol=1e-12, atol=1e-12)
     a = U + beyond
     v = np.zeros((n + 1, n + 1))
     expected = float(value.subs(symbolic.U, a) - value.subs(symbolic.U, U))

@@ -145,17 +145,17 @@ def test_the_simplex_kernel_adds_the_cross_term(m):
     V = np.random.default_rng(5).random(len(states)) * 5
     B = binomial_table(m, grid.N)
     out = np.empty(len(states))
-    expected = _brute_force_h(V, states, grid.N, grid.p, grid.delta, grid.tail(),
+    expected = _brute_force_h(V, states, grid.N, grid.p, grid.delta, grid.tail_increments(),
                               CROSS.cross_at(grid.delta * np.arange((m - 1) * grid.N + 1))
                               * grid.delta)
     for parallel in (False, True):
-        ex_pass(V, B, grid.N, grid.p, grid.tail(), grid.delta, MODE_OPT,
+        ex_pass(V, B, grid.N, grid.p, grid.tail_increments(), grid.delta, MODE_OPT,
                 np.zeros((1, 1), np.int8), out, parallel=parallel,
                 cross=grid.cross_increments())
         np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
     # the cross term changes the result (the test would see it missing)
-    ex_pass(V, B, grid.N, grid.p, grid.tail(), grid.delta, MODE_OPT, np.zeros((1, 1), np.int8),
-            out)
+    ex_pass(V, B, grid.N, grid.p, grid.tail_increments(), grid.delta, MODE_OPT,
+            np.zeros((1, 1), np.int8), out)
     assert np.abs(out - expected).max() > 1e-3
 
 
@@ -167,7 +167,7 @@ def test_the_two_server_kernel_adds_the_cross_term():
     V = np.triu(W) + np.triu(W, 1).T                  # symmetric
     states = colex_states(2, N)
     packed = np.array([V[i, j] for i, j in states])
-    expected = _brute_force_h(packed, states, N, grid.p, grid.delta, grid.tail(),
+    expected = _brute_force_h(packed, states, N, grid.p, grid.delta, grid.tail_increments(),
                               CROSS.cross_at(grid.delta * np.arange(N + 1)) * grid.delta)
     op = _Operator(grid, MODE_OPT, None)
     op(V, np.empty_like(V))
@@ -238,3 +238,17 @@ def test_the_cross_tail_cuts_the_truncation_error_at_high_load():
     plain = fixed_point(lambda r: Tail(*boundary.fit_tail(r)))
     assert abs(cross - reference) < 2.5e-3
     assert abs(cross - reference) < abs(plain - reference) / 3
+
+
+def test_the_stated_truncation_covers_the_far_truncation(monkeypatch):
+    """From U = 48 at rtol 3e-4 the truncation grows twice (to 76, the tail fitted again at each
+    U tried); the coarse grid's value at the final U is within the stated truncation error of
+    its value at U = 192 (which is within 3e-7 of U = 256 with a fitted tail: 4.2297380)."""
+    from symq.dispatch.vi import accuracy
+
+    monkeypatch.setattr(accuracy, "default_truncation", lambda m, rho: 48.0)
+    est = accuracy.solve_accurate(2, 0.9, EXP, coarse=0.5, rtol=3e-4)
+    fitted = [g for g in est.grids if g["role"] == "coarse, fitted tail"]
+    assert len(fitted) >= 2 and fitted[-1]["U"] == est.U > 48.0     # enlarged and refitted
+    far = solve_optimal(2, 0.9, EXP, delta=0.5, U=192.0, tol=1e-9).ET
+    assert abs(fitted[-1]["g"] - far) <= est.truncation

@@ -90,10 +90,11 @@ def test_ex_pass_equals_brute_force(m, mode):
         table = np.maximum(table, 0)        # same sorted state as any other in the run
     out = np.empty(len(states))
     for parallel in (False, True):
-        ex_pass(V, B, grid.N, grid.p, grid.tail(), grid.delta, mode,
+        ex_pass(V, B, grid.N, grid.p, grid.tail_increments(), grid.delta, mode,
                 table if mode == MODE_TABLE else np.zeros((1, 1), np.int8), out,
                 parallel=parallel)
-        expected = _brute_force(V, states, grid.N, grid.p, grid.tail(), grid.delta, mode, table)
+        expected = _brute_force(V, states, grid.N, grid.p, grid.tail_increments(), grid.delta,
+                                mode, table)
         np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
 
 
@@ -105,9 +106,10 @@ def test_recorded_decisions_are_the_argmin():
     B = binomial_table(m, grid.N)
     table = np.zeros((len(states), grid.K + 1), dtype=np.int8)
     out = np.empty(len(states))
-    ex_pass(V, B, grid.N, grid.p, grid.tail(), grid.delta, MODE_OPT, table, out, record=True)
+    ex_pass(V, B, grid.N, grid.p, grid.tail_increments(), grid.delta, MODE_OPT, table, out,
+            record=True)
     again = np.empty(len(states))   # evaluating the recorded table reproduces the min
-    ex_pass(V, B, grid.N, grid.p, grid.tail(), grid.delta, MODE_TABLE, table, again)
+    ex_pass(V, B, grid.N, grid.p, grid.tail_increments(), grid.delta, MODE_TABLE, table, again)
     np.testing.assert_allclose(again, out, rtol=1e-13)
 
 

@@ -108,7 +108,7 @@ def test_diagonal_expectation_exact_for_linear_h():
 def _brute_operator(v, grid, mode):
     """Direct evaluation of T v on the m = 2 lattice (no symmetry, no numba)."""
     N, K, d = grid.N, grid.K, grid.delta
-    tail = grid.tail()
+    tail = grid.tail_increments()
 
     def V(a, b):
         extra = 0.0

@@ -60,6 +60,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from symq.core.errors import InvalidParameter
+
+from ..simplex import colex_states
+
 if TYPE_CHECKING:                   # iteration imports the grid, which imports this module
     from .iteration import VIResult
 
@@ -123,7 +127,6 @@ class Tail:
     cross: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
-        from symq.core.errors import InvalidParameter
         values = (self.curvature, self.slope, *self.cross)
         if not all(math.isfinite(float(x)) for x in values) or self.curvature < 0:
             raise InvalidParameter("tail", self, "finite coefficients with curvature >= 0")
@@ -166,7 +169,6 @@ def as_tail(tail: TailLike) -> Tail | None:
     split's tail, decided by the grid)."""
     if tail is None or isinstance(tail, Tail):
         return tail
-    from symq.core.errors import InvalidParameter
     try:
         values = tuple(float(t) for t in tail)
     except (TypeError, ValueError):
@@ -299,7 +301,6 @@ def _sorted_vectors(n: int, top: int, limit: int) -> NDArray[np.int64]:
     sample of ``limit`` of them when there are more (each drawn as sorted uniform integers,
     with the two ends, all 0 and all ``top``, always in it: sums in between that no sample
     has are interpolated)."""
-    from ..simplex import colex_states
     if math.comb(top + n, n) <= limit:
         return np.asarray(colex_states(n, top), dtype=np.int64)
     rng = np.random.default_rng(0)

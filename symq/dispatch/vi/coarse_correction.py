@@ -100,7 +100,7 @@ def correction_grid(grid: DispatchGrid, sizes: Any) -> DispatchGrid | None:
         return None
     try:
         return DispatchGrid.build(grid.m, grid.rho, sizes, 2 * grid.delta, grid.U,
-                                  tail=grid.tail_spec, correction_level=True,
+                                  tail=grid.tail, correction_level=True,
                                   U2=grid.U2 if grid.capped else None)
     except InvalidParameter:
         return None

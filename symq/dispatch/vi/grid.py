@@ -349,7 +349,7 @@ class DispatchGrid:
         """:math:`\\sum_k k\\delta p_k` (equals ``E[X]`` up to the tail truncation)."""
         return float((self.p * self.delta * np.arange(self.K + 1)).sum())
 
-    def tail(self) -> NDArray[np.float64]:
+    def tail_increments(self) -> NDArray[np.float64]:
         """Tail increments ``c_M((U + s delta)^2 - U^2) + tail_slope s delta``, ``s = 0..K``."""
         s = np.arange(self.K + 1, dtype=float)
         curved = self.c_M * self.delta ** 2 * ((self.N + s) ** 2 - self.N ** 2)
@@ -363,7 +363,7 @@ class DispatchGrid:
         return self.tail_cross * self.delta
 
     @property
-    def tail_spec(self) -> Tail:
+    def tail(self) -> Tail:
         """The grid's tail as a :class:`~symq.dispatch.vi.boundary.Tail` (its cross term on
         this grid's knots)."""
         if self.tail_cross is None:

@@ -83,7 +83,7 @@ def _ex_pass_2_py(V, tail, cross, p, delta, mode, table, record, out, tile
     """h(i, j) - E[X] for i <= j: sum_k p_k min(i d + V(i+k, j), j d + V(i, j+k)).
 
     Beyond ``U`` a coordinate whose other coordinate is ``r`` steps adds ``tail[s] +
-    cross[r] s`` to the value at ``U`` (:meth:`DispatchGrid.tail`,
+    cross[r] s`` to the value at ``U`` (:meth:`DispatchGrid.tail_increments`,
     :meth:`DispatchGrid.cross_increments`).
 
     ``record`` (mode 0): write the argmin (0: the shorter queue, ties included; 1: the longer)
@@ -247,7 +247,7 @@ class _Operator:
         if record and table is None:
             table = np.zeros((grid.n_states, grid.K + 1), dtype=np.int8)
         self.table = table if table is not None else np.zeros((1, 1), dtype=np.int8)
-        self.tail = grid.tail()
+        self.tail = grid.tail_increments()
         self.cross = grid.cross_increments()
         self.EX = grid.lattice_mean
         self.h = np.zeros(grid.shape())
