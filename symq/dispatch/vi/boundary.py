@@ -133,11 +133,6 @@ class Tail:
         if self.cross and not (math.isfinite(self.cross_step) and self.cross_step > 0):
             raise InvalidParameter("tail", self, "a knot spacing cross_step > 0 with cross knots")
 
-    @property
-    def has_cross(self) -> bool:
-        """Whether the slope depends on the other backlogs."""
-        return len(self.cross) > 0
-
     def cross_at(self, sigma: NDArray[np.float64]) -> NDArray[np.float64]:
         r""":math:`\varphi(\sigma)` (zeros without a cross term)."""
         sigma = np.asarray(sigma, dtype=float)
@@ -148,7 +143,7 @@ class Tail:
         out = np.interp(sigma, knots, phi)
         if phi.size >= 2:
             last = min(CROSS_EXTRAPOLATION_KNOTS, phi.size)
-            rise, level = np.polyfit(knots[-last:], phi[-last:], 1)
+            rise = np.polyfit(knots[-last:], phi[-last:], 1)[0]
             far = sigma > knots[-1]
             out[far] = phi[-1] + rise * (sigma[far] - knots[-1])
         return out
@@ -265,35 +260,38 @@ def accelerated(tails: Sequence[Tail], U: float) -> Tail:
     r"""The fixed point of the refits ``tails`` (each fitted to the solve with the one before)
     by Aitken's :math:`\Delta^2`.
 
-    The refits approach their fixed point geometrically (at :math:`m = 3`, :math:`\rho = 0.9`,
-    ``U = 48``, step 0.5: a ratio of 0.40-0.43 per refit).  The ratio :math:`r` is measured on
-    the tail's slope at ``U`` over the knots, :math:`w = 2cU + b + \varphi`, of the last three
-    tails, :math:`r = \langle \Delta_2, \Delta_1\rangle / \langle \Delta_1, \Delta_1
-    \rangle`, and every coefficient of the last tail is moved by :math:`r/(1 - r)` times its
-    last change.  With fewer than three tails, tails of different knots, or :math:`r` outside
-    :math:`(0,` :data:`MAX_REFIT_RATIO` :math:`)`, the last tail is returned as it is.
+    The refits approach their fixed point geometrically (at :math:`\rho = 0.9`, ``U = 48``,
+    step 0.5: a ratio of 0.40-0.43 per refit at :math:`m = 3`, 0.50-0.52 at :math:`m = 2`).
+    The ratio :math:`r` is measured on the tail's slope at ``U`` over the knots,
+    :math:`w = 2cU + b + \varphi`, of the last three tails,
+    :math:`r = \langle \Delta_2, \Delta_1\rangle / \langle \Delta_1, \Delta_1\rangle`, and
+    every coefficient of the last tail is moved by :math:`r/(1 - r)` times its last change
+    (the slope at ``U`` kept nonnegative, as in :func:`fit_boundary`).  With fewer
+    than three tails, tails of different knots, or :math:`r` outside :math:`(0,`
+    :data:`MAX_REFIT_RATIO` :math:`)`, the last tail is returned as it is.
     """
     last = tails[-1]
     if len(tails) < 3:
         return last
-    a, b, c = tails[-3:]
-    if not (len(a.cross) == len(b.cross) == len(c.cross)
-            and a.cross_step == b.cross_step == c.cross_step):
+    first, second, third = tails[-3:]
+    if not (len(first.cross) == len(second.cross) == len(third.cross)
+            and first.cross_step == second.cross_step == third.cross_step):
         return last
 
     def w(t: Tail) -> NDArray[np.float64]:
         return 2.0 * t.curvature * U + t.slope + np.asarray(t.cross or (0.0,), dtype=float)
 
-    d1, d2 = w(b) - w(a), w(c) - w(b)
+    d1, d2 = w(second) - w(first), w(third) - w(second)
     norm = float(d1 @ d1)
     ratio = float(d2 @ d1) / norm if norm > 0 else math.nan
     if not 0.0 < ratio < MAX_REFIT_RATIO:
         return last
     f = ratio / (1.0 - ratio)
-    curvature = max(c.curvature + f * (c.curvature - b.curvature), 0.0)
-    slope = c.slope + f * (c.slope - b.slope)
-    cross = tuple(float(z + f * (z - y)) for y, z in zip(b.cross, c.cross))
-    return Tail(curvature, slope, c.cross_step, cross)
+    curvature = max(third.curvature + f * (third.curvature - second.curvature), 0.0)
+    slope = max(third.slope + f * (third.slope - second.slope), -2.0 * curvature * U)
+    floor = -(2.0 * curvature * U + slope)
+    cross = tuple(max(float(z + f * (z - y)), floor) for y, z in zip(second.cross, third.cross))
+    return Tail(curvature, slope, third.cross_step, cross)
 
 
 def _sorted_vectors(n: int, top: int, limit: int) -> NDArray[np.int64]:
