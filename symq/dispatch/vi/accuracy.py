@@ -134,9 +134,10 @@ def default_truncation(m: int, rho: float) -> float:
     At high load the optimal policy keeps one long queue (Hyytiä & Righter, Part 2), so it
     needs a much larger ``U`` than LWL; more servers at the same per-server load keep shorter
     backlogs.  With five and six servers at load 0.5 or less the start is ``8``: the check
-    enlarges it where needed, and at ``U = 8`` the check's own grids (``U + 2D = 16``) are a
-    tenth of those of ``U = 12`` at six servers (m = 5, rho = 0.4, rtol 1e-4: a truncation
-    error of 1.5e-5 at ``U = 8``, ET 2e-5 from the value at ``U = 12``).
+    enlarges it where needed, and the check's largest grid (``U + 2D``) is then 16 instead of
+    20: at six servers 2.8e6 states instead of 9.4e6 (108 s instead of 333 s at rho = 0.4).
+    At m = 5, rho = 0.4, rtol 1e-4 the truncation error at ``U = 8`` is 1.5e-5, and ET is 2e-5
+    from the value at ``U = 12``.
     """
     if rho <= 0.5:
         return 16.0 if m <= 2 else 12.0 if m <= 4 else 8.0
