@@ -220,9 +220,10 @@ def test_the_look_up_policy_of_a_cross_tail_result_decides_as_the_result(m, U):
 
 def test_the_cross_tail_cuts_the_truncation_error_at_high_load():
     """m = 2, rho = 0.9, step 0.5: at U = 48 the refits' fixed point with the cross term is
-    within 2.5e-3 of the U = 192 value, the plain quadratic's fixed point 1.3e-2 away."""
+    within 2.5e-3 of the U = 128 value (itself 8e-5 from U = 192), the plain quadratic's fixed
+    point 1.3e-2 away."""
     m, rho, delta = 2, 0.9, 0.5
-    reference = solve_optimal(m, rho, EXP, delta=delta, U=192.0, tol=1e-9).ET
+    reference = solve_optimal(m, rho, EXP, delta=delta, U=128.0, tol=1e-9).ET
 
     def fixed_point(fit):
         r = solve_optimal(m, rho, EXP, delta=delta, U=48.0, tol=1e-9, span_rtol=1e-3)
@@ -241,14 +242,14 @@ def test_the_cross_tail_cuts_the_truncation_error_at_high_load():
 
 
 def test_the_stated_truncation_covers_the_far_truncation(monkeypatch):
-    """From U = 48 at rtol 3e-4 the truncation grows twice (to 76, the tail fitted again at each
+    """From U = 20 at rho = 0.8 the truncation grows twice (to 34, the tail fitted again at each
     U tried); the coarse grid's value at the final U is within the stated truncation error of
-    its value at U = 192 (which is within 3e-7 of U = 256 with a fitted tail: 4.2297380)."""
+    its value at U = 128 (2.5289357, within 3e-10 of U = 160)."""
     from symq.dispatch.vi import accuracy
 
-    monkeypatch.setattr(accuracy, "default_truncation", lambda m, rho: 48.0)
-    est = accuracy.solve_accurate(2, 0.9, EXP, coarse=0.5, rtol=3e-4)
+    monkeypatch.setattr(accuracy, "default_truncation", lambda m, rho: 20.0)
+    est = accuracy.solve_accurate(2, 0.8, EXP, coarse=0.5)
     fitted = [g for g in est.grids if g["role"] == "coarse, fitted tail"]
-    assert len(fitted) >= 2 and fitted[-1]["U"] == est.U > 48.0     # enlarged and refitted
-    far = solve_optimal(2, 0.9, EXP, delta=0.5, U=192.0, tol=1e-9).ET
+    assert len(fitted) >= 2 and fitted[-1]["U"] == est.U > 20.0     # enlarged and refitted
+    far = solve_optimal(2, 0.8, EXP, delta=0.5, U=128.0, tol=1e-9).ET
     assert abs(fitted[-1]["g"] - far) <= est.truncation
