@@ -275,7 +275,7 @@ def pair_text(a: Any, b: Any) -> tuple[str, str]:
     """Both values with enough significant digits (6 to :data:`PAIR_DIGITS`) to show that they
     differ: 0.9999999999 and 1 are not both printed as 1."""
     x, y = _number(a), _number(b)
-    if x is None or y is None or x == y:
+    if x is None or y is None or x == y or hasattr(a, "witness") or hasattr(b, "witness"):
         return _short(a), _short(b)
     for digits in range(6, PAIR_DIGITS + 1):
         first, second = f"{x:.{digits}g}", f"{y:.{digits}g}"

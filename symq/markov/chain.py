@@ -158,6 +158,11 @@ class Jump:
     label : str, optional
         A name for the jump: errors name it, and ``"throughput:LABEL"`` outputs count its
         firings (several jumps may share a label).
+    cost : str, number or sympy expression, default 0
+        A lump cost charged at each firing, a formula in the state before the jump (a
+        negative cost is a reward).  Only a Markov decision process
+        (:class:`symq.markov.mdp.MarkovDecisionProcess`) charges costs; a
+        :class:`MarkovChain` refuses a jump with a nonzero one.
 
     The parsed forms are held by :class:`MarkovChain` (``chain.jumps``), which knows the
     names a formula may use.
@@ -167,6 +172,7 @@ class Jump:
     update: Mapping[str, Formula]
     guard: Condition = "true"
     label: str | None = None
+    cost: Formula = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.update, Mapping):
@@ -370,6 +376,11 @@ class MarkovChain:
 
     def _parse_jump(self, i: int, jump: Jump) -> ParsedJump:
         where = jump.label if jump.label is not None else f"jumps[{i}]"
+        if not (isinstance(jump.cost, (int, float, sp.Expr)) and not isinstance(jump.cost, bool)
+                and sp.sympify(jump.cost) == 0):
+            raise InvalidParameter(f"{where}.cost", jump.cost, "0 in a Markov chain",
+                                   "a lump cost is charged by a Markov decision process "
+                                   "(symq.markov.mdp.MarkovDecisionProcess), not by a chain")
         rate = self._symbolic(f"{where}.rate", jump.rate)
         guard = self._symbolic(f"{where}.guard", jump.guard, condition=True)
         known = {v.name for v in self.variables}
