@@ -141,7 +141,10 @@ def evaluate(expr: Any, chain: MarkovChain, states: np.ndarray, params: Mapping[
     ``states``, as a float vector (by its compiled form)."""
     function = compile_expr(expr, chain.variable_symbols + chain.parameter_symbols)
     columns = [states[:, k].astype(float) for k in range(states.shape[1])]
-    values = _real(function(*columns, *(params[p] for p in chain.parameters)))
+    # parameters as full columns too: numpy's logical_or.reduce((scalar, array)) of a guard
+    # mixing a parameter-only clause with a state clause cannot broadcast
+    n = states.shape[0]
+    values = _real(function(*columns, *(np.full(n, params[p]) for p in chain.parameters)))
     return np.broadcast_to(values, (states.shape[0],)).copy()
 
 
@@ -216,7 +219,8 @@ def build_state_space(chain: MarkovChain, params: Mapping[str, Any] | None = Non
             new_states: list[np.ndarray] = []
             for j, (jump, (guard_f, rate_f, update_f)) in enumerate(zip(chain.jumps, compiled,
                                                                          strict=True)):
-                enabled = np.broadcast_to(np.asarray(guard_f(*columns, *pvals), dtype=float),
+                full = [np.full(m, v) for v in pvals]  # see evaluate: or/and of mixed clauses
+                enabled = np.broadcast_to(np.asarray(guard_f(*columns, *full), dtype=float),
                                           (m,)) != 0
                 if not enabled.any():
                     continue

@@ -230,6 +230,12 @@ class MDPSolution(OutputsByName, ResultBase):
     exactness: Exactness = Exactness.NUMERIC
     seconds: float = 0.0
 
+    def outputs(self) -> dict[str, Any]:
+        """The fields of :attr:`reported`, then each declared output (and the ``gain`` with
+        its error bar, where a claims file's model put it there)."""
+        found = {**{k: getattr(self, k) for k in self.reported}, **self.values}
+        return {k: v for k, v in found.items() if v is not None}
+
     @property
     def total_error(self) -> float:
         """The bracket's half-width plus the truncation error estimate."""

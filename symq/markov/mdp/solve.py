@@ -51,12 +51,20 @@ TIE_TOLERANCE = 1e-9
 
 
 def _run(method: str, space: DecisionSpace, alpha: float | None, rtol: float,
-         atol: float) -> MethodOutcome:
+         atol: float, previous: tuple[DecisionSpace, Any, np.ndarray] | None
+         ) -> MethodOutcome:
     if method == "vi":
         return value_iteration(space, alpha, rtol=rtol, atol=atol)
     if method == "lp":
         return linear_program(space, alpha)
-    return policy_iteration(space, alpha)
+    start = None
+    if previous is not None:  # warm start: the previous truncation's policy where it applies
+        old_space, old_outcome, _ = previous
+        index = {tuple(s): i for i, s in enumerate(old_space.states)}
+        old_choice = old_space.pair_action[old_outcome.pairs]
+        start = np.array([old_choice[index[tuple(s)]] if tuple(s) in index else -1
+                          for s in space.states])
+    return policy_iteration(space, alpha, start=start)
 
 
 def _optimal_sets(space: DecisionSpace, outcome: MethodOutcome, alpha: float | None,
@@ -77,6 +85,26 @@ def _optimal_sets(space: DecisionSpace, outcome: MethodOutcome, alpha: float | N
     allowed[state, space.pair_action] = True
     optimal[state[near], space.pair_action[near]] = True
     return allowed, optimal, space.pair_action[outcome.pairs]
+
+
+def _threshold_beyond(mdp: MarkovDecisionProcess, space: DecisionSpace, optimal: np.ndarray,
+                      region: np.ndarray) -> bool:
+    """Whether a declared threshold output lies beyond the settled region (then the
+    truncation is enlarged to find it)."""
+    from .structure import find_threshold
+
+    variables = [v.name for v in mdp.variables]
+    for out in mdp.outputs.values():
+        if out.kind != "threshold":
+            continue
+        action, variable = str(out.label).split(":")
+        found = find_threshold(space.states, variables, mdp.action_names, optimal, action,
+                               variable, region)
+        k = variables.index(variable)
+        edge = int(space.states[region, k].max())
+        if found.holds and any(high > edge for _, _, high in found.slices):
+            return True
+    return False
 
 
 def _inner(space: DecisionSpace, truncation: Mapping[str, int]) -> np.ndarray:
@@ -287,7 +315,7 @@ def solve_mdp(mdp: MarkovDecisionProcess, params: Mapping[str, Any] | None = Non
     truncation_error: float | None = None
     while True:
         space = build_decision_space(mdp, params, bounds)
-        outcome = _run(method, space, alpha, rtol, atol)
+        outcome = _run(method, space, alpha, rtol, atol, previous)
         allowed, optimal, choice = _optimal_sets(space, outcome, alpha, method)
         region = np.ones(space.n_states, dtype=bool)
         if not bounds:
@@ -298,11 +326,12 @@ def solve_mdp(mdp: MarkovDecisionProcess, params: Mapping[str, Any] | None = Non
             old_inner = _inner(old_space, old_space.truncation)
             settled = _same_on((old_space, old_optimal), (space, optimal), old_inner)
             if change <= atol + tolerance * abs(outcome.value) and settled:
-                truncation_error = change
                 region = np.zeros(space.n_states, dtype=bool)
                 index = {tuple(s): i for i, s in enumerate(space.states)}
                 region[[index[tuple(s)] for s in old_space.states[old_inner]]] = True
-                break
+                if not _threshold_beyond(mdp, space, optimal, region):
+                    truncation_error = change
+                    break
         if space.n_states * 2 ** len(bounds) > max_states:
             detail = "" if previous is None else (
                 f"; the value moved by {abs(outcome.value - previous[1].value):.3g}")

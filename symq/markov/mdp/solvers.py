@@ -221,8 +221,10 @@ def evaluate_pairs(space: DecisionSpace, pairs: np.ndarray, alpha: float | None,
 
 
 def policy_iteration(space: DecisionSpace, alpha: float | None = None, *,
-                     max_iterations: int = 1000) -> MethodOutcome:
-    """Howard's policy iteration from the myopic policy (least cost rate at each state).
+                     max_iterations: int = 1000, start: np.ndarray | None = None
+                     ) -> MethodOutcome:
+    """Howard's policy iteration from ``start`` (an action index per state, -1 where none is
+    proposed), else from the myopic policy (least cost rate at each state).
 
     Each policy is evaluated by :func:`evaluate_pairs`; a state changes action only where
     another is better by more than a relative :data:`TIE` (so the iteration stops).
@@ -236,6 +238,11 @@ def policy_iteration(space: DecisionSpace, alpha: float | None = None, *,
         ``max_iterations`` improvements without a fixed point.
     """
     _, pairs = _greedy(space, space.pair_cost)
+    if start is not None:
+        table = np.full((space.n_states, len(space.mdp.actions)), -1, dtype=np.int64)
+        table[space.pair_state, space.pair_action] = np.arange(space.n_pairs)
+        proposed = table[np.arange(space.n_states), np.maximum(start, 0)]
+        pairs = np.where((start >= 0) & (proposed >= 0), proposed, pairs)
     scale = max(float(np.abs(space.pair_cost).max(initial=0.0)), 1e-300)
     for iteration in range(1, max_iterations + 1):
         _, potential, residual = evaluate_pairs(space, pairs, alpha,

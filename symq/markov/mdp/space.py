@@ -185,6 +185,34 @@ def _finite(where: str, values: np.ndarray, states: np.ndarray, mdp: MarkovDecis
                                f"at the reachable state {mdp.describe(states[i])}")
 
 
+def _within_truncation(mdp: MarkovDecisionProcess, union: MarkovChain, states: np.ndarray,
+                       values: Mapping[str, float], truncation: Mapping[str, int],
+                       avail: np.ndarray) -> np.ndarray:
+    """``avail`` without the actions that would push the state past the truncation, at the
+    states where another action remains: a truncation must not let the decision maker gain
+    by having jobs blocked there (routing to a full queue to lose a job, say)."""
+    if not truncation:
+        return avail
+    names = [v.name for v in mdp.variables]
+    leaves = np.zeros_like(avail)
+    for a, action in enumerate(mdp.actions):
+        for pj in action.jumps:
+            changed = [v for v in truncation if v in pj.changed]
+            if not changed:
+                continue
+            rows = np.flatnonzero(avail[:, a])
+            on = rows[evaluate(pj.guard, union, states[rows], values) != 0]
+            if not on.size:
+                continue
+            on = on[evaluate(pj.rate, union, states[on], values) > 0]
+            for v in changed:
+                k = names.index(v)
+                new = evaluate(pj.update[k], union, states[on], values)
+                leaves[on[new > truncation[v]], a] = True
+    kept = avail & ~leaves
+    return np.where(kept.any(axis=1)[:, None], kept, avail)
+
+
 def build_decision_space(mdp: MarkovDecisionProcess, params: Mapping[str, Any] | None,
                          truncation: Mapping[str, int] | None = None) -> DecisionSpace:
     """The reachable states and state-action pairs of ``mdp`` at ``params``.
@@ -250,6 +278,7 @@ def build_decision_space(mdp: MarkovDecisionProcess, params: Mapping[str, Any] |
                 "reachable state", f"no action's guard holds at {mdp.describe(states[s])} "
                 f"({empty.size} such states); guards: "
                 + "; ".join(f"{a.name}: {a.guard}" for a in mdp.actions))
+        avail = _within_truncation(mdp, union, states, values, truncation, avail)
         base_cost = evaluate(mdp.cost, union, states, values)
         _finite("cost", base_cost, states, mdp, "cost rate")
         pair_index = np.full((n, n_actions), -1, dtype=np.int64)
