@@ -706,7 +706,27 @@ def _markov() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         assert abs(r["EN"] - 1.0) < 1e-12            # rho/(1 - rho), rho = 1/2
         return r, ["**QBDStationaryLaw**", "| `mean_level` | 1 |"]
 
-    return {MatrixGeometricLaw: qbd_blocks, QBDStationaryLaw: qbd_declared,
+    def mdp_solution():
+        from symq.markov.mdp import MDPSolution, solve_mdp
+        from symq.markov.mdp.library import naor
+
+        # Naor (1969): rho = 1/1.2, R mu / C = 12 lies between f(4) = 8.47 and f(5) = 12.06
+        r = solve_mdp(naor(), {"lam": 1.0, "mu": 1.2, "R": 10.0, "C": 1.0})
+        assert isinstance(r, MDPSolution) and r["threshold"] == 4
+        return r, ["**MDPSolution**", "| `n_states` | 65 |"]
+
+    def stationary_policy():
+        from symq.markov.mdp import solve_mdp
+        from symq.markov.mdp.library import naor
+
+        r = solve_mdp(naor(), {"lam": 1.0, "mu": 1.2, "R": 10.0, "C": 1.0}).policy
+        assert r.action(n=3) == "admit" and r.action(n=4) == "reject"
+        return r, ["**StationaryPolicy**", "| `n_states` | 65 |"]
+
+    from symq.markov.mdp import MDPSolution, StationaryPolicy
+
+    return {MDPSolution: mdp_solution, StationaryPolicy: stationary_policy,
+            MatrixGeometricLaw: qbd_blocks, QBDStationaryLaw: qbd_declared,
             StationaryLaw: law, ExactStationaryLaw: exact, CTMCEstimate: simulated,
             TransientLaw: transient_law, PassageTime: passage, SymbolicStationaryLaw: symbolic,
             StationarySensitivity: stationary_sensitivity}

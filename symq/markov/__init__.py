@@ -9,8 +9,10 @@ generator; :func:`stationary` solves for the stationary law with its residual ch
 :func:`symbolic_stationary` in closed form; :func:`transient`, :func:`passage_time`,
 :func:`sensitivity` and :func:`simulate_chain` answer the other questions a paper asks of a
 chain.  A level-dependent QBD given by numeric blocks (callables of the level) is solved by
-linear level reduction, :class:`LevelDependentQBD` (:mod:`symq.markov.level_reduction`).  See
-the guide, ``docs/guide/markov.md``.
+linear level reduction, :class:`LevelDependentQBD` (:mod:`symq.markov.level_reduction`).  A
+Markov decision process is declared on the same jumps with actions and costs
+(:class:`MarkovDecisionProcess`, :mod:`symq.markov.mdp`) and solved by :func:`solve_mdp`.  See
+the guides, ``docs/guide/markov.md`` and ``docs/guide/mdp.md``.
 """
 
 from .chain import Jump, MarkovChain, Output, StateVariable
@@ -19,6 +21,14 @@ from .exact import ExactStationaryLaw, exact_stationary
 from .level_reduction import LevelDependentQBD, QBDSolution
 from .levels import QBDStationaryLaw, qbd_stationary
 from .library import closed_cyclic, engset, erlang_loss, mapm1, mm1k, mmck, mph1, phm1, tandem
+from .mdp import (
+    Action,
+    MarkovDecisionProcess,
+    MDPSolution,
+    StationaryPolicy,
+    evaluate_policy,
+    solve_mdp,
+)
 from .passage import PassageTime, UnreachableTarget, passage_time
 from .qbd import MatrixGeometricLaw, solve_qbd
 from .sensitivity import StationarySensitivity, sensitivity
@@ -70,4 +80,10 @@ __all__ = [
     "phm1",
     "mapm1",
     "closed_cyclic",
+    "Action",
+    "MarkovDecisionProcess",
+    "solve_mdp",
+    "evaluate_policy",
+    "MDPSolution",
+    "StationaryPolicy",
 ]

@@ -2,8 +2,9 @@
 (:mod:`symq.core.registry`).
 
 Model kinds: ``ctmc``, a finite continuous-time Markov chain declared by guarded jumps in a
-claims file, and ``mdp``, a Markov decision process declared by actions on guarded jumps.  This module is the one place that names it;
-:func:`symq.core.registry.load_domains` registers it.
+claims file, and ``mdp``, a Markov decision process declared by actions on guarded jumps.
+This module is the one place that names them; :func:`symq.core.registry.load_domains`
+registers them.
 """
 
 from __future__ import annotations

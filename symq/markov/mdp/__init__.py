@@ -6,18 +6,19 @@ A process is declared once (:class:`MarkovDecisionProcess` of state variables, u
 an MDP's commands by actions); :func:`solve_mdp` finds the optimal average (or discounted) cost,
 bracketed, by policy iteration, relative value iteration or the linear program (three
 independent methods that the tests make meet), on a checked truncation when a variable is
-countable; the :class:`Policy` it returns keeps every optimal action at each state and reads its
-structure (threshold, switching curve, priority rule).  :func:`evaluate_policy` gives the gain of
+countable; the :class:`StationaryPolicy` it returns keeps every optimal action at each state and
+reads its structure (threshold, switching curve, priority rule).  :func:`evaluate_policy`
+gives the gain of
 any stated policy.  :mod:`symq.markov.mdp.library` holds the classic controlled queues (Naor,
 c-mu, routing to two queues, service-rate control).  See ``docs/guide/mdp.md``.
 """
 
 from .model import Action, MarkovDecisionProcess
-from .results import MDPSolution, Policy
+from .results import MDPSolution, StationaryPolicy
 from .solve import evaluate_policy, solve_mdp
 from .space import DecisionSpace, build_decision_space
 from .structure import PriorityRule, SwitchingCurve, ThresholdStructure
 
 __all__ = ["Action", "MarkovDecisionProcess", "DecisionSpace", "build_decision_space",
-           "solve_mdp", "evaluate_policy", "MDPSolution", "Policy", "ThresholdStructure",
-           "SwitchingCurve", "PriorityRule"]
+           "solve_mdp", "evaluate_policy", "MDPSolution", "StationaryPolicy",
+           "ThresholdStructure", "SwitchingCurve", "PriorityRule"]

@@ -16,8 +16,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import sympy as sp
-
 from symq.core.approximate import Approximate
 from symq.core.claimsfile.declarations import check_keys
 from symq.core.errors import MISSING, InvalidParameter

@@ -4,7 +4,7 @@ Processes*, sec. 11.5, eq. 11.5.4; Lippman 1975, Oper. Res. 23:687-710).
 
 For each state ``s`` the sweep returns
 
-    (T v)(s) = min_a [ c(s, a) + sum_t q_t v(target_t) + (Lambda - q(s, a)) v(s) ] / (Lambda + alpha)
+    (T v)(s) = min_a [c(s, a) + sum_t q_t v(target_t) + (Lambda - q(s, a)) v(s)] / (Lambda + alpha)
 
 with ``Lambda`` the uniformisation rate (at least every pair's total rate), ``alpha`` the
 discount rate (0 for the average-cost problem) and the minimising pair (the first in

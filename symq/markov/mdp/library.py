@@ -57,8 +57,10 @@ def cmu() -> MarkovDecisionProcess:
                  Action("idle")],
         jumps=[Jump("lam1", {"n1": "n1 + 1"}), Jump("lam2", {"n2": "n2 + 1"})],
         cost="c1*n1 + c2*n2", parameters=("lam1", "lam2", "mu1", "mu2", "c1", "c2"),
-        policies={"cmu": {"serve1": "c1*mu1 >= c2*mu2 or n2 == 0", "serve2": "true", "idle": "true"},
-                  "reverse": {"serve2": "c1*mu1 >= c2*mu2 or n1 == 0", "serve1": "true", "idle": "true"}},
+        policies={"cmu": {"serve1": "c1*mu1 >= c2*mu2 or n2 == 0", "serve2": "true",
+                          "idle": "true"},
+                  "reverse": {"serve2": "c1*mu1 >= c2*mu2 or n1 == 0", "serve1": "true",
+                              "idle": "true"}},
         outputs={"mismatch_cmu": "mismatch:cmu", "mismatch_reverse": "mismatch:reverse"},
         name="cmu")
 

@@ -1,11 +1,12 @@
 """The results of :mod:`symq.markov.mdp`: a policy as a table with its structure, and a solve.
 
-:class:`Policy` is an action per state with the set of optimal actions at each state (ties
-kept), so that its structure (:meth:`Policy.threshold`, :meth:`Policy.switching_curve`,
-:meth:`Policy.priority`) is read from every optimal policy at once; :meth:`Policy.policy_data`
-and :meth:`Policy.plot_policy` draw it.  :class:`MDPSolution` is the optimal gain (or value)
-with its bracket and truncation error, the policy, the bias and the declared outputs under the
-policy's stationary law.
+:class:`StationaryPolicy` is an action per state with the set of optimal actions at each state
+(ties kept), so that its structure (:meth:`~StationaryPolicy.threshold`,
+:meth:`~StationaryPolicy.switching_curve`, :meth:`~StationaryPolicy.priority`) is read from
+every optimal policy at once; :meth:`~StationaryPolicy.policy_data` and
+:meth:`~StationaryPolicy.plot_policy` draw it.  :class:`MDPSolution` is the optimal gain (or
+value) with its bracket and truncation error, the policy, the bias and the declared outputs
+under the policy's stationary law.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ from .structure import (
     find_threshold,
 )
 
-__all__ = ["Policy", "MDPSolution"]
+__all__ = ["StationaryPolicy", "MDPSolution"]
 
 
 @dataclass(frozen=True)
-class Policy(ResultBase):
+class StationaryPolicy(ResultBase):
     """A stationary policy of a declared MDP: the action chosen at each state, and the set of
     optimal actions there.
 
@@ -194,7 +195,7 @@ class MDPSolution(OutputsByName, ResultBase):
         The bound of each countable variable of the final solve.
     boundary_probability : float or None
         Stationary probability of the truncation's boundary under the optimal policy.
-    policy : Policy
+    policy : StationaryPolicy
         The optimal policy and the optimal actions at each state.
     bias : numpy.ndarray
         The bias ``h`` (average; 0 at a recurrent state) or the value function (discounted).
@@ -219,7 +220,7 @@ class MDPSolution(OutputsByName, ResultBase):
     truncation_error: float | None
     truncation: dict[str, int]
     boundary_probability: float | None
-    policy: Policy = field(repr=False)
+    policy: StationaryPolicy = field(repr=False)
     bias: np.ndarray = field(repr=False)
     values: dict[str, Any] = field(default_factory=dict)
     n_states: int = 0

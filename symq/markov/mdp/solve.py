@@ -20,11 +20,12 @@ import numpy as np
 from symq.core.approximate import Approximate
 from symq.core.errors import InvalidParameter, TruncationError
 from symq.core.result import Exactness
+from symq.core.witnessed import Witnessed
 
 from ..errors import ReducibleChain
 from ..stationary import _solve, one_closed_class
 from .model import MarkovDecisionProcess
-from .results import MDPSolution, Policy
+from .results import MDPSolution, StationaryPolicy
 from .solvers import (
     METHODS,
     MethodOutcome,
@@ -37,7 +38,6 @@ from .solvers import (
     value_iteration,
 )
 from .space import DecisionSpace, build_decision_space
-from symq.core.witnessed import Witnessed
 
 __all__ = ["solve_mdp", "evaluate_policy", "DEFAULT_TRUNCATION", "MAX_STATES", "TIE_TOLERANCE"]
 
@@ -143,7 +143,7 @@ def _stationary(space: DecisionSpace, pairs: np.ndarray) -> np.ndarray | None:
     return pi
 
 
-def _output_values(space: DecisionSpace, pi: np.ndarray | None, policy: Policy
+def _output_values(space: DecisionSpace, pi: np.ndarray | None, policy: StationaryPolicy
                    ) -> dict[str, Any]:
     from ..statespace import evaluate
 
@@ -344,7 +344,7 @@ def solve_mdp(mdp: MarkovDecisionProcess, params: Mapping[str, Any] | None = Non
         previous = (space, outcome, optimal)
         bounds = {v: 2 * b for v, b in bounds.items()}
     variables = tuple(v.name for v in mdp.variables)
-    policy = Policy(states=space.states, variables=variables, actions=mdp.action_names,
+    policy = StationaryPolicy(states=space.states, variables=variables, actions=mdp.action_names,
                     choice=choice, allowed=allowed, optimal=optimal, region=region,
                     n_states=space.n_states, n_tied=int(np.count_nonzero(
                         optimal.sum(axis=1) > 1)), method=outcome.method)

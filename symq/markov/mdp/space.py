@@ -236,11 +236,11 @@ def build_decision_space(mdp: MarkovDecisionProcess, params: Mapping[str, Any] |
         The product of the variables' ranges does not fit the memory budget.
     """
     truncation = dict(truncation or {})
-    for v in mdp.unbounded:
-        if v not in truncation:
-            raise InvalidParameter(f"truncation.{v}", None, "an integer bound for the "
-                                   f"countable variable {v}")
-    variables = []
+    for name in mdp.unbounded:
+        if name not in truncation:
+            raise InvalidParameter(f"truncation.{name}", None, "an integer bound for the "
+                                   f"countable variable {name}")
+    variables: list[StateVariable] = []
     for v in mdp.variables:
         if v.high is None:
             bound = truncation[v.name]
