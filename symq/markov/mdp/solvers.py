@@ -180,7 +180,8 @@ def evaluate_pairs(space: DecisionSpace, pairs: np.ndarray, alpha: float | None,
         The bias ``h`` or the value ``v``.
     residual : float
         ``max |c + Q h - g|`` (or ``|c + Q v - alpha v|``) over the states, relative to the
-        largest cost rate.
+        size of the terms (largest cost rate plus twice the largest exit rate times
+        ``max |h|``).
 
     Raises
     ------
@@ -198,21 +199,31 @@ def evaluate_pairs(space: DecisionSpace, pairs: np.ndarray, alpha: float | None,
         ref = int(closed[0])
         system = generator.tolil()
         system[:, ref] = -np.ones((n, 1))
-        try:
-            x = splu(system.tocsc()).solve(-cost)
-        except RuntimeError as exc:
-            raise NotConverged("policy evaluation", math.inf, 1e-8, 1,
-                               f"the factorisation failed ({exc})") from None
+        rhs = -cost
+    else:
+        system = (alpha * sps.identity(n, format="csc") - generator).tolil()
+        rhs = cost
+    matrix = system.tocsc()
+    try:
+        lu = splu(matrix)
+    except RuntimeError as exc:
+        raise NotConverged("policy evaluation", math.inf, 1e-8, 1,
+                           f"the factorisation failed ({exc})") from None
+    x = lu.solve(rhs)
+    x += lu.solve(rhs - matrix @ x)  # one step of iterative refinement
+    if alpha is None:
         value = float(x[ref])
         potential = x.copy()
         potential[ref] = 0.0
         residual_vector = cost + generator @ potential - value
     else:
-        system = (alpha * sps.identity(n, format="csc") - generator).tocsc()
-        potential = splu(system).solve(cost)
+        potential = x
         value = float(potential[space.initial])
         residual_vector = cost + generator @ potential - alpha * potential
-    scale = max(float(np.abs(space.pair_cost).max(initial=0.0)), 1e-300)
+    # relative to the size of the terms: the cost rates and the flows of the potential
+    rates = float(np.abs(generator.diagonal()).max(initial=0.0))
+    scale = max(float(np.abs(cost).max(initial=0.0))
+                + 2.0 * rates * float(np.abs(potential).max(initial=0.0)), 1e-300)
     residual = float(np.abs(residual_vector).max(initial=0.0)) / scale
     if not np.all(np.isfinite(potential)) or residual > 1e-8:
         raise NotConverged("policy evaluation (sparse LU)", residual, 1e-8, 1,
