@@ -95,8 +95,9 @@ def _variables(where: str, raw: Any) -> list[StateVariable]:
         low = _bound(f"{at}[0]", pair[0])
         if low is None:
             raise InvalidParameter(f"{at}[0]", pair[0], "an integer")
+        high = _bound(f"{at}[1]", pair[1])
         try:
-            out.append(StateVariable(str(name), low, _bound(f"{at}[1]", pair[1])))
+            out.append(StateVariable(str(name), low, high))
         except InvalidParameter as exc:
             raise InvalidParameter(f"{where}.variables.{exc.name}", exc.value, exc.domain,
                                    exc.reason) from None
