@@ -10,7 +10,9 @@ errors, and Naor's threshold must satisfy his equation (Naor 1969).
 from __future__ import annotations
 
 import itertools
-from fractions import Fraction as F
+from fractions import Fraction
+
+F = Fraction  # short for the rational tables below
 
 import numpy as np
 import pytest
