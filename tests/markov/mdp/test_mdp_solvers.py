@@ -12,8 +12,6 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
-F = Fraction  # short for the rational tables below
-
 import numpy as np
 import pytest
 
@@ -22,6 +20,8 @@ from symq.markov.mdp import Action, MarkovDecisionProcess, evaluate_policy, solv
 from symq.markov.mdp.library import cmu, naor, routing, service_rate
 from symq.markov.mdp.solvers import linear_program, policy_iteration, value_iteration
 from symq.markov.mdp.space import build_decision_space
+
+F = Fraction  # short, for the rational tables below
 
 
 def _solve_exact(a: list[list[F]], b: list[F]) -> list[F]:
