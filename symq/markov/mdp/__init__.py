@@ -9,16 +9,18 @@ independent methods that the tests make meet), on a checked truncation when a va
 countable; the :class:`StationaryPolicy` it returns keeps every optimal action at each state and
 reads its structure (threshold, switching curve, priority rule).  :func:`evaluate_policy`
 gives the gain of
-any stated policy.  :mod:`symq.markov.mdp.library` holds the classic controlled queues (Naor,
+any stated policy, :func:`simulate_policy` its simulated cost (a confidence interval) as
+independent evidence.  :mod:`symq.markov.mdp.library` holds the classic controlled queues (Naor,
 c-mu, routing to two queues, service-rate control).  See ``docs/guide/mdp.md``.
 """
 
 from .model import Action, MarkovDecisionProcess
+from .policies import evaluate_policy, simulate_policy
 from .results import MDPSolution, StationaryPolicy
-from .solve import evaluate_policy, solve_mdp
+from .solve import solve_mdp
 from .space import DecisionSpace, build_decision_space
 from .structure import PriorityRule, SwitchingCurve, ThresholdStructure
 
 __all__ = ["Action", "MarkovDecisionProcess", "DecisionSpace", "build_decision_space",
-           "solve_mdp", "evaluate_policy", "MDPSolution", "StationaryPolicy",
+           "solve_mdp", "evaluate_policy", "simulate_policy", "MDPSolution", "StationaryPolicy",
            "ThresholdStructure", "SwitchingCurve", "PriorityRule"]

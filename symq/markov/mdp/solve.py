@@ -1,4 +1,4 @@
-"""The front door of :mod:`symq.markov.mdp`: :func:`solve_mdp` and :func:`evaluate_policy`.
+"""The front door of :mod:`symq.markov.mdp`: :func:`solve_mdp`.
 
 A finite process is solved once.  A countable one (a variable with ``high=None``) is solved on
 truncations ``N, 2N, 4N, ...``: a truncation is accepted when the optimal value moved by at most
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from symq.core.witnessed import Witnessed
 from ..errors import ReducibleChain
 from ..stationary import _solve, one_closed_class
 from .model import MarkovDecisionProcess
+from .policies import stated_choice
 from .results import MDPSolution, StationaryPolicy
 from .solvers import (
     METHODS,
@@ -39,7 +40,7 @@ from .solvers import (
 )
 from .space import DecisionSpace, build_decision_space
 
-__all__ = ["solve_mdp", "evaluate_policy", "DEFAULT_TRUNCATION", "MAX_STATES", "TIE_TOLERANCE"]
+__all__ = ["solve_mdp", "DEFAULT_TRUNCATION", "MAX_STATES", "TIE_TOLERANCE"]
 
 #: The first truncation of each countable variable.
 DEFAULT_TRUNCATION = 32
@@ -203,33 +204,6 @@ def _output_values(space: DecisionSpace, pi: np.ndarray | None, policy: Stationa
     return found
 
 
-def stated_choice(space: DecisionSpace, policy: str) -> np.ndarray:
-    """The action the declared policy ``policy`` picks at each state of ``space``: the first
-    allowed action whose condition holds.
-
-    Raises
-    ------
-    InvalidParameter
-        No clause picks an allowed action at some state (named).
-    """
-    from ..statespace import evaluate
-
-    mdp = space.mdp
-    allowed = np.zeros((space.n_states, len(mdp.actions)), dtype=bool)
-    allowed[space.pair_state, space.pair_action] = True
-    choice = np.full(space.n_states, -1)
-    for a, condition in mdp.policies[policy]:
-        with np.errstate(all="ignore"):
-            holds = evaluate(condition, mdp.base, space.states, space.params) != 0
-        choice = np.where((choice < 0) & holds & allowed[:, a], a, choice)
-    missing = np.flatnonzero(choice < 0)
-    if missing.size:
-        raise InvalidParameter(f"policies.{policy}", policy, "conditions that pick an allowed "
-                               "action at every state",
-                               f"none does at {space.describe(int(missing[0]))}")
-    return choice
-
-
 def _check_method(method: str) -> str:
     if method not in METHODS:
         raise InvalidParameter("method", method, "one of " + ", ".join(METHODS)
@@ -362,59 +336,3 @@ def solve_mdp(mdp: MarkovDecisionProcess, params: Mapping[str, Any] | None = Non
         values=values, n_states=space.n_states, n_pairs=space.n_pairs,
         iterations=outcome.iterations, residual=outcome.residual, method=outcome.method,
         exactness=Exactness.NUMERIC, seconds=time.perf_counter() - started)
-
-
-def evaluate_policy(mdp: MarkovDecisionProcess, policy: Callable[..., str] | Mapping[str, Any],
-                    params: Mapping[str, Any] | None = None, *, discount: float | None = None,
-                    truncation: Mapping[str, int] | None = None) -> tuple[float, np.ndarray]:
-    """The gain (or discounted value at the initial state) of a given stationary policy.
-
-    Parameters
-    ----------
-    policy : callable or mapping
-        ``policy(**state) -> action name``, or a mapping action name -> condition text (the
-        first action whose condition holds and which is allowed is chosen).
-
-    Returns
-    -------
-    value : float
-    bias : numpy.ndarray
-    """
-    from ..statespace import evaluate
-
-    alpha = check_alpha(discount)
-    bounds = _start(mdp, truncation)
-    space = build_decision_space(mdp, params, bounds)
-    names = [v.name for v in mdp.variables]
-    n_actions = len(mdp.actions)
-    allowed = np.zeros((space.n_states, n_actions), dtype=bool)
-    allowed[space.pair_state, space.pair_action] = True
-    if isinstance(policy, Mapping):
-        from symq.core.conditions import parse_condition
-
-        choice = np.full(space.n_states, -1)
-        for action, condition in policy.items():
-            if action not in mdp.action_names:
-                raise InvalidParameter(f"policy.{action}", condition, "a condition keyed by an "
-                                       "action: " + ", ".join(mdp.action_names))
-            parsed = parse_condition(f"policy.{action}", condition, mdp.base.names)
-            holds = evaluate(parsed, mdp.base, space.states, space.params) != 0
-            a = mdp.action_names.index(action)
-            choice = np.where((choice < 0) & holds & allowed[:, a], a, choice)
-        missing = np.flatnonzero(choice < 0)
-        if missing.size:
-            raise InvalidParameter("policy", dict(policy), "conditions that choose an allowed "
-                                   "action at every state",
-                                   f"none holds at {space.describe(int(missing[0]))}")
-    else:
-        choice = np.empty(space.n_states, dtype=np.int64)
-        for i, s in enumerate(space.states):
-            action = policy(**dict(zip(names, map(int, s), strict=True)))
-            if action not in mdp.action_names:
-                raise InvalidParameter("policy", action, "an action name: "
-                                       + ", ".join(mdp.action_names),
-                                       f"returned at {space.describe(i)}")
-            choice[i] = mdp.action_names.index(action)
-    pairs = space.pairs_of(choice)
-    value, potential, _ = evaluate_pairs(space, pairs, alpha, "the given policy")
-    return value, potential

@@ -191,3 +191,17 @@ def test_value_iteration_reports_its_bracket_and_policy_iteration_is_tight():
     assert vi.error > pi.error
     assert vi.low <= pi.gain <= vi.high
     assert np.array_equal(vi.policy.choice[:8], pi.policy.choice[:8])
+
+
+def test_a_policy_simulated_by_the_markov_simulator_agrees_with_its_exact_gain():
+    # evidence independent of the Bellman solvers: a Gillespie run of the policy's chain
+    from symq.markov.mdp import simulate_policy
+
+    params = {"lam": 1.2, "mu1": 2.0, "mu2": 1.0, "h1": 1.0, "h2": 1.0}
+    solved = solve_mdp(routing(), params, truncation={"n1": 16, "n2": 16})
+    exact, _ = evaluate_policy(routing(), "jsq", params, truncation=solved.truncation)
+    assert solved.gain < exact                               # JSQ is not optimal here
+    for policy, value in (("jsq", exact), (solved.policy, solved.gain)):
+        est = simulate_policy(routing(), policy, params, truncation=solved.truncation,
+                              n_events=400_000, level=0.999, rng=7)
+        assert est["cost"].contains(value), (policy if isinstance(policy, str) else "optimal")
