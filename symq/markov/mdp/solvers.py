@@ -49,6 +49,11 @@ __all__ = ["MethodOutcome", "value_iteration", "policy_iteration", "linear_progr
 UNIFORMISATION_MARGIN = 0.05
 #: The solvers by the name a user gives.
 METHODS = ("vi", "pi", "lp")
+#: Above this many states, policy iteration starts from the greedy policy of a short value
+#: iteration (:data:`WARM_START_SWEEPS` sweeps) rather than the myopic one.
+WARM_START_STATES = 10_000
+#: Sweeps of that value iteration.
+WARM_START_SWEEPS = 1000
 #: Relative tolerance below which two actions' values count as tied (policy iteration keeps
 #: its current action then, so that it stops).
 TIE = 1e-11
@@ -197,13 +202,17 @@ def evaluate_pairs(space: DecisionSpace, pairs: np.ndarray, alpha: float | None,
         closed = one_closed_class(generator, space.describe,
                                   f"the chain of {what} ({space.mdp.name or 'MDP'})")
         ref = int(closed[0])
-        system = generator.tolil()
-        system[:, ref] = -np.ones((n, 1))
+        # the column of h(ref) = 0 carries the unknown g instead: -1 in every row
+        matrix = generator.tocsc()
+        start, stop = matrix.indptr[ref], matrix.indptr[ref + 1]
+        matrix.data[start:stop] = 0.0
+        matrix = (matrix + sps.csc_matrix((-np.ones(n), (np.arange(n), np.full(n, ref))),
+                                          shape=(n, n))).tocsc()
+        matrix.eliminate_zeros()
         rhs = -cost
     else:
-        system = (alpha * sps.identity(n, format="csc") - generator).tolil()
+        matrix = (alpha * sps.identity(n, format="csc") - generator).tocsc()
         rhs = cost
-    matrix = system.tocsc()
     try:
         lu = splu(matrix)
     except RuntimeError as exc:
@@ -235,7 +244,8 @@ def policy_iteration(space: DecisionSpace, alpha: float | None = None, *,
                      max_iterations: int = 1000, start: np.ndarray | None = None
                      ) -> MethodOutcome:
     """Howard's policy iteration from ``start`` (an action index per state, -1 where none is
-    proposed), else from the myopic policy (least cost rate at each state).
+    proposed), else from the myopic policy (least cost rate at each state), or above
+    :data:`WARM_START_STATES` states from the greedy policy of a short value iteration.
 
     Each policy is evaluated by :func:`evaluate_pairs`; a state changes action only where
     another is better by more than a relative :data:`TIE` (so the iteration stops).
@@ -249,6 +259,8 @@ def policy_iteration(space: DecisionSpace, alpha: float | None = None, *,
         ``max_iterations`` improvements without a fixed point.
     """
     _, pairs = _greedy(space, space.pair_cost)
+    if start is None and space.n_states > WARM_START_STATES:
+        pairs = _value_iteration_start(space, alpha)
     if start is not None:
         table = np.full((space.n_states, len(space.mdp.actions)), -1, dtype=np.int64)
         table[space.pair_state, space.pair_action] = np.arange(space.n_pairs)
@@ -272,6 +284,23 @@ def policy_iteration(space: DecisionSpace, alpha: float | None = None, *,
         pairs = np.where(improve, best, pairs)
     raise NotConverged("policy iteration", float(np.count_nonzero(improve)), 0,
                        max_iterations, "states still improving")
+
+
+def _value_iteration_start(space: DecisionSpace, alpha: float | None) -> np.ndarray:
+    """The greedy pairs after :data:`WARM_START_SWEEPS` sweeps of relative value iteration:
+    a start close to optimal for a large process (policy iteration then certifies it)."""
+    fastest = float(space.pair_out.max(initial=0.0))
+    uniform = (1.0 + UNIFORMISATION_MARGIN) * fastest if fastest > 0 else 1.0
+    v, w = np.zeros(space.n_states), np.empty(space.n_states)
+    best = np.empty(space.n_states, dtype=np.int64)
+    for _ in range(WARM_START_SWEEPS):
+        bellman_sweep(v, space.state_ptr, space.pair_cost, space.pair_out, space.trans_ptr,
+                      space.trans_target, space.trans_rate, uniform,
+                      0.0 if alpha is None else alpha, w, best)
+        if alpha is None:
+            w -= w[space.initial]
+        v, w = w, v
+    return best
 
 
 def linear_program(space: DecisionSpace, alpha: float | None = None) -> MethodOutcome:
