@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["bellman_sweep", "pair_values"]
+__all__ = ["bellman_sweep", "pair_values", "span_and_shift"]
 
 
 @numba.njit(parallel=True, cache=True)
@@ -55,3 +55,19 @@ def pair_values(h: np.ndarray, state_ptr: np.ndarray, pair_cost: np.ndarray,
             for t in range(trans_ptr[k], trans_ptr[k + 1]):
                 acc += trans_rate[t] * h[trans_target[t]]
             out[k] = acc
+
+
+@numba.njit(cache=True)
+def span_and_shift(w: np.ndarray, v: np.ndarray, shift: float
+                   ) -> tuple[float, float]:  # pragma: no cover - compiled
+    """``min`` and ``max`` of ``w - v`` in one pass, subtracting ``shift`` from ``w``."""
+    low = np.inf
+    high = -np.inf
+    for s in range(w.size):
+        d = w[s] - v[s]
+        if d < low:
+            low = d
+        if d > high:
+            high = d
+        w[s] -= shift
+    return low, high

@@ -39,7 +39,7 @@ from scipy.sparse.linalg import splu
 from symq.core.errors import InvalidParameter, NotConverged
 
 from ..stationary import one_closed_class
-from .kernels import bellman_sweep, pair_values
+from .kernels import bellman_sweep, pair_values, span_and_shift
 from .space import DecisionSpace
 
 __all__ = ["MethodOutcome", "value_iteration", "policy_iteration", "linear_program",
@@ -150,15 +150,14 @@ def value_iteration(space: DecisionSpace, alpha: float | None = None, *, atol: f
     for iteration in range(1, max_iterations + 1):
         bellman_sweep(v, space.state_ptr, space.pair_cost, space.pair_out, space.trans_ptr,
                       space.trans_target, space.trans_rate, uniform, discount, w, best)
-        diff = w - v
         if alpha is None:
-            low, high = uniform * float(diff.min()), uniform * float(diff.max())
-            w -= w[ref]
+            d_low, d_high = span_and_shift(w, v, float(w[ref]))
+            low, high = uniform * d_low, uniform * d_high
         else:
             factor = (uniform / (uniform + discount)) / (1.0 - uniform / (uniform + discount))
             base = float(w[ref])
-            low = base + factor * float(diff.min())
-            high = base + factor * float(diff.max())
+            d_low, d_high = span_and_shift(w, v, 0.0)
+            low, high = base + factor * d_low, base + factor * d_high
         v, w = w, v
         if _converged(low, high, atol, rtol):
             value = 0.5 * (low + high)
