@@ -148,3 +148,15 @@ def test_the_result_follows_the_protocol():
     assert "StationaryLaw(n_states=4" in str(law)
     assert "StationaryLaw" in law._repr_markdown_()
     assert np.all((law.pi >= 0) & (law.pi <= 1)) and law.pi.sum() == pytest.approx(1, abs=1e-15)
+
+
+def test_a_guard_mixing_a_parameter_clause_and_a_state_clause():
+    # "lam > 5 or n < 3": numpy's logical_or.reduce of a scalar and a vector once failed to
+    # broadcast; with lam = 1 the chain is M/M/1/3 at rho = 1: uniform on 0..3
+    from symq.markov import Jump, MarkovChain, StateVariable, stationary
+
+    chain = MarkovChain([StateVariable("n", 0, 3)],
+                        [Jump("lam", {"n": "n + 1"}, "lam > 5 or n < 3"),
+                         Jump("1", {"n": "n - 1"}, "n > 0")],
+                        parameters=("lam",), outputs={"P_full": "lam > 5 or n == 3"})
+    assert stationary(chain, {"lam": 1.0})["P_full"] == pytest.approx(0.25, rel=1e-14)
