@@ -231,6 +231,13 @@ class MDPSolution(OutputsByName, ResultBase):
     exactness: Exactness = Exactness.NUMERIC
     seconds: float = 0.0
 
+    def __str__(self) -> str:
+        key = "gain" if self.gain is not None else "value"
+        shown = ", ".join(f"{k}={v:.6g}" for k, v in list(self.values.items())[:4]
+                          if isinstance(v, (int, float)))
+        return (f"MDPSolution({key}={getattr(self, key):.8g} +- {self.error:.2g}, "
+                f"n_states={self.n_states}" + (f", {shown}" if shown else "") + ")")
+
     def outputs(self) -> dict[str, Any]:
         """The fields of :attr:`reported`, then each declared output (and the ``gain`` with
         its error bar, where a claims file's model put it there)."""

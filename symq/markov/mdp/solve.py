@@ -40,12 +40,16 @@ from .solvers import (
 )
 from .space import DecisionSpace, build_decision_space
 
-__all__ = ["solve_mdp", "DEFAULT_TRUNCATION", "MAX_STATES", "TIE_TOLERANCE"]
+__all__ = ["solve_mdp", "DEFAULT_TRUNCATION", "MAX_STATES", "TIE_TOLERANCE",
+           "THRESHOLD_DOUBLINGS"]
 
 #: The first truncation of each countable variable.
 DEFAULT_TRUNCATION = 32
 #: Most states of a truncation tried.
 MAX_STATES = 2_000_000
+#: Extra doublings of a settled truncation to find a declared threshold beyond its region
+#: (then the threshold is reported as lying beyond: an undecided value).
+THRESHOLD_DOUBLINGS = 3
 #: Two actions whose values at a state differ by at most this (relative to the largest cost
 #: rate) are both optimal there.
 TIE_TOLERANCE = 1e-9
@@ -287,6 +291,7 @@ def solve_mdp(mdp: MarkovDecisionProcess, params: Mapping[str, Any] | None = Non
     bounds = _start(mdp, truncation)
     previous: tuple[DecisionSpace, MethodOutcome, np.ndarray] | None = None
     truncation_error: float | None = None
+    extra = 0
     while True:
         space = build_decision_space(mdp, params, bounds)
         outcome = _run(method, space, alpha, rtol, atol, previous)
@@ -303,9 +308,11 @@ def solve_mdp(mdp: MarkovDecisionProcess, params: Mapping[str, Any] | None = Non
                 region = np.zeros(space.n_states, dtype=bool)
                 index = {tuple(s): i for i, s in enumerate(space.states)}
                 region[[index[tuple(s)] for s in old_space.states[old_inner]]] = True
-                if not _threshold_beyond(mdp, space, optimal, region):
+                if extra >= THRESHOLD_DOUBLINGS or not _threshold_beyond(mdp, space, optimal,
+                                                                         region):
                     truncation_error = change
                     break
+                extra += 1
         if space.n_states * 2 ** len(bounds) > max_states:
             detail = "" if previous is None else (
                 f"; the value moved by {abs(outcome.value - previous[1].value):.3g}")

@@ -117,3 +117,18 @@ def test_plot_policy_draws_on_given_axes():
     fig, ax = plt.subplots()
     assert s.policy.plot_policy("n1", "n2", ax=ax) is ax
     plt.close(fig)
+
+
+def test_a_threshold_beyond_every_truncation_is_undecided_not_a_number():
+    # discounted at alpha = 0.5, a customer's discounted holding cost is below C/alpha = 2 < R:
+    # admitting is optimal at every n, so no finite threshold exists; after three extra
+    # doublings the threshold is reported as lying beyond, with an infinite error bar
+    import math
+
+    from symq.core.approximate import Approximate
+    from symq.markov.mdp.library import naor
+
+    s = solve_mdp(naor(), {"lam": 1.0, "mu": 1.2, "R": 10.0, "C": 1.0}, discount=0.5)
+    assert isinstance(s["threshold"], Approximate) and math.isinf(s["threshold"].error)
+    assert s.truncation == {"n": 512}
+    assert s.policy.threshold("admit").slices[0][1] > 128
