@@ -1,6 +1,6 @@
 """The compiled Bellman sweep of :mod:`symq.markov.mdp.solvers`: one pass over every
 state-action pair of a uniformised continuous-time MDP (Puterman 1994, *Markov Decision
-Processes*, sec. 11.5, eq. 11.5.4; Lippman 1975, Oper. Res. 23:687-710).
+Processes*, sec. 11.5; Lippman 1975, Oper. Res. 23:687-710).
 
 For each state ``s`` the sweep returns
 

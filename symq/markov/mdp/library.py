@@ -4,7 +4,7 @@ textbooks state (each also in ``examples/claims/classic_mdps.toml``).
 * :func:`naor`: admission to an M/M/1 queue with a reward per admitted customer and a holding
   cost (Naor 1969, Econometrica 37:15-24);
 * :func:`cmu`: one server, two classes, preemptive choice of the class served (Cox & Smith 1961,
-  *Queues*, sec. 3.3: serve the class of largest ``c mu``);
+  *Queues*: serve the class of largest ``c mu``);
 * :func:`routing`: arrivals routed to one of two exponential servers, holding costs (Winston
   1977, J. Appl. Probab. 14:181-189, for identical servers: join the shortest queue; Hajek 1984,
   IEEE Trans. Autom. Control 29:491-499: a monotone switching curve in general);

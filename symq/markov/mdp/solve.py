@@ -272,7 +272,7 @@ def solve_mdp(mdp: MarkovDecisionProcess, params: Mapping[str, Any] | None = Non
 
     Examples
     --------
-    Naor's admission control (the socially optimal threshold is 4 here; Naor 1969, eq. 11):
+    Naor's admission control (the socially optimal threshold is 4 here, Naor 1969):
 
     >>> from symq.markov.mdp.library import naor
     >>> solution = solve_mdp(naor(), {"lam": 1.0, "mu": 1.2, "R": 10.0, "C": 1.0})
@@ -325,10 +325,11 @@ def solve_mdp(mdp: MarkovDecisionProcess, params: Mapping[str, Any] | None = Non
         previous = (space, outcome, optimal)
         bounds = {v: 2 * b for v, b in bounds.items()}
     variables = tuple(v.name for v in mdp.variables)
-    policy = StationaryPolicy(states=space.states, variables=variables, actions=mdp.action_names,
-                    choice=choice, allowed=allowed, optimal=optimal, region=region,
-                    n_states=space.n_states, n_tied=int(np.count_nonzero(
-                        optimal.sum(axis=1) > 1)), method=outcome.method)
+    policy = StationaryPolicy(states=space.states, variables=variables,
+                              actions=mdp.action_names, choice=choice, allowed=allowed,
+                              optimal=optimal, region=region, n_states=space.n_states,
+                              n_tied=int(np.count_nonzero(optimal.sum(axis=1) > 1)),
+                              method=outcome.method)
     pi = _stationary(space, outcome.pairs) if (mdp.outputs or bounds) else None
     values = _output_values(space, pi, policy)
     boundary = None if (not bounds or pi is None) else float(min(pi[space.boundary].sum(), 1.0))

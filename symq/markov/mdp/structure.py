@@ -10,7 +10,7 @@ result names the two states that break it.  Classic results of this form: Naor (
 Econometrica 37:15-24) for admission, Lippman (1975, Oper. Res. 23:687-710) and Stidham &
 Weber (1989, Oper. Res. 37:611-625) for service-rate control, Hajek (1984, IEEE Trans. Autom.
 Control 29:491-499) for the monotone switching curve of routing to two queues, Cox & Smith
-(1961, *Queues*, sec. 3.3) for the c-mu priority rule.
+(1961, *Queues*) for the c-mu priority rule.
 """
 
 from __future__ import annotations
