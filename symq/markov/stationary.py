@@ -159,25 +159,30 @@ def residual_of(generator: sps.csr_matrix, pi: np.ndarray) -> float:
     return flow / scale if scale > 0 else flow
 
 
+def stationary_value(name: str, kind: str, reward: np.ndarray, pi: np.ndarray,
+                     describe: Callable[[int], str]) -> float:
+    """The stationary value of the output ``name`` of ``kind`` under the law ``pi``: the
+    probability of an event (``reward != 0``; in [0, 1]), the rate of a throughput, the mean
+    of a reward (finite at every state of positive probability, else an error naming it)."""
+    if kind == "throughput":
+        return float(pi @ reward)
+    if kind == "probability":
+        return float(min(max(pi[reward != 0].sum(), 0.0), 1.0))
+    bad = (pi > 0) & ~np.isfinite(reward)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise InvalidParameter(f"outputs.{name}", float(reward[k]), "a finite reward "
+                               "at every state of positive probability",
+                               f"at the state {describe(k)}")
+    return float(pi[pi > 0] @ reward[pi > 0])
+
+
 def output_values(space: StateSpace, pi: np.ndarray) -> dict[str, float]:
     """The stationary value of each declared output under the law ``pi`` on ``space``."""
     chain: MarkovChain = space.chain
-    values: dict[str, float] = {}
-    for name, out in chain.outputs.items():
-        reward = output_rewards(space, name)
-        if out.kind == "throughput":
-            values[name] = float(pi @ reward)
-        elif out.kind == "probability":
-            values[name] = float(min(max(pi[reward != 0].sum(), 0.0), 1.0))
-        else:
-            bad = (pi > 0) & ~np.isfinite(reward)
-            if bad.any():
-                k = int(np.flatnonzero(bad)[0])
-                raise InvalidParameter(f"outputs.{name}", float(reward[k]), "a finite reward "
-                                       "at every state of positive probability",
-                                       f"at the state {space.describe(k)}")
-            values[name] = float(pi[pi > 0] @ reward[pi > 0])
-    return values
+    return {name: stationary_value(name, out.kind, output_rewards(space, name), pi,
+                                   space.describe)
+            for name, out in chain.outputs.items()}
 
 
 def stationary(chain: MarkovChain, params: Mapping[str, Any] | None = None, *,

@@ -24,19 +24,22 @@ from .results import StationaryPolicy
 from .solvers import check_alpha, evaluate_pairs
 from .space import DecisionSpace, build_decision_space
 
+#: The first truncation of each countable variable.
+DEFAULT_TRUNCATION = 32
+
 __all__ = ["evaluate_policy", "simulate_policy", "policy_choice", "stated_choice"]
 
 
-def _bounds(mdp: MarkovDecisionProcess, truncation: Mapping[str, int] | None
-            ) -> dict[str, int]:
-    from .solve import DEFAULT_TRUNCATION
-
+def first_truncation(mdp: MarkovDecisionProcess, truncation: Mapping[str, int] | None,
+                     default: int = DEFAULT_TRUNCATION) -> dict[str, int]:
+    """The bound of each countable variable: as given, else ``default``; a bound given for
+    another name is refused."""
     given = dict(truncation or {})
     for v in given:
         if v not in mdp.unbounded:
             raise InvalidParameter(f"truncation.{v}", given[v], "a bound of a countable "
                                    "variable: " + (", ".join(mdp.unbounded) or "(none)"))
-    return {v: int(given.get(v, DEFAULT_TRUNCATION)) for v in mdp.unbounded}
+    return {v: int(given.get(v, default)) for v in mdp.unbounded}
 
 
 def stated_choice(space: DecisionSpace, policy: str) -> np.ndarray:
@@ -51,8 +54,7 @@ def stated_choice(space: DecisionSpace, policy: str) -> np.ndarray:
     from ..statespace import evaluate
 
     mdp = space.mdp
-    allowed = np.zeros((space.n_states, len(mdp.actions)), dtype=bool)
-    allowed[space.pair_state, space.pair_action] = True
+    allowed = space.allowed
     choice = np.full(space.n_states, -1)
     for a, condition in mdp.policies[policy]:
         with np.errstate(all="ignore"):
@@ -84,7 +86,7 @@ def evaluate_policy(mdp: MarkovDecisionProcess, policy: Callable[..., str] | Map
     bias : numpy.ndarray
     """
     alpha = check_alpha(discount)
-    space = build_decision_space(mdp, params, _bounds(mdp, truncation))
+    space = build_decision_space(mdp, params, first_truncation(mdp, truncation))
     pairs = space.pairs_of(policy_choice(space, policy))
     value, potential, _ = evaluate_pairs(space, pairs, alpha, "the given policy")
     return value, potential
@@ -112,9 +114,7 @@ def policy_choice(space: DecisionSpace, policy: Any) -> np.ndarray:
                                    "truncation")
         return np.array([policy.choice[index[tuple(s)]] for s in space.states])
     names = [v.name for v in mdp.variables]
-    n_actions = len(mdp.actions)
-    allowed = np.zeros((space.n_states, n_actions), dtype=bool)
-    allowed[space.pair_state, space.pair_action] = True
+    allowed = space.allowed
     if isinstance(policy, Mapping):
         from symq.core.conditions import parse_condition
 
@@ -169,7 +169,7 @@ def simulate_policy(mdp: MarkovDecisionProcess, policy: Any,
     >>> est["cost"].contains(s.gain)
     True
     """
-    space = build_decision_space(mdp, params, _bounds(mdp, truncation))
+    space = build_decision_space(mdp, params, first_truncation(mdp, truncation))
     pairs = space.pairs_of(policy_choice(space, policy))
     generator = space.generator(pairs)
     return simulate_ctmc(generator, {"cost": space.pair_cost[pairs]},

@@ -23,9 +23,9 @@ from symq.core.result import Exactness
 from symq.core.witnessed import Witnessed
 
 from ..errors import ReducibleChain
-from ..stationary import _solve, one_closed_class
+from ..stationary import _solve, one_closed_class, stationary_value
 from .model import MarkovDecisionProcess
-from .policies import stated_choice
+from .policies import DEFAULT_TRUNCATION, first_truncation, stated_choice
 from .results import MDPSolution, StationaryPolicy
 from .solvers import (
     METHODS,
@@ -43,8 +43,6 @@ from .space import DecisionSpace, build_decision_space
 __all__ = ["solve_mdp", "DEFAULT_TRUNCATION", "MAX_STATES", "TIE_TOLERANCE",
            "THRESHOLD_DOUBLINGS"]
 
-#: The first truncation of each countable variable.
-DEFAULT_TRUNCATION = 32
 #: Most states of a truncation tried.
 MAX_STATES = 2_000_000
 #: Extra doublings of a settled truncation to find a declared threshold beyond its region
@@ -83,13 +81,9 @@ def _optimal_sets(space: DecisionSpace, outcome: MethodOutcome, alpha: float | N
     low, _ = _greedy(space, values)
     scale = max(float(np.abs(space.pair_cost).max(initial=0.0)), 1e-300)
     near = values <= np.repeat(low, np.diff(space.state_ptr)) + TIE_TOLERANCE * scale
-    n, n_actions = space.n_states, len(space.mdp.actions)
-    optimal = np.zeros((n, n_actions), dtype=bool)
-    allowed = np.zeros((n, n_actions), dtype=bool)
-    state = space.pair_state
-    allowed[state, space.pair_action] = True
-    optimal[state[near], space.pair_action[near]] = True
-    return allowed, optimal, space.pair_action[outcome.pairs]
+    optimal = np.zeros((space.n_states, len(space.mdp.actions)), dtype=bool)
+    optimal[space.pair_state[near], space.pair_action[near]] = True
+    return space.allowed, optimal, space.pair_action[outcome.pairs]
 
 
 def _threshold_beyond(mdp: MarkovDecisionProcess, space: DecisionSpace, optimal: np.ndarray,
@@ -195,16 +189,7 @@ def _output_values(space: DecisionSpace, pi: np.ndarray | None, policy: Stationa
                                    "the optimal policy's chain has several closed classes")
         with np.errstate(all="ignore"):
             reward = evaluate(out.expr, mdp.base, space.states, space.params)
-        if out.kind == "probability":
-            found[name] = float(min(max(pi[reward != 0].sum(), 0.0), 1.0))
-        else:
-            bad = (pi > 0) & ~np.isfinite(reward)
-            if bad.any():
-                k = int(np.flatnonzero(bad)[0])
-                raise InvalidParameter(f"outputs.{name}", float(reward[k]), "a finite reward "
-                                       "at every state of positive probability",
-                                       f"at the state {space.describe(k)}")
-            found[name] = float(pi[pi > 0] @ reward[pi > 0])
+        found[name] = stationary_value(name, out.kind, reward, pi, space.describe)
     return found
 
 
@@ -213,15 +198,6 @@ def _check_method(method: str) -> str:
         raise InvalidParameter("method", method, "one of " + ", ".join(METHODS)
                                + " (value iteration, policy iteration, linear program)")
     return method
-
-
-def _start(mdp: MarkovDecisionProcess, truncation: Mapping[str, int] | None) -> dict[str, int]:
-    given = dict(truncation or {})
-    for v in given:
-        if v not in mdp.unbounded:
-            raise InvalidParameter(f"truncation.{v}", given[v], "a bound of a countable "
-                                   "variable: " + (", ".join(mdp.unbounded) or "(none)"))
-    return {v: int(given.get(v, DEFAULT_TRUNCATION)) for v in mdp.unbounded}
 
 
 def solve_mdp(mdp: MarkovDecisionProcess, params: Mapping[str, Any] | None = None, *,
@@ -288,7 +264,7 @@ def solve_mdp(mdp: MarkovDecisionProcess, params: Mapping[str, Any] | None = Non
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
                 or not 0 < value < 1:
             raise InvalidParameter(name, value, "a number in (0, 1)")
-    bounds = _start(mdp, truncation)
+    bounds = first_truncation(mdp, truncation, DEFAULT_TRUNCATION)
     previous: tuple[DecisionSpace, MethodOutcome, np.ndarray] | None = None
     truncation_error: float | None = None
     extra = 0

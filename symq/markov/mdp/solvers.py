@@ -261,9 +261,7 @@ def policy_iteration(space: DecisionSpace, alpha: float | None = None, *,
     if start is None and space.n_states > WARM_START_STATES:
         pairs = _value_iteration_start(space, alpha)
     if start is not None:
-        table = np.full((space.n_states, len(space.mdp.actions)), -1, dtype=np.int64)
-        table[space.pair_state, space.pair_action] = np.arange(space.n_pairs)
-        proposed = table[np.arange(space.n_states), np.maximum(start, 0)]
+        proposed = space.pair_table[np.arange(space.n_states), np.maximum(start, 0)]
         pairs = np.where((start >= 0) & (proposed >= 0), proposed, pairs)
     scale = max(float(np.abs(space.pair_cost).max(initial=0.0)), 1e-300)
     for iteration in range(1, max_iterations + 1):

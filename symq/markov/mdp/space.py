@@ -97,6 +97,19 @@ class DecisionSpace:
         """The state of each pair."""
         return np.repeat(np.arange(self.n_states), np.diff(self.state_ptr))
 
+    @property
+    def pair_table(self) -> np.ndarray:
+        """``(n_states, n_actions)``: the pair of each state and action, -1 where the action
+        is not allowed."""
+        table = np.full((self.n_states, len(self.mdp.actions)), -1, dtype=np.int64)
+        table[self.pair_state, self.pair_action] = np.arange(self.n_pairs)
+        return table
+
+    @property
+    def allowed(self) -> np.ndarray:
+        """``(n_states, n_actions)`` booleans: the actions allowed at each state."""
+        return self.pair_table >= 0
+
     def describe(self, index: int) -> str:
         """State ``index`` as ``n=3, m=0``."""
         return self.mdp.describe(self.states[index])
@@ -112,8 +125,7 @@ class DecisionSpace:
         policy = np.asarray(policy, dtype=np.int64)
         n = self.n_states
         starts, stops = self.state_ptr[:-1], self.state_ptr[1:]
-        table = np.full((n, len(self.mdp.actions)), -1, dtype=np.int64)
-        table[self.pair_state, self.pair_action] = np.arange(self.n_pairs)
+        table = self.pair_table
         if policy.shape != (n,) or policy.min(initial=0) < 0 \
                 or policy.max(initial=0) >= len(self.mdp.actions):
             raise InvalidParameter("policy", policy.shape, f"an action index per state ({n})")
