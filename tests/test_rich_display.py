@@ -260,7 +260,19 @@ def _dispatch() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         r = exact_mean_response("lwl", 2, 0.5, X)
         return r, [g(1 / (1 - 0.25))]                   # M/M/2 (Erlang C)
 
+    def generic():
+        from symq.dispatch.vi import GenericDispatchSolution, solve_generic
+        from symq.laws import Uniform
+
+        r = solve_generic(0.3, Uniform(0.0, 2.0), 0.5, 8.0, "pi")
+        assert isinstance(r, GenericDispatchSolution)
+        # 17 * 18 / 2 = 153 sorted backlog pairs (U / delta = 16), then 153 x 5 size atoms
+        return r, ["**GenericDispatchSolution**", "| `n_states` | 918 |"]
+
+    from symq.dispatch.vi import GenericDispatchSolution
+
     return {
+        GenericDispatchSolution: generic,
         ExactResult: exact, VIResult: vi, RichardsonResult: rich, DispatchVIEstimate: accurate,
         DispatchEstimate: estimate, VIResponseBySize: by_size_vi, ResponseBySize: by_size,
         DispatchPolicy: lambda: (get_policy("lwl"), ["**DispatchPolicy** lwl"]),

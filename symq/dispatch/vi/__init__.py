@@ -17,7 +17,10 @@ with Odoni bounds.
 * :mod:`~symq.dispatch.vi.policy_iteration`: policy iteration with Krylov policy evaluation;
 * :mod:`~symq.dispatch.vi.speed_solvers` and :mod:`~symq.dispatch.vi.speed_passes`: servers of
   different speeds;
-* :mod:`~symq.dispatch.vi.by_size`: mean response time by job size from a value (two servers).
+* :mod:`~symq.dispatch.vi.by_size`: mean response time by job size from a value (two servers);
+* :mod:`~symq.dispatch.vi.decision_space`: the two-server lattice as a generic MDP of
+  :mod:`symq.markov.mdp`, solved by its value iteration, policy iteration or linear program
+  (:func:`solve_generic`), an independent check of the passes above.
 
 Examples
 --------
@@ -28,6 +31,7 @@ True
 """
 
 from .accuracy import DispatchVIEstimate, solve_accurate
+from .decision_space import GenericDispatchSolution, solve_generic
 from .iteration import VIResult
 from .multigrid import RichardsonResult, richardson
 from .planning import plan_optimal
@@ -36,4 +40,4 @@ from .speed_solvers import evaluate_policy_speeds, solve_optimal_speeds
 
 __all__ = ["solve_optimal", "evaluate_policy", "solve_accurate", "DispatchVIEstimate",
            "VIResult", "richardson", "RichardsonResult", "plan_optimal", "solve_optimal_speeds",
-           "evaluate_policy_speeds"]
+           "evaluate_policy_speeds", "solve_generic", "GenericDispatchSolution"]

@@ -40,7 +40,7 @@ from symq.core.errors import InvalidParameter, NotConverged
 
 from ..stationary import one_closed_class
 from .kernels import bellman_sweep, pair_values, span_and_shift
-from .space import DecisionSpace
+from .space import StateActionSpace
 
 __all__ = ["MethodOutcome", "value_iteration", "policy_iteration", "linear_program",
            "evaluate_pairs", "bracket", "UNIFORMISATION_MARGIN", "METHODS"]
@@ -80,18 +80,18 @@ class MethodOutcome:
         return 0.5 * (self.high - self.low)
 
 
-def _pair_state(space: DecisionSpace) -> np.ndarray:
+def _pair_state(space: StateActionSpace) -> np.ndarray:
     return space.pair_state
 
 
-def _values(space: DecisionSpace, h: np.ndarray) -> np.ndarray:
+def _values(space: StateActionSpace, h: np.ndarray) -> np.ndarray:
     out = np.empty(space.n_pairs)
     pair_values(h, space.state_ptr, space.pair_cost, space.pair_out, space.trans_ptr,
                 space.trans_target, space.trans_rate, out)
     return out
 
 
-def _greedy(space: DecisionSpace, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _greedy(space: StateActionSpace, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per state, the least pair value and the first pair attaining it."""
     starts = space.state_ptr[:-1]
     low = np.minimum.reduceat(values, starts)
@@ -101,7 +101,7 @@ def _greedy(space: DecisionSpace, values: np.ndarray) -> tuple[np.ndarray, np.nd
     return low, -first
 
 
-def bracket(space: DecisionSpace, potential: np.ndarray, alpha: float | None
+def bracket(space: StateActionSpace, potential: np.ndarray, alpha: float | None
             ) -> tuple[float, float, float, np.ndarray]:
     """The Odoni (average) or MacQueen (discounted) bracket from any potential.
 
@@ -127,7 +127,7 @@ def _converged(low: float, high: float, atol: float, rtol: float) -> bool:
     return 0.5 * (high - low) <= atol + rtol * max(abs(low), abs(high))
 
 
-def value_iteration(space: DecisionSpace, alpha: float | None = None, *, atol: float = 0.0,
+def value_iteration(space: StateActionSpace, alpha: float | None = None, *, atol: float = 0.0,
                     rtol: float = 1e-8, max_iterations: int = 1_000_000) -> MethodOutcome:
     """Relative value iteration with Odoni's (average) or MacQueen's (discounted) bounds.
 
@@ -171,7 +171,7 @@ def value_iteration(space: DecisionSpace, alpha: float | None = None, *, atol: f
                        "raise max_iterations or loosen the tolerance")
 
 
-def evaluate_pairs(space: DecisionSpace, pairs: np.ndarray, alpha: float | None,
+def evaluate_pairs(space: StateActionSpace, pairs: np.ndarray, alpha: float | None,
                    what: str = "the policy") -> tuple[float, np.ndarray, float]:
     """The gain and bias (average; ``h`` zero at a recurrent state) or the value (discounted)
     of the stationary policy using ``pairs[s]`` at each state, by one sparse LU solve.
@@ -199,7 +199,7 @@ def evaluate_pairs(space: DecisionSpace, pairs: np.ndarray, alpha: float | None,
     cost = space.pair_cost[pairs]
     if alpha is None:
         closed = one_closed_class(generator, space.describe,
-                                  f"the chain of {what} ({space.mdp.name or 'MDP'})")
+                                  f"the chain of {what} ({space.label})")
         ref = int(closed[0])
         # the column of h(ref) = 0 carries the unknown g instead: -1 in every row
         matrix = generator.tocsc()
@@ -239,7 +239,7 @@ def evaluate_pairs(space: DecisionSpace, pairs: np.ndarray, alpha: float | None,
     return value, potential, residual
 
 
-def policy_iteration(space: DecisionSpace, alpha: float | None = None, *,
+def policy_iteration(space: StateActionSpace, alpha: float | None = None, *,
                      max_iterations: int = 1000, start: np.ndarray | None = None
                      ) -> MethodOutcome:
     """Howard's policy iteration from ``start`` (an action index per state, -1 where none is
@@ -283,7 +283,7 @@ def policy_iteration(space: DecisionSpace, alpha: float | None = None, *,
                        max_iterations, "states still improving")
 
 
-def _value_iteration_start(space: DecisionSpace, alpha: float | None) -> np.ndarray:
+def _value_iteration_start(space: StateActionSpace, alpha: float | None) -> np.ndarray:
     """The greedy pairs after :data:`WARM_START_SWEEPS` sweeps of relative value iteration:
     a start close to optimal for a large process (policy iteration then certifies it)."""
     fastest = float(space.pair_out.max(initial=0.0))
@@ -300,7 +300,7 @@ def _value_iteration_start(space: DecisionSpace, alpha: float | None) -> np.ndar
     return best
 
 
-def linear_program(space: DecisionSpace, alpha: float | None = None) -> MethodOutcome:
+def linear_program(space: StateActionSpace, alpha: float | None = None) -> MethodOutcome:
     """The linear program of the MDP by HiGHS; its dual gives the potential bracketed.
 
     Average cost: minimise ``sum x(s,a) c(s,a)`` over occupation measures ``x >= 0`` with

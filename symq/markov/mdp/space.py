@@ -12,7 +12,8 @@ Per state, the actions whose guard holds are its *state-action pairs*, stored st
 (``state_ptr``); per pair, its cost rate (the process's, the action's and each enabled jump's
 rate times its lump cost) and its transitions (CSR: ``trans_ptr``, ``trans_target``,
 ``trans_rate``; self-loops left out).  This is the layout the solvers of
-:mod:`symq.markov.mdp.solvers` sweep (Puterman 1994, *Markov Decision Processes*, sec. 11.5).
+:mod:`symq.markov.mdp.solvers` sweep (Puterman 1994, *Markov Decision Processes*, sec. 11.5):
+:class:`StateActionSpace` holds it, :class:`DecisionSpace` adds the declaration it came from.
 """
 
 from __future__ import annotations
@@ -32,29 +33,36 @@ from ..chain import Jump, MarkovChain, ParsedJump, StateVariable
 from ..statespace import build_state_space, evaluate
 from .model import MarkovDecisionProcess
 
-__all__ = ["DecisionSpace", "build_decision_space"]
+__all__ = ["DecisionSpace", "StateActionSpace", "build_decision_space"]
 
 _UNION_NAME = re.compile(r"^jumps\[(\d+)\]")
 
 
 @dataclass(frozen=True, repr=False)
-class DecisionSpace:
-    """States, state-action pairs, costs and transitions of an MDP at given parameters.
+class StateActionSpace:
+    """States, state-action pairs, costs and transitions: what the solvers sweep.
+
+    The solvers of :mod:`symq.markov.mdp.solvers` read only this; a declared MDP builds its
+    :class:`DecisionSpace` (this plus the declaration), and a model that is not declared by
+    guarded jumps may build one from its own arrays (the discretised dispatching problem of
+    :mod:`symq.dispatch.vi.decision_space`).  The process is in continuous time: a discrete-time
+    model enters with its transition probabilities as rates (its gain is then the average cost
+    per step, since the chain with generator ``P - I`` has the stationary law of ``P``).
 
     Attributes
     ----------
-    mdp : MarkovDecisionProcess
-        The declaration.
-    params : dict
-        Parameter values (floats).
-    truncation : dict
-        The bound of each countable variable (empty when every variable is bounded).
+    label : str
+        What the space is of, for messages (``"MDP"`` or the model's name).
+    variable_names : tuple of str
+        The state variables, one per column of :attr:`states`.
+    action_names : tuple of str
+        The actions.
     states : numpy.ndarray
         ``(n_states, n_variables)`` integers, lexicographically ordered.
     state_ptr : numpy.ndarray
         ``(n_states + 1,)``: the pairs of state ``s`` are ``state_ptr[s]:state_ptr[s+1]``.
     pair_action : numpy.ndarray
-        The action (index into ``mdp.actions``) of each pair.
+        The action (index into :attr:`action_names`) of each pair.
     pair_cost : numpy.ndarray
         Cost rate of each pair, lump costs included as rate times cost.
     pair_out : numpy.ndarray
@@ -68,9 +76,9 @@ class DecisionSpace:
         Boolean, the states on a truncation bound.
     """
 
-    mdp: MarkovDecisionProcess
-    params: dict[str, float]
-    truncation: dict[str, int]
+    label: str
+    variable_names: tuple[str, ...]
+    action_names: tuple[str, ...]
     states: np.ndarray
     state_ptr: np.ndarray
     pair_action: np.ndarray
@@ -101,7 +109,7 @@ class DecisionSpace:
     def pair_table(self) -> np.ndarray:
         """``(n_states, n_actions)``: the pair of each state and action, -1 where the action
         is not allowed."""
-        table = np.full((self.n_states, len(self.mdp.actions)), -1, dtype=np.int64)
+        table = np.full((self.n_states, len(self.action_names)), -1, dtype=np.int64)
         table[self.pair_state, self.pair_action] = np.arange(self.n_pairs)
         return table
 
@@ -112,7 +120,9 @@ class DecisionSpace:
 
     def describe(self, index: int) -> str:
         """State ``index`` as ``n=3, m=0``."""
-        return self.mdp.describe(self.states[index])
+        return ", ".join(f"{name}={int(x)}" for name, x in zip(self.variable_names,
+                                                                self.states[index],
+                                                                strict=True))
 
     def pairs_of(self, policy: np.ndarray) -> np.ndarray:
         """The pair chosen at each state by ``policy`` (an action index per state).
@@ -127,15 +137,15 @@ class DecisionSpace:
         starts, stops = self.state_ptr[:-1], self.state_ptr[1:]
         table = self.pair_table
         if policy.shape != (n,) or policy.min(initial=0) < 0 \
-                or policy.max(initial=0) >= len(self.mdp.actions):
+                or policy.max(initial=0) >= len(self.action_names):
             raise InvalidParameter("policy", policy.shape, f"an action index per state ({n})")
         chosen = table[np.arange(n), policy]
         bad = np.flatnonzero(chosen < 0)
         if bad.size:
             s = int(bad[0])
-            allowed = [self.mdp.action_names[a]
+            allowed = [self.action_names[a]
                        for a in self.pair_action[starts[s]:stops[s]]]
-            raise InvalidParameter("policy", self.mdp.action_names[int(policy[s])],
+            raise InvalidParameter("policy", self.action_names[int(policy[s])],
                                    f"an action allowed at {self.describe(s)}: "
                                    + ", ".join(allowed))
         return chosen
@@ -151,6 +161,29 @@ class DecisionSpace:
                              shape=(n, n))
         off.sum_duplicates()
         return (off - sps.diags(np.asarray(off.sum(axis=1)).ravel())).tocsr()
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(n_states={self.n_states}, n_pairs={self.n_pairs}, "
+                f"transitions={self.trans_target.size})")
+
+
+@dataclass(frozen=True, repr=False)
+class DecisionSpace(StateActionSpace):
+    """The :class:`StateActionSpace` of a declared MDP at given parameter values.
+
+    Attributes
+    ----------
+    mdp : MarkovDecisionProcess
+        The declaration.
+    params : dict
+        Parameter values (floats).
+    truncation : dict
+        The bound of each countable variable (empty when every variable is bounded).
+    """
+
+    mdp: MarkovDecisionProcess
+    params: dict[str, float]
+    truncation: dict[str, int]
 
     def __repr__(self) -> str:
         return (f"DecisionSpace(n_states={self.n_states}, n_pairs={self.n_pairs}, "
@@ -349,7 +382,8 @@ def build_decision_space(mdp: MarkovDecisionProcess, params: Mapping[str, Any] |
     boundary = np.zeros(n, dtype=bool)
     for v, bound in truncation.items():
         boundary |= states[:, names.index(v)] == bound
-    return DecisionSpace(mdp, values, truncation, states, state_ptr,
+    return DecisionSpace(mdp.name or "MDP", tuple(names), mdp.action_names, states, state_ptr,
                          pair_action.astype(np.int64), pair_cost.astype(float),
                          pair_out.astype(float), trans_ptr, trans_target.astype(np.int64),
-                         trans_rate.astype(float), space.initial, boundary)
+                         trans_rate.astype(float), space.initial, boundary, mdp=mdp,
+                         params=values, truncation=truncation)
