@@ -44,8 +44,9 @@ KEYS: dict[str, str] = {
     "policies": "{NAME = {ACTION = \"condition\", ...}}: stated policies (the first allowed "
                 "action whose condition holds)",
     "outputs": "{NAME = \"formula\" (its stationary mean under the optimal policy), "
-               "\"condition\" (its probability), \"threshold:ACTION[:VAR]\" or "
-               "\"mismatch:POLICY\"}",
+               "\"condition\" (its probability), \"threshold:ACTION[:VAR]\", "
+               "\"curve:ACTION:VAR:ALONG\" (1: a nondecreasing switching curve, -1: "
+               "nonincreasing, 0: none) or \"mismatch:POLICY\"}",
     "discount": "a discount rate (a formula in the parameters): the discounted value instead "
                 "of the average cost",
     "truncation": "{VAR = N}: the first truncation of a countable variable (default 32)",

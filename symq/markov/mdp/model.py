@@ -49,11 +49,14 @@ from symq.core.parameters import Parameter
 from ..chain import Condition, Formula, Jump, MarkovChain, Output, ParsedJump, StateVariable
 
 __all__ = ["Action", "MarkovDecisionProcess", "ParsedAction", "MAX_ACTIONS", "THRESHOLD_PREFIX",
-           "MISMATCH_PREFIX",
-           "RESERVED_OUTPUTS"]
+           "MISMATCH_PREFIX", "CURVE_PREFIX", "RESERVED_OUTPUTS"]
 
 #: Prefix of a structure output: ``"threshold:ACTION"`` or ``"threshold:ACTION:VARIABLE"``.
 THRESHOLD_PREFIX = "threshold:"
+#: Prefix of a switching-curve output: ``"curve:ACTION:VARIABLE:ALONG"`` (two variables),
+#: ``1`` where the optimal policy is a threshold of ``ACTION`` in ``VARIABLE`` nondecreasing
+#: in ``ALONG`` (Hajek 1984), ``-1`` nonincreasing, ``0`` neither (the break named).
+CURVE_PREFIX = "curve:"
 #: Prefix of a policy check: ``"mismatch:POLICY"``, the number of states (settled by the
 #: truncation) where the declared policy's action is not optimal, with the first one named.
 MISMATCH_PREFIX = "mismatch:"
@@ -144,7 +147,11 @@ class MarkovDecisionProcess:
         initial values; :meth:`symq.markov.mdp.StationaryPolicy.threshold`); or
         ``"mismatch:POLICY"``:
         the number of states where the declared policy ``POLICY`` picks an action that is not
-        optimal (0 when it is an optimal policy), reported with the first such state.
+        optimal (0 when it is an optimal policy), reported with the first such state; or
+        ``"curve:ACTION:VARIABLE:ALONG"`` (two variables): ``1`` when ``ACTION`` is optimal
+        below a threshold in ``VARIABLE`` that is nondecreasing in ``ALONG`` (a monotone
+        switching curve, Hajek 1984), ``-1`` when it is nonincreasing, ``0`` when no monotone
+        curve fits (the break named; :meth:`symq.markov.mdp.StationaryPolicy.switching_curve`).
     policies : mapping, optional
         Name -> ``{ACTION: condition, ...}``: a stated policy picks, at each state, the first
         allowed action whose condition holds (``{"route1": "n1 <= n2", "route2": "true"}``).
@@ -238,6 +245,15 @@ class MarkovDecisionProcess:
                                            "policy: " + (", ".join(self.policies) or
                                                          "(none declared)"))
                 parsed[key] = Output(key, "mismatch", label=policy, text=text)
+            elif text.startswith(CURVE_PREFIX):
+                parts = [p.strip() for p in text[len(CURVE_PREFIX):].split(":")]
+                if len(variables) != 2 or len(parts) != 3 or parts[0] not in self.action_names \
+                        or sorted(parts[1:]) != sorted(variables):
+                    raise InvalidParameter(where, value, "curve:ACTION:VARIABLE:ALONG in a "
+                                           "process of two variables, with an action of "
+                                           + ", ".join(self.action_names) + " and the "
+                                           "variables " + " and ".join(variables))
+                parsed[key] = Output(key, "curve", label=":".join(parts), text=text)
             elif text.startswith(THRESHOLD_PREFIX):
                 parts = [p.strip() for p in text[len(THRESHOLD_PREFIX):].split(":")]
                 action = parts[0]

@@ -164,6 +164,18 @@ def _output_values(space: DecisionSpace, pi: np.ndarray | None, policy: Stationa
                 found[name] = Witnessed(0, f"{out.label} is optimal at all {rows.size} "
                                         "settled states")
             continue
+        if out.kind == "curve":
+            action, variable, along = str(out.label).split(":")
+            curve = policy.switching_curve(action, variable, along)
+            if curve.holds:
+                shown = ", ".join(f"{t} at {along}={y}" for y, t in curve.curve[:6])
+                more = ", ..." if len(curve.curve) > 6 else ""
+                found[name] = Witnessed(1 if curve.direction == "nondecreasing" else -1,
+                                        f"{curve.direction} threshold of {action} in "
+                                        f"{variable}: {shown}{more}")
+            else:
+                found[name] = Witnessed(0, f"no monotone switching curve: {curve.witness}")
+            continue
         if out.kind == "threshold":
             action, variable = str(out.label).split(":")
             structure = policy.threshold(action, variable)

@@ -132,3 +132,46 @@ def test_a_threshold_beyond_every_truncation_is_undecided_not_a_number():
     assert isinstance(s["threshold"], Approximate) and math.isinf(s["threshold"].error)
     assert s.truncation == {"n": 512}
     assert s.policy.threshold("admit").slices[0][1] > 128
+
+
+def _routing_with(outputs):
+    from symq.markov import Jump, StateVariable
+    from symq.markov.mdp import Action, MarkovDecisionProcess
+
+    return MarkovDecisionProcess(
+        [StateVariable("n1", 0, None), StateVariable("n2", 0, None)],
+        actions=[Action("to1", [Jump("lam", {"n1": "n1 + 1"})]),
+                 Action("to2", [Jump("lam", {"n2": "n2 + 1"})])],
+        jumps=[Jump("mu1", {"n1": "n1 - 1"}, guard="n1 > 0"),
+               Jump("mu2", {"n2": "n2 - 1"}, guard="n2 > 0")],
+        cost="n1 + n2", parameters=("lam", "mu1", "mu2"), outputs=outputs)
+
+
+def test_the_curve_output_reads_a_switching_curve():
+    # identical servers: join the shortest queue (Winston 1977), ties at n1 = n2, so to1 is
+    # optimal exactly below a threshold in [n2, n2 + 1]: the least monotone choice is n2
+    same = solve_mdp(_routing_with({"curve": "curve:to1:n1:n2"}),
+                     {"lam": 1.2, "mu1": 1.0, "mu2": 1.0}, truncation={"n1": 16, "n2": 16})
+    assert same["curve"] == 1
+    assert "0 at n2=0, 1 at n2=1, 2 at n2=2" in str(same["curve"])
+    for bad in ("curve:to1:n1", "curve:to3:n1:n2", "curve:to1:n1:n1"):
+        with pytest.raises(InvalidParameter, match="outputs.curve"):
+            _routing_with({"curve": bad})
+
+
+def test_the_curve_output_is_zero_where_no_monotone_curve_fits():
+    from symq.markov import Jump, StateVariable
+    from symq.markov.mdp import Action, MarkovDecisionProcess
+
+    # a made-up cost: routing to queue 1 is cheap exactly where n1 + n2 is odd, so the
+    # optimal action alternates along n1 and no threshold exists in any slice
+    mdp = MarkovDecisionProcess(
+        [StateVariable("n1", 0, 4), StateVariable("n2", 0, 4)],
+        actions=[Action("to1", [Jump("lam", {"n1": "n1 + 1"}, guard="n1 < 4")],
+                        cost="5 + 5*cos(3.141592653589793*(n1 + n2))"),
+                 Action("to2", [Jump("lam", {"n2": "n2 + 1"}, guard="n2 < 4")], cost="5")],
+        jumps=[Jump("mu", {"n1": "n1 - 1"}, guard="n1 > 0"),
+               Jump("mu", {"n2": "n2 - 1"}, guard="n2 > 0")],
+        parameters=("lam", "mu"), outputs={"curve": "curve:to1:n1:n2"})
+    r = solve_mdp(mdp, {"lam": 0.1, "mu": 1.0})
+    assert r["curve"] == 0 and "no monotone switching curve" in str(r["curve"])
