@@ -9,6 +9,8 @@ other action's row repeats it: the same optimum.
 * relative value iteration, average cost: symq's numba sweep (:func:`value_iteration`, stopped
   when the Odoni bracket's half-width is ``eps/2`` per step, the same rule as pymdptoolbox's
   span test ``span(v_n - v_{n-1}) < eps``) against ``mdptoolbox.mdp.RelativeValueIteration``;
+* average cost with each tool's own method: symq's default policy iteration against
+  pymdptoolbox's relative value iteration (its only average-cost solver);
 * policy iteration, discounted (pymdptoolbox's only PI): symq's sparse LU evaluation against
   ``mdptoolbox.mdp.PolicyIteration`` (its evaluation solves the dense system);
 * the discretised two-server dispatching problem (Hyytiä & Righter, Part 1) on the generic
@@ -91,6 +93,26 @@ def versus_vi(n_trunc, eps):
           f"{t_theirs / t_ours:5.1f}x | same action at {same:.1%} of states")
 
 
+def versus_default(n_trunc, eps):
+    """Average cost, each tool's own method: symq's default (policy iteration with sparse LU,
+    a bracket of round-off width) against pymdptoolbox's only average-cost solver (relative
+    value iteration to ``eps``)."""
+    import mdptoolbox.mdp as toolbox
+
+    space = build_decision_space(routing(), PARAMS, {"n1": n_trunc, "n2": n_trunc})
+    matrices, rewards, uniform, table = discretised(space)
+    ours, t_ours = timed(lambda: policy_iteration(space))
+    solver = toolbox.RelativeValueIteration(matrices, rewards, epsilon=eps, max_iter=10**7)
+    _, t_theirs = timed(solver.run)
+    g_theirs = -uniform * solver.average_reward
+    theirs_action = space.pair_action[table[np.arange(space.n_states), np.asarray(solver.policy)]]
+    same = np.mean(space.pair_action[ours.pairs] == theirs_action)
+    print(f"AVG  N={n_trunc:4d} states={space.n_states:7d}: symq PI {t_ours:6.2f} s (gain "
+          f"{ours.value:.10f} +- {ours.error:.1g}) | pymdptoolbox RVI eps={eps:g} "
+          f"{t_theirs:6.2f} s (gain {g_theirs:.8f}) | ratio {t_theirs / t_ours:5.1f}x | same "
+          f"action at {same:.1%} of states")
+
+
 def versus_pi(n_trunc, alpha):
     import mdptoolbox.mdp as toolbox
 
@@ -132,9 +154,9 @@ def dispatch_lattice():
 
     sizes, rho, delta = Exponential(1.0), 0.4, 0.5
     for U in (16.0, 24.0, 32.0):
-        dedicated, t_ded = timed(lambda: solve_optimal(2, rho, sizes, delta=delta, U=U,
-                                                       tol=1e-11))
-        generic, t_gen = timed(lambda: solve_generic(rho, sizes, delta, U, "vi"))
+        dedicated, t_ded = timed(lambda U=U: solve_optimal(2, rho, sizes, delta=delta, U=U,
+                                                           tol=1e-11))
+        generic, t_gen = timed(lambda U=U: solve_generic(rho, sizes, delta, U, "vi"))
         print(f"dispatch m=2 rho={rho} delta={delta} U={U:g}: generic VI {t_gen:6.2f} s "
               f"({generic.n_states} states, {generic.n_transitions} transitions, ET "
               f"{generic.ET:.10f}) | dedicated {t_ded:5.2f} s (ET {dedicated.ET:.10f}) | "
@@ -154,6 +176,8 @@ def main():
     else:
         for n_trunc in (30, 60, 120):
             versus_vi(n_trunc, 1e-6)
+        for n_trunc in (30, 60, 120):
+            versus_default(n_trunc, 1e-6)
         for n_trunc in (20, 40):
             versus_pi(n_trunc, 0.1)
     dispatch_lattice()

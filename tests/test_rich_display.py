@@ -179,7 +179,26 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         r = solve_mg1_sim(0.5, n_jobs=4000, n_batches=5, rng=3)
         return r, [f"| `EW_exact` | {g(0.5 / (1 - 0.5))} |", f"| `ET_exact` | {g(1 / (1 - 0.5))} |"]
 
+    from symq.me.transforms import Inversion, Transform, TransformMoments, invert, moments
+
+    def transform():
+        return (Transform("mu/(mu + s)", parameters=("mu",)),
+                ["**Transform**", r"\frac{\mu}{\mu + s}"])
+
+    def transform_moments():
+        # Exp(2): E X^k = k!/2^k
+        r = moments(Transform("mu/(mu + s)", parameters=("mu",)), 3, {"mu": 2})
+        return r, ["**TransformMoments**", "[0.5, 0.5, 0.75]"]
+
+    def inversion():
+        # the tail of Exp(1) at t = 1 is e^{-1} = 0.367879...
+        r = invert(Transform("1/(1 + s)"), [1.0], what="ccdf", digits=8)
+        return r, ["**Inversion**", "0.367879"]
+
     return {
+        Transform: transform,
+        TransformMoments: transform_moments,
+        Inversion: inversion,
         ME: lambda: (ME.erlang(2, 3), [r"\frac{9}{s^{2} + 6 s + 9}", "| `mean` | 2/3 |"]),
         RationalLST: lambda: (ME.erlang(2, 3).lst, [r"\frac{9}{s^{2} + 6 s + 9}"]),
         PadeResult: pade,

@@ -17,6 +17,9 @@ Moments and Behavior around Zero", Mathematical Problems in Engineering 2014, Ar
 * :mod:`~symq.me.fit`: try classical and extended fits over orders, keep the certified ones;
 * :mod:`~symq.me.queueing`: M/ME/1 waiting times (Pollaczek-Khinchine) and an M/G/1 Lindley
   simulator on the run core of :mod:`symq.core.simrun`;
+* :mod:`~symq.me.transforms`: transforms declared by their formula (LST, MGF, PGF): exact
+  moments with their existence, inversion by two methods with the error stated, the
+  Pollaczek-Khinchine transform and other exact operations;
 * :mod:`~symq.me.symbolic`: the derivation printed by ``symq derive me-pade``;
 * :mod:`~symq.me.model`: the registered ``me-fit`` model.
 

@@ -1,0 +1,21 @@
+"""Transforms declared by their formula: Laplace-Stieltjes transforms, moment and probability
+generating functions; their moments, cumulants and numerical inversion.
+
+* :mod:`~symq.me.transforms.model`: :class:`Transform` (the safe parser, the checks that it is
+  the transform of a probability law);
+* :mod:`~symq.me.transforms.moments`: exact moments and cumulants with the existence of each;
+* :mod:`~symq.me.transforms.inversion`: density, distribution function and tail by two
+  inversion methods (Abate-Whitt's unified Euler and the fixed Talbot contour), their
+  disagreement stated as the error;
+* :mod:`~symq.me.transforms.operations`: transforms built from others (Pollaczek-Khinchine,
+  convolution, mixture).
+"""
+
+from .inversion import Inversion, invert
+from .model import KINDS, NotATransform, Transform
+from .moments import TransformMoments, moment_expressions, moments
+from .operations import convolve, mixture, pollaczek_khinchine, sojourn_time
+
+__all__ = ["Transform", "KINDS", "NotATransform", "moments", "moment_expressions",
+           "TransformMoments", "invert", "Inversion", "convolve", "mixture",
+           "pollaczek_khinchine", "sojourn_time"]

@@ -1,0 +1,144 @@
+r"""Transforms built from others by operations that keep the algebra exact.
+
+* :func:`convolve`: the law of :math:`X + Y` for independent :math:`X, Y` (the product of the
+  transforms);
+* :func:`mixture`: :math:`X` with probability :math:`p`, else :math:`Y` (the affine combination);
+* :func:`pollaczek_khinchine`: the FCFS waiting time of the M/G/1 queue with Poisson
+  (:math:`\lambda`) arrivals and a declared service transform :math:`B^*`,
+
+  .. math::
+
+      W^*(s) = \frac{(1-\rho)\, s}{s - \lambda + \lambda B^*(s)}, \qquad
+      \rho = \lambda E[S] < 1
+
+  (Kleinrock 1975, *Queueing Systems* I, eq. (5.105)), with the stability condition carried by
+  the result, and its sojourn time :math:`T^* = W^* B^*`.
+
+Each result is a :class:`~symq.me.transforms.model.Transform` whose parameters are the union
+of the operands'; a parameter of one name in both operands is one parameter.
+
+Examples
+--------
+>>> from symq.me.transforms import Transform, moments
+>>> service = Transform("mu/(mu + s)", parameters=("mu",))
+>>> waiting = pollaczek_khinchine(service, "lam")
+>>> moments(waiting, 1, {"mu": 1, "lam": 0.5}).moments     # M/M/1: rho/(mu - lam)
+(1.0,)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy as sp
+
+from symq.core.errors import InvalidParameter
+
+from .model import Transform
+from .moments import moment_expressions
+
+__all__ = ["convolve", "mixture", "pollaczek_khinchine", "sojourn_time"]
+
+
+def _joined(first: Transform, second: Transform, what: str) -> tuple[str, ...]:
+    if first.kind != second.kind:
+        raise InvalidParameter(what, second.kind, f"a transform of the same kind as the first "
+                               f"({first.kind})")
+    return first.parameters + tuple(p for p in second.parameters if p not in first.parameters)
+
+
+def _in_terms_of(transform: Transform, variable: sp.Symbol) -> sp.Expr:
+    """The formula with its variable and parameters as the shared positive symbols."""
+    return transform.expr.xreplace({x: variable if x == transform.variable
+                                    else sp.Symbol(x.name, positive=True)
+                                    for x in transform.expr.free_symbols})
+
+
+def _conditions(*transforms: Transform) -> tuple[tuple[sp.Expr, str], ...]:
+    return tuple(c for t in transforms for c in t.conditions)
+
+
+def convolve(first: Transform, second: Transform) -> Transform:
+    """The transform of the sum of independent variables with these transforms."""
+    params = _joined(first, second, "second")
+    x = sp.Symbol(first.variable.name, positive=True)
+    expr = _in_terms_of(first, x) * _in_terms_of(second, x)
+    return Transform(expr, first.kind, params, f"{first.name} * {second.name}",
+                     _conditions(first, second))
+
+
+def mixture(weight: Any, first: Transform, second: Transform) -> Transform:
+    """The transform of the first law with probability ``weight``, else the second.
+
+    ``weight`` is a number in ``[0, 1]`` or the name of a parameter (declared by the result).
+    """
+    params = _joined(first, second, "second")
+    if isinstance(weight, str):
+        if not weight.isidentifier() or weight == first.variable.name:
+            raise InvalidParameter("weight", weight, "a number in [0, 1] or a parameter name")
+        p = sp.Symbol(weight, positive=True)
+        params = params + ((weight,) if weight not in params else ())
+        conditions = ((1 - p, f"the weight {weight} < 1"),)
+    else:
+        try:
+            value = float(weight)
+        except (TypeError, ValueError):
+            raise InvalidParameter("weight", weight, "a number in [0, 1] or a parameter "
+                                   "name") from None
+        if not 0.0 <= value <= 1.0:
+            raise InvalidParameter("weight", weight, "a probability in [0, 1]")
+        p, conditions = sp.nsimplify(value), ()
+    x = sp.Symbol(first.variable.name, positive=True)
+    expr = p * _in_terms_of(first, x) + (1 - p) * _in_terms_of(second, x)
+    return Transform(expr, first.kind, params, f"mixture of {first.name} and {second.name}",
+                     _conditions(first, second) + conditions)
+
+
+def pollaczek_khinchine(service: Transform, arrival_rate: str = "lam") -> Transform:
+    r"""The M/G/1 FCFS waiting-time LST from the service LST (module docstring).
+
+    Parameters
+    ----------
+    service : Transform
+        The LST of the service time (its mean must exist).
+    arrival_rate : str
+        The name of the Poisson arrival rate, a new parameter of the result.
+
+    Returns
+    -------
+    Transform
+        An LST with the parameters of ``service`` and ``arrival_rate``, and the condition
+        :math:`1 - \lambda E[S] > 0` (checked at parameter values).
+
+    Raises
+    ------
+    InvalidParameter
+        Not an LST, an arrival-rate name already used, or a service law without a mean.
+    """
+    if service.kind != "lst":
+        raise InvalidParameter("service", service.kind, "an LST (kind='lst')")
+    if not isinstance(arrival_rate, str) or not arrival_rate.isidentifier() \
+            or arrival_rate in service.parameters or arrival_rate == "s":
+        raise InvalidParameter("arrival_rate", arrival_rate, "a new parameter name (not s, "
+                               "not one of " + ", ".join(service.parameters) + ")")
+    (mean,), bad = moment_expressions(service, 1)
+    if bad is not None and (not bad[0].is_number or bad[0] <= 1):
+        raise InvalidParameter("service", str(service.expr), "a service law with a finite "
+                               f"mean (the expansion has the term {bad[1]})")
+    s = sp.Symbol("s", positive=True)
+    lam = sp.Symbol(arrival_rate, positive=True)
+    B = _in_terms_of(service, s)
+    m1 = mean.xreplace({x: sp.Symbol(x.name, positive=True) for x in mean.free_symbols})
+    rho = lam * m1
+    expr = (1 - rho) * s / (s - lam + lam * B)
+    return Transform(expr, "lst", service.parameters + (arrival_rate,),
+                     f"M/G/1 waiting time ({service.name})",
+                     _conditions(service) + ((1 - rho, "stability (rho = lam E[S] < 1)"),))
+
+
+def sojourn_time(service: Transform, arrival_rate: str = "lam") -> Transform:
+    """The M/G/1 FCFS sojourn-time LST :math:`W^*(s) B^*(s)`."""
+    waiting = pollaczek_khinchine(service, arrival_rate)
+    return Transform(waiting.expr * _in_terms_of(service, sp.Symbol("s", positive=True)),
+                     "lst", waiting.parameters, f"M/G/1 sojourn time ({service.name})",
+                     waiting.conditions)

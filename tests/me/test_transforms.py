@@ -1,0 +1,190 @@
+"""Declared transforms (symq.me.transforms): moments against closed forms (Takács' M/G/1
+moments, Poisson cumulants, exact rationals), inversion against exact densities and
+distribution functions (the stated error within 10x of the actual one), mpmath's de Hoog
+inversion at 40 digits as an oracle, and the checks that refuse what is not a transform."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import sympy as sp
+
+from symq.core.errors import InvalidParameter, StabilityError
+from symq.me.transforms import (
+    NotATransform,
+    Transform,
+    convolve,
+    invert,
+    mixture,
+    moment_expressions,
+    moments,
+    pollaczek_khinchine,
+    sojourn_time,
+)
+
+EXP = Transform("mu/(mu + s)", parameters=("mu",))
+
+
+def test_exponential_moments_are_k_factorial_over_mu_to_the_k_exactly():
+    exprs, bad = moment_expressions(EXP, 6)
+    mu = sp.Symbol("mu", positive=True)
+    assert bad is None
+    assert [sp.simplify(e - sp.factorial(k) / mu ** k) for k, e in enumerate(exprs, 1)] \
+        == [0] * 6
+    m = moments(EXP, 4, {"mu": 2})
+    assert m.moments == (0.5, 0.5, 0.75, 1.5)
+    assert m.cumulants == pytest.approx([0.5, 0.25, 0.25, 0.375])   # (k-1)!/mu^k
+
+
+@pytest.mark.parametrize("service, moments_of_s", [
+    ("mu/(mu + s)", lambda mu: [1 / mu, 2 / mu ** 2, 6 / mu ** 3]),
+    ("exp(-mu*s)", lambda mu: [mu, mu ** 2, mu ** 3]),                      # deterministic
+    ("(2*mu/(2*mu + s))**2", lambda mu: [1 / mu, 1.5 / mu ** 2, 3 / mu ** 3]),  # Erlang-2
+])
+def test_pollaczek_khinchine_moments_are_takacs(service, moments_of_s):
+    lam, mu = 0.6, 1.25
+    waiting = pollaczek_khinchine(Transform(service, parameters=("mu",)), "lam")
+    m1, m2, m3 = moments_of_s(mu)
+    rho = lam * m1
+    ew = lam * m2 / (2 * (1 - rho))                        # Takács (1962)
+    ew2 = 2 * ew ** 2 + lam * m3 / (3 * (1 - rho))
+    got = moments(waiting, 2, {"mu": mu, "lam": lam}).moments
+    assert got == pytest.approx([ew, ew2], rel=1e-12)
+    # the sojourn time adds an independent service time
+    t1 = moments(sojourn_time(Transform(service, parameters=("mu",)), "lam"), 1,
+                 {"mu": mu, "lam": lam}).moments[0]
+    assert t1 == pytest.approx(ew + m1, rel=1e-12)
+
+
+def test_moments_of_order_ten_are_fast_after_the_first_call():
+    waiting = pollaczek_khinchine(EXP, "lam")
+    moments(waiting, 10, {"mu": 1.0, "lam": 0.3})
+    m = moments(waiting, 10, {"mu": 1.0, "lam": 0.7})
+    # M/M/1 waiting time: atom 1 - rho, else Exp(mu - lam): E W^k = rho k!/(mu - lam)^k
+    expected = [0.7 * math.factorial(k) / 0.3 ** k for k in range(1, 11)]
+    assert m.moments == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_heavy_tail_makes_the_moments_infinite_from_its_index():
+    m = moments(Transform("1/(1 + sqrt(s))"), 3)
+    assert m.first_infinite == 1 and m.moments == (math.inf,) * 3
+    assert "sqrt(s)" in m.reason
+    assert all(math.isnan(k) for k in m.cumulants)
+
+
+def test_pgf_factorial_moments_and_cumulants_of_a_poisson_law():
+    poisson = Transform("exp(lam*(z - 1))", kind="pgf", parameters=("lam",))
+    m = moments(poisson, 4, {"lam": 2.5})
+    assert m.factorial_moments == pytest.approx([2.5 ** k for k in range(1, 5)], rel=1e-12)
+    assert m.cumulants == pytest.approx([2.5] * 4, rel=1e-12)      # every cumulant is lam
+
+
+def test_convolution_and_mixture_moments():
+    erlang = convolve(EXP, EXP)
+    assert moments(erlang, 2, {"mu": 2}).moments == pytest.approx([1.0, 1.5])
+    mixed = mixture("p", EXP, Transform("nu/(nu + s)", parameters=("nu",)))
+    assert moments(mixed, 1, {"mu": 1, "nu": 4, "p": 0.2}).moments[0] == pytest.approx(0.4)
+    with pytest.raises(StabilityError, match="weight p"):
+        moments(mixed, 1, {"mu": 1, "nu": 4, "p": 1.5})
+
+
+EXACT = {
+    "density": lambda t: 2 * np.exp(-2 * t),
+    "cdf": lambda t: 1 - np.exp(-2 * t),
+    "ccdf": lambda t: np.exp(-2 * t),
+}
+
+
+@pytest.mark.parametrize("what", sorted(EXACT))
+@pytest.mark.parametrize("digits", [6, 10])
+def test_inversion_error_stated_agrees_with_the_exact_error_within_ten_times(what, digits):
+    t = np.linspace(0.1, 8.0, 40)
+    r = invert(EXP, t, {"mu": 2.0}, what=what, digits=digits)
+    actual = float(np.max(np.abs(r.value - EXACT[what](t))))
+    assert actual <= 10 * r.max_error
+    assert r.max_error <= 10 * actual + 1e-14
+
+
+def test_the_waiting_time_density_has_its_atom_apart():
+    waiting = pollaczek_khinchine(EXP, "lam")
+    t = np.array([0.25, 1.0, 4.0])
+    r = invert(waiting, t, {"mu": 1.0, "lam": 0.5}, digits=10)
+    assert r.atom == pytest.approx(0.5)                        # P(W = 0) = 1 - rho
+    exact = 0.5 * 0.5 * np.exp(-0.5 * t)                       # rho (mu - lam) e^{-(mu-lam)t}
+    assert np.max(np.abs(r.value - exact)) <= 10 * r.max_error + 1e-14
+
+
+def test_m_d_1_distribution_against_erlang_formula_and_de_hoog():
+    # Erlang (1909): P(W <= t) = (1 - rho) sum_{k <= t} (lam (k - t))^k / k! e^{-lam (k - t)}
+    lam = 0.5
+
+    def exact(t):
+        return (1 - lam) * sum((lam * (k - t)) ** k / math.factorial(k)
+                               * math.exp(-lam * (k - t)) for k in range(int(t) + 1))
+
+    waiting = pollaczek_khinchine(Transform("exp(-d*s)", parameters=("d",)), "lam")
+    t = np.array([0.5, 1.5, 3.7])
+    r = invert(waiting, t, {"d": 1, "lam": lam}, what="cdf", digits=10)
+    actual = np.abs(r.value - [exact(x) for x in t])
+    # Euler does not resolve the kinks at the delays: its error is large, and stated
+    assert "de Hoog" in r.method and np.all(actual <= 10 * r.error + 1e-13)
+    assert np.all(r.error <= 10 * actual + 1e-13)
+
+
+def test_inversion_against_mpmath_de_hoog_at_forty_digits():
+    service = Transform("(2*mu/(2*mu + s))**2", parameters=("mu",))       # Erlang-2
+    waiting = pollaczek_khinchine(service, "lam")
+    r = invert(waiting, [0.7, 2.0], {"mu": 1.0, "lam": 0.8}, what="ccdf", digits=12)
+    ctx = mpmath.MPContext()
+    ctx.dps = 40
+    lam = ctx.mpf("0.8")
+
+    def ccdf(s):
+        b = (2 / (2 + s)) ** 2
+        return (1 - (1 - lam) * s / (s - lam + lam * b)) / s
+
+    oracle = [float(ctx.invertlaplace(ccdf, x, method="dehoog")) for x in (0.7, 2.0)]
+    assert np.max(np.abs(r.value - oracle)) <= 10 * r.max_error + 1e-15
+
+
+def test_what_is_not_a_transform_is_refused_with_the_check_that_failed():
+    with pytest.raises(NotATransform, match="it is 2 there"):
+        Transform("2/(1 + s)")
+    with pytest.raises(NotATransform, match="pole"):
+        Transform("1/(1 - s)").check({})
+    with pytest.raises(NotATransform, match="coefficient of z\\^0"):
+        Transform("2*exp(lam*(z - 1)) - 1", kind="pgf", parameters=("lam",)).check(
+            {"lam": 2.0})
+    # F(0) = 1, real and decreasing on s > 0, but its density 2.4 e^{-2t} - 0.2 e^{-t} < 0
+    # beyond t = ln 12
+    negative = Transform("(1 + c)*2/(2 + s) - c/(1 + s)", parameters=("c",))
+    with pytest.raises(NotATransform, match="negative mass"):
+        invert(negative, [1.0, 4.0], {"c": 0.2})
+    with pytest.raises(StabilityError, match="rho"):
+        moments(pollaczek_khinchine(EXP, "lam"), 1, {"mu": 1.0, "lam": 1.2})
+
+
+def test_bad_input_names_the_parameter():
+    with pytest.raises(InvalidParameter, match="kind"):
+        Transform("1/(1 + s)", kind="fourier")
+    with pytest.raises(InvalidParameter, match="parameters"):
+        Transform("1/(1 + s)", parameters=("s",))
+    with pytest.raises(InvalidParameter, match="transform"):
+        Transform("__import__('os')")
+    with pytest.raises(InvalidParameter, match="mu"):
+        moments(EXP, 2)
+    with pytest.raises(InvalidParameter, match="nu"):
+        moments(EXP, 2, {"mu": 1.0, "nu": 2.0})
+    with pytest.raises(InvalidParameter, match="n"):
+        moments(EXP, 0, {"mu": 1.0})
+    with pytest.raises(InvalidParameter, match="t"):
+        invert(EXP, [0.0, 1.0], {"mu": 1.0})
+    with pytest.raises(InvalidParameter, match="what"):
+        invert(EXP, [1.0], {"mu": 1.0}, what="pdf")
+    with pytest.raises(InvalidParameter, match="digits"):
+        invert(EXP, [1.0], {"mu": 1.0}, digits=80)
+    with pytest.raises(InvalidParameter, match="arrival_rate"):
+        pollaczek_khinchine(EXP, "mu")
