@@ -195,7 +195,20 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         r = invert(Transform("1/(1 + s)"), [1.0], what="ccdf", digits=8)
         return r, ["**Inversion**", "0.367879"]
 
+    def transform_outputs():
+        from symq.me.transforms.declared import DeclaredTransform, TransformOutputs
+
+        solver = DeclaredTransform("mm1", "models.mm1", {
+            "transform": "mu/(mu + s)", "operation": "waiting-time",
+            "outputs": {"EW": "moment:1"}}, ("mu", "lam"))
+        r = solver(mu=1.0, lam=0.5)
+        assert isinstance(r, TransformOutputs)
+        return r, ["**TransformOutputs**", "| `values` | EW=1 |"]      # rho/(mu - lam) = 1
+
+    from symq.me.transforms.declared import TransformOutputs
+
     return {
+        TransformOutputs: transform_outputs,
         Transform: transform,
         TransformMoments: transform_moments,
         Inversion: inversion,

@@ -1,8 +1,9 @@
 """The models of :mod:`symq.me`, declared for the registry (:mod:`symq.core.registry`).
 
 ``me-fit`` (Padé moment matching with certified nonnegativity) and ``mg1-sim`` (the M/G/1 FCFS
-simulation beside the Pollaczek-Khinchine mean).  This module is the one place that names them;
-:func:`symq.core.registry.load_domains` registers them.
+simulation beside the Pollaczek-Khinchine mean); the claims-file kind ``transform`` (a
+transform declared by its formula, :mod:`symq.me.transforms.declared`).  This module is the one
+place that names them; :func:`symq.core.registry.load_domains` registers them.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from symq.core.registry import ModelKind, ModelSpec
 
 from .mg1 import MG1_SIM
 from .model import MODEL
+from .transforms.declared import TRANSFORM
 
 __all__ = ["MODELS", "MODEL_KINDS"]
 
 #: Models of ``symq solve`` / ``symq sweep``.
 MODELS: tuple[ModelSpec, ...] = (MODEL, MG1_SIM)
 #: Kinds of model a claims file may declare.
-MODEL_KINDS: tuple[ModelKind, ...] = ()
+MODEL_KINDS: tuple[ModelKind, ...] = (TRANSFORM,)

@@ -62,7 +62,7 @@ from symq.core.result import Exactness, ResultBase
 
 from .model import NotATransform, Transform
 
-__all__ = ["Inversion", "invert", "WHAT", "DOUBLE_DIGITS"]
+__all__ = ["Inversion", "invert", "mass_at_zero", "WHAT", "DOUBLE_DIGITS"]
 
 #: What can be inverted: the density (of the part without the atom at 0), the distribution
 #: function and the tail (inverted directly, not as 1 - cdf).
@@ -143,6 +143,23 @@ def _atom(transform: Transform, lst: sp.Expr, s: sp.Symbol) -> sp.Expr:
                                    "instead") from None
         _ATOMS[key] = hit
     return hit
+
+
+def mass_at_zero(transform: Transform, values: Mapping[str, Any] | None = None) -> float:
+    r"""The atom at zero, :math:`P(X = 0) = \lim_{s\to\infty} F^*(s)` (exact limit, rounded).
+
+    Raises
+    ------
+    InvalidParameter
+        A PGF, a missing or undeclared parameter value.
+    NumericalFailure
+        sympy cannot find the limit.
+    """
+    numbers = transform.check(dict(values or {}))
+    lst = transform.lst()
+    s = next((x for x in lst.free_symbols if x.name == "s"), sp.Symbol("s", positive=True))
+    atom = _atom(transform, lst, s)
+    return float(atom.xreplace({x: numbers[x.name] for x in atom.free_symbols}))
 
 
 def _target(transform: Transform, what: str) -> tuple[sp.Expr, sp.Symbol, sp.Expr]:

@@ -1,0 +1,230 @@
+"""Transforms declared in a claims file: the model kind ``transform``.
+
+A declaration gives the formula as a paper prints it (:data:`EXAMPLE`: an Erlang-2 service law
+and its M/G/1 waiting time), what it is (``of = "lst"``, ``"mgf"`` or ``"pgf"``), optionally
+an ``operation`` that builds the transform a claim is about from it (the M/G/1 FCFS
+``waiting-time`` or ``sojourn-time`` with the arrival rate ``arrival_rate``), and ``outputs``
+read from it:
+
+* ``"moment:K"``, ``"cumulant:K"``, ``"factorial:K"`` (a PGF): exact, ``inf`` where the moment
+  does not exist;
+* ``"density:T"``, ``"cdf:T"``, ``"ccdf:T"`` at a point ``T > 0``: by numerical inversion,
+  an approximate value whose error bar is the disagreement of the two methods
+  (:mod:`symq.me.transforms.inversion`);
+* ``"atom"``: the mass at zero.
+
+Text is parsed by the safe formula parser, never evaluated.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from symq.core.approximate import Approximate
+from symq.core.claimsfile.declarations import check_keys
+from symq.core.errors import MISSING, InvalidParameter
+from symq.core.parameters import Parameter
+from symq.core.registry import ModelKind, ModelSpec
+from symq.core.result import Exactness, ResultBase
+
+from .inversion import WHAT, invert, mass_at_zero
+from .model import KINDS, Transform
+from .moments import MAX_ORDER, moments
+from .operations import pollaczek_khinchine, sojourn_time
+
+__all__ = ["TRANSFORM", "declare_transform", "KEYS", "EXAMPLE", "TransformOutputs"]
+
+OPERATIONS = ("none", "waiting-time", "sojourn-time")
+KEYS: dict[str, str] = {
+    "transform": "the formula, in s (lst), theta (mgf) or z (pgf) and the parameters",
+    "of": "what the formula is: lst (default), mgf or pgf",
+    "operation": "none (default), waiting-time or sojourn-time: the M/G/1 FCFS transform "
+                 "built from a service LST (Pollaczek-Khinchine)",
+    "arrival_rate": "the parameter that is the Poisson arrival rate of the operation (default "
+                    "lam)",
+    "outputs": "{NAME = \"moment:K\" | \"cumulant:K\" | \"factorial:K\" | \"density:T\" | "
+               "\"cdf:T\" | \"ccdf:T\" | \"atom\"}",
+    "digits": "significant digits aimed at by the inversions (default 10)",
+}
+
+EXAMPLE = '''\
+[models.me2-wait]
+kind = "transform"
+parameters = { mu = "positive", lam = "positive" }
+transform = "(2*mu/(2*mu + s))^2"
+operation = "waiting-time"
+outputs = { EW = "moment:1", EW2 = "moment:2", tail = "ccdf:2", P0 = "atom" }
+'''
+
+
+@dataclass(frozen=True)
+class TransformOutputs(ResultBase):
+    """The declared outputs of a transform at a parameter point.
+
+    Attributes
+    ----------
+    values : dict
+        Output name -> value (a float, ``inf`` for a moment that does not exist, or an
+        :class:`~symq.core.approximate.Approximate` for an inverted value).
+    transform : str
+        The transform the outputs are read from.
+    method, exactness
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("values",)
+
+    values: dict[str, Any]
+    transform: str = ""
+    method: str = "exact series at the anchor; numerical inversion by two methods"
+    exactness: Exactness = Exactness.NUMERIC
+
+    def outputs(self) -> dict[str, Any]:
+        """The declared outputs, by name."""
+        return dict(self.values)
+
+
+def _outputs(where: str, raw: Any, kind: str) -> dict[str, tuple[str, float]]:
+    if not isinstance(raw, Mapping) or not raw:
+        raise InvalidParameter(f"{where}.outputs", raw, KEYS["outputs"])
+    parsed: dict[str, tuple[str, float]] = {}
+    for name, text in raw.items():
+        at = f"{where}.outputs.{name}"
+        if not isinstance(name, str) or not name.isidentifier():
+            raise InvalidParameter(f"{where}.outputs", name, "names (letters, digits, _)")
+        if not isinstance(text, str):
+            raise InvalidParameter(at, text, KEYS["outputs"])
+        head, _, tail = text.strip().partition(":")
+        if head == "atom" and not tail and kind != "pgf":
+            parsed[name] = ("atom", 0.0)
+            continue
+        if head in ("moment", "cumulant", "factorial"):
+            if head == "factorial" and kind != "pgf":
+                raise InvalidParameter(at, text, "factorial:K for a pgf only")
+            if not tail.strip().isdigit() or not 1 <= int(tail) <= MAX_ORDER:
+                raise InvalidParameter(at, text, f"{head}:K with K in 1..{MAX_ORDER}")
+            parsed[name] = (head, float(int(tail)))
+            continue
+        if head in WHAT and kind != "pgf":
+            try:
+                point = float(tail)
+            except ValueError:
+                point = math.nan
+            if not math.isfinite(point) or point <= 0:
+                raise InvalidParameter(at, text, f"{head}:T with a number T > 0")
+            parsed[name] = (head, point)
+            continue
+        raise InvalidParameter(at, text, KEYS["outputs"] + (" (a pgf: moment, cumulant, "
+                                                            "factorial)" if kind == "pgf"
+                                                            else ""))
+    return parsed
+
+
+class DeclaredTransform:
+    """Reads the declared outputs of the transform at a parameter point."""
+
+    def __init__(self, name: str, where: str, table: Mapping[str, Any],
+                 parameters: tuple[str, ...]) -> None:
+        self.where = where
+        kind = table.get("of", "lst")
+        if kind not in KINDS:
+            raise InvalidParameter(f"{where}.of", kind, "one of " + ", ".join(KINDS))
+        operation = table.get("operation", "none")
+        if operation not in OPERATIONS:
+            raise InvalidParameter(f"{where}.operation", operation,
+                                   "one of " + ", ".join(OPERATIONS))
+        formula = table.get("transform", MISSING)
+        if not isinstance(formula, str):
+            raise InvalidParameter(f"{where}.transform", formula, KEYS["transform"])
+        rate = table.get("arrival_rate", "lam")
+        if operation != "none":
+            if kind != "lst":
+                raise InvalidParameter(f"{where}.of", kind, f"lst for operation {operation}")
+            if rate not in parameters:
+                raise InvalidParameter(f"{where}.arrival_rate", rate, "a declared parameter: "
+                                       + ", ".join(parameters))
+            own = tuple(p for p in parameters if p != rate)
+        else:
+            own = parameters
+        base = Transform(formula, kind, own, f"{where}.transform")
+        if operation == "waiting-time":
+            base = pollaczek_khinchine(base, rate)
+        elif operation == "sojourn-time":
+            base = sojourn_time(base, rate)
+        self.transform = base
+        self.outputs = _outputs(where, table.get("outputs", MISSING), kind)
+        digits = table.get("digits", 10)
+        if isinstance(digits, bool) or not isinstance(digits, int) or not 2 <= digits <= 40:
+            raise InvalidParameter(f"{where}.digits", digits, "an integer in 2..40")
+        self.digits = digits
+
+    def __call__(self, **values: Any) -> TransformOutputs:
+        params = {p: values[p] for p in self.transform.parameters if p in values}
+        found: dict[str, Any] = {}
+        orders = [int(k) for head, k in self.outputs.values()
+                  if head in ("moment", "cumulant", "factorial")]
+        table: dict[str, tuple[float, ...]] = {}
+        if orders:
+            m = moments(self.transform, max(orders), params)
+            table = {"moment": m.moments, "cumulant": m.cumulants,
+                     "factorial": m.factorial_moments}
+        for name, (head, arg) in self.outputs.items():
+            if head in table:
+                found[name] = table[head][int(arg) - 1]
+            elif head == "atom":
+                found[name] = mass_at_zero(self.transform, params)
+            else:
+                r = invert(self.transform, [arg], params, head, self.digits)
+                found[name] = Approximate(float(r.value[0]), float(r.error[0]),
+                                          f"{head} at {arg:g}: {r.method}")
+        return TransformOutputs(found, str(self.transform.expr))
+
+
+def declare_transform(name: str, table: Mapping[str, Any], parameters: tuple[Parameter, ...],
+                      where: str) -> ModelSpec:
+    """Build the model a ``kind = "transform"`` declaration describes.
+
+    Raises
+    ------
+    InvalidParameter
+        Naming ``where.key`` for an unknown or missing key, a formula that does not parse or
+        is not a transform, an unknown output or operation.
+
+    Examples
+    --------
+    >>> from symq.core.parameters import Parameter, PositiveReal
+    >>> import tomllib
+    >>> table = tomllib.loads(EXAMPLE)["models"]["me2-wait"]
+    >>> ps = tuple(Parameter(p, PositiveReal()) for p in ("mu", "lam"))
+    >>> spec = declare_transform("me2-wait", {k: v for k, v in table.items()
+    ...                          if k not in ("kind", "parameters")}, ps, "models.me2-wait")
+    >>> spec.run({"mu": 1.0, "lam": 0.5})["EW"]          # lam E S^2 / (2 (1 - rho))
+    0.75
+    """
+    check_keys(where, table, KEYS, "a transform model")
+    solver = DeclaredTransform(name, where, table, tuple(p.name for p in parameters))
+    return ModelSpec(
+        name=name,
+        summary=(f"declared transform ({solver.transform.kind}): "
+                 + ", ".join(solver.outputs)),
+        parameters=parameters,
+        solve=solver,
+        source=f"declared ({where}, kind transform)",
+        outputs=tuple(solver.outputs),
+        allow_infinite=tuple(n for n, (head, _) in solver.outputs.items()
+                             if head in ("moment", "cumulant", "factorial")),
+    )
+
+
+TRANSFORM = ModelKind(
+    kind="transform",
+    summary=("a Laplace-Stieltjes transform, MGF or PGF given by its formula (or the M/G/1 "
+             "waiting or sojourn time built from a service LST): exact moments and cumulants, "
+             "density, distribution function and tail by two inversion methods"),
+    declare=declare_transform,
+    keys=KEYS,
+    outputs=("<output>",),
+    example=EXAMPLE,
+)
