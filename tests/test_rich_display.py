@@ -207,7 +207,26 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
 
     from symq.me.transforms.declared import TransformOutputs
 
+    def gi_m1():
+        from symq.me.gg1 import GIM1Waiting, gi_m1_waiting
+
+        # Poisson arrivals: M/M/1 with sigma = rho = 1/2, E W = rho/(mu - lam) = 1
+        r = gi_m1_waiting(Transform("lam/(lam + s)", parameters=("lam",)), 1.0, {"lam": 0.5})
+        assert isinstance(r, GIM1Waiting)
+        return r, ["**GIM1Waiting**", "| `sigma` | 0.5 |", "| `EW` | 1 |"]
+
+    def gg1_refs():
+        from symq.me.gg1 import gg1_references
+
+        # M/M/1 at rho = 1/2: K_u = (1/2)(4 + 1)/(2 (1/2)) = 2.5; Marshall = E W = 1
+        return gg1_references(2.0, 4.0, 1.0, 1.0), ["| `kingman_upper` | 2.5 |",
+                                                     "| `marshall` | 1 |"]
+
+    from symq.me.gg1 import GG1References, GIM1Waiting
+
     return {
+        GIM1Waiting: gi_m1,
+        GG1References: gg1_refs,
         TransformOutputs: transform_outputs,
         Transform: transform,
         TransformMoments: transform_moments,

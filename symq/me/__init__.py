@@ -17,6 +17,8 @@ Moments and Behavior around Zero", Mathematical Problems in Engineering 2014, Ar
 * :mod:`~symq.me.fit`: try classical and extended fits over orders, keep the certified ones;
 * :mod:`~symq.me.queueing`: M/ME/1 waiting times (Pollaczek-Khinchine) and an M/G/1 Lindley
   simulator on the run core of :mod:`symq.core.simrun`;
+* :mod:`~symq.me.gg1`: the GI/G/1 queue: the exact GI/M/1 waiting time, Kingman's and
+  Marshall's bounds, Kingman's approximation, the Lindley simulation of any pair of laws;
 * :mod:`~symq.me.transforms`: transforms declared by their formula (LST, MGF, PGF): exact
   moments with their existence, inversion by two methods with the error stated, the
   Pollaczek-Khinchine transform and other exact operations;
@@ -40,6 +42,7 @@ from typing import Any
 from .certification import Certificate, Nonnegativity, certify
 from .distribution import ME, NotADistribution
 from .fit import Candidate, FitReport, NoCertifiedFit, Target, fit
+from .gg1 import GG1References, GIM1Waiting, gg1_references, gi_m1_waiting, simulate_gg1_waiting
 from .model import MODEL
 from .pade import PadeResult, moment_order, pade_fit, stieltjes_check
 from .phase_type import to_phase_type
@@ -64,4 +67,5 @@ __all__ = [
     "fit", "Target", "Candidate", "FitReport", "NoCertifiedFit",
     "mg1_waiting_time", "WaitingTime", "simulate_mg1_waiting", "WaitingTimeEstimate",
     "to_phase_type", "MODEL",
+    "gi_m1_waiting", "GIM1Waiting", "gg1_references", "GG1References", "simulate_gg1_waiting",
 ]

@@ -320,6 +320,21 @@ def simulate_mg1_waiting(sizes: object, lam: float, thresholds: Sequence[float] 
     (True, 40)
     """
     lam = real_value("lam", lam, "a positive arrival rate", lambda x: x > 0)
+    return lindley_waiting(_as_service(sizes),
+                           lambda n, generator: generator.exponential(1.0 / lam, n),
+                           1.0 / lam, 1.0, thresholds, n_jobs=n_jobs, rng=rng,
+                           n_batches=n_batches, warmup=warmup, level=level, progress=progress,
+                           queue="M/G/1")
+
+
+def lindley_waiting(law: Distribution | ServiceDraw, draw_interarrivals: ServiceDraw,
+                    mean_interarrival: float, scv_interarrival: float,
+                    thresholds: Sequence[float], *, n_jobs: int, rng: RngLike,
+                    n_batches: int, warmup: float, level: float, progress: bool,
+                    queue: str) -> WaitingTimeEstimate:
+    """The Lindley recursion of a GI/G/1 FCFS queue on the run core (the checks of
+    :func:`simulate_mg1_waiting`); the run-length rule uses the M/G/1 size scv with the same
+    variability ``(c_a^2 + c_s^2)/2``, i.e. ``c_a^2 + c_s^2 - 1``."""
     try:
         grid = np.array(thresholds, dtype=float, ndmin=1)
     except (TypeError, ValueError):
@@ -333,20 +348,24 @@ def simulate_mg1_waiting(sizes: object, lam: float, thresholds: Sequence[float] 
                    limit=lambda budget: f"at most {int(budget // per_job)}")
     require_work(_STEPS_PER_JOB * n, [("n_jobs", n, SIM_WORK_LIMIT / _STEPS_PER_JOB)],
                  what=f"{n} customers x {_STEPS_PER_JOB} steps")
-    law = _as_service(sizes)
     draw, mean = _service_draw(law)
     generator = as_generator(rng)
     services = np.asarray(draw(n, generator), dtype=float)
     if services.shape != (n,) or not np.all(np.isfinite(services)) or np.any(services < 0):
         raise InvalidParameter("sizes", "its samples", f"{n} finite nonnegative times")
+    lam = 1.0 / mean_interarrival
     load = lam * (float(services.mean()) if mean is None else mean)
     if load >= 1.0:
-        raise StabilityError(f"load rho = lam*E[S] = {load:g} must be < 1 for a stationary M/G/1 "
-                             f"queue (lam={lam:g})")
-    scv = _scv(law, services)
+        raise StabilityError(f"load rho = E[S]/E[A] = {load:g} must be < 1 for a stationary "
+                             f"{queue} queue (arrival rate {lam:g})")
+    scv = max(_scv(law, services) + scv_interarrival - 1.0, 0.0)
     require_run_length(n, load, scv, plan.n_batches,
-                       what=f"the M/G/1 queue (size scv {scv:.3g})")
-    interarrivals = generator.exponential(1.0 / lam, n)
+                       what=f"the {queue} queue (variability (c_a^2 + c_s^2)/2 = "
+                            f"{(scv + 1) / 2:.3g})")
+    interarrivals = np.asarray(draw_interarrivals(n, generator), dtype=float)
+    if interarrivals.shape != (n,) or not np.all(np.isfinite(interarrivals)) \
+            or np.any(interarrivals < 0):
+        raise InvalidParameter("interarrivals", "its samples", f"{n} finite nonnegative times")
     indicators = np.empty((grid.size, n), dtype=np.uint8)
     waits = np.empty(n)
     state = np.zeros(1)
@@ -357,7 +376,7 @@ def simulate_mg1_waiting(sizes: object, lam: float, thresholds: Sequence[float] 
         position[0] = stop
         return stop, False
 
-    run_chunked(step, n, progress=progress, desc="M/G/1 Lindley", unit="job")
+    run_chunked(step, n, progress=progress, desc=f"{queue} Lindley", unit="job")
 
     def estimate(samples: np.ndarray) -> ConfidenceInterval:
         return analyse_series(samples, plan.n_batches, plan.level, run_length=n, unit="customers")
