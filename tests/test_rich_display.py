@@ -222,9 +222,19 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         return gg1_references(2.0, 4.0, 1.0, 1.0), ["| `kingman_upper` | 2.5 |",
                                                      "| `marshall` | 1 |"]
 
+    def gg1_outputs():
+        from symq.me.gg1_declared import DeclaredGG1
+
+        # M/M/1 declared by its two transforms: sigma = rho = 1/2, E W = 1
+        r = DeclaredGG1("models.mm1", {"interarrival": "lam/(lam + s)", "service_rate": "mu"},
+                        ("lam", "mu"))(lam=0.5, mu=1.0)
+        return r, ["**GG1Outputs**", "| `sigma` | 0.5 |", "| `EW` | 1 |"]
+
     from symq.me.gg1 import GG1References, GIM1Waiting
+    from symq.me.gg1_declared import GG1Outputs
 
     return {
+        GG1Outputs: gg1_outputs,
         GIM1Waiting: gi_m1,
         GG1References: gg1_refs,
         TransformOutputs: transform_outputs,

@@ -127,7 +127,8 @@ class Transform(MarkdownDisplay):
         anchor = _ANCHOR[self.kind]
         at = self._anchor_value
         # undecided, or depending on the parameters: checked again when they are bound
-        if at is not None and at.is_number and sp.simplify(at - 1) != 0:
+        if at is not None and at.is_number and (
+                abs(complex(at) - 1) > 1e-12 if at.has(sp.Float) else sp.simplify(at - 1) != 0):
             raise NotATransform(self.name, str(self.expr), f"a {_WHAT[self.kind]} (equal to 1 "
                                 f"at {VARIABLES[self.kind]} = {anchor})",
                                 f"it is {at} there")
