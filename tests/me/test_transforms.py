@@ -188,3 +188,34 @@ def test_bad_input_names_the_parameter():
         invert(EXP, [1.0], {"mu": 1.0}, digits=80)
     with pytest.raises(InvalidParameter, match="arrival_rate"):
         pollaczek_khinchine(EXP, "mu")
+
+
+def test_busy_period_moments_from_takacs_equation_match_the_m_m_1_closed_form():
+    from symq.me.transforms.busy_period import busy_period_moments
+
+    # the M/M/1 busy period's LST is known in closed form (Kleinrock 1975, eq. (5.141)):
+    # (lam + mu + s - sqrt((lam + mu + s)^2 - 4 lam mu)) / (2 lam); its series against
+    # Takacs' recursion on the exponential service transform
+    closed = Transform("(lam + mu + s - sqrt((lam + mu + s)^2 - 4*lam*mu))/(2*lam)",
+                       parameters=("lam", "mu"))
+    values = {"lam": 0.6, "mu": 1.0}
+    by_series = moments(closed, 5, values).moments
+    by_takacs = busy_period_moments(EXP, "lam", 5, values).moments
+    assert by_takacs == pytest.approx(by_series, rel=1e-12)
+
+
+def test_busy_period_moments_are_takacs_formulas_for_deterministic_service():
+    from symq.me.transforms.busy_period import busy_period_moments
+
+    lam, d = 0.7, 1.0
+    rho = lam * d
+    m = busy_period_moments(Transform("exp(-d*s)", parameters=("d",)), "lam", 3,
+                            {"d": d, "lam": lam}).moments
+    # Takacs (1962): E B = E S/(1 - rho), E B^2 = E S^2/(1 - rho)^3,
+    # E B^3 = E S^3/(1 - rho)^4 + 3 lam (E S^2)^2/(1 - rho)^5
+    assert m == pytest.approx([d / (1 - rho), d ** 2 / (1 - rho) ** 3,
+                               d ** 3 / (1 - rho) ** 4 + 3 * lam * d ** 4 / (1 - rho) ** 5],
+                              rel=1e-12)
+    with pytest.raises(StabilityError, match="busy period"):
+        busy_period_moments(Transform("exp(-d*s)", parameters=("d",)), "lam", 2,
+                            {"d": 1.0, "lam": 1.0})

@@ -8,9 +8,13 @@ generating functions; their moments, cumulants and numerical inversion.
   inversion methods (Abate-Whitt's unified Euler and the fixed Talbot contour), their
   disagreement stated as the error;
 * :mod:`~symq.me.transforms.operations`: transforms built from others (Pollaczek-Khinchine,
-  convolution, mixture).
+  convolution, mixture);
+* :mod:`~symq.me.transforms.busy_period`: the M/G/1 busy period's moments from Takács'
+  functional equation, exactly;
+* :mod:`~symq.me.transforms.declared`: the claims-file kind ``transform``.
 """
 
+from .busy_period import busy_period_moments
 from .inversion import Inversion, invert
 from .model import KINDS, NotATransform, Transform
 from .moments import TransformMoments, moment_expressions, moments
@@ -18,4 +22,4 @@ from .operations import convolve, mixture, pollaczek_khinchine, sojourn_time
 
 __all__ = ["Transform", "KINDS", "NotATransform", "moments", "moment_expressions",
            "TransformMoments", "invert", "Inversion", "convolve", "mixture",
-           "pollaczek_khinchine", "sojourn_time"]
+           "pollaczek_khinchine", "sojourn_time", "busy_period_moments"]

@@ -30,6 +30,7 @@ from symq.core.parameters import Parameter
 from symq.core.registry import ModelKind, ModelSpec
 from symq.core.result import Exactness, ResultBase
 
+from .busy_period import busy_period_moments
 from .inversion import WHAT, invert, mass_at_zero
 from .model import KINDS, Transform
 from .moments import MAX_ORDER, moments
@@ -37,12 +38,13 @@ from .operations import pollaczek_khinchine, sojourn_time
 
 __all__ = ["TRANSFORM", "declare_transform", "KEYS", "EXAMPLE", "TransformOutputs"]
 
-OPERATIONS = ("none", "waiting-time", "sojourn-time")
+OPERATIONS = ("none", "waiting-time", "sojourn-time", "busy-period")
 KEYS: dict[str, str] = {
     "transform": "the formula, in s (lst), theta (mgf) or z (pgf) and the parameters",
     "of": "what the formula is: lst (default), mgf or pgf",
     "operation": "none (default), waiting-time or sojourn-time: the M/G/1 FCFS transform "
-                 "built from a service LST (Pollaczek-Khinchine)",
+                 "built from a service LST (Pollaczek-Khinchine); busy-period: the M/G/1 busy "
+                 "period (Takacs' equation; moments and cumulants only)",
     "arrival_rate": "the parameter that is the Poisson arrival rate of the operation (default "
                     "lam)",
     "outputs": "{NAME = \"moment:K\" | \"cumulant:K\" | \"factorial:K\" | \"density:T\" | "
@@ -149,12 +151,21 @@ class DeclaredTransform:
         else:
             own = parameters
         base = Transform(formula, kind, own, f"{where}.transform")
+        self.busy_rate = rate if operation == "busy-period" else None
         if operation == "waiting-time":
             base = pollaczek_khinchine(base, rate)
         elif operation == "sojourn-time":
             base = sojourn_time(base, rate)
         self.transform = base
         self.outputs = _outputs(where, table.get("outputs", MISSING), kind)
+        if self.busy_rate is not None:
+            for out, (head, _) in self.outputs.items():
+                if head not in ("moment", "cumulant"):
+                    raise InvalidParameter(f"{where}.outputs.{out}", head, "moment:K or "
+                                           "cumulant:K for operation busy-period",
+                                           "Takacs' equation gives the busy period's moments "
+                                           "exactly; its transform has no closed form to "
+                                           "invert")
         digits = table.get("digits", 10)
         if isinstance(digits, bool) or not isinstance(digits, int) or not 2 <= digits <= 40:
             raise InvalidParameter(f"{where}.digits", digits, "an integer in 2..40")
@@ -166,7 +177,11 @@ class DeclaredTransform:
         orders = [int(k) for head, k in self.outputs.values()
                   if head in ("moment", "cumulant", "factorial")]
         table: dict[str, tuple[float, ...]] = {}
-        if orders:
+        if orders and self.busy_rate is not None:
+            m = busy_period_moments(self.transform, self.busy_rate, max(orders),
+                                    {**params, self.busy_rate: values[self.busy_rate]})
+            table = {"moment": m.moments, "cumulant": m.cumulants}
+        elif orders:
             m = moments(self.transform, max(orders), params)
             table = {"moment": m.moments, "cumulant": m.cumulants,
                      "factorial": m.factorial_moments}
