@@ -222,6 +222,14 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         return gg1_references(2.0, 4.0, 1.0, 1.0), ["| `kingman_upper` | 2.5 |",
                                                      "| `marshall` | 1 |"]
 
+    def tails():
+        from symq.me.transforms import pollaczek_khinchine, tail_asymptotics
+
+        # M/M/1 waiting time: P(W > t) = rho exp(-(mu - lam) t), rho = 1/2, decay 1/2
+        w = pollaczek_khinchine(Transform("mu/(mu + s)", parameters=("mu",)), "lam")
+        r = tail_asymptotics(w, {"mu": 1.0, "lam": 0.5})
+        return r, ["**TailAsymptotics**", "| `decay` | 0.5 |", "| `ccdf_prefactor` | 0.5 |"]
+
     def gg1_outputs():
         from symq.me.gg1_declared import DeclaredGG1
 
@@ -232,8 +240,10 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
 
     from symq.me.gg1 import GG1References, GIM1Waiting
     from symq.me.gg1_declared import GG1Outputs
+    from symq.me.transforms import TailAsymptotics
 
     return {
+        TailAsymptotics: tails,
         GG1Outputs: gg1_outputs,
         GIM1Waiting: gi_m1,
         GG1References: gg1_refs,

@@ -219,3 +219,35 @@ def test_busy_period_moments_are_takacs_formulas_for_deterministic_service():
     with pytest.raises(StabilityError, match="busy period"):
         busy_period_moments(Transform("exp(-d*s)", parameters=("d",)), "lam", 2,
                             {"d": 1.0, "lam": 1.0})
+
+
+def test_tail_asymptotics_from_the_dominant_pole():
+    from symq.me.transforms.tails import tail_asymptotics
+
+    # M/D/1 (Cramer-Lundberg): eta solves exp(eta d) = 1 + eta/lam, and
+    # P(W > t) ~ C exp(-eta t), C = (1 - rho)/(lam d exp(eta d) - 1)
+    lam = 0.5
+    ctx = mpmath.MPContext()
+    ctx.dps = 30
+    eta = ctx.findroot(lambda x: ctx.exp(x) - 1 - x / lam, 1.0)
+    c = (1 - lam) / (lam * ctx.exp(eta) - 1)
+    waiting = pollaczek_khinchine(Transform("exp(-d*s)", parameters=("d",)), "lam")
+    r = tail_asymptotics(waiting, {"d": 1.0, "lam": lam})
+    assert r.order == 1 and not r.oscillating
+    assert r.decay == pytest.approx(float(eta), rel=1e-12)
+    assert r.ccdf_prefactor == pytest.approx(float(c), rel=1e-10)
+    assert all(abs(x - 1) < 1e-2 for x in r.check_ratio)
+    # Erlang-2 of rate 2: density 4 t exp(-2t), a double pole at -2
+    e2 = tail_asymptotics(Transform("(2*mu/(2*mu + s))^2", parameters=("mu",)), {"mu": 1.0})
+    assert (e2.order, e2.decay) == (2, pytest.approx(2.0, rel=1e-12))
+    assert e2.density_prefactor == pytest.approx(4.0, rel=1e-9)
+
+
+def test_a_branch_point_is_not_reported_as_a_pole():
+    from symq.core.errors import NumericalFailure
+    from symq.me.transforms.tails import tail_asymptotics
+
+    busy = Transform("(lam + mu + s - sqrt((lam + mu + s)^2 - 4*lam*mu))/(2*lam)",
+                     parameters=("lam", "mu"))
+    with pytest.raises(NumericalFailure, match="branch point|no pole"):
+        tail_asymptotics(busy, {"lam": 0.5, "mu": 1.0})

@@ -11,6 +11,7 @@ generating functions; their moments, cumulants and numerical inversion.
   convolution, mixture);
 * :mod:`~symq.me.transforms.busy_period`: the M/G/1 busy period's moments from Takács'
   functional equation, exactly;
+* :mod:`~symq.me.transforms.tails`: the exponential tail from the dominant pole;
 * :mod:`~symq.me.transforms.declared`: the claims-file kind ``transform``.
 """
 
@@ -19,7 +20,9 @@ from .inversion import Inversion, invert
 from .model import KINDS, NotATransform, Transform
 from .moments import TransformMoments, moment_expressions, moments
 from .operations import convolve, mixture, pollaczek_khinchine, sojourn_time
+from .tails import TailAsymptotics, tail_asymptotics
 
 __all__ = ["Transform", "KINDS", "NotATransform", "moments", "moment_expressions",
            "TransformMoments", "invert", "Inversion", "convolve", "mixture",
-           "pollaczek_khinchine", "sojourn_time", "busy_period_moments"]
+           "pollaczek_khinchine", "sojourn_time", "busy_period_moments", "tail_asymptotics",
+           "TailAsymptotics"]

@@ -1,4 +1,4 @@
-"""Transforms declared in a claims file: the model kind ``transform``.
+r"""Transforms declared in a claims file: the model kind ``transform``.
 
 A declaration gives the formula as a paper prints it (:data:`EXAMPLE`: an Erlang-2 service law
 and its M/G/1 waiting time), what it is (``of = "lst"``, ``"mgf"`` or ``"pgf"``), optionally
@@ -11,7 +11,10 @@ read from it:
 * ``"density:T"``, ``"cdf:T"``, ``"ccdf:T"`` at a point ``T > 0``: by numerical inversion,
   an approximate value whose error bar is the disagreement of the two methods
   (:mod:`symq.me.transforms.inversion`);
-* ``"atom"``: the mass at zero.
+* ``"atom"``: the mass at zero;
+* ``"decay"``, ``"tail_prefactor"``: :math:`\eta` and :math:`C` of the tail
+  :math:`P(X > t) \sim C e^{-\eta t}` from the dominant pole
+  (:mod:`symq.me.transforms.tails`).
 
 Text is parsed by the safe formula parser, never evaluated.
 """
@@ -35,6 +38,7 @@ from .inversion import WHAT, invert, mass_at_zero
 from .model import KINDS, Transform
 from .moments import MAX_ORDER, moments
 from .operations import pollaczek_khinchine, sojourn_time
+from .tails import TailAsymptotics, tail_asymptotics
 
 __all__ = ["TRANSFORM", "declare_transform", "KEYS", "EXAMPLE", "TransformOutputs"]
 
@@ -48,7 +52,7 @@ KEYS: dict[str, str] = {
     "arrival_rate": "the parameter that is the Poisson arrival rate of the operation (default "
                     "lam)",
     "outputs": "{NAME = \"moment:K\" | \"cumulant:K\" | \"factorial:K\" | \"density:T\" | "
-               "\"cdf:T\" | \"ccdf:T\" | \"atom\"}",
+               "\"cdf:T\" | \"ccdf:T\" | \"atom\" | \"decay\" | \"tail_prefactor\"}",
     "digits": "significant digits aimed at by the inversions (default 10)",
 }
 
@@ -99,8 +103,8 @@ def _outputs(where: str, raw: Any, kind: str) -> dict[str, tuple[str, float]]:
         if not isinstance(text, str):
             raise InvalidParameter(at, text, KEYS["outputs"])
         head, _, tail = text.strip().partition(":")
-        if head == "atom" and not tail and kind != "pgf":
-            parsed[name] = ("atom", 0.0)
+        if head in ("atom", "decay", "tail_prefactor") and not tail and kind != "pgf":
+            parsed[name] = (head, 0.0)
             continue
         if head in ("moment", "cumulant", "factorial"):
             if head == "factorial" and kind != "pgf":
@@ -177,6 +181,7 @@ class DeclaredTransform:
         orders = [int(k) for head, k in self.outputs.values()
                   if head in ("moment", "cumulant", "factorial")]
         table: dict[str, tuple[float, ...]] = {}
+        tail: TailAsymptotics | None = None
         if orders and self.busy_rate is not None:
             m = busy_period_moments(self.transform, self.busy_rate, max(orders),
                                     {**params, self.busy_rate: values[self.busy_rate]})
@@ -190,6 +195,10 @@ class DeclaredTransform:
                 found[name] = table[head][int(arg) - 1]
             elif head == "atom":
                 found[name] = mass_at_zero(self.transform, params)
+            elif head in ("decay", "tail_prefactor"):
+                if tail is None:
+                    tail = tail_asymptotics(self.transform, params)
+                found[name] = tail.decay if head == "decay" else tail.ccdf_prefactor
             else:
                 r = invert(self.transform, [arg], params, head, self.digits)
                 found[name] = Approximate(float(r.value[0]), float(r.error[0]),
