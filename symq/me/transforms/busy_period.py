@@ -43,7 +43,13 @@ from sympy.polys.constructor import construct_domain
 from symq.core.errors import InvalidParameter, StabilityError
 
 from .model import Transform, exact_value
-from .moments import MAX_ORDER, TransformMoments, _cumulants, _number, moment_expressions
+from .moments import (
+    MAX_ORDER,
+    TransformMoments,
+    cumulants_from_moments,
+    moment_expressions,
+    rounded,
+)
 
 __all__ = ["busy_period_moments", "busy_period_expressions"]
 
@@ -129,14 +135,14 @@ def busy_period_moments(service: Transform, arrival_rate: str = "lam", n: int = 
     service.check({k: v for k, v in values.items() if k != arrival_rate})
     exact = {sp.Symbol(k, positive=True): exact_value(k, v) for k, v in values.items()}
     mean = moment_expressions(service, 1)[0][0]
-    rho = _number(exact[sp.Symbol(arrival_rate, positive=True)]
+    rho = rounded(exact[sp.Symbol(arrival_rate, positive=True)]
                   * mean.xreplace({x: exact[sp.Symbol(x.name, positive=True)]
                                    for x in mean.free_symbols}))
     if rho >= 1.0:
         raise StabilityError(f"load rho = {arrival_rate} E[S] = {rho:.6g} must be < 1 for a "
                              "finite busy period")
-    numbers = [_number(e.xreplace({x: exact[sp.Symbol(x.name, positive=True)]
+    numbers = [rounded(e.xreplace({x: exact[sp.Symbol(x.name, positive=True)]
                                    for x in e.free_symbols})) for e in exprs]
-    return TransformMoments(tuple(numbers), _cumulants(numbers), (),
+    return TransformMoments(tuple(numbers), cumulants_from_moments(numbers), (),
                             tuple(str(e) for e in exprs), None, "", "lst",
                             "Takacs' equation: power series to order n (exact)")

@@ -41,7 +41,8 @@ from symq.core.result import Exactness, ResultBase
 
 from .model import Transform, exact_value
 
-__all__ = ["TransformMoments", "moments", "moment_expressions", "MAX_ORDER"]
+__all__ = ["TransformMoments", "moments", "moment_expressions", "MAX_ORDER",
+           "cumulants_from_moments", "rounded"]
 
 #: The highest moment order derived (the series' cost grows quickly with it).
 MAX_ORDER = 20
@@ -261,23 +262,23 @@ def moments(transform: Transform, n: int = 4, values: Mapping[str, Any] | None =
     # exact rationals in, exact values out (the expanded rational functions cancel badly in
     # floating point: the 10th M/M/1 moment lost 9 digits), then rounded once
     subs = {transform.symbols[p]: exact_values[p] for p in used}
-    evaluated = [_number(e.xreplace(subs)) for e in all_exprs]
+    evaluated = [rounded(e.xreplace(subs)) for e in all_exprs]
     finite = [math.inf if first is not None and k >= first else evaluated[k - 1]
               for k in range(1, len(all_exprs) + 1)]
     raw = finite[:n]
     factorial = tuple(finite[n:]) if transform.kind == "pgf" else ()
-    return TransformMoments(tuple(raw), _cumulants(raw), factorial,
+    return TransformMoments(tuple(raw), cumulants_from_moments(raw), factorial,
                             tuple(str(e) for e in exprs), first, reason, transform.kind)
 
 
-def _number(value: sp.Expr) -> float:
+def rounded(value: sp.Expr) -> float:
     """An exact value rounded once to a float (evaluated at 30 digits where not rational)."""
     if value.is_Rational:
         return float(value)
     return float(sp.N(value, 30))
 
 
-def _cumulants(m: list[float]) -> tuple[float, ...]:
+def cumulants_from_moments(m: list[float]) -> tuple[float, ...]:
     """Cumulants from raw moments (``nan`` from the first infinite moment on)."""
     kappa: list[float] = []
     for n in range(1, len(m) + 1):
