@@ -222,6 +222,13 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         return gg1_references(2.0, 4.0, 1.0, 1.0), ["| `kingman_upper` | 2.5 |",
                                                      "| `marshall` | 1 |"]
 
+    def transform_fit():
+        from symq.me.transforms import fit_transform
+
+        # Erlang(2, rate 2): the fit is the law itself, order 2, certified
+        r = fit_transform(Transform("(2/(2 + s))^2"), order_max=2)
+        return r, ["**TransformFit**", "| `order` | 2 |", "NONNEGATIVE"]
+
     def tails():
         from symq.me.transforms import pollaczek_khinchine, tail_asymptotics
 
@@ -240,9 +247,10 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
 
     from symq.me.gg1 import GG1References, GIM1Waiting
     from symq.me.gg1_declared import GG1Outputs
-    from symq.me.transforms import TailAsymptotics
+    from symq.me.transforms import TailAsymptotics, TransformFit
 
     return {
+        TransformFit: transform_fit,
         TailAsymptotics: tails,
         GG1Outputs: gg1_outputs,
         GIM1Waiting: gi_m1,

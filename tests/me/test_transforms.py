@@ -251,3 +251,23 @@ def test_a_branch_point_is_not_reported_as_a_pole():
                      parameters=("lam", "mu"))
     with pytest.raises(NumericalFailure, match="branch point|no pole"):
         tail_asymptotics(busy, {"lam": 0.5, "mu": 1.0})
+
+
+S = sp.Symbol("s")
+
+
+@pytest.mark.parametrize("formula, values, atom, expected", [
+    ("(2/(2 + s))^2", {}, 0.0, 4 / (S + 2) ** 2),                          # Erlang(2, 2)
+    ("0.9*1.8/(1.8 + s) + 0.1*0.2/(0.2 + s)", {}, 0.0,                      # H2, exactly
+     sp.Rational(81, 50) / (S + sp.Rational(9, 5)) + sp.Rational(1, 50) / (S + sp.Rational(1, 5))),
+    ("(1 - lam/mu)*s/(s - lam + lam*mu/(mu + s))", {"mu": 1, "lam": 0.5}, 0.5,
+     sp.Rational(1, 2) / (S + sp.Rational(1, 2))),  # M/M/1 wait: atom 1 - rho, then Exp(1/2)
+])
+def test_certified_me_fit_recovers_the_law_of_the_transform(formula, values, atom, expected):
+    from symq.me.transforms.fitting import fit_transform
+
+    r = fit_transform(Transform(formula, parameters=tuple(values)), values, order_max=3)
+    assert r.status == "NONNEGATIVE" and r.atom == pytest.approx(atom) and not r.unmatched
+    got = r.me.lst.expr
+    got = got.xreplace({x: S for x in got.free_symbols})
+    assert sp.simplify(got - expected) == 0

@@ -12,10 +12,12 @@ generating functions; their moments, cumulants and numerical inversion.
 * :mod:`~symq.me.transforms.busy_period`: the M/G/1 busy period's moments from Takács'
   functional equation, exactly;
 * :mod:`~symq.me.transforms.tails`: the exponential tail from the dominant pole;
+* :mod:`~symq.me.transforms.fitting`: a certified ME fit of the law (:func:`symq.me.fit`);
 * :mod:`~symq.me.transforms.declared`: the claims-file kind ``transform``.
 """
 
 from .busy_period import busy_period_moments
+from .fitting import TransformFit, fit_transform
 from .inversion import Inversion, invert
 from .model import KINDS, NotATransform, Transform
 from .moments import TransformMoments, moment_expressions, moments
@@ -25,4 +27,4 @@ from .tails import TailAsymptotics, tail_asymptotics
 __all__ = ["Transform", "KINDS", "NotATransform", "moments", "moment_expressions",
            "TransformMoments", "invert", "Inversion", "convolve", "mixture",
            "pollaczek_khinchine", "sojourn_time", "busy_period_moments", "tail_asymptotics",
-           "TailAsymptotics"]
+           "TailAsymptotics", "fit_transform", "TransformFit"]
