@@ -271,3 +271,20 @@ def test_certified_me_fit_recovers_the_law_of_the_transform(formula, values, ato
     got = r.me.lst.expr
     got = got.xreplace({x: S for x in got.free_symbols})
     assert sp.simplify(got - expected) == 0
+
+
+def test_queue_length_pgf_gives_the_geometric_m_m_1_law_and_erlang_s_m_d_1_p1():
+    from symq.me.transforms import probabilities, queue_length
+
+    mm1 = queue_length(EXP, "lam")
+    p = probabilities(mm1, 6, {"mu": 1.0, "lam": 0.4})
+    assert p == pytest.approx([0.6 * 0.4 ** k for k in range(7)], rel=1e-13)
+    md1 = queue_length(Transform("exp(-d*s)", parameters=("d",)), "lam")
+    rho = 0.7
+    p0, p1, p2 = probabilities(md1, 2, {"d": 1.0, "lam": rho})
+    # Erlang / Prabhu: P1 = (1 - rho)(e^rho - 1), P2 = (1 - rho)(e^{2 rho} - e^rho (1 + rho))
+    assert (p0, p1) == (pytest.approx(1 - rho), pytest.approx((1 - rho) * (math.exp(rho) - 1)))
+    assert p2 == pytest.approx((1 - rho) * (math.exp(2 * rho) - math.exp(rho) * (1 + rho)),
+                               rel=1e-12)
+    with pytest.raises(InvalidParameter, match="kind"):
+        probabilities(EXP, 2, {"mu": 1.0})

@@ -7,7 +7,7 @@ an ``operation`` that builds the transform a claim is about from it (the M/G/1 F
 read from it:
 
 * ``"moment:K"``, ``"cumulant:K"``, ``"factorial:K"`` (a PGF): exact, ``inf`` where the moment
-  does not exist;
+  does not exist; ``"prob:N"`` (a PGF): :math:`P(N = n)`, exact;
 * ``"density:T"``, ``"cdf:T"``, ``"ccdf:T"`` at a point ``T > 0``: by numerical inversion,
   an approximate value whose error bar is the disagreement of the two methods
   (:mod:`symq.me.transforms.inversion`);
@@ -36,23 +36,25 @@ from symq.core.result import Exactness, ResultBase
 from .busy_period import busy_period_moments
 from .inversion import WHAT, invert, mass_at_zero
 from .model import KINDS, Transform
-from .moments import MAX_ORDER, moments
-from .operations import pollaczek_khinchine, sojourn_time
+from .moments import MAX_ORDER, moments, probabilities
+from .operations import pollaczek_khinchine, queue_length, sojourn_time
 from .tails import TailAsymptotics, tail_asymptotics
 
 __all__ = ["TRANSFORM", "declare_transform", "KEYS", "EXAMPLE", "TransformOutputs"]
 
-OPERATIONS = ("none", "waiting-time", "sojourn-time", "busy-period")
+OPERATIONS = ("none", "waiting-time", "sojourn-time", "busy-period", "queue-length")
 KEYS: dict[str, str] = {
     "transform": "the formula, in s (lst), theta (mgf) or z (pgf) and the parameters",
     "of": "what the formula is: lst (default), mgf or pgf",
     "operation": "none (default), waiting-time or sojourn-time: the M/G/1 FCFS transform "
                  "built from a service LST (Pollaczek-Khinchine); busy-period: the M/G/1 busy "
-                 "period (Takacs' equation; moments and cumulants only)",
+                 "period (Takacs' equation; moments and cumulants only); queue-length: the "
+                 "PGF of the M/G/1 number in system",
     "arrival_rate": "the parameter that is the Poisson arrival rate of the operation (default "
                     "lam)",
-    "outputs": "{NAME = \"moment:K\" | \"cumulant:K\" | \"factorial:K\" | \"density:T\" | "
-               "\"cdf:T\" | \"ccdf:T\" | \"atom\" | \"decay\" | \"tail_prefactor\"}",
+    "outputs": "{NAME = \"moment:K\" | \"cumulant:K\" | \"factorial:K\" | \"prob:N\" | "
+               "\"density:T\" | \"cdf:T\" | \"ccdf:T\" | \"atom\" | \"decay\" | "
+               "\"tail_prefactor\"}",
     "digits": "significant digits aimed at by the inversions (default 10)",
 }
 
@@ -106,9 +108,12 @@ def _outputs(where: str, raw: Any, kind: str) -> dict[str, tuple[str, float]]:
         if head in ("atom", "decay", "tail_prefactor") and not tail and kind != "pgf":
             parsed[name] = (head, 0.0)
             continue
-        if head in ("moment", "cumulant", "factorial"):
-            if head == "factorial" and kind != "pgf":
-                raise InvalidParameter(at, text, "factorial:K for a pgf only")
+        if head in ("moment", "cumulant", "factorial", "prob"):
+            if head in ("factorial", "prob") and kind != "pgf":
+                raise InvalidParameter(at, text, f"{head}:K for a pgf only")
+            if head == "prob" and tail.strip().isdigit():
+                parsed[name] = (head, float(int(tail)))
+                continue
             if not tail.strip().isdigit() or not 1 <= int(tail) <= MAX_ORDER:
                 raise InvalidParameter(at, text, f"{head}:K with K in 1..{MAX_ORDER}")
             parsed[name] = (head, float(int(tail)))
@@ -160,8 +165,10 @@ class DeclaredTransform:
             base = pollaczek_khinchine(base, rate)
         elif operation == "sojourn-time":
             base = sojourn_time(base, rate)
+        elif operation == "queue-length":
+            base = queue_length(base, rate)
         self.transform = base
-        self.outputs = _outputs(where, table.get("outputs", MISSING), kind)
+        self.outputs = _outputs(where, table.get("outputs", MISSING), base.kind)
         if self.busy_rate is not None:
             for out, (head, _) in self.outputs.items():
                 if head not in ("moment", "cumulant"):
@@ -190,9 +197,12 @@ class DeclaredTransform:
             m = moments(self.transform, max(orders), params)
             table = {"moment": m.moments, "cumulant": m.cumulants,
                      "factorial": m.factorial_moments}
+        counts = [int(k) for head, k in self.outputs.values() if head == "prob"]
+        if counts:
+            table["prob"] = probabilities(self.transform, max(counts), params)
         for name, (head, arg) in self.outputs.items():
-            if head in table:
-                found[name] = table[head][int(arg) - 1]
+            if head in table:          # probabilities from P(N = 0); moments from order 1
+                found[name] = table[head][int(arg) - (head != "prob")]
             elif head == "atom":
                 found[name] = mass_at_zero(self.transform, params)
             elif head in ("decay", "tail_prefactor"):

@@ -41,7 +41,7 @@ from symq.core.result import Exactness, ResultBase
 
 from .model import Transform, exact_value
 
-__all__ = ["TransformMoments", "moments", "moment_expressions", "MAX_ORDER",
+__all__ = ["TransformMoments", "moments", "moment_expressions", "probabilities", "MAX_ORDER",
            "cumulants_from_moments", "rounded"]
 
 #: The highest moment order derived (the series' cost grows quickly with it).
@@ -269,6 +269,44 @@ def moments(transform: Transform, n: int = 4, values: Mapping[str, Any] | None =
     factorial = tuple(finite[n:]) if transform.kind == "pgf" else ()
     return TransformMoments(tuple(raw), cumulants_from_moments(raw), factorial,
                             tuple(str(e) for e in exprs), first, reason, transform.kind)
+
+
+def probabilities(transform: Transform, n: int = 10,
+                  values: Mapping[str, Any] | None = None) -> tuple[float, ...]:
+    """``P(N = 0), ..., P(N = n)`` of the law of a PGF: its Taylor coefficients at ``z = 0``,
+    exactly (power-series division as for moments), rounded once.
+
+    Raises
+    ------
+    InvalidParameter
+        Not a PGF, ``n`` outside ``0..4 MAX_ORDER``, a missing parameter value.
+    NumericalFailure
+        No series at 0, or a coefficient outside ``[0, 1]`` (not a PGF at these values).
+
+    Examples
+    --------
+    >>> poisson = Transform("exp(lam*(z - 1))", kind="pgf", parameters=("lam",))
+    >>> [round(p, 12) for p in probabilities(poisson, 2, {"lam": 1})]   # e^-1 / k!
+    [0.367879441171, 0.367879441171, 0.183939720586]
+    """
+    if transform.kind != "pgf":
+        raise InvalidParameter("kind", transform.kind, "pgf for probabilities")
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 4 * MAX_ORDER:
+        raise InvalidParameter("n", n, f"an integer in 0..{4 * MAX_ORDER}")
+    values = dict(values or {})
+    transform.check(values)
+    exact = {transform.symbols[k]: exact_value(k, v) for k, v in values.items()
+             if k in transform.symbols}
+    expr = transform.expr.xreplace(exact)
+    coefficients, bad = _taylor(expr, transform.variable, n)
+    if bad is not None:
+        raise NumericalFailure(f"{transform.expr} is not analytic at z = 0 ({bad[1]})")
+    out = tuple(rounded(coefficients[k]) for k in range(n + 1))
+    for k, p in enumerate(out):
+        if not -1e-12 <= p <= 1 + 1e-12:
+            raise NumericalFailure(f"P(N = {k}) = {p:.6g} from {transform.expr}: not a "
+                                   "probability")
+    return tuple(min(max(p, 0.0), 1.0) for p in out)
 
 
 def rounded(value: sp.Expr) -> float:

@@ -12,7 +12,10 @@ r"""Transforms built from others by operations that keep the algebra exact.
       \rho = \lambda E[S] < 1
 
   (Kleinrock 1975, *Queueing Systems* I, eq. (5.105)), with the stability condition carried by
-  the result, and its sojourn time :math:`T^* = W^* B^*`.
+  the result, and its sojourn time :math:`T^* = W^* B^*`;
+* :func:`queue_length`: the PGF of the number in an M/G/1 system (at departures, arrivals and
+  in time alike), :math:`\Pi(z) = (1-\rho)(1-z)B^*(\lambda(1-z))/(B^*(\lambda(1-z)) - z)`
+  (the Pollaczek-Khinchine transform equation, Kleinrock 1975, eq. (5.86)).
 
 Each result is a :class:`~symq.me.transforms.model.Transform` whose parameters are the union
 of the operands'; a parameter of one name in both operands is one parameter.
@@ -37,7 +40,7 @@ from symq.core.errors import InvalidParameter
 from .model import Transform
 from .moments import moment_expressions
 
-__all__ = ["convolve", "mixture", "pollaczek_khinchine", "sojourn_time"]
+__all__ = ["convolve", "mixture", "pollaczek_khinchine", "sojourn_time", "queue_length"]
 
 
 def _joined(first: Transform, second: Transform, what: str) -> tuple[str, ...]:
@@ -134,6 +137,20 @@ def pollaczek_khinchine(service: Transform, arrival_rate: str = "lam") -> Transf
     return Transform(expr, "lst", service.parameters + (arrival_rate,),
                      f"M/G/1 waiting time ({service.name})",
                      _conditions(service) + ((1 - rho, "stability (rho = lam E[S] < 1)"),))
+
+
+def queue_length(service: Transform, arrival_rate: str = "lam") -> Transform:
+    r"""The M/G/1 number-in-system PGF from the service LST (module docstring); the
+    condition :math:`1 - \lambda E[S] > 0` is carried as with :func:`pollaczek_khinchine`."""
+    waiting = pollaczek_khinchine(service, arrival_rate)       # the checks and the condition
+    z = sp.Symbol("z", positive=True)
+    lam = sp.Symbol(arrival_rate, positive=True)
+    B = _in_terms_of(service, sp.Symbol("s", positive=True)).xreplace(
+        {sp.Symbol("s", positive=True): lam * (1 - z)})
+    (condition, text), = waiting.conditions[-1:]
+    expr = condition * (1 - z) * B / (B - z)
+    return Transform(expr, "pgf", waiting.parameters, f"M/G/1 number in system ({service.name})",
+                     waiting.conditions)
 
 
 def sojourn_time(service: Transform, arrival_rate: str = "lam") -> Transform:
