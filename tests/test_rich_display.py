@@ -237,6 +237,14 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         r = tail_asymptotics(w, {"mu": 1.0, "lam": 0.5})
         return r, ["**TailAsymptotics**", "| `decay` | 0.5 |", "| `ccdf_prefactor` | 0.5 |"]
 
+    def gg1_spectral():
+        from symq.me.gg1_spectral import gi_g1_waiting
+
+        # M/M/1 by spectral factorisation: E W = rho/(mu - lam) = 1, P(W > 0) = rho = 1/2
+        r = gi_g1_waiting(Transform("lam/(lam + s)", parameters=("lam",)),
+                          Transform("mu/(mu + s)", parameters=("mu",)), {"lam": 0.5, "mu": 1.0})
+        return r, ["**GG1Waiting**", "| `EW` | 1 |", "| `P_wait` | 0.5 |"]
+
     def gg1_outputs():
         from symq.me.gg1_declared import DeclaredGG1
 
@@ -247,9 +255,11 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
 
     from symq.me.gg1 import GG1References, GIM1Waiting
     from symq.me.gg1_declared import GG1Outputs
+    from symq.me.gg1_spectral import GG1Waiting
     from symq.me.transforms import TailAsymptotics, TransformFit
 
     return {
+        GG1Waiting: gg1_spectral,
         TransformFit: transform_fit,
         TailAsymptotics: tails,
         GG1Outputs: gg1_outputs,

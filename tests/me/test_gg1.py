@@ -81,3 +81,39 @@ def test_bad_input():
     with pytest.raises(StabilityError, match="GI/G/1"):
         simulate_gg1_waiting(Erlang(2, 1.0), Exponential(1.5), n_jobs=100_000, rng=1)  # means
     assert np.isfinite(gg1_references(2.0, 0.0, 1.0, 0.0).kingman_upper)   # D/D/1: 0
+
+
+SERVICE_E2 = Transform("(2*mu/(2*mu + s))^2", parameters=("mu",))
+
+
+def test_spectral_factorisation_reduces_to_p_k_and_to_the_gi_m_1_root():
+    from symq.me.gg1_spectral import gi_g1_waiting
+
+    # M/E2/1: Pollaczek-Khinchine, lam E S^2 / (2 (1 - rho)) with E S^2 = 1.5/mu^2
+    mg1 = gi_g1_waiting(Transform("lam/(lam + s)", parameters=("lam",)), SERVICE_E2,
+                        {"lam": 0.7, "mu": 1.0})
+    assert mg1.EW == pytest.approx(0.7 * 1.5 / (2 * 0.3), rel=1e-12)
+    assert mg1.P_wait == pytest.approx(0.7, rel=1e-12)                    # PASTA: rho
+    # E2/M/1 and D/M/1 (a non-rational A*, Newton's roots): the root of sigma = A*(mu(1-sigma))
+    exp_service = Transform("mu/(mu + s)", parameters=("mu",))
+    for arrivals in (ERLANG2, Transform("exp(-s/lam)", parameters=("lam",))):
+        spectral = gi_g1_waiting(arrivals, exp_service, {"lam": 0.8, "mu": 1.0})
+        root = gi_m1_waiting(arrivals, 1.0, {"lam": 0.8})
+        assert spectral.EW == pytest.approx(root.EW, rel=1e-10)
+        assert spectral.P_wait == pytest.approx(root.sigma, rel=1e-10)
+
+
+@pytest.mark.parametrize("law, arrivals, seed", [
+    (Erlang(2, 1 / 0.8), ERLANG2, 3),
+    (Deterministic(1 / 0.8), Transform("exp(-s/lam)", parameters=("lam",)), 4),
+])
+def test_spectral_factorisation_against_the_lindley_simulation(law, arrivals, seed):
+    from symq.me.gg1_spectral import gi_g1_waiting
+
+    exact = gi_g1_waiting(arrivals, SERVICE_E2, {"lam": 0.8, "mu": 1.0})
+    est = simulate_gg1_waiting(law, Erlang(2, 1.0), n_jobs=300_000, rng=seed)
+    assert est.EW.contains(exact.EW), (str(est.EW), exact.EW)
+    # the waiting-time transform it returns is a law: its mean is E W again
+    from symq.me.transforms import moments
+
+    assert moments(exact.waiting, 1).moments[0] == pytest.approx(exact.EW, rel=1e-9)
