@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import sympy as sp
+
 from symq.core.claimsfile.declarations import check_keys
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.parameters import Parameter
@@ -24,6 +26,7 @@ from symq.core.registry import ModelKind, ModelSpec
 from symq.core.result import Exactness, ResultBase
 
 from .gg1 import gg1_references, gi_m1_waiting
+from .gg1_spectral import gi_g1_waiting
 from .transforms import Transform, moments
 
 __all__ = ["GG1", "declare_gg1", "GG1Outputs", "KEYS", "EXAMPLE"]
@@ -55,7 +58,10 @@ class GG1Outputs(ResultBase):
     kingman_upper, marshall, kingman_approximation : float
         As in :class:`~symq.me.gg1.GG1References`.
     EW, sigma, decay : float or None
-        The exact GI/M/1 waiting time (exponential service only).
+        The exact GI/M/1 waiting time (exponential service only; ``EW`` also for a rational
+        service transform).
+    P_wait : float or None
+        :math:`P(W > 0)` (a rational service transform).
     method, exactness
     """
 
@@ -68,6 +74,7 @@ class GG1Outputs(ResultBase):
     EW: float | None = None
     sigma: float | None = None
     decay: float | None = None
+    P_wait: float | None = None
     method: str = "exact moments of the declared transforms; GI/M/1 root (exponential service)"
     exactness: Exactness = Exactness.NUMERIC
 
@@ -96,16 +103,23 @@ class DeclaredGG1:
             if not isinstance(service, str):
                 raise InvalidParameter(f"{where}.service", service, KEYS["service"])
         self.service = Transform(service, "lst", parameters, f"{where}.service")
+        b, e = sp.fraction(sp.cancel(sp.together(self.service.expr)))
+        self.rational = bool(b.is_polynomial(self.service.variable)
+                             and e.is_polynomial(self.service.variable)
+                             and e.has(self.service.variable))
 
     def __call__(self, **values: Any) -> GG1Outputs:
         ea, va = _mean_and_variance(self.interarrival, values)
         es, vs = _mean_and_variance(self.service, values)
         ref = gg1_references(ea, va, es, vs)
-        exact = {}
+        exact: dict[str, float] = {}
         if self.rate is not None:
             r = gi_m1_waiting(self.interarrival, float(values[self.rate]),
                               {p: values[p] for p in self.interarrival.parameters})
-            exact = {"EW": r.EW, "sigma": r.sigma, "decay": r.decay}
+            exact = {"EW": r.EW, "sigma": r.sigma, "decay": r.decay, "P_wait": r.sigma}
+        elif self.rational:
+            g = gi_g1_waiting(self.interarrival, self.service, values)
+            exact = {"EW": g.EW, "P_wait": g.P_wait}
         return GG1Outputs(ref.rho, ref.kingman_upper, ref.marshall, ref.kingman_approximation,
                           **exact)
 
@@ -144,7 +158,9 @@ def declare_gg1(name: str, table: Mapping[str, Any], parameters: tuple[Parameter
     solver = DeclaredGG1(where, table, tuple(p.name for p in parameters))
     outputs = ("rho", "kingman_upper", "marshall", "kingman_approximation")
     if solver.rate is not None:
-        outputs += ("EW", "sigma", "decay")
+        outputs += ("EW", "sigma", "decay", "P_wait")
+    elif solver.rational:
+        outputs += ("EW", "P_wait")
     return ModelSpec(
         name=name,
         summary=("declared GI/" + ("M" if solver.rate else "G") + "/1 queue: "
@@ -164,6 +180,6 @@ GG1 = ModelKind(
     declare=declare_gg1,
     keys=KEYS,
     outputs=("rho", "kingman_upper", "marshall", "kingman_approximation", "EW", "sigma",
-             "decay"),
+             "decay", "P_wait"),
     example=EXAMPLE,
 )
