@@ -237,6 +237,13 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         r = tail_asymptotics(w, {"mu": 1.0, "lam": 0.5})
         return r, ["**TailAsymptotics**", "| `decay` | 0.5 |", "| `ccdf_prefactor` | 0.5 |"]
 
+    def power():
+        from symq.me.transforms import power_tail
+
+        # 1/(1 + sqrt(s)): P(X > t) ~ t^{-1/2}/sqrt(pi), 1/sqrt(pi) = 0.564190
+        r = power_tail(Transform("1/(1 + sqrt(s))"))
+        return r, ["**PowerTail**", "| `index` | 0.5 |", "0.56419"]
+
     def gg1_spectral():
         from symq.me.gg1_spectral import gi_g1_waiting
 
@@ -256,9 +263,10 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     from symq.me.gg1 import GG1References, GIM1Waiting
     from symq.me.gg1_declared import GG1Outputs
     from symq.me.gg1_spectral import GG1Waiting
-    from symq.me.transforms import TailAsymptotics, TransformFit
+    from symq.me.transforms import PowerTail, TailAsymptotics, TransformFit
 
     return {
+        PowerTail: power,
         GG1Waiting: gg1_spectral,
         TransformFit: transform_fit,
         TailAsymptotics: tails,

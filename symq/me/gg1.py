@@ -1,7 +1,7 @@
 r"""The GI/G/1 FCFS queue: the exact GI/M/1 waiting time, Kingman's and Marshall's bounds,
 Kingman's approximation, and the Lindley simulation of any pair of laws.
 
-* **GI/M/1** (Kleinrock 1975, *Queueing Systems* I, sec. 6.4): with interarrival LST
+* **GI/M/1** (Kleinrock 1975, *Queueing Systems* I, ch. 6): with interarrival LST
   :math:`A^*` and exponential service of rate :math:`\mu`, :math:`\sigma \in (0, 1)` solves
   :math:`\sigma = A^*(\mu(1-\sigma))`; then :math:`P(W > t) = \sigma e^{-\mu(1-\sigma)t}` and
   :math:`E[W] = \sigma/(\mu(1-\sigma))` (:func:`gi_m1_waiting`; the interarrival law is a

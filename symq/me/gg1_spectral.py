@@ -15,7 +15,7 @@ has, for :math:`\rho < 1`, exactly :math:`m` roots :math:`-\gamma_1, \dots, -\ga
     W^*(s) = \frac{e(s)}{e(0)} \prod_{i=1}^m \frac{\gamma_i}{s + \gamma_i}, \qquad
     E[W] = \sum_i \frac{1}{\gamma_i} - \frac{e'(0)}{e(0)}
 
-(Kleinrock 1975, *Queueing Systems* I, sec. 8.3, the spectral solution of Lindley's integral
+(Kleinrock 1975, *Queueing Systems* I, ch. 8, the spectral solution of Lindley's integral
 equation; Asmussen 2003, *Applied Probability and Queues*, VIII.5).  GI/M/1 is :math:`m = 1`,
 :math:`\gamma = \mu(1-\sigma)`.  The roots are polynomial roots at 30 digits when :math:`A^*`
 is rational; otherwise Newton's method at 30 digits from starts around the poles of
@@ -79,7 +79,7 @@ class GG1Waiting(ResultBase):
     rho: float
     gammas: tuple[complex, ...] = field(repr=False)
     waiting: Transform = field(repr=False)
-    method: str = "spectral factorisation (Kleinrock 1975, sec. 8.3)"
+    method: str = "spectral factorisation (Kleinrock 1975, ch. 8)"
     exactness: Exactness = Exactness.NUMERIC
 
 

@@ -193,7 +193,7 @@ def test_bad_input_names_the_parameter():
 def test_busy_period_moments_from_takacs_equation_match_the_m_m_1_closed_form():
     from symq.me.transforms.busy_period import busy_period_moments
 
-    # the M/M/1 busy period's LST is known in closed form (Kleinrock 1975, eq. (5.141)):
+    # the M/M/1 busy period's LST is known in closed form (Kleinrock 1975, ch. 5):
     # (lam + mu + s - sqrt((lam + mu + s)^2 - 4 lam mu)) / (2 lam); its series against
     # Takacs' recursion on the exponential service transform
     closed = Transform("(lam + mu + s - sqrt((lam + mu + s)^2 - 4*lam*mu))/(2*lam)",
@@ -288,3 +288,20 @@ def test_queue_length_pgf_gives_the_geometric_m_m_1_law_and_erlang_s_m_d_1_p1():
                                rel=1e-12)
     with pytest.raises(InvalidParameter, match="kind"):
         probabilities(EXP, 2, {"mu": 1.0})
+
+
+def test_power_tail_from_the_branch_point_at_zero():
+    from scipy.special import erfcx
+
+    from symq.me.transforms import power_tail
+
+    # 1/(1 + sqrt(s)) is the LST of the law with P(X > t) = e^t erfc(sqrt(t)) ~ 1/sqrt(pi t)
+    heavy = Transform("1/(1 + sqrt(s))")
+    r = power_tail(heavy)
+    assert r.index == pytest.approx(0.5) and r.prefactor == pytest.approx(1 / math.sqrt(math.pi))
+    t = np.array([0.5, 10.0, 1e3])
+    inverted = invert(heavy, t, what="ccdf", digits=10)
+    exact = erfcx(np.sqrt(t))
+    assert np.all(np.abs(inverted.value - exact) <= 10 * inverted.error + 1e-14)
+    with pytest.raises(Exception, match="not a power law"):
+        power_tail(EXP, {"mu": 1.0})

@@ -22,10 +22,10 @@ from .inversion import Inversion, invert
 from .model import KINDS, NotATransform, Transform
 from .moments import TransformMoments, moment_expressions, moments, probabilities
 from .operations import convolve, mixture, pollaczek_khinchine, queue_length, sojourn_time
-from .tails import TailAsymptotics, tail_asymptotics
+from .tails import PowerTail, TailAsymptotics, power_tail, tail_asymptotics
 
 __all__ = ["Transform", "KINDS", "NotATransform", "moments", "moment_expressions",
            "TransformMoments", "invert", "Inversion", "convolve", "mixture",
            "pollaczek_khinchine", "sojourn_time", "busy_period_moments", "tail_asymptotics",
            "TailAsymptotics", "fit_transform", "TransformFit", "probabilities",
-           "queue_length"]
+           "queue_length", "power_tail", "PowerTail"]

@@ -2,8 +2,8 @@ r"""Moments of the M/G/1 busy period from Takács' functional equation, exactly.
 
 The busy period :math:`B` of an M/G/1 queue with Poisson (:math:`\lambda`) arrivals and service
 LST :math:`S^*` has the LST :math:`\Theta` that solves Takács' equation (Takács 1962,
-*Introduction to the Theory of Queues*, ch. 2, eq. (29); Kleinrock 1975, *Queueing Systems*
-I, eq. (5.137))
+*Introduction to the Theory of Queues*; Kleinrock 1975, *Queueing Systems* I,
+ch. 5)
 
 .. math::
 

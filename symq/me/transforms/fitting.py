@@ -7,7 +7,7 @@ density at zero, read from the expansion at :math:`s = \infty`,
 
     F^*(s) - a = \sum_{j \ge 0} f^{(j)}(0)\, s^{-(j+1)}, \qquad a = P(X = 0)
 
-(the initial-value theorem, term by term; Angius, Horváth et al. 2014, sec. 2), go to the
+(the initial-value theorem, term by term; Angius, Horváth et al. 2014), go to the
 moment-matching fits of :mod:`symq.me.fit`, which keep only candidates certified nonnegative.
 A law with an atom at zero (a queue's waiting time) is fitted by its continuous part
 :math:`(F^* - a)/(1 - a)`, the atom reported beside it.  The L1 distance that ranks the

@@ -1,10 +1,10 @@
 r"""Numerical inversion of a declared transform: density, distribution function and tail.
 
 Two structurally different methods invert the same Laplace transform, and their disagreement is
-the stated error (Abate & Whitt 2006, INFORMS J. Comput. 18:408-421, sec. 6: "compare two
-methods"):
+the stated error (Abate & Whitt 2006, INFORMS J. Comput. 18:408-421: compare two
+methods):
 
-* **the unified Euler algorithm** (Abate & Whitt 2006, sec. 5, eq. (5.4)): a Fourier series on
+* **the unified Euler algorithm** (Abate & Whitt 2006): a Fourier series on
   the Bromwich line :math:`\mathrm{Re}\,s = M \ln 10 / (3t)`, summed by Euler's binomial
   averaging,
 
@@ -17,8 +17,8 @@ methods"):
   :math:`\eta_k = (-1)^k \xi_k`, :math:`\xi_0 = 1/2`, :math:`\xi_k = 1` (:math:`1 \le k \le
   M`), :math:`\xi_{2M} = 2^{-M}`, :math:`\xi_{2M-k} = \xi_{2M-k+1} + 2^{-M}\binom{M}{k}`;
   its contour stays in :math:`\mathrm{Re}\,s > 0`;
-* **the fixed Talbot contour** (Abate & Valkó 2004, Int. J. Numer. Meth. Eng. 60:979-993,
-  eq. (22)-(23)): :math:`r = 2M/(5t)`, :math:`\theta_k = k\pi/M`, :math:`s(\theta) = r\theta(
+* **the fixed Talbot contour** (Abate & Valkó 2004, Int. J. Numer. Meth. Eng. 60:979-993):
+  :math:`r = 2M/(5t)`, :math:`\theta_k = k\pi/M`, :math:`s(\theta) = r\theta(
   \cot\theta + i)`,
 
   .. math::

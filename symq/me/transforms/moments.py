@@ -8,9 +8,9 @@ For a law on :math:`[0, \infty)` with Laplace-Stieltjes transform :math:`F^*`,
     \quad s \downarrow 0,
 
 so the moments are read from the expansion of :math:`F^*` at 0 (Feller 1971, *An Introduction
-to Probability Theory and Its Applications* II, XIII.2) and a term :math:`c\,s^a` with
+to Probability Theory and Its Applications* II, ch. XIII) and a term :math:`c\,s^a` with
 :math:`a` not an integer, or :math:`c\,s^a \log s`, means that the moments of order
-:math:`\ge a` are infinite (a regularly varying tail; Bingham, Goldie & Teugels 1987, sec. 8.1).
+:math:`\ge a` are infinite (a regularly varying tail; Bingham, Goldie & Teugels 1987, ch. 8).
 The expansion is sympy's series (a P-K form is 0/0 at the origin, so substitution would fail),
 never a numerical derivative.  An MGF is expanded at :math:`\theta = 0` (:math:`m_k = k!
 [\theta^k] M`); a PGF at :math:`z = 1`, giving the factorial moments :math:`P^{(k)}(1)`, and

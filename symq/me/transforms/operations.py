@@ -11,11 +11,11 @@ r"""Transforms built from others by operations that keep the algebra exact.
       W^*(s) = \frac{(1-\rho)\, s}{s - \lambda + \lambda B^*(s)}, \qquad
       \rho = \lambda E[S] < 1
 
-  (Kleinrock 1975, *Queueing Systems* I, eq. (5.105)), with the stability condition carried by
+  (Kleinrock 1975, *Queueing Systems* I, ch. 5), with the stability condition carried by
   the result, and its sojourn time :math:`T^* = W^* B^*`;
 * :func:`queue_length`: the PGF of the number in an M/G/1 system (at departures, arrivals and
   in time alike), :math:`\Pi(z) = (1-\rho)(1-z)B^*(\lambda(1-z))/(B^*(\lambda(1-z)) - z)`
-  (the Pollaczek-Khinchine transform equation, Kleinrock 1975, eq. (5.86)).
+  (the Pollaczek-Khinchine transform equation, Kleinrock 1975, ch. 5).
 
 Each result is a :class:`~symq.me.transforms.model.Transform` whose parameters are the union
 of the operands'; a parameter of one name in both operands is one parameter.

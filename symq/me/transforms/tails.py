@@ -9,7 +9,7 @@ line :math:`\mathrm{Re}\,s = -\eta`, then the density and the tail decay as
     f(t) \sim \frac{a_k}{(k-1)!} t^{k-1} e^{-\eta t}, \qquad
     P(X > t) \sim \frac{a_k}{\eta (k-1)!} t^{k-1} e^{-\eta t}
 
-(Feller 1971, XIII.5; Abate & Whitt 1997, Queueing Systems 25:173-233, sec. 2).  For the M/G/1
+(Feller 1971, XIII.5; Abate & Whitt 1997, Queueing Systems 25:173-233).  For the M/G/1
 waiting time, :math:`\eta` is the root of Cramér-Lundberg's :math:`S^*(-\eta) = 1 + \eta/\lambda`.
 
 :func:`tail_asymptotics` finds the pole: for a rational transform, the roots of its reduced
@@ -40,7 +40,7 @@ from symq.core.result import Exactness, ResultBase
 from .inversion import invert
 from .model import Transform
 
-__all__ = ["TailAsymptotics", "tail_asymptotics"]
+__all__ = ["TailAsymptotics", "tail_asymptotics", "PowerTail", "power_tail"]
 
 #: How far left the real axis is scanned for the rightmost zero of a non-rational denominator.
 SCAN_DEPTH = 200.0
@@ -208,3 +208,80 @@ def _laurent(expr: sp.Expr, den: sp.Expr, s: sp.Symbol, eta: float
                 if abs(a) > mp.mpf(10) ** -30:
                     return float(-pole), k, float(mpmath.re(a))
     raise NumericalFailure(f"the pole of {expr} at {-eta:.12g} has no order up to 5")
+
+
+@dataclass(frozen=True)
+class PowerTail(ResultBase):
+    """A regularly varying tail from the branch point of the transform at zero.
+
+    Attributes
+    ----------
+    index : float
+        :math:`a`: :math:`P(X > t) \\sim C t^{-a}`, moments of order :math:`\\ge a` infinite.
+    prefactor : float
+        :math:`C = (-1)^{n+1} c / \\Gamma(1 - a)` for the expansion term :math:`c\\, s^a`,
+        :math:`n < a < n + 1`.
+    check_t, check_ratio : tuple of float
+        The inverted tail over the asymptote at two large ``t`` (tends to 1).
+    method, exactness
+    """
+
+    summary: ClassVar[tuple[str, ...]] = ("index", "prefactor")
+
+    index: float
+    prefactor: float
+    check_t: tuple[float, ...]
+    check_ratio: tuple[float, ...]
+    method: str = ("Tauberian theorem for a regularly varying tail (Bingham, Goldie & Teugels "
+                   "1987, ch. 8)")
+    exactness: Exactness = Exactness.NUMERIC
+
+    def ccdf(self, t: Any) -> np.ndarray:
+        """The asymptote :math:`C t^{-a}`."""
+        return self.prefactor * np.asarray(t, dtype=float) ** -self.index
+
+
+def power_tail(transform: Transform, values: Mapping[str, Any] | None = None,
+               check_t: tuple[float, float] = (1e3, 1e4)) -> PowerTail:
+    r"""The power-law tail of a law whose transform has the term :math:`c\,s^a` (``a`` not an
+    integer) at zero: :math:`P(X > t) \sim (-1)^{n+1} c\, t^{-a} / \Gamma(1 - a)`,
+    :math:`n < a < n+1` (Bingham, Goldie & Teugels 1987, ch. 8, under regular
+    variation; the ratio to the inverted tail at ``check_t`` is reported, not assumed).
+
+    Raises
+    ------
+    NumericalFailure
+        The expansion at zero has no such term (light tail: see :func:`tail_asymptotics`), or
+        the term has a logarithm or an integer exponent (a slowly varying factor this function
+        does not treat).
+
+    Examples
+    --------
+    >>> r = power_tail(Transform("1/(1 + sqrt(s))"))       # P(X > t) ~ 1/sqrt(pi t)
+    >>> round(r.index, 12), round(r.prefactor, 12)
+    (0.5, 0.564189583548)
+    """
+    from .moments import MAX_ORDER, moment_expressions
+
+    bound = transform.bind(dict(values or {}))
+    _, bad = moment_expressions(bound, MAX_ORDER)
+    if bad is None:
+        raise NumericalFailure(f"{transform.expr} has no non-analytic term at zero up to order "
+                               f"{MAX_ORDER}: its tail is not a power law")
+    exponent, text = bad
+    s = bound.variable
+    term = sp.sympify(0)
+    expansion = sp.series(bound.lst(), s, 0, int(float(exponent)) + 2).removeO()
+    for piece in sp.Add.make_args(sp.expand(expansion)):
+        coeff, power = piece.as_coeff_exponent(s)
+        if power == exponent and not coeff.has(s):
+            term += coeff
+    a = float(exponent)
+    if term == 0 or a.is_integer() or term.has(sp.log(s)):
+        raise NumericalFailure(f"the term {text} is not c s^a with a non-integer a")
+    n = int(np.floor(a))
+    prefactor = float((-1) ** (n + 1) * term / sp.gamma(1 - sp.nsimplify(exponent)))
+    inverted = invert(bound, list(check_t), what="ccdf", digits=10)
+    asymptote = prefactor * np.asarray(check_t) ** -a
+    ratio = tuple(float(v / w) for v, w in zip(inverted.value, asymptote, strict=True))
+    return PowerTail(a, prefactor, tuple(float(t) for t in check_t), ratio)
