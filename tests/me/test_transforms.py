@@ -305,3 +305,18 @@ def test_power_tail_from_the_branch_point_at_zero():
     assert np.all(np.abs(inverted.value - exact) <= 10 * inverted.error + 1e-14)
     with pytest.raises(Exception, match="not a power law"):
         power_tail(EXP, {"mu": 1.0})
+
+
+def test_busy_period_density_by_takacs_fixed_point_against_the_bessel_formula():
+    from scipy.special import ive
+
+    from symq.me.transforms.busy_period import invert_busy_period
+
+    # M/M/1 busy period: f(t) = e^{-(lam + mu) t} I_1(2 t sqrt(lam mu)) / (t sqrt(rho))
+    lam, mu = 0.5, 1.0
+    t = np.array([0.5, 3.0, 8.0])
+    r = invert_busy_period(EXP, "lam", t, {"mu": mu, "lam": lam}, digits=10)
+    root = 2 * t * math.sqrt(lam * mu)
+    exact = np.exp(-(lam + mu) * t + root) * ive(1, root) / (t * math.sqrt(lam / mu))
+    actual = np.abs(r.value - exact)
+    assert np.all(actual <= 10 * r.error + 1e-15) and r.max_error < 1e-10

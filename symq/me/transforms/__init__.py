@@ -16,7 +16,7 @@ generating functions; their moments, cumulants and numerical inversion.
 * :mod:`~symq.me.transforms.declared`: the claims-file kind ``transform``.
 """
 
-from .busy_period import busy_period_moments
+from .busy_period import busy_period_moments, invert_busy_period
 from .fitting import TransformFit, fit_transform
 from .inversion import Inversion, invert
 from .model import KINDS, NotATransform, Transform
@@ -28,4 +28,4 @@ __all__ = ["Transform", "KINDS", "NotATransform", "moments", "moment_expressions
            "TransformMoments", "invert", "Inversion", "convolve", "mixture",
            "pollaczek_khinchine", "sojourn_time", "busy_period_moments", "tail_asymptotics",
            "TailAsymptotics", "fit_transform", "TransformFit", "probabilities",
-           "queue_length", "power_tail", "PowerTail"]
+           "queue_length", "power_tail", "PowerTail", "invert_busy_period"]

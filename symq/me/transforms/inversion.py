@@ -62,7 +62,7 @@ from symq.core.result import Exactness, ResultBase
 
 from .model import NotATransform, Transform
 
-__all__ = ["Inversion", "invert", "mass_at_zero", "WHAT", "DOUBLE_DIGITS"]
+__all__ = ["Inversion", "invert", "mass_at_zero", "multiple_euler", "WHAT", "DOUBLE_DIGITS"]
 
 #: What can be inverted: the density (of the part without the atom at 0), the distribution
 #: function and the tail (inverted directly, not as 1 - cdf).
@@ -296,7 +296,7 @@ def _with_de_hoog(fn: Any, points: NDArray[np.float64], args: list[float], M: in
     mpmath's implementation, in the thread's private context), whose continued-fraction
     acceleration resolves the points where a delay makes the law non-smooth."""
     dps = M + 15
-    euler = _multiple_euler(fn, points, args, M)
+    euler = multiple_euler(fn, points, args, M)
     other = np.empty(points.size)
     with working_dps(dps) as mp:
         params = [mp.mpf(a) for a in args]
@@ -321,7 +321,7 @@ def _multiple(fn: Any, points: NDArray[np.float64], args: list[float], M: int
               ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, int]:
     """Both methods at ``M + 15`` digits in the thread's private mpmath context."""
     dps = M + 15
-    euler = _multiple_euler(fn, points, args, M)
+    euler = multiple_euler(fn, points, args, M)
     talbot = np.empty(points.size)
     with working_dps(dps) as mp:
         theta = [mp.pi * k / M for k in range(1, M)]
@@ -342,12 +342,14 @@ def _multiple(fn: Any, points: NDArray[np.float64], args: list[float], M: int
     if np.all(np.isfinite(talbot)):
         return euler, talbot, "fixed Talbot (Abate & Valko 2004)", dps
     more = math.ceil(1.5 * M)
-    return euler, _multiple_euler(fn, points, args, more), f"unified Euler with M = {more}", dps
+    return euler, multiple_euler(fn, points, args, more), f"unified Euler with M = {more}", dps
 
 
-def _multiple_euler(fn: Any, points: NDArray[np.float64], args: list[float], M: int
-                    ) -> NDArray[np.float64]:
-    """The unified Euler algorithm at ``M + 15`` digits."""
+def multiple_euler(fn: Any, points: NDArray[np.float64], args: list[float], M: int
+                   ) -> NDArray[np.float64]:
+    """The unified Euler algorithm at ``M + 15`` digits, ``fn(s, *args)`` evaluated in the
+    thread's private mpmath context (a compiled transform, or a fixed point such as the busy
+    period's)."""
     out = np.empty(points.size)
     with working_dps(M + 15) as mp:
         beta, eta, scale = _mp_euler(mp, M)
