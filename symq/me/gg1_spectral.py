@@ -36,6 +36,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -134,24 +135,14 @@ def gi_g1_waiting(interarrival: Transform, service: Transform,
     e0 = float(e_poly.eval(0))
     e1 = float(e_poly.diff(s).eval(0))
     mean = float(sum(1 / g for g in gammas).real) - e1 / e0
-    atom = (float(e_poly.LC()) / e0 * _product(gammas)).real
+    atom = (float(e_poly.LC()) / e0 * math.prod(gammas)).real
     w = sp.Symbol("s", positive=True)
-    factors = sp.Integer(1)
-    for g in gammas:
-        gs = sp.Float(g.real, 17) + sp.I * sp.Float(g.imag, 17) if abs(g.imag) > 0 \
-            else sp.Float(g.real, 17)
-        factors *= gs / (w + gs)
-    waiting_expr = sp.expand_complex(e.xreplace({s: w}) / sp.Float(e0, 17) * factors) \
-        if any(abs(g.imag) > 0 for g in gammas) else e.xreplace({s: w}) / e0 * factors
+    roots_w = [sp.Float(g.real, 17) + sp.I * sp.Float(g.imag, 17) for g in gammas]
+    factors = sp.Mul(*(g / (w + g) for g in roots_w))
+    # a complex pair multiplies out to real coefficients
+    waiting_expr = sp.expand_complex(e.xreplace({s: w}) / sp.Float(e0, 17) * factors)
     waiting = Transform(waiting_expr, "lst", (), "GI/G/1 waiting time")
     return GG1Waiting(mean, 1.0 - atom, rho, gammas, waiting)
-
-
-def _product(values: tuple[complex, ...]) -> complex:
-    out = 1 + 0j
-    for v in values:
-        out *= v
-    return out
 
 
 def _left_roots(a_expr: sp.Expr, b: sp.Expr, e: sp.Expr, s: sp.Symbol, m: int

@@ -51,7 +51,8 @@ if TYPE_CHECKING:
 #: A function ``(n, generator) -> n service times`` (what :func:`simulate_mg1_waiting` also takes).
 ServiceDraw = Callable[[int, np.random.Generator], Any]
 
-__all__ = ["WaitingTime", "WaitingTimeEstimate", "mg1_waiting_time", "simulate_mg1_waiting"]
+__all__ = ["WaitingTime", "WaitingTimeEstimate", "mg1_waiting_time", "simulate_mg1_waiting",
+           "lindley_waiting"]
 
 
 @dataclass(frozen=True)

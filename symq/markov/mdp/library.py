@@ -15,6 +15,9 @@ textbooks state (each also in ``examples/claims/classic_mdps.toml``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ..chain import Jump, StateVariable
 from .model import Action, MarkovDecisionProcess
 
@@ -65,12 +68,13 @@ def cmu() -> MarkovDecisionProcess:
         name="cmu")
 
 
-def routing() -> MarkovDecisionProcess:
+def routing(outputs: Mapping[str, Any] | None = None) -> MarkovDecisionProcess:
     """Poisson arrivals (``lam``) routed on arrival to one of two exponential servers
     (``mu1, mu2``), holding cost ``h1, h2`` per job per unit time.
 
     The action is where the next arrival goes; the declared policy ``jsq`` joins the shorter
-    queue (ties to server 1), ``jsq_by_rate`` the queue of least expected delay.
+    queue (ties to server 1), ``jsq_by_rate`` the queue of least expected delay.  ``outputs``
+    adds declared outputs to ``mismatch_jsq`` (``{"curve": "curve:to1:n1:n2"}``).
 
     Examples
     --------
@@ -85,7 +89,7 @@ def routing() -> MarkovDecisionProcess:
                Jump("mu2", {"n2": "n2 - 1"}, guard="n2 > 0")],
         cost="h1*n1 + h2*n2", parameters=("lam", "mu1", "mu2", "h1", "h2"),
         policies={"jsq": {"to1": "n1 <= n2", "to2": "true"}},
-        outputs={"mismatch_jsq": "mismatch:jsq"}, name="routing")
+        outputs={"mismatch_jsq": "mismatch:jsq", **(outputs or {})}, name="routing")
 
 
 def service_rate() -> MarkovDecisionProcess:

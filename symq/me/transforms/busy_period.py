@@ -34,15 +34,19 @@ Examples
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import sympy as sp
 from sympy.polys.constructor import construct_domain
 
-from symq.core.errors import InvalidParameter, StabilityError
+from symq.core.compiler import compile as compile_exprs
+from symq.core.errors import InvalidParameter, NotConverged, StabilityError
+from symq.core.precision import local_mp
 
-from .inversion import Inversion
+from .inversion import Inversion, checked_request, multiple_euler
 from .model import Transform, exact_value
 from .moments import (
     MAX_ORDER,
@@ -170,32 +174,16 @@ def invert_busy_period(service: Transform, arrival_rate: str, t: Any,
     NotConverged
         The iteration does not settle at a node (its residual named).
     """
-    import math
-
-    import numpy as np
-
-    from symq.core.errors import NotConverged
-
-    from .inversion import WHAT, multiple_euler
-
-    if what not in WHAT:
-        raise InvalidParameter("what", what, "one of " + ", ".join(WHAT))
-    if isinstance(digits, bool) or not isinstance(digits, int) or not 2 <= digits <= 30:
-        raise InvalidParameter("digits", digits, "an integer in 2..30")
-    points = np.atleast_1d(np.asarray(t, dtype=float))
-    if points.ndim != 1 or not np.all(np.isfinite(points)) or np.any(points <= 0):
-        raise InvalidParameter("t", t, "finite points > 0")
+    points = checked_request(t, what, digits, 30)
     busy_period_moments(service, arrival_rate, 1, values)      # the checks and rho < 1
     own = {k: v for k, v in values.items() if k in service.parameters}
     lam_value = float(values[arrival_rate])
     expr = service.expr.xreplace({service.symbols[k]: exact_value(k, v)
                                   for k, v in own.items() if k in service.symbols})
-    from symq.core.compiler import compile as compile_exprs
-
     laplace = compile_exprs(expr, (service.variable,), "mpmath")
 
     def theta(z: Any) -> Any:
-        mp = _context()                     # the thread's context, at the Euler precision
+        mp = local_mp()                     # the thread's context, at the Euler precision
         lam = mp.mpf(lam_value)
         value = mp.mpc(0)
         tol = mp.mpf(10) ** (-mp.dps + 5)
@@ -219,8 +207,3 @@ def invert_busy_period(service: Transform, arrival_rate: str, t: Any,
     return Inversion(points, euler, np.abs(euler - second), second, what, 0.0, M, M + 15,
                      f"unified Euler at M = {M} vs M = {more} on Takacs' fixed point")
 
-
-def _context() -> Any:
-    from symq.core.precision import local_mp
-
-    return local_mp()

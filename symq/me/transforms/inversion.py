@@ -62,7 +62,8 @@ from symq.core.result import Exactness, ResultBase
 
 from .model import NotATransform, Transform
 
-__all__ = ["Inversion", "invert", "mass_at_zero", "multiple_euler", "WHAT", "DOUBLE_DIGITS"]
+__all__ = ["Inversion", "invert", "mass_at_zero", "multiple_euler", "checked_request", "WHAT",
+           "DOUBLE_DIGITS"]
 
 #: What can be inverted: the density (of the part without the atom at 0), the distribution
 #: function and the tail (inverted directly, not as 1 - cdf).
@@ -145,6 +146,24 @@ def _atom(transform: Transform, lst: sp.Expr, s: sp.Symbol) -> sp.Expr:
     return hit
 
 
+def checked_request(t: Any, what: str, digits: int, most: int) -> NDArray[np.float64]:
+    """The points of an inversion request, with ``what`` and ``digits`` (``2..most``) checked.
+
+    Raises
+    ------
+    InvalidParameter
+        An unknown ``what``, ``digits`` out of range, a point that is not finite and > 0.
+    """
+    if what not in WHAT:
+        raise InvalidParameter("what", what, "one of " + ", ".join(WHAT))
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 2 <= digits <= most:
+        raise InvalidParameter("digits", digits, f"an integer in 2..{most}")
+    points = np.atleast_1d(np.asarray(t, dtype=float))
+    if points.ndim != 1 or not np.all(np.isfinite(points)) or np.any(points <= 0):
+        raise InvalidParameter("t", t, "finite points > 0")
+    return points
+
+
 def mass_at_zero(transform: Transform, values: Mapping[str, Any] | None = None) -> float:
     r"""The atom at zero, :math:`P(X = 0) = \lim_{s\to\infty} F^*(s)` (exact limit, rounded).
 
@@ -211,13 +230,7 @@ def invert(transform: Transform, t: Any, values: Mapping[str, Any] | None = None
     >>> bool(abs(r.value[1] - math.exp(-2)) < 1e-9 and r.max_error < 1e-8)
     True
     """
-    if what not in WHAT:
-        raise InvalidParameter("what", what, "one of " + ", ".join(WHAT))
-    if isinstance(digits, bool) or not isinstance(digits, int) or not 2 <= digits <= 40:
-        raise InvalidParameter("digits", digits, "an integer in 2..40")
-    points = np.atleast_1d(np.asarray(t, dtype=float))
-    if points.ndim != 1 or not np.all(np.isfinite(points)) or np.any(points <= 0):
-        raise InvalidParameter("t", t, "finite points > 0")
+    points = checked_request(t, what, digits, 40)
     numbers = transform.check(dict(values or {}))
     target, s, atom = _target(transform, what)
     used = tuple(transform.symbols[p] for p in transform.free_parameters)

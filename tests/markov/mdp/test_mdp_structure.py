@@ -134,29 +134,17 @@ def test_a_threshold_beyond_every_truncation_is_undecided_not_a_number():
     assert s.policy.threshold("admit").slices[0][1] > 128
 
 
-def _routing_with(outputs):
-    from symq.markov import Jump, StateVariable
-    from symq.markov.mdp import Action, MarkovDecisionProcess
-
-    return MarkovDecisionProcess(
-        [StateVariable("n1", 0, None), StateVariable("n2", 0, None)],
-        actions=[Action("to1", [Jump("lam", {"n1": "n1 + 1"})]),
-                 Action("to2", [Jump("lam", {"n2": "n2 + 1"})])],
-        jumps=[Jump("mu1", {"n1": "n1 - 1"}, guard="n1 > 0"),
-               Jump("mu2", {"n2": "n2 - 1"}, guard="n2 > 0")],
-        cost="n1 + n2", parameters=("lam", "mu1", "mu2"), outputs=outputs)
-
-
 def test_the_curve_output_reads_a_switching_curve():
     # identical servers: join the shortest queue (Winston 1977), ties at n1 = n2, so to1 is
     # optimal exactly below a threshold in [n2, n2 + 1]: the least monotone choice is n2
-    same = solve_mdp(_routing_with({"curve": "curve:to1:n1:n2"}),
-                     {"lam": 1.2, "mu1": 1.0, "mu2": 1.0}, truncation={"n1": 16, "n2": 16})
+    same = solve_mdp(routing({"curve": "curve:to1:n1:n2"}),
+                     {"lam": 1.2, "mu1": 1.0, "mu2": 1.0, "h1": 1.0, "h2": 1.0},
+                     truncation={"n1": 16, "n2": 16})
     assert same["curve"] == 1
     assert "0 at n2=0, 1 at n2=1, 2 at n2=2" in str(same["curve"])
     for bad in ("curve:to1:n1", "curve:to3:n1:n2", "curve:to1:n1:n1"):
         with pytest.raises(InvalidParameter, match="outputs.curve"):
-            _routing_with({"curve": bad})
+            routing({"curve": bad})
 
 
 def test_the_curve_output_is_zero_where_no_monotone_curve_fits():
