@@ -11,6 +11,8 @@ generating functions; their moments, cumulants and numerical inversion.
   convolution, mixture);
 * :mod:`~symq.me.transforms.busy_period`: the M/G/1 busy period's moments from Takács'
   functional equation, exactly;
+* :mod:`~symq.me.transforms.priority`: one class of an M/G/1 priority queue (non-preemptive
+  or preemptive-resume): exact moments, inversion with the busy period's fixed point;
 * :mod:`~symq.me.transforms.tails`: the exponential tail from the dominant pole;
 * :mod:`~symq.me.transforms.fitting`: a certified ME fit of the law (:func:`symq.me.fit`);
 * :mod:`~symq.me.transforms.declared`: the claims-file kind ``transform``.
@@ -22,10 +24,12 @@ from .inversion import Inversion, invert
 from .model import KINDS, NotATransform, Transform
 from .moments import TransformMoments, moment_expressions, moments, probabilities
 from .operations import convolve, mixture, pollaczek_khinchine, queue_length, sojourn_time
+from .priority import PriorityClassTime, priority_class_time
 from .tails import PowerTail, TailAsymptotics, power_tail, tail_asymptotics
 
 __all__ = ["Transform", "KINDS", "NotATransform", "moments", "moment_expressions",
            "TransformMoments", "invert", "Inversion", "convolve", "mixture",
            "pollaczek_khinchine", "sojourn_time", "busy_period_moments", "tail_asymptotics",
            "TailAsymptotics", "fit_transform", "TransformFit", "probabilities",
-           "queue_length", "power_tail", "PowerTail", "invert_busy_period"]
+           "queue_length", "power_tail", "PowerTail", "invert_busy_period",
+           "priority_class_time", "PriorityClassTime"]

@@ -56,7 +56,8 @@ from .moments import (
     rounded,
 )
 
-__all__ = ["busy_period_moments", "busy_period_expressions", "invert_busy_period"]
+__all__ = ["busy_period_moments", "busy_period_expressions", "invert_busy_period",
+           "takacs_series", "takacs_fixed_point", "multiply_series"]
 
 _CACHE: dict[tuple[str, tuple[str, ...], str, int], tuple[sp.Expr, ...]] = {}
 
@@ -90,28 +91,56 @@ def busy_period_expressions(service: Transform, arrival_rate: str, n: int
     # b_j = (-1)^j E[S^j] / j!, the Taylor coefficients of S* at 0
     b = [sp.Integer(1)] + [(-1) ** j * raw[j - 1] / sp.factorial(j) for j in range(1, n + 1)]
     domain, elements = construct_domain([*b, lam], field=True)
-    b_el, lam_el = elements[:-1], elements[-1]
-    zero, one = domain.zero, domain.one
-    theta = [one] + [zero] * n                  # theta_0 = 1
-    u = [zero] * (n + 1)                        # u = s + lam (1 - Theta), u_0 = 0
-    one_minus_rho = one + lam_el * b_el[1]
-    for order in range(1, n + 1):
-        # [s^order] sum_{j>=2} b_j u^j with u known below this order (u's coefficient at
-        # `order` enters only through j = 1)
-        rest = zero
-        power = u[:]                            # u^1 (its coefficient at `order` still 0)
-        for j in range(2, order + 1):
-            power = _multiply(power, u, n, zero)
-            rest += b_el[j] * power[order]
-        theta[order] = ((b_el[1] if order == 1 else zero) + rest) / one_minus_rho
-        u[order] = (one if order == 1 else zero) - lam_el * theta[order]
+    theta = takacs_series(elements[:-1], elements[-1], n, domain)
     out = tuple((-1) ** k * sp.factorial(k) * domain.to_sympy(theta[k])
                 for k in range(1, n + 1))
     _CACHE[key] = out
     return out
 
 
-def _multiply(a: list[Any], b: list[Any], n: int, zero: Any) -> list[Any]:
+def takacs_series(b: list[Any], lam: Any, n: int, domain: Any) -> list[Any]:
+    """The Taylor coefficients ``theta_0..theta_n`` of the busy-period LST from the service
+    LST's ``b_0..b_n`` and the arrival rate, elements of ``domain`` (module docstring)."""
+    zero, one = domain.zero, domain.one
+    theta = [one] + [zero] * n                  # theta_0 = 1
+    u = [zero] * (n + 1)                        # u = s + lam (1 - Theta), u_0 = 0
+    one_minus_rho = one + lam * b[1]
+    for order in range(1, n + 1):
+        # [s^order] sum_{j>=2} b_j u^j with u known below this order (u's coefficient at
+        # `order` enters only through j = 1)
+        rest = zero
+        power = u[:]                            # u^1 (its coefficient at `order` still 0)
+        for j in range(2, order + 1):
+            power = multiply_series(power, u, n, zero)
+            rest += b[j] * power[order]
+        theta[order] = ((b[1] if order == 1 else zero) + rest) / one_minus_rho
+        u[order] = (one if order == 1 else zero) - lam * theta[order]
+    return theta
+
+
+def takacs_fixed_point(laplace: Any, lam: Any, z: Any) -> Any:
+    """The busy-period LST at ``z`` (``Re z > 0``) by the iteration ``Theta <- S*(z + lam -
+    lam Theta)`` from 0, in the thread's mpmath context at its precision.
+
+    Raises
+    ------
+    NotConverged
+        The iteration does not settle in 100 000 steps (its last change named).
+    """
+    mp = local_mp()
+    value = mp.mpc(0)
+    tol = mp.mpf(10) ** (-mp.dps + 5)
+    new = value
+    for _ in range(100_000):
+        new = laplace(z + lam - lam * value)
+        if abs(new - value) <= tol * max(abs(new), 1):
+            return new
+        value = new
+    raise NotConverged("Takacs' fixed-point iteration", float(abs(new - value)), float(tol),
+                       100_000)
+
+
+def multiply_series(a: list[Any], b: list[Any], n: int, zero: Any) -> list[Any]:
     """The product of two power series truncated after ``s^n``."""
     out = [zero] * (n + 1)
     for i, x in enumerate(a):
@@ -183,19 +212,7 @@ def invert_busy_period(service: Transform, arrival_rate: str, t: Any,
     laplace = compile_exprs(expr, (service.variable,), "mpmath")
 
     def theta(z: Any) -> Any:
-        mp = local_mp()                     # the thread's context, at the Euler precision
-        lam = mp.mpf(lam_value)
-        value = mp.mpc(0)
-        tol = mp.mpf(10) ** (-mp.dps + 5)
-        for _ in range(100_000):
-            new = laplace(z + lam - lam * value)
-            if abs(new - value) <= tol * max(abs(new), 1):
-                value = new
-                break
-            value = new
-        else:
-            raise NotConverged("Takacs' fixed-point iteration", float(abs(new - value)),
-                               float(tol), 100_000)
+        value = takacs_fixed_point(laplace, local_mp().mpf(lam_value), z)
         if what == "density":
             return value
         return value / z if what == "cdf" else (1 - value) / z

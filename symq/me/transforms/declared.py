@@ -33,25 +33,31 @@ from symq.core.parameters import Parameter
 from symq.core.registry import ModelKind, ModelSpec
 from symq.core.result import Exactness, ResultBase
 
-from .busy_period import busy_period_moments
+from .busy_period import busy_period_moments, invert_busy_period
 from .inversion import WHAT, invert, mass_at_zero
 from .model import KINDS, Transform
 from .moments import MAX_ORDER, moments, probabilities
 from .operations import pollaczek_khinchine, queue_length, sojourn_time
+from .priority import DISCIPLINES, PriorityClassTime, priority_class_time
 from .tails import TailAsymptotics, tail_asymptotics
 
 __all__ = ["TRANSFORM", "declare_transform", "KEYS", "EXAMPLE", "TransformOutputs"]
 
-OPERATIONS = ("none", "waiting-time", "sojourn-time", "busy-period", "queue-length")
+OPERATIONS = ("none", "waiting-time", "sojourn-time", "busy-period", "queue-length",
+              "priority-waiting-time", "priority-sojourn-time")
 KEYS: dict[str, str] = {
-    "transform": "the formula, in s (lst), theta (mgf) or z (pgf) and the parameters",
+    "transform": "the formula, in s (lst), theta (mgf) or z (pgf) and the parameters (a list "
+                 "of service LSTs, the highest class first, for a priority operation)",
     "of": "what the formula is: lst (default), mgf or pgf",
     "operation": "none (default), waiting-time or sojourn-time: the M/G/1 FCFS transform "
                  "built from a service LST (Pollaczek-Khinchine); busy-period: the M/G/1 busy "
-                 "period (Takacs' equation; moments and cumulants only); queue-length: the "
-                 "PGF of the M/G/1 number in system",
+                 "period (Takacs' equation); queue-length: the PGF of the M/G/1 number in "
+                 "system; priority-waiting-time or priority-sojourn-time: one class of an "
+                 "M/G/1 priority queue",
     "arrival_rate": "the parameter that is the Poisson arrival rate of the operation (default "
-                    "lam)",
+                    "lam; a list, one per class, for a priority operation)",
+    "priority_class": "the tagged class of a priority operation, 1 the highest",
+    "discipline": "of a priority operation: non-preemptive (default) or preemptive-resume",
     "outputs": "{NAME = \"moment:K\" | \"cumulant:K\" | \"factorial:K\" | \"prob:N\" | "
                "\"density:T\" | \"cdf:T\" | \"ccdf:T\" | \"atom\" | \"decay\" | "
                "\"tail_prefactor\"}",
@@ -146,10 +152,46 @@ class DeclaredTransform:
         if operation not in OPERATIONS:
             raise InvalidParameter(f"{where}.operation", operation,
                                    "one of " + ", ".join(OPERATIONS))
+        self.busy_rate: str | None = None
+        self.priority: PriorityClassTime | None = None
+        if operation.startswith("priority"):
+            if kind != "lst":
+                raise InvalidParameter(f"{where}.of", kind, f"lst for operation {operation}")
+            self.priority = _priority(where, table, operation, parameters)
+            base = Transform("1", "lst", (), f"{where}.transform")    # not read from
+            kind_out = "lst"
+        else:
+            base = self._single(where, table, kind, operation, parameters)
+            kind_out = base.kind
+        self.transform = base
+        self.outputs = _outputs(where, table.get("outputs", MISSING), kind_out)
+        implicit = "busy-period" if self.busy_rate is not None \
+            else operation if self.priority is not None else None
+        if implicit is not None:
+            for out, (head, _) in self.outputs.items():
+                if head in ("decay", "tail_prefactor") or \
+                        (head == "atom" and self.busy_rate is not None):
+                    raise InvalidParameter(f"{where}.outputs.{out}", head,
+                                           "moment:K, cumulant:K, density:T, cdf:T or ccdf:T "
+                                           f"for operation {implicit}",
+                                           "its transform has no closed form: its moments "
+                                           "are exact series, its distribution an inversion "
+                                           "with the fixed point at each node")
+        digits = table.get("digits", 10)
+        if isinstance(digits, bool) or not isinstance(digits, int) or not 2 <= digits <= 40:
+            raise InvalidParameter(f"{where}.digits", digits, "an integer in 2..40")
+        self.digits = digits
+
+    def _single(self, where: str, table: Mapping[str, Any], kind: str, operation: str,
+                parameters: tuple[str, ...]) -> Transform:
         formula = table.get("transform", MISSING)
         if not isinstance(formula, str):
             raise InvalidParameter(f"{where}.transform", formula, KEYS["transform"])
         rate = table.get("arrival_rate", "lam")
+        for key in ("priority_class", "discipline"):
+            if key in table:
+                raise InvalidParameter(f"{where}.{key}", table[key], "only with a priority "
+                                       "operation")
         if operation != "none":
             if kind != "lst":
                 raise InvalidParameter(f"{where}.of", kind, f"lst for operation {operation}")
@@ -160,27 +202,15 @@ class DeclaredTransform:
         else:
             own = parameters
         base = Transform(formula, kind, own, f"{where}.transform")
-        self.busy_rate = rate if operation == "busy-period" else None
-        if operation == "waiting-time":
+        if operation == "busy-period":
+            self.busy_rate = rate
+        elif operation == "waiting-time":
             base = pollaczek_khinchine(base, rate)
         elif operation == "sojourn-time":
             base = sojourn_time(base, rate)
         elif operation == "queue-length":
             base = queue_length(base, rate)
-        self.transform = base
-        self.outputs = _outputs(where, table.get("outputs", MISSING), base.kind)
-        if self.busy_rate is not None:
-            for out, (head, _) in self.outputs.items():
-                if head not in ("moment", "cumulant"):
-                    raise InvalidParameter(f"{where}.outputs.{out}", head, "moment:K or "
-                                           "cumulant:K for operation busy-period",
-                                           "Takacs' equation gives the busy period's moments "
-                                           "exactly; its transform has no closed form to "
-                                           "invert")
-        digits = table.get("digits", 10)
-        if isinstance(digits, bool) or not isinstance(digits, int) or not 2 <= digits <= 40:
-            raise InvalidParameter(f"{where}.digits", digits, "an integer in 2..40")
-        self.digits = digits
+        return base
 
     def __call__(self, **values: Any) -> TransformOutputs:
         params = {p: values[p] for p in self.transform.parameters if p in values}
@@ -189,6 +219,8 @@ class DeclaredTransform:
                   if head in ("moment", "cumulant", "factorial")]
         table: dict[str, tuple[float, ...]] = {}
         tail: TailAsymptotics | None = None
+        if self.priority is not None:
+            return self._priority_outputs(values, orders)
         if orders and self.busy_rate is not None:
             m = busy_period_moments(self.transform, self.busy_rate, max(orders),
                                     {**params, self.busy_rate: values[self.busy_rate]})
@@ -210,10 +242,61 @@ class DeclaredTransform:
                     tail = tail_asymptotics(self.transform, params)
                 found[name] = tail.decay if head == "decay" else tail.ccdf_prefactor
             else:
-                r = invert(self.transform, [arg], params, head, self.digits)
+                if self.busy_rate is not None:
+                    r = invert_busy_period(self.transform, self.busy_rate, [arg],
+                                           {**params, self.busy_rate: values[self.busy_rate]},
+                                           head, self.digits)
+                else:
+                    r = invert(self.transform, [arg], params, head, self.digits)
                 found[name] = Approximate(float(r.value[0]), float(r.error[0]),
                                           f"{head} at {arg:g}: {r.method}")
         return TransformOutputs(found, str(self.transform.expr))
+
+    def _priority_outputs(self, values: Mapping[str, Any], orders: list[int]
+                          ) -> TransformOutputs:
+        priority = self.priority
+        assert priority is not None
+        point = {p: values[p] for p in priority.parameters}
+        found: dict[str, Any] = {}
+        m = priority.moments(max(orders), point) if orders else None
+        for name, (head, arg) in self.outputs.items():
+            if m is not None and head in ("moment", "cumulant"):
+                found[name] = (m.moments if head == "moment" else m.cumulants)[int(arg) - 1]
+            elif head == "atom":
+                found[name] = priority.atom(point)
+            else:
+                r = priority.invert([arg], point, head, self.digits)
+                found[name] = Approximate(float(r.value[0]), float(r.error[0]),
+                                          f"{head} at {arg:g}: {r.method}")
+        return TransformOutputs(found, priority.name)
+
+
+def _priority(where: str, table: Mapping[str, Any], operation: str,
+              parameters: tuple[str, ...]) -> PriorityClassTime:
+    """The class a priority operation declares: a list of service LSTs and of rates."""
+    formulas = table.get("transform", MISSING)
+    if not isinstance(formulas, list) or not formulas or \
+            not all(isinstance(f, str) for f in formulas):
+        raise InvalidParameter(f"{where}.transform", formulas, "a list of service LSTs, the "
+                               f"highest class first, for operation {operation}")
+    rates = table.get("arrival_rate", MISSING)
+    if not isinstance(rates, list) or len(rates) != len(formulas) or \
+            not all(r in parameters for r in rates):
+        raise InvalidParameter(f"{where}.arrival_rate", rates, f"a list of {len(formulas)} "
+                               "declared parameters, one per class: " + ", ".join(parameters))
+    own = tuple(p for p in parameters if p not in rates)
+    services = [Transform(f, "lst", own, f"{where}.transform[{i}]")
+                for i, f in enumerate(formulas)]
+    k = table.get("priority_class", MISSING)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= len(formulas):
+        raise InvalidParameter(f"{where}.priority_class", k,
+                               f"an integer in 1..{len(formulas)} (1 the highest)")
+    discipline = table.get("discipline", "non-preemptive")
+    if discipline not in DISCIPLINES:
+        raise InvalidParameter(f"{where}.discipline", discipline,
+                               "one of " + ", ".join(DISCIPLINES))
+    return priority_class_time(services, rates, k, discipline,
+                               operation.removeprefix("priority-"))
 
 
 def declare_transform(name: str, table: Mapping[str, Any], parameters: tuple[Parameter, ...],
@@ -241,7 +324,8 @@ def declare_transform(name: str, table: Mapping[str, Any], parameters: tuple[Par
     solver = DeclaredTransform(name, where, table, tuple(p.name for p in parameters))
     return ModelSpec(
         name=name,
-        summary=(f"declared transform ({solver.transform.kind}): "
+        summary=((solver.priority.name if solver.priority is not None
+                  else f"declared transform ({solver.transform.kind})") + ": "
                  + ", ".join(solver.outputs)),
         parameters=parameters,
         solve=solver,
