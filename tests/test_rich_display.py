@@ -260,13 +260,32 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
                         ("lam", "mu"))(lam=0.5, mu=1.0)
         return r, ["**GG1Outputs**", "| `sigma` | 0.5 |", "| `EW` | 1 |"]
 
+    def phph1():
+        from symq.laws import Exponential
+        from symq.me.phph1 import ph_ph1_waiting
+
+        # M/M/1 as a QBD: E W = rho/(mu - lam) = 1, P(W > 0) = rho = 1/2
+        r = ph_ph1_waiting(Exponential(2.0), Exponential(1.0))
+        return r, ["**PHPH1Waiting**", "| `P_wait` | 0.5 |"]
+
+    def gg1_sim():
+        from symq.me.gg1_sim import solve_gg1_sim
+
+        # M/M/1 at load 1/2: the exact E W is 1 by both routes
+        r = solve_gg1_sim(0.5, n_jobs=200_000, rng=1)
+        return r, ["**GG1Simulation**", "| `EW_exact` | 1 |", "| `EW_matrix` | 1 |"]
+
     from symq.me.gg1 import GG1References, GIM1Waiting
     from symq.me.gg1_declared import GG1Outputs
+    from symq.me.gg1_sim import GG1Simulation
+    from symq.me.phph1 import PHPH1Waiting
     from symq.me.gg1_spectral import GG1Waiting
     from symq.me.transforms import PowerTail, TailAsymptotics, TransformFit
 
     return {
         PowerTail: power,
+        PHPH1Waiting: phph1,
+        GG1Simulation: gg1_sim,
         GG1Waiting: gg1_spectral,
         TransformFit: transform_fit,
         TailAsymptotics: tails,

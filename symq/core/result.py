@@ -407,11 +407,15 @@ def check_values(model: str, values: Mapping[str, Any], allow_infinite: tuple[st
 def check_probability(source: str, name: str, values: Any) -> None:
     """Raise :class:`~symq.core.errors.NumericalFailure` unless every entry of ``values`` is a
     finite number in [0, 1] (up to a round-off of 1e-9); an approximate value (a value with an
-    error bar, :class:`~symq.core.approximate.Approximate`) is checked by its value."""
+    error bar, :class:`~symq.core.approximate.Approximate`) is checked by its value, a
+    confidence interval by its estimate."""
     from .approximate import Approximate
+    from .simstats import ConfidenceInterval
 
     if isinstance(values, Approximate):
         values = float(values.value)
+    elif isinstance(values, ConfidenceInterval):
+        values = float(values.mean)
     array = np.asarray(values, dtype=float).ravel()
     if array.size == 0:
         return
@@ -431,8 +435,10 @@ def check_tail(source: str, name: str, values: Any) -> None:
     """Like :func:`check_probability`, and the tail ``P(X >= k)`` must not increase in ``k``."""
     from .approximate import Approximate
 
+    from .simstats import ConfidenceInterval
+
     check_probability(source, name, values)
-    if isinstance(values, Approximate):
+    if isinstance(values, (Approximate, ConfidenceInterval)):
         return
     array = np.asarray(values, dtype=float)
     if array.ndim == 2:  # levels x phases: the tail of the level totals
