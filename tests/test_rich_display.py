@@ -278,8 +278,8 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     from symq.me.gg1 import GG1References, GIM1Waiting
     from symq.me.gg1_declared import GG1Outputs
     from symq.me.gg1_sim import GG1Simulation
-    from symq.me.phph1 import PHPH1Waiting
     from symq.me.gg1_spectral import GG1Waiting
+    from symq.me.phph1 import PHPH1Waiting
     from symq.me.transforms import PowerTail, TailAsymptotics, TransformFit
 
     return {

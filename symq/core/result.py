@@ -434,7 +434,6 @@ def check_probability(source: str, name: str, values: Any) -> None:
 def check_tail(source: str, name: str, values: Any) -> None:
     """Like :func:`check_probability`, and the tail ``P(X >= k)`` must not increase in ``k``."""
     from .approximate import Approximate
-
     from .simstats import ConfidenceInterval
 
     check_probability(source, name, values)

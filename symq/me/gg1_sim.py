@@ -151,15 +151,16 @@ def solve_gg1_sim(lam: float, arrivals: str = "exp", arrival_scv: float | None =
     ew_exact = p_exact = None
     ccdf_exact = None
     a_lst, s_lst = law_transform(interarrival, "arrivals"), law_transform(service, "sizes")
-    phase_type = not isinstance(service, Deterministic) and s_lst is not None
-    if a_lst is not None and phase_type:
+    phase_type = not isinstance(service, Deterministic)
+    if a_lst is not None and s_lst is not None and phase_type:
         exact = gi_g1_waiting(a_lst, s_lst)
         ew_exact, p_exact = exact.EW, exact.P_wait
         inv = invert(exact.waiting, [t], {}, "ccdf", 10)
         ccdf_exact = Approximate(float(inv.value[0]), float(inv.error[0]),
                                  f"ccdf at {t:g}: {inv.method}")
     ew_matrix = None
-    if phase_type and not isinstance(interarrival, Deterministic) and a_lst is not None:
+    if phase_type and s_lst is not None and a_lst is not None \
+            and not isinstance(interarrival, Deterministic):
         ew_matrix = ph_ph1_waiting(interarrival, service).EW
     return GG1Simulation(est.EW, est.ccdf[0], est.ccdf[1], ew_exact, p_exact, ccdf_exact,
                          ew_matrix, ref.rho, ref.kingman_upper, t,
