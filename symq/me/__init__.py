@@ -20,7 +20,9 @@ Moments and Behavior around Zero", Mathematical Problems in Engineering 2014, Ar
 * :mod:`~symq.me.gg1`: the GI/G/1 queue: the exact GI/M/1 waiting time, Kingman's and
   Marshall's bounds, Kingman's approximation, the Lindley simulation of any pair of laws;
   :mod:`~symq.me.gg1_spectral`: the exact GI/G/1 waiting time for rational service (spectral
-  factorisation);
+  factorisation); :mod:`~symq.me.phph1`: the PH/PH/1 queue by matrix-geometric methods;
+  :mod:`~symq.me.gg1_sim`: the registered ``gg1-sim`` model (two named laws, simulated beside
+  both exact routes);
 * :mod:`~symq.me.transforms`: transforms declared by their formula (LST, MGF, PGF): exact
   moments with their existence, inversion by two methods with the error stated, the
   Pollaczek-Khinchine transform and other exact operations;
@@ -46,6 +48,7 @@ from .distribution import ME, NotADistribution
 from .fit import Candidate, FitReport, NoCertifiedFit, Target, fit
 from .gg1 import GG1References, GIM1Waiting, gg1_references, gi_m1_waiting, simulate_gg1_waiting
 from .gg1_spectral import GG1Waiting, gi_g1_waiting
+from .phph1 import PHPH1Waiting, ph_ph1_waiting
 from .model import MODEL
 from .pade import PadeResult, moment_order, pade_fit, stieltjes_check
 from .phase_type import to_phase_type
@@ -71,5 +74,5 @@ __all__ = [
     "mg1_waiting_time", "WaitingTime", "simulate_mg1_waiting", "WaitingTimeEstimate",
     "to_phase_type", "MODEL",
     "gi_m1_waiting", "GIM1Waiting", "gg1_references", "GG1References", "simulate_gg1_waiting",
-    "gi_g1_waiting", "GG1Waiting",
+    "gi_g1_waiting", "GG1Waiting", "ph_ph1_waiting", "PHPH1Waiting",
 ]
