@@ -8,7 +8,8 @@
   (fixed Talbot, one method, no error estimate) at equal accuracy: for each target, the least
   ``digits`` (symq) and the least ``dps`` (mpmath) whose actual error against the exact density
   ``rho (mu - lam) exp(-(mu - lam) t)`` meets it; up to 8 digits symq runs in complex doubles
-  vectorised over every node and point, beyond in mpmath.
+  vectorised over every node and point, up to 10 in numpy's extended precision (where the
+  platform has it) also vectorised, beyond in mpmath.
 
 mpmath runs in a private context (its global precision untouched).
 
