@@ -48,10 +48,10 @@ from .distribution import ME, NotADistribution
 from .fit import Candidate, FitReport, NoCertifiedFit, Target, fit
 from .gg1 import GG1References, GIM1Waiting, gg1_references, gi_m1_waiting, simulate_gg1_waiting
 from .gg1_spectral import GG1Waiting, gi_g1_waiting
-from .phph1 import PHPH1Waiting, ph_ph1_waiting
 from .model import MODEL
 from .pade import PadeResult, moment_order, pade_fit, stieltjes_check
 from .phase_type import to_phase_type
+from .phph1 import PHPH1Waiting, ph_ph1_waiting
 from .queueing import WaitingTime, WaitingTimeEstimate, mg1_waiting_time, simulate_mg1_waiting
 from .transform import RationalLST, to_rational
 

@@ -2,9 +2,9 @@
 
 ``me-fit`` (Padé moment matching with certified nonnegativity), ``mg1-sim`` (the M/G/1 FCFS
 simulation beside the Pollaczek-Khinchine mean) and ``gg1-sim`` (a GI/G/1 simulation beside
-its exact wait by spectral factorisation and by a PH/PH/1 QBD); the claims-file kind ``transform`` (a
-transform declared by its formula, :mod:`symq.me.transforms.declared`) and ``gg1`` (a GI/G/1
-queue by its two transforms, :mod:`symq.me.gg1_declared`).  This module is the one
+its exact wait by spectral factorisation and by a PH/PH/1 QBD); the claims-file kind
+``transform`` (a transform declared by its formula, :mod:`symq.me.transforms.declared`) and
+``gg1`` (a GI/G/1 queue by its two transforms, :mod:`symq.me.gg1_declared`).  This module is the one
 place that names them; :func:`symq.core.registry.load_domains` registers them.
 """
 
