@@ -17,12 +17,15 @@ from symq.me.transforms import (
     NotATransform,
     Transform,
     convolve,
+    equilibrium,
     invert,
     mixture,
     moment_expressions,
     moments,
     pollaczek_khinchine,
+    random_sum,
     sojourn_time,
+    vacation_waiting_time,
 )
 
 EXP = Transform("mu/(mu + s)", parameters=("mu",))
@@ -340,3 +343,25 @@ def test_stated_error_covers_the_actual_error_at_every_point(digits):
         r = invert(transform, t, values, what=what, digits=digits)
         actual = np.abs(r.value - exact(t))
         assert np.all(actual <= 10 * r.error + 1e-15), (what, digits, np.max(actual / r.error))
+
+
+def test_random_sum_equilibrium_and_vacations_against_closed_forms():
+    geometric = Transform("(1 - p)*z/(1 - p*z)", "pgf", ("p",))
+    total = random_sum(geometric, Transform("mu/(mu + s)", parameters=("mu",)))
+    # Exp((1 - p) mu) = Exp(1) at p = 1/2, mu = 2: E X^k = k!
+    assert moments(total, 3, {"p": 0.5, "mu": 2}).moments == pytest.approx((1, 2, 6),
+                                                                            rel=1e-14)
+    # the residual life of D(2) is uniform on (0, 2): E X^k = 2^k/(k + 1)
+    uniform = equilibrium(Transform("exp(-d*s)", parameters=("d",)))
+    assert moments(uniform, 3, {"d": 2}).moments == pytest.approx((1, 4 / 3, 2), rel=1e-14)
+    # M/M/1 with Exp(nu) vacations: rho/(mu - lam) + 1/nu
+    w = vacation_waiting_time(Transform("mu/(mu + s)", parameters=("mu",)),
+                              Transform("nu/(nu + s)", parameters=("nu",)), "lam")
+    assert moments(w, 1, {"mu": 1, "nu": 4, "lam": 0.75}).moments[0] == pytest.approx(
+        0.75 / 0.25 + 0.25, rel=1e-14)
+    with pytest.raises(StabilityError):
+        moments(w, 1, {"mu": 1, "nu": 4, "lam": 1.5})
+    with pytest.raises(InvalidParameter, match="count"):
+        random_sum(Transform("mu/(mu + s)", parameters=("mu",)), geometric)
+    with pytest.raises(InvalidParameter, match="transform"):
+        equilibrium(Transform("1/(1 + sqrt(s))"))          # no finite mean

@@ -8,7 +8,7 @@ generating functions; their moments, cumulants and numerical inversion.
   inversion methods (Abate-Whitt's unified Euler and the fixed Talbot contour), their
   disagreement stated as the error;
 * :mod:`~symq.me.transforms.operations`: transforms built from others (Pollaczek-Khinchine,
-  convolution, mixture);
+  convolution, mixture, random sums, the residual life, Fuhrmann-Cooper's vacations);
 * :mod:`~symq.me.transforms.busy_period`: the M/G/1 busy period's moments from Takács'
   functional equation, exactly;
 * :mod:`~symq.me.transforms.priority`: one class of an M/G/1 priority queue (non-preemptive
@@ -23,7 +23,16 @@ from .fitting import TransformFit, fit_transform
 from .inversion import Inversion, invert
 from .model import KINDS, NotATransform, Transform
 from .moments import TransformMoments, moment_expressions, moments, probabilities
-from .operations import convolve, mixture, pollaczek_khinchine, queue_length, sojourn_time
+from .operations import (
+    convolve,
+    equilibrium,
+    mixture,
+    pollaczek_khinchine,
+    queue_length,
+    random_sum,
+    sojourn_time,
+    vacation_waiting_time,
+)
 from .priority import PriorityClassTime, priority_class_time
 from .tails import PowerTail, TailAsymptotics, power_tail, tail_asymptotics
 
@@ -32,4 +41,5 @@ __all__ = ["Transform", "KINDS", "NotATransform", "moments", "moment_expressions
            "pollaczek_khinchine", "sojourn_time", "busy_period_moments", "tail_asymptotics",
            "TailAsymptotics", "fit_transform", "TransformFit", "probabilities",
            "queue_length", "power_tail", "PowerTail", "invert_busy_period",
-           "priority_class_time", "PriorityClassTime"]
+           "priority_class_time", "PriorityClassTime", "random_sum", "equilibrium",
+           "vacation_waiting_time"]

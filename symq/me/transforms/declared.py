@@ -3,8 +3,11 @@ r"""Transforms declared in a claims file: the model kind ``transform``.
 A declaration gives the formula as a paper prints it (:data:`EXAMPLE`: an Erlang-2 service law
 and its M/G/1 waiting time), what it is (``of = "lst"``, ``"mgf"`` or ``"pgf"``), optionally
 an ``operation`` that builds the transform a claim is about from it (the M/G/1 FCFS
-``waiting-time`` or ``sojourn-time`` with the arrival rate ``arrival_rate``), and ``outputs``
-read from it:
+``waiting-time``, ``sojourn-time``, ``queue-length`` or ``busy-period`` with the arrival rate
+``arrival_rate``; ``vacation-waiting-time`` with a ``vacation`` LST; one class of a priority
+queue, ``priority-waiting-time`` or ``priority-sojourn-time``, from a list of service LSTs;
+``random-sum`` of a ``summand`` LST counted by the PGF; the ``equilibrium`` residual life),
+and ``outputs`` read from it:
 
 * ``"moment:K"``, ``"cumulant:K"``, ``"factorial:K"`` (a PGF): exact, ``inf`` where the moment
   does not exist; ``"prob:N"`` (a PGF): :math:`P(N = n)`, exact;
@@ -37,14 +40,22 @@ from .busy_period import busy_period_moments, invert_busy_period
 from .inversion import WHAT, invert, mass_at_zero
 from .model import KINDS, Transform
 from .moments import MAX_ORDER, moments, probabilities
-from .operations import pollaczek_khinchine, queue_length, sojourn_time
+from .operations import (
+    equilibrium,
+    pollaczek_khinchine,
+    queue_length,
+    random_sum,
+    sojourn_time,
+    vacation_waiting_time,
+)
 from .priority import DISCIPLINES, PriorityClassTime, priority_class_time
 from .tails import TailAsymptotics, tail_asymptotics
 
 __all__ = ["TRANSFORM", "declare_transform", "KEYS", "EXAMPLE", "TransformOutputs"]
 
 OPERATIONS = ("none", "waiting-time", "sojourn-time", "busy-period", "queue-length",
-              "priority-waiting-time", "priority-sojourn-time")
+              "priority-waiting-time", "priority-sojourn-time", "vacation-waiting-time",
+              "random-sum", "equilibrium")
 KEYS: dict[str, str] = {
     "transform": "the formula, in s (lst), theta (mgf) or z (pgf) and the parameters (a list "
                  "of service LSTs, the highest class first, for a priority operation)",
@@ -53,10 +64,14 @@ KEYS: dict[str, str] = {
                  "built from a service LST (Pollaczek-Khinchine); busy-period: the M/G/1 busy "
                  "period (Takacs' equation); queue-length: the PGF of the M/G/1 number in "
                  "system; priority-waiting-time or priority-sojourn-time: one class of an "
-                 "M/G/1 priority queue",
+                 "M/G/1 priority queue; vacation-waiting-time: the M/G/1 wait with multiple "
+                 "vacations (Fuhrmann-Cooper); random-sum: a sum of a PGF-counted number of "
+                 "summands; equilibrium: the residual life of the law",
     "arrival_rate": "the parameter that is the Poisson arrival rate of the operation (default "
                     "lam; a list, one per class, for a priority operation)",
     "priority_class": "the tagged class of a priority operation, 1 the highest",
+    "vacation": "the vacation LST of operation vacation-waiting-time",
+    "summand": "the summand LST of operation random-sum (the transform is the count's PGF)",
     "discipline": "of a priority operation: non-preemptive (default) or preemptive-resume",
     "outputs": "{NAME = \"moment:K\" | \"cumulant:K\" | \"factorial:K\" | \"prob:N\" | "
                "\"density:T\" | \"cdf:T\" | \"ccdf:T\" | \"atom\" | \"decay\" | "
@@ -152,6 +167,11 @@ class DeclaredTransform:
         if operation not in OPERATIONS:
             raise InvalidParameter(f"{where}.operation", operation,
                                    "one of " + ", ".join(OPERATIONS))
+        for key, only in (("priority_class", "priority"), ("discipline", "priority"),
+                          ("vacation", "vacation-waiting-time"), ("summand", "random-sum")):
+            if key in table and not operation.startswith(only):
+                raise InvalidParameter(f"{where}.{key}", table[key], "only with operation "
+                                       + ("priority-*" if only == "priority" else only))
         self.busy_rate: str | None = None
         self.priority: PriorityClassTime | None = None
         if operation.startswith("priority"):
@@ -188,20 +208,29 @@ class DeclaredTransform:
         if not isinstance(formula, str):
             raise InvalidParameter(f"{where}.transform", formula, KEYS["transform"])
         rate = table.get("arrival_rate", "lam")
-        for key in ("priority_class", "discipline"):
-            if key in table:
-                raise InvalidParameter(f"{where}.{key}", table[key], "only with a priority "
-                                       "operation")
-        if operation != "none":
+        if operation in ("random-sum", "equilibrium", "none"):
+            own = parameters
+            wanted = "pgf" if operation == "random-sum" else "lst"
+            if operation != "none" and kind != wanted:
+                raise InvalidParameter(f"{where}.of", kind, f"{wanted} for operation {operation}")
+        else:
             if kind != "lst":
                 raise InvalidParameter(f"{where}.of", kind, f"lst for operation {operation}")
             if rate not in parameters:
                 raise InvalidParameter(f"{where}.arrival_rate", rate, "a declared parameter: "
                                        + ", ".join(parameters))
             own = tuple(p for p in parameters if p != rate)
-        else:
-            own = parameters
         base = Transform(formula, kind, own, f"{where}.transform")
+        if operation in ("vacation-waiting-time", "random-sum"):
+            key = "vacation" if operation == "vacation-waiting-time" else "summand"
+            text = table.get(key, MISSING)
+            if not isinstance(text, str):
+                raise InvalidParameter(f"{where}.{key}", text, KEYS[key])
+            other = Transform(text, "lst", own, f"{where}.{key}")
+            return (vacation_waiting_time(base, other, rate)
+                    if operation == "vacation-waiting-time" else random_sum(base, other))
+        if operation == "equilibrium":
+            return equilibrium(base)
         if operation == "busy-period":
             self.busy_rate = rate
         elif operation == "waiting-time":

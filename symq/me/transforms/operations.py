@@ -15,7 +15,14 @@ r"""Transforms built from others by operations that keep the algebra exact.
   the result, and its sojourn time :math:`T^* = W^* B^*`;
 * :func:`queue_length`: the PGF of the number in an M/G/1 system (at departures, arrivals and
   in time alike), :math:`\Pi(z) = (1-\rho)(1-z)B^*(\lambda(1-z))/(B^*(\lambda(1-z)) - z)`
-  (the Pollaczek-Khinchine transform equation, Kleinrock 1975, ch. 5).
+  (the Pollaczek-Khinchine transform equation, Kleinrock 1975, ch. 5);
+* :func:`random_sum`: :math:`Y_1 + \dots + Y_N` for i.i.d. :math:`Y_i` independent of a count
+  :math:`N` with PGF :math:`P`: the LST :math:`P(Y^*(s))` (Feller 1968, vol. I, ch. XI);
+* :func:`equilibrium`: the residual life (stationary excess) of a renewal interval,
+  :math:`(1 - F^*(s))/(s E[X])`, with the mean's existence checked;
+* :func:`vacation_waiting_time`: the M/G/1 wait with multiple vacations (exhaustive service),
+  :math:`W^* = W^*_{M/G/1} \cdot (1 - V^*(s))/(s E[V])`: Fuhrmann & Cooper's decomposition
+  (1985, Oper. Res. 33:1117-1129).
 
 Each result is a :class:`~symq.me.transforms.model.Transform` whose parameters are the union
 of the operands'; a parameter of one name in both operands is one parameter.
@@ -40,7 +47,8 @@ from symq.core.errors import InvalidParameter
 from .model import Transform
 from .moments import moment_expressions
 
-__all__ = ["convolve", "mixture", "pollaczek_khinchine", "sojourn_time", "queue_length"]
+__all__ = ["convolve", "mixture", "pollaczek_khinchine", "sojourn_time", "queue_length",
+           "random_sum", "equilibrium", "vacation_waiting_time"]
 
 
 def _joined(first: Transform, second: Transform, what: str) -> tuple[str, ...]:
@@ -159,3 +167,69 @@ def sojourn_time(service: Transform, arrival_rate: str = "lam") -> Transform:
     return Transform(waiting.expr * _in_terms_of(service, sp.Symbol("s", positive=True)),
                      "lst", waiting.parameters, f"M/G/1 sojourn time ({service.name})",
                      waiting.conditions)
+
+
+def random_sum(count: Transform, summand: Transform) -> Transform:
+    """The LST of a sum of ``N`` i.i.d. copies of ``summand``, ``N`` independent with the PGF
+    ``count``: ``count`` at ``z = summand(s)`` (module docstring).
+
+    Raises
+    ------
+    InvalidParameter
+        ``count`` not a PGF or ``summand`` not an LST.
+    """
+    if count.kind != "pgf":
+        raise InvalidParameter("count", count.kind, "a PGF (kind='pgf')")
+    if summand.kind != "lst":
+        raise InvalidParameter("summand", summand.kind, "an LST (kind='lst')")
+    params = count.parameters + tuple(p for p in summand.parameters
+                                      if p not in count.parameters)
+    s = sp.Symbol("s", positive=True)
+    z = sp.Symbol(count.variable.name, positive=True)
+    expr = _in_terms_of(count, z).xreplace({z: _in_terms_of(summand, s)})
+    return Transform(expr, "lst", params, f"random sum ({count.name} of {summand.name})",
+                     _conditions(count, summand))
+
+
+def equilibrium(transform: Transform) -> Transform:
+    """The LST of the stationary excess (residual life) of a law on ``[0, inf)``:
+    ``(1 - F*(s))/(s E[X])``.
+
+    Raises
+    ------
+    InvalidParameter
+        Not an LST, or a law without a finite mean.
+    """
+    if transform.kind != "lst":
+        raise InvalidParameter("transform", transform.kind, "an LST (kind='lst')")
+    (mean,), bad = moment_expressions(transform, 1)
+    if bad is not None and (not bad[0].is_number or bad[0] <= 1):
+        raise InvalidParameter("transform", str(transform.expr), "a law with a finite mean "
+                               f"(the expansion has the term {bad[1]})")
+    s = sp.Symbol("s", positive=True)
+    m1 = mean.xreplace({x: sp.Symbol(x.name, positive=True) for x in mean.free_symbols})
+    expr = (1 - _in_terms_of(transform, s)) / (s * m1)
+    return Transform(expr, "lst", transform.parameters, f"equilibrium of {transform.name}",
+                     transform.conditions)
+
+
+def vacation_waiting_time(service: Transform, vacation: Transform,
+                          arrival_rate: str = "lam") -> Transform:
+    """The M/G/1 FCFS wait with exhaustive service and multiple vacations: the P-K wait
+    convolved with the equilibrium vacation (Fuhrmann & Cooper's decomposition; module
+    docstring).  The stability condition is the P-K one.
+
+    Raises
+    ------
+    InvalidParameter
+        As :func:`pollaczek_khinchine` and :func:`equilibrium`; the arrival-rate name used by
+        the vacation law.
+    """
+    if arrival_rate in vacation.parameters:
+        raise InvalidParameter("arrival_rate", arrival_rate, "a new parameter name (not one "
+                               "of the vacation law's: " + ", ".join(vacation.parameters) + ")")
+    waiting = pollaczek_khinchine(service, arrival_rate)
+    out = convolve(waiting, equilibrium(vacation))
+    return Transform(out.expr, "lst", out.parameters,
+                     f"M/G/1 waiting time with vacations ({service.name}, {vacation.name})",
+                     out.conditions)
