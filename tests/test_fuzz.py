@@ -47,6 +47,7 @@ from symq.core.parameters import (
     RationalVector,
 )
 from symq.core.result import PROBABILITY_NAMES, TAIL_NAMES  # the glossary of probability names
+from symq.core.simstats import ConfidenceInterval
 
 LONG = os.environ.get("SYMQ_FUZZ_LONG", "") not in ("", "0")
 EXAMPLES = int(os.environ.get("SYMQ_FUZZ_EXAMPLES", "200")) if LONG else 6
@@ -177,6 +178,8 @@ def check_result(values: dict[str, Any]) -> None:
             assert math.isfinite(v.real) and math.isfinite(v.imag), f"{path} = {v}"
     for key, v in values.items():
         if key in PROBABILITY_NAMES and v is not None:
+            if isinstance(v, ConfidenceInterval):       # an estimate: its point must be one
+                v = v.mean
             array = np.asarray(v, dtype=float).ravel()
             assert np.all((array >= -1e-12) & (array <= 1 + 1e-12)), \
                 f"{key} is not a probability: {array[(array < 0) | (array > 1)][:5]}"

@@ -260,6 +260,15 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
                         ("lam", "mu"))(lam=0.5, mu=1.0)
         return r, ["**GG1Outputs**", "| `sigma` | 0.5 |", "| `EW` | 1 |"]
 
+    def pole_certificate():
+        import sympy as sp
+
+        from symq.me.transforms.certify import certify_rational_pole
+
+        s = sp.Symbol("s")        # poles -1 and -2: the rightmost, -1, isolated exactly
+        r = certify_rational_pole(sp.Integer(2), s**2 + 3 * s + 2, s)
+        return r, ["**PoleCertificate**", "| `certified` | True |", "| `low` | -1 |"]
+
     def phph1():
         from symq.laws import Exponential
         from symq.me.phph1 import ph_ph1_waiting
@@ -281,10 +290,12 @@ def _me() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     from symq.me.gg1_spectral import GG1Waiting
     from symq.me.phph1 import PHPH1Waiting
     from symq.me.transforms import PowerTail, TailAsymptotics, TransformFit
+    from symq.me.transforms.certify import PoleCertificate
 
     return {
         PowerTail: power,
         PHPH1Waiting: phph1,
+        PoleCertificate: pole_certificate,
         GG1Simulation: gg1_sim,
         GG1Waiting: gg1_spectral,
         TransformFit: transform_fit,

@@ -39,21 +39,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import mpmath
 import sympy as sp
 
 from symq.core.errors import NumericalFailure
 from symq.core.precision import local_iv, local_mp, working_dps
+from symq.core.result import Exactness, ResultBase
 
 __all__ = ["PoleCertificate", "certify_rational_pole", "certify_real_pole", "interval_function"]
 
 #: Decimal digits of the interval arithmetic.
 DIGITS = 40
-#: Half-width of the final enclosure, relative to max(1, |pole|).
+#: Half-width of the final enclosure, relative to ``max(1, |pole|)``.
 HALF_WIDTH = 1e-30
-#: Smallest piece of the exclusion subdivision, relative to max(1, |s|).
+#: Smallest piece of the exclusion subdivision, relative to ``max(1, |s|)``.
 MIN_PIECE = 1e-12
 #: Most pieces of the exclusion subdivision.
 MAX_PIECES = 20000
@@ -62,7 +63,7 @@ MAX_RESULTANT_DEGREE = 8
 
 
 @dataclass(frozen=True)
-class PoleCertificate:
+class PoleCertificate(ResultBase):
     """What is proved about the rightmost real pole :math:`-\\eta` (module docstring).
 
     Attributes
@@ -81,7 +82,12 @@ class PoleCertificate:
         Other poles on the line :math:`\\mathrm{Re}\\,s = -\\eta` (rational transforms only).
     suspect : float or None
         Where a zero of the denominator right of the pole could not be excluded.
+    method, exactness
+        How it was proved; ``exact`` (rational isolation) or ``certified`` (interval
+        arithmetic) when certified, ``numeric`` otherwise.
     """
+
+    summary: ClassVar[tuple[str, ...]] = ("certified", "low", "high", "order")
 
     low: Fraction
     high: Fraction
@@ -91,6 +97,8 @@ class PoleCertificate:
     order: int | None = None
     on_line: int | None = None
     suspect: float | None = None
+    method: str = "exact root isolation, or interval arithmetic at 40 digits"
+    exactness: Exactness = Exactness.NUMERIC
 
     @property
     def width(self) -> float:
@@ -343,7 +351,7 @@ def _certify_real(f: Callable[[Any], Any], df: Callable[[Any], Any], g: Callable
         f"excludes 0 there (one simple zero), num excludes 0 (a pole); den excludes 0 on "
         f"(high, 0){' but for a removable zero at 0' if zero_at_0 else ''} ({pieces} pieces); "
         "num and den analytic on [low, 0]; the line Re s = low is not examined off the axis",
-        pieces, order=1)
+        pieces, order=1, exactness=Exactness.CERTIFIED)
 
 
 # ================================================================ rational: exact
@@ -405,7 +413,7 @@ def certify_rational_pole(num: sp.Expr, den: sp.Expr, s: sp.Symbol) -> PoleCerti
         if left == complex_roots:
             return PoleCertificate(low, high, True, f"{what}, isolated exactly; every other "
                                    "pole lies left of its line (isolating rectangles)",
-                                   order=order, on_line=0)
+                                   order=order, on_line=0, exactness=Exactness.EXACT)
     if Q.degree() > MAX_RESULTANT_DEGREE:
         return fail(f"a pole on or near the line Re s = {float(low):.6g}: the exact check "
                     f"is limited to degree {MAX_RESULTANT_DEGREE}", low, high)
@@ -422,4 +430,4 @@ def certify_rational_pole(num: sp.Expr, den: sp.Expr, s: sp.Symbol) -> PoleCerti
     on_line = _multiplicity(R, Fx) - 1
     return PoleCertificate(low, high, True, f"{what}, isolated exactly; no pole to its right "
                            f"and {on_line} others on its line (resultant of Q(s), Q(2x - s))",
-                           order=order, on_line=on_line)
+                           order=order, on_line=on_line, exactness=Exactness.EXACT)
