@@ -232,6 +232,47 @@ def test_sweep_csv_is_tidy_and_holds_the_closed_form(capsys):
         assert float(r["ET"]) == pytest.approx(exact, rel=1e-9)
 
 
+def test_sweep_keeps_the_intervals_of_simulated_outputs(capsys):
+    """Every simulated key carries its half-width, level, lo and hi in CSV and JSON; the 99.9%
+    interval of the M/G/1 simulation holds the exact Pollaczek-Khinchine mean (one seed)."""
+    import csv
+    import io
+
+    argv = ("sweep", "mg1-sim", "lam=0.5,0.7", "sizes=exp,det", "n_jobs=200000",
+            "level=0.999", "--seed", "3")
+    code, out, _ = run(capsys, *argv, "--format", "csv")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["sizes"], r["lam"]) for r in rows] == [          # list axes, the first outer
+        ("exp", "0.5"), ("det", "0.5"), ("exp", "0.7"), ("det", "0.7")]
+    for r in rows:
+        assert float(r["EW_level"]) == 0.999 and float(r["ET_level"]) == 0.999
+        assert float(r["EW_lo"]) <= float(r["EW_exact"]) <= float(r["EW_hi"])
+        assert float(r["EW_hi"]) - float(r["EW_lo"]) == pytest.approx(
+            2 * float(r["EW_half_width"]), rel=1e-12)
+    code, out, _ = run(capsys, "sweep", "jsq-sim", "N=20", "d=2", "lam=0.5,0.6",
+                       "n_jobs=50000", "--json")
+    results = [p["results"] for p in json.loads(out)["points"]]
+    for key in ("ET", "EW", "EQ"):
+        assert all({f"{key}_half_width", f"{key}_level", f"{key}_lo", f"{key}_hi"} <= set(r)
+                   for r in results)
+
+
+def test_sweep_lists_integer_axes_and_keeps_vectors_whole(capsys):
+    code, out, _ = run(capsys, "sweep", "supermarket", "d=2,3", "lam=0.5", "--json")
+    assert code == 0
+    points = json.loads(out)["points"]
+    assert [p["params"]["d"] for p in points] == [2, 3]
+    for p in points:       # the mean-field chance to wait is lam^d (Mitzenmacher 2001)
+        assert p["results"]["P_wait"] == pytest.approx(0.5 ** p["params"]["d"], rel=1e-12)
+    from symq.cli.model_commands import _is_list_axis
+    from symq.core import registry
+
+    dispatch = registry.get_model("dispatch")
+    assert not _is_list_axis(dispatch, "speeds", "1,2")           # one vector, not an axis
+    assert _is_list_axis(dispatch, "m", "2,3")
+
+
 def test_solve_shows_a_progress_bar_on_a_terminal_only(capsys, monkeypatch):
     argv = ("solve", "jsq-sim", "N=10", "d=2", "lam=0.5", "n_jobs=20000", "--seed", "1")
     code, plain, err = run(capsys, *argv)              # captured stderr: not a terminal

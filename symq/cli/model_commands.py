@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core import registry
 from ..core.errors import MISSING, InvalidParameter
-from ..core.parameters import validate_parameters
+from ..core.parameters import PositiveVector, RationalVector, validate_parameters
 from ..core.result import to_jsonable
 from .common import EXIT_OK, one_line, split_assignments
 
@@ -157,6 +157,21 @@ def _solve_point(model_name: str, point: dict[str, Any], rng: np.random.Generato
     return model.summary_values(model.run(point, rng=rng))
 
 
+def _is_list_axis(model: Any, name: str, text: str) -> bool:
+    """``key=v1,v2,...`` sweeps the listed values, unless the parameter is itself a vector
+    (``speeds=1,2,4`` is one value)."""
+    if "," not in text or ":" in text:
+        return False
+    return not isinstance(model.parameter(name, text).domain, (PositiveVector, RationalVector))
+
+
+def _cell(value: Any) -> str:
+    """A grid value in the sweep table: a number to 6 digits, a name as typed."""
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return f"{float(value):>12.6g}"
+    return f"{value!s:>12}"
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from ..core.errors import ResourceLimit
     from ..core.resources import require_memory
@@ -187,6 +202,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     model = registry.get_model(args.model)
     texts = model.current_names(split_assignments(args.assignments))  # old names: a warning
     counts: dict[str, int] = {}  # the point budget, counted from the text before any array
+    listed = {name for name, text in texts.items() if _is_list_axis(model, name, text)}
+    for name in listed:
+        counts[name] = len(texts[name].split(","))
     for name, text in texts.items():
         if ":" in text:
             model.parameter(name, text)
@@ -221,11 +239,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                 raise InvalidParameter(name, text, "a range a:b:n (n points from a to b)",
                                        str(exc)) from None
             axes[name] = [parameter.validate(float(v)) for v in values]
+        elif name in listed:
+            axes[name] = [parameter.parse(part.strip()) for part in text.split(",")]
         else:
             fixed[name] = parameter.parse(text)
     if not axes:
         raise InvalidParameter("axes", " ".join(args.assignments),
-                               "at least one key=a:b:n range", "nothing to sweep")
+                               "at least one key=a:b:n range or key=v1,v2,... list",
+                               "nothing to sweep")
     points = [{**fixed, **p} for p in grid(**axes)]
     for point in points:  # validate every point up front: fail before starting workers
         validate_parameters(model.parameters, point)
@@ -250,11 +271,21 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     else:
         names = list(axes)
         outputs = list(outcome.results[0]) if outcome.results else []
-        print("  ".join(f"{h:>12}" for h in names + outputs))
+        # the table shows each estimate and its half-width; the level once, below; lo and hi
+        # in JSON and CSV
+        levels = sorted({outcome.results[0][o] for o in outputs if o.endswith("_level")
+                         and f"{o[:-6]}_half_width" in outputs}) if outputs else []
+        outputs = [o for o in outputs if not (o.endswith(("_level", "_lo", "_hi"))
+                                              and f"{o.rsplit('_', 1)[0]}_half_width" in outputs)]
+        widths = [max(12, len(h)) for h in names + outputs]
+        print("  ".join(f"{h:>{w}}" for h, w in zip(names + outputs, widths)))
         for pt, res in zip(outcome.points, outcome.results):
-            cells = [f"{float(pt[n]):>12.6g}" for n in names] + \
-                [f"{float(res[o]):>12.6g}" for o in outputs]
-            print("  ".join(cells))
+            cells = [_cell(pt[n]) for n in names] + [f"{float(res[o]):>12.6g}" for o in outputs]
+            print("  ".join(f"{c:>{w}}" for c, w in zip(cells, widths)))
+        if levels:
+            print("half-widths of confidence intervals at level "
+                  + ", ".join(f"{v:g}" for v in levels) + " (lo, hi: --format csv or json)",
+                  file=sys.stderr)
         if incomplete is None:
             print(f"{len(points)} points in {outcome.seconds:.2f} s ({outcome.backend})",
                   file=sys.stderr)

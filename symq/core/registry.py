@@ -279,9 +279,29 @@ class ModelSpec(MarkdownDisplay):
         return result
 
     def summary_values(self, result: Result) -> dict[str, float]:
+        """The numbers a sweep writes for one point: the model's scalar outputs, and beside
+        each simulated one (a confidence interval in the result) its ``KEY_half_width``,
+        ``KEY_level``, ``KEY_lo`` and ``KEY_hi``, so that no table, JSON or CSV drops the
+        interval of an estimate."""
+        from .simstats import ConfidenceInterval
+
         if self.scalar_outputs is not None:
-            return self.scalar_outputs(result)
-        return {k: float(v) for k, v in result.values.items() if isinstance(v, (int, float))}
+            scalars = dict(self.scalar_outputs(result))
+        else:
+            scalars = {k: float(v) for k, v in result.values.items()
+                       if isinstance(v, (int, float))}
+        out: dict[str, float] = {}
+        for key, value in scalars.items():
+            out[key] = value
+            interval = result.values.get(key)
+            if isinstance(interval, ConfidenceInterval):
+                for suffix, number in (("half_width", interval.half_width),
+                                       ("level", interval.level), ("lo", interval.low),
+                                       ("hi", interval.high)):
+                    out.setdefault(f"{key}_{suffix}", float(number))
+        for key, value in scalars.items():        # a model's own columns keep their place
+            out[key] = value
+        return out
 
     def to_markdown(self) -> str:
         """The model as Markdown: summary, paper, parameters table, results, command line."""
