@@ -103,15 +103,26 @@ class SweepResult(MarkdownDisplay):
         """Tidy rows, one per point: the point's parameters, then its results.
 
         A result that is a mapping (the outputs of a model) gives one column per key (a key
-        that is also a parameter name is prefixed ``result.``); any other result is the column
-        ``result``.
+        that is also a parameter name is prefixed ``result.``); a confidence interval among
+        them gives five: ``KEY`` (the estimate), ``KEY_half_width``, ``KEY_level``, ``KEY_lo``
+        and ``KEY_hi``; any other result is the column ``result``.
         """
+        from .simstats import ConfidenceInterval
+
         out = []
         for point, result in zip(self.points, self.results):
             row = dict(point)
             if isinstance(result, Mapping):
                 for key, value in result.items():
-                    row[f"result.{key}" if key in point else str(key)] = value
+                    name = f"result.{key}" if key in point else str(key)
+                    if isinstance(value, ConfidenceInterval):
+                        row[name] = value.mean
+                        for suffix, number in (("half_width", value.half_width),
+                                               ("level", value.level), ("lo", value.low),
+                                               ("hi", value.high)):
+                            row.setdefault(f"{name}_{suffix}", number)
+                    else:
+                        row[name] = value
             else:
                 row["result"] = result
             out.append(row)

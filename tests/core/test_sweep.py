@@ -318,6 +318,13 @@ def test_rows_are_tidy_and_to_dataframe_needs_pandas(monkeypatch) -> None:
                           {"lam": 0.7, "d": 2, "ET": 2.5, "result.lam": 9.0}]
     plain = SweepResult(points=[{"x": 1}], results=[3.0], seconds=0.0, backend="serial")
     assert plain.rows() == [{"x": 1, "result": 3.0}]
+    from symq.core.simstats import ConfidenceInterval
+
+    estimate = ConfidenceInterval(2.0, 0.25, 0.99, 40, "batch means")
+    simulated = SweepResult(points=[{"lam": 0.5}], results=[{"EW": estimate}], seconds=0.0,
+                            backend="serial")
+    assert simulated.rows() == [{"lam": 0.5, "EW": 2.0, "EW_half_width": 0.25,
+                                 "EW_level": 0.99, "EW_lo": 1.75, "EW_hi": 2.25}]
     monkeypatch.setitem(sys.modules, "pandas", None)                  # import fails
     with pytest.raises(MissingDependency, match="needs pandas"):
         res.to_dataframe()
