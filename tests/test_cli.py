@@ -286,3 +286,28 @@ def test_solve_shows_a_progress_bar_on_a_terminal_only(capsys, monkeypatch):
     for quiet in (("-q",), ("--json",)):
         code, _, err = run(capsys, *argv, *quiet)
         assert code == 0 and "JSQ(2) N=10" not in err, quiet
+
+
+def _help_example(command, name):
+    from symq.cli.model_commands import _model_help
+    from symq.core import registry
+
+    line = _model_help(command, registry.get_model(name)).splitlines()[-1]
+    assert line.startswith(f"example: symq {command} {name}")
+    return line.split()[2:]
+
+
+def _built_in_models():
+    from symq.core import registry
+
+    return sorted(name for name, m in registry.models().items()
+                  if m.source == registry.BUILT_IN)
+
+
+@pytest.mark.parametrize("name", _built_in_models())
+def test_every_help_example_runs(capsys, name):
+    """The example line that ``symq solve MODEL --help`` ends with is a command that works."""
+    argv = _help_example("solve", name)
+    code, out, err = run(capsys, *argv, "--json", "--seed", "1")
+    assert code == 0, err
+    assert json.loads(out)["model"] == name

@@ -59,8 +59,9 @@ def _model_help(command: str, model: registry.ModelSpec) -> str:
             lines.append(f"  {'':<12} {p.description}")
     if model.outputs:
         lines += ["", "results: " + ", ".join(model.outputs)]
-    example = " ".join(f"{p.name}={_typed(p.typical)}" for p in model.parameters
-                       if p.required and p.typical is not None)
+    example = model.example or " ".join(f"{p.name}={_typed(p.typical)}"
+                                        for p in model.parameters
+                                        if p.required and p.typical is not None)
     lines += ["", f"example: symq {command} {model.name} {example}".rstrip()]
     return "\n".join(lines)
 

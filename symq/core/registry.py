@@ -200,6 +200,10 @@ class ModelSpec(MarkdownDisplay):
         sweep``, claims files and :meth:`run` accept the old name for one release, as the new
         one, with a :class:`~symq.core.renamed.RenamedKeywordWarning`
         (:func:`~symq.core.renamed.renamed_keys`).
+    example : str
+        The ``key=value ...`` of the example ``--help`` prints (default: every required
+        parameter at its typical value), for a model whose valid calls need more than its
+        required parameters.
     """
 
     name: str
@@ -213,6 +217,7 @@ class ModelSpec(MarkdownDisplay):
     source: str = BUILT_IN
     outputs: tuple[str, ...] = ()
     renamed: Mapping[str, str] = field(default_factory=dict, hash=False)
+    example: str = ""
 
     def current_names(self, values: Mapping[str, Any], where: str = "") -> dict[str, Any]:
         """``values`` under the current parameter names: an old name of :attr:`renamed` is

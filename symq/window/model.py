@@ -335,4 +335,5 @@ AWP = ModelSpec(
     paper="awp",
     outputs=OUTPUTS,
     allow_infinite=("EW2",),
+    example="protocol=newreno p=1e-4",
 )

@@ -214,6 +214,7 @@ WINDOW_SIM = ModelSpec(
     scalar_outputs=_scalars,
     paper="awp",
     outputs=SIM_OUTPUTS,
+    example="protocol=newreno p=1e-4",
 )
 
 
