@@ -69,6 +69,8 @@ tolerance = 0
 expected = "fails"
 ''')
     assert code == 0 and "refuted as symq expects" in out
+    row = next(line for line in out.splitlines() if line.startswith("toy-verdicts"))
+    assert "fails (as expected)" in row                 # the table row says so too
 
 
 def test_a_claim_without_region_and_values_that_differ_in_the_tenth_digit(capsys, tmp_path):

@@ -33,6 +33,8 @@ def _status(verdict: Verdict, markdown: bool) -> str:
     text = _MARK[verdict.status] if markdown else str(verdict.status)
     if verdict.unexpected:
         text += f" (UNEXPECTED: expected {verdict.expected})"
+    elif verdict.status is Status.FAILS and verdict.expected is Status.FAILS:
+        text += " (as expected)"         # a refutation the file states: a finding, not a bug
     return text
 
 
