@@ -115,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write an HTML report (DIR/index.html) and its Markdown twin "
                         "(DIR/report.md) into DIR")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="check the claims on N processes (Linux; the same verdicts as one, "
+                        "each claim having its own seed)")
     p.set_defaults(func=_command("claims_commands", "_cmd_check"))
 
     p = sub.add_parser("derive", help="print a paper's, a model's or a claims file's derivation "

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import pickle
 import sys
 import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..core import registry
 from ..core.claims import Status, Verdict, internal_error_verdict
@@ -153,32 +156,129 @@ def _papers_to_check(targets: Sequence[str], allow_python: bool = False
     return specs, errors
 
 
-def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool, errors: list[str] | None = None
-                ) -> tuple[list[Verdict], bool]:
-    """Check every claim of ``specs``.  A claim of a claims file that turns out to be bad input
-    while it runs (a model refuses a point of its region) adds its error line to ``errors``
-    instead of a verdict."""
+#: The claims a forked ``symq check -j N`` worker checks, set before its pool starts (a fork
+#: inherits them: nothing is pickled but an index and a verdict).
+_CLAIMS: list[Any] = []
+
+
+class _OutcomePickler(pickle.Pickler):
+    """A verdict holds numbers of a thread's private mpmath context, whose classes do not
+    pickle: they travel as the global context's numbers, bit for bit."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj).__module__.startswith("mpmath"):
+            for slot, rebuild in (("_mpf_", _global_mpf), ("_mpc_", _global_mpc)):
+                if hasattr(obj, slot):
+                    return rebuild, (getattr(obj, slot),)
+        return NotImplemented
+
+
+def _global_mpf(raw: Any) -> Any:
+    import mpmath
+
+    number = object.__new__(mpmath.mpf)
+    number._mpf_ = raw
+    return number
+
+
+def _global_mpc(raw: Any) -> Any:
+    import mpmath
+
+    number = object.__new__(mpmath.mpc)
+    number._mpc_ = raw
+    return number
+
+
+def _check_in_worker(index: int) -> bytes:
+    """:func:`_check_one` in a worker process, its outcome pickled by :class:`_OutcomePickler`."""
+    buffer = io.BytesIO()
+    _OutcomePickler(buffer).dump(_check_one(index))
+    return buffer.getvalue()
+
+
+def _check_one(index: int) -> tuple[str, Any]:
+    """Check claim ``index`` of :data:`_CLAIMS`: ``("verdict", Verdict)``, ``("error", line)``
+    for bad input met while it runs, or ``("crash", (traceback, Verdict))`` for a bug."""
+    claim = _CLAIMS[index]
+    start = time.perf_counter()
+    try:
+        with limit_blas_threads():  # small matrices: one BLAS thread (SYMQ_BLAS_THREADS)
+            return "verdict", claim.check()
+    except SymqError as exc:
+        where = getattr(claim, "location", "") or claim.paper
+        return "error", f"{where}: claim {claim.name!r}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - a bug in symq: report it, go on, exit non-zero
+        return "crash", (traceback.format_exc(),
+                         internal_error_verdict(claim, exc, time.perf_counter() - start))
+
+
+def _fork_context() -> Any:
+    import multiprocessing
+
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return None
+
+
+def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool,
+                errors: list[str] | None = None, jobs: int = 1) -> tuple[list[Verdict], bool]:
+    """Check every claim of ``specs``, on ``jobs`` forked processes when more than one (the
+    same verdicts in the same order: each claim has its own seed).  A claim of a claims file
+    that turns out to be bad input while it runs (a model refuses a point of its region) adds
+    its error line to ``errors`` instead of a verdict.  Progress: a bar on a terminal, else a
+    line on stderr as each paper's claims are done."""
     from tqdm import tqdm
 
     claims = [claim for spec in specs for claim in spec.build_claims()]
+    _CLAIMS[:] = claims
+    left: dict[str, int] = {}                   # paper -> claims not yet checked
+    for claim in claims:
+        left[claim.paper] = left.get(claim.paper, 0) + 1
+    terminal = progress and sys.stderr.isatty()
+    bar = tqdm(total=len(claims), desc="symq check", unit="claim", file=sys.stderr,
+               disable=not terminal)
+    outcomes: dict[int, tuple[str, Any]] = {}
+    start = time.perf_counter()
+
+    def done(index: int, outcome: tuple[str, Any]) -> None:
+        outcomes[index] = outcome
+        paper = claims[index].paper
+        bar.update(1)
+        bar.set_postfix_str(f"{paper}: {claims[index].name}"[:60])
+        left[paper] -= 1
+        if progress and not terminal and left[paper] == 0:
+            print(f"symq check: {paper} done ({len(outcomes)}/{len(claims)} claims, "
+                  f"{time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
+
+    context = _fork_context() if jobs > 1 and len(claims) > 1 else None
+    try:
+        if context is None:
+            for index in range(len(claims)):
+                done(index, _check_one(index))
+        else:
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+
+            with ProcessPoolExecutor(max_workers=min(jobs, len(claims)),
+                                     mp_context=context) as pool:
+                futures = {pool.submit(_check_in_worker, i): i for i in range(len(claims))}
+                for future in as_completed(futures):
+                    done(futures[future], pickle.loads(future.result()))
+    finally:
+        bar.close()
+        _CLAIMS.clear()
     verdicts: list[Verdict] = []
     crashed = False
-    bar = tqdm(claims, desc="symq check", unit="claim", file=sys.stderr,
-               disable=not (progress and sys.stderr.isatty()))
-    for claim in bar:
-        bar.set_postfix_str(f"{claim.paper}: {claim.name}"[:60])
-        start = time.perf_counter()
-        try:
-            with limit_blas_threads():  # small matrices: one BLAS thread (SYMQ_BLAS_THREADS)
-                verdicts.append(claim.check())
-        except SymqError as exc:
+    for index in range(len(claims)):
+        kind, value = outcomes[index]
+        if kind == "verdict":
+            verdicts.append(value)
+        elif kind == "error":
             if errors is None:
-                raise
-            where = getattr(claim, "location", "") or claim.paper
-            errors.append(f"{where}: claim {claim.name!r}: {exc}")
-        except Exception as exc:  # noqa: BLE001 - a bug in symq: report it, go on, exit non-zero
-            traceback.print_exc(file=sys.stderr)
-            verdicts.append(internal_error_verdict(claim, exc, time.perf_counter() - start))
+                raise SymqError(value)
+            errors.append(value)
+        else:
+            print(value[0], file=sys.stderr, end="")
+            verdicts.append(value[1])
             crashed = True
     return verdicts, crashed
 
@@ -195,8 +295,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for line in errors:  # claims that could not be built: said before the others run
         print(f"symq: error: {line}", file=sys.stderr)
     run_errors: list[str] = []
+    if args.jobs < 1:
+        raise InvalidParameter("-j", args.jobs, "an integer >= 1 (processes)")
     verdicts, crashed = _run_claims(specs, progress=not args.json and not args.quiet,
-                                    errors=run_errors)
+                                    errors=run_errors, jobs=args.jobs)
     for line in run_errors:
         print(f"symq: error: {line}", file=sys.stderr)
     errors += run_errors
