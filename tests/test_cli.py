@@ -271,6 +271,13 @@ def test_sweep_lists_integer_axes_and_keeps_vectors_whole(capsys):
     dispatch = registry.get_model("dispatch")
     assert not _is_list_axis(dispatch, "speeds", "1,2")           # one vector, not an axis
     assert _is_list_axis(dispatch, "m", "2,3")
+    import csv
+    import io
+
+    code, out, _ = run(capsys, "sweep", "ps-routing", "C=4,2,1", "w=1,2,0.5", "rho=1:2:2",
+                       "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and [(r["C"], r["w"]) for r in rows] == [("4,2,1", "1,2,0.5")] * 2
 
 
 def test_solve_shows_a_progress_bar_on_a_terminal_only(capsys, monkeypatch):

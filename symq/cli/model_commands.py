@@ -311,7 +311,18 @@ def _print_csv(rows: list[dict[str, Any]]) -> None:
 
 
 def _csv_cell(value: Any) -> str:
+    """A CSV cell: a number as the shortest decimal, a vector of numbers as it is typed
+    (``4,2,1``), anything else nested as JSON."""
     value = to_jsonable(value)
+    if isinstance(value, list) and value and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return ",".join(_number_as_typed(v) for v in value)
     if isinstance(value, (list, dict)):
         return json.dumps(value)
     return repr(value) if isinstance(value, float) else str(value)
+
+
+def _number_as_typed(value: float) -> str:
+    """``4`` for 4.0, ``0.1`` for 0.1: the shortest text that reads back to the number."""
+    number = float(value)
+    return str(int(number)) if number.is_integer() and abs(number) < 2**53 else repr(number)
