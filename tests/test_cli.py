@@ -318,3 +318,31 @@ def test_every_help_example_runs(capsys, name):
     code, out, err = run(capsys, *argv, "--json", "--seed", "1")
     assert code == 0, err
     assert json.loads(out)["model"] == name
+
+
+def test_list_json_gives_parameter_domains_as_data(capsys):
+    """Each parameter's domain is structured, and agrees with what the parser accepts: the
+    typical value lies in the stated bounds or choices, and a value just outside is refused."""
+    from symq.core import registry
+
+    code, out, _ = run(capsys, "list", "--json")
+    assert code == 0
+    seen = set()
+    for model in json.loads(out)["models"]:
+        spec = registry.get_model(model["name"])
+        for p in model["parameters"]:
+            domain, typical = p["domain"], p["typical"]
+            seen.add(domain["kind"])
+            assert domain["text"] and p["text"].startswith(f"{p['name']}: {domain['text']}")
+            parameter = spec.parameter(p["name"])
+            if domain["kind"] == "choice":
+                assert typical is None or typical in domain["choices"]
+                with pytest.raises(Exception, match=p["name"]):
+                    parameter.validate("no-such-choice")
+            elif domain["kind"] == "integer_at_least" and typical is not None:
+                assert typical >= domain["minimum"]
+                with pytest.raises(Exception, match=p["name"]):
+                    parameter.validate(domain["minimum"] - 1)
+            elif domain["kind"] == "interval" and typical is not None:
+                assert domain["low"] <= typical <= domain["high"]
+    assert {"choice", "integer_at_least", "positive_real", "interval"} <= seen

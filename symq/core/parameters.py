@@ -19,6 +19,7 @@ symq.core.errors.InvalidParameter: parameter rho=-1 must be a positive real numb
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from abc import ABC, abstractmethod
@@ -151,6 +152,19 @@ class Domain(ABC):
 
     def __str__(self) -> str:
         return self.describe()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The domain as data: ``kind`` (``positive_real``, ``interval``, ``choice``, ...), its
+        fields (bounds, choices, lengths) and ``text``, the sentence error messages use."""
+        kind = "".join(f"_{c.lower()}" if c.isupper() else c
+                       for c in type(self).__name__).lstrip("_")
+        out: dict[str, Any] = {"kind": kind}
+        if dataclasses.is_dataclass(self):
+            for f in dataclasses.fields(self):
+                value = getattr(self, f.name)
+                out[f.name] = list(value) if isinstance(value, tuple) else value
+        out["text"] = self.describe()
+        return out
 
 
 def _real(name: str, value: Any, domain: Domain) -> float:
@@ -542,6 +556,17 @@ class Parameter:
     def parse(self, text: str) -> Any:
         """Parse command-line text (``"4,2,1"``, ``"0.5"``) into a valid value."""
         return self.domain.parse(self.name, text)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The parameter as data (``symq list --json``): name, structured domain
+        (:meth:`Domain.to_dict`), required, default, typical, description, and the sentence
+        :meth:`__str__` prints."""
+        from .result import to_jsonable
+
+        return {"name": self.name, "domain": to_jsonable(self.domain.to_dict()),
+                "required": self.required, "default": to_jsonable(self.default),
+                "typical": to_jsonable(self.typical), "description": self.description,
+                "text": str(self)}
 
     def __str__(self) -> str:
         text = f"{self.name}: {self.domain.describe()}"
