@@ -20,6 +20,7 @@ import pkgutil
 import re
 from collections.abc import Callable
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,8 @@ def exponential_ph() -> Any:
 def _core() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     from symq.core import registry
     from symq.core.claims import Claim, Verdict
+    from symq.core.claimsfile import load_claims_file
+    from symq.core.claimsfile.loader import LoadedFile
     from symq.core.compiler import CompiledFunction
     from symq.core.compiler import compile as symq_compile
     from symq.core.derivation import Derivation, Step
@@ -121,6 +124,10 @@ def _core() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         CompiledFunction: compiled,
         Parameter: lambda: (Parameter("lam", PositiveReal(), typical=0.5,
                                       description="arrival rate"), ["`lam`", "arrival rate"]),
+        LoadedFile: lambda: (load_claims_file(Path(__file__).resolve().parent.parent / "examples"
+                                              / "claims" / "priority_mg1.toml"),
+                             ["**LoadedFile**", "`cobham-1954`", "| `np-low` |",
+                              "Kleinrock's conservation law"]),
     }
 
 

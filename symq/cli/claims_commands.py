@@ -59,7 +59,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(json.dumps({
             "models": [{"name": m.name, "summary": m.summary, "paper": m.paper,
                         "source": m.source, "outputs": list(m.outputs),
-                        "parameters": [p.to_dict() for p in m.parameters]}
+                        "parameters": [p.as_data() for p in m.parameters]}
                        for m in models.values()],
             "papers": [{"key": p.key, "title": p.title, "citation": p.citation,
                         "source": p.source, "models": list(p.models)} for p in papers.values()],

@@ -392,6 +392,12 @@ class Claim(MarkdownDisplay):
     notes: str = field(default="", repr=False)
     expected: Status = Status.HOLDS
 
+    def __repr__(self) -> str:
+        """One line: the class, the claim's name, paper and statement (the Markdown display
+        has the rest; the fields hold functions and sampled points, thousands of characters)."""
+        return (f"{type(self).__name__}({self.name!r}, paper={self.paper!r}, "
+                f"statement={self.statement!r})")
+
     def to_markdown(self) -> str:
         """The claim before it is checked (Jupyter's display): name, source, statement,
         tolerance, evidence, points, expected verdict."""

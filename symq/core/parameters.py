@@ -153,7 +153,7 @@ class Domain(ABC):
     def __str__(self) -> str:
         return self.describe()
 
-    def to_dict(self) -> dict[str, Any]:
+    def as_data(self) -> dict[str, Any]:
         """The domain as data: ``kind`` (``positive_real``, ``interval``, ``choice``, ...), its
         fields (bounds, choices, lengths) and ``text``, the sentence error messages use."""
         kind = "".join(f"_{c.lower()}" if c.isupper() else c
@@ -557,13 +557,13 @@ class Parameter:
         """Parse command-line text (``"4,2,1"``, ``"0.5"``) into a valid value."""
         return self.domain.parse(self.name, text)
 
-    def to_dict(self) -> dict[str, Any]:
+    def as_data(self) -> dict[str, Any]:
         """The parameter as data (``symq list --json``): name, structured domain
-        (:meth:`Domain.to_dict`), required, default, typical, description, and the sentence
+        (:meth:`Domain.as_data`), required, default, typical, description, and the sentence
         :meth:`__str__` prints."""
         from .result import to_jsonable
 
-        return {"name": self.name, "domain": to_jsonable(self.domain.to_dict()),
+        return {"name": self.name, "domain": to_jsonable(self.domain.as_data()),
                 "required": self.required, "default": to_jsonable(self.default),
                 "typical": to_jsonable(self.typical), "description": self.description,
                 "text": str(self)}

@@ -101,7 +101,7 @@ class RegionOutsideDomain(InvalidParameter):
     not a finding."""
 
 
-@dataclass
+@dataclass(repr=False)              # Claim's one-line repr
 class FileClaim(Claim):
     """A claim declared in a claims file (see the module docstring)."""
 

@@ -39,6 +39,7 @@ import sympy as sp
 
 from ..claims import Claim
 from ..derivation import Derivation
+from ..display import MarkdownDisplay, cell
 from ..errors import InvalidParameter, SymqError
 from ..registry import ModelSpec, PaperSpec
 from .claim import FileClaim, build_claim, parse_quantities
@@ -73,8 +74,8 @@ class ClaimsFileError(SymqError):
         super().__init__(f"{where}: {what}: {message}" if what else f"{where}: {message}")
 
 
-@dataclass
-class LoadedFile:
+@dataclass(repr=False)
+class LoadedFile(MarkdownDisplay):
     """A claims file read into a paper, its declared models and the errors of its claims."""
 
     path: Path
@@ -82,6 +83,28 @@ class LoadedFile:
     models: dict[str, ModelSpec] = field(default_factory=dict)
     errors: list[ClaimsFileError] = field(default_factory=list)
     claims: list[Claim] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return (f"LoadedFile({str(self.path)!r}: paper {self.paper.key!r}, "
+                f"{len(self.models)} models, {len(self.claims)} claims, "
+                f"{len(self.errors)} errors)")
+
+    def to_markdown(self) -> str:
+        """The file, its paper, its models (name and summary), its claims (name and
+        statement) and its errors (Jupyter's display)."""
+        lines = [f"**LoadedFile** `{self.path}`: {cell(self.paper.title)} "
+                 f"(`{self.paper.key}`)", ""]
+        if self.models:
+            lines += ["| model | summary |", "|---|---|"]
+            lines += [f"| `{name}` | {cell(m.summary, 120)} |" for name, m in self.models.items()]
+            lines.append("")
+        if self.claims:
+            lines += ["| claim | statement |", "|---|---|"]
+            lines += [f"| {cell(c.name, 80)} | `{cell(c.statement, 100)}` |" for c in self.claims]
+        if self.errors:
+            lines += ["", f"{len(self.errors)} claim(s) could not be built:"]
+            lines += [f"- {cell(str(e), 200)}" for e in self.errors]
+        return "\n".join(lines)
 
 
 def is_explicit_path(text: str) -> bool:
