@@ -11,6 +11,10 @@ the API reference is generated from the numpydoc docstrings
 from __future__ import annotations
 
 import importlib.metadata
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 
 project = "symq"
 author = "symq developers"
@@ -23,8 +27,9 @@ extensions = [
     "numpydoc",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.mathjax",
-]
+    "symq_mathml",                    # formulas as MathML at build time (docs/_ext/):
+]                                     # they render offline, unlike MathJax from a CDN
+html_math_renderer = "mathml"
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 exclude_patterns = ["_build", "**/_generated_examples", "**/.ipynb_checkpoints"]
 # the tutorial notebooks are stored without outputs and executed at every build: a notebook
@@ -33,6 +38,9 @@ nb_execution_mode = "force"
 nb_execution_raise_on_error = True
 nb_execution_timeout = 300
 nb_execution_show_tb = True
+# a notebook's Markdown outputs (symq's results, verdicts and certificates display as Markdown
+# tables with formulas) are rendered as MyST, not shown as raw CommonMark pipes
+nb_render_markdown_format = "myst"
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 # the derivation pages (written by ``symq derive``) go from the title to ###-sections

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,53 @@ def test_the_gallery_shows_the_main_figure_of_every_paper(site):
     for src in images:                     # each is a real PNG copied into the site
         data = (site / "gallery" / src).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, src
+
+
+class _VisibleProse(HTMLParser):
+    """The text a reader sees as prose: code, signatures, scripts and MathML left out."""
+
+    SKIP = {"code", "pre", "script", "style", "math", "textarea"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[bool] = []
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        classes = (dict(attrs).get("class") or "").split()
+        self.stack.append(tag in self.SKIP or "pre" in classes or "sig" in classes
+                          or any(c.startswith("sig-") for c in classes))
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.stack:
+            self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        if not any(self.stack):
+            self.parts.append(data)
+
+
+RAW_MARKUP = [(re.compile(r"\\\(|\\\)|\\\[|\\\]"), "a TeX delimiter"),
+              (re.compile(r"\$\$"), "a TeX display delimiter"),
+              (re.compile(r"\\(?:frac|alpha|lambda|rho|mathrm|sum|infty|sqrt)\b"),
+               "a TeX command"),
+              (re.compile(r"\|\s*-{3,}\s*\|"), "a Markdown table rule")]
+
+
+def test_math_and_tables_render_without_network(site):
+    """No page shows raw TeX or Markdown table pipes as prose: formulas are MathML written at
+    build time (no MathJax from a CDN), notebook outputs rendered as MyST."""
+    found = []
+    for page in sorted(site.rglob("*.html")):
+        parser = _VisibleProse()
+        parser.feed(page.read_text(encoding="utf-8"))
+        text = "".join(parser.parts)
+        for pattern, what in RAW_MARKUP:
+            match = pattern.search(text)
+            if match:
+                where = text[max(0, match.start() - 40):match.end() + 40].replace("\n", " ")
+                found.append(f"{page.relative_to(site)}: {what}: ...{where}...")
+    assert not found, "\n".join(found[:20])
+    guide = (site / "guide" / "transforms.html").read_text(encoding="utf-8")
+    assert guide.count("<math") > 20
+    assert not re.search(r"<script[^>]*(mathjax|https?:)", guide, re.IGNORECASE)
