@@ -29,6 +29,7 @@ import sympy as sp
 
 import symq
 from symq.core.approximate import Approximate
+from symq.core.display import MarkdownDisplay
 from symq.core.simstats import ConfidenceInterval
 
 LAM = 0.7
@@ -1012,3 +1013,29 @@ def test_no_committed_derivation_prints_lam_or_a_bare_true():
             assert not re.search(r"(?<![A-Za-z\\])lam(?![A-Za-z])", block), (path.name, block)
             assert not re.search(r"[a-z]\{\\left\((?:k|j)(?: [+-] 1)? \\right\)\}", block), (
                 path.name, block)                    # u(k) is written u_k
+
+
+def _visible(html_text: str) -> str:
+    """The text of an HTML display outside MathML, code and tags."""
+    text = re.sub(r"<math.*?</math>|<code.*?</code>|<pre.*?</pre>", " ", html_text, flags=re.S)
+    return re.sub(r"<[^>]+>", " ", text)
+
+
+@pytest.mark.parametrize("cls", [c for c in BUILDERS if hasattr(c, "_repr_html_")
+                                 and issubclass(c, MarkdownDisplay)], ids=lambda c: c.__name__)
+def test_the_html_display_shows_the_markdown_one_with_mathml(cls):
+    """Each type with a Markdown display also gives HTML (Jupyter prefers it): the same table
+    cells, its formulas as MathML, no TeX or table pipes left to a renderer."""
+    import html as html_module
+
+    obj, _ = BUILDERS[cls]()
+    markdown_text = obj._repr_markdown_()
+    shown = obj._repr_html_()
+    visible = html_module.unescape(_visible(shown))
+    assert "|---" not in visible and "$" not in visible, visible[:300]
+    if "$" in markdown_text:
+        assert "<math" in shown
+    for row in markdown_text.splitlines():
+        if row.startswith("| `"):                    # a table row: its name is in the HTML
+            name = row.split("`")[1]
+            assert html_module.escape(name) in shown, name

@@ -81,7 +81,7 @@ def math_to_mathml(tex: str, display: bool) -> str:
             f'<pre class="tex">{escaped}</pre>'
 
 
-_INLINE = re.compile(r"\$([^$\n]+)\$|\*\*([^*]+)\*\*|\*([^*\s][^*]*)\*|`([^`]+)`")
+_INLINE = re.compile(r"\$\$([^$]+)\$\$|\$([^$\n]+)\$|\*\*([^*]+)\*\*|\*([^*\s][^*]*)\*|`([^`]+)`")
 
 
 def _inline(text: str) -> str:
@@ -89,8 +89,10 @@ def _inline(text: str) -> str:
     out, last = [], 0
     for match in _INLINE.finditer(text):
         out.append(html.escape(text[last:match.start()]))
-        tex, strong, em, code = match.groups()
-        if tex is not None:
+        display, tex, strong, em, code = match.groups()
+        if display is not None:
+            out.append(math_to_mathml(display, display=True))
+        elif tex is not None:
             out.append(math_to_mathml(tex, display=False))
         elif strong is not None:
             out.append(f"<strong>{html.escape(strong)}</strong>")
@@ -103,13 +105,32 @@ def _inline(text: str) -> str:
     return "".join(out)
 
 
+def _cells(row: str) -> list[str]:
+    """The cells of a Markdown table row (``\\|`` is a pipe inside a cell)."""
+    body = row.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", body)]
+
+
+def _table(rows: list[str]) -> str:
+    """A Markdown table (header, rule, rows) as an HTML table, cells converted inline."""
+    head, *body = [_cells(r) for r in rows if not re.fullmatch(r"\|?[\s:|-]+\|?", r.strip())]
+    out = ['<table class="symq">', "<thead><tr>"
+           + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr></thead>", "<tbody>"]
+    out += ["<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in body]
+    return "\n".join(out + ["</tbody></table>"])
+
+
 def markdown_to_html(markdown: str, shift: int = 0) -> str:
-    """The Markdown subset that :meth:`Derivation.to_markdown` writes, as HTML.
+    """The Markdown subset that symq writes (:meth:`Derivation.to_markdown`, the rich displays
+    of :class:`~symq.core.display.MarkdownDisplay`), as HTML with MathML formulas.
 
     Parameters
     ----------
     markdown : str
-        Headings (``#`` to ``######``), paragraphs and ``$$``-delimited display math.
+        Headings (``#`` to ``######``), paragraphs, ``$$``-delimited display math, tables
+        (``| a | b |`` rows under a ``|---|`` rule) and ``- `` bullet lists.
     shift : int
         Added to every heading level (a derivation's ``#`` title becomes ``h3`` with 2).
     """
@@ -126,6 +147,13 @@ def markdown_to_html(markdown: str, shift: int = 0) -> str:
     while i < len(lines):
         line = lines[i].rstrip()
         heading = re.match(r"(#{1,6}) (.*)", line)
+        one_line = line.strip()
+        if len(one_line) > 4 and one_line.startswith("$$") and one_line.endswith("$$"):
+            flush()                           # $$ ... $$ on one line: a display formula
+            parts.append(f'<div class="math">{math_to_mathml(one_line[2:-2], display=True)}'
+                         "</div>")
+            i += 1
+            continue
         if line.strip() == "$$":
             flush()
             end = i + 1
@@ -134,6 +162,23 @@ def markdown_to_html(markdown: str, shift: int = 0) -> str:
             formula = math_to_mathml("\n".join(lines[i + 1:end]), display=True)
             parts.append(f'<div class="math">{formula}</div>')
             i = end + 1
+            continue
+        if line.lstrip().startswith("|"):
+            flush()
+            end = i
+            while end < len(lines) and lines[end].lstrip().startswith("|"):
+                end += 1
+            parts.append(_table(lines[i:end]))
+            i = end
+            continue
+        if line.startswith("- "):
+            flush()
+            end = i
+            while end < len(lines) and lines[end].startswith("- "):
+                end += 1
+            parts.append("<ul>" + "".join(f"<li>{_inline(item[2:].strip())}</li>"
+                                          for item in lines[i:end]) + "</ul>")
+            i = end
             continue
         if heading:
             flush()
