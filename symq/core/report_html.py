@@ -130,7 +130,8 @@ def markdown_to_html(markdown: str, shift: int = 0) -> str:
     ----------
     markdown : str
         Headings (``#`` to ``######``), paragraphs, ``$$``-delimited display math, tables
-        (``| a | b |`` rows under a ``|---|`` rule) and ``- `` bullet lists.
+        (``| a | b |`` rows under a ``|---|`` rule) and bullet lists (lines that start with
+        a dash and a space).
     shift : int
         Added to every heading level (a derivation's ``#`` title becomes ``h3`` with 2).
     """
