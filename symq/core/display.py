@@ -88,7 +88,7 @@ class MarkdownDisplay:
     def _repr_html_(self) -> str:  # Jupyter, and the docs' notebooks: no TeX left to render
         """The Markdown display as HTML, formulas as MathML (latex2mathml, the converter of
         the HTML report): it renders where Markdown math does not (no MathJax, no network)."""
-        from .report_html import markdown_to_html
+        from .printing import markdown_to_html
 
         return f'<div class="symq-display">{markdown_to_html(self._repr_markdown_())}</div>'
 

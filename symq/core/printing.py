@@ -30,6 +30,8 @@ Examples
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 import sympy as sp
@@ -38,6 +40,7 @@ from sympy.printing.latex import LatexPrinter
 from sympy.printing.str import StrPrinter
 
 __all__ = ["SYMBOL_NAMES", "DIGITS", "SymqLatexPrinter", "latex", "text", "shorten_numbers",
+           "math_to_mathml", "markdown_to_html",
            "is_long_rational"]
 
 #: Symbol names (the base, before any subscript) printed as another LaTeX name.
@@ -116,3 +119,130 @@ def text(expr: Any, digits: int = DIGITS) -> str:
     if not isinstance(expr, (sp.Basic, sp.MatrixBase)):
         return str(expr)
     return StrPrinter({"full_prec": False}).doprint(shorten_numbers(expr, digits))
+
+
+# ------------------------------------------------------------------ Markdown and MathML
+def math_to_mathml(tex: str, display: bool) -> str:
+    """LaTeX (as :func:`sympy.latex` writes it) to a MathML element; if the converter cannot
+    read it, the TeX itself in a ``code`` element, so that nothing is dropped."""
+    from latex2mathml.converter import convert
+
+    try:
+        return convert(tex.strip(), display="block" if display else "inline")
+    except Exception:  # noqa: BLE001 - the converter's own exceptions have no common base class
+        escaped = html.escape(tex.strip())
+        return f'<code class="tex">{escaped}</code>' if not display else \
+            f'<pre class="tex">{escaped}</pre>'
+
+
+_INLINE = re.compile(r"\$\$([^$]+)\$\$|\$([^$\n]+)\$|\*\*([^*]+)\*\*|\*([^*\s][^*]*)\*|`([^`]+)`")
+
+
+def _inline(text: str) -> str:
+    """Escape a paragraph, converting inline math, strong, emphasis and code."""
+    out, last = [], 0
+    for match in _INLINE.finditer(text):
+        out.append(html.escape(text[last:match.start()]))
+        display, tex, strong, em, code = match.groups()
+        if display is not None:
+            out.append(math_to_mathml(display, display=True))
+        elif tex is not None:
+            out.append(math_to_mathml(tex, display=False))
+        elif strong is not None:
+            out.append(f"<strong>{html.escape(strong)}</strong>")
+        elif em is not None:
+            out.append(f"<em>{html.escape(em)}</em>")
+        else:
+            out.append(f"<code>{html.escape(code)}</code>")
+        last = match.end()
+    out.append(html.escape(text[last:]))
+    return "".join(out)
+
+
+def _cells(row: str) -> list[str]:
+    """The cells of a Markdown table row (``\\|`` is a pipe inside a cell)."""
+    body = row.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", body)]
+
+
+def _table(rows: list[str]) -> str:
+    """A Markdown table (header, rule, rows) as an HTML table, cells converted inline."""
+    head, *body = [_cells(r) for r in rows if not re.fullmatch(r"\|?[\s:|-]+\|?", r.strip())]
+    out = ['<table class="symq">', "<thead><tr>"
+           + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr></thead>", "<tbody>"]
+    out += ["<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in body]
+    return "\n".join(out + ["</tbody></table>"])
+
+
+def markdown_to_html(markdown: str, shift: int = 0) -> str:
+    """The Markdown subset that symq writes (:meth:`Derivation.to_markdown`, the rich displays
+    of :class:`~symq.core.display.MarkdownDisplay`), as HTML with MathML formulas.
+
+    Parameters
+    ----------
+    markdown : str
+        Headings (``#`` to ``######``), paragraphs, ``$$``-delimited display math, tables
+        (``| a | b |`` rows under a ``|---|`` rule) and bullet lists (lines that start with
+        a dash and a space).
+    shift : int
+        Added to every heading level (a derivation's ``#`` title becomes ``h3`` with 2).
+    """
+    parts: list[str] = []
+    lines = markdown.splitlines()
+    i = 0
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            parts.append(f"<p>{_inline(' '.join(paragraph))}</p>")
+            paragraph.clear()
+
+    while i < len(lines):
+        line = lines[i].rstrip()
+        heading = re.match(r"(#{1,6}) (.*)", line)
+        one_line = line.strip()
+        if len(one_line) > 4 and one_line.startswith("$$") and one_line.endswith("$$"):
+            flush()                           # $$ ... $$ on one line: a display formula
+            parts.append(f'<div class="math">{math_to_mathml(one_line[2:-2], display=True)}'
+                         "</div>")
+            i += 1
+            continue
+        if line.strip() == "$$":
+            flush()
+            end = i + 1
+            while end < len(lines) and lines[end].strip() != "$$":
+                end += 1
+            formula = math_to_mathml("\n".join(lines[i + 1:end]), display=True)
+            parts.append(f'<div class="math">{formula}</div>')
+            i = end + 1
+            continue
+        if line.lstrip().startswith("|"):
+            flush()
+            end = i
+            while end < len(lines) and lines[end].lstrip().startswith("|"):
+                end += 1
+            parts.append(_table(lines[i:end]))
+            i = end
+            continue
+        if line.startswith("- "):
+            flush()
+            end = i
+            while end < len(lines) and lines[end].startswith("- "):
+                end += 1
+            parts.append("<ul>" + "".join(f"<li>{_inline(item[2:].strip())}</li>"
+                                          for item in lines[i:end]) + "</ul>")
+            i = end
+            continue
+        if heading:
+            flush()
+            level = min(6, len(heading.group(1)) + shift)
+            parts.append(f"<h{level}>{_inline(heading.group(2))}</h{level}>")
+        elif not line.strip():
+            flush()
+        else:
+            paragraph.append(line.strip())
+        i += 1
+    flush()
+    return "\n".join(parts)

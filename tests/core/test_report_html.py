@@ -15,7 +15,8 @@ from pathlib import Path
 
 from symq.core.claims import Evidence, Status, Verdict
 from symq.core.derivation import Derivation
-from symq.core.report_html import markdown_to_html, math_to_mathml, write_html_report
+from symq.core.printing import markdown_to_html, math_to_mathml
+from symq.core.report_html import write_html_report
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
