@@ -29,6 +29,17 @@ tolerance = 1e-12
 '''
 
 
+#: A false claim the file declares false: a refutation symq expects.
+MISPRINT = '''
+[[claims]]
+name = "a misprint"
+statement = "x^2 <= x"
+region = { x = [0.5, 2] }
+tolerance = 0
+expected = "fails"
+'''
+
+
 def test_a_claim_that_holds_as_expected_exits_0(capsys, tmp_path):
     code, out, err = check(capsys, tmp_path, TRUE)
     assert code == 0 and "UNEXPECTED" not in out and "contradict" not in err
@@ -60,14 +71,7 @@ tolerance = 0
 
 
 def test_a_refutation_symq_expects_exits_0(capsys, tmp_path):
-    code, out, _ = check(capsys, tmp_path, '''
-[[claims]]
-name = "a misprint"
-statement = "x^2 <= x"
-region = { x = [0.5, 2] }
-tolerance = 0
-expected = "fails"
-''')
+    code, out, _ = check(capsys, tmp_path, MISPRINT)
     assert code == 0 and "refuted as symq expects" in out
     row = next(line for line in out.splitlines() if line.startswith("toy-verdicts"))
     assert "fails (as expected)" in row                 # the table row says so too
@@ -124,14 +128,7 @@ def test_parallel_check_gives_the_serial_verdicts(capsys, tmp_path):
     """-j 2 forks two workers; the verdicts (50-digit numbers included) come back identical
     to a serial run, in the same order; the progress line names the paper when stderr is not
     a terminal."""
-    claims = TRUE + '''
-[[claims]]
-name = "a misprint"
-statement = "x^2 <= x"
-region = { x = [0.5, 2] }
-tolerance = 0
-expected = "fails"
-
+    claims = TRUE + MISPRINT + '''
 [[claims]]
 name = "exponential series"
 statement = "exp(x) == sum(x^k/gamma(k + 1), k, 0, oo)"

@@ -213,14 +213,6 @@ def _check_one(index: int) -> tuple[str, Any]:
                          internal_error_verdict(claim, exc, time.perf_counter() - start))
 
 
-def _fork_context() -> Any:
-    import multiprocessing
-
-    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("fork")
-    return None
-
-
 def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool,
                 errors: list[str] | None = None, jobs: int = 1) -> tuple[list[Verdict], bool]:
     """Check every claim of ``specs``, on ``jobs`` forked processes when more than one (the
@@ -251,7 +243,9 @@ def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool,
             print(f"symq check: {paper} done ({len(outcomes)}/{len(claims)} claims, "
                   f"{time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
 
-    context = _fork_context() if jobs > 1 and len(claims) > 1 else None
+    from ..core.sweep import fork_context
+
+    context = fork_context() if jobs > 1 and len(claims) > 1 else None
     try:
         if context is None:
             for index in range(len(claims)):

@@ -65,6 +65,7 @@ from symq.core.sweep_result import (
 
 __all__ = [
     "MAX_POINTS",
+    "fork_context",
     "MissingDependency",
     "RemoteTaskError",
     "SweepIncomplete",
@@ -319,7 +320,9 @@ def _check_picklable(func: Callable[..., Any], backend: str) -> None:
         ) from None
 
 
-def _mp_context() -> Any:
+def fork_context() -> Any:
+    """The fork start method on Linux (workers inherit what the parent built: no pickling of
+    models or claims), else None (the platform's default)."""
     if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
     return None
@@ -339,7 +342,7 @@ def _run_serial(func, points, seeds, progress, desc) -> list[Any]:
 
 def _run_processes(func, points, seeds, workers, progress, desc) -> list[Any]:
     results: list[Any] = [None] * len(points)
-    executor = ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context())
+    executor = ProcessPoolExecutor(max_workers=workers, mp_context=fork_context())
     try:
         futures: dict[Future[Any], int] = {
             executor.submit(_run_task_portable, func, point, seed_sequence): index
