@@ -29,7 +29,6 @@ import sympy as sp
 
 import symq
 from symq.core.approximate import Approximate
-from symq.core.display import MarkdownDisplay
 from symq.core.simstats import ConfidenceInterval
 
 LAM = 0.7
@@ -1021,21 +1020,82 @@ def _visible(html_text: str) -> str:
     return re.sub(r"<[^>]+>", " ", text)
 
 
-@pytest.mark.parametrize("cls", [c for c in BUILDERS if hasattr(c, "_repr_html_")
-                                 and issubclass(c, MarkdownDisplay)], ids=lambda c: c.__name__)
+#: Displayed public types that still have no ``_repr_html_``, and why.  Empty once every type
+#: gives HTML; a type fixed must leave this list (the test below fails on a stale entry).
+AWAITING_HTML = {
+    "symq.meanfield.attained.policies.Policy":
+        "symq/meanfield is being edited elsewhere: make it a MarkdownDisplay (to_markdown)",
+    "symq.meanfield.declared_solve.Declaration":
+        "symq/meanfield is being edited elsewhere: make it a MarkdownDisplay (to_markdown)",
+}
+
+
+def test_every_displayed_public_type_has_an_html_display():
+    """Jupyter prefers HTML: every public type with a Markdown or LaTeX display gives one too
+    (:class:`symq.core.display.MarkdownDisplay`, or :func:`symq.core.display.html_display`)."""
+    displayed = {name: cls for name, cls in public_classes().items() if must_display(cls)}
+    missing = {name for name, cls in displayed.items() if not hasattr(cls, "_repr_html_")}
+    assert len(displayed) > 120
+    without, stale = missing - set(AWAITING_HTML), set(AWAITING_HTML) - missing
+    assert not without, f"give these a _repr_html_ (symq.core.display.MarkdownDisplay): {without}"
+    assert not stale, f"these give HTML now, remove them from AWAITING_HTML: {stale}"
+
+
+#: A formula of a Markdown display: ``$$...$$`` or ``$...$`` on one line (code spans removed).
+_FORMULA = re.compile(r"\$\$[^$]+\$\$|\$[^$\n]+\$")
+#: A Markdown table rule (``|---|---|``).
+_RULE = re.compile(r"\|?[\s:|-]+\|?")
+
+
+def _formulas(markdown_text: str) -> int:
+    """How many formulas a display's Markdown has: ``$$`` blocks and one-line ``$...$``."""
+    text = re.sub(r"`[^`\n]*`", " ", markdown_text)
+    blocks = re.findall(r"^\$\$\n.*?\n\$\$$", text, flags=re.M | re.S)
+    text = re.sub(r"^\$\$\n.*?\n\$\$$", " ", text, flags=re.M | re.S)
+    return len(blocks) + len(_FORMULA.findall(text))
+
+
+def _html_params() -> list[Any]:
+    out = []
+    for cls in BUILDERS:
+        name = f"{cls.__module__}.{cls.__qualname__}"
+        marks = [pytest.mark.xfail(strict=True, reason=AWAITING_HTML[name])] \
+            if name in AWAITING_HTML else []
+        out.append(pytest.param(cls, id=cls.__name__, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("cls", _html_params())
 def test_the_html_display_shows_the_markdown_one_with_mathml(cls):
-    """Each type with a Markdown display also gives HTML (Jupyter prefers it): the same table
-    cells, its formulas as MathML, no TeX or table pipes left to a renderer."""
+    """Each displayed type also gives HTML (Jupyter prefers it), from its Markdown display (its
+    LaTeX one where it has no Markdown): the same title, the same table rows with the same
+    names, every formula as one MathML element, no TeX delimiters or table pipes left over."""
     import html as html_module
 
     obj, _ = BUILDERS[cls]()
-    markdown_text = obj._repr_markdown_()
+    assert hasattr(obj, "_repr_html_"), f"{cls.__name__} has no _repr_html_"
+    source = obj._repr_markdown_() if hasattr(obj, "_repr_markdown_") else obj._repr_latex_()
     shown = obj._repr_html_()
+    assert shown.startswith('<div class="symq-display">') and shown.endswith("</div>")
     visible = html_module.unescape(_visible(shown))
     assert "|---" not in visible and "$" not in visible, visible[:300]
-    if "$" in markdown_text:
-        assert "<math" in shown
-    for row in markdown_text.splitlines():
-        if row.startswith("| `"):                    # a table row: its name is in the HTML
+    assert "\\(" not in visible and "\\[" not in visible, visible[:300]
+    assert not any(re.fullmatch(r"\s*\|.*\|\s*", line) for line in visible.splitlines()), \
+        visible[:300]                                # no Markdown table row left as text
+    # every formula is one MathML element (or, where latex2mathml cannot read it, kept as TeX
+    # in a code element: nothing dropped)
+    n_formulas = _formulas(source)
+    converted = shown.count("<math") + shown.count('class="tex"')
+    assert converted == n_formulas, (converted, n_formulas, source[:300])
+    # the title: a bold first line is a <strong> one
+    title = re.match(r"\*\*([^*]+)\*\*", source)
+    if title:
+        assert f"<strong>{html_module.escape(title.group(1))}</strong>" in shown, title.group(1)
+    # the tables: one HTML row per Markdown row, each named row's name shown
+    rows = [line for line in source.splitlines() if line.lstrip().startswith("|")
+            and not _RULE.fullmatch(line.strip())]
+    assert shown.count("<tr>") == len(rows), (shown.count("<tr>"), len(rows))
+    for row in rows:
+        if row.startswith("| `"):
             name = row.split("`")[1]
             assert html_module.escape(name) in shown, name

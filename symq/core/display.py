@@ -6,7 +6,8 @@ in :mod:`symq.core.simstats`, a sweep in :mod:`symq.core.sweep_result`, a law in
 :mod:`symq.laws`, ...) from the helpers of this module, which know no symq type:
 
 * :class:`MarkdownDisplay`: the mixin that gives a type Jupyter's ``_repr_markdown_`` from its
-  ``to_markdown()``;
+  ``to_markdown()``, and ``_repr_html_`` from that (:func:`html_display`: the Markdown as HTML,
+  formulas as MathML);
 * :func:`markdown`: the common layout (a bold title, a two-column table, formulas in LaTeX below);
 * :func:`cell`, :func:`number_text`, :func:`array_text`, :func:`with_error`, :func:`short_text`:
   one value as one table cell; :func:`formula_line`, :func:`doc_title`.
@@ -56,6 +57,7 @@ __all__ = [
     "cell",
     "doc_title",
     "formula_line",
+    "html_display",
     "is_formula",
     "markdown",
     "number_text",
@@ -88,9 +90,25 @@ class MarkdownDisplay:
     def _repr_html_(self) -> str:  # Jupyter, and the docs' notebooks: no TeX left to render
         """The Markdown display as HTML, formulas as MathML (latex2mathml, the converter of
         the HTML report): it renders where Markdown math does not (no MathJax, no network)."""
-        from .printing import markdown_to_html
+        return html_display(self._repr_markdown_())
 
-        return f'<div class="symq-display">{markdown_to_html(self._repr_markdown_())}</div>'
+
+def html_display(text: str) -> str:
+    """Jupyter's HTML display of a type from its Markdown (or a ``$...$`` LaTeX display).
+
+    The text is converted by :func:`symq.core.printing.markdown_to_html` (tables as HTML tables,
+    formulas as MathML) inside a ``<div class="symq-display">``; :class:`MarkdownDisplay` gives
+    every type that uses it this ``_repr_html_``, and a type with only a LaTeX display
+    (``_repr_latex_``) calls it on that.
+
+    Examples
+    --------
+    >>> html_display("**x** is $x^{2}$").startswith('<div class="symq-display"><p><strong>x')
+    True
+    """
+    from .printing import markdown_to_html
+
+    return f'<div class="symq-display">{markdown_to_html(text)}</div>'
 
 
 #: Longest text shown in one table cell.

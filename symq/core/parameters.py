@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from .display import MarkdownDisplay
 from .errors import MISSING, InvalidParameter
 from .formula import parse_formula
 
@@ -506,7 +507,7 @@ class Expression(Domain):
 
 
 @dataclass(frozen=True)
-class Parameter:
+class Parameter(MarkdownDisplay):
     """A declared model parameter.
 
     Parameters
@@ -544,7 +545,9 @@ class Parameter:
         """The parameter as an indexed base (for vector parameters: ``C[j]``)."""
         return sp.IndexedBase(self.symbol_name or self.name, **self.domain.assumptions)
 
-    def _repr_markdown_(self) -> str:  # Jupyter: one row of symq.core.display.parameters_table
+    def to_markdown(self) -> str:
+        """The parameter as Markdown: one row of :func:`~symq.core.display.parameters_table`
+        (Jupyter shows it as Markdown and as HTML: :class:`~symq.core.display.MarkdownDisplay`)."""
         from .display import parameters_table
 
         return "\n".join([f"**Parameter** `{self.name}`", "", *parameters_table([self])])

@@ -248,7 +248,8 @@ class PhaseType(Distribution):
     def __repr__(self) -> str:
         return f"PhaseType(order={self.order}, mean={self._mean:.6g}, name={self.name!r})"
 
-    def _repr_markdown_(self) -> str:
+    def to_markdown(self) -> str:
+        """The law as Markdown: mean, variance, SCV, support, and ``alpha`` and ``A`` in LaTeX."""
         import sympy as sp
 
         return distribution_markdown(

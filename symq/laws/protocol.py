@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from symq.core.display import MarkdownDisplay
 from symq.core.errors import InvalidParameter, NumericalFailure, SymqError
 from symq.core.randomness import RngLike, as_generator
 
@@ -79,7 +80,7 @@ class InfiniteMoment(InvalidParameter):
     :class:`~symq.core.errors.InvalidParameter` naming the law's parameter."""
 
 
-class Distribution(abc.ABC):
+class Distribution(MarkdownDisplay, abc.ABC):
     """Base of symq's distributions (scipy new-API verbs as methods).
 
     A subclass implements
@@ -301,9 +302,10 @@ class Distribution(abc.ABC):
                                    f"{total:.6g} exceeds {100 * QUADRATURE_RTOL:g} relative")
         return total
 
-    def _repr_markdown_(self) -> str:
-        """For Jupyter: the law's name, mean, variance, SCV and support
-        (:func:`distribution_markdown`)."""
+    def to_markdown(self) -> str:
+        """The law as Markdown: its name, mean, variance, SCV and support
+        (:func:`distribution_markdown`); Jupyter shows it as Markdown and as HTML
+        (:class:`~symq.core.display.MarkdownDisplay`)."""
         return distribution_markdown(self)
 
     # -- scipy --------------------------------------------------------------------------------

@@ -531,7 +531,8 @@ class ME(Distribution):
     def _repr_latex_(self) -> str:
         return f"$\\displaystyle f^*(s) = {printing.latex(self.transform, digits=printing.DIGITS)}$"
 
-    def _repr_markdown_(self) -> str:
+    def to_markdown(self) -> str:
+        """The law as Markdown: mean, variance, SCV, support and its transform in LaTeX."""
         return distribution_markdown(self, f"**ME** of order {self.order}",
                                      [("$f^*(s)$", self.transform)])
 

@@ -38,6 +38,7 @@ import numpy as np
 import sympy as sp
 
 from symq.core.compiler import compile
+from symq.core.display import MarkdownDisplay
 from symq.core.errors import InvalidMoments, InvalidParameter, SymqError
 from symq.core.result import Exactness, ResultBase
 
@@ -139,7 +140,7 @@ class NoCertifiedFit(SymqError):
 
 
 @dataclass(frozen=True)
-class Target:
+class Target(MarkdownDisplay):
     """What to fit: moments, optional derivatives of the density at zero, optional density.
 
     Parameters
@@ -159,7 +160,8 @@ class Target:
     pdf: Callable[[np.ndarray], np.ndarray] | None = None
     name: str = "target"
 
-    def _repr_markdown_(self) -> str:  # Jupyter
+    def to_markdown(self) -> str:
+        """The target as Markdown: its moments, values at zero and density."""
         from symq.core.display import markdown
 
         return markdown(f"**Target** {self.name}: what `fit` matches",

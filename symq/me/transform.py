@@ -315,6 +315,13 @@ class RationalLST:
         exact ones are :attr:`numerator`, :attr:`denominator` and :meth:`to_dict`)."""
         return f"${printing.latex(self.expr, digits=printing.DIGITS)}$"
 
+    def _repr_html_(self) -> str:
+        """The LaTeX display as HTML, the transform as MathML
+        (:func:`symq.core.display.html_display`): Jupyter prefers it, and it needs no MathJax."""
+        from symq.core.display import html_display
+
+        return html_display(self._repr_latex_())
+
 
 def to_mpf(value: sp.Rational | Fraction | int, ctx: Any = None) -> mpmath.mpf:
     """An exact rational as an mpmath number, correctly rounded to the precision of ``ctx``.

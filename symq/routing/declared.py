@@ -62,6 +62,7 @@ from symq.core.budget import time_budget
 from symq.core.claimsfile.declarations import check_keys
 from symq.core.compiler import CompiledFunction, compile
 from symq.core.derivation import Derivation
+from symq.core.display import MarkdownDisplay
 from symq.core.errors import DerivationTimeout, InvalidParameter, NotConverged
 from symq.core.formula import parse_formula
 from symq.core.parameters import Parameter
@@ -141,7 +142,7 @@ def _formula(key: str, value: Any, symbols: tuple[str, ...]) -> sp.Expr:
 
 
 @dataclass(frozen=True)
-class DeclaredCost:
+class DeclaredCost(MarkdownDisplay):
     """The symbolic data of a declared routing cost and its compiled forms.
 
     Attributes
@@ -172,7 +173,8 @@ class DeclaredCost:
         """``expr`` compiled (numpy backend) with arguments ``(x, *names)``."""
         return compile(expr, (_x, *(_symbol(n) for n in self.names)))
 
-    def _repr_markdown_(self) -> str:  # Jupyter
+    def to_markdown(self) -> str:
+        """The cost as Markdown: capacity, arguments and the derived forms in LaTeX."""
         from symq.core.display import markdown
 
         shown = [("cost", self.cost), ("marginal", self.marginal), ("curvature", self.curvature),

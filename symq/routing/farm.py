@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from symq.core.display import MarkdownDisplay
 from symq.core.errors import InvalidParameter, StabilityError
 from symq.core.parameters import Parameter, PositiveReal, PositiveVector
 
@@ -50,7 +51,7 @@ def _fmt(value: float) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class ServerFarm:
+class ServerFarm(MarkdownDisplay):
     r"""K processor-sharing servers with capacities ``C`` and holding costs ``w``.
 
     Parameters
@@ -154,7 +155,8 @@ class ServerFarm:
     def __repr__(self) -> str:
         return f"ServerFarm(C={self.C.tolist()!r}, w={self.w.tolist()!r})"
 
-    def _repr_markdown_(self) -> str:  # Jupyter
+    def to_markdown(self) -> str:
+        """The farm as Markdown: capacities, holding costs, their ratios and order."""
         from symq.core.display import markdown
 
         return markdown(f"**ServerFarm**: {self.K} processor-sharing servers, capacities $C_j$, "

@@ -30,6 +30,7 @@ import numpy as np
 import sympy as sp
 
 from symq.core.compiler import compile as symq_compile
+from symq.core.display import MarkdownDisplay
 from symq.core.errors import InvalidParameter
 from symq.core.parameters import parse_formula
 
@@ -66,7 +67,7 @@ POWER_LAW_ARGS = (W, ALPHA, K_EXP, GAMMA, L_EXP, BETA)
 
 
 @dataclass(frozen=True)
-class PowerLawParameters:
+class PowerLawParameters(MarkdownDisplay):
     """``a = alpha w^k``, ``lam = gamma w^l``, ``d = beta w``; ``m = l-k+1``."""
 
     alpha: float
@@ -75,7 +76,8 @@ class PowerLawParameters:
     l: float
     beta: float
 
-    def _repr_markdown_(self) -> str:  # Jupyter
+    def to_markdown(self) -> str:
+        """The parameters as Markdown, with the power-law profiles in LaTeX."""
         from symq.core.display import markdown
 
         return markdown("**PowerLawParameters** of the power-law class", [
@@ -148,7 +150,7 @@ def _power(expr: sp.Expr) -> tuple[float, float] | None:
 
 
 @dataclass(frozen=True)
-class WindowProtocol:
+class WindowProtocol(MarkdownDisplay):
     """An adaptive window protocol ``(a(w), lam(w), d(w), w_min, w_max)``.
 
     Parameters
@@ -338,7 +340,8 @@ class WindowProtocol:
                               w_max=self.w_max if w_max is None else w_max, rtt=self.rtt,
                               name=self.name, labels=self.labels)
 
-    def _repr_markdown_(self) -> str:  # Jupyter
+    def to_markdown(self) -> str:
+        """The protocol as Markdown: its bounds and its three profiles in LaTeX."""
         from symq.core.display import markdown
 
         return markdown(f"**WindowProtocol** {self.name}: window increase per round-trip time, "

@@ -30,6 +30,7 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike
 
+from symq.core.display import MarkdownDisplay
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.formula import parse_formula
 from symq.core.parameters import real_value
@@ -55,13 +56,14 @@ __all__ = ["DispatchPolicy", "ScorePolicy", "score_policy", "bind_policy"]
 
 
 @dataclass(frozen=True)
-class DispatchPolicy:
+class DispatchPolicy(MarkdownDisplay):
     """A dispatching policy by name with its parameters; :meth:`bind` makes it runnable."""
 
     name: str
     params: dict = field(default_factory=dict)
 
-    def _repr_markdown_(self) -> str:  # Jupyter
+    def to_markdown(self) -> str:
+        """The policy as Markdown: its name and parameters."""
         from symq.core.display import markdown
 
         return markdown(f"**{type(self).__name__}** {self.name}: a dispatching policy "
@@ -244,7 +246,8 @@ class ScorePolicy(DispatchPolicy):
     expr: Any = None
     description: str = ""
 
-    def _repr_markdown_(self) -> str:  # Jupyter
+    def to_markdown(self) -> str:
+        """The policy as Markdown: description, parameters and its score in LaTeX."""
         from symq.core.display import markdown
 
         u, n, x, i = sp.symbols("u_i n_i x i")

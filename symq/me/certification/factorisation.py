@@ -42,6 +42,8 @@ from typing import Any
 import mpmath
 import sympy as sp
 
+from symq.core.display import MarkdownDisplay
+
 from .._context import mp
 from ..transform import RationalLST
 from .base import lower_end, upper_end
@@ -94,7 +96,7 @@ def roots_in_range(g: sp.Poly, name: str) -> int:
 
 
 @dataclass(frozen=True)
-class ExactProof:
+class ExactProof(MarkdownDisplay):
     r"""A checkable proof of the sign of f from the factorisation of G (module docstring).
 
     Attributes
@@ -236,9 +238,10 @@ class ExactProof:
                          + (" (and periodically)" if self.substitution.omega else ""))
         return "\n".join(lines)
 
-    def _repr_markdown_(self) -> str:  # Jupyter
+    def to_markdown(self) -> str:
+        """The proof as Markdown: a bold title over :meth:`explain`, one bullet a line."""
         lines = self.explain().splitlines()
-        return "**Exact proof of nonnegativity**\n\n" + "\n".join(f"* `{line}`" for line in lines)
+        return "**Exact proof of nonnegativity**\n\n" + "\n".join(f"- `{line}`" for line in lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -50,6 +50,7 @@ import sympy as sp
 
 from symq.core.claimsfile.declarations import check_keys
 from symq.core.derivation import Derivation
+from symq.core.display import MarkdownDisplay
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.formula import parse_formula
 from symq.core.parameters import Choice, Interval, Parameter
@@ -131,7 +132,7 @@ def _expression(label: str, value: Any, symbols: Mapping[str, sp.Symbol], what: 
 
 
 @dataclass(frozen=True)
-class DeclaredWindow:
+class DeclaredWindow(MarkdownDisplay):
     """A window protocol declared with symbolic parameters (validated, solved per point).
 
     Attributes
@@ -209,7 +210,8 @@ class DeclaredWindow:
                                           "Avrachenkov, A. Kherani, B. Prabhu, IEEE INFOCOM "
                                           "2005, Section II")
 
-    def _repr_markdown_(self) -> str:  # Jupyter
+    def to_markdown(self) -> str:
+        """The declared protocol as Markdown: bounds, method, profiles in LaTeX, parameters."""
         from symq.core.display import markdown, parameters_table
 
         return markdown(f"**DeclaredWindow** {self.name} (declared in `{self.where}`)",
