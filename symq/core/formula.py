@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -491,8 +492,9 @@ def parse_formula(name: str, text: str, symbols: tuple[str, ...], *, sums: bool 
         tree = ast.parse(text.replace("^", "**").strip(), mode="eval")
     except SyntaxError as exc:
         where = f" at column {exc.offset}" if exc.offset else ""
-        raise InvalidParameter(name, shown, domain, f"syntax error{where}: {exc.msg}; write "
-                               "products with * (2*w, not 2w)") from None
+        hint = _latex_hint(text) or "write products with * (2*w, not 2w)"
+        raise InvalidParameter(name, shown, domain, f"syntax error{where}: {exc.msg}; {hint}"
+                               ) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise InvalidParameter(name, shown, domain, f"cannot parse it: {exc}") from None
     assumptions = assumptions or {}
@@ -595,6 +597,7 @@ def parse_relation(name: str, text: str, symbols: tuple[str, ...], *, sums: bool
         count += sum(text.replace("==", "").replace("<=", "").replace(">=", "")
                      .replace("->", "").replace("!=", "").count(c) for c in "<>=")
         reason = "no relation operator" if count == 0 else f"one relation, not {count}"
+        reason += f"; {_latex_hint(text)}" if _latex_hint(text) else ""
         raise InvalidParameter(name, shown, domain, reason)
     left, op, right = parts
     if op == "!=":
@@ -604,6 +607,15 @@ def parse_relation(name: str, text: str, symbols: tuple[str, ...], *, sums: bool
     rhs = parse_formula(f"{name} (right side)", right, symbols, sums=sums,
                         assumptions=assumptions)
     return Relation(lhs, op, rhs, text)
+
+
+def _latex_hint(text: str) -> str:
+    """What to write instead of LaTeX pasted into a text formula ("" when it is none)."""
+    match = re.search(r"\\(?:[A-Za-z]+|[,;!])", text)
+    return "" if match is None else (
+        f"this looks like LaTeX ({match.group()}): in a claims file write it as tex = '...' "
+        "(a claim's formula or statement) or NAME = { tex = '...' } (a let quantity or a "
+        "constant); see 'Formulas in LaTeX' in the claims reference")
 
 
 def _float_value(expr: sp.Expr) -> float:

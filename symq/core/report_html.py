@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .claims import Status, Verdict, pair_text, points_table
 from .derivation import Derivation
-from .printing import markdown_to_html
+from .printing import markdown_to_html, math_to_mathml
 
 __all__ = ["write_html_report", "verdict_row_class"]
 
@@ -102,8 +102,22 @@ def _evidence(v: Verdict) -> str:
     if v.holds_region:
         rows.append(("holds", v.holds_region))
     rows.append(("detail", v.detail))
-    items = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(t)}</dd>" for k, t in rows)
+    items = "".join(f"<dt>{html.escape(k)}</dt><dd>"
+                    + (_with_math(t) if k == "compared" else html.escape(t)) + "</dd>"
+                    for k, t in rows)
     return f'<dl class="evidence">{items}</dl>' + _points(v)
+
+
+_MATH = re.compile(r"\$([^$\n]+)\$")
+
+
+def _with_math(text: str) -> str:
+    """Escaped text whose ``$...$`` formulas (a claim written in LaTeX) are MathML."""
+    out, last = [], 0
+    for match in _MATH.finditer(text):
+        out += [html.escape(text[last:match.start()]), math_to_mathml(match.group(1), False)]
+        last = match.end()
+    return "".join(out) + html.escape(text[last:])
 
 
 #: Most points of a verdict listed in the report.

@@ -13,10 +13,13 @@ the same machinery as the built-in papers' claims.  The keys of an entry:
 ``formula`` and ``reference``
     Shorthand for ``statement = "claimed == reference"`` with ``claimed`` the formula and
     ``reference`` a model reference (``"supermarket:ET"``).
+``tex`` and ``tex_symbols``
+    The statement (with a relation) or the formula (beside ``reference``) in LaTeX, and the
+    claim's own TeX symbols (:mod:`symq.core.claimsfile.tex`).
 ``let``
     Named quantities: formulas, references ``"MODEL:KEY"`` or tables ``{ ref = "MODEL:KEY",
-    param = value, ... }`` (see :mod:`symq.core.claimsfile.quantities`); in Python files also
-    functions of the point.
+    param = value, ... }`` (see :mod:`symq.core.claimsfile.quantities`), TeX tables
+    ``{ tex = '...' }``; in Python files also functions of the point.
 ``region``
     The parameter region (:mod:`symq.core.claimsfile.region`).
 ``tolerance``
@@ -61,6 +64,7 @@ from ..errors import (
     SymqError,
 )
 from ..formula import Relation, degree_estimate, parse_formula, parse_relation
+from ..formula_tex import parse_tex_relation, tex_shown
 from ..glossary import RETIRED
 from ..parameters import validate_parameters
 from ..registry import models
@@ -84,11 +88,12 @@ from .quantities import (
     sum_cost,
 )
 from .region import Region, parse_region
+from .tex import claim_symbols, tex_claim, tex_quantity
 
 __all__ = ["CLAIM_KEYS", "FileClaim", "RegionOutsideDomain", "build_claim", "parse_quantities"]
 
-CLAIM_KEYS = ("name", "statement", "formula", "reference", "let", "region", "tolerance", "limit",
-              "source", "expected", "seed", "notes")
+CLAIM_KEYS = ("name", "statement", "formula", "reference", "tex", "tex_symbols", "let", "region",
+              "tolerance", "limit", "source", "expected", "seed", "notes")
 #: Seconds sympy may spend proving an identity.
 PROOF_SECONDS = 3.0
 #: Highest estimated polynomial degree of a side for which a symbolic proof is tried.
@@ -113,6 +118,7 @@ class FileClaim(Claim):
     observed: set[Evidence] = field(default_factory=set)
     where: str = "claims[0]"
     location: str = ""
+    tex: str = ""  # the statement or formula as the user wrote it in LaTeX, if so
     _n_points: int = 1
     _domain_errors: list[tuple[Mapping[str, Any], SymqError]] = field(default_factory=list)
     _proof: str | None = None
@@ -279,8 +285,9 @@ def _assumptions(region: Region) -> dict[str, dict[str, bool]]:
 
 def parse_quantities(where: str, table: Any, names: tuple[str, ...], context: FileContext,
                      assumptions: dict[str, dict[str, bool]], allow_references: bool = True,
-                     ) -> dict[str, Quantity]:
-    """The ``let`` (or ``constants``) table: name -> formula, reference or function."""
+                     tex_symbols: Mapping[str, str] | None = None) -> dict[str, Quantity]:
+    """The ``let`` (or ``constants``) table: name -> formula, reference or function; a
+    ``{ tex = ... }`` table reads TeX with ``tex_symbols`` (default: the file's map)."""
     if table is None:
         return {}
     if not isinstance(table, Mapping):
@@ -293,7 +300,11 @@ def parse_quantities(where: str, table: Any, names: tuple[str, ...], context: Fi
         if not str(name).isidentifier():
             raise InvalidParameter(key, spec, "a quantity whose name is an identifier")
         ref = spec.get("ref") if isinstance(spec, Mapping) else spec
-        if isinstance(ref, str) and REFERENCE_PATTERN.match(ref):
+        if isinstance(spec, Mapping) and "tex" in spec:
+            symbols = context.tex_symbols if tex_symbols is None else tex_symbols
+            out[name] = tex_quantity(key, name, spec, tuple(n for n in all_names if n != name),
+                                     symbols, {**real, **assumptions})
+        elif isinstance(ref, str) and REFERENCE_PATTERN.match(ref):
             if not allow_references:
                 raise InvalidParameter(key, spec, "a number or a formula (constants cannot "
                                        "refer to models)")
@@ -454,12 +465,16 @@ def build_claim(where: str, table: Any, context: FileContext,
         raise InvalidParameter(f"{where}.let", let, "a table of named quantities "
                                "(let.NAME = formula or \"MODEL:KEY\")")
     let = dict(let)
-    shorthand = table.get("statement") is None
-    statement = "formula == reference" if shorthand else _string(where, table, "statement")
+    symbols = claim_symbols(where, table, context)
+    tex = tex_claim(where, table)  # (is a relation, text) or None
+    shorthand = table.get("statement") is None and not (tex and tex[0])
+    statement = "formula == reference" if shorthand else tex_shown(tex[1]) if tex else \
+        _string(where, table, "statement")
+    formula = {"tex": tex[1]} if tex and not tex[0] else table.get("formula")
     if shorthand:
-        if "formula" not in table or "reference" not in table:
+        if formula is None or "reference" not in table:
             raise InvalidParameter(f"{where}.statement", "<missing>", "a relation lhs OP rhs "
-                                   "(or the pair formula + reference)")
+                                   "(or the pair formula + reference, or tex)")
         for key in ("formula", "reference"):
             if key in let:
                 raise InvalidParameter(f"{where}.let.{key}", let[key], "another name",
@@ -472,12 +487,12 @@ def build_claim(where: str, table: Any, context: FileContext,
                           limits=_limit_hint(where, table.get("limit")))
     assumptions = _assumptions(region)
     quantities = dict(constants or {})
-    own = {"formula": table["formula"], "reference": table["reference"]} if shorthand else {}
+    own = {"formula": formula, "reference": table["reference"]} if shorthand else {}
     lets = parse_quantities(f"{where}.let", let, region.names + tuple(quantities) + tuple(own),
-                            context, assumptions)
+                            context, assumptions, tex_symbols=symbols)
     if own:
         lets.update(parse_quantities(where, own, region.names + tuple(quantities) + tuple(lets),
-                                     context, assumptions))
+                                     context, assumptions, tex_symbols=symbols))
         _check_cycles(where, lets)
     clash = set(lets) & set(region.names)
     if clash:
@@ -486,9 +501,10 @@ def build_claim(where: str, table: Any, context: FileContext,
                                "parameter", f"{n} is also an axis of the region")
     quantities.update(lets)
     names = region.names + tuple(quantities)
-    relation = parse_relation(f"{where}.statement", statement, names,
-                              assumptions={**{n: {"real": True} for n in quantities},
-                                           **assumptions})
+    real = {**{n: {"real": True} for n in quantities}, **assumptions}
+    relation = parse_tex_relation(f"{where}.tex", tex[1], names, symbols=symbols,
+                                  assumptions=real) if tex and tex[0] else \
+        parse_relation(f"{where}.statement", statement, names, assumptions=real)
     tolerance = parse_tolerance(f"{where}.tolerance", table.get("tolerance"))
     limit = _limit(where, _limit_spec(where, table.get("limit"), relation), region)
     expected = table.get("expected", "holds")
@@ -504,7 +520,7 @@ def build_claim(where: str, table: Any, context: FileContext,
         claimed=_unused, reference=_unused, sample=(), tolerance=tolerance.bound(relation.op),
         seed=seed, notes=_string(where, table, "notes"), expected=Status(expected),
         relation=relation, quantities=quantities, region=region, tolerance_spec=tolerance,
-        limit=limit, where=where)
+        limit=limit, where=where, tex=tex[1] if tex else "")
     return claim
 
 

@@ -7,18 +7,19 @@ the file, the line and the claim; the other claims still run).  :func:`claims_fi
 claims files of a folder: its own ``*.toml`` files, one level deep, and only when asked
 (``allow_python``) its ``*.py`` claims files.
 
-A TOML file has the tables ``[paper]``, ``[constants]``, ``[models.NAME]`` and ``[[claims]]``
-(see ``symq new-claims`` and the README section "Check a formula from your own paper").  Every
+A TOML file has the tables ``[paper]``, ``[constants]``, ``[models.NAME]``, ``[tex]`` (the
+symbols of formulas written in LaTeX, :mod:`~symq.core.claimsfile.tex`) and ``[[claims]]`` (see
+``symq new-claims`` and the README section "Check a formula from your own paper").  Every
 formula in it is parsed into a whitelisted syntax tree; nothing in a TOML file is executed, so it
 is safe to check a file received from someone else.
 
 A Python file defines the same things as module attributes ``PAPER`` (dict), ``CONSTANTS``
-(dict), ``MODELS`` (dict name -> table, or name -> :class:`~symq.core.registry.ModelSpec` for a
-model built in Python) and ``CLAIMS`` (a list of tables, or of
-:class:`~symq.core.claims.Claim` objects), and may use Python functions where a TOML file writes
-formulas.  Checking a Python claims file runs it, like running a script: check only files you
-trust.  It runs only when asked for by name (``symq check FILE.py``, or ``symq check
---allow-python DIR``); listing never runs it.
+(dict), ``TEX`` (dict), ``MODELS`` (dict name -> table, or name ->
+:class:`~symq.core.registry.ModelSpec` for a model built in Python) and ``CLAIMS`` (a list of
+tables, or of :class:`~symq.core.claims.Claim` objects), and may use Python functions where a
+TOML file writes formulas.  Checking a Python claims file runs it, like running a script: check
+only files you trust.  It runs only when asked for by name (``symq check FILE.py``, or ``symq
+check --allow-python DIR``); listing never runs it.
 """
 
 from __future__ import annotations
@@ -41,10 +42,12 @@ from ..claims import Claim
 from ..derivation import Derivation
 from ..display import MarkdownDisplay, cell
 from ..errors import InvalidParameter, SymqError
+from ..formula_tex import tex_shown
 from ..registry import ModelSpec, PaperSpec
 from .claim import FileClaim, build_claim, parse_quantities
 from .declarations import declare_model
 from .quantities import FileContext
+from .tex import file_symbols
 
 __all__ = [
     "MAX_DEPTH",
@@ -62,7 +65,7 @@ __all__ = [
 
 SUFFIXES = (".toml", ".py")
 PAPER_KEYS = ("key", "title", "authors", "year", "venue", "doi", "arxiv", "url", "notes")
-_TOP_KEYS = ("paper", "constants", "models", "claims")
+_TOP_KEYS = ("paper", "constants", "models", "claims", "tex")
 
 
 class ClaimsFileError(SymqError):
@@ -100,11 +103,19 @@ class LoadedFile(MarkdownDisplay):
             lines.append("")
         if self.claims:
             lines += ["| claim | statement |", "|---|---|"]
-            lines += [f"| {cell(c.name, 80)} | `{cell(c.statement, 100)}` |" for c in self.claims]
+            lines += [f"| {cell(c.name, 80)} | {_statement_cell(c)} |" for c in self.claims]
         if self.errors:
             lines += ["", f"{len(self.errors)} claim(s) could not be built:"]
             lines += [f"- {cell(str(e), 200)}" for e in self.errors]
         return "\n".join(lines)
+
+
+def _statement_cell(claim: Claim) -> str:
+    """A claim's statement in a Markdown table: as code, or as math when written in LaTeX."""
+    if isinstance(claim, FileClaim) and claim.tex:  # $...$: rendered, never cut
+        shorthand = claim.relation is not None and claim.relation.text == "formula == reference"
+        return cell(tex_shown(claim.tex), 100) + (" == `reference`" if shorthand else "")
+    return f"`{cell(claim.statement, 100)}`"
 
 
 def is_explicit_path(text: str) -> bool:
@@ -408,8 +419,8 @@ def _read_python(path: Path) -> dict[str, Any]:
         raise ClaimsFileError(str(path), line, "running the file", last) from None
     finally:
         sys.modules.pop(module_name, None)
-    return {key.lower(): getattr(module, key) for key in ("PAPER", "CONSTANTS", "MODELS", "CLAIMS")
-            if hasattr(module, key)}
+    return {key.lower(): getattr(module, key) for key in ("PAPER", "CONSTANTS", "MODELS", "TEX",
+                                                          "CLAIMS") if hasattr(module, key)}
 
 
 def _citation(paper: Mapping[str, Any]) -> str:
@@ -471,12 +482,17 @@ def load_claims_file(path: str | Path) -> LoadedFile:
         if unknown:
             raise ClaimsFileError(str(path), lines.table(unknown[0]), unknown[0],
                                   "unknown table; a claims file has " + ", ".join(_TOP_KEYS))
-    for key in ("paper", "constants", "models"):  # the claims are checked one by one below
+    for key in ("paper", "constants", "models", "tex"):  # the claims: one by one below
         if key in data and _too_deep(data[key], MAX_DEPTH - 1):
             raise ClaimsFileError(str(path), lines.table(key), key if toml else key.upper(),
                                   _DEEP)
     paper = _paper_table(path, data, lines)
     context = FileContext(str(path))
+    try:
+        context.tex_symbols = file_symbols(data.get("tex"))
+    except SymqError as exc:
+        raise ClaimsFileError(str(path), lines.table("tex"), "tex" if toml else "TEX",
+                              str(exc)) from None
     models = data.get("models") or {}
     if not isinstance(models, Mapping):
         raise ClaimsFileError(str(path), lines.table("models"), "models",

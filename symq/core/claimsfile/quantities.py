@@ -103,11 +103,13 @@ _EVIDENCE = {Exactness.EXACT: Evidence.CLOSED_FORM, Exactness.NUMERIC: Evidence.
 
 @dataclass
 class FileContext:
-    """What the claims of one file share: the models it declares and a cache of model solves."""
+    """What the claims of one file share: the models it declares, its TeX symbol map
+    (:mod:`~symq.core.claimsfile.tex`) and a cache of model solves."""
 
     path: str = ""
     models: dict[str, ModelSpec] = field(default_factory=dict)
     cache: dict[Any, Any] = field(default_factory=dict)
+    tex_symbols: dict[str, str] = field(default_factory=dict)
 
     def model(self, name: str, where: str) -> ModelSpec:
         """The model ``name``: one the file declares, else a registered one."""
