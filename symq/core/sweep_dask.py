@@ -323,6 +323,7 @@ def _gather(client, address, func, points, seeds, progress, desc, connect_timeou
     message = f"{problem} at {address}: {missing} of {len(points)} points lost"
     if not kept:
         raise SchedulerUnreachable(message + " (none had finished)")
-    partial = SweepResult([points[i] for i in kept], [results[i] for i in kept], 0.0, "dask")
+    partial = SweepResult([points[i] for i in kept], [results[i] for i in kept], 0.0, "dask",
+                          incomplete=message)
     raise SweepIncomplete(message + f"; {len(kept)} finished point{'s' * (len(kept) != 1)} "
                           "kept", partial, missing)

@@ -8,13 +8,16 @@ and process backends (:mod:`symq.core.sweep`) and the Dask backend
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .display import MarkdownDisplay, cell
 from .errors import MissingDependency, SymqError
 from .result import to_jsonable
+
+if TYPE_CHECKING:
+    import xarray
 
 __all__ = ["SWEEP_COLUMNS", "SWEEP_ROWS", "RemoteTaskError", "SweepResult", "SweepTaskError",
            "progress_bar"]
@@ -85,12 +88,17 @@ class SweepResult(MarkdownDisplay):
         Wall-clock duration of the sweep.
     backend : str
         ``"serial"``, ``"processes"`` or ``"dask"``.
+    incomplete : str, default ""
+        Empty when every point of the sweep has its result; otherwise why some have none (the
+        ``partial`` result of an interrupted Dask sweep,
+        :class:`~symq.core.sweep_dask.SweepIncomplete`, holds the finished points only).
     """
 
     points: list[dict[str, Any]]
     results: list[Any]
     seconds: float
     backend: str
+    incomplete: str = ""
 
     def __len__(self) -> int:
         return len(self.points)
@@ -144,13 +152,67 @@ class SweepResult(MarkdownDisplay):
                                     "dicts") from None
         return pd.DataFrame(self.rows())
 
+    def to_xarray(self, dims: Sequence[str] | None = None) -> xarray.Dataset:
+        """The sweep as an ``xarray.Dataset`` over the grid of its swept parameters
+        (xarray is optional).
+
+        Parameters
+        ----------
+        dims : sequence of str, optional
+            The parameters that are the dimensions, in this order.  Default: every parameter
+            that takes more than one value, in the order of the points' keys (a grid from
+            :func:`~symq.core.sweep.grid` gives its axes).
+
+        Returns
+        -------
+        xarray.Dataset
+            One dimension per swept parameter, its coordinate the parameter's values in the
+            order the points first give them; a parameter with one value is a scalar
+            coordinate (one that varies but is not a dimension, a coordinate over the
+            dimensions).  One data variable per output, named as in :meth:`rows` (a result
+            that is not a mapping is ``result``).  A simulated output (a
+            :class:`~symq.core.simstats.ConfidenceInterval`, or a model's ``KEY``,
+            ``KEY_half_width``, ``KEY_level`` summary) is its estimate ``KEY`` and its
+            ``KEY_half_width``, both with the attributes ``level`` and, where the interval
+            states it, ``method`` (``KEY_lo`` and ``KEY_hi`` are ``KEY`` minus and plus the
+            half-width).  A cell of the grid without a point (an interrupted sweep,
+            :attr:`incomplete`, or points that do not fill the product of the axes) is NaN,
+            and the variable ``missing_reason`` says why ("" where there is a result).
+            Attributes: ``backend``, ``seconds``, ``points``, ``missing`` (cells without a
+            point) and ``incomplete`` where set.
+
+        Raises
+        ------
+        MissingDependency
+            When xarray is not installed (``pip install xarray``).
+        InvalidParameter
+            When ``dims`` names a parameter the points do not have, or leaves two points on
+            the same cell of the grid.
+        ResourceLimit
+            When the grid would have more than :data:`~symq.core.sweep_xarray.MAX_CELLS`
+            cells (points that do not form a grid: :meth:`rows`).
+
+        Examples
+        --------
+        >>> from symq.core.sweep import grid, sweep
+        >>> s = sweep(lambda p, rng: {"ET": p["d"] / (1 - p["lam"])},
+        ...           grid(d=[1, 2], lam=[0.5, 0.75]), processes=1)
+        >>> ds = s.to_xarray()
+        >>> ds["ET"].sel(d=2, lam=0.75).item()
+        8.0
+        """
+        from .sweep_xarray import to_xarray
+
+        return to_xarray(self, dims)
+
     def to_markdown(self) -> str:
         """Points, backend and time, then the tidy :meth:`rows` as a table (Jupyter's display;
         numbers rounded; long sweeps and wide rows shortened, with the count of what is left
         out: :data:`SWEEP_ROWS` rows and :data:`SWEEP_COLUMNS` columns are shown)."""
         rows = self.rows()
         title = (f"**SweepResult**: {len(rows)} point(s), {cell(self.backend)}, "
-                 f"{self.seconds:.3g} s")
+                 f"{self.seconds:.3g} s" + (f"; incomplete: {cell(self.incomplete)}"
+                                            if self.incomplete else ""))
         if not rows:
             return title
         columns: list[str] = []
@@ -173,14 +235,18 @@ class SweepResult(MarkdownDisplay):
 
         Converted with :func:`symq.core.result.to_jsonable`: numpy scalars become Python
         numbers, arrays become lists, objects with a ``to_dict()`` method are converted with it,
-        non-finite floats become the strings ``"inf"``, ``"-inf"``, ``"nan"``.
+        non-finite floats become the strings ``"inf"``, ``"-inf"``, ``"nan"``.  The key
+        ``incomplete`` is there only when :attr:`incomplete` is set.
         """
-        return {
+        out = {
             "backend": self.backend,
             "seconds": float(self.seconds),
             "points": to_jsonable(self.points),
             "results": to_jsonable(self.results),
         }
+        if self.incomplete:
+            out["incomplete"] = self.incomplete
+        return out
 
 
 def progress_bar(total: int, progress: bool, desc: str) -> Any:

@@ -325,6 +325,8 @@ def test_losing_the_cluster_keeps_the_finished_points(capfd, servers, mode, prob
     partial = error.partial
     assert 1 <= len(partial) < 60 and error.lost == 60 - len(partial)
     assert partial.results == [p["x"] for p in partial.points]  # finished points, exact
+    assert f"{error.lost} of 60 points lost" in partial.incomplete  # why the others are missing
+    assert str(error).startswith(partial.incomplete)
     assert problem in str(error) and f"{error.lost} of 60 points lost" in str(error)
     assert error.exit_status == 3
     assert capfd.readouterr().err == ""  # distributed's log lines and tracebacks silenced
