@@ -48,10 +48,9 @@ from typing import Any, NoReturn
 import sympy as sp
 
 from .errors import InvalidParameter
-from .formula import FUNCTIONS, Relation, parse_formula
+from .formula import FUNCTIONS, MAX_LENGTH, Relation, parse_formula
 from .formula_tex_lexer import (
     GREEK,
-    HINTS,
     MAX_SYMBOLS,
     MAX_TEX_DEPTH,
     MAX_TEX_LENGTH,
@@ -121,8 +120,7 @@ class _Parser:
         return self.take()
 
     def fail(self, token: Token, message: str) -> NoReturn:
-        hint = HINTS.get(token.text)
-        fail(self.name, self.text, token, message + (f" ({hint})" if hint else ""))
+        fail(self.name, self.text, token, message)
 
     def nested(self, parse: Callable[[], Any]) -> Any:
         """``parse()`` one level deeper (at most :data:`MAX_TEX_DEPTH` levels)."""
@@ -560,6 +558,8 @@ def tex_to_text(name: str, text: str, names: tuple[str, ...], *,
 
 def _parse_side(name: str, tex: str, generated: str, names: tuple[str, ...], side: str,
                 assumptions: dict[str, dict[str, bool]] | None, sums: bool) -> sp.Expr:
+    if len(generated) > MAX_LENGTH:  # spaces only separate operators: the TeX's length counts
+        generated = generated.replace(" ", "")
     try:
         return parse_formula(name, generated, names, sums=sums, assumptions=assumptions)
     except InvalidParameter as exc:

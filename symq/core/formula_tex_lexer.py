@@ -40,26 +40,26 @@ GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota
          "nu xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma "
          "Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega ell").split()
 TEXT = {"mathrm", "text", "textrm", "mathit", "operatorname", "mathbf", "mathbb", "mathcal",
-         "mathsf", "boldsymbol", "textit"}
+        "mathsf", "boldsymbol", "textit"}
 _IGNORED = {",", ";", ":", "!", " ", "quad", "qquad", "left", "right", "displaystyle",
             "textstyle", "limits", "nolimits", "big", "Big", "bigg", "Bigg", "bigl", "bigr",
             "Bigl", "Bigr", "biggl", "biggr", "Biggl", "Biggr"}
 RELATIONS = {"=": "==", "<": "<", ">": ">", r"\le": "<=", r"\leq": "<=", r"\leqslant": "<=",
-              r"\ge": ">=", r"\geq": ">=", r"\geqslant": ">=", r"\lt": "<", r"\gt": ">",
-              r"\to": "->", r"\rightarrow": "->", r"\longrightarrow": "->"}
+             r"\ge": ">=", r"\geq": ">=", r"\geqslant": ">=", r"\lt": "<", r"\gt": ">",
+             r"\to": "->", r"\rightarrow": "->", r"\longrightarrow": "->"}
 _ALIASES = {r"\{": "(", r"\}": ")", r"\lbrace": "(", r"\rbrace": ")", r"\lvert": "|",
             r"\rvert": "|", r"\vert": "|", r"\lbrack": "[", r"\rbrack": "]", "~": None,
             "\u2212": "-", "\u00b7": r"\cdot", "\u00d7": r"\times", "\u2264": r"\le",
             "\u2265": r"\ge"}
 OPEN = {"(": ")", "[": "]", "{": "}"}
 HINTS = {r"\prod": "products are not in the formula grammar: write the product in closed form",
-          r"\ne": "!= is not a claim symq can check", r"\neq": "!= is not a claim symq can check",
-          r"\approx": "state = with a tolerance instead", r"\sim": "state = with a tolerance "
-          "instead", r"\cdots": "write the sum with \\sum", r"\ldots": "write the sum with \\sum",
-          r"\lim": "write the limit as a statement lhs \\to rhs with the claim's limit key",
-          "&": "one formula, not an aligned environment", r"\\": "one line, not several",
-          r"\infty": "\\infty is allowed only as a bound of \\sum or \\int",
-          "$": "write the formula without $ inside it"}
+         r"\ne": "!= is not a claim symq can check", r"\neq": "!= is not a claim symq can check",
+         r"\approx": "state = with a tolerance instead", r"\sim": "state = with a tolerance "
+         "instead", r"\cdots": "write the sum with \\sum", r"\ldots": "write the sum with \\sum",
+         r"\lim": "write the limit as a statement lhs \\to rhs with the claim's limit key",
+         "&": "one formula, not an aligned environment", r"\\": "one line, not several",
+         r"\infty": "\\infty is allowed only as a bound of \\sum or \\int",
+         "$": "write the formula without $ inside it"}
 
 
 class TexFormulaError(InvalidParameter):
@@ -80,8 +80,11 @@ class Token:
 
 def fail(name: str, text: str, token: Token, message: str, domain: str = TEX_DOMAIN
           ) -> NoReturn:
-    shown = "the end of the formula" if token.kind == "end" else repr(token.text)
-    raise TexFormulaError(name, text, domain, f"{message}: {shown} at character {token.pos + 1}")
+    """Raise :class:`TexFormulaError`: ``message``, the token and its position (1-based)."""
+    shown = "the end of the formula" if token.kind == "end" else f"'{token.text}'"
+    hint = f" ({HINTS[token.text]})" if token.text in HINTS else ""
+    raise TexFormulaError(name, text, domain, f"at character {token.pos + 1}, {shown}: "
+                          f"{message}{hint}")
 
 
 def tokenize(name: str, text: str) -> list[Token]:
