@@ -34,7 +34,7 @@ import sympy as sp
 from symq.core.claimsfile.declarations import check_keys
 from symq.core.errors import MISSING, InvalidParameter
 from symq.core.formula import CONSTANTS, FUNCTIONS, parse_formula
-from symq.core.parameters import IntegerAtLeast, Parameter
+from symq.core.parameters import IntegerAtLeast, Parameter, PositiveReal
 from symq.core.registry import ModelKind, ModelSpec
 
 from .declared_solve import Declaration, Solver, derivation
@@ -68,8 +68,13 @@ KEYS: dict[str, str] = {
 OUTPUTS: tuple[str, ...] = (
     "x", "<variable>", "residual", "eigenvalues", "spectral_abscissa", "stable",
     "fixed_points", "fixed_points_stable", "n_fixed_points", "<output>", "V",
-    "x_N", "<variable>_N", "<output>_N",
+    "x_N", "<variable>_N", "<output>_N", "V2", "x_N2", "<variable>_N2", "<output>_N2",
+    "x_t", "<variable>_t", "<output>_t", "x_t_N", "<variable>_t_N", "<output>_t_N",
+    "x_t_N2", "<variable>_t_N2", "<output>_t_N2",
 )
+
+#: Endings of result keys: a variable or output may not end with one.
+_RESERVED_ENDINGS = ("_N", "_N2", "_t")
 
 EXAMPLE = '''\
 [models.my-sis]
@@ -87,10 +92,17 @@ outputs = { susceptible = "1 - i" }
 #: Result keys a variable or output may not be called.
 _RESERVED = frozenset({"x", "residual", "eigenvalues", "spectral_abscissa", "stable",
                        "fixed_points", "fixed_points_stable", "n_fixed_points", "V", "x_N",
-                       "N", "initial"})
+                       "N", "initial", "V2", "order", "t"})
 _N = Parameter("N", IntegerAtLeast(1), typical=100, required=False, default=None,
                description="population size: gives the refined values x_N and NAME_N "
                            "= value + (1/N term) (Gast & Van Houdt 2018, Theorem 1)")
+_ORDER = Parameter("order", IntegerAtLeast(1, 2), typical=1, required=False, default=1,
+                   description="2 (with N): also V2 and the values to order 1/N^2, x_N2 and "
+                               "NAME_N2 (Gast, Bortolussi & Tribastone 2019)")
+_T = Parameter("t", PositiveReal(), typical=1.0, required=False, default=None,
+               description="a time: also the values at t from initial, x_t and NAME_t (the "
+                           "mean-field ODE), with N x_t_N and NAME_t_N (and _t_N2 for order "
+                           "2: the transient expansion, Gast, Bortolussi & Tribastone 2019)")
 
 
 # ---------------------------------------------------------------------------- validation
@@ -103,11 +115,12 @@ def _name_ok(key: str, name: Any, taken: Mapping[str, str]) -> str:
         raise InvalidParameter(key, name, domain, "not a name (letters, digits and _)")
     if name in taken:
         raise InvalidParameter(key, name, domain, f"already used as {taken[name]}")
-    if name in _RESERVED or name.endswith("_N"):
+    if name in _RESERVED or name.endswith(_RESERVED_ENDINGS):
         hint = ("; x is the fixed-point vector: call the variable x1, i, s, ..."
                 if name == "x" else "")
         raise InvalidParameter(key, name, domain, "a result key of the population kind "
-                               f"(x, residual, eigenvalues, V, ..., and NAME_N are reserved){hint}")
+                               f"(x, residual, eigenvalues, V, ..., and names ending in _N, _N2 "
+                               f"or _t are reserved){hint}")
     if name in FUNCTIONS or name in CONSTANTS:
         raise InvalidParameter(key, name, domain, "a function or constant of formulas")
     return name
@@ -280,13 +293,15 @@ def _parse(name: str, table: Mapping[str, Any], parameters: tuple[Parameter, ...
            where: str) -> Declaration:
     """Validate the whole table up front; one :class:`InvalidParameter` names the bad key."""
     check_keys(where, table, KEYS, "a population model")
-    taken: dict[str, str] = {"N": "the population size N"}
+    taken: dict[str, str] = {"N": "the population size N", "order": "the expansion's order",
+                             "t": "the time of the transient values"}
     params: list[str] = []
     for p in parameters:
         if p.name in taken:
             raise InvalidParameter(f"{where}.parameters.{p.name}", p.name,
-                                   "a name other than N", "N is the population model's own "
-                                   "parameter (the population size of the refined values)")
+                                   "a name other than N, order and t",
+                                   f"{p.name} is the population model's own parameter "
+                                   f"({taken[p.name]})")
         taken[p.name] = "a declared parameter"
         params.append(p.name)
     variables = _variables(where, table, taken)
@@ -380,13 +395,17 @@ def declare_population(name: str, table: Mapping[str, Any], parameters: tuple[Pa
     decl = _parse(name, table, tuple(parameters), where)
     outputs = ("x", *decl.variables, "residual", "eigenvalues", "spectral_abscissa", "stable",
                "fixed_points", "fixed_points_stable", "n_fixed_points", *decl.outputs, "V",
-               "x_N", *(f"{v}_N" for v in decl.variables), *(f"{k}_N" for k in decl.outputs))
+               "x_N", *(f"{v}_N" for v in decl.variables), *(f"{k}_N" for k in decl.outputs),
+               "V2", "x_N2", *(f"{v}_N2" for v in decl.variables),
+               *(f"{k}_N2" for k in decl.outputs),
+               *(f"{name}{end}" for end in ("_t", "_t_N", "_t_N2")
+                 for name in ("x", *decl.variables, *decl.outputs)))
     return ModelSpec(
         name=name,
         summary=(f"declared population process ({_count(len(decl.variables), 'variable')}, "
                  f"{_count(len(decl.process.transitions), 'transition')}): mean-field fixed "
-                 "point, stability and refined 1/N term"),
-        parameters=(*parameters, _N),
+                 "point, stability, refined 1/N and 1/N^2 terms, transient"),
+        parameters=(*parameters, _N, _ORDER, _T),
         solve=Solver(decl),
         scalar_outputs=lambda r: {k: float(r.values[k]) for k in
                                   ("residual", "spectral_abscissa", *decl.variables,

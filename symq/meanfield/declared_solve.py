@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,9 +25,11 @@ import sympy as sp
 from symq.core.budget import time_budget
 from symq.core.compiler import compile as symq_compile
 from symq.core.derivation import Derivation
+from symq.core.display import MarkdownDisplay, markdown
 from symq.core.errors import DerivationTimeout, InvalidParameter, NotConverged, StabilityError
 from symq.core.result import Exactness, ResultBase
 
+from .expansion import MeanFieldExpansion, functional_terms
 from .population import PopulationProcess, scalar_call
 
 __all__ = ["Declaration", "DeclaredFixedPoint", "Solver", "derivation", "SYMBOLIC_SOLVE_BUDGET"]
@@ -37,7 +39,7 @@ SYMBOLIC_SOLVE_BUDGET = 10.0
 
 
 @dataclass(frozen=True)
-class Declaration:
+class Declaration(MarkdownDisplay):
     """A validated declaration: the process and what its solve needs."""
 
     name: str
@@ -51,16 +53,15 @@ class Declaration:
     search: tuple[np.ndarray, ...]
     tolerance: float
 
-    def _repr_markdown_(self) -> str:  # Jupyter: the declaration, then its process
-        from symq.core.display import markdown
-
+    def to_markdown(self) -> str:
+        """The declaration, then its process, as Markdown (Jupyter's display)."""
         head = markdown(f"**Declaration** {self.name} (declared in `{self.where}`)",
                         [("variables", ", ".join(self.variables)),
                          ("parameters", ", ".join(self.parameters) or "none"),
                          ("initial", self.initial), ("tolerance", self.tolerance)],
                         [("", sp.Eq(sp.Symbol(k), h, evaluate=False))
                          for k, h in self.outputs.items()])
-        return f"{head}\n\n{self.process._repr_markdown_()}"
+        return f"{head}\n\n{self.process.to_markdown()}"
 
 
 # ---------------------------------------------------------------------------- solve
@@ -104,7 +105,17 @@ class DeclaredFixedPoint(ResultBase):
     x_N : ndarray or None
         ``x + V/N`` for a given ``N``.
     refined : dict
-        ``NAME_N`` for every variable and declared output, for a given ``N``.
+        ``NAME_N`` for every variable and declared output, for a given ``N``; with
+        ``order = 2`` also ``NAME_N2``, the value to order ``1/N^2``.
+    V2 : ndarray or None
+        With ``order = 2``: the ``1/N^2`` term (Gast, Bortolussi & Tribastone, Performance
+        Evaluation 2019), ``E[X^N] = x + V/N + V2/N^2 + o(1/N^2)``.
+    x_N2 : ndarray or None
+        ``x + V/N + V2/N^2`` for a given ``N`` and ``order = 2``.
+    transient : dict
+        For a given time ``t``: ``x_t`` and ``NAME_t`` (the mean-field ODE from ``initial`` at
+        time ``t``), with ``N`` also ``x_t_N``, ``NAME_t_N`` (and ``x_t_N2``, ``NAME_t_N2`` for
+        ``order = 2``) from the transient expansion.
     method : str
     exactness : Exactness
         ``numeric``.
@@ -128,6 +139,9 @@ class DeclaredFixedPoint(ResultBase):
     V: np.ndarray | None = None
     x_N: np.ndarray | None = None
     refined: dict[str, float] = field(default_factory=dict)
+    V2: np.ndarray | None = None
+    x_N2: np.ndarray | None = None
+    transient: dict[str, Any] = field(default_factory=dict)
     method: str = "mean-field ODE (Radau), then guarded Newton on F(x) = 0"
     exactness: Exactness = Exactness.NUMERIC
     seconds: float = 0.0
@@ -138,12 +152,14 @@ class DeclaredFixedPoint(ResultBase):
         out: dict[str, Any] = {"x": values.pop("x"), **values.pop("coordinates")}
         functionals = values.pop("functionals")
         refined = values.pop("refined")
+        transient = values.pop("transient")
         for name in ("residual", "eigenvalues", "spectral_abscissa", "stable", "fixed_points",
                      "fixed_points_stable", "n_fixed_points"):
             out[name] = values.pop(name)
         out.update(functionals)
-        out.update(values)  # V and x_N where computed
+        out.update(values)  # V, x_N, V2, x_N2 where computed
         out.update(refined)
+        out.update(transient)
         return out
 
 
@@ -165,29 +181,83 @@ class Solver:
             self._compiled["rates"] = symq_compile(rates, self._args())
         return scalar_call(self._compiled["rates"], x, p)
 
-    def _functionals(self) -> tuple[list[tuple[str, tuple[int, ...]]], Any]:
-        """Compiled [h, dh/dx_j, d2h/dx_j dx_k] of every output (non-zero entries only)."""
-        if "outputs" not in self._compiled:
+    def _functionals(self, depth: int = 2) -> tuple[list[tuple[str, tuple[int, ...]]], Any]:
+        """Compiled ``h`` and its non-zero partial derivatives up to order ``depth`` (2, or 4
+        for the ``1/N^2`` terms) of every output, keyed ``(name, index tuple)``."""
+        key = f"outputs{depth}"
+        if key not in self._compiled:
             variables = self.decl.process.variables
             positions: list[tuple[str, tuple[int, ...]]] = []
             exprs: list[sp.Expr] = []
             for out_name, h in self.decl.outputs.items():
-                positions.append((out_name, ()))
-                exprs.append(h)
-                for j, vj in enumerate(variables):
-                    dh = sp.diff(h, vj)
-                    if dh == 0:
-                        continue
-                    positions.append((out_name, (j,)))
-                    exprs.append(dh)
-                    for k, vk in enumerate(variables):
-                        d2h = sp.diff(dh, vk)
-                        if d2h != 0:
-                            positions.append((out_name, (j, k)))
-                            exprs.append(d2h)
+                level: list[tuple[tuple[int, ...], sp.Expr]] = [((), h)]
+                for _ in range(depth + 1):
+                    following: list[tuple[tuple[int, ...], sp.Expr]] = []
+                    for index, expr in level:
+                        positions.append((out_name, index))
+                        exprs.append(expr)
+                        for j, vj in enumerate(variables):
+                            if len(index) < depth and vj in expr.free_symbols:
+                                derivative = sp.diff(expr, vj)
+                                if derivative != 0:
+                                    following.append(((*index, j), derivative))
+                    level = following
             func = symq_compile(sp.ImmutableMatrix(exprs), self._args()) if exprs else None
-            self._compiled["outputs"] = (positions, func)
-        return self._compiled["outputs"]
+            self._compiled[key] = (positions, func)
+        return self._compiled[key]
+
+    def _derivatives_at(self, x: np.ndarray, p: np.ndarray, depth: int
+                        ) -> dict[str, dict[tuple[int, ...], float]]:
+        """Every output's value (index ``()``) and derivatives at ``x``."""
+        positions, func = self._functionals(depth)
+        entries = scalar_call(func, x, p) if func is not None else np.zeros(0)
+        out: dict[str, dict[tuple[int, ...], float]] = {k: {} for k in self.decl.outputs}
+        for (out_name, index), value in zip(positions, entries):
+            out[out_name][index] = float(value)
+        return out
+
+    def _expanded(self, x: np.ndarray, p: np.ndarray, terms: Any, N: int, suffix: str
+                  ) -> tuple[np.ndarray, dict[str, float]]:
+        """``x + V/N (+ V2/N^2)`` and every variable's and output's expanded value, named
+        ``NAME{suffix}`` (Gast & Van Houdt 2018, Theorem 1; Gast, Bortolussi & Tribastone
+        2019 for the second order)."""
+        second = terms.V2 is not None
+        point = x + terms.V / N + (terms.V2 / N ** 2 if second else 0.0)
+        values = {f"{v}{suffix}": float(c) for v, c in zip(self.decl.variables, point)}
+        for out_name, derivs in self._derivatives_at(x, p, 4 if second else 2).items():
+            first, two = functional_terms(derivs, terms.V, terms.W, terms.V2, terms.W2, terms.M3)
+            values[f"{out_name}{suffix}"] = derivs[()] + first / N + (two / N ** 2 if second
+                                                                       else 0.0)
+        return point, values
+
+    def _transient(self, p: np.ndarray, params: Mapping[str, float], horizon: float,
+                   N: int | None, order: int) -> dict[str, Any]:
+        """The values at time ``horizon`` from ``initial``: ``x_t``, ``NAME_t`` (mean field);
+        with ``N``, ``x_t_N`` and ``NAME_t_N`` (and ``_t_N2`` for order 2) from the transient
+        size expansion (Gast, Bortolussi & Tribastone 2019)."""
+        decl, process = self.decl, self.decl.process
+        if N is None:
+            phi = process.ode(decl.initial, horizon, params).x[-1]
+        else:
+            tr = process.refined_transient(decl.initial, horizon, params, order=order)
+            phi = tr.x[-1]
+        out: dict[str, Any] = {"x_t": phi}
+        out.update({f"{v}_t": float(c) for v, c in zip(decl.variables, phi)})
+        out.update({f"{k}_t": d[()] for k, d in self._derivatives_at(phi, p, 0).items()})
+        if N is None:
+            return out
+        first = MeanFieldExpansion(pi=phi, V=tr.V[-1], V2=None, W=tr.W[-1], W2=None, M3=None,
+                                   order=1, max_real=math.nan, residual=0.0)
+        out["x_t_N"], values = self._expanded(phi, p, first, int(N), "_t_N")
+        out.update(values)
+        if order == 2:
+            assert tr.V2 is not None and tr.W2 is not None and tr.M3 is not None
+            full = MeanFieldExpansion(pi=phi, V=tr.V[-1], V2=tr.V2[-1], W=tr.W[-1],
+                                      W2=tr.W2[-1], M3=tr.M3[-1], order=2, max_real=math.nan,
+                                      residual=0.0)
+            out["x_t_N2"], values = self._expanded(phi, p, full, int(N), "_t_N2")
+            out.update(values)
+        return out
 
     def _check_rates(self, x: np.ndarray, p: np.ndarray, values: Mapping[str, float]) -> None:
         rates = self._rates(x, p)
@@ -209,6 +279,11 @@ class Solver:
         decl, process = self.decl, self.decl.process
         start = time.perf_counter()
         N = values.pop("N", None)
+        order = values.pop("order", None) or 1
+        horizon = values.pop("t", None)
+        if order == 2 and N is None:
+            raise InvalidParameter("order", order, "1 without N",
+                                   "the 1/N^2 values need the population size N")
         params = {k: values[k] for k in decl.parameters}
         p = process.parameter_values(params)
         try:
@@ -230,24 +305,26 @@ class Solver:
             if all(np.max(np.abs(other - y)) > 1e-6 * max(1.0, float(np.max(np.abs(y))))
                    for y, _ in found):
                 found.append((other, process.stability(other, params).stable))
-        positions, func = self._functionals()
-        entries = scalar_call(func, x, p) if func is not None else np.zeros(0)
-        functionals = {out_name: float(value) for (out_name, index), value
-                       in zip(positions, entries) if index == ()}
-        V = x_N = None
+        functionals = {k: d[()] for k, d in self._derivatives_at(x, p, 0).items()}
+        V = x_N = V2 = x_N2 = None
         refined: dict[str, float] = {}
         if stab.stable:
-            terms = process.refined_terms(x, params)
-            V = terms.V
+            terms = process.refined(x, params, order=order)
+            V, V2 = terms.V, terms.V2
             if N is not None:
-                x_N, refined = self._refined(x, functionals, positions, entries, terms.V,
-                                             terms.W, int(N))
+                first = terms if order == 1 else replace(terms, V2=None, W2=None, M3=None,
+                                                         order=1)
+                x_N, refined = self._expanded(x, p, first, int(N), "_N")
+                if order == 2:
+                    x_N2, second = self._expanded(x, p, terms, int(N), "_N2")
+                    refined.update(second)
         elif N is not None:
             raise StabilityError(
                 f"{decl.name}: the fixed point reached from initial = {decl.initial.tolist()} "
                 f"is not exponentially stable (spectral abscissa {stab.max_real:.3g} >= 0), so "
                 f"its refined values for N={N} do not exist (Gast & Van Houdt 2018, Theorem 1 "
                 f"needs a stable fixed point); leave N out for the mean-field values")
+        transient = {} if horizon is None else self._transient(p, params, horizon, N, order)
         several = (f"{len(found)} distinct fixed points found from {1 + len(decl.search)} "
                    f"starting points (fixed_points); reported: the one reached from initial "
                    f"= {decl.initial.tolist()}") if len(found) > 1 else (
@@ -258,30 +335,18 @@ class Solver:
             spectral_abscissa=stab.max_real, stable=stab.stable,
             fixed_points=[y for y, _ in found], fixed_points_stable=[s for _, s in found],
             n_fixed_points=len(found), functionals=functionals, V=V, x_N=x_N,
-            refined=refined,
+            refined=refined, V2=V2, x_N2=x_N2, transient=transient,
             method=(f"mean-field ODE (Radau) from initial, then guarded Newton on F(x) = 0 "
                     f"(residual {fp.residual:.1e}); {several}; "
                     f"{'stable' if stab.stable else 'not stable'}"
                     + ("; refined 1/N term (Gast & Van Houdt 2018, Theorem 1)"
-                       if stab.stable else "")),
+                       if stab.stable else "")
+                    + ("; 1/N^2 term (Gast, Bortolussi & Tribastone 2019)"
+                       if V2 is not None else "")
+                    + (f"; transient at t = {horizon:g} from initial (mean-field ODE"
+                       + (" and moment equations)" if N is not None else ")")
+                       if horizon is not None else "")),
             exactness=Exactness.NUMERIC, seconds=time.perf_counter() - start)
-
-    def _refined(self, x: np.ndarray, functionals: Mapping[str, float], positions: list,
-                 entries: np.ndarray, V: np.ndarray, W: np.ndarray, N: int,
-                 ) -> tuple[np.ndarray, dict[str, float]]:
-        """``x + V/N`` and ``E[h(X^N)] = h(pi) + (Dh V + (1/2) sum_jk D2h_jk W_jk)/N``
-        (Gast & Van Houdt 2018, Theorem 1) for every variable and declared output, as
-        ``NAME_N``."""
-        refined = {f"{v}_N": float(c + V[i] / N) for i, (v, c) in
-                   enumerate(zip(self.decl.variables, x))}
-        correction = dict.fromkeys(self.decl.outputs, 0.0)
-        for (out_name, index), value in zip(positions, entries):
-            if len(index) == 1:
-                correction[out_name] += value * V[index[0]]
-            elif len(index) == 2:
-                correction[out_name] += 0.5 * value * W[index]
-        refined.update({f"{k}_N": float(functionals[k] + c / N) for k, c in correction.items()})
-        return x + V / N, refined
 
 # ---------------------------------------------------------------------------- derivation
 

@@ -70,17 +70,24 @@ SUPERMARKET = ModelSpec(
              "truncation_bound", "K"),
 )
 
+ORDER = Parameter("order", IntegerAtLeast(1, 2), typical=1, required=False, default=1,
+                  description="terms of the expansion: 1 (V/N, Gast & Van Houdt 2018) or 2 "
+                              "(also V2/N^2, Gast, Bortolussi & Tribastone 2019: outputs V2, "
+                              "EQ_N2, ET_N2, EW_N2, refined2_valid)")
+
 REFINED_JSQ = ModelSpec(
     name="refined-jsq",
-    summary=("JSQ(d) with N servers: refined mean field E[X^N] ~ pi + V/N "
-             "(Gast & Van Houdt, SIGMETRICS 2018, Theorem 1)"),
-    parameters=(D, LAM, N),
+    summary=("JSQ(d) with N servers: refined mean field E[X^N] ~ pi + V/N (Gast & Van Houdt, "
+             "SIGMETRICS 2018, Theorem 1), order=2 adds V2/N^2 (Gast, Bortolussi & "
+             "Tribastone 2019)"),
+    parameters=(D, LAM, N, ORDER),
     solve=refined_jsq,
     scalar_outputs=_refined_scalars,
     paper="li-supermarket",
     outputs=("pi", "V", "u", "EQ", "EQ_N", "ET", "ET_N", "EW", "EW_N", "K", "truncation_bound",
              "drift_residual", "max_real_eigenvalue", "pi_rest", "refined_valid",
-             "refined_invalid"),
+             "refined_invalid", "V2", "EQ_N2", "ET_N2", "EW_N2", "refined2_valid",
+             "refined2_invalid"),
 )
 
 SCV = Parameter("scv", PositiveReal(), typical=10,

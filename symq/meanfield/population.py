@@ -50,6 +50,13 @@ from symq.core.errors import InvalidParameter, NotConverged, StabilityError, Sym
 from symq.core.printing import latex
 from symq.core.result import Exactness, ResultBase
 
+from .expansion import (
+    MeanFieldExpansion,
+    TransientExpansion,
+    expansion_steady_state,
+    expansion_transient,
+)
+
 __all__ = ["PopulationProcess", "FixedPoint", "PopulationStability", "RefinedTerms", "Trajectory",
            "MAX_TRANSITIONS", "scalar_call"]
 
@@ -649,11 +656,21 @@ class PopulationProcess(MarkdownDisplay):
                                float("inf"), 0.0, 1)
         return RefinedTerms(V=V, W=W, A=A, Q=Q, BW=BW, max_real=max_real)
 
-    def refined(self, pi: ArrayLike, params: Mapping[Any, float] | None = None
-                ) -> NDArray[np.float64]:
-        """The ``1/N`` correction ``V``: ``E[X^N] = pi + V/N + O(1/N^2)`` (see
-        :meth:`refined_terms`)."""
-        return self.refined_terms(pi, params).V
+    def refined(self, pi: ArrayLike, params: Mapping[Any, float] | None = None, *,
+                order: int = 1) -> MeanFieldExpansion:
+        """The size expansion at a stable fixed point ``pi``: ``E[X^N] = pi + V/N`` (order 1,
+        Gast & Van Houdt 2018, Theorem 1) ``+ V2/N^2`` (order 2, Gast, Bortolussi &
+        Tribastone, Performance Evaluation 2019); ``.mean(N)`` gives the estimate.  See
+        :func:`symq.meanfield.expansion.expansion_steady_state`."""
+        return expansion_steady_state(self, pi, params, order=order)
+
+    def refined_transient(self, x0: ArrayLike, t: float | ArrayLike,
+                          params: Mapping[Any, float] | None = None, *, order: int = 1,
+                          rtol: float = 1e-8, atol: float = 1e-10) -> TransientExpansion:
+        """The transient size expansion ``E[X^N(t)] = phi(t) + V(t)/N (+ V2(t)/N^2)`` from
+        ``X^N(0) = x0`` (Gast, Bortolussi & Tribastone 2019); ``.mean(N)`` gives the
+        estimate at every time.  See :func:`symq.meanfield.expansion.expansion_transient`."""
+        return expansion_transient(self, x0, t, params, order=order, rtol=rtol, atol=atol)
 
     def __repr__(self) -> str:
         return (f"<PopulationProcess {self.name!r}: {self.dimension} variables, "

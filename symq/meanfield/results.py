@@ -150,6 +150,15 @@ class RefinedJSQ(ResultBase):
     refined_invalid : str
     pi_rest : float or None
         ``d = 1``, exponential service: the first tail value not listed in ``pi``.
+    V2 : ndarray or None
+        With ``order = 2`` (exponential service): the ``1/N^2`` term, ``E[X^N] = pi + V/N +
+        V2/N^2 + o(1/N^2)`` (Gast, Bortolussi & Tribastone, Performance Evaluation 2019).
+    EQ_N2, ET_N2, EW_N2 : float or None
+        With ``order = 2``: ``sum(pi + V/N + V2/N^2)`` and the mean times from it.
+    refined2_valid : bool or None
+        With ``order = 2``: whether ``pi + V/N + V2/N^2`` is an occupancy vector;
+        ``refined2_invalid`` says why not.
+    refined2_invalid : str
     method : str
     exactness : Exactness
     seconds : float
@@ -184,6 +193,12 @@ class RefinedJSQ(ResultBase):
     exactness: Exactness
     pi_rest: float | None = None
     seconds: float = 0.0
+    V2: NDArray[np.float64] | None = None
+    EQ_N2: float | None = None
+    ET_N2: float | None = None
+    EW_N2: float | None = None
+    refined2_valid: bool | None = None
+    refined2_invalid: str = ""
 
     timings = former_attribute("timings", "seconds", _total)
 
@@ -254,10 +269,10 @@ def check_means(solver: str, **means: Any) -> None:
                                    "not a finite number >= 0")
 
 
-def refined_validity(pi: ArrayLike, V: ArrayLike, N: int,
+def refined_validity(pi: ArrayLike, V: ArrayLike, N: int, V2: ArrayLike | None = None
                      ) -> tuple[bool, str]:
-    """Whether ``pi + V/N`` is a valid occupancy: entries in ``[0, 1]``, non-increasing in the
-    level.
+    """Whether ``pi + V/N`` (or ``pi + V/N + V2/N^2`` with ``V2``) is a valid occupancy:
+    entries in ``[0, 1]``, non-increasing in the level.
 
     Parameters
     ----------
@@ -265,6 +280,8 @@ def refined_validity(pi: ArrayLike, V: ArrayLike, N: int,
         Fixed point and ``1/N`` term, shape ``(K,)`` or ``(K, m)`` (level first).
     N : int
         Number of servers.
+    V2 : array_like, optional
+        The ``1/N^2`` term (same shape).
 
     Returns
     -------
@@ -272,25 +289,29 @@ def refined_validity(pi: ArrayLike, V: ArrayLike, N: int,
         ``(True, "")`` or ``(False, reason)``; ``reason`` names the first violation.
     """
     est = np.asarray(pi, dtype=float) + np.asarray(V, dtype=float) / N
+    what, order = "pi + V/N", "1/N"
+    if V2 is not None:
+        est = est + np.asarray(V2, dtype=float) / N ** 2
+        what, order = "pi + V/N + V2/N^2", "1/N^2"
     if est.ndim == 1:
         est = est[:, None]
     if not np.all(np.isfinite(est)):
-        return False, "pi + V/N has a non-finite entry"
-    hint = f"N = {N} is too small for the 1/N expansion at this load"
+        return False, f"{what} has a non-finite entry"
+    hint = f"N = {N} is too small for the {order} expansion at this load"
     flat_lo = np.unravel_index(int(np.argmin(est)), est.shape)
     if est[flat_lo] < -SLACK:
-        return False, (f"pi + V/N has component {flat_lo[0] + 1} = {est[flat_lo]:.3g} < 0 ({hint})")
+        return False, (f"{what} has component {flat_lo[0] + 1} = {est[flat_lo]:.3g} < 0 ({hint})")
     flat_hi = np.unravel_index(int(np.argmax(est)), est.shape)
     if est[flat_hi] > 1.0 + SLACK:
-        return False, (f"pi + V/N has component {flat_hi[0] + 1} = {est[flat_hi]:.3g} > 1 ({hint})")
+        return False, (f"{what} has component {flat_hi[0] + 1} = {est[flat_hi]:.3g} > 1 ({hint})")
     total = est.sum(axis=1)
     if total.size and total.max() > 1.0 + SLACK:
         k = int(np.argmax(total))
-        return False, f"pi + V/N has level {k + 1} of total mass {total[k]:.3g} > 1 ({hint})"
+        return False, f"{what} has level {k + 1} of total mass {total[k]:.3g} > 1 ({hint})"
     if est.shape[0] > 1:
         rise = np.diff(est, axis=0)
         k, j = np.unravel_index(int(np.argmax(rise)), rise.shape)
         if rise[k, j] > SLACK:
-            return False, (f"pi + V/N is not monotone: level {k + 2} exceeds level {k + 1} by "
+            return False, (f"{what} is not monotone: level {k + 2} exceeds level {k + 1} by "
                            f"{rise[k, j]:.3g} ({hint})")
     return True, ""

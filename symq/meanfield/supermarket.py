@@ -41,6 +41,7 @@ from symq.core.printing import latex
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, check_tail
 
+from .expansion import MeanFieldExpansion, expansion_steady_state
 from .population import PopulationProcess
 from .results import RefinedJSQ, SupermarketFixedPoint, check_means, refined_validity
 
@@ -434,21 +435,27 @@ def _check_tol(tol: Any) -> float:
     return value
 
 
-def _refined_at(d: int, lam: float, N: int, K: int) -> tuple[Any, Any, float]:
-    """Fixed point and refined terms of the process truncated at ``K`` levels."""
-    require_memory("lam", lam, 12.0 * 8 * K * K, what=f"dense {K} x {K} Lyapunov solve",
+def _refined_at(d: int, lam: float, N: int, K: int, order: int = 1
+                ) -> tuple[Any, MeanFieldExpansion, float]:
+    """Fixed point, size expansion (to ``order``) and the estimate of ``EQ`` at ``N`` of the
+    process truncated at ``K`` levels."""
+    require_memory("lam", lam, (12.0 * 8 * K * K) if order == 1 else 6.0 * 8 * K ** 3,
+                   what=f"dense {K} x {K} Lyapunov solve" if order == 1
+                   else f"{K}^3 third-moment tensors of the 1/N^2 term",
                    limit="smaller (fewer levels)")
     process = jsq_process(d, K)
     params = {LAM: lam}
     x0 = np.clip(closed_form_tail(d, lam, K), 0.0, 1.0)
     fp = process.fixed_point(x0, params)
-    terms = process.refined_terms(fp.x, params)
-    return fp, terms, float(np.sum(fp.x + terms.V / N))
+    expansion = expansion_steady_state(process, fp.x, params, order=order)
+    return fp, expansion, float(np.sum(expansion.mean(int(N))))
 
 
 def refined_jsq(d: int, lam: float, N: int, K: int | None = None,
-                tol: float = TOL_REFINED) -> RefinedJSQ:
-    """Refined mean field of JSQ(d): ``E[X^N] ~ pi + V/N`` (Gast & Van Houdt 2018, Theorem 1).
+                tol: float = TOL_REFINED, order: int = 1) -> RefinedJSQ:
+    """Refined mean field of JSQ(d): ``E[X^N] ~ pi + V/N`` (Gast & Van Houdt 2018, Theorem 1),
+    with ``order = 2`` also ``+ V2/N^2`` (Gast, Bortolussi & Tribastone, Performance
+    Evaluation 2019).
 
     For ``d = 1`` (random routing) the ``N`` queues are independent M/M/1 queues: the drift is
     linear, so ``V = 0`` and ``E[X^N] = pi`` exactly, ``pi_k = lam^k``, ``EQ = lam/(1-lam)``
@@ -465,7 +472,10 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,
     K : int, optional
         Fixed truncation level (no growth; the bound is still checked).
     tol : float, default 1e-9
-        Relative accuracy of ``EQ_N`` asked for.
+        Relative accuracy of ``EQ_N`` (``EQ_N2`` with ``order = 2``) asked for.
+    order : {1, 2}, default 1
+        2 adds the ``1/N^2`` term ``V2`` and ``EQ_N2``, ``ET_N2``, ``EW_N2``,
+        ``refined2_valid`` (:func:`symq.meanfield.expansion.expansion_steady_state`).
 
     Returns
     -------
@@ -489,6 +499,8 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,
     """
     d, lam = check_parameters(d, lam, N)
     tol = _check_tol(tol)
+    if isinstance(order, bool) or order not in (1, 2):
+        raise InvalidParameter("order", order, "1 (the 1/N term) or 2 (the 1/N^2 term)")
     begin = time.perf_counter()
     if d == 1:
         eq = lam / (1.0 - lam)
@@ -500,8 +512,11 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,
             truncation_bound=0.0, max_real_eigenvalue=-(1.0 - math.sqrt(lam)) ** 2,
             drift_residual=None, refined_valid=True, refined_invalid="",
             pi_rest=float(closed_form_values(1, lam, levels + 1)),
-            method=("d = 1: independent M/M/1 queues, V = 0 and E[X^N] = pi exactly "
-                    "(closed form; pi listed while lam^k >= 1e-16)"),
+            **({} if order == 1 else {
+                "V2": np.zeros(levels), "EQ_N2": eq, "ET_N2": eq / lam, "EW_N2": eq / lam - 1.0,
+                "refined2_valid": True}),
+            method=("d = 1: independent M/M/1 queues, V = 0 (and V2 = 0) and E[X^N] = pi "
+                    "exactly (closed form; pi listed while lam^k >= 1e-16)"),
             exactness=Exactness.EXACT, seconds=time.perf_counter() - begin)
     eq_cf = _closed_form_mean(d, lam, TOL, None)[0]
     fixed = K is not None
@@ -511,7 +526,7 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,
             raise InvalidParameter("K", K, "an integer >= 1")
     else:
         K = max(_levels_for(d, lam, tol, CAP_REFINED, "refined-jsq", eq_cf), 4)
-    fp, terms, eq_n = _refined_at(d, lam, N, K)
+    fp, terms, eq_n = _refined_at(d, lam, N, K, order)
     change = math.inf
     while not fixed:
         K2 = K + max(2, K // 4)
@@ -520,7 +535,7 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,
                                   change / abs(eq_n), tol, f"K={K}",
                                   f"lam={lam!r} is too close to 1 for {CAP_REFINED} levels; "
                                   "lower lam")
-        fp2, terms2, eq_n2 = _refined_at(d, lam, N, K2)
+        fp2, terms2, eq_n2 = _refined_at(d, lam, N, K2, order)
         change = abs(eq_n2 - eq_n)
         K, fp, terms, eq_n = K2, fp2, terms2, eq_n2
         if change <= tol * abs(eq_n):
@@ -541,7 +556,15 @@ def refined_jsq(d: int, lam: float, N: int, K: int | None = None,
     method = f"refined mean field (Gast & Van Houdt 2018, Thm 1), K={K} levels"
     if not valid:
         method += f"; REFINED ESTIMATE INVALID: {why}"
-    return RefinedJSQ(
+    second: dict[str, Any] = {}
+    if order == 2:
+        valid2, why2 = refined_validity(pi, V, int(N), terms.V2)
+        second = {"V2": terms.V2, "EQ_N2": eq_n, "ET_N2": eq_n / lam, "EW_N2": eq_n / lam - 1.0,
+                  "refined2_valid": valid2, "refined2_invalid": why2}
+        eq_n = float(np.sum(pi + V / N))
+        method += ("; 1/N^2 term (Gast, Bortolussi & Tribastone 2019)"
+                   + ("" if valid2 else f"; 1/N^2 ESTIMATE INVALID: {why2}"))
+    return RefinedJSQ(**second,
         d=d, lam=lam, N=int(N), pi=pi, V=V, u=pi, EQ=eq, EQ_N=eq_n, ET=eq / lam,
         ET_N=eq_n / lam, EW=eq / lam - 1.0, EW_N=eq_n / lam - 1.0, K=int(K),
         truncation_bound=float(bound), max_real_eigenvalue=terms.max_real,

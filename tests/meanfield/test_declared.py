@@ -148,9 +148,10 @@ def test_the_example_of_the_kind_declares_and_solves():
     spec = kind.declare("my-sis", table, positive(*names), "models.my-sis")
     r = spec.run({"beta": 4.0, "gamma": 1.0})
     assert r["susceptible"] == pytest.approx(1.0 / 4.0, abs=1e-12)  # 1 - i = gamma/beta
-    assert [p.name for p in spec.parameters] == ["beta", "gamma", "N"]
+    assert [p.name for p in spec.parameters] == ["beta", "gamma", "N", "order", "t"]
     assert set(r.values) <= set(spec.outputs)
-    assert set(spec.run({"beta": 4.0, "gamma": 1.0, "N": 50}).values) == set(spec.outputs)
+    assert set(spec.run({"beta": 4.0, "gamma": 1.0, "N": 50, "order": 2, "t": 1.0}).values) \
+        == set(spec.outputs)
     assert tomllib.loads(EXAMPLE) == tomllib.loads(kind.example)
 
 
@@ -198,7 +199,8 @@ BAD_TABLES = [
     ({**SIS, "variables": ["exp"]}, r"variables\[0\]='exp' .*a function or constant"),
     ({"dimension": MAX_DIMENSION + 1, "transitions": []}, r"models\.sis\.dimension=501"),
     ({**SIS, "outputs": {"i": "i"}}, r"models\.sis\.outputs\.i='i' .*already used"),
-    ({**SIS, "outputs": {"EQ_N": "i"}}, r"models\.sis\.outputs\.EQ_N=.*NAME_N are reserved"),
+    ({**SIS, "outputs": {"EQ_N": "i"}},
+     r"models\.sis\.outputs\.EQ_N=.*names ending in _N, _N2 or _t are reserved"),
     ({**SIS, "outputs": {"EQ": "i*w"}}, r"models\.sis\.outputs\.EQ='i\*w' .*unknown name w"),
     ({**SIS, "transitions": [{"jump": [0], "rate": "beta"}]}, r"jump=\[0\] .*changes nothing"),
     ({**SIS, "transitions": [{"jump": [0.5], "rate": "beta"}]},

@@ -84,7 +84,7 @@ def test_refined_term_against_exact_finite_n_chain():
     process = sis()
     beta, gamma, eps = SIS_PARAMS["beta"], SIS_PARAMS["gamma"], SIS_PARAMS["epsilon"]
     pi = process.fixed_point([0.0], SIS_PARAMS).x
-    V = process.refined(pi, SIS_PARAMS)[0]
+    V = process.refined(pi, SIS_PARAMS).V[0]
     errors = {}
     for N in (25, 50, 100, 200, 400):
         exact = exact_mean(N, beta, gamma, eps)

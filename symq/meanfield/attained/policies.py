@@ -51,6 +51,7 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
+from symq.core.display import MarkdownDisplay, markdown
 from symq.core.errors import InvalidParameter, UnknownName
 from symq.core.parameters import integer_value, real_value
 from symq.core.renamed import renamed_keywords
@@ -200,7 +201,7 @@ def _score_variables(func: Callable[..., Any], name: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class Policy:
+class Policy(MarkdownDisplay):
     """A dispatching policy given by a vectorised ranking score ``xi(k, l)`` of busy servers.
 
     The job goes to the probed server with the smallest score; idle servers always win (they
@@ -246,9 +247,8 @@ class Policy:
     description: str = ""
     variables: tuple[str, ...] = field(init=False, repr=False)
 
-    def _repr_markdown_(self) -> str:  # Jupyter
-        from symq.core.display import markdown
-
+    def to_markdown(self) -> str:
+        """The policy as Markdown (Jupyter's display)."""
         return markdown(f"**Policy** {self.name}: the job joins the probed server of least score "
                         r"$\xi(k, l)$, idle servers first",
                         [("description", self.description or "none"),
