@@ -454,7 +454,6 @@ def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
     )
     from symq.meanfield.declared import _parse
     from symq.meanfield.declared_solve import Declaration
-    from symq.meanfield.expansion import MeanFieldExpansion, TransientExpansion
     from symq.meanfield.equilibria import (
         Equilibrium,
         EquilibriumSet,
@@ -463,6 +462,7 @@ def _meanfield() -> dict[type, Callable[[], tuple[Any, list[str]]]]:
         equilibria,
         limit_sets,
     )
+    from symq.meanfield.expansion import MeanFieldExpansion, TransientExpansion
     from symq.meanfield.nonlinear import LyapunovCheck, NonlinearFixedPoint
     from symq.meanfield.service_fit import PHApproximation, fit_phase_type
 
