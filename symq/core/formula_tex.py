@@ -100,7 +100,6 @@ class _Parser:
         self.in_abs = 0
         self.bounds_ok = False         # \infty allowed (a bound of a sum or an integral)
 
-    # tokens
     def peek(self, ahead: int = 0) -> Token:
         at = self.pos + ahead
         if self.stops and at >= self.stops[-1]:
@@ -131,7 +130,6 @@ class _Parser:
         self.depth -= 1
         return node
 
-    # grammar
     def relation(self) -> tuple[Any, str, Any]:
         lhs = self.expr()
         token = self.peek()
@@ -345,8 +343,7 @@ class _Parser:
             self.take()
             self.expect("{", f"to open the lower bound of {token.text}")
             if kind == "sum":
-                at = self.peek()
-                index = self.bound_name(at)
+                index = self.bound_name(self.peek())
                 self.expect("=", "after the index of \\sum (write \\sum_{k=0}^{n})")
             low = self.nested(self.expr)
             self.expect("}", f"to close the lower bound of {token.text}")

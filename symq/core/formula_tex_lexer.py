@@ -120,9 +120,11 @@ def tokenize(name: str, text: str) -> list[Token]:
             if word in _IGNORED:
                 continue
         elif c.isdigit():
-            after_script = bool(raw) and raw[-1].text in ("^", "_")
-            match = re.match(r"\d" if after_script else r"\d+(?:\.\d+)?", text[i:end])
+            match = re.match(r"\d+(?:\.\d+)?", text[i:end])
             assert match is not None
+            if raw and raw[-1].text in ("^", "_") and len(match.group()) > 1:
+                fail(name, text, Token("num", match.group(), i), "TeX reads one digit here: "
+                     f"write {raw[-1].text}{{{match.group()}}}")
             token = Token("num", match.group(), i)
             i += len(match.group())
         elif c.isascii() and c.isalpha():

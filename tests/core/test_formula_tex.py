@@ -55,7 +55,7 @@ CONSTRUCTS = [
     # operators and precedence
     ("a + b - c", "a + b - c"), ("a*b", "a*b"), ("a/b", "a/b"), ("x^2", "x**2"),
     ("a+b-c*d/f^2", "a + b - c*d/f**2"), ("-x^2", "-(x**2)"), ("2^{-1}", "1/2"),
-    ("x^{y^{2}}", "x**(y**2)"), ("a/bc", "(a/b)*c"), ("x^23", "x**2*3"),
+    ("x^{y^{2}}", "x**(y**2)"), ("a/bc", "(a/b)*c"), ("x^2 3", "x**2*3"),
     (r"a \cdot b", "a*b"), (r"a \times b", "a*b"), (r"a \div b", "a/b"),
     # implicit multiplication
     (r"2\rho", "2*rho"), (r"\rho(1-\rho)", "rho*(1 - rho)"), (r"\lambda \mu", "lam*mu"),
@@ -191,6 +191,7 @@ def test_symbol_maps_are_checked():
     (r"\int_0^1 x", "'x'", 10, r"integrand to end with dx"),
     (r"x^{2}^{3}", "'^'", 6, "a second script"),
     ("2 3", "'3'", 3, "two numbers in a row"),
+    ("x^10", "'10'", 3, r"TeX reads one digit here: write \^\{10\}"),
     (r"\min x", "'x'", 6, "takes its arguments in parentheses"),
 ])
 def test_bad_tex_names_the_key_the_token_and_its_position(tex, token, position, why):
@@ -268,6 +269,9 @@ title = "M/M/1 in LaTeX"
 [tex]
 symbols = { 'E[T]' = 'ET', '\rho' = 'lam' }
 
+[constants]
+half = { tex = '\tfrac{1}{2}' }
+
 [[claims]]
 name = "mean number in system"
 tex = '\frac{\rho}{1-\rho}'
@@ -291,7 +295,7 @@ region = { lam = [0.25, 0.5, 0.75], d = 1 }
 
 [[claims]]
 name = "mean response time, misprinted"
-tex = 'E[T] \le \frac{1}{2} \cdot \frac{1}{1 - \rho}'
+tex = 'E[T] \le \mathrm{half} \cdot \frac{1}{1 - \rho}'
 let.ET = "supermarket:ET"
 region = { lam = [0.25, 0.5, 0.75], d = 1 }
 expected = "fails"
@@ -316,7 +320,7 @@ def test_a_claims_file_with_tex_formulas_holds_and_fails_as_expected(tmp_path):
     assert r"mu = $\sqrt{1}$" in verdicts["mean response time"].compared
     markdown = loaded.to_markdown()
     assert r"| $\frac{\rho^{2}}{1-\rho}$ == `reference` |" in markdown
-    assert r"| $E[T] \le \frac{1}{2} \cdot \frac{1}{1 - \rho}$ |" in markdown
+    assert r"| $E[T] \le \mathrm{half} \cdot \frac{1}{1 - \rho}$ |" in markdown
     page = write_html_report(tmp_path / "report", list(verdicts.values()), {}, {}).read_text()
     compared = re.findall(r"<dt>compared</dt><dd>(.*?)</dd>", page)
     assert len(compared) == 4 and all("<math" in c and "$" not in c for c in compared)
