@@ -109,6 +109,33 @@ def test_sweep_serial_json(capsys):
         assert p["results"]["J_opt"] == pytest.approx(2 * (r / 2) / (1 - r / 2), rel=1e-12)
 
 
+def test_check_on_a_dask_cluster_gives_the_serial_verdicts(capsys, tmp_path, monkeypatch):
+    """``symq check --scheduler``: the workers build the claims from the command line (a
+    relative path made absolute: the worker's directory differs) and give the serial verdicts,
+    values included."""
+    from pathlib import Path
+
+    from dask.distributed import LocalCluster  # part of the test extra
+
+    source = Path(__file__).resolve().parents[1] / "examples" / "claims" / "own_ctmc.toml"
+    (tmp_path / "own.toml").write_text(source.read_text())
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "check", "own.toml", "--json")
+    serial = json.loads(out)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://",
+                      host="127.0.0.1", dashboard_address=":0") as cluster:
+        code2, out2, _ = run(capsys, "check", "own.toml", "--json", "--scheduler",
+                             cluster.scheduler_address)
+    assert code == code2 == 0
+    dask = json.loads(out2)
+    assert [(v["claim"], v["status"], v["max_error"]) for v in dask] == \
+        [(v["claim"], v["status"], v["max_error"]) for v in serial]
+    code, _, err = run(capsys, "check", "own.toml", "--scheduler", "ws://h:1")
+    assert code == 2 and "--scheduler" in err
+    code, _, err = run(capsys, "check", "own.toml", "--scheduler", "127.0.0.1:9", "-j", "2")
+    assert code == 2 and "-j" in err
+
+
 def test_sweep_on_a_dask_cluster(capsys):
     from dask.distributed import LocalCluster  # part of the test extra
 

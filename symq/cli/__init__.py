@@ -118,6 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="check the claims on N processes (Linux; the same verdicts as one, "
                         "each claim having its own seed)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="check the claims on a Dask cluster, tcp://host:port or host:port (the "
+                        "same verdicts; its workers need symq and the claims files' paths)")
+    p.add_argument("--connect-timeout", type=float, default=7.0, metavar="SECONDS",
+                   help="with --scheduler: one deadline for reaching the scheduler and its "
+                        "first worker, and the longest wait for a lost scheduler or workers "
+                        "(default 7); exit 3")
     p.set_defaults(func=_command("claims_commands", "_cmd_check"))
 
     p = sub.add_parser("derive", help="print a paper's, a model's or a claims file's derivation "

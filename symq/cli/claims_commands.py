@@ -197,6 +197,44 @@ def _check_in_worker(index: int) -> bytes:
     return buffer.getvalue()
 
 
+#: Claims a Dask worker has built, by the command line that names them (built once per worker).
+_BUILT: dict[tuple[tuple[str, ...], bool], list[Any]] = {}
+
+
+def _check_on_dask(targets: tuple[str, ...], allow_python: bool, index: int) -> bytes:
+    """Check claim ``index`` of the papers ``targets`` on a Dask worker: the worker builds the
+    claims itself from the same command line (paper keys and absolute paths; the same claims
+    in the same order, each with its own seed) and keeps them for its next tasks."""
+    key = (targets, allow_python)
+    if key not in _BUILT:
+        specs, _errors = _papers_to_check(list(targets), allow_python=allow_python)
+        _BUILT[key] = [claim for spec in specs for claim in spec.build_claims()]
+    claims = _BUILT[key]
+    saved = list(_CLAIMS)
+    _CLAIMS[:] = claims
+    try:
+        return _check_in_worker(index)
+    finally:
+        _CLAIMS[:] = saved
+
+
+def _dask_task(func: Any, point: dict[str, Any], _seed: Any) -> bytes:
+    return func(point["targets"], point["allow_python"], point["index"])
+
+
+def _absolute_targets(targets: Sequence[str]) -> tuple[str, ...]:
+    """Paper keys as typed, paths made absolute (a Dask worker runs in another directory)."""
+    from ..core.claimsfile import is_explicit_path
+
+    out = []
+    for target in targets:
+        path = Path(target)
+        explicit = is_explicit_path(target)
+        keep = not explicit and (target in registry.papers() or not path.exists())
+        out.append(target if keep else str(path.resolve()))
+    return tuple(out)
+
+
 def _check_one(index: int) -> tuple[str, Any]:
     """Check claim ``index`` of :data:`_CLAIMS`: ``("verdict", Verdict)``, ``("error", line)``
     for bad input met while it runs, or ``("crash", (traceback, Verdict))`` for a bug."""
@@ -214,9 +252,13 @@ def _check_one(index: int) -> tuple[str, Any]:
 
 
 def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool,
-                errors: list[str] | None = None, jobs: int = 1) -> tuple[list[Verdict], bool]:
-    """Check every claim of ``specs``, on ``jobs`` forked processes when more than one (the
-    same verdicts in the same order: each claim has its own seed).  A claim of a claims file
+                errors: list[str] | None = None, jobs: int = 1,
+                scheduler: tuple[Any, tuple[str, ...], bool, float] | None = None
+                ) -> tuple[list[Verdict], bool]:
+    """Check every claim of ``specs``, on ``jobs`` forked processes when more than one, or on
+    a Dask cluster (``scheduler``: the address or client, the command line's targets, whether
+    Python claims files may run, the connect timeout; each worker builds the claims from the
+    targets) -- the same verdicts in the same order: each claim has its own seed.  A claim of a claims file
     that turns out to be bad input while it runs (a model refuses a point of its region) adds
     its error line to ``errors`` instead of a verdict.  Progress: a bar on a terminal, else a
     line on stderr as each paper's claims are done."""
@@ -229,7 +271,7 @@ def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool,
         left[claim.paper] = left.get(claim.paper, 0) + 1
     terminal = progress and sys.stderr.isatty()
     bar = tqdm(total=len(claims), desc="symq check", unit="claim", file=sys.stderr,
-               disable=not terminal)
+               disable=not terminal or scheduler is not None)  # Dask: run_dask's own bar
     outcomes: dict[int, tuple[str, Any]] = {}
     start = time.perf_counter()
 
@@ -247,7 +289,17 @@ def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool,
 
     context = fork_context() if jobs > 1 and len(claims) > 1 else None
     try:
-        if context is None:
+        if scheduler is not None and claims:
+            from ..core.sweep_dask import run_dask
+
+            address, targets, allow_python, timeout = scheduler
+            points = [{"targets": targets, "allow_python": allow_python, "index": i}
+                      for i in range(len(claims))]
+            raw = run_dask(_check_on_dask, points, [None] * len(points), address, terminal,
+                           "symq check", timeout, _dask_task)
+            for index, outcome in enumerate(raw):
+                done(index, pickle.loads(outcome))
+        elif context is None:
             for index in range(len(claims)):
                 done(index, _check_one(index))
         else:
@@ -292,8 +344,21 @@ def _cmd_check(args: argparse.Namespace) -> int:
     run_errors: list[str] = []
     if args.jobs < 1:
         raise InvalidParameter("-j", args.jobs, "an integer >= 1 (processes)")
+    scheduler = None
+    if args.scheduler is not None:
+        from ..core.sweep_dask import check_scheduler_address
+
+        if args.jobs != 1:
+            raise InvalidParameter("-j", args.jobs, "1 with --scheduler",
+                                   "the Dask cluster's workers are the processes")
+        if not args.connect_timeout > 0:
+            raise InvalidParameter("--connect-timeout", args.connect_timeout, "a positive number "
+                                   "of seconds")
+        scheduler = (check_scheduler_address(args.scheduler, "--scheduler", allow_inproc=False),
+                     _absolute_targets(args.papers), bool(args.allow_python),
+                     float(args.connect_timeout))
     verdicts, crashed = _run_claims(specs, progress=not args.json and not args.quiet,
-                                    errors=run_errors, jobs=args.jobs)
+                                    errors=run_errors, jobs=args.jobs, scheduler=scheduler)
     for line in run_errors:
         print(f"symq: error: {line}", file=sys.stderr)
     errors += run_errors
