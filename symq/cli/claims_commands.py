@@ -258,10 +258,10 @@ def _run_claims(specs: Sequence[registry.PaperSpec], progress: bool,
     """Check every claim of ``specs``, on ``jobs`` forked processes when more than one, or on
     a Dask cluster (``scheduler``: the address or client, the command line's targets, whether
     Python claims files may run, the connect timeout; each worker builds the claims from the
-    targets) -- the same verdicts in the same order: each claim has its own seed.  A claim of a claims file
-    that turns out to be bad input while it runs (a model refuses a point of its region) adds
-    its error line to ``errors`` instead of a verdict.  Progress: a bar on a terminal, else a
-    line on stderr as each paper's claims are done."""
+    targets) -- the same verdicts in the same order: each claim has its own seed.  A claim of
+    a claims file that turns out to be bad input while it runs (a model refuses a point of its
+    region) adds its error line to ``errors`` instead of a verdict.  Progress: a bar on a
+    terminal, else a line on stderr as each paper's claims are done."""
     from tqdm import tqdm
 
     claims = [claim for spec in specs for claim in spec.build_claims()]
