@@ -286,8 +286,10 @@ def _assumptions(region: Region) -> dict[str, dict[str, bool]]:
 def parse_quantities(where: str, table: Any, names: tuple[str, ...], context: FileContext,
                      assumptions: dict[str, dict[str, bool]], allow_references: bool = True,
                      tex_symbols: Mapping[str, str] | None = None) -> dict[str, Quantity]:
-    """The ``let`` (or ``constants``) table: name -> formula, reference or function; a
-    ``{ tex = ... }`` table reads TeX with ``tex_symbols`` (default: the file's map)."""
+    """The ``let`` (or ``constants``) table: name -> formula, reference or function.
+
+    A quantity given as a table with the key ``tex`` reads TeX with ``tex_symbols`` (default:
+    the file's map)."""
     if table is None:
         return {}
     if not isinstance(table, Mapping):
