@@ -414,7 +414,11 @@ class _DeclaredScore:
                      f"{text}; ET by value-iteration policy evaluation (m <= 2), ET_sim by "
                      "simulation (a confidence interval)"),
             parameters=(*self.declared, *own), solve=self.solve,
-            scalar_outputs=_score_scalars, derivation=self.derivation, outputs=OUTPUTS)
+            scalar_outputs=_score_scalars, derivation=self.derivation,
+            # a score that reads n has no value-iteration results: asking for them is an input
+            # error at load time (with a did-you-mean), not an inconclusive verdict
+            outputs=tuple(k for k in OUTPUTS if not (self.policy.uses_counts
+                                                     and k in ("ET", "error_estimate"))))
 
 
 def _score_scalars(r: Result) -> dict[str, float]:
