@@ -187,3 +187,17 @@ def test_bad_input():
         exact_sita(3, 0.5, X, [1.0])
     with pytest.raises(InvalidParameter, match="thresholds"):
         exact_sita(3, 0.5, X, [2.0, 1.0])
+
+
+def test_exact_result_gives_the_mean_waiting_time():
+    """EW against closed forms: RND on m servers is m independent M/M/1 queues at load rho
+    (EW = rho/(1 - rho) E[X]); LWL with exponential sizes is M/M/m, Erlang C / (m mu - lam)."""
+    from symq.dispatch.policies.exact import exact_mean_response
+    from symq.laws import Exponential
+
+    rho = 0.4
+    r = exact_mean_response("rnd", 2, rho, Exponential(1.0))
+    assert r.EW == pytest.approx(rho / (1 - rho), rel=1e-12)
+    r = exact_mean_response("lwl", 2, rho, Exponential(2.0))   # mean size 2: mu = 1/2
+    erlang_c = 2 * rho ** 2 / (1 + rho)
+    assert r.EW == pytest.approx(erlang_c / (2 * 0.5 - 2 * rho * 0.5), rel=1e-12)

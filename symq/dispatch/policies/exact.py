@@ -410,6 +410,8 @@ class ExactResult(ResultBase):
     ----------
     ET : float
         Mean response time per job.
+    EW : float
+        Mean waiting time per job, ``ET - E[X]`` (identical servers of speed 1).
     policy : str
         The policy's name (lower case).
     m : int
@@ -434,6 +436,7 @@ class ExactResult(ResultBase):
     thresholds: tuple[float, ...] = ()
     method: str = ""
     exactness: Exactness = Exactness.EXACT
+    EW: float | None = None
 
 
 _METHODS = {
@@ -488,6 +491,6 @@ def exact_mean_response(policy: str, m: int, rho: float, sizes: Any,
             chosen = sita_opt_thresholds(m, rho, sizes)
         value = exact_sita(m, rho, sizes, chosen, **options)
         h = tuple(float(x) for x in chosen)
-    return ExactResult(ET=float(value), policy=key, m=m, rho=rho, sizes=size_name(sizes),
-                       thresholds=h,
+    return ExactResult(ET=float(value), EW=float(value) - float(sizes.mean()), policy=key, m=m,
+                       rho=rho, sizes=size_name(sizes), thresholds=h,
                        method=_METHODS.get(key, _METHODS["sita"]))
