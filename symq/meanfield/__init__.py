@@ -4,6 +4,8 @@
   population process declared with sympy rates; drift, Jacobian, Hessian and diffusion matrix
   derived once and compiled once; ODE, fixed point (ODE + guarded Newton), local stability
   and the refined ``1/N`` term (Gast & Van Houdt, SIGMETRICS 2018, Theorem 1).
+* :mod:`~symq.meanfield.expansion`: the size expansion to order ``1/N^2`` (Gast, Bortolussi &
+  Tribastone, Performance Evaluation 2019), in steady state and transient.
 * :mod:`~symq.meanfield.supermarket`: JSQ(d) with exponential service (Vvedenskaya,
   Dobrushin, Karpelevich 1996; Mitzenmacher 2001): closed form checked symbolically,
   numeric fixed point, metrics, refined mean field.
@@ -50,6 +52,12 @@ from typing import Any
 from . import attained
 from .declared import POPULATION, declare_population
 from .equilibria import EquilibriumSet, LimitSetSurvey, limit_sets
+from .expansion import (
+    MeanFieldExpansion,
+    TransientExpansion,
+    expansion_steady_state,
+    expansion_transient,
+)
 from .jsq_ph import (
     JSQPHFixedPoint,
     jsq_ph_drift,
@@ -99,6 +107,7 @@ from .tails import TailScan, powerlaw_hyperexponential, tail_regime_scan
 
 __all__ = [
     "PopulationProcess", "FixedPoint", "PopulationStability", "RefinedTerms", "Trajectory",
+    "MeanFieldExpansion", "TransientExpansion", "expansion_steady_state", "expansion_transient",
     "solve_supermarket", "refined_jsq", "SupermarketFixedPoint", "RefinedJSQ", "JSQPHComparison",
     "jsq_process", "closed_form_tail", "closed_form_symbolic",
     "truncation_level", "verify_closed_form", "derivation", "heavy_traffic_ET",

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from .population import PopulationProcess
 
 __all__ = ["MeanFieldExpansion", "TransientExpansion", "expansion_steady_state",
-           "expansion_transient", "functional_terms"]
+           "expansion_transient", "functional_terms", "output_times"]
 
 #: Relative residual accepted of each linear, Lyapunov and Sylvester solve of the expansion.
 SOLVE_RESIDUAL = 1e-8
@@ -158,6 +158,16 @@ class TransientExpansion(ResultBase):
         N = _population_size(N)
         out = self.x + self.V / N
         return out if self.V2 is None else out + self.V2 / N ** 2
+
+
+def output_times(t: float | ArrayLike) -> NDArray[np.float64]:
+    """The output times of an ODE solve: a positive final time, or increasing times ``>= 0``
+    (as an array); :class:`InvalidParameter` naming ``t`` otherwise."""
+    times = np.atleast_1d(np.asarray(t, dtype=float))
+    if times.ndim != 1 or not np.all(np.isfinite(times)) or np.any(times < 0) \
+            or np.any(np.diff(times) <= 0) or times[-1] <= 0:
+        raise InvalidParameter("t", t, "a positive final time or increasing times >= 0")
+    return times
 
 
 def _population_size(N: Any) -> int:
@@ -419,10 +429,7 @@ def expansion_transient(process: PopulationProcess, x0: ArrayLike, t: float | Ar
     order = _order(order)
     x0 = process._state(x0)
     p = process.parameter_values(params)
-    times = np.atleast_1d(np.asarray(t, dtype=float))
-    if not np.all(np.isfinite(times)) or np.any(times < 0) or np.any(np.diff(times) <= 0) \
-            or times[-1] <= 0:
-        raise InvalidParameter("t", t, "a positive final time or increasing times >= 0")
+    times = output_times(t)
     n = process.dimension
     require_memory("x0", f"{n} variables", 8.0 * 12 * n ** (3 if order == 2 else 2),
                    what="the moment equations", limit="fewer variables (or order=1)")

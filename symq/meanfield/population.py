@@ -55,6 +55,7 @@ from .expansion import (
     TransientExpansion,
     expansion_steady_state,
     expansion_transient,
+    output_times,
 )
 
 __all__ = ["PopulationProcess", "FixedPoint", "PopulationStability", "RefinedTerms", "Trajectory",
@@ -492,10 +493,7 @@ class PopulationProcess(MarkdownDisplay):
         """
         x0 = self._state(x0)
         p = self.parameter_values(params)
-        times = np.atleast_1d(np.asarray(t, dtype=float))
-        if not np.all(np.isfinite(times)) or np.any(times < 0) or np.any(np.diff(times) <= 0) \
-                or times[-1] <= 0:
-            raise InvalidParameter("t", t, "a positive final time or increasing times >= 0")
+        times = output_times(t)
         t_eval = None if times.size == 1 else times
         sol = solve_ivp(lambda _t, y: self.F(y, p), (0.0, float(times[-1])), x0, method=method,
                         t_eval=t_eval, rtol=rtol, atol=atol, **self._jac_option(method, p))

@@ -78,14 +78,18 @@ def two_generator(N: int) -> tuple[sps.csr_matrix, np.ndarray]:
     return Q.tocsr(), np.array(states, dtype=float) / N
 
 
-def stationary_mean(Q: sps.csr_matrix, values: np.ndarray) -> np.ndarray:
+def stationary_law(Q: sps.csr_matrix) -> np.ndarray:
+    """pi Q = 0, sum pi = 1 (one balance equation replaced by the normalisation)."""
     n = Q.shape[0]
     A = Q.T.tolil()
     A[0, :] = 1.0
     rhs = np.zeros(n)
     rhs[0] = 1.0
-    p = spl.spsolve(A.tocsr(), rhs)
-    return p @ values
+    return spl.spsolve(A.tocsr(), rhs)
+
+
+def stationary_mean(Q: sps.csr_matrix, values: np.ndarray) -> np.ndarray:
+    return stationary_law(Q) @ values
 
 
 def fitted_second_order(values: dict[int, np.ndarray], pi: np.ndarray, V: np.ndarray
@@ -131,12 +135,7 @@ def test_two_dimensional_steady_state_with_cubic_and_quartic_rates():
     np.testing.assert_allclose(fitted, ex.V2, rtol=5e-4)
     # the second-moment term: N^2 (E[(X - pi)(X - pi)^T] - W/N) -> W2, checked at N = 200
     Q, values = two_generator(200)
-    n = Q.shape[0]
-    A = Q.T.tolil()
-    A[0, :] = 1.0
-    rhs = np.zeros(n)
-    rhs[0] = 1.0
-    p = spl.spsolve(A.tocsr(), rhs)
+    p = stationary_law(Q)
     dev = values - pi
     second = np.einsum("s,sj,sk->jk", p, dev, dev)
     np.testing.assert_allclose(second * 200, ex.W, rtol=0.05)
