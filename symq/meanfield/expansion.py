@@ -54,6 +54,8 @@ from symq.core.errors import InvalidParameter, NotConverged, StabilityError
 from symq.core.resources import require_memory
 from symq.core.result import Exactness, ResultBase
 
+from .conservation import conservation
+
 if TYPE_CHECKING:
     from .population import PopulationProcess
 
@@ -258,6 +260,34 @@ class _Tensors:
             self.D2Q = _values(process, "D2Q", _tensor_entries(process, "D2Q"), x, p)
             self.R = _dense(process, "R", _tensor_entries(process, "R"), x, p, 3)
 
+    def reduce(self, P: NDArray[np.float64]) -> None:
+        """Move every tensor to the coordinates ``y`` of ``x = x* + P y`` (``P``: orthonormal
+        basis of the jumps' span, :mod:`symq.meanfield.conservation`): each index, whether a
+        component of ``F`` or a direction of a derivative, is contracted with ``P``."""
+        def dense(T: NDArray[np.float64]) -> NDArray[np.float64]:
+            letters = "ijklm"[:T.ndim]
+            out = "abcde"[:T.ndim]
+            spec = ",".join(f"{i}{o}" for i, o in zip(letters, out))
+            return np.einsum(f"{letters},{spec}->{out}", T, *[P] * T.ndim, optimize=True)
+
+        def sparse(entries: tuple[NDArray[np.int64], NDArray[np.float64]]
+                   ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+            idx, vals = entries
+            if not vals.size:
+                return entries
+            rank = idx.shape[1]
+            out = "abcde"[:rank]
+            spec = ",".join(f"z{o}" for o in out)
+            T = np.einsum(f"z,{spec}->{out}", vals, *[P[idx[:, k]] for k in range(rank)],
+                          optimize=True)
+            keep = np.argwhere(np.abs(T) > 1e-14 * max(float(np.max(np.abs(T))), 1e-300))
+            return keep.astype(np.int64), T[tuple(keep.T)]
+
+        self.A, self.Q, self.B = P.T @ self.A @ P, P.T @ self.Q @ P, dense(self.B)
+        if hasattr(self, "D3"):
+            self.D3, self.D4, self.D2Q = sparse(self.D3), sparse(self.D4), sparse(self.D2Q)
+            self.DQ, self.R = dense(self.DQ), dense(self.R)
+
     # first order
     def half_B(self, w: NDArray[np.float64]) -> NDArray[np.float64]:
         """``(1/2) sum_jk B_ijk w_jk``."""
@@ -366,12 +396,16 @@ def expansion_steady_state(process: PopulationProcess, pi: ArrayLike,
                    what=f"{'third-moment' if order == 2 else 'Hessian'} tensors of {n}^3",
                    limit="fewer variables (or order=1)")
     t = _Tensors(process, pi, p, order)
+    P = conservation(process).basis
+    if P is not None:        # conserved quantities: solve in the span of the jumps
+        t.reduce(P)
     A = t.A
     max_real = float(np.max(np.linalg.eigvals(A).real))
     if not max_real < 0:
         raise StabilityError(f"the fixed point of the {process.name} is not exponentially stable "
-                             f"(max real part of the eigenvalues of DF(pi) = {max_real:.3g} >= 0);"
-                             " the size expansion needs a stable fixed point")
+                             f"(max real part of the eigenvalues of DF(pi) = {max_real:.3g} >= 0"
+                             + ("" if P is None else ", on the span of the jumps") + "); "
+                             "the refined mean field needs a stable fixed point")
     W = scipy.linalg.solve_continuous_lyapunov(A, -t.Q)
     W = 0.5 * (W + W.T)
     residuals = [_relative(A @ W + W @ A.T + t.Q, t.Q)]
@@ -391,6 +425,11 @@ def expansion_steady_state(process: PopulationProcess, pi: ArrayLike,
         V2 = -np.linalg.solve(A, s)
         residuals.append(_relative(A @ V2 + s, s) if np.any(s) else 0.0)
     residual = max(residuals)
+    if P is not None:        # back to the variables
+        V, W = P @ V, P @ W @ P.T
+        if V2 is not None and C is not None and d is not None:
+            V2, C = P @ V2, P @ C @ P.T
+            d = np.einsum("ia,jb,kc,abc->ijk", P, P, P, d, optimize=True)
     values = [V, W] + ([] if V2 is None else [V2])
     if not all(np.all(np.isfinite(a)) for a in values) or not residual <= SOLVE_RESIDUAL:
         raise NotConverged(f"size expansion of the {process.name} (order {order}; the relative "

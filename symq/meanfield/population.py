@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 import sympy as sp
@@ -46,10 +45,11 @@ from symq.core.compiler import CompiledFunction
 from symq.core.compiler import compile as symq_compile
 from symq.core.derivation import Derivation
 from symq.core.display import MarkdownDisplay, short_text
-from symq.core.errors import InvalidParameter, NotConverged, StabilityError, SymqError
+from symq.core.errors import InvalidParameter, NotConverged, SymqError
 from symq.core.printing import latex
 from symq.core.result import Exactness, ResultBase
 
+from .conservation import conservation
 from .expansion import (
     MeanFieldExpansion,
     TransientExpansion,
@@ -582,6 +582,7 @@ class PopulationProcess(MarkdownDisplay):
         """Guarded Newton on ``F(x) = 0``: (point, residual, accepted steps, rejected steps)."""
         low, high = self.bounds
         sparse = self._jacobian_is_sparse()
+        span = conservation(self).basis
         f = self.F(x, p)
         residual = float(np.max(np.abs(f)))
         steps = rejected = 0
@@ -590,8 +591,11 @@ class PopulationProcess(MarkdownDisplay):
                 break
             jac = self.DF(x, p, sparse=sparse)
             try:
-                delta = (scipy.sparse.linalg.spsolve(jac.tocsc(), f) if sparse
-                         else np.linalg.solve(jac, f))
+                if span is not None:   # conserved quantities: the step stays in the jumps' span
+                    delta = span @ np.linalg.solve(span.T @ (jac @ span), span.T @ f)
+                else:
+                    delta = (scipy.sparse.linalg.spsolve(jac.tocsc(), f) if sparse
+                             else np.linalg.solve(jac, f))
             except (np.linalg.LinAlgError, RuntimeError):
                 break
             if not np.all(np.isfinite(delta)):
@@ -616,10 +620,21 @@ class PopulationProcess(MarkdownDisplay):
     def stability(self, pi: ArrayLike, params: Mapping[Any, float] | None = None
                   ) -> PopulationStability:
         """Eigenvalues of ``DF(pi)``; the fixed point is locally stable if all real parts are
-        < 0."""
+        < 0.  A process that conserves linear quantities (:mod:`symq.meanfield.conservation`)
+        is judged by the eigenvalues of ``P^T DF P`` on the span ``P`` of its jumps (those
+        along the conserved directions are 0 whatever the dynamics)."""
         pi = self._state(pi, "pi")
-        eig = np.linalg.eigvals(self.DF(pi, self.parameter_values(params)))
-        return PopulationStability(eigenvalues=eig, max_real=float(np.max(eig.real)))
+        jac = self.DF(pi, self.parameter_values(params))
+        kept = conservation(self)
+        if kept.basis is None:
+            eig = np.linalg.eigvals(jac)
+            return PopulationStability(eigenvalues=eig, max_real=float(np.max(eig.real)))
+        P = kept.basis
+        eig = np.linalg.eigvals(P.T @ jac @ P)
+        return PopulationStability(
+            eigenvalues=eig, max_real=float(np.max(eig.real)),
+            method=("eigenvalues of P^T DF(pi) P on the span P of the jumps (conserved: "
+                    f"{kept.describe(tuple(map(str, self.variables)))})"))
 
     def refined_terms(self, pi: ArrayLike, params: Mapping[Any, float] | None = None
                       ) -> RefinedTerms:
@@ -627,7 +642,8 @@ class PopulationProcess(MarkdownDisplay):
 
         ``A = DF(pi)``, ``B = D2F(pi)``, ``Q = sum_l l l^T beta_l(pi)``; ``W`` solves
         ``A W + W A^T + Q = 0`` (:func:`scipy.linalg.solve_continuous_lyapunov`) and
-        ``V = -A^{-1} ((1/2) sum_{jk} B_{.,jk} W_{jk})``.
+        ``V = -A^{-1} ((1/2) sum_{jk} B_{.,jk} W_{jk})`` (solved in the span of the jumps when
+        the process conserves a linear quantity, :mod:`symq.meanfield.conservation`).
 
         Raises
         ------
@@ -637,22 +653,10 @@ class PopulationProcess(MarkdownDisplay):
         """
         pi = self._state(pi, "pi")
         p = self.parameter_values(params)
-        A = self.DF(pi, p)
-        max_real = float(np.max(np.linalg.eigvals(A).real))
-        if not max_real < 0:
-            raise StabilityError(f"the fixed point of the {self.name} is not exponentially stable "
-                                 "(max real part of the eigenvalues of DF(pi) = "
-                                 f"{max_real:.3g} >= 0); "
-                                 "the refined mean field needs a stable fixed point")
-        Q = self.Q(pi, p)
-        W = scipy.linalg.solve_continuous_lyapunov(A, -Q)
-        W = 0.5 * (W + W.T)
-        BW = self.hessian_contraction(pi, p, W)
-        V = -np.linalg.solve(A, BW)
-        if not (np.all(np.isfinite(V)) and np.all(np.isfinite(W))):
-            raise NotConverged(f"refined mean field of the {self.name} (non-finite V or W)",
-                               float("inf"), 0.0, 1)
-        return RefinedTerms(V=V, W=W, A=A, Q=Q, BW=BW, max_real=max_real)
+        first = expansion_steady_state(self, pi, params, order=1)
+        BW = self.hessian_contraction(pi, p, first.W)
+        return RefinedTerms(V=first.V, W=first.W, A=self.DF(pi, p), Q=self.Q(pi, p), BW=BW,
+                            max_real=first.max_real)
 
     def refined(self, pi: ArrayLike, params: Mapping[Any, float] | None = None, *,
                 order: int = 1) -> MeanFieldExpansion:

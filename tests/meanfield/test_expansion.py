@@ -224,3 +224,52 @@ def test_declared_population_second_order_and_transient_values():
         assert abs(r[f"{name}_t_N"] - exact) < abs(r[f"{name}_t"] - exact) / 20
     with pytest.raises(InvalidParameter, match="order"):
         spec.run({**SIS_PARAMS, "order": 2})          # no N: nothing to expand
+
+
+def test_a_conserved_sum_is_solved_in_the_span_of_the_jumps():
+    """S + I + R = 1 declared with three variables (as rmf_tool's SIR example): the jumps
+    conserve the sum, so DF is singular along it; fixed point, stability and both terms must
+    equal those of the same epidemic in the independent coordinates (S, I), R = 1 - S - I."""
+    from symq.meanfield.conservation import conservation
+
+    X3 = sp.Symbol("x3")
+    full = PopulationProcess([X1, X2, X3], [B, G, R, E], name="SIRS in three fractions")
+    full.add_transition([-1, 1, 0], B * X1 * X2 * (1 + X1 * X2) + E * X1)
+    full.add_transition([0, -1, 1], G * X2)
+    full.add_transition([1, 0, -1], R * X3)
+    kept = conservation(full)
+    assert kept.conserved == ((1, 1, 1),)
+    assert kept.describe(("S", "I", "R")) == "S + I + R"
+    reduced = two_dimensional()
+    pi2 = reduced.fixed_point([0.5, 0.3], TWO_PARAMS).x
+    fp = full.fixed_point([0.5, 0.3, 0.2], TWO_PARAMS)
+    np.testing.assert_allclose(fp.x, [*pi2, 1 - pi2.sum()], atol=1e-11)
+    stab2, stab3 = reduced.stability(pi2, TWO_PARAMS), full.stability(fp.x, TWO_PARAMS)
+    assert stab3.stable and np.allclose(np.sort_complex(stab3.eigenvalues),
+                                        np.sort_complex(stab2.eigenvalues), atol=1e-10)
+    e2, e3 = reduced.refined(pi2, TWO_PARAMS, order=2), full.refined(fp.x, TWO_PARAMS, order=2)
+    for two, three in ((e2.V, e3.V), (e2.V2, e3.V2)):
+        np.testing.assert_allclose(three, [*two, -two.sum()], rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(e3.W[:2, :2], e2.W, rtol=1e-8, atol=1e-12)
+    terms = full.refined_terms(fp.x, TWO_PARAMS)
+    assert terms.lyapunov_residual < 1e-12 and np.allclose(terms.V, e3.V, atol=1e-12)
+
+
+def test_declared_process_with_a_conserved_sum():
+    """The declared kind inherits the reduction: S, I, R all declared, refined values given."""
+    from symq.core.parameters import Parameter, PositiveReal
+    from symq.meanfield.declared import declare_population
+
+    params = tuple(Parameter(name, PositiveReal()) for name in ("b", "g", "r", "e"))
+    spec = declare_population("sirs", {
+        "variables": ["S", "I", "R"], "initial": [0.5, 0.3, 0.2],
+        "transitions": [{"jump": [-1, 1, 0], "rate": "b*S*I*(1 + S*I) + e*S"},
+                        {"jump": [0, -1, 1], "rate": "g*I"},
+                        {"jump": [1, 0, -1], "rate": "r*R"}]}, params, "models.sirs")
+    out = spec.run({**TWO_PARAMS, "N": 100, "order": 2})
+    reduced = two_dimensional()
+    pi = reduced.fixed_point([0.5, 0.3], TWO_PARAMS).x
+    expected = reduced.refined(pi, TWO_PARAMS, order=2).mean(100)
+    assert out["stable"] and out["S_N2"] == pytest.approx(expected[0], rel=1e-9)
+    assert out["I_N2"] == pytest.approx(expected[1], rel=1e-9)
+    assert out["R_N2"] == pytest.approx(1 - expected.sum(), rel=1e-9)
