@@ -1025,20 +1025,13 @@ def _visible(html_text: str) -> str:
     return re.sub(r"<[^>]+>", " ", text)
 
 
-#: Displayed public types that still have no ``_repr_html_``, and why.  Empty once every type
-#: gives HTML; a type fixed must leave this list (the test below fails on a stale entry).
-AWAITING_HTML: dict[str, str] = {}
-
-
 def test_every_displayed_public_type_has_an_html_display():
     """Jupyter prefers HTML: every public type with a Markdown or LaTeX display gives one too
     (:class:`symq.core.display.MarkdownDisplay`, or :func:`symq.core.display.html_display`)."""
     displayed = {name: cls for name, cls in public_classes().items() if must_display(cls)}
     missing = {name for name, cls in displayed.items() if not hasattr(cls, "_repr_html_")}
     assert len(displayed) > 120
-    without, stale = missing - set(AWAITING_HTML), set(AWAITING_HTML) - missing
-    assert not without, f"give these a _repr_html_ (symq.core.display.MarkdownDisplay): {without}"
-    assert not stale, f"these give HTML now, remove them from AWAITING_HTML: {stale}"
+    assert not missing, f"give these a _repr_html_ (symq.core.display.MarkdownDisplay): {missing}"
 
 
 #: A formula of a Markdown display: ``$$...$$`` or ``$...$`` on one line (code spans removed).
@@ -1055,17 +1048,7 @@ def _formulas(markdown_text: str) -> int:
     return len(blocks) + len(_FORMULA.findall(text))
 
 
-def _html_params() -> list[Any]:
-    out = []
-    for cls in BUILDERS:
-        name = f"{cls.__module__}.{cls.__qualname__}"
-        marks = [pytest.mark.xfail(strict=True, reason=AWAITING_HTML[name])] \
-            if name in AWAITING_HTML else []
-        out.append(pytest.param(cls, id=cls.__name__, marks=marks))
-    return out
-
-
-@pytest.mark.parametrize("cls", _html_params())
+@pytest.mark.parametrize("cls", [pytest.param(cls, id=cls.__name__) for cls in BUILDERS])
 def test_the_html_display_shows_the_markdown_one_with_mathml(cls):
     """Each displayed type also gives HTML (Jupyter prefers it), from its Markdown display (its
     LaTeX one where it has no Markdown): the same title, the same table rows with the same

@@ -190,10 +190,11 @@ def _global_mpc(raw: Any) -> Any:
     return number
 
 
-def _check_in_worker(index: int) -> bytes:
-    """:func:`_check_one` in a worker process, its outcome pickled by :class:`_OutcomePickler`."""
+def _check_in_worker(index: int, claims: Sequence[Any] | None = None) -> bytes:
+    """:func:`_check_one` in a worker process, its outcome pickled by :class:`_OutcomePickler`
+    (``claims``: those to index, default :data:`_CLAIMS`)."""
     buffer = io.BytesIO()
-    _OutcomePickler(buffer).dump(_check_one(index))
+    _OutcomePickler(buffer).dump(_check_one(index, claims))
     return buffer.getvalue()
 
 
@@ -209,13 +210,7 @@ def _check_on_dask(targets: tuple[str, ...], allow_python: bool, index: int) -> 
     if key not in _BUILT:
         specs, _errors = _papers_to_check(list(targets), allow_python=allow_python)
         _BUILT[key] = [claim for spec in specs for claim in spec.build_claims()]
-    claims = _BUILT[key]
-    saved = list(_CLAIMS)
-    _CLAIMS[:] = claims
-    try:
-        return _check_in_worker(index)
-    finally:
-        _CLAIMS[:] = saved
+    return _check_in_worker(index, _BUILT[key])
 
 
 def _dask_task(func: Any, point: dict[str, Any], _seed: Any) -> bytes:
@@ -235,10 +230,11 @@ def _absolute_targets(targets: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _check_one(index: int) -> tuple[str, Any]:
-    """Check claim ``index`` of :data:`_CLAIMS`: ``("verdict", Verdict)``, ``("error", line)``
+def _check_one(index: int, claims: Sequence[Any] | None = None) -> tuple[str, Any]:
+    """Check claim ``index`` of ``claims`` (default :data:`_CLAIMS`): ``("verdict", Verdict)``,
+    ``("error", line)``
     for bad input met while it runs, or ``("crash", (traceback, Verdict))`` for a bug."""
-    claim = _CLAIMS[index]
+    claim = (_CLAIMS if claims is None else claims)[index]
     start = time.perf_counter()
     try:
         with limit_blas_threads():  # small matrices: one BLAS thread (SYMQ_BLAS_THREADS)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,7 +29,7 @@ from symq.core.display import MarkdownDisplay, markdown
 from symq.core.errors import DerivationTimeout, InvalidParameter, NotConverged, StabilityError
 from symq.core.result import Exactness, ResultBase
 
-from .expansion import MeanFieldExpansion, functional_terms
+from .expansion import functional_terms
 from .population import PopulationProcess, scalar_call
 
 __all__ = ["Declaration", "DeclaredFixedPoint", "Solver", "derivation", "SYMBOLIC_SOLVE_BUDGET"]
@@ -216,16 +216,17 @@ class Solver:
             out[out_name][index] = float(value)
         return out
 
-    def _expanded(self, x: np.ndarray, p: np.ndarray, terms: Any, N: int, suffix: str
-                  ) -> tuple[np.ndarray, dict[str, float]]:
+    def _expanded(self, x: np.ndarray, p: np.ndarray, N: int, suffix: str, V: np.ndarray,
+                  W: np.ndarray, V2: np.ndarray | None = None, W2: np.ndarray | None = None,
+                  M3: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, float]]:
         """``x + V/N (+ V2/N^2)`` and every variable's and output's expanded value, named
         ``NAME{suffix}`` (Gast & Van Houdt 2018, Theorem 1; Gast, Bortolussi & Tribastone
         2019 for the second order)."""
-        second = terms.V2 is not None
-        point = x + terms.V / N + (terms.V2 / N ** 2 if second else 0.0)
+        second = V2 is not None
+        point = x + V / N + (V2 / N ** 2 if V2 is not None else 0.0)
         values = {f"{v}{suffix}": float(c) for v, c in zip(self.decl.variables, point)}
         for out_name, derivs in self._derivatives_at(x, p, 4 if second else 2).items():
-            first, two = functional_terms(derivs, terms.V, terms.W, terms.V2, terms.W2, terms.M3)
+            first, two = functional_terms(derivs, V, W, V2, W2, M3)
             values[f"{out_name}{suffix}"] = derivs[()] + first / N + (two / N ** 2 if second
                                                                        else 0.0)
         return point, values
@@ -246,16 +247,11 @@ class Solver:
         out.update({f"{k}_t": d[()] for k, d in self._derivatives_at(phi, p, 0).items()})
         if N is None:
             return out
-        first = MeanFieldExpansion(pi=phi, V=tr.V[-1], V2=None, W=tr.W[-1], W2=None, M3=None,
-                                   order=1, max_real=math.nan, residual=0.0)
-        out["x_t_N"], values = self._expanded(phi, p, first, int(N), "_t_N")
+        out["x_t_N"], values = self._expanded(phi, p, int(N), "_t_N", tr.V[-1], tr.W[-1])
         out.update(values)
-        if order == 2:
-            assert tr.V2 is not None and tr.W2 is not None and tr.M3 is not None
-            full = MeanFieldExpansion(pi=phi, V=tr.V[-1], V2=tr.V2[-1], W=tr.W[-1],
-                                      W2=tr.W2[-1], M3=tr.M3[-1], order=2, max_real=math.nan,
-                                      residual=0.0)
-            out["x_t_N2"], values = self._expanded(phi, p, full, int(N), "_t_N2")
+        if tr.V2 is not None and tr.W2 is not None and tr.M3 is not None:
+            out["x_t_N2"], values = self._expanded(phi, p, int(N), "_t_N2", tr.V[-1], tr.W[-1],
+                                                   tr.V2[-1], tr.W2[-1], tr.M3[-1])
             out.update(values)
         return out
 
@@ -312,11 +308,10 @@ class Solver:
             terms = process.refined(x, params, order=order)
             V, V2 = terms.V, terms.V2
             if N is not None:
-                first = terms if order == 1 else replace(terms, V2=None, W2=None, M3=None,
-                                                         order=1)
-                x_N, refined = self._expanded(x, p, first, int(N), "_N")
+                x_N, refined = self._expanded(x, p, int(N), "_N", terms.V, terms.W)
                 if order == 2:
-                    x_N2, second = self._expanded(x, p, terms, int(N), "_N2")
+                    x_N2, second = self._expanded(x, p, int(N), "_N2", terms.V, terms.W,
+                                                  terms.V2, terms.W2, terms.M3)
                     refined.update(second)
         elif N is not None:
             raise StabilityError(

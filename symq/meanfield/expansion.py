@@ -87,8 +87,6 @@ class MeanFieldExpansion(ResultBase):
         The ``1/N^2`` term of ``E[(X^N - pi)(X^N - pi)^T] = W/N + W2/N^2`` (order 2).
     M3 : ndarray or None
         The ``1/N^2`` term of the third moments ``E[(X^N - pi)^{(x)3}] = M3/N^2`` (order 2).
-    order : int
-        1 or 2.
     max_real : float
         Largest real part of the eigenvalues of ``DF(pi)`` (negative).
     residual : float
@@ -104,19 +102,21 @@ class MeanFieldExpansion(ResultBase):
     W: NDArray[np.float64]
     W2: NDArray[np.float64] | None
     M3: NDArray[np.float64] | None
-    order: int
     max_real: float
     residual: float
     method: str = ("size expansion of the stationary mean (Gast & Van Houdt 2018, Thm 1; "
                    "Gast, Bortolussi & Tribastone 2019): Lyapunov, Sylvester and linear solves")
     exactness: Exactness = Exactness.NUMERIC
 
+    @property
+    def order(self) -> int:
+        """1 (``V`` only) or 2 (also ``V2``)."""
+        return 1 if self.V2 is None else 2
+
     def mean(self, N: int) -> NDArray[np.float64]:
         """``pi + V/N`` (order 1) or ``pi + V/N + V2/N^2`` (order 2): the estimate of
         ``E[X^N]``."""
-        N = _population_size(N)
-        out = self.pi + self.V / N
-        return out if self.V2 is None else out + self.V2 / N ** 2
+        return _estimate(self.pi, self.V, self.V2, N)
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,6 @@ class TransientExpansion(ResultBase):
         The ``1/N^2`` term of ``E[(X^N(t) - phi(t))(X^N(t) - phi(t))^T]`` (order 2).
     M3 : ndarray, shape (m, n, n, n), or None
         The ``1/N^2`` term of the third moments about ``phi(t)`` (order 2).
-    order : int
     method : str
     exactness : Exactness
     """
@@ -151,15 +150,17 @@ class TransientExpansion(ResultBase):
     W: NDArray[np.float64]
     W2: NDArray[np.float64] | None
     M3: NDArray[np.float64] | None
-    order: int
     method: str = "transient size expansion (Gast, Bortolussi & Tribastone 2019): moment ODEs"
     exactness: Exactness = Exactness.NUMERIC
 
+    @property
+    def order(self) -> int:
+        """1 (``V`` only) or 2 (also ``V2``)."""
+        return 1 if self.V2 is None else 2
+
     def mean(self, N: int) -> NDArray[np.float64]:
         """The estimate of ``E[X^N(t)]`` at every time (shape (m, n))."""
-        N = _population_size(N)
-        out = self.x + self.V / N
-        return out if self.V2 is None else out + self.V2 / N ** 2
+        return _estimate(self.x, self.V, self.V2, N)
 
 
 def output_times(t: float | ArrayLike) -> NDArray[np.float64]:
@@ -172,10 +173,13 @@ def output_times(t: float | ArrayLike) -> NDArray[np.float64]:
     return times
 
 
-def _population_size(N: Any) -> int:
+def _estimate(base: NDArray[np.float64], V: NDArray[np.float64],
+              V2: NDArray[np.float64] | None, N: Any) -> NDArray[np.float64]:
+    """``base + V/N (+ V2/N^2)`` for a population size ``N >= 1``."""
     if isinstance(N, bool) or not isinstance(N, (int, np.integer)) or N < 1:
         raise InvalidParameter("N", N, "an integer >= 1 (the population size)")
-    return int(N)
+    out = base + V / N
+    return out if V2 is None else out + V2 / int(N) ** 2
 
 
 def _order(order: Any) -> int:
@@ -434,8 +438,8 @@ def expansion_steady_state(process: PopulationProcess, pi: ArrayLike,
     if not all(np.all(np.isfinite(a)) for a in values) or not residual <= SOLVE_RESIDUAL:
         raise NotConverged(f"size expansion of the {process.name} (order {order}; the relative "
                            "residual of its solves)", residual, SOLVE_RESIDUAL, 1)
-    return MeanFieldExpansion(pi=pi, V=V, V2=V2, W=W, W2=C, M3=d, order=order,
-                              max_real=max_real, residual=residual)
+    return MeanFieldExpansion(pi=pi, V=V, V2=V2, W=W, W2=C, M3=d, max_real=max_real,
+                              residual=residual)
 
 
 def expansion_transient(process: PopulationProcess, x0: ArrayLike, t: float | ArrayLike,
@@ -501,7 +505,7 @@ def expansion_transient(process: PopulationProcess, x0: ArrayLike, t: float | Ar
     return TransientExpansion(t=sol.t, x=parts[0], V=parts[1], W=parts[2].reshape(m, n, n),
                               V2=parts[3] if second else None,
                               W2=parts[4].reshape(m, n, n) if second else None,
-                              M3=parts[5].reshape(m, n, n, n) if second else None, order=order)
+                              M3=parts[5].reshape(m, n, n, n) if second else None)
 
 
 def functional_terms(derivatives: Mapping[tuple[int, ...], float], V: NDArray[np.float64],
